@@ -1,0 +1,53 @@
+// Callback URL rules (contract §5): a relative path or an absolute http(s) URL on the app's own
+// origin; anything else becomes the origin's root. The cookie copy is checked again on use.
+import { serializeCookie } from "./cookies.server";
+import type { AuthRequest } from "./request.server";
+
+const MAX_LENGTH = 2048;
+
+/** The absolute URL `value` stands for when it is allowed, else null. */
+export function validateCallbackUrl(value: unknown, origin: string): string | null {
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_LENGTH) return null;
+  // Browsers drop tabs and newlines inside URLs, which turns "/\t/evil.example" into
+  // "//evil.example"; reject control characters outright instead of relying on that.
+  if (/[\u0000-\u001f\u007f]/.test(value)) return null;
+  let url: URL;
+  if (value.startsWith("/")) {
+    if (value.startsWith("//") || value.startsWith("/\\")) return null;
+    url = new URL(value, origin);
+  } else {
+    try {
+      url = new URL(value);
+    } catch {
+      return null;
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  }
+  if (url.origin !== origin || url.username || url.password) return null;
+  return url.href;
+}
+
+/** The path + query + hash of an absolute same-origin URL, for display and for in-app links. */
+export function toRelative(absolute: string): string {
+  const u = new URL(absolute);
+  return u.pathname + u.search + u.hash;
+}
+
+/**
+ * The callback URL of this request: body, then query, then cookie; invalid or missing → "/".
+ * Sets the cookie when an explicit value differs from the stored one.
+ */
+export function resolveCallbackUrl(
+  ar: AuthRequest,
+  body?: Record<string, unknown>,
+): { url: string; setCookie: string | null } {
+  const fromBody = body?.callbackUrl;
+  const explicit =
+    fromBody !== undefined && fromBody !== "" ? fromBody : (ar.url.searchParams.get("callbackUrl") || undefined);
+  const stored = ar.cookies.get(ar.names.callbackUrl);
+  // The first value present decides; an invalid one is replaced, never skipped in favour of the next.
+  const url = validateCallbackUrl(explicit ?? stored, ar.origin) ?? `${ar.origin}/`;
+  const setCookie =
+    explicit !== undefined && url !== stored ? serializeCookie(ar.names.callbackUrl, url, { secure: ar.secure }) : null;
+  return { url, setCookie };
+}

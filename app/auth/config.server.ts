@@ -1,0 +1,243 @@
+// Environment → typed configuration. The only module that reads process.env for auth settings.
+// Every problem is reported with the variable's name at start (see scripts/server.js and the dev
+// bootstrap, which call getConfig() before serving), never as a stack trace at the first request.
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+
+export const BASE_PATH = "/auth";
+export const SESSION_MAX_AGE = 30 * 24 * 60 * 60;
+export const SESSION_UPDATE_AGE = 24 * 60 * 60;
+export const CHECK_COOKIE_MAX_AGE = 900;
+export const EMAIL_TOKEN_MAX_AGE = 24 * 60 * 60;
+export const SESSION_CLOCK_TOLERANCE = 15;
+export const OAUTH_CLOCK_TOLERANCE = 10;
+
+export const PRESET_IDS = ["github", "google", "gitlab", "discord", "microsoft-entra-id"] as const;
+export type PresetId = (typeof PRESET_IDS)[number];
+
+export type OAuthClientConfig = { clientId: string; clientSecret: string };
+
+export type AuthConfig = {
+  production: boolean;
+  /** First one signs and encrypts; all of them verify and decrypt. */
+  secrets: [string, ...string[]];
+  /** Public origin from AUTH_URL, e.g. "https://app.example.com"; null: the request's origin. */
+  origin: string | null;
+  trustHost: boolean;
+  basePath: typeof BASE_PATH;
+  dataDir: string;
+  /** postgresql://… or null for the embedded SQLite database in dataDir. */
+  databaseUrl: string | null;
+  sessionStrategy: "jwt" | "database";
+  sessionMaxAge: number;
+  sessionUpdateAge: number;
+  oidc: (OAuthClientConfig & { issuer: string; name: string }) | null;
+  presets: Partial<Record<PresetId, OAuthClientConfig>>;
+  /** SMTP settings; null → the dev outbox outside production, e-mail sign-in off in production. */
+  email: { server: string; from: string } | null;
+  emailConfirm: boolean;
+  emailTokenMaxAge: number;
+  credentials: boolean;
+};
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+export function isLoopbackHost(hostname: string) {
+  return LOOPBACK_HOSTS.has(hostname);
+}
+
+const bool = (name: string) =>
+  z
+    .enum(["true", "false", "1", "0", ""], { error: `${name} must be "true" or "false"` })
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? undefined : v === "true" || v === "1"));
+
+const EnvSchema = z.object({
+  NODE_ENV: z.string().optional(),
+  AUTH_SECRET: z.string().optional(),
+  AUTH_URL: z.string().optional(),
+  AUTH_TRUST_HOST: bool("AUTH_TRUST_HOST"),
+  DATABASE_URL: z.string().optional(),
+  VESTIBULE_DATA_DIR: z.string().optional(),
+  AUTH_SESSION_STRATEGY: z
+    .enum(["jwt", "database"], { error: 'AUTH_SESSION_STRATEGY must be "jwt" or "database"' })
+    .optional(),
+  AUTH_OIDC_ISSUER: z.string().optional(),
+  AUTH_OIDC_ID: z.string().optional(),
+  AUTH_OIDC_SECRET: z.string().optional(),
+  AUTH_OIDC_NAME: z.string().optional(),
+  AUTH_EMAIL_SERVER: z.string().optional(),
+  AUTH_EMAIL_FROM: z.string().optional(),
+  AUTH_EMAIL_CONFIRM: bool("AUTH_EMAIL_CONFIRM"),
+  AUTH_EMAIL_MAX_AGE: z.string().optional(),
+  AUTH_CREDENTIALS: bool("AUTH_CREDENTIALS"),
+});
+
+function presetEnvName(id: PresetId) {
+  return id.toUpperCase().replace(/-/g, "_");
+}
+
+/** Pure apart from the dev secret file: builds the configuration from an environment. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): AuthConfig {
+  const problems: string[] = [];
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => i.message));
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === "production";
+  const dataDir = path.resolve(e.VESTIBULE_DATA_DIR || ".data");
+
+  // Secrets
+  let secrets: string[] = (e.AUTH_SECRET ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (secrets.length === 0) {
+    if (production) problems.push("AUTH_SECRET is required in production (at least 32 characters)");
+    else secrets = [devSecret(dataDir)];
+  }
+  for (const [i, s] of secrets.entries()) {
+    if (s.length < 32) problems.push(`AUTH_SECRET value ${i + 1} is ${s.length} characters; at least 32 are required`);
+  }
+
+  // Origin
+  let origin: string | null = null;
+  if (e.AUTH_URL) {
+    const u = safeUrl(e.AUTH_URL);
+    if (!u || (u.protocol !== "http:" && u.protocol !== "https:")) {
+      problems.push(`AUTH_URL must be an http(s) URL such as https://app.example.com (got "${e.AUTH_URL}")`);
+    } else {
+      origin = u.origin;
+    }
+  }
+  const trustHost = e.AUTH_TRUST_HOST ?? false;
+  if (production && !origin && !trustHost) {
+    problems.push("AUTH_URL is required in production (or AUTH_TRUST_HOST=true behind a proxy that sets X-Forwarded-Host)");
+  }
+
+  // Database
+  let databaseUrl: string | null = null;
+  if (e.DATABASE_URL) {
+    const u = safeUrl(e.DATABASE_URL);
+    if (!u || (u.protocol !== "postgresql:" && u.protocol !== "postgres:")) {
+      problems.push("DATABASE_URL must be a postgresql:// URL (leave it unset for the embedded SQLite database)");
+    } else databaseUrl = e.DATABASE_URL;
+  }
+
+  // Generic OIDC provider
+  let oidc: AuthConfig["oidc"] = null;
+  const oidcVars = [e.AUTH_OIDC_ISSUER, e.AUTH_OIDC_ID, e.AUTH_OIDC_SECRET];
+  if (oidcVars.some(Boolean)) {
+    if (!e.AUTH_OIDC_ISSUER) problems.push("AUTH_OIDC_ISSUER is required when AUTH_OIDC_ID or AUTH_OIDC_SECRET is set");
+    if (!e.AUTH_OIDC_ID) problems.push("AUTH_OIDC_ID is required when AUTH_OIDC_ISSUER is set");
+    if (!e.AUTH_OIDC_SECRET) problems.push("AUTH_OIDC_SECRET is required when AUTH_OIDC_ISSUER is set");
+    const issuer = e.AUTH_OIDC_ISSUER ? safeUrl(e.AUTH_OIDC_ISSUER) : null;
+    if (e.AUTH_OIDC_ISSUER && !issuer) problems.push(`AUTH_OIDC_ISSUER must be a URL (got "${e.AUTH_OIDC_ISSUER}")`);
+    if (issuer && issuer.protocol !== "https:" && !(issuer.protocol === "http:" && isLoopbackHost(issuer.hostname))) {
+      problems.push("AUTH_OIDC_ISSUER must use https: (http: is allowed only on localhost, 127.0.0.1 and [::1])");
+    }
+    if (issuer && e.AUTH_OIDC_ID && e.AUTH_OIDC_SECRET) {
+      oidc = {
+        issuer: e.AUTH_OIDC_ISSUER!,
+        clientId: e.AUTH_OIDC_ID,
+        clientSecret: e.AUTH_OIDC_SECRET,
+        name: e.AUTH_OIDC_NAME || "OpenID Connect",
+      };
+    }
+  }
+
+  // Presets: AUTH_<PRESET>_ID / AUTH_<PRESET>_SECRET
+  const presets: AuthConfig["presets"] = {};
+  for (const id of PRESET_IDS) {
+    const idVar = `AUTH_${presetEnvName(id)}_ID`;
+    const secretVar = `AUTH_${presetEnvName(id)}_SECRET`;
+    const clientId = env[idVar];
+    const clientSecret = env[secretVar];
+    if (clientId && clientSecret) presets[id] = { clientId, clientSecret };
+    else if (clientId || clientSecret) problems.push(`${clientId ? secretVar : idVar} is required when ${clientId ? idVar : secretVar} is set`);
+  }
+
+  // E-mail
+  let email: AuthConfig["email"] = null;
+  if (e.AUTH_EMAIL_SERVER || e.AUTH_EMAIL_FROM) {
+    const server = e.AUTH_EMAIL_SERVER ? safeUrl(e.AUTH_EMAIL_SERVER) : null;
+    if (!e.AUTH_EMAIL_SERVER) problems.push("AUTH_EMAIL_SERVER is required when AUTH_EMAIL_FROM is set");
+    else if (!server || (server.protocol !== "smtp:" && server.protocol !== "smtps:")) {
+      problems.push("AUTH_EMAIL_SERVER must be an smtp:// or smtps:// URL, e.g. smtp://user:pass@host:587");
+    }
+    if (!e.AUTH_EMAIL_FROM) problems.push("AUTH_EMAIL_FROM is required when AUTH_EMAIL_SERVER is set");
+    if (server && e.AUTH_EMAIL_FROM && e.AUTH_EMAIL_SERVER) email = { server: e.AUTH_EMAIL_SERVER, from: e.AUTH_EMAIL_FROM };
+  }
+  let emailTokenMaxAge = EMAIL_TOKEN_MAX_AGE;
+  if (e.AUTH_EMAIL_MAX_AGE) {
+    const n = Number(e.AUTH_EMAIL_MAX_AGE);
+    if (!Number.isInteger(n) || n < 60 || n > 7 * 24 * 3600) {
+      problems.push("AUTH_EMAIL_MAX_AGE must be a whole number of seconds between 60 and 604800");
+    } else emailTokenMaxAge = n;
+  }
+
+  if (problems.length) throw new ConfigError(problems);
+
+  return {
+    production,
+    secrets: secrets as [string, ...string[]],
+    origin,
+    trustHost,
+    basePath: BASE_PATH,
+    dataDir,
+    databaseUrl,
+    sessionStrategy: e.AUTH_SESSION_STRATEGY ?? "jwt",
+    sessionMaxAge: SESSION_MAX_AGE,
+    sessionUpdateAge: SESSION_UPDATE_AGE,
+    oidc,
+    presets,
+    email,
+    emailConfirm: e.AUTH_EMAIL_CONFIRM ?? false,
+    emailTokenMaxAge,
+    credentials: e.AUTH_CREDENTIALS ?? true,
+  };
+}
+
+function safeUrl(value: string): URL | null {
+  try {
+    return new URL(value);
+  } catch {
+    return null;
+  }
+}
+
+/** Development only: a random secret generated once and kept in the data folder. */
+function devSecret(dataDir: string): string {
+  const file = path.join(dataDir, "auth-secret");
+  if (existsSync(file)) {
+    const kept = readFileSync(file, "utf8").trim();
+    if (kept.length >= 32) return kept;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString("hex");
+  writeFileSync(file, secret + "\n", { mode: 0o600 });
+  return secret;
+}
+
+let cached: AuthConfig | null = null;
+
+/** The process-wide configuration, loaded on first use. */
+export function getConfig(): AuthConfig {
+  cached ??= loadConfig();
+  return cached;
+}
+
+/** Tests and the dev bootstrap change the environment and then reload. */
+export function resetConfig(next: AuthConfig | null = null) {
+  cached = next;
+}

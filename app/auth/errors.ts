@@ -1,0 +1,79 @@
+// The error catalogue (contract §7): every failure in the auth core ends as one of these codes,
+// which decides the page it lands on, its status and the text a visitor reads. Shared by the
+// server and the pages, so it has no server-only imports.
+
+export const SIGNIN_ERROR_MESSAGES = {
+  Signin: "Try signing in with a different account.",
+  OAuthSignin: "Try signing in with a different account.",
+  OAuthCallback: "Try signing in with a different account.",
+  OAuthCreateAccount: "Try signing in with a different account.",
+  EmailCreateAccount: "Try signing in with a different account.",
+  Callback: "Try signing in with a different account.",
+  OAuthAccountNotLinked: "To confirm your identity, sign in with the same account you used originally.",
+  EmailSignin: "The e-mail could not be sent.",
+  CredentialsSignin: "Sign in failed. Check the details you provided are correct.",
+  SessionRequired: "Please sign in to access this page.",
+} as const;
+
+export const DEFAULT_SIGNIN_ERROR_MESSAGE = "Unable to sign in.";
+
+/** Codes that send the visitor back to the sign-in page with `?error=`. */
+export type SigninErrorCode = keyof typeof SIGNIN_ERROR_MESSAGES | "MissingCSRF" | "RateLimited";
+
+export const ERROR_PAGES = {
+  Configuration: {
+    status: 500,
+    heading: "Server error",
+    message: "There is a problem with the server configuration.",
+    detail: "Check the server logs for more information.",
+  },
+  AccessDenied: {
+    status: 403,
+    heading: "Access denied",
+    message: "You do not have permission to sign in.",
+    detail: null,
+  },
+  Verification: {
+    status: 403,
+    heading: "Unable to sign in",
+    message: "The sign in link is no longer valid.",
+    detail: "It may have been used already or it may have expired.",
+  },
+} as const;
+
+export type ErrorPageCode = keyof typeof ERROR_PAGES;
+export type AuthErrorCode = SigninErrorCode | ErrorPageCode;
+
+export const DEFAULT_ERROR_PAGE = {
+  status: 200,
+  heading: "Error",
+  message: "Something went wrong while signing in.",
+  detail: null,
+} as const;
+
+export function signinErrorMessage(code: string | null | undefined): string | null {
+  if (!code) return null;
+  return (SIGNIN_ERROR_MESSAGES as Record<string, string>)[code] ?? DEFAULT_SIGNIN_ERROR_MESSAGE;
+}
+
+export function errorPage(code: string | null | undefined) {
+  return (code && Object.hasOwn(ERROR_PAGES, code) ? ERROR_PAGES[code as ErrorPageCode] : null) ?? DEFAULT_ERROR_PAGE;
+}
+
+export function isErrorPageCode(code: string): code is ErrorPageCode {
+  return Object.hasOwn(ERROR_PAGES, code);
+}
+
+/**
+ * A failure with a stable code. `cause` (and `log`) go to the server log only: no response
+ * ever shows them.
+ */
+export class AuthError extends Error {
+  constructor(
+    readonly code: AuthErrorCode,
+    options?: { cause?: unknown; log?: string },
+  ) {
+    super(options?.log ?? code, { cause: options?.cause });
+    this.name = "AuthError";
+  }
+}

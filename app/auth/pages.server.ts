@@ -1,0 +1,102 @@
+// Data for the auth pages and the helpers app pages use to require a session.
+import { redirect } from "react-router";
+import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "./callback-url.server";
+import { ensureCsrfToken, verifyCsrf } from "./csrf.server";
+import { errorPage, signinErrorMessage } from "./errors";
+import { getProviders, type ProviderType } from "./providers.server";
+import { authRequest, type AuthRequest } from "./request.server";
+import { errorRedirect } from "./respond.server";
+import { getSession, type CurrentSession } from "./session.server";
+import { readBody } from "./body.server";
+import { failureResponse } from "./signin.server";
+
+export type PageProvider = { id: string; name: string; type: ProviderType; signinUrl: string; callbackUrl: string };
+
+function headersWith(setCookies: readonly (string | null | undefined)[]): Headers {
+  const headers = new Headers();
+  for (const c of setCookies) if (c) headers.append("Set-Cookie", c);
+  return headers;
+}
+
+export async function signinPageData(request: Request) {
+  const ar = authRequest(request);
+  const csrf = ensureCsrfToken(ar);
+  const callback = resolveCallbackUrl(ar);
+  const { session, setCookies } = await getSession(ar, { roll: false });
+  const error = ar.url.searchParams.get("error");
+  const providers: PageProvider[] = getProviders(ar.config).map((p) => ({
+    id: p.id,
+    name: p.name,
+    type: p.type,
+    signinUrl: `${ar.config.basePath}/signin/${p.id}`,
+    callbackUrl: `${ar.config.basePath}/callback/${p.id}`,
+  }));
+  const email = ar.url.searchParams.get("email");
+  return {
+    data: {
+      csrfToken: csrf.token,
+      callbackUrl: toRelative(callback.url),
+      providers,
+      error: error ? { code: error.slice(0, 64), message: signinErrorMessage(error)! } : null,
+      email: email && email.length <= 320 ? email : "",
+      signedInAs: session?.data.user.email ?? session?.data.user.name ?? null,
+    },
+    headers: headersWith([csrf.setCookie, callback.setCookie, ...setCookies]),
+  };
+}
+
+export async function signoutPageData(request: Request) {
+  const ar = authRequest(request);
+  const csrf = ensureCsrfToken(ar);
+  const callback = resolveCallbackUrl(ar);
+  const { session } = await getSession(ar, { roll: false });
+  return {
+    data: { csrfToken: csrf.token, callbackUrl: toRelative(callback.url), signedIn: session !== null },
+    headers: headersWith([csrf.setCookie]),
+  };
+}
+
+export function errorPageData(request: Request) {
+  const code = new URL(request.url).searchParams.get("error");
+  const page = errorPage(code);
+  return { code: code?.slice(0, 64) ?? null, ...page };
+}
+
+/** POST /auth/signin (no provider): CSRF-checked, then back to the sign-in page. */
+export async function signinRootAction(request: Request): Promise<Response> {
+  const ar = authRequest(request);
+  let body;
+  try {
+    body = await readBody(request);
+  } catch (error) {
+    return failureResponse(ar, error, false);
+  }
+  if (!verifyCsrf(ar, body.csrfToken)) return errorRedirect(ar, "MissingCSRF");
+  return new Response(null, { status: 302, headers: { Location: `${ar.origin}${ar.config.basePath}/signin` } });
+}
+
+export type RequiredSession = { ar: AuthRequest; session: CurrentSession; setCookies: string[] };
+
+/**
+ * The request's session, or a thrown redirect to the sign-in page with SessionRequired and the
+ * page as callbackUrl.
+ */
+export async function requireSession(request: Request): Promise<RequiredSession> {
+  const ar = authRequest(request);
+  const { session, setCookies } = await getSession(ar);
+  if (!session) {
+    const here = validateCallbackUrl(ar.url.pathname + ar.url.search, ar.origin) ?? `${ar.origin}/`;
+    const params = new URLSearchParams({ error: "SessionRequired", callbackUrl: toRelative(here) });
+    throw redirect(`${ar.config.basePath}/signin?${params}`, { headers: headersWith(setCookies) });
+  }
+  return { ar, session, setCookies };
+}
+
+/** The session for pages that show it without requiring it. */
+export async function optionalSession(request: Request, { roll = true } = {}) {
+  const ar = authRequest(request);
+  const { session, setCookies } = await getSession(ar, { roll });
+  return { session, headers: headersWith(setCookies) };
+}
+
+export { headersWith };

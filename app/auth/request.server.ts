@@ -1,0 +1,66 @@
+// One parsed view of an incoming request that every core function shares: the configuration,
+// the app's public origin, whether cookies are Secure, their names, and the parsed cookies.
+import { getConfig, type AuthConfig } from "./config.server";
+import { cookieNames, parseCookieHeader, type CookieNames } from "./cookies.server";
+
+export type AuthRequest = {
+  request: Request;
+  url: URL;
+  config: AuthConfig;
+  /** e.g. "https://app.example.com" — from AUTH_URL, trusted forwarding headers, or the request. */
+  origin: string;
+  secure: boolean;
+  names: CookieNames;
+  cookies: Map<string, string>;
+};
+
+export function authRequest(request: Request, config: AuthConfig = getConfig()): AuthRequest {
+  const url = new URL(request.url);
+  const origin = requestOrigin(request, url, config);
+  const secure = origin.startsWith("https:");
+  return {
+    request,
+    url,
+    config,
+    origin,
+    secure,
+    names: cookieNames(secure),
+    cookies: parseCookieHeader(request.headers.get("Cookie")),
+  };
+}
+
+function requestOrigin(request: Request, url: URL, config: AuthConfig): string {
+  if (config.origin) return config.origin;
+  if (config.trustHost) {
+    const host = firstHeaderValue(request.headers.get("X-Forwarded-Host"));
+    const proto = firstHeaderValue(request.headers.get("X-Forwarded-Proto"));
+    if (host && /^[a-z0-9.\-:[\]]+$/i.test(host)) {
+      const scheme = proto === "http" || proto === "https" ? proto : url.protocol.slice(0, -1);
+      return `${scheme}://${host}`.toLowerCase();
+    }
+  }
+  return url.origin;
+}
+
+function firstHeaderValue(value: string | null): string | null {
+  const first = value?.split(",")[0]?.trim();
+  return first ? first : null;
+}
+
+/** The base URL of the auth endpoints, e.g. "https://app.example.com/auth". */
+export function authBaseUrl(ar: AuthRequest): string {
+  return ar.origin + ar.config.basePath;
+}
+
+/**
+ * The client's address for rate limits and the audit trail: the production server puts the
+ * socket's address in X-Vestibule-Remote-Addr (replacing anything a client sent); behind a
+ * trusted proxy the first X-Forwarded-For entry is used instead.
+ */
+export function clientAddress(ar: AuthRequest): string | null {
+  if (ar.config.trustHost) {
+    const forwarded = firstHeaderValue(ar.request.headers.get("X-Forwarded-For"));
+    if (forwarded) return forwarded;
+  }
+  return ar.request.headers.get("X-Vestibule-Remote-Addr");
+}

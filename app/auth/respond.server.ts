@@ -1,0 +1,62 @@
+// Every response shape the auth endpoints use: redirects (or `{url}` in JSON-redirect mode),
+// JSON with the no-cache headers, error redirects by code, and the generic 400.
+import { isErrorPageCode, type AuthErrorCode } from "./errors";
+import type { AuthRequest } from "./request.server";
+
+export const NO_CACHE_HEADERS = {
+  "Cache-Control": "private, no-cache, no-store",
+  Pragma: "no-cache",
+  Expires: "0",
+} as const;
+
+/** Auth.js v5 clients send `X-Auth-Return-Redirect: 1`; v4 clients post `json=true`. */
+export function wantsJsonRedirect(request: Request, body?: Record<string, unknown>): boolean {
+  return request.headers.has("X-Auth-Return-Redirect") || body?.json === "true" || body?.json === true;
+}
+
+function withCookies(headers: Headers, setCookies: readonly (string | null | undefined)[]) {
+  for (const c of setCookies) if (c) headers.append("Set-Cookie", c);
+  return headers;
+}
+
+export function jsonResponse(
+  body: unknown,
+  init: { status?: number; setCookies?: readonly (string | null | undefined)[]; noCache?: boolean } = {},
+): Response {
+  const headers = withCookies(new Headers({ "Content-Type": "application/json" }), init.setCookies ?? []);
+  if (init.noCache) for (const [k, v] of Object.entries(NO_CACHE_HEADERS)) headers.set(k, v);
+  return new Response(JSON.stringify(body), { status: init.status ?? 200, headers });
+}
+
+/** 302 to `location`, or 200 `{url}` with the same Set-Cookie headers in JSON-redirect mode. */
+export function redirectResponse(
+  location: string,
+  init: { json?: boolean; setCookies?: readonly (string | null | undefined)[] } = {},
+): Response {
+  const headers = withCookies(new Headers({ Location: location }), init.setCookies ?? []);
+  if (init.json) {
+    headers.set("Content-Type", "application/json");
+    for (const [k, v] of Object.entries(NO_CACHE_HEADERS)) headers.set(k, v);
+    return new Response(JSON.stringify({ url: location }), { status: 200, headers });
+  }
+  return new Response(null, { status: 302, headers });
+}
+
+/** The absolute URL of the page that shows `code`: the sign-in page or the error page. */
+export function errorUrl(ar: AuthRequest, code: AuthErrorCode, extra: Record<string, string> = {}): string {
+  const page = isErrorPageCode(code) ? "error" : "signin";
+  const params = new URLSearchParams({ error: code, ...extra });
+  return `${ar.origin}${ar.config.basePath}/${page}?${params}`;
+}
+
+export function errorRedirect(
+  ar: AuthRequest,
+  code: AuthErrorCode,
+  init: { json?: boolean; setCookies?: readonly (string | null | undefined)[]; extra?: Record<string, string> } = {},
+): Response {
+  return redirectResponse(errorUrl(ar, code, init.extra), init);
+}
+
+export function badRequest(status = 400, message = "Bad request."): Response {
+  return jsonResponse(message, { status });
+}

@@ -1,0 +1,63 @@
+// Users as the session layer sees them.
+import { z } from "zod";
+import { db } from "../db/client.server";
+import { hashPassword } from "./password.server";
+
+export type SessionUser = { id: string; name: string | null; email: string | null; image: string | null };
+
+export function toSessionUser(u: { id: string; name: string | null; email: string | null; image: string | null }): SessionUser {
+  return { id: u.id, name: u.name, email: u.email, image: u.image };
+}
+
+export const ProfileUpdate = z
+  .object({
+    name: z
+      .string()
+      .trim()
+      .min(1, "Name cannot be empty.")
+      .max(100, "Name must be at most 100 characters.")
+      .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "Name cannot contain control characters.")
+      .optional(),
+    image: z
+      .union([z.literal(""), z.url({ protocol: /^https?$/, error: "Image must be an http(s) URL." }).max(2048)])
+      .optional(),
+  })
+  .strict();
+
+export type ProfileUpdate = z.infer<typeof ProfileUpdate>;
+
+export async function updateProfile(userId: string, update: ProfileUpdate): Promise<SessionUser> {
+  const data: { name?: string; image?: string | null } = {};
+  if (update.name !== undefined) data.name = update.name;
+  if (update.image !== undefined) data.image = update.image === "" ? null : update.image;
+  const user = await db().user.update({ where: { id: userId }, data });
+  return toSessionUser(user);
+}
+
+/** What every strategy's verify step resolves to. */
+export type SignInResult = { user: SessionUser; isNewUser: boolean };
+
+export const CredentialsUserInput = z.object({
+  email: z.string().trim().toLowerCase().max(320).pipe(z.email({ error: "email must be one valid address" })),
+  password: z
+    .string()
+    .min(8, "password must be at least 8 characters")
+    .max(1024, "password must be at most 1024 characters"),
+  name: z.string().trim().min(1).max(100).optional(),
+});
+
+/** Creates or updates a user who signs in with a password (`npm run user:add`, the dev seed, tests). */
+export async function upsertCredentialsUser(input: z.input<typeof CredentialsUserInput>) {
+  const { email, password, name } = CredentialsUserInput.parse(input);
+  const hash = await hashPassword(password);
+  return db().$transaction(async (tx) => {
+    const before = await tx.user.findUnique({ where: { email }, select: { id: true } });
+    const user = await tx.user.upsert({
+      where: { email },
+      create: { email, name: name ?? null },
+      update: name ? { name } : {},
+    });
+    await tx.password.upsert({ where: { userId: user.id }, create: { userId: user.id, hash }, update: { hash } });
+    return { user: toSessionUser(user), created: before === null };
+  });
+}

@@ -1,0 +1,72 @@
+import { useState, type FormEvent, type ReactNode } from "react";
+import { Form } from "react-router";
+
+export function CsrfField({ token }: { token: string }) {
+  return <input type="hidden" name="csrfToken" value={token} />;
+}
+
+/**
+ * A form that leaves the page on submit (the sign-in legs set cookies and may go to another
+ * site), so it is a full document POST with or without JavaScript. With JavaScript the button
+ * shows progress and cannot be pressed twice.
+ */
+export function DocumentForm({
+  action,
+  pendingLabel,
+  label,
+  children,
+  className,
+  id,
+}: {
+  action: string;
+  label: string;
+  pendingLabel: string;
+  children?: ReactNode;
+  className?: string;
+  id?: string;
+}) {
+  const [pending, setPending] = useState(false);
+  const onSubmit = (event: FormEvent<HTMLFormElement>) => {
+    if (pending) event.preventDefault();
+    else setPending(true);
+  };
+  return (
+    <Form method="post" action={action} reloadDocument onSubmit={onSubmit} className={className} id={id}>
+      {children}
+      <button type="submit" className="button" aria-disabled={pending || undefined}>
+        {pending ? pendingLabel : label}
+      </button>
+    </Form>
+  );
+}
+
+export function Field({
+  id,
+  label,
+  error,
+  ...input
+}: { id: string; label: string; error?: string | null } & React.InputHTMLAttributes<HTMLInputElement>) {
+  const errorId = `${id}-error`;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input id={id} aria-invalid={error ? true : undefined} aria-describedby={error ? errorId : undefined} {...input} />
+      {error ? (
+        <p className="field-error" id={errorId}>
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export function AuthCard({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <main className="auth-page">
+      <section className="card" aria-labelledby="card-title">
+        <h1 id="card-title">{title}</h1>
+        {children}
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,28 @@
+// Development start-up: every sign-in method works offline on a fresh clone.
+import { getConfig } from "../auth/config.server";
+import { upsertCredentialsUser } from "../auth/users.server";
+import { db } from "../db/client.server";
+import { migrate } from "../db/migrate.server";
+
+export const DEMO_USER = { email: "demo@vestibule.dev", password: "vestibule-demo", name: "Demo User" } as const;
+
+/** Each step registers what it starts; steps added by other modules run after the database is ready. */
+export const devSteps: ((print: (line: string) => void) => Promise<void>)[] = [];
+
+let started: Promise<void> | null = null;
+
+export function bootstrapDev(print: (line: string) => void) {
+  started ??= (async () => {
+    const config = getConfig();
+    const { applied } = await migrate({ log: () => {} });
+    print(`[vestibule] database: ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `SQLite ${config.dataDir}/vestibule.db`}${applied.length ? `, applied ${applied.length} migration(s)` : ""}`);
+    if (config.credentials) {
+      const existing = await db().user.findUnique({ where: { email: DEMO_USER.email }, select: { id: true } });
+      if (!existing) await upsertCredentialsUser(DEMO_USER);
+      print(`[vestibule] demo user: ${DEMO_USER.email} / password: ${DEMO_USER.password}`);
+    }
+    for (const step of devSteps) await step(print);
+    print(`[vestibule] session strategy: ${config.sessionStrategy}; sign in at /auth/signin`);
+  })();
+  return started;
+}

@@ -1,0 +1,63 @@
+import { PassThrough } from "node:stream";
+import { createReadableStreamFromReadable } from "@react-router/node";
+import { isbot } from "isbot";
+import { renderToPipeableStream } from "react-dom/server";
+import { ServerRouter, type EntryContext, type HandleErrorFunction } from "react-router";
+import { getConfig } from "./auth/config.server";
+import { log } from "./auth/log.server";
+import { migrate } from "./db/migrate.server";
+
+export const streamTimeout = 5_000;
+
+/**
+ * Run by scripts/server.js before it listens: a bad configuration stops the start with the
+ * variable's name, and the database is migrated (idempotent; PostgreSQL takes an advisory lock
+ * so several instances can start at once).
+ */
+export async function prepareServer(print: (line: string) => void = console.log) {
+  const config = getConfig();
+  await migrate({ log: print });
+  return config;
+}
+
+export const handleError: HandleErrorFunction = (error, { request }) => {
+  // Aborted requests are the client's doing, not ours.
+  if (request.signal.aborted) return;
+  log("error", "request-failed", { error, path: new URL(request.url).pathname, method: request.method });
+};
+
+export default function handleRequest(
+  request: Request,
+  status: number,
+  headers: Headers,
+  routerContext: EntryContext,
+) {
+  if (request.method.toUpperCase() === "HEAD") return new Response(null, { status, headers });
+  const userAgent = request.headers.get("User-Agent");
+  const waitForAll = (userAgent && isbot(userAgent)) || routerContext.isSpaMode;
+
+  return new Promise<Response>((resolve, reject) => {
+    let shellRendered = false;
+    let timer: ReturnType<typeof setTimeout> | undefined = setTimeout(() => abort(), streamTimeout + 1000);
+    const { pipe, abort } = renderToPipeableStream(<ServerRouter context={routerContext} url={request.url} />, {
+      [waitForAll ? "onAllReady" : "onShellReady"]() {
+        shellRendered = true;
+        const body = new PassThrough({
+          final(callback) {
+            clearTimeout(timer);
+            timer = undefined;
+            callback();
+          },
+        });
+        headers.set("Content-Type", "text/html; charset=utf-8");
+        pipe(body);
+        resolve(new Response(createReadableStreamFromReadable(body), { status, headers }));
+      },
+      onShellError: reject,
+      onError(error: unknown) {
+        status = 500;
+        if (shellRendered) log("error", "render-failed", { error });
+      },
+    });
+  });
+}

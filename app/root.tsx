@@ -1,0 +1,81 @@
+import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, useRouteLoaderData } from "react-router";
+import type { Route } from "./+types/root";
+import stylesheet from "./app.css?url";
+import { optionalSession } from "./auth/pages.server";
+
+export const links: Route.LinksFunction = () => [{ rel: "stylesheet", href: stylesheet }];
+
+export async function loader({ request }: Route.LoaderArgs) {
+  // The layout only shows who is signed in; rolling the session is left to the page's loader
+  // and GET /auth/session so one request never re-issues the cookie twice.
+  const { session, headers } = await optionalSession(request, { roll: false });
+  return data({ user: session?.data.user ?? null }, { headers });
+}
+
+export function headers(): HeadersInit {
+  return {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+  };
+}
+
+export function Layout({ children }: { children: React.ReactNode }) {
+  const data = useRouteLoaderData<typeof loader>("root");
+  const user = data?.user ?? null;
+  return (
+    <html lang="en">
+      <head>
+        <meta charSet="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <Meta />
+        <Links />
+      </head>
+      <body>
+        <a className="skip-link" href="#content">
+          Skip to content
+        </a>
+        <header className="site-header">
+          <Link to="/" className="brand">
+            Vestibule
+          </Link>
+          <nav aria-label="Account">
+            {user ? (
+              <>
+                <Link to="/account">Account</Link>
+                <a href="/auth/signout">Sign out</a>
+              </>
+            ) : (
+              <a href="/auth/signin">Sign in</a>
+            )}
+          </nav>
+        </header>
+        <div id="content">{children}</div>
+        <ScrollRestoration />
+        <Scripts />
+      </body>
+    </html>
+  );
+}
+
+export default function App() {
+  return <Outlet />;
+}
+
+export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
+  // Never show a stack trace or an internal message: only the status and a plain sentence.
+  const status = isRouteErrorResponse(error) ? error.status : 500;
+  const message =
+    status === 404 ? "This page does not exist." : status === 400 ? "Bad request." : "Something went wrong on our side.";
+  return (
+    <main>
+      <section className="card">
+        <h1>{status === 404 ? "Page not found" : status === 400 ? "Bad request" : "Server error"}</h1>
+        <p>{message}</p>
+        <p>
+          <a href="/">Go to the home page</a>
+        </p>
+      </section>
+    </main>
+  );
+}

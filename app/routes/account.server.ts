@@ -1,0 +1,115 @@
+// The /account page: profile, linked sign-in methods, and where the user is signed in.
+import { data, redirect } from "react-router";
+import { z } from "zod";
+import { db } from "~/db/client.server";
+import { recordEvent } from "~/auth/audit.server";
+import { readBody } from "~/auth/body.server";
+import { ensureCsrfToken, verifyCsrf } from "~/auth/csrf.server";
+import { updateSessionData } from "~/auth/endpoints.server";
+import { headersWith, requireSession } from "~/auth/pages.server";
+import { findProvider } from "~/auth/providers.server";
+import { clientAddress } from "~/auth/request.server";
+import { failureResponse } from "~/auth/signin.server";
+import { endSession, listSessions, revokeAllSessions, revokeSession } from "~/auth/session.server";
+
+export async function accountPageData(request: Request) {
+  const { ar, session, setCookies } = await requireSession(request);
+  const csrf = ensureCsrfToken(ar);
+  const user = await db().user.findUnique({
+    where: { id: session.userId },
+    select: {
+      name: true,
+      email: true,
+      emailVerified: true,
+      image: true,
+      createdAt: true,
+      accounts: { select: { provider: true, type: true, createdAt: true }, orderBy: { createdAt: "asc" } },
+      password: { select: { updatedAt: true } },
+    },
+  });
+  if (!user) {
+    // The user was deleted while a stateless cookie still names them: end that session.
+    const ended = await endSession(ar);
+    throw redirect("/", { headers: headersWith(ended.setCookies) });
+  }
+  const strategy = ar.config.sessionStrategy;
+  const sessions = strategy === "database" ? await listSessions(session.userId, session.sessionId) : [];
+  const updated = ar.url.searchParams.get("updated");
+  return {
+    data: {
+      csrfToken: csrf.token,
+      strategy,
+      profile: {
+        name: user.name,
+        email: user.email,
+        emailVerified: user.emailVerified?.toISOString() ?? null,
+        image: user.image,
+        memberSince: user.createdAt.toISOString(),
+      },
+      hasPassword: user.password !== null,
+      accounts: user.accounts.map((a) => ({
+        provider: a.provider,
+        name: findProvider(ar.config, a.provider)?.name ?? a.provider,
+        type: a.type,
+        linkedAt: a.createdAt.toISOString(),
+      })),
+      sessions: sessions.map((s) => ({
+        id: s.id,
+        current: s.current,
+        userAgent: s.userAgent,
+        createdAt: s.createdAt.toISOString(),
+        lastUsedAt: s.lastUsedAt.toISOString(),
+      })),
+      notice: updated === "profile" ? "Your profile was saved." : updated === "session" ? "That device was signed out." : null,
+    },
+    headers: headersWith([csrf.setCookie, ...setCookies]),
+  };
+}
+
+const Intent = z.discriminatedUnion("intent", [
+  z.object({ intent: z.literal("update-profile"), name: z.string() }),
+  z.object({ intent: z.literal("revoke-session"), sessionId: z.string().min(1).max(64) }),
+  z.object({ intent: z.literal("revoke-all") }),
+]);
+
+export async function accountAction(request: Request) {
+  const { ar, session } = await requireSession(request.clone());
+  let body;
+  try {
+    body = await readBody(request);
+  } catch (error) {
+    return failureResponse(ar, error, false);
+  }
+  if (!verifyCsrf(ar, body.csrfToken)) {
+    return data({ formError: "Your form expired. Reload the page and try again.", fieldErrors: {} }, { status: 403 });
+  }
+  const parsed = Intent.safeParse(body);
+  if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
+  const input = parsed.data;
+
+  if (input.intent === "update-profile") {
+    const result = await updateSessionData(request, { name: input.name });
+    if ("error" in result) {
+      return data({ formError: null, fieldErrors: { [result.field || "name"]: result.error } }, { status: 400 });
+    }
+    throw redirect("/account?updated=profile", { headers: headersWith(result.setCookies) });
+  }
+
+  if (input.intent === "revoke-session") {
+    const removed = await revokeSession(session.userId, input.sessionId);
+    if (!removed) return data({ formError: "That session no longer exists.", fieldErrors: {} }, { status: 404 });
+    await recordEvent("session-revoked", { userId: session.userId, ip: clientAddress(ar), detail: { scope: "one" } });
+    if (input.sessionId === session.sessionId) {
+      const ended = await endSession(ar);
+      throw redirect("/", { headers: headersWith(ended.setCookies) });
+    }
+    throw redirect("/account?updated=session");
+  }
+
+  // revoke-all: every database session of the user, this one included; a stateless JWT cookie
+  // can only be cleared on this device.
+  const count = await revokeAllSessions(session.userId);
+  await recordEvent("session-revoked", { userId: session.userId, ip: clientAddress(ar), detail: { scope: "all", count } });
+  const ended = await endSession(ar);
+  throw redirect("/", { headers: headersWith(ended.setCookies) });
+}

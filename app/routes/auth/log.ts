@@ -1,0 +1,7 @@
+import { clientLogResponse } from "~/auth/endpoints.server";
+import { badRequest } from "~/auth/respond.server";
+import type { Route } from "./+types/log";
+
+export const loader = () => badRequest();
+export const action = ({ request }: Route.ActionArgs) =>
+  request.method === "POST" ? clientLogResponse(request) : badRequest();

@@ -1,0 +1,112 @@
+import { data } from "react-router";
+import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
+import { signinPageData, signinRootAction } from "~/auth/pages.server";
+import type { Route } from "./+types/signin";
+
+export const meta: Route.MetaFunction = () => [{ title: "Sign in · Vestibule" }];
+
+export async function loader({ request }: Route.LoaderArgs) {
+  const page = await signinPageData(request);
+  return data(page.data, { headers: page.headers });
+}
+
+export const action = ({ request }: Route.ActionArgs) => signinRootAction(request);
+
+const EMAIL_ERRORS = new Set(["EmailSignin", "EmailInvalid"]);
+
+export default function SignIn({ loaderData }: Route.ComponentProps) {
+  const { csrfToken, callbackUrl, providers, error, email, signedInAs } = loaderData;
+  const oauth = providers.filter((p) => p.type === "oauth" || p.type === "oidc");
+  const emailProvider = providers.find((p) => p.type === "email");
+  const credentials = providers.find((p) => p.type === "credentials");
+  // Tie the message to the fields it is about; other errors stand above all forms.
+  const credentialsError = error?.code === "CredentialsSignin" ? error.message : null;
+  const emailError = error && EMAIL_ERRORS.has(error.code) ? error.message : null;
+  const generalError = error && !credentialsError && !emailError ? error.message : null;
+  const sections: React.ReactNode[] = [];
+
+  if (oauth.length) {
+    sections.push(
+      <div key="oauth" className="stack">
+        {oauth.map((p) => (
+          <DocumentForm key={p.id} action={p.signinUrl} label={`Sign in with ${p.name}`} pendingLabel={`Redirecting to ${p.name}…`}>
+            <CsrfField token={csrfToken} />
+            <input type="hidden" name="callbackUrl" value={callbackUrl} />
+          </DocumentForm>
+        ))}
+      </div>,
+    );
+  }
+  if (emailProvider) {
+    sections.push(
+      <DocumentForm key="email" action={emailProvider.signinUrl} label="Send me a sign-in link" pendingLabel="Sending…" id="email-form">
+        <CsrfField token={csrfToken} />
+        <input type="hidden" name="callbackUrl" value={callbackUrl} />
+        <Field
+          id={`input-email-for-${emailProvider.id}-provider`}
+          label="Email"
+          type="email"
+          name="email"
+          autoComplete="email"
+          placeholder="email@example.com"
+          defaultValue={email}
+          required
+          autoFocus={Boolean(emailError)}
+          error={emailError}
+        />
+      </DocumentForm>,
+    );
+  }
+  if (credentials) {
+    sections.push(
+      <DocumentForm key="credentials" action={credentials.callbackUrl} label="Sign in with password" pendingLabel="Signing in…" id="credentials-form">
+        <CsrfField token={csrfToken} />
+        <input type="hidden" name="callbackUrl" value={callbackUrl} />
+        {credentialsError ? (
+          <p className="alert" role="alert" id="credentials-error">
+            {credentialsError}
+          </p>
+        ) : null}
+        <Field
+          id="input-email-for-credentials-provider"
+          label="Email"
+          type="email"
+          name="email"
+          autoComplete="username"
+          defaultValue={email}
+          required
+          autoFocus={Boolean(credentialsError)}
+          aria-describedby={credentialsError ? "credentials-error" : undefined}
+          aria-invalid={credentialsError ? true : undefined}
+        />
+        <Field
+          id="input-password-for-credentials-provider"
+          label="Password"
+          type="password"
+          name="password"
+          autoComplete="current-password"
+          required
+          aria-describedby={credentialsError ? "credentials-error" : undefined}
+          aria-invalid={credentialsError ? true : undefined}
+        />
+      </DocumentForm>,
+    );
+  }
+
+  return (
+    <AuthCard title="Sign in">
+      {signedInAs ? (
+        <p className="notice">
+          You are signed in as {signedInAs}. <a href={callbackUrl}>Continue</a>
+        </p>
+      ) : null}
+      {generalError ? (
+        <p className="alert" role="alert">
+          {generalError}
+        </p>
+      ) : null}
+      {sections.length === 0 ? <p>No sign-in method is enabled.</p> : null}
+      {sections.flatMap((s, i) => (i === 0 ? [s] : [<p key={`or-${i}`} className="divider">or</p>, s]))}
+    </AuthCard>
+  );
+}

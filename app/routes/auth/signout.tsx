@@ -1,0 +1,34 @@
+import { data, Form, useNavigation } from "react-router";
+import { AuthCard, CsrfField } from "~/components/auth-forms";
+import { signoutPageData } from "~/auth/pages.server";
+import { signOutAction } from "~/auth/signout.server";
+import type { Route } from "./+types/signout";
+
+export const meta: Route.MetaFunction = () => [{ title: "Sign out · Vestibule" }];
+
+export async function loader({ request }: Route.LoaderArgs) {
+  const page = await signoutPageData(request);
+  return data(page.data, { headers: page.headers });
+}
+
+export function action({ request }: Route.ActionArgs) {
+  if (request.method !== "POST") throw data("Bad request.", { status: 400 });
+  return signOutAction(request);
+}
+
+export default function SignOut({ loaderData }: Route.ComponentProps) {
+  const navigation = useNavigation();
+  const pending = navigation.state !== "idle" && navigation.formAction?.startsWith("/auth/signout");
+  return (
+    <AuthCard title="Sign out">
+      <p>Are you sure you want to sign out?</p>
+      <Form method="post" action="/auth/signout">
+        <CsrfField token={loaderData.csrfToken} />
+        <input type="hidden" name="callbackUrl" value={loaderData.callbackUrl} />
+        <button type="submit" className="button" aria-disabled={pending || undefined}>
+          {pending ? "Signing out…" : "Sign out"}
+        </button>
+      </Form>
+    </AuthCard>
+  );
+}

@@ -1,0 +1,5 @@
+import { badRequest } from "~/auth/respond.server";
+
+// Any other path under /auth, with any method: the contract's 400.
+export const loader = () => badRequest();
+export const action = () => badRequest();

@@ -1,0 +1,48 @@
+// `npm start`: the production build on node:http — React Router's request listener plus sirv for
+// the built assets. No framework server, no per-request log line: see docs/decisions.
+import { createServer } from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+// Before React loads: its CommonJS entry picks the development or production build from
+// NODE_ENV at first require, and every copy in the process must agree.
+process.env.NODE_ENV ??= "production";
+const { createRequestListener } = await import("@react-router/node");
+const { default: sirv } = await import("sirv");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const port = Number(process.env.PORT ?? 3000);
+const host = process.env.HOST ?? "0.0.0.0";
+
+const build = await import(path.join(root, "build/server/index.js"));
+try {
+  await build.entry.module.prepareServer((line) => console.log(line));
+} catch (error) {
+  // A ConfigError's message names each variable and what is wrong; no stack trace.
+  console.error(error?.name === "ConfigError" ? error.message : `Startup failed: ${error?.message ?? error}`);
+  process.exit(1);
+}
+
+const assets = sirv(path.join(root, "build/client"), {
+  etag: true,
+  setHeaders(res, pathname) {
+    if (pathname.startsWith("/assets/")) res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+  },
+});
+const handle = createRequestListener({ build, mode: process.env.NODE_ENV });
+
+const server = createServer((req, res) => {
+  // The client's address for rate limits: only ever the socket's, never a header a client sent.
+  req.headers["x-vestibule-remote-addr"] = req.socket.remoteAddress ?? "";
+  if (req.method === "GET" || req.method === "HEAD") assets(req, res, () => handle(req, res));
+  else handle(req, res);
+});
+server.keepAliveTimeout = 65_000;
+server.listen(port, host, () => {
+  const address = server.address();
+  const shown = typeof address === "object" && address ? `http://${host === "0.0.0.0" ? "localhost" : host}:${address.port}` : String(address);
+  console.log(`Vestibule listening on ${shown}`);
+});
+
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => server.close(() => process.exit(0)));
+}
