@@ -11,7 +11,7 @@ export default defineConfig({
   test: {
     // Each suite gets its own real database: see tests/support/setup-env.ts.
     globalSetup: ["tests/support/global-setup.ts"],
-    setupFiles: ["tests/support/setup-env.ts"],
+    setupFiles: ["tests/support/setup-env.ts", "tests/support/matchers.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
@@ -32,6 +32,7 @@ export default defineConfig({
         test: {
           name: "browser",
           include: ["tests/browser/**/*.test.{ts,tsx}"],
+          globalSetup: ["tests/support/global-setup.ts", "tests/support/build-app.ts"],
           env: { VESTIBULE_TEST_DB: "sqlite" },
           fileParallelism: false,
         },

@@ -48,10 +48,12 @@ export async function signinPageData(request: Request) {
 export async function signoutPageData(request: Request) {
   const ar = authRequest(request);
   const csrf = ensureCsrfToken(ar);
-  const callback = resolveCallbackUrl(ar);
+  // Only an explicit ?callbackUrl: the stored cookie usually names the page the visitor signed in
+  // to, often one that needs a session, which is the wrong place to land after signing out.
+  const next = validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin) ?? `${ar.origin}/`;
   const { session } = await getSession(ar, { roll: false });
   return {
-    data: { csrfToken: csrf.token, callbackUrl: toRelative(callback.url), signedIn: session !== null },
+    data: { csrfToken: csrf.token, callbackUrl: toRelative(next), signedIn: session !== null },
     headers: headersWith([csrf.setCookie]),
   };
 }

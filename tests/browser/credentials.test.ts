@@ -1,0 +1,97 @@
+// The whole credentials journey in a real Chromium against the production server, once with
+// JavaScript disabled (plain forms and redirects) and once enabled (hydrated React Router).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { addUser, launchBrowser, startApp, type RunningApp } from "../support/browser";
+
+let browser: Browser;
+const apps: RunningApp[] = [];
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await Promise.all(apps.map((a) => a.stop()));
+});
+
+async function hydrated(page: Page) {
+  await page.waitForFunction(() => (window as unknown as { __reactRouterRouteModules?: unknown }).__reactRouterRouteModules !== undefined);
+}
+
+for (const strategy of ["jwt", "database"] as const) {
+  for (const javaScriptEnabled of [false, true]) {
+    describe(`credentials with JavaScript ${javaScriptEnabled ? "on" : "off"} (${strategy} sessions)`, () => {
+      it("signs in, reads /account, renames the user and signs out", async () => {
+        const app = await startApp({ AUTH_SESSION_STRATEGY: strategy });
+        apps.push(app);
+        const email = `visitor-${strategy}-${javaScriptEnabled ? "js" : "nojs"}@example.com`;
+        addUser(app, { email, password: "correct horse battery", name: "Ada" });
+
+        const context = await browser.newContext({ javaScriptEnabled });
+        // Short waits so a failure names the step instead of hitting the test timeout.
+        context.setDefaultTimeout(8_000);
+        const page = await context.newPage();
+        const errors: string[] = [];
+        page.on("pageerror", (e) => errors.push(e.message));
+
+        // A page that needs a session sends us to sign in and back.
+        await page.goto(`${app.url}/account`);
+        expect(new URL(page.url()).pathname).toBe("/auth/signin");
+        await expect(page.getByRole("alert").first().textContent()).resolves.toContain("Please sign in to access this page.");
+        if (javaScriptEnabled) await hydrated(page);
+        else expect(await page.evaluate(() => typeof (window as { __reactRouterContext?: unknown }).__reactRouterContext)).toBe("undefined");
+
+        // A wrong password: same page, the message tied to the form.
+        const form = page.locator("#credentials-form");
+        await form.getByLabel("Email").fill(email);
+        await form.getByLabel("Password").fill("wrong password!");
+        await form.getByRole("button", { name: "Sign in with password" }).click();
+        await page.waitForURL(/error=CredentialsSignin/);
+        await expect(page.locator("#credentials-error").textContent()).resolves.toBe(
+          "Sign in failed. Check the details you provided are correct.",
+        );
+        await expect(page.getByLabel("Password").getAttribute("aria-describedby")).resolves.toContain("credentials-error");
+
+        // The right password lands on the page we first asked for.
+        await page.locator("#credentials-form").getByLabel("Email").fill(email);
+        await page.locator("#credentials-form").getByLabel("Password").fill("correct horse battery");
+        await page.locator("#credentials-form").getByRole("button", { name: "Sign in with password" }).click();
+        await page.waitForURL(`${app.url}/account`);
+        await expect(page.locator("#profile-email").textContent()).resolves.toContain(email);
+        await expect(page.locator("#profile-name").textContent()).resolves.toBe("Ada");
+        const cookies = await context.cookies();
+        expect(cookies.find((c) => c.name === "authjs.session-token")).toMatchObject({ httpOnly: true, sameSite: "Lax" });
+        if (strategy === "database") await expect(page.getByText("This device")).toBeDefined();
+
+        // Rename through the session update.
+        if (javaScriptEnabled) await hydrated(page);
+        await page.getByLabel("Display name").fill("Ada Lovelace");
+        await page.getByRole("button", { name: "Save name" }).click();
+        await page.getByText("Your profile was saved.").waitFor();
+        await expect(page.locator("#profile-name").textContent()).resolves.toBe("Ada Lovelace");
+        const session = await (await context.request.get(`${app.url}/auth/session`)).json();
+        expect(session.user).toEqual({ name: "Ada Lovelace", email, image: null });
+
+        // An empty name is refused with a message tied to the field.
+        await page.getByLabel("Display name").fill(" ");
+        await page.getByRole("button", { name: "Save name" }).click();
+        await page.locator("#profile-name-input-error").waitFor();
+        await expect(page.getByLabel("Display name").getAttribute("aria-invalid")).resolves.toBe("true");
+
+        // Sign out through the confirmation page.
+        await page.getByRole("link", { name: "Sign out" }).first().click();
+        await page.getByText("Are you sure you want to sign out?").waitFor();
+        if (javaScriptEnabled) await hydrated(page);
+        await page.getByRole("button", { name: "Sign out" }).click();
+        await page.locator("#session-status").getByText("You are not signed in.").waitFor();
+        expect((await context.cookies()).find((c) => c.name === "authjs.session-token")).toBeUndefined();
+        expect(await (await context.request.get(`${app.url}/auth/session`)).json()).toBeNull();
+
+        expect(errors).toEqual([]);
+        await context.close();
+      });
+    });
+  }
+}

@@ -1,0 +1,20 @@
+// Global setup of the browser project: one production build per run, shared by every browser test.
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+export default function buildApp() {
+  const started = Date.now();
+  const result = spawnSync(process.execPath, [path.join(root, "node_modules/@react-router/dev/bin.cjs"), "build"], {
+    cwd: root,
+    // Without VITEST* the config keeps the React Router plugin (vite.config.ts drops it under Vitest).
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST"))), NODE_ENV: "production" },
+    encoding: "utf8",
+  });
+  if (result.status !== 0) {
+    throw new Error(`react-router build failed:\n${result.stdout}\n${result.stderr}`);
+  }
+  console.log(`[browser] production build ready in ${Date.now() - started} ms`);
+}
