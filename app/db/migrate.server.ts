@@ -102,6 +102,19 @@ export function readMigrations(dir: string, provider: Provider): Migration[] {
  * on an exclusive lock held on a sidecar file for the whole run.
  */
 export async function migrate(opts: MigrateOptions = {}): Promise<{ applied: string[] }> {
+  // Calls in one process take turns before reaching the cross-process lock: a second SQLite
+  // caller would otherwise block the event loop in its busy wait while the first cannot finish.
+  const turn = inProcess.then(() => run(opts));
+  inProcess = turn.then(
+    () => {},
+    () => {},
+  );
+  return turn;
+}
+
+let inProcess: Promise<void> = Promise.resolve();
+
+async function run(opts: MigrateOptions): Promise<{ applied: string[] }> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const databaseUrl = opts.databaseUrl !== undefined ? opts.databaseUrl : getConfig().databaseUrl;
   const provider: Provider = databaseUrl ? "postgres" : "sqlite";
@@ -183,7 +196,14 @@ async function openPostgres(url: string): Promise<Connection> {
     await client.end().catch(() => {});
     throw new MigrationError(`cannot connect to PostgreSQL (${redact(url)}): ${e instanceof Error ? e.message : String(e)}`);
   }
-  await client.query("SELECT pg_advisory_lock($1)", [PG_MIGRATION_LOCK_KEY]);
+  try {
+    // Held for the whole run: a second instance starting at the same time waits here, then finds
+    // nothing pending.
+    await client.query("SELECT pg_advisory_lock($1)", [PG_MIGRATION_LOCK_KEY]);
+  } catch (e) {
+    await client.end().catch(() => {});
+    throw e;
+  }
   return {
     exec: async (sql) => {
       await client.query(sql);

@@ -1,0 +1,109 @@
+// Drift checks along the whole chain: prisma/models.prisma → derived per-provider schema →
+// generated client → committed migrations → the database the migrations build.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import { PrismaPg } from "@prisma/adapter-pg";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { afterAll, describe, expect, test } from "vitest";
+import { getConfig } from "../../../app/auth/config.server.ts";
+import { sqliteFile } from "../../../app/db/location.server.ts";
+import { migrate } from "../../../app/db/migrate.server.ts";
+import { PrismaClient as PostgresClient } from "../../../prisma/generated/postgres/client.ts";
+import { PrismaClient as SqliteClient } from "../../../prisma/generated/sqlite/client.ts";
+import { deriveSchema, derivedSchemaPath, PROVIDERS, type ProviderName } from "../../../scripts/prisma-derive.ts";
+import { dbLabel, scratchDatabase } from "../../support/db.ts";
+import { getDmmf, type Dmmf } from "../../support/prisma-schema.ts";
+import { shapeFromDmmf, shapeOfPostgres, shapeOfSqlite, type SchemaShape } from "../../support/schema-shape.ts";
+
+const root = path.resolve(path.dirname(derivedSchemaPath("sqlite")), "..", "..");
+const models = readFileSync(path.join(root, "prisma", "models.prisma"), "utf8");
+const providers = Object.keys(PROVIDERS) as ProviderName[];
+
+type ClientInternals = { _engineConfig: { inlineSchema: string; activeProvider: string }; _runtimeDataModel: { models: Record<string, { dbName: string | null; fields: { name: string; kind: string; type: string }[] }> } };
+
+// Constructing a client opens no connection; these are only read, never queried.
+const generated: Record<ProviderName, ClientInternals> = {
+  sqlite: new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: ":memory:" }) }) as unknown as ClientInternals,
+  postgres: new PostgresClient({ adapter: new PrismaPg({ connectionString: "postgresql://unused@127.0.0.1:1/unused" }) }) as unknown as ClientInternals,
+};
+
+describe("schema sources", () => {
+  test.each(providers)("prisma/%s/schema.prisma is derived from the current prisma/models.prisma", (provider) => {
+    const onDisk = readFileSync(derivedSchemaPath(provider), "utf8");
+    // On failure: run npm run db:generate.
+    expect(onDisk).toBe(deriveSchema(provider, models));
+  });
+
+  test.each(providers)("the generated %s client was generated from the derived schema", (provider) => {
+    const derived = getDmmf(readFileSync(derivedSchemaPath(provider), "utf8")).datamodel;
+    const client = generated[provider];
+    expect(client._engineConfig.activeProvider).toBe(PROVIDERS[provider].datasource);
+    // Prisma re-formats the schema text it embeds, so the comparison is on what it means.
+    // On failure: run npm run db:generate.
+    expect(getDmmf(client._engineConfig.inlineSchema).datamodel).toEqual(derived);
+    const runtime = Object.fromEntries(
+      Object.entries(client._runtimeDataModel.models).map(([name, m]) => [name, { dbName: m.dbName, fields: m.fields.map((f) => [f.name, f.kind, f.type]) }]),
+    );
+    const expected = Object.fromEntries(derived.models.map((m) => [m.name, { dbName: m.dbName, fields: m.fields.map((f) => [f.name, f.kind, f.type]) }]));
+    expect(runtime).toEqual(expected);
+  });
+
+  test("both providers describe the same models and fields", () => {
+    const [a, b] = providers.map((p) => getDmmf(readFileSync(derivedSchemaPath(p), "utf8")).datamodel);
+    expect(a).toEqual(b);
+  });
+});
+
+describe(`the migrated ${dbLabel} database`, () => {
+  const dmmf: Dmmf = getDmmf(readFileSync(derivedSchemaPath(dbLabel), "utf8"));
+  const expected = shapeFromDmmf(dmmf, dbLabel);
+  const shapeOf = (databaseUrl: string | null, dataDir: string): Promise<SchemaShape> | SchemaShape =>
+    databaseUrl ? shapeOfPostgres(databaseUrl) : shapeOfSqlite(sqliteFile(dataDir));
+
+  const scratch: { drop(): Promise<void> }[] = [];
+  afterAll(async () => {
+    await Promise.all(scratch.map((s) => s.drop()));
+  });
+
+  test("has exactly the tables, columns, keys, indexes and foreign keys the schema declares", async () => {
+    const { databaseUrl, dataDir } = getConfig();
+    const actual = await shapeOf(databaseUrl, dataDir);
+    expect(Object.keys(expected).length).toBeGreaterThan(0);
+    expect(actual).toEqual(expected);
+  });
+
+  test("the check notices drift: a missing index, an extra column, a changed delete rule", async () => {
+    const db = await scratchDatabase();
+    scratch.push(db);
+    await migrate({ databaseUrl: db.databaseUrl, dataDir: db.dataDir, log: () => {} });
+    expect(await shapeOf(db.databaseUrl, db.dataDir)).toEqual(expected);
+
+    const drift = db.databaseUrl
+      ? [
+          'DROP INDEX "Session_expires_idx"',
+          'ALTER TABLE "User" ADD COLUMN "nickname" TEXT',
+          'ALTER TABLE "AuthEvent" DROP CONSTRAINT "AuthEvent_userId_fkey"',
+          'ALTER TABLE "AuthEvent" ADD CONSTRAINT "AuthEvent_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User"("id") ON DELETE CASCADE ON UPDATE CASCADE',
+        ]
+      : // SQLite cannot alter a foreign key in place; two kinds of drift are enough there.
+        ['DROP INDEX "Session_expires_idx"', 'ALTER TABLE "User" ADD COLUMN "nickname" TEXT'];
+    if (db.databaseUrl) {
+      const client = new pg.Client({ connectionString: db.databaseUrl });
+      await client.connect();
+      for (const s of drift) await client.query(s);
+      await client.end();
+    } else {
+      const sqlite = new Database(sqliteFile(db.dataDir));
+      for (const s of drift) sqlite.exec(s);
+      sqlite.close();
+    }
+
+    const actual = await shapeOf(db.databaseUrl, db.dataDir);
+    expect(actual).not.toEqual(expected);
+    expect(actual.Session!.indexes.map((i) => i.name)).not.toContain("Session_expires_idx");
+    expect(actual.User!.columns).toHaveProperty("nickname");
+    if (db.databaseUrl) expect(actual.AuthEvent!.foreignKeys[0]!.onDelete).toBe("Cascade");
+  });
+});
