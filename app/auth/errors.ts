@@ -17,8 +17,11 @@ export const SIGNIN_ERROR_MESSAGES = {
 
 export const DEFAULT_SIGNIN_ERROR_MESSAGE = "Unable to sign in.";
 
-/** Codes that send the visitor back to the sign-in page with `?error=`. */
-export type SigninErrorCode = keyof typeof SIGNIN_ERROR_MESSAGES | "MissingCSRF" | "RateLimited";
+/**
+ * Codes that send the visitor back to the sign-in page with `?error=`. EmailInvalid: the e-mail
+ * form got something that is not one plain address (shown at the field, §7's "any other" text).
+ */
+export type SigninErrorCode = keyof typeof SIGNIN_ERROR_MESSAGES | "MissingCSRF" | "RateLimited" | "EmailInvalid";
 
 export const ERROR_PAGES = {
   Configuration: {
@@ -53,7 +56,9 @@ export const DEFAULT_ERROR_PAGE = {
 
 export function signinErrorMessage(code: string | null | undefined): string | null {
   if (!code) return null;
-  return (SIGNIN_ERROR_MESSAGES as Record<string, string>)[code] ?? DEFAULT_SIGNIN_ERROR_MESSAGE;
+  return Object.hasOwn(SIGNIN_ERROR_MESSAGES, code)
+    ? SIGNIN_ERROR_MESSAGES[code as keyof typeof SIGNIN_ERROR_MESSAGES]
+    : DEFAULT_SIGNIN_ERROR_MESSAGE;
 }
 
 export function errorPage(code: string | null | undefined) {

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { resolveCallbackUrl, validateCallbackUrl } from "../../app/auth/callback-url.server";
+import { requestFor } from "./support";
+
+const origin = "http://localhost:3000";
+
+describe("validateCallbackUrl", () => {
+  it.each([
+    ["/account", `${origin}/account`],
+    ["/a?b=c#d", `${origin}/a?b=c#d`],
+    [`${origin}/x`, `${origin}/x`],
+  ])("allows %s", (value, expected) => {
+    expect(validateCallbackUrl(value, origin)).toBe(expected);
+  });
+
+  it.each([
+    "//evil.example/x",
+    "/\\evil.example",
+    "/\t/evil.example",
+    "javascript:alert(1)",
+    "JaVaScRiPt:alert(1)",
+    "data:text/html,hi",
+    "https://evil.example/",
+    "http://localhost:3001/",
+    "https://localhost:3000/",
+    "http://user:pw@localhost:3000/",
+    "relative/path",
+    "",
+    "/" + "a".repeat(3000),
+    123,
+    null,
+  ])("rejects %s", (value) => {
+    expect(validateCallbackUrl(value, origin)).toBeNull();
+  });
+});
+
+describe("resolveCallbackUrl", () => {
+  it("prefers the body, then the query, then the cookie, and sets the cookie for an explicit value", () => {
+    const ar = requestFor(`${origin}/auth/signin?callbackUrl=/from-query`, { cookies: { "authjs.callback-url": `${origin}/from-cookie` } });
+    expect(resolveCallbackUrl(ar, { callbackUrl: "/from-body" }).url).toBe(`${origin}/from-body`);
+    const fromQuery = resolveCallbackUrl(ar);
+    expect(fromQuery.url).toBe(`${origin}/from-query`);
+    expect(fromQuery.setCookie).toMatch(/^authjs\.callback-url=http%3A%2F%2Flocalhost%3A3000%2Ffrom-query;/);
+    const cookieOnly = requestFor(`${origin}/auth/signin`, { cookies: { "authjs.callback-url": `${origin}/from-cookie` } });
+    expect(resolveCallbackUrl(cookieOnly)).toEqual({ url: `${origin}/from-cookie`, setCookie: null });
+  });
+
+  it("replaces an invalid explicit value with / instead of falling back to the cookie", () => {
+    const ar = requestFor(`${origin}/auth/signin?callbackUrl=javascript:alert(1)`, { cookies: { "authjs.callback-url": `${origin}/kept` } });
+    expect(resolveCallbackUrl(ar).url).toBe(`${origin}/`);
+  });
+
+  it("validates the stored cookie again when it is used", () => {
+    const ar = requestFor(`${origin}/auth/signin`, { cookies: { "authjs.callback-url": "https://evil.example/" } });
+    expect(resolveCallbackUrl(ar).url).toBe(`${origin}/`);
+  });
+});

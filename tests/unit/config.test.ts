@@ -1,0 +1,89 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../app/auth/config.server";
+
+const secret = "config-test-secret-0123456789abcdef0123456789";
+
+function problems(env: Record<string, string>) {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe("configuration", () => {
+  it("refuses to start in production without AUTH_SECRET, naming the variable", () => {
+    expect(problems({ NODE_ENV: "production", AUTH_URL: "https://app.example.com" })).toEqual([
+      "AUTH_SECRET is required in production (at least 32 characters)",
+    ]);
+  });
+
+  it("generates a development secret once and keeps it in the data folder", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "vestibule-config-"));
+    const first = loadConfig({ VESTIBULE_DATA_DIR: dir });
+    const second = loadConfig({ VESTIBULE_DATA_DIR: dir });
+    expect(first.secrets[0]).toHaveLength(64);
+    expect(second.secrets).toEqual(first.secrets);
+    expect(readFileSync(path.join(dir, "auth-secret"), "utf8").trim()).toBe(first.secrets[0]);
+  });
+
+  it("splits rotated secrets and checks each one's length", () => {
+    expect(loadConfig({ AUTH_SECRET: `${secret}, ${secret}-old` }).secrets).toEqual([secret, `${secret}-old`]);
+    expect(problems({ AUTH_SECRET: `${secret},short` })).toEqual(["AUTH_SECRET value 2 is 5 characters; at least 32 are required"]);
+  });
+
+  it("reports every bad variable at once with its name", () => {
+    const found = problems({
+      AUTH_SECRET: secret,
+      AUTH_URL: "ftp://x",
+      AUTH_SESSION_STRATEGY: "cookie",
+    });
+    expect(found).toEqual(['AUTH_SESSION_STRATEGY must be "jwt" or "database"']);
+    expect(
+      problems({
+        AUTH_SECRET: secret,
+        AUTH_URL: "ftp://x",
+        DATABASE_URL: "mysql://x",
+        AUTH_OIDC_ISSUER: "http://idp.example.com",
+        AUTH_OIDC_ID: "id",
+        AUTH_GITHUB_ID: "gh",
+        AUTH_EMAIL_SERVER: "http://mail",
+      }),
+    ).toEqual([
+      'AUTH_URL must be an http(s) URL such as https://app.example.com (got "ftp://x")',
+      "DATABASE_URL must be a postgresql:// URL (leave it unset for the embedded SQLite database)",
+      "AUTH_OIDC_SECRET is required when AUTH_OIDC_ISSUER is set",
+      "AUTH_OIDC_ISSUER must use https: (http: is allowed only on localhost, 127.0.0.1 and [::1])",
+      "AUTH_GITHUB_SECRET is required when AUTH_GITHUB_ID is set",
+      "AUTH_EMAIL_SERVER must be an smtp:// or smtps:// URL, e.g. smtp://user:pass@host:587",
+      "AUTH_EMAIL_FROM is required when AUTH_EMAIL_SERVER is set",
+    ]);
+  });
+
+  it("requires AUTH_URL in production unless the host is trusted", () => {
+    expect(problems({ NODE_ENV: "production", AUTH_SECRET: secret })[0]).toMatch(/^AUTH_URL is required in production/);
+    expect(loadConfig({ NODE_ENV: "production", AUTH_SECRET: secret, AUTH_TRUST_HOST: "true" }).trustHost).toBe(true);
+  });
+
+  it("has the contract's defaults", () => {
+    const c = loadConfig({ AUTH_SECRET: secret });
+    expect(c).toMatchObject({
+      sessionStrategy: "jwt",
+      sessionMaxAge: 2592000,
+      sessionUpdateAge: 86400,
+      emailTokenMaxAge: 86400,
+      credentials: true,
+      emailConfirm: false,
+      databaseUrl: null,
+      origin: null,
+      basePath: "/auth",
+    });
+    expect(loadConfig({ AUTH_SECRET: secret, AUTH_CREDENTIALS: "false" }).credentials).toBe(false);
+    expect(loadConfig({ AUTH_SECRET: secret, AUTH_OIDC_ISSUER: "http://127.0.0.1:9000", AUTH_OIDC_ID: "a", AUTH_OIDC_SECRET: "b" }).oidc).toMatchObject({ name: "OpenID Connect" });
+  });
+});

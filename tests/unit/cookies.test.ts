@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import {
+  CHUNK_SIZE,
+  clearChunkedCookie,
+  cookieNames,
+  parseCookieHeader,
+  readChunkedCookie,
+  serializeCookie,
+  writeChunkedCookie,
+} from "../../app/auth/cookies.server";
+
+const names = (setCookies: string[]) => setCookies.map((c) => c.slice(0, c.indexOf("=")));
+const isDeletion = (c: string) => /Max-Age=0/.test(c);
+
+describe("cookie names", () => {
+  it("uses authjs.* names, __Secure- on https and __Host- for the CSRF cookie", () => {
+    expect(cookieNames(false).sessionToken).toBe("authjs.session-token");
+    expect(cookieNames(true)).toMatchObject({
+      sessionToken: "__Secure-authjs.session-token",
+      csrfToken: "__Host-authjs.csrf-token",
+      callbackUrl: "__Secure-authjs.callback-url",
+      state: "__Secure-authjs.state",
+      pkceCodeVerifier: "__Secure-authjs.pkce.code_verifier",
+      nonce: "__Secure-authjs.nonce",
+    });
+  });
+
+  it("serializes HttpOnly, SameSite=Lax, Path=/ and Secure only when asked", () => {
+    expect(serializeCookie("a", "x|y", { secure: false })).toBe("a=x%7Cy; Path=/; HttpOnly; SameSite=Lax");
+    expect(serializeCookie("a", "v", { secure: true, maxAge: 900 })).toBe("a=v; Max-Age=900; Path=/; HttpOnly; Secure; SameSite=Lax");
+  });
+});
+
+describe("parseCookieHeader", () => {
+  it("keeps the first occurrence of a name and decodes values", () => {
+    const c = parseCookieHeader("a=1; b=x%7Cy; a=2; junk; c=");
+    expect(c.get("a")).toBe("1");
+    expect(c.get("b")).toBe("x|y");
+    expect(c.get("c")).toBe("");
+    expect(c.has("junk")).toBe(false);
+  });
+  it("survives a malformed escape", () => {
+    expect(parseCookieHeader("a=%E0%A4%A").get("a")).toBe("%E0%A4%A");
+  });
+});
+
+describe("chunking", () => {
+  const base = "authjs.session-token";
+  const empty = new Map<string, string>();
+
+  it("writes one cookie while the whole Set-Cookie fits in 4096 bytes", () => {
+    const out = writeChunkedCookie(empty, base, "x".repeat(3900), { secure: false });
+    expect(names(out)).toEqual([base]);
+    expect(Buffer.byteLength(out[0]!)).toBeLessThanOrEqual(4096);
+  });
+
+  it("splits a larger value into <name>.N pieces of at most 3933 characters that read back whole", () => {
+    const value = "abcdefghij".repeat(1000);
+    const out = writeChunkedCookie(empty, base, value, { secure: false });
+    expect(names(out)).toEqual([`${base}.0`, `${base}.1`, `${base}.2`]);
+    const jar = new Map<string, string>();
+    for (const c of out) {
+      const [pair] = c.split(";");
+      const v = decodeURIComponent(pair!.slice(pair!.indexOf("=") + 1));
+      expect(v.length).toBeLessThanOrEqual(CHUNK_SIZE);
+      jar.set(pair!.slice(0, pair!.indexOf("=")), v);
+    }
+    expect(readChunkedCookie(jar, base)).toBe(value);
+  });
+
+  it("expires chunks that the new value no longer uses, and the plain cookie when moving to chunks", () => {
+    const request = new Map([
+      [`${base}.0`, "a"],
+      [`${base}.1`, "b"],
+      [`${base}.2`, "c"],
+    ]);
+    const out = writeChunkedCookie(request, base, "small", { secure: false });
+    expect(out.filter(isDeletion).map((c) => c.split("=")[0])).toEqual([`${base}.0`, `${base}.1`, `${base}.2`]);
+    expect(out.filter((c) => !isDeletion(c)).map((c) => c.split("=")[0])).toEqual([base]);
+
+    const fromPlain = writeChunkedCookie(new Map([[base, "old"]]), base, "y".repeat(8000), { secure: false });
+    expect(fromPlain.filter(isDeletion).map((c) => c.split("=")[0])).toEqual([base]);
+    expect(fromPlain.filter((c) => !isDeletion(c))).toHaveLength(3);
+  });
+
+  it("reads chunks in numeric order and refuses a gap", () => {
+    expect(readChunkedCookie(new Map([[`${base}.1`, "B"], [`${base}.0`, "A"], [`${base}.10`, "K"]]), base)).toBeNull();
+    expect(readChunkedCookie(new Map([[`${base}.1`, "B"], [`${base}.0`, "A"]]), base)).toBe("AB");
+    expect(readChunkedCookie(new Map([[`${base}.1`, "B"]]), base)).toBeNull();
+    expect(readChunkedCookie(new Map([[`${base}-other`, "x"]]), base)).toBeNull();
+  });
+
+  it("clears every chunk the request carried", () => {
+    const out = clearChunkedCookie(new Map([[`${base}.0`, "a"], [`${base}.1`, "b"], ["other", "x"]]), base, true);
+    expect(out).toHaveLength(2);
+    expect(out.every((c) => /Max-Age=0/.test(c) && /Secure/.test(c))).toBe(true);
+  });
+});

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { errorPage, signinErrorMessage } from "../../app/auth/errors";
+
+describe("error catalogue", () => {
+  it.each([
+    ["Signin", "Try signing in with a different account."],
+    ["OAuthSignin", "Try signing in with a different account."],
+    ["OAuthCallback", "Try signing in with a different account."],
+    ["OAuthCreateAccount", "Try signing in with a different account."],
+    ["EmailCreateAccount", "Try signing in with a different account."],
+    ["Callback", "Try signing in with a different account."],
+    ["OAuthAccountNotLinked", "To confirm your identity, sign in with the same account you used originally."],
+    ["EmailSignin", "The e-mail could not be sent."],
+    ["CredentialsSignin", "Sign in failed. Check the details you provided are correct."],
+    ["SessionRequired", "Please sign in to access this page."],
+    ["MissingCSRF", "Unable to sign in."],
+    ["<script>", "Unable to sign in."],
+    ["toString", "Unable to sign in."],
+  ])("%s → %s", (code, message) => {
+    expect(signinErrorMessage(code)).toBe(message);
+  });
+
+  it("gives the error pages their statuses", () => {
+    expect(errorPage("Configuration").status).toBe(500);
+    expect(errorPage("AccessDenied").status).toBe(403);
+    expect(errorPage("Verification")).toMatchObject({ status: 403, message: "The sign in link is no longer valid." });
+    expect(errorPage("constructor").status).toBe(200);
+    expect(errorPage(null).status).toBe(200);
+  });
+});

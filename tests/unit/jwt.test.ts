@@ -1,0 +1,56 @@
+// The session JWE must be interchangeable with Auth.js v5's: proven against @auth/core/jwt itself.
+import { decode as authjsDecode, encode as authjsEncode } from "@auth/core/jwt";
+import { describe, expect, it } from "vitest";
+import { decodeJwt, encodeJwt, tryDecodeJwt } from "../../app/auth/jwt.server";
+
+const secret = "jwt-test-secret-0123456789abcdef0123456789abcdef";
+const salt = "authjs.session-token";
+const claims = { name: "Ada", email: "ada@example.com", picture: null, sub: "user-1" };
+
+describe("session JWE", () => {
+  it("decodes a token minted by @auth/core/jwt encode", async () => {
+    const token = await authjsEncode({ token: claims, secret, salt, maxAge: 3600 });
+    const payload = await decodeJwt({ token, secrets: [secret], salt });
+    expect(payload).toMatchObject(claims);
+    expect(payload.exp! - payload.iat!).toBe(3600);
+  });
+
+  it("mints a token that @auth/core/jwt decode accepts", async () => {
+    const token = await encodeJwt({ payload: claims, secrets: [secret], salt, maxAge: 2592000 });
+    const header = JSON.parse(Buffer.from(token.split(".")[0]!, "base64url").toString());
+    expect(header).toMatchObject({ alg: "dir", enc: "A256CBC-HS512" });
+    expect(header.kid).toMatch(/^[A-Za-z0-9_-]{43,}$/);
+    const payload = await authjsDecode({ token, secret, salt });
+    expect(payload).toMatchObject(claims);
+    expect(typeof payload!.jti).toBe("string");
+    expect(payload!.exp! - payload!.iat!).toBe(2592000);
+  });
+
+  it("agrees with Auth.js on the key id, so rotated secrets pick the right key", async () => {
+    const mine = await encodeJwt({ payload: claims, secrets: [secret], salt, maxAge: 60 });
+    const theirs = await authjsEncode({ token: claims, secret, salt, maxAge: 60 });
+    const kid = (t: string) => JSON.parse(Buffer.from(t.split(".")[0]!, "base64url").toString()).kid;
+    expect(kid(mine)).toBe(kid(theirs));
+    const rotated = await decodeJwt({ token: theirs, secrets: ["new-secret-0123456789abcdef0123456789abcdef", secret], salt });
+    expect(rotated.sub).toBe("user-1");
+  });
+
+  it("rejects another salt (cookie name), another secret, a tampered or truncated token", async () => {
+    const token = await encodeJwt({ payload: claims, secrets: [secret], salt, maxAge: 60 });
+    expect(await tryDecodeJwt({ token, secrets: [secret], salt: "__Secure-authjs.session-token" })).toBeNull();
+    expect(await tryDecodeJwt({ token, secrets: ["x".repeat(40)], salt })).toBeNull();
+    const parts = token.split(".");
+    const flipped = parts[3]!.startsWith("A") ? "B" + parts[3]!.slice(1) : "A" + parts[3]!.slice(1);
+    expect(await tryDecodeJwt({ token: [...parts.slice(0, 3), flipped, parts[4]].join("."), secrets: [secret], salt })).toBeNull();
+    expect(await tryDecodeJwt({ token: token.slice(0, -10), secrets: [secret], salt })).toBeNull();
+    expect(await tryDecodeJwt({ token: "not-a-jwe", secrets: [secret], salt })).toBeNull();
+  });
+
+  it("honours expiry with a 15 s clock tolerance", async () => {
+    const now = new Date("2026-01-01T00:00:00Z");
+    const token = await encodeJwt({ payload: claims, secrets: [secret], salt, maxAge: 60, now });
+    const at = (s: number) => new Date(now.getTime() + s * 1000);
+    expect(await tryDecodeJwt({ token, secrets: [secret], salt, now: at(74) })).not.toBeNull();
+    expect(await tryDecodeJwt({ token, secrets: [secret], salt, now: at(76) })).toBeNull();
+  });
+});
