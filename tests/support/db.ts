@@ -22,21 +22,52 @@ export function modelTables(): string[] {
 }
 
 /**
- * Deletes every row of every model, keeping the schema and `_prisma_migrations`.
- * PostgreSQL: one TRUNCATE … CASCADE. SQLite: DELETEs in one transaction with foreign-key checks
- * deferred to the commit, so the order of the tables does not matter and no row can be orphaned.
+ * Deletes every row of every model, keeping the schema and `_prisma_migrations`; one transaction.
+ * SQLite: foreign-key checks are deferred to the commit, so the order does not matter.
+ * PostgreSQL: referencing tables are emptied before the tables they reference (TRUNCATE would
+ * do it in one statement but takes ~40 ms against ~3 ms for these DELETEs).
  */
 export async function resetDatabase(): Promise<void> {
   const client = db();
-  const tables = modelTables().map((t) => `"${t}"`);
   if (dbProvider() === "postgres") {
-    await client.$executeRawUnsafe(`TRUNCATE TABLE ${tables.join(", ")} RESTART IDENTITY CASCADE`);
+    const order = await postgresDeleteOrder();
+    await client.$transaction(order.map((t) => client.$executeRawUnsafe(`DELETE FROM "${t}"`)));
     return;
   }
   await client.$transaction([
     client.$executeRawUnsafe("PRAGMA defer_foreign_keys = ON"),
-    ...tables.map((t) => client.$executeRawUnsafe(`DELETE FROM ${t}`)),
+    ...modelTables().map((t) => client.$executeRawUnsafe(`DELETE FROM "${t}"`)),
   ]);
+}
+
+let deleteOrder: { key: string; order: Promise<string[]> } | null = null;
+
+/** Model tables ordered so that every table comes before the tables its foreign keys point to. */
+function postgresDeleteOrder(): Promise<string[]> {
+  const key = getConfig().databaseUrl ?? "";
+  if (deleteOrder?.key === key) return deleteOrder.order;
+  const order = (async () => {
+    const edges = await db().$queryRawUnsafe<{ child: string; parent: string }[]>(
+      `SELECT cl.relname AS child, ref.relname AS parent
+         FROM pg_constraint con
+         JOIN pg_class cl ON cl.oid = con.conrelid
+         JOIN pg_class ref ON ref.oid = con.confrelid
+         JOIN pg_namespace n ON n.oid = cl.relnamespace
+        WHERE con.contype = 'f' AND n.nspname = current_schema() AND cl.relname <> ref.relname`,
+    );
+    const remaining = new Set(modelTables());
+    const sorted: string[] = [];
+    while (remaining.size) {
+      // A table can go once no remaining table still references it.
+      const next = [...remaining].find((t) => !edges.some((e) => e.parent === t && e.child !== t && remaining.has(e.child)));
+      if (!next) throw new Error(`resetDatabase: foreign keys form a cycle among ${[...remaining].join(", ")}`);
+      sorted.push(next);
+      remaining.delete(next);
+    }
+    return sorted;
+  })();
+  deleteOrder = { key, order };
+  return order;
 }
 
 export type ScratchDatabase = {

@@ -1,0 +1,237 @@
+// Every model through the generated client on the real database: create, read, update, delete,
+// the unique constraints the auth core relies on (P2002), referential actions, transactions.
+import { beforeEach, describe, expect, test } from "vitest";
+import { dbProvider } from "../../../app/db/client.server.ts";
+import { Prisma } from "../../../prisma/generated/sqlite/client.ts";
+import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+
+const db = testDb;
+
+async function uniqueViolation(promise: Promise<unknown>): Promise<Prisma.PrismaClientKnownRequestError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error, "expected a unique-constraint violation").toBeInstanceOf(Prisma.PrismaClientKnownRequestError);
+  const known = error as Prisma.PrismaClientKnownRequestError;
+  expect(known.code).toBe("P2002");
+  return known;
+}
+
+const user = (email: string | null = "ada@example.com") => db().user.create({ data: { email, name: "Ada" } });
+
+beforeEach(async () => {
+  await resetDatabase();
+});
+
+describe(`models on ${dbLabel}`, () => {
+  test("the client talks to the database this project is about", () => {
+    expect(dbProvider()).toBe(dbLabel);
+  });
+
+  test("User: create with defaults, find by e-mail, update, delete; e-mail is unique, but many users may have none", async () => {
+    const before = Date.now();
+    const ada = await user();
+    expect(ada.id).toMatch(/^c[a-z0-9]{20,}$/);
+    expect(ada.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    expect(ada.emailVerified).toBeNull();
+
+    const verified = new Date("2026-01-02T03:04:05.678Z");
+    const updated = await db().user.update({ where: { email: "ada@example.com" }, data: { name: "Ada L.", emailVerified: verified } });
+    expect(updated.name).toBe("Ada L.");
+    expect(updated.emailVerified?.toISOString()).toBe(verified.toISOString());
+    expect(updated.updatedAt.getTime()).toBeGreaterThanOrEqual(ada.updatedAt.getTime());
+
+    const e = await uniqueViolation(user("ada@example.com"));
+    expect(JSON.stringify(e.meta)).toMatch(/email/);
+
+    await user(null);
+    await user(null);
+    expect(await db().user.count({ where: { email: null } })).toBe(2);
+
+    await db().user.delete({ where: { id: ada.id } });
+    expect(await db().user.findUnique({ where: { email: "ada@example.com" } })).toBeNull();
+  });
+
+  test("Account: linked to a user, found by (provider, providerAccountId), which is unique", async () => {
+    const ada = await user();
+    const account = await db().account.create({
+      data: { userId: ada.id, type: "oidc", provider: "oidc", providerAccountId: "sub-1", accessToken: "sealed", expiresAt: 1_900_000_000 },
+    });
+    const found = await db().account.findUnique({
+      where: { provider_providerAccountId: { provider: "oidc", providerAccountId: "sub-1" } },
+      include: { user: true },
+    });
+    expect(found?.id).toBe(account.id);
+    expect(found?.user.email).toBe("ada@example.com");
+    expect(found?.expiresAt).toBe(1_900_000_000);
+
+    await uniqueViolation(db().account.create({ data: { userId: ada.id, type: "oidc", provider: "oidc", providerAccountId: "sub-1" } }));
+    // The same subject at another provider is another account.
+    await db().account.create({ data: { userId: ada.id, type: "oauth", provider: "github", providerAccountId: "sub-1" } });
+
+    await db().account.update({ where: { id: account.id }, data: { refreshToken: "sealed-2" } });
+    expect((await db().account.findUniqueOrThrow({ where: { id: account.id } })).refreshToken).toBe("sealed-2");
+    await db().account.delete({ where: { id: account.id } });
+    expect(await db().account.count()).toBe(1);
+  });
+
+  test("Session: found by token hash, which is unique; expired rows are deleted by date", async () => {
+    const ada = await user();
+    const now = Date.now();
+    await db().session.create({ data: { tokenHash: "h-live", userId: ada.id, expires: new Date(now + 60_000), userAgent: "test" } });
+    await db().session.create({ data: { tokenHash: "h-old", userId: ada.id, expires: new Date(now - 60_000) } });
+
+    const live = await db().session.findUnique({ where: { tokenHash: "h-live" }, include: { user: true } });
+    expect(live?.user.id).toBe(ada.id);
+    expect(live?.userAgent).toBe("test");
+
+    await uniqueViolation(db().session.create({ data: { tokenHash: "h-live", userId: ada.id, expires: new Date(now) } }));
+
+    const touched = new Date(now + 5_000);
+    await db().session.update({ where: { tokenHash: "h-live" }, data: { lastUsedAt: touched } });
+    expect((await db().session.findUniqueOrThrow({ where: { tokenHash: "h-live" } })).lastUsedAt.getTime()).toBe(touched.getTime());
+
+    const { count } = await db().session.deleteMany({ where: { expires: { lt: new Date(now) } } });
+    expect(count).toBe(1);
+    expect((await db().session.findMany()).map((s) => s.tokenHash)).toEqual(["h-live"]);
+  });
+
+  test("VerificationToken: unique per (identifier, tokenHash), single use by compound delete", async () => {
+    const expires = new Date(Date.now() + 86_400_000);
+    const token = await db().verificationToken.create({ data: { identifier: "ada@example.com", tokenHash: "t1", expires } });
+    expect(token.purpose).toBe("signin");
+    expect(token.userId).toBeNull();
+
+    await uniqueViolation(db().verificationToken.create({ data: { identifier: "ada@example.com", tokenHash: "t1", expires } }));
+    await db().verificationToken.create({ data: { identifier: "bob@example.com", tokenHash: "t1", expires } });
+
+    const where = { identifier_tokenHash: { identifier: "ada@example.com", tokenHash: "t1" } };
+    expect((await db().verificationToken.delete({ where })).identifier).toBe("ada@example.com");
+    // The second use of the same link finds nothing to consume.
+    await expect(db().verificationToken.delete({ where })).rejects.toMatchObject({ code: "P2025" });
+    expect(await db().verificationToken.count()).toBe(1);
+  });
+
+  test("Password: at most one per user; upsert replaces it", async () => {
+    const ada = await user();
+    await db().password.create({ data: { userId: ada.id, hash: "argon2-1" } });
+    await uniqueViolation(db().password.create({ data: { userId: ada.id, hash: "argon2-2" } }));
+    await db().password.upsert({ where: { userId: ada.id }, create: { userId: ada.id, hash: "x" }, update: { hash: "argon2-3" } });
+    const found = await db().user.findUniqueOrThrow({ where: { id: ada.id }, include: { password: true } });
+    expect(found.password?.hash).toBe("argon2-3");
+  });
+
+  test("AuthEvent: with or without a user, listed by user and time", async () => {
+    const ada = await user();
+    await db().authEvent.create({ data: { type: "signin", userId: ada.id, ip: "127.0.0.1", detail: '{"provider":"credentials"}', at: new Date(1_000) } });
+    await db().authEvent.create({ data: { type: "signin-failed", detail: "{}" } });
+    await db().authEvent.create({ data: { type: "signout", userId: ada.id, at: new Date(2_000) } });
+    const mine = await db().authEvent.findMany({ where: { userId: ada.id }, orderBy: { at: "desc" } });
+    expect(mine.map((e) => e.type)).toEqual(["signout", "signin"]);
+    expect(await db().authEvent.count({ where: { userId: null } })).toBe(1);
+  });
+
+  test("RateLimit: keyed by bucket and subject, counted atomically", async () => {
+    const key = "email-signin:addr:ada@example.com";
+    const windowStart = new Date();
+    const bump = () =>
+      db().rateLimit.upsert({ where: { key }, create: { key, count: 1, windowStart }, update: { count: { increment: 1 } } });
+    await bump();
+    await Promise.all([bump(), bump(), bump()].map((p) => p.catch((e: unknown) => e)));
+    const row = await db().rateLimit.findUniqueOrThrow({ where: { key } });
+    // Concurrent first hits may race on the insert; increments of an existing row never get lost.
+    expect(row.count).toBeGreaterThanOrEqual(2);
+    expect(row.count).toBeLessThanOrEqual(4);
+    await db().rateLimit.update({ where: { key }, data: { count: { increment: 10 } } });
+    expect((await db().rateLimit.findUniqueOrThrow({ where: { key } })).count).toBe(row.count + 10);
+    await db().rateLimit.deleteMany({ where: { windowStart: { lte: new Date() } } });
+    expect(await db().rateLimit.count()).toBe(0);
+  });
+
+  test("deleting a user deletes its accounts, sessions and password, and keeps its events without the link", async () => {
+    const ada = await user();
+    const bob = await user("bob@example.com");
+    for (const u of [ada, bob]) {
+      await db().account.create({ data: { userId: u.id, type: "oauth", provider: "github", providerAccountId: `gh-${u.id}` } });
+      await db().session.create({ data: { tokenHash: `s-${u.id}`, userId: u.id, expires: new Date(Date.now() + 60_000) } });
+      await db().password.create({ data: { userId: u.id, hash: "h" } });
+      await db().authEvent.create({ data: { type: "signin", userId: u.id } });
+    }
+
+    await db().user.delete({ where: { id: ada.id } });
+
+    expect(await db().account.count({ where: { userId: ada.id } })).toBe(0);
+    expect(await db().session.count({ where: { userId: ada.id } })).toBe(0);
+    expect(await db().password.count({ where: { userId: ada.id } })).toBe(0);
+    const events = await db().authEvent.findMany({ orderBy: { userId: { sort: "asc", nulls: "first" } } });
+    expect(events.map((e) => e.userId)).toEqual([null, bob.id]);
+    // Bob's rows are untouched.
+    expect(await db().account.count()).toBe(1);
+    expect(await db().session.count()).toBe(1);
+    expect(await db().password.count()).toBe(1);
+  });
+
+  test("a row pointing at a missing user is refused", async () => {
+    await expect(
+      db().session.create({ data: { tokenHash: "orphan", userId: "no-such-user", expires: new Date() } }),
+    ).rejects.toMatchObject({ code: "P2003" });
+    expect(await db().session.count()).toBe(0);
+  });
+
+  test("an interactive transaction that throws leaves no rows behind", async () => {
+    const failure = db().$transaction(async (tx) => {
+      const u = await tx.user.create({ data: { email: "tx@example.com" } });
+      await tx.account.create({ data: { userId: u.id, type: "oidc", provider: "oidc", providerAccountId: "tx" } });
+      await tx.session.create({ data: { tokenHash: "tx", userId: u.id, expires: new Date() } });
+      throw new Error("changed my mind");
+    });
+    await expect(failure).rejects.toThrow("changed my mind");
+    expect(await db().user.count()).toBe(0);
+    expect(await db().account.count()).toBe(0);
+    expect(await db().session.count()).toBe(0);
+  });
+
+  test("a unique violation inside an interactive transaction rolls back what the transaction wrote before it", async () => {
+    await user("taken@example.com");
+    const failure = db().$transaction(async (tx) => {
+      await tx.user.create({ data: { email: "new@example.com" } });
+      await tx.user.create({ data: { email: "taken@example.com" } });
+    });
+    await uniqueViolation(failure);
+    expect((await db().user.findMany()).map((u) => u.email)).toEqual(["taken@example.com"]);
+  });
+
+  test("a committed interactive transaction keeps all its rows", async () => {
+    const id = await db().$transaction(async (tx) => {
+      const u = await tx.user.create({ data: { email: "ok@example.com" } });
+      await tx.password.create({ data: { userId: u.id, hash: "h" } });
+      return u.id;
+    });
+    expect(await db().password.findUnique({ where: { userId: id } })).not.toBeNull();
+  });
+
+  test("resetDatabase() empties every table", async () => {
+    const ada = await user();
+    await db().account.create({ data: { userId: ada.id, type: "oauth", provider: "github", providerAccountId: "1" } });
+    await db().session.create({ data: { tokenHash: "s", userId: ada.id, expires: new Date() } });
+    await db().password.create({ data: { userId: ada.id, hash: "h" } });
+    await db().authEvent.create({ data: { type: "x", userId: ada.id } });
+    await db().verificationToken.create({ data: { identifier: "a", tokenHash: "t", expires: new Date() } });
+    await db().rateLimit.create({ data: { key: "k", count: 1, windowStart: new Date() } });
+
+    await resetDatabase();
+
+    const counts = await Promise.all([
+      db().user.count(),
+      db().account.count(),
+      db().session.count(),
+      db().password.count(),
+      db().authEvent.count(),
+      db().verificationToken.count(),
+      db().rateLimit.count(),
+    ]);
+    expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);
+  });
+});
