@@ -16,7 +16,11 @@ import type { SignInResult } from "./users.server";
 /** Maps any failure to its response; causes go to the log, never to the visitor. */
 export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, setCookies: string[] = []): Response {
   if (error instanceof Response) return error;
-  if (error instanceof BadRequestError) return badRequest(error.status, error.message);
+  if (error instanceof BadRequestError) {
+    log("info", "bad-request", { reason: error.message, path: ar.url.pathname });
+    // 400 is always the contract's "Bad request."; 413 and 415 say what to change.
+    return error.status === 400 ? badRequest() : badRequest(error.status, error.message);
+  }
   if (error instanceof AuthError) {
     log("warn", "auth-failure", { code: error.code, reason: error.message, cause: error.cause, path: ar.url.pathname });
     const extra: Record<string, string> = error.code === "CredentialsSignin" ? { code: "credentials" } : {};
