@@ -1,0 +1,101 @@
+// The messages Vestibule sends. Each has a plain-text part that reads on its own and an HTML part
+// that is one column, declares its language, has real text in the link (never "click here"),
+// keeps the full URL visible for copying, and works with images and styles turned off.
+import type { MailMessage } from "./mailer.server";
+
+export const SITE_NAME = "Vestibule";
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+}
+
+/** 86400 → "24 hours", 900 → "15 minutes", 90 → "1 minute" (rounded down, never "0"). */
+export function describeLifetime(seconds: number): string {
+  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
+  if (seconds % 86400 === 0 && seconds >= 7 * 86400) return plural(seconds / 86400, "day");
+  if (seconds >= 3600 && seconds % 3600 === 0) return plural(seconds / 3600, "hour");
+  if (seconds >= 3600) return `${plural(Math.floor(seconds / 3600), "hour")} and ${plural(Math.floor((seconds % 3600) / 60), "minute")}`;
+  return plural(Math.max(1, Math.floor(seconds / 60)), "minute");
+}
+
+type LinkMessage = {
+  to: string;
+  subject: string;
+  heading: string;
+  intro: string;
+  action: string;
+  url: string;
+  host: string;
+  lifetime: string;
+  ignore: string;
+};
+
+function linkMessage(m: LinkMessage): MailMessage {
+  const text = [
+    m.heading,
+    "",
+    m.intro,
+    "",
+    `${m.action}:`,
+    m.url,
+    "",
+    `The link works once and expires in ${m.lifetime}.`,
+    m.ignore,
+    "",
+    `— ${SITE_NAME} (${m.host})`,
+    "",
+  ].join("\n");
+
+  const e = escapeHtml;
+  const html = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>${e(m.subject)}</title>
+</head>
+<body style="margin:0;padding:24px;background:#f6f7f9;color:#1d232b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:16px;line-height:1.5">
+<div role="article" aria-roledescription="email" aria-label="${e(m.subject)}" lang="en" style="max-width:32rem;margin:0 auto;background:#ffffff;border:1px solid #d8dde3;border-radius:10px;padding:24px">
+<h1 style="margin:0 0 16px;font-size:22px">${e(m.heading)}</h1>
+<p style="margin:0 0 16px">${e(m.intro)}</p>
+<p style="margin:0 0 24px"><a href="${e(m.url)}" style="display:inline-block;background:#2f5bd3;color:#ffffff;font-weight:600;text-decoration:none;padding:12px 20px;border-radius:6px">${e(m.action)}</a></p>
+<p style="margin:0 0 8px">If the button does not work, copy this address into your browser:</p>
+<p style="margin:0 0 24px;word-break:break-all"><a href="${e(m.url)}" style="color:#2f5bd3">${e(m.url)}</a></p>
+<p style="margin:0 0 8px">The link works once and expires in ${e(m.lifetime)}.</p>
+<p style="margin:0 0 24px;color:#5b6572">${e(m.ignore)}</p>
+<p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(m.host)}</p>
+</div>
+</body>
+</html>
+`;
+  return { to: m.to, subject: m.subject, text, html, link: m.url };
+}
+
+export function signInMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number }): MailMessage {
+  return linkMessage({
+    to: input.to,
+    subject: `Sign in to ${SITE_NAME}`,
+    heading: `Sign in to ${SITE_NAME}`,
+    intro: `Someone asked to sign in to ${SITE_NAME} at ${input.host} as ${input.to}. If it was you, use the link below.`,
+    action: `Sign in as ${input.to}`,
+    url: input.url,
+    host: input.host,
+    lifetime: describeLifetime(input.maxAgeSeconds),
+    ignore: "If you did not ask for it, ignore this e-mail: nobody can sign in without the link.",
+  });
+}
+
+export function changeEmailMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number }): MailMessage {
+  return linkMessage({
+    to: input.to,
+    subject: `Confirm your new e-mail address for ${SITE_NAME}`,
+    heading: "Confirm your new e-mail address",
+    intro: `Someone asked to use ${input.to} as the e-mail address of an account on ${SITE_NAME} at ${input.host}. If it was you, confirm it with the link below.`,
+    action: `Use ${input.to} for my account`,
+    url: input.url,
+    host: input.host,
+    lifetime: describeLifetime(input.maxAgeSeconds),
+    ignore: "If you did not ask for it, ignore this e-mail: the address is not added without the link.",
+  });
+}

@@ -1,0 +1,53 @@
+import { data } from "react-router";
+import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
+import { emailCallbackAction, emailCallbackLoader } from "~/auth/email-link-page.server";
+import { headersWith } from "~/auth/pages.server";
+import type { Route } from "./+types/callback-email";
+
+// The e-mail link's landing URL. A page route (it has a static segment, so it wins over
+// auth/callback/:provider) because with AUTH_EMAIL_CONFIRM=true it shows a page; every other
+// outcome is a redirect, passed on with its cookies.
+
+export const meta: Route.MetaFunction = () => [{ title: "Sign in · Vestibule" }, { name: "robots", content: "noindex" }];
+
+/** Redirects pass through; anything else (a 400 for a disabled provider) becomes the error page. */
+function passOn(response: Response): Response {
+  if (response.status >= 300 && response.status < 400) return response;
+  throw response;
+}
+
+export async function loader({ request }: Route.LoaderArgs) {
+  const outcome = await emailCallbackLoader(request);
+  if (outcome.type === "response") return passOn(outcome.response);
+  return data(outcome.page, { headers: headersWith(outcome.setCookies) });
+}
+
+export async function action({ request }: Route.ActionArgs) {
+  return passOn(await emailCallbackAction(request));
+}
+
+export function headers({ parentHeaders }: Route.HeadersArgs) {
+  // The page holds a live sign-in token: never cache it, never send its URL anywhere.
+  const headers = new Headers(parentHeaders);
+  headers.set("Cache-Control", "private, no-store");
+  headers.set("Referrer-Policy", "no-referrer");
+  return headers;
+}
+
+export default function ConfirmEmailSignIn({ loaderData }: Route.ComponentProps) {
+  const { address, token, callbackUrl, csrfToken, action } = loaderData;
+  return (
+    <AuthCard title="Sign in">
+      <p>
+        Sign in as <strong id="confirm-address">{address}</strong>?
+      </p>
+      <DocumentForm action={action} label={`Sign in as ${address}`} pendingLabel="Signing in…" id="email-confirm-form">
+        <CsrfField token={csrfToken} />
+        <input type="hidden" name="token" value={token} />
+        <input type="hidden" name="email" value={address} />
+        <input type="hidden" name="callbackUrl" value={callbackUrl} />
+      </DocumentForm>
+      <p className="muted">If you did not ask to sign in, close this page: nothing happens without the button.</p>
+    </AuthCard>
+  );
+}
