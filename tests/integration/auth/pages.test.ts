@@ -1,0 +1,210 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import * as signinRoute from "../../../app/routes/auth/signin";
+import * as signoutRoute from "../../../app/routes/auth/signout";
+import * as errorRoute from "../../../app/routes/auth/error";
+import * as logRoute from "../../../app/routes/auth/log";
+import * as providersRoute from "../../../app/routes/auth/providers";
+import * as csrfRoute from "../../../app/routes/auth/csrf";
+import * as accountRoute from "../../../app/routes/account";
+import * as welcomeRoute from "../../../app/routes/welcome";
+import * as homeRoute from "../../../app/routes/home";
+import { createUser, signIn, withEnv } from "../../support/auth";
+import { resetDatabase, testDb } from "../../support/db";
+import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http";
+
+let undoEnv: (() => void) | null = null;
+afterEach(() => {
+  undoEnv?.();
+  undoEnv = null;
+  vi.restoreAllMocks();
+});
+beforeEach(async () => {
+  await resetDatabase();
+});
+
+describe("GET /auth/providers and /auth/csrf", () => {
+  it("lists the enabled providers with absolute URLs", async () => {
+    const body = await (await callRoute(providersRoute.loader, get("/auth/providers"))).json();
+    expect(body.credentials).toEqual({
+      id: "credentials",
+      name: "Credentials",
+      type: "credentials",
+      signinUrl: "http://localhost:3000/auth/signin/credentials",
+      callbackUrl: "http://localhost:3000/auth/callback/credentials",
+    });
+  });
+
+  it("hides credentials when AUTH_CREDENTIALS=false", async () => {
+    undoEnv = withEnv({ AUTH_CREDENTIALS: "false" });
+    const body = await (await callRoute(providersRoute.loader, get("/auth/providers"))).json();
+    expect(body.credentials).toBeUndefined();
+  });
+
+  it("sets the CSRF cookie only when it is missing or invalid", async () => {
+    const jar = new CookieJar();
+    const first = await callRoute(csrfRoute.loader, get("/auth/csrf", { jar }));
+    expect(first.headers.getSetCookie()).toHaveLength(1);
+    jar.apply(first);
+    const again = await callRoute(csrfRoute.loader, get("/auth/csrf", { jar }));
+    expect(again.headers.getSetCookie()).toHaveLength(0);
+    expect((await again.json()).csrfToken).toBe((await first.json()).csrfToken);
+    expect(again.headers.get("Cache-Control")).toBe("private, no-cache, no-store");
+    expect((await callRoute(csrfRoute.action, post("/auth/csrf"))).status).toBe(400);
+  });
+});
+
+describe("sign-in page", () => {
+  it("gives the forms a CSRF token, the validated callback URL and the error message", async () => {
+    const res = await callRoute(signinRoute.loader, get("/auth/signin?callbackUrl=/account&error=CredentialsSignin"));
+    const data = await res.json();
+    expect(data.csrfToken).toMatch(/^[0-9a-f]{64}$/);
+    expect(data.callbackUrl).toBe("/account");
+    expect(data.error).toEqual({ code: "CredentialsSignin", message: "Sign in failed. Check the details you provided are correct." });
+    expect(data.providers.map((p: { id: string }) => p.id)).toContain("credentials");
+    const names = res.headers.getSetCookie().map((c) => c.split("=")[0]);
+    expect(names).toEqual(["authjs.csrf-token", "authjs.callback-url"]);
+  });
+
+  it("shows a generic message for an unknown code and never echoes a hostile callback URL", async () => {
+    const data = await (await callRoute(signinRoute.loader, get("/auth/signin?callbackUrl=javascript:alert(1)&error=<b>x</b>"))).json();
+    expect(data.callbackUrl).toBe("/");
+    expect(data.error.message).toBe("Unable to sign in.");
+  });
+
+  it("POST /auth/signin without a provider checks CSRF and returns to the page", async () => {
+    const jar = new CookieJar();
+    const csrfToken = await fetchCsrf(jar);
+    expect(await callRoute(signinRoute.action, post("/auth/signin", { csrfToken }, { jar }))).toHaveRedirect("/auth/signin");
+    expect(await callRoute(signinRoute.action, post("/auth/signin", {}, { jar }))).toHaveErrorRedirect("MissingCSRF");
+  });
+});
+
+describe("sign-out page", () => {
+  it("asks for confirmation with a CSRF token and an explicit callback URL only", async () => {
+    const data = await (await callRoute(signoutRoute.loader, get("/auth/signout?callbackUrl=/bye"))).json();
+    expect(data).toMatchObject({ callbackUrl: "/bye", signedIn: false });
+    expect(data.csrfToken).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe("error page", () => {
+  it.each([
+    ["Configuration", 500],
+    ["AccessDenied", 403],
+    ["Verification", 403],
+    ["Whatever", 200],
+  ])("%s → %i", async (code, status) => {
+    const res = await callRoute(errorRoute.loader, get(`/auth/error?error=${code}`));
+    expect(res.status).toBe(status);
+    const body = await res.text();
+    expect(body).not.toMatch(/stack|at \w+ \(/i);
+  });
+});
+
+describe("pages that need a session", () => {
+  it("send a signed-out visitor to sign in with SessionRequired and the page as callbackUrl", async () => {
+    for (const [route, path] of [[accountRoute.loader, "/account"], [welcomeRoute.loader, "/welcome?callbackUrl=/x"]] as const) {
+      const res = await callRoute(route, get(path));
+      expect(res).toHaveRedirect(`/auth/signin?error=SessionRequired&callbackUrl=${encodeURIComponent(path)}`);
+    }
+  });
+
+  it("/welcome continues to the validated callback URL", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    expect((await (await callRoute(welcomeRoute.loader, get("/welcome?callbackUrl=/account", { jar }))).json()).next).toBe("/account");
+    expect((await (await callRoute(welcomeRoute.loader, get("/welcome?callbackUrl=https://evil.example", { jar }))).json()).next).toBe("/");
+  });
+
+  it("the home page shows the session", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    const data = await (await callRoute(homeRoute.loader, get("/", { jar }))).json();
+    expect(data.session.user.email).toBe("ada@example.com");
+  });
+});
+
+describe("/account", () => {
+  it("shows the profile and changes the name through the session update", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    const page = await callRoute(accountRoute.loader, get("/account", { jar }));
+    const data = await page.json();
+    expect(data.profile).toMatchObject({ email: "ada@example.com", name: "Ada" });
+    expect(data.hasPassword).toBe(true);
+    const res = await callRoute(accountRoute.action, post("/account", { csrfToken: data.csrfToken, intent: "update-profile", name: "Ada L." }, { jar }));
+    expect(res).toHaveRedirect("/account?updated=profile");
+    expect(res).toHaveSessionCookie();
+    jar.apply(res);
+    expect((await (await callRoute(accountRoute.loader, get("/account?updated=profile", { jar }))).json()).notice).toBe("Your profile was saved.");
+  });
+
+  it("refuses a missing CSRF token and an empty name with messages, changing nothing", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    const { csrfToken } = await (await callRoute(accountRoute.loader, get("/account", { jar }))).json();
+    const noCsrf = await callRoute(accountRoute.action, post("/account", { intent: "update-profile", name: "X" }, { jar }));
+    expect(noCsrf.status).toBe(403);
+    const empty = await callRoute(accountRoute.action, post("/account", { csrfToken, intent: "update-profile", name: "   " }, { jar }));
+    expect(empty.status).toBe(400);
+    expect((await empty.json()).fieldErrors).toEqual({ name: "Name cannot be empty." });
+    const unknown = await callRoute(accountRoute.action, post("/account", { csrfToken, intent: "drop-tables" }, { jar }));
+    expect(unknown.status).toBe(400);
+    expect((await testDb().user.findFirstOrThrow()).name).toBe("Ada");
+  });
+
+  it("lists database sessions and signs out one device or every device", async () => {
+    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: "database" });
+    await createUser();
+    const laptop = (await signIn(new CookieJar())).jar;
+    const phone = (await signIn(new CookieJar())).jar;
+    const data = await (await callRoute(accountRoute.loader, get("/account", { jar: laptop }))).json();
+    expect(data.sessions).toHaveLength(2);
+    const other = data.sessions.find((s: { current: boolean }) => !s.current);
+    const res = await callRoute(accountRoute.action, post("/account", { csrfToken: data.csrfToken, intent: "revoke-session", sessionId: other.id }, { jar: laptop }));
+    expect(res).toHaveRedirect("/account?updated=session");
+    expect(await testDb().session.count()).toBe(1);
+    expect(await callRoute(accountRoute.loader, get("/account", { jar: phone }))).toHaveRedirect();
+
+    const again = (await signIn(new CookieJar())).jar;
+    const { csrfToken } = await (await callRoute(accountRoute.loader, get("/account", { jar: laptop }))).json();
+    const all = await callRoute(accountRoute.action, post("/account", { csrfToken, intent: "revoke-all" }, { jar: laptop }));
+    expect(all).toHaveRedirect("/");
+    expect(await testDb().session.count()).toBe(0);
+    expect(await callRoute(accountRoute.loader, get("/account", { jar: again }))).toHaveRedirect();
+    // Another user's session id cannot be revoked.
+    expect(await testDb().authEvent.count({ where: { type: "session-revoked" } })).toBe(2);
+  });
+});
+
+describe("POST /auth/_log", () => {
+  it("writes one structured line for a valid event and answers 200 with an empty body", async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, "error").mockImplementation((line: string) => void lines.push(line));
+    const jar = new CookieJar();
+    const csrfToken = await fetchCsrf(jar);
+    const res = await callRoute(logRoute.action, post("/auth/_log", { csrfToken, level: "error", code: "CLIENT_FETCH_ERROR", message: "boom", metadata: '{"url":"/auth/session"}' }, { jar }));
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+    const entry = JSON.parse(lines.find((l) => l.includes("client-log"))!);
+    expect(entry).toMatchObject({ level: "error", event: "client-log", code: "CLIENT_FETCH_ERROR", message: "boom", metadata: { url: "/auth/session" } });
+  });
+
+  it("403 without CSRF, 400 for a bad level, 413 over 4 KiB, 400 for GET", async () => {
+    const jar = new CookieJar();
+    const csrfToken = await fetchCsrf(jar);
+    expect((await callRoute(logRoute.action, post("/auth/_log", { level: "error", code: "X" }, { jar }))).status).toBe(403);
+    expect((await callRoute(logRoute.action, post("/auth/_log", { csrfToken, level: "fatal", code: "X" }, { jar }))).status).toBe(400);
+    expect((await callRoute(logRoute.action, post("/auth/_log", { csrfToken, level: "warn", code: "X", message: "m".repeat(5000) }, { jar }))).status).toBe(413);
+    expect((await callRoute(logRoute.loader, get("/auth/_log"))).status).toBe(400);
+  });
+
+  it("is rate-limited per client", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const jar = new CookieJar();
+    const csrfToken = await fetchCsrf(jar);
+    const send = () => callRoute(logRoute.action, post("/auth/_log", { csrfToken, level: "debug", code: "X" }, { jar, headers: { "X-Vestibule-Remote-Addr": "10.0.0.7" } }));
+    for (let i = 0; i < 60; i++) expect((await send()).status).toBe(200);
+    expect((await send()).status).toBe(429);
+  });
+});
