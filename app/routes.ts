@@ -11,12 +11,17 @@ export default [
   route("auth/csrf", "routes/auth/csrf.ts"),
   route("auth/signin", "routes/auth/signin.tsx"),
   route("auth/signin/:provider", "routes/auth/signin-provider.ts"),
+  // The e-mail link: a page route, for the "Sign in as …" page of AUTH_EMAIL_CONFIRM=true.
+  route("auth/callback/email", "routes/auth/callback-email.tsx"),
   route("auth/callback/:provider", "routes/auth/callback.ts"),
   route("auth/signout", "routes/auth/signout.tsx"),
   route("auth/verify-request", "routes/auth/verify-request.tsx"),
   route("auth/error", "routes/auth/error.tsx"),
   route("auth/_log", "routes/auth/log.ts"),
   route("auth/*", "routes/auth/unknown.ts"),
+
+  // Development only: `react-router build` runs with NODE_ENV=production, so no build has it.
+  ...(process.env.NODE_ENV === "production" ? [] : [route("dev/outbox", "routes/dev/outbox.tsx")]),
 
   route("*", "routes/not-found.tsx"),
 ] satisfies RouteConfig;

@@ -7,6 +7,7 @@ import type { Body } from "./body.server";
 import type { AuthRequest } from "./request.server";
 import type { SignInResult } from "./users.server";
 import { credentialsProviders } from "./strategies/credentials.server";
+import { emailProviders } from "./strategies/email.server";
 
 export type ProviderType = "oauth" | "oidc" | "email" | "credentials";
 
@@ -40,7 +41,7 @@ export type Provider = {
 
 type ProviderSource = (config: AuthConfig) => Provider[];
 
-const SOURCES: ProviderSource[] = [credentialsProviders];
+const SOURCES: ProviderSource[] = [emailProviders, credentialsProviders];
 
 const cache = new WeakMap<AuthConfig, Provider[]>();
 
