@@ -2,12 +2,13 @@
 // so each test worker starts from a copy instead of running the migrations itself.
 //
 //   SQLite:     .data/test/<run>/template/vestibule.db, copied into each worker's data folder.
-//   PostgreSQL: database vestibule_test_template, cloned with CREATE DATABASE … TEMPLATE into
-//               vestibule_test_<run>_<worker> (tests/support/setup-env.ts).
+//   PostgreSQL: database vestibule_test_<run>_template, cloned with CREATE DATABASE … TEMPLATE
+//               into vestibule_test_<run>_<worker> (tests/support/setup-env.ts).
 //
 // <run> is this Vitest process's pid, so that two test runs on one machine (two people in one
-// working tree, or a watch session beside a one-off run) never share or drop each other's files
-// and databases. Leftovers of runs that died are removed at the next start.
+// working tree, another branch's checkout, a watch session beside a one-off run) never share,
+// rebuild or drop each other's templates and databases: a shared template would be rebuilt from
+// whichever migrations the last run had. Leftovers of runs that died are removed at the next start.
 //
 // Vitest 5 runs the root config's globalSetup once per run (projects with `extends: true` do
 // not inherit it); it builds what the selected projects need and hands it to every worker through
@@ -18,7 +19,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { migrate } from "../../app/db/migrate.server.ts";
 import { sqliteFile } from "../../app/db/location.server.ts";
-import { ADMIN_URL, databaseUrl, describeServer, PG_TEMPLATE, PG_TEMPLATE_LOCK } from "./postgres.ts";
+import { ADMIN_URL, databaseUrl, describeServer, RUN_DATABASE_PATTERN, runDatabasePrefix } from "./postgres.ts";
 
 export type PostgresTestTarget =
   | { available: true; adminUrl: string; template: string; databasePrefix: string }
@@ -79,20 +80,17 @@ async function buildPostgresTemplate(): Promise<PostgresTestTarget> {
     console.log(`PostgreSQL at ${where} unreachable: postgres project skipped`);
     return { available: false, reason: `PostgreSQL at ${where} unreachable (${detail})` };
   }
+  const prefix = runDatabasePrefix();
+  const template = `${prefix}template`;
   try {
     await dropDeadRunDatabases(admin);
-    await admin.query("SELECT pg_advisory_lock($1)", [PG_TEMPLATE_LOCK]);
-    try {
-      await admin.query(`DROP DATABASE IF EXISTS ${PG_TEMPLATE} WITH (FORCE)`);
-      await admin.query(`CREATE DATABASE ${PG_TEMPLATE}`);
-      await migrate({ databaseUrl: databaseUrl(ADMIN_URL, PG_TEMPLATE), log: () => {} });
-    } finally {
-      await admin.query("SELECT pg_advisory_unlock($1)", [PG_TEMPLATE_LOCK]);
-    }
+    await admin.query(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${template}"`);
+    await migrate({ databaseUrl: databaseUrl(ADMIN_URL, template), log: () => {} });
   } finally {
     await admin.end();
   }
-  return { available: true, adminUrl: ADMIN_URL, template: PG_TEMPLATE, databasePrefix: `vestibule_test_${process.pid}_` };
+  return { available: true, adminUrl: ADMIN_URL, template, databasePrefix: prefix };
 }
 
 function alive(pid: number): boolean {
@@ -113,12 +111,12 @@ function removeDeadRuns(testRoot: string) {
 }
 
 async function dropDeadRunDatabases(admin: pg.Client) {
-  const { rows } = await admin.query<{ datname: string }>(
-    "SELECT datname FROM pg_database WHERE datname ~ '^vestibule_test_[0-9]+_'",
+  const { rows } = await admin.query<{ datname: string; pid: string }>(
+    "SELECT datname, substring(datname from $1) AS pid FROM pg_database WHERE datname ~ $1",
+    [RUN_DATABASE_PATTERN],
   );
-  for (const { datname } of rows) {
-    const pid = Number(datname.split("_")[2]);
-    if (!alive(pid)) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+  for (const { datname, pid } of rows) {
+    if (!alive(Number(pid))) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   }
 }
 

@@ -2,9 +2,13 @@
 
 /** The server the postgres project uses; override with VESTIBULE_TEST_PG_URL (its maintenance database). */
 export const ADMIN_URL = process.env.VESTIBULE_TEST_PG_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
-export const PG_TEMPLATE = "vestibule_test_template";
-/** Cluster-wide advisory lock: exclusive while the template is rebuilt, shared while a worker clones it. */
-export const PG_TEMPLATE_LOCK = 72707370;
+/**
+ * Every database a test run creates is named vestibule_test_<run>_…, <run> being the Vitest
+ * process id: the template, the workers' databases and the tests' scratch databases. A run only
+ * ever touches its own, and drops those of runs whose process is gone.
+ */
+export const runDatabasePrefix = (pid: number = process.pid) => `vestibule_test_${pid}_`;
+export const RUN_DATABASE_PATTERN = "^vestibule_test_([0-9]+)_";
 
 /** The same server and credentials, another database. */
 export function databaseUrl(adminUrl: string, database: string): string {

@@ -1,7 +1,7 @@
 // Runs in each test worker before the test file is imported. Vitest isolates every file in its
 // own worker, so every test file starts with its own fresh, migrated database:
 //   sqlite:   a copy of the run's template file in .data/test/<run>/sqlite-<worker>/
-//   postgres: vestibule_test_<run>_<worker>, cloned from vestibule_test_template.
+//   postgres: vestibule_test_<run>_<worker>, cloned from vestibule_test_<run>_template.
 // The environment is rebuilt from scratch so that nothing from the developer's shell (AUTH_URL,
 // an OIDC issuer, an SMTP server, DATABASE_URL…) changes what the tests see.
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
@@ -10,7 +10,7 @@ import { afterAll, inject, TestRunner } from "vitest";
 import { resetConfig } from "../../app/auth/config.server.ts";
 import { sqliteFile } from "../../app/db/location.server.ts";
 import { resetTestEnv } from "./env.ts";
-import { databaseUrl, PG_TEMPLATE_LOCK } from "./postgres.ts";
+import { databaseUrl } from "./postgres.ts";
 
 const kind = process.env.VESTIBULE_TEST_DB === "postgres" ? "postgres" : "sqlite";
 const worker = process.env.VITEST_POOL_ID ?? "1";
@@ -61,10 +61,9 @@ async function cloneTemplate(adminUrl: string, template: string, name: string) {
   admin.on("error", () => {});
   await admin.connect();
   try {
-    await admin.query("SELECT pg_advisory_lock_shared($1)", [PG_TEMPLATE_LOCK]);
     // FORCE: a worker that crashed may have left connections to its database behind.
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE "${name}" TEMPLATE ${template}`);
+    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
   } finally {
     await admin.end();
   }

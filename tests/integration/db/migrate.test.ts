@@ -160,7 +160,10 @@ describe(`migrate() on ${dbLabel}`, () => {
 
     const secondRun = migrate(opts);
     await expect(secondRun).rejects.toBeInstanceOf(MigrationError);
-    const message = await secondRun.catch((e: Error) => e.message);
+    const message = await secondRun.then(
+      () => "",
+      (e: Error) => e.message,
+    );
     expect(message).toContain("no further migrations are applied");
     expect(message).toContain(`- ${broken}: `);
     expect(message).not.toMatch(/\n\s+at /);
@@ -216,7 +219,7 @@ describe(`npm run db:migrate on ${dbLabel}`, () => {
 
   test("two processes started together apply each migration exactly once", async () => {
     const target = await fresh();
-    const env = target.databaseUrl ? { DATABASE_URL: target.databaseUrl } : { VESTIBULE_DATA_DIR: target.dataDir };
+    const env: Record<string, string> = target.databaseUrl ? { DATABASE_URL: target.databaseUrl } : { VESTIBULE_DATA_DIR: target.dataDir };
     const [a, b] = await Promise.all([script(env), script(env)]);
     expect([a.code, b.code]).toEqual([0, 0]);
     const outputs = [a.stdout, b.stdout].sort();
