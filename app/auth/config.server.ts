@@ -33,7 +33,8 @@ export type AuthConfig = {
   sessionStrategy: "jwt" | "database";
   sessionMaxAge: number;
   sessionUpdateAge: number;
-  oidc: (OAuthClientConfig & { issuer: string; name: string }) | null;
+  /** `federatedSignOut`: AUTH_OIDC_FEDERATED_SIGNOUT=true — signing out also ends the IdP session. */
+  oidc: (OAuthClientConfig & { issuer: string; name: string; federatedSignOut?: boolean }) | null;
   presets: Partial<Record<PresetId, OAuthClientConfig>>;
   /** SMTP settings; null → the dev outbox outside production, e-mail sign-in off in production. */
   email: { server: string; from: string } | null;
@@ -75,6 +76,7 @@ const EnvSchema = z.object({
   AUTH_OIDC_ID: z.string().optional(),
   AUTH_OIDC_SECRET: z.string().optional(),
   AUTH_OIDC_NAME: z.string().optional(),
+  AUTH_OIDC_FEDERATED_SIGNOUT: bool("AUTH_OIDC_FEDERATED_SIGNOUT"),
   AUTH_EMAIL_SERVER: z.string().optional(),
   AUTH_EMAIL_FROM: z.string().optional(),
   AUTH_EMAIL_CONFIRM: bool("AUTH_EMAIL_CONFIRM"),
@@ -152,6 +154,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         clientId: e.AUTH_OIDC_ID,
         clientSecret: e.AUTH_OIDC_SECRET,
         name: e.AUTH_OIDC_NAME || "OpenID Connect",
+        federatedSignOut: e.AUTH_OIDC_FEDERATED_SIGNOUT ?? false,
       };
     }
   }
