@@ -1,0 +1,167 @@
+// The OAuth check cookies (contract §4): `authjs.state`, `authjs.pkce.code_verifier` and
+// `authjs.nonce`, each an Auth.js-style JWE (salt = the cookie's own name, 900 s) bound to the
+// provider id that set it, used once, and cleared on every outcome of the callback.
+//
+// Several tabs may sign in at once. Auth.js keeps one value per cookie, so the second tab's
+// sign-in overwrites the first tab's check values and the first tab's callback fails. Here each
+// cookie keeps a short list of pending flows instead (docs/decisions/011-oauth-check-cookies.md):
+// the newest flow sits at the top level in Auth.js's `{value, provider}` shape, older live flows
+// in `earlier`. The callback finds its flow by the `state` the provider echoes, removes that flow
+// from all three cookies and rewrites (or expires) them, so other tabs' flows survive.
+import { timingSafeEqual } from "node:crypto";
+import { CHECK_COOKIE_MAX_AGE } from "../config.server";
+import { expireCookie, serializeCookie } from "../cookies.server";
+import { randomToken } from "../crypto.server";
+import { encodeJwt, tryDecodeJwt } from "../jwt.server";
+import type { AuthRequest } from "../request.server";
+
+/** Pending sign-ins kept per browser; a sixth evicts the oldest. */
+export const MAX_PENDING_FLOWS = 5;
+
+export type CheckKind = "state" | "pkceCodeVerifier" | "nonce";
+const KINDS: readonly CheckKind[] = ["state", "pkceCodeVerifier", "nonce"];
+
+/** `formPost`: the flow asked for response_mode=form_post, so its cookie must be SameSite=None. */
+type Entry = { flow: string; value: string; provider: string; expiresAt: number; formPost?: boolean };
+
+/** What one sign-in put in the cookies. `nonce` is null for plain OAuth 2.0 providers. */
+export type Flow = { flow: string; provider: string; state: string; codeVerifier: string | null; nonce: string | null };
+
+type Sealed = Entry & { earlier?: Entry[] };
+
+const now = () => Math.floor(Date.now() / 1000);
+
+function isEntry(v: unknown): v is Entry {
+  if (typeof v !== "object" || v === null) return false;
+  const e = v as Record<string, unknown>;
+  return typeof e.flow === "string" && typeof e.value === "string" && typeof e.provider === "string" && typeof e.expiresAt === "number";
+}
+
+/** The live entries of one check cookie, newest first; a cookie that does not decrypt reads as empty. */
+async function readEntries(ar: AuthRequest, kind: CheckKind): Promise<Entry[]> {
+  const name = ar.names[kind];
+  const raw = ar.cookies.get(name);
+  if (!raw) return [];
+  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: name, clockTolerance: 0 });
+  if (!payload) return [];
+  const top = { flow: payload.flow, value: payload.value, provider: payload.provider, expiresAt: payload.expiresAt, formPost: payload.formPost === true };
+  const earlier = Array.isArray(payload.earlier) ? payload.earlier : [];
+  const t = now();
+  return [top, ...earlier].filter(isEntry).filter((e) => e.expiresAt > t);
+}
+
+async function writeEntries(ar: AuthRequest, kind: CheckKind, entries: Entry[]): Promise<string> {
+  const name = ar.names[kind];
+  if (entries.length === 0) return expireCookie(name, ar.secure);
+  const [newest, ...earlier] = entries;
+  const maxAge = Math.max(1, Math.max(...entries.map((e) => e.expiresAt)) - now());
+  const payload: Sealed = { ...newest! };
+  if (earlier.length) payload.earlier = earlier;
+  const token = await encodeJwt({ payload, secrets: ar.config.secrets, salt: name, maxAge });
+  // A provider answering with response_mode=form_post comes back as a cross-site POST, which
+  // only carries SameSite=None cookies (and browsers accept those only when Secure).
+  return serializeCookie(name, token, {
+    secure: ar.secure,
+    maxAge,
+    expires: new Date((now() + maxAge) * 1000),
+    sameSite: entries.some((e) => e.formPost) ? "None" : "Lax",
+  });
+}
+
+/**
+ * Starts a flow: adds its values to the cookies and returns the Set-Cookie headers.
+ * `nonce`/`codeVerifier` null: that check is not used by this provider.
+ */
+export async function storeFlow(
+  ar: AuthRequest,
+  values: { provider: string; state: string; codeVerifier: string | null; nonce: string | null },
+  options: { formPost: boolean },
+): Promise<string[]> {
+  const flow = randomToken(12);
+  const expiresAt = now() + CHECK_COOKIE_MAX_AGE;
+  const byKind: Record<CheckKind, string | null> = {
+    state: values.state,
+    pkceCodeVerifier: values.codeVerifier,
+    nonce: values.nonce,
+  };
+  const out: string[] = [];
+  for (const kind of KINDS) {
+    const current = await readEntries(ar, kind);
+    const value = byKind[kind];
+    // A kind this provider does not use still has other flows' entries to keep.
+    if (value === null && current.length === 0) continue;
+    const entry: Entry = { flow, value: value ?? "", provider: values.provider, expiresAt, ...(options.formPost ? { formPost: true } : {}) };
+    const next = value === null ? current : [entry, ...current];
+    out.push(await writeEntries(ar, kind, next.slice(0, MAX_PENDING_FLOWS)));
+  }
+  return out;
+}
+
+function sameString(a: string, b: string) {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export type CheckFailure =
+  | "missing-state-param"
+  | "missing-state-cookie"
+  | "state-mismatch"
+  | "state-from-other-provider"
+  | "missing-pkce-cookie"
+  | "missing-nonce-cookie";
+
+export type ConsumedFlow = {
+  /** The flow this callback belongs to, or why there is none. */
+  result: { ok: true; flow: Flow } | { ok: false; reason: CheckFailure };
+  /** The rewritten or expired check cookies: sent on every outcome of the callback. */
+  setCookies: string[];
+};
+
+/**
+ * Finds the flow a callback belongs to by the `state` the provider sent back, and removes it from
+ * the cookies (single use). When no flow of this provider matches — a forged or stale callback —
+ * every pending flow of this provider is dropped, and a matching flow set by another provider
+ * is dropped too, so nothing a failed callback touched can be replayed. Flows of other providers
+ * (other tabs) are kept. Pure with respect to the request: calling it twice gives the same answer.
+ */
+export async function consumeFlow(ar: AuthRequest, provider: string, state: string | null, needsNonce: boolean): Promise<ConsumedFlow> {
+  const entries = {} as Record<CheckKind, Entry[]>;
+  for (const kind of KINDS) entries[kind] = await readEntries(ar, kind);
+
+  let result: ConsumedFlow["result"];
+  let drop: (e: Entry) => boolean;
+  const match = state ? entries.state.find((e) => sameString(e.value, state)) : undefined;
+  if (!state) {
+    result = { ok: false, reason: "missing-state-param" };
+    drop = (e) => e.provider === provider;
+  } else if (!match) {
+    result = { ok: false, reason: entries.state.length ? "state-mismatch" : "missing-state-cookie" };
+    drop = (e) => e.provider === provider;
+  } else if (match.provider !== provider) {
+    result = { ok: false, reason: "state-from-other-provider" };
+    drop = (e) => e.provider === provider || e.flow === match.flow;
+  } else {
+    drop = (e) => e.flow === match.flow;
+    const verifier = entries.pkceCodeVerifier.find((e) => e.flow === match.flow && e.provider === provider);
+    const nonce = entries.nonce.find((e) => e.flow === match.flow && e.provider === provider);
+    if (!verifier) result = { ok: false, reason: "missing-pkce-cookie" };
+    else if (needsNonce && !nonce) result = { ok: false, reason: "missing-nonce-cookie" };
+    else {
+      result = {
+        ok: true,
+        flow: { flow: match.flow, provider, state: match.value, codeVerifier: verifier.value, nonce: nonce?.value ?? null },
+      };
+    }
+  }
+
+  const setCookies: string[] = [];
+  for (const kind of KINDS) {
+    const name = ar.names[kind];
+    const kept = entries[kind].filter((e) => !drop(e));
+    if (kept.length === entries[kind].length && !ar.cookies.has(name)) continue;
+    if (kept.length === 0) setCookies.push(expireCookie(name, ar.secure));
+    else if (kept.length !== entries[kind].length) setCookies.push(await writeEntries(ar, kind, kept));
+  }
+  return { result, setCookies };
+}

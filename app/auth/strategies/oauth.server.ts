@@ -1,0 +1,262 @@
+// OAuth 2.0 / OpenID Connect sign-in as a remix-auth Strategy, built on oauth4webapi and jose
+// (docs/decisions/010-oauth-library.md). One instance per configured provider; everything that
+// differs between providers is data in app/auth/providers/.
+//
+//   POST /auth/signin/<id>     → authorize(): check values into sealed cookies, throw a redirect
+//                                to the provider (response_type=code, PKCE S256, state, nonce).
+//   GET|POST /auth/callback/<id> → callback(): the flow's cookies → authorization response
+//                                (state, RFC 9207 iss, error) → code exchange → ID token (JWKS
+//                                signature, iss/aud/azp/exp/iat/nonce) → userinfo (same sub) →
+//                                verify(), which decides who this is (accounts.server.ts).
+//
+// Every failure becomes an AuthError with a contract code (docs/decisions/014-oauth-errors.md);
+// the cause goes to the server log only.
+import * as oauth from "oauth4webapi";
+import { Strategy } from "remix-auth/strategy";
+import { recordEvent } from "../audit.server";
+import { OAUTH_CLOCK_TOLERANCE, type AuthConfig } from "../config.server";
+import { AuthError } from "../errors";
+import { tokenSetFrom, type TokenSet } from "../oauth-tokens.server";
+import { standardProfile, type Claims, type OAuthProfile, type OAuthProviderDefinition } from "../providers/definition";
+import { authBaseUrl, authRequest, clientAddress, type AuthRequest } from "../request.server";
+import { consumeFlow, storeFlow } from "./oauth-checks.server";
+import { expectedIdTokenIssuer, providerClient, type ProviderClient } from "./oauth-client.server";
+import { fetchJson, OutboundError, outbound, requestOptions, verifyJwtSignature } from "./oauth-http.server";
+
+export type OAuthVerifyParams = {
+  request: Request;
+  config: AuthConfig;
+  provider: OAuthProviderDefinition;
+  profile: OAuthProfile;
+  tokens: TokenSet;
+};
+
+/** Parameters a client may add to the authorization request through the sign-in URL's query. */
+const PROTECTED_PARAMS = new Set([
+  "response_type",
+  "client_id",
+  "client_secret",
+  "redirect_uri",
+  "state",
+  "nonce",
+  "code_challenge",
+  "code_challenge_method",
+  "request",
+  "request_uri",
+  "client_assertion",
+  "client_assertion_type",
+  // Vestibule's own parameters, not the provider's.
+  "callbackUrl",
+  "csrfToken",
+  "json",
+]);
+const RESPONSE_MODES = new Set(["query", "form_post"]);
+
+export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
+  name: string;
+
+  constructor(
+    private readonly definition: OAuthProviderDefinition,
+    private readonly config: AuthConfig,
+    verify: Strategy.VerifyFunction<User, OAuthVerifyParams>,
+  ) {
+    super(verify);
+    this.name = definition.id;
+  }
+
+  async authenticate(request: Request): Promise<User> {
+    const ar = authRequest(request, this.config);
+    const leg = ar.url.pathname === `${this.config.basePath}/callback/${this.definition.id}` ? "callback" : "signIn";
+    try {
+      if (leg === "signIn") throw await this.authorize(ar);
+      return await this.callback(ar, request);
+    } catch (thrown) {
+      if (thrown instanceof Response) throw thrown;
+      const error = toAuthError(leg, thrown);
+      await recordEvent("signin-failed", {
+        ip: clientAddress(ar),
+        detail: { provider: this.definition.id, code: error.code, reason: error.message },
+      });
+      throw error;
+    }
+  }
+
+  private redirectUri(ar: AuthRequest) {
+    return `${authBaseUrl(ar)}/callback/${this.definition.id}`;
+  }
+
+  /** Leg 1: a redirect to the provider's authorization endpoint, with the check cookies. */
+  private async authorize(ar: AuthRequest): Promise<Response> {
+    const d = this.definition;
+    const pc = await providerClient(d);
+    const state = oauth.generateRandomState();
+    const codeVerifier = oauth.generateRandomCodeVerifier();
+    const nonce = d.type === "oidc" ? oauth.generateRandomNonce() : null;
+
+    const url = new URL(pc.as.authorization_endpoint!);
+    const params = url.searchParams;
+    params.set("response_type", "code");
+    params.set("client_id", d.clientId);
+    params.set("redirect_uri", this.redirectUri(ar));
+    if (!params.has("scope")) params.set("scope", d.scope);
+    for (const [k, v] of Object.entries(d.authorizationParams ?? {})) params.set(k, v);
+    if (d.responseMode) params.set("response_mode", d.responseMode);
+    // The client's own extras (Auth.js's third signIn() argument) arrive as the sign-in URL's
+    // query: accepted unless they would replace a protocol value this flow depends on.
+    for (const [k, v] of ar.url.searchParams) {
+      if (PROTECTED_PARAMS.has(k)) continue;
+      if (k === "response_mode" && !RESPONSE_MODES.has(v)) continue;
+      params.set(k, v);
+    }
+    params.set("state", state);
+    params.set("code_challenge", await oauth.calculatePKCECodeChallenge(codeVerifier));
+    params.set("code_challenge_method", "S256");
+    if (nonce) params.set("nonce", nonce);
+
+    const setCookies = await storeFlow(
+      ar,
+      { provider: d.id, state, codeVerifier, nonce },
+      { formPost: params.get("response_mode") === "form_post" },
+    );
+    const headers = new Headers({ Location: url.href });
+    for (const c of setCookies) headers.append("Set-Cookie", c);
+    return new Response(null, { status: 302, headers });
+  }
+
+  /** Leg 2: the provider's answer, checked step by step; resolves with verify()'s user. */
+  private async callback(ar: AuthRequest, request: Request): Promise<User> {
+    const d = this.definition;
+    const params =
+      request.method === "POST" ? new URLSearchParams((await request.text()) || "") : new URLSearchParams(ar.url.search);
+
+    // The cookies are cleared by the provider's callback handler (providers/index.server.ts)
+    // on every outcome; here they only have to match.
+    const { result } = await consumeFlow(ar, d.id, params.get("state"), d.type === "oidc");
+    if (!result.ok) throw new AuthError("OAuthCallback", { log: `check cookies: ${result.reason}` });
+    const flow = result.flow;
+
+    const pc = await providerClient(d);
+    let validated: URLSearchParams;
+    try {
+      validated = oauth.validateAuthResponse(pc.as, pc.client, params, flow.state);
+    } catch (error) {
+      if (error instanceof oauth.AuthorizationResponseError) {
+        const code = error.error === "access_denied" ? "AccessDenied" : "OAuthCallback";
+        throw new AuthError(code, { log: `provider answered error=${error.error}`, cause: error });
+      }
+      throw new AuthError("OAuthCallback", { log: "authorization response rejected", cause: error });
+    }
+
+    const tokenResponse = await outbound("token", async () =>
+      oauth.processAuthorizationCodeResponse(
+        pc.as,
+        pc.client,
+        await oauth.authorizationCodeGrantRequest(
+          pc.as,
+          pc.client,
+          pc.auth,
+          validated,
+          this.redirectUri(ar),
+          flow.codeVerifier!,
+          requestOptions(pc.as.token_endpoint, d.apiHeaders),
+        ),
+        { expectedNonce: flow.nonce ?? oauth.expectNoNonce, requireIdToken: d.type === "oidc" },
+      ),
+    );
+    const tokens = tokenSetFrom(tokenResponse, params.get("session_state"));
+
+    const profile = d.type === "oidc" ? await this.oidcProfile(pc, tokenResponse) : await this.oauthProfile(pc, tokens.accessToken);
+    return this.verify({ request, config: this.config, provider: d, profile, tokens });
+  }
+
+  /**
+   * OIDC: oauth4webapi has checked the ID token's claims (iss, aud, azp, exp, nonce, 10 s
+   * tolerance); its signature is checked here against the provider's JWKS, as is an `iat` in the
+   * future. Then userinfo, whose `sub` must be the ID token's.
+   */
+  private async oidcProfile(pc: ProviderClient, tokenResponse: oauth.TokenEndpointResponse): Promise<OAuthProfile> {
+    const claims = oauth.getValidatedIdTokenClaims(tokenResponse)!;
+    if (!pc.as.jwks_uri) throw new AuthError("OAuthCallback", { log: "provider metadata has no jwks_uri" });
+    try {
+      await verifyJwtSignature(pc.as.jwks_uri, tokenResponse.id_token!, {
+        issuer: expectedIdTokenIssuer(pc, claims as Claims),
+        audience: pc.definition.clientId,
+        algorithms: pc.as.id_token_signing_alg_values_supported,
+      });
+    } catch (error) {
+      if (error instanceof OutboundError) throw error;
+      throw new AuthError("OAuthCallback", { log: "id_token signature rejected", cause: error });
+    }
+    const now = Math.floor(Date.now() / 1000);
+    if (claims.iat > now + OAUTH_CLOCK_TOLERANCE) {
+      throw new AuthError("OAuthCallback", { log: `id_token iat is ${claims.iat - now} s in the future` });
+    }
+
+    let merged: Claims = { ...claims };
+    if (pc.as.userinfo_endpoint) {
+      const userinfo = await outbound("userinfo", async () =>
+        oauth.processUserInfoResponse(
+          pc.as,
+          pc.client,
+          claims.sub,
+          await oauth.userInfoRequest(pc.as, pc.client, tokenResponse.access_token, requestOptions(pc.as.userinfo_endpoint, pc.definition.apiHeaders)),
+        ),
+      );
+      merged = { ...merged, ...userinfo, sub: claims.sub };
+    }
+    return mapProfile(() => (pc.definition.profile ?? standardProfile)(merged));
+  }
+
+  /** Plain OAuth 2.0: the preset's profile fetcher, or a standard userinfo endpoint. */
+  private async oauthProfile(pc: ProviderClient, accessToken: string): Promise<OAuthProfile> {
+    const d = pc.definition;
+    if (d.fetchProfile) {
+      const fetcher = (url: string, token: string, headers?: Record<string, string>) =>
+        fetchJson("profile", url, { headers: { Accept: "application/json", ...d.apiHeaders, ...headers, Authorization: `Bearer ${token}` } });
+      let raw: OAuthProfile;
+      try {
+        raw = await d.fetchProfile(fetcher, accessToken);
+      } catch (error) {
+        if (error instanceof OutboundError) throw error;
+        throw new AuthError("OAuthCallback", { log: "profile could not be read", cause: error });
+      }
+      return mapProfile(() => raw);
+    }
+    if (!pc.as.userinfo_endpoint) throw new AuthError("OAuthCallback", { log: `provider ${d.id} has neither a profile fetcher nor userinfo` });
+    const userinfo = await outbound("userinfo", async () =>
+      oauth.processUserInfoResponse(
+        pc.as,
+        pc.client,
+        oauth.skipSubjectCheck,
+        await oauth.userInfoRequest(pc.as, pc.client, accessToken, requestOptions(pc.as.userinfo_endpoint, d.apiHeaders)),
+      ),
+    );
+    return mapProfile(() => (d.profile ?? standardProfile)(userinfo as Claims));
+  }
+}
+
+function mapProfile(build: () => OAuthProfile): OAuthProfile {
+  let profile: OAuthProfile;
+  try {
+    profile = build();
+  } catch (error) {
+    throw new AuthError("OAuthCallback", { log: "profile could not be mapped", cause: error });
+  }
+  if (!profile.id || profile.id.length > 255) throw new AuthError("OAuthCallback", { log: "profile id missing or too long" });
+  if (profile.email && (profile.email.length > 320 || !/^[^\s@,]+@[^\s@,]+$/.test(profile.email))) {
+    // Not an address Vestibule can use: the sign-in continues without one.
+    profile = { ...profile, email: null, emailVerified: false };
+  }
+  return profile;
+}
+
+/**
+ * Outbound failures and anything unexpected, by leg: the sign-in leg reports OAuthSignin, the
+ * callback OAuthCallback. Codes chosen earlier (AccessDenied, OAuthAccountNotLinked, …) stand.
+ */
+function toAuthError(leg: "signIn" | "callback", error: unknown): AuthError {
+  if (error instanceof AuthError) return error;
+  const code = leg === "signIn" ? "OAuthSignin" : "OAuthCallback";
+  if (error instanceof OutboundError) return new AuthError(code, { log: `${error.step} ${error.failure}: ${error.message}`, cause: error });
+  return new AuthError(code, { log: error instanceof Error ? error.message : String(error), cause: error });
+}

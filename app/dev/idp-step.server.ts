@@ -1,0 +1,20 @@
+// `npm run dev` without an OpenID provider configured: start the bundled dev IdP and configure it
+// as provider `oidc`, so "Sign in with Dev IdP" works offline on a fresh clone.
+import { getConfig, resetConfig } from "../auth/config.server";
+import { DEV_IDP_CLIENT, DEV_IDP_PORT, DEV_IDP_USER, startDevIdp, type RunningIdp } from "./idp.server";
+
+// Kept on globalThis: Vite re-evaluates this module after edits, and the IdP must start once.
+const HELD = Symbol.for("vestibule.dev-idp");
+const holder = globalThis as typeof globalThis & { [HELD]?: Promise<RunningIdp> };
+
+export async function idpDevStep(print: (line: string) => void) {
+  if (getConfig().oidc && !holder[HELD]) return;
+  holder[HELD] ??= startDevIdp({ port: DEV_IDP_PORT, host: "localhost" });
+  const idp = await holder[HELD];
+  process.env.AUTH_OIDC_ISSUER = idp.issuer;
+  process.env.AUTH_OIDC_ID = DEV_IDP_CLIENT.clientId;
+  process.env.AUTH_OIDC_SECRET = DEV_IDP_CLIENT.clientSecret;
+  process.env.AUTH_OIDC_NAME ||= "Dev IdP";
+  resetConfig();
+  print(`[vestibule] dev OpenID provider: ${idp.issuer} (provider "oidc"); demo user: ${DEV_IDP_USER.email} / password: ${DEV_IDP_USER.password}`);
+}

@@ -1,0 +1,41 @@
+// oidc-provider ships no type declarations (and @types/oidc-provider is not a dependency): the
+// part of its API the dev IdP uses, typed loosely where the library's own shapes are large.
+declare module "oidc-provider" {
+  import type { IncomingMessage, ServerResponse } from "node:http";
+
+  export type KoaContextWithOIDC = {
+    body: unknown;
+    type: string;
+    oidc: {
+      provider: Provider;
+      client?: { clientId: string; clientName?: string; grantTypeAllowed(type: string): boolean };
+      session?: { accountId?: string };
+      requestParamScopes: Set<string>;
+    };
+  };
+
+  export type Configuration = Record<string, unknown> & {
+    findAccount?: (ctx: KoaContextWithOIDC, sub: string) => Promise<{ accountId: string; claims: () => Promise<Record<string, unknown>> } | undefined>;
+    loadExistingGrant?: (ctx: KoaContextWithOIDC) => Promise<unknown>;
+    issueRefreshToken?: (ctx: KoaContextWithOIDC, client: { grantTypeAllowed(type: string): boolean }) => Promise<boolean>;
+    rotateRefreshToken?: (ctx: KoaContextWithOIDC) => boolean;
+    renderError?: (ctx: KoaContextWithOIDC, out: Record<string, unknown>, error: Error) => Promise<void>;
+    interactions?: { url: (ctx: KoaContextWithOIDC, interaction: { uid: string }) => string };
+    features?: Record<string, Record<string, unknown> & {
+      logoutSource?: (ctx: KoaContextWithOIDC, form: string) => Promise<void>;
+      postLogoutSuccessSource?: (ctx: KoaContextWithOIDC) => Promise<void>;
+    }>;
+  };
+
+  export type Interaction = { uid: string; params: Record<string, unknown>; prompt: { name: string } };
+
+  export default class Provider {
+    constructor(issuer: string, configuration?: Configuration);
+    readonly issuer: string;
+    callback(): (req: IncomingMessage, res: ServerResponse) => void;
+    interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
+    interactionFinished(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
+    Client: { find(id: string): Promise<{ clientId: string; clientName?: string } | undefined> };
+    Grant: new (init: { clientId: string; accountId: string }) => { addOIDCScope(scope: string): void; save(): Promise<string> };
+  }
+}
