@@ -7,6 +7,7 @@ import type { Body } from "./body.server";
 import type { AuthRequest } from "./request.server";
 import type { SignInResult } from "./users.server";
 import { credentialsProviders } from "./strategies/credentials.server";
+import { oauthProviders } from "./providers/index.server";
 import { emailProviders } from "./strategies/email.server";
 
 export type ProviderType = "oauth" | "oidc" | "email" | "credentials";
@@ -41,7 +42,7 @@ export type Provider = {
 
 type ProviderSource = (config: AuthConfig) => Provider[];
 
-const SOURCES: ProviderSource[] = [emailProviders, credentialsProviders];
+const SOURCES: ProviderSource[] = [oauthProviders, emailProviders, credentialsProviders];
 
 const cache = new WeakMap<AuthConfig, Provider[]>();
 

@@ -3,12 +3,14 @@ import { getConfig } from "../auth/config.server";
 import { upsertCredentialsUser } from "../auth/users.server";
 import { db } from "../db/client.server";
 import { migrate } from "../db/migrate.server";
+import { idpDevStep } from "./idp-step.server";
 import { mailDevStep } from "../mail/dev-step.server";
 
 export const DEMO_USER = { email: "demo@vestibule.dev", password: "vestibule-demo", name: "Demo User" } as const;
 
 /** Each step registers what it starts; steps added by other modules run after the database is ready. */
 export const devSteps: ((print: (line: string) => void) => Promise<void>)[] = [];
+devSteps.push(idpDevStep);
 devSteps.push(mailDevStep);
 
 let started: Promise<void> | null = null;
