@@ -1,0 +1,176 @@
+// The check cookies (state, PKCE verifier, nonce): several tabs at once, and every way a callback
+// can fail to match its flow. Each failure ends in OAuthCallback with no session and no rows, and
+// the flow's cookies are cleared.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { getConfig } from "../../../app/auth/config.server.ts";
+import { decodeJwt, encodeJwt } from "../../../app/auth/jwt.server.ts";
+import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { CookieJar, ORIGIN } from "../../support/http.ts";
+import { ALICE, startTestIdp, visitIdp, type TestIdp } from "../../support/idp.ts";
+import { checkCookieChanges, deliver, sessionOf, signInThroughIdp, startSignIn } from "../../support/oauth-flow.ts";
+
+let idp: TestIdp;
+
+beforeAll(async () => {
+  idp = await startTestIdp();
+  // A second provider, so a state set by one can be presented to the other. GitHub's endpoints
+  // are explicit: starting its flow makes no network call.
+  idp.configure({ AUTH_GITHUB_ID: "gh-client", AUTH_GITHUB_SECRET: "gh-secret" });
+});
+afterAll(() => idp?.stop());
+beforeEach(() => resetDatabase());
+
+async function sealedPayload(jar: CookieJar, name: string) {
+  return decodeJwt({ token: decodeURIComponent(jar.get(name)!), secrets: getConfig().secrets, salt: name });
+}
+
+async function expectNothingCreated(jar: CookieJar) {
+  expect(await sessionOf(jar)).toBeNull();
+  expect(await testDb().user.count()).toBe(0);
+  expect(await testDb().account.count()).toBe(0);
+}
+
+function withParam(url: string, name: string, value: string | null) {
+  const u = new URL(url);
+  if (value === null) u.searchParams.delete(name);
+  else u.searchParams.set(name, value);
+  return u.href;
+}
+
+describe(`check cookies (${dbLabel})`, () => {
+  test("two tabs signing in at once: both callbacks succeed, each uses up only its own flow", async () => {
+    const jar = new CookieJar();
+    const tabA = await startSignIn(jar, "oidc", { callbackUrl: "/a" });
+    const tabB = await startSignIn(jar, "oidc", { callbackUrl: "/b" });
+    const state = await sealedPayload(jar, "authjs.state");
+    expect(state.value).toBe(new URL(tabB.headers.get("Location")!).searchParams.get("state"));
+    expect(state.earlier).toHaveLength(1);
+
+    const idpJar = new CookieJar();
+    const resA = await deliver(jar, await visitIdp(tabA.headers.get("Location")!, ALICE, idpJar));
+    expect(resA).toHaveSessionCookie();
+    // Tab A's flow is gone, tab B's is still there: the cookies are rewritten, not expired.
+    expect(checkCookieChanges(resA)).toEqual({ set: ["authjs.nonce", "authjs.pkce.code_verifier", "authjs.state"], expired: [] });
+    const left = await sealedPayload(jar, "authjs.state");
+    expect(left.value).toBe(new URL(tabB.headers.get("Location")!).searchParams.get("state"));
+    expect(left.earlier).toBeUndefined();
+
+    const resB = await deliver(jar, await visitIdp(tabB.headers.get("Location")!, ALICE, idpJar));
+    expect(resB).toHaveSessionCookie();
+    expect(checkCookieChanges(resB).expired).toEqual(["authjs.nonce", "authjs.pkce.code_verifier", "authjs.state"]);
+    expect(await testDb().account.count()).toBe(1);
+  });
+
+  test("at most five sign-ins wait at once; a sixth drops the oldest", async () => {
+    const jar = new CookieJar();
+    const starts = [];
+    for (let i = 0; i < 6; i++) starts.push(await startSignIn(jar));
+    const state = await sealedPayload(jar, "authjs.state");
+    expect((state.earlier as unknown[]).length).toBe(4);
+    const newest = await deliver(jar, await visitIdp(starts[5]!.headers.get("Location")!, ALICE));
+    expect(newest).toHaveSessionCookie();
+    const left = await sealedPayload(jar, "authjs.state");
+    expect((left.earlier as unknown[]).length).toBe(3);
+    const oldest = await deliver(jar, await visitIdp(starts[0]!.headers.get("Location")!, ALICE));
+    expect(oldest).toHaveErrorRedirect("OAuthCallback");
+  });
+
+  test("a state that matches no flow (tampered) → OAuthCallback; the provider's flows are cleared", async () => {
+    const jar = new CookieJar();
+    const start = await startSignIn(jar);
+    const answer = await visitIdp(start.headers.get("Location")!, ALICE);
+    if (answer.kind !== "redirect") throw new Error("expected a redirect");
+    const res = await deliver(jar, { kind: "redirect", url: withParam(answer.url, "state", "forged-state-value") });
+    expect(res).toHaveRedirect(`${ORIGIN}/auth/signin?error=OAuthCallback`);
+    expect(res).not.toHaveSessionCookie();
+    expect(checkCookieChanges(res).expired).toEqual(["authjs.nonce", "authjs.pkce.code_verifier", "authjs.state"]);
+    await expectNothingCreated(jar);
+  });
+
+  test("no state parameter at all → OAuthCallback", async () => {
+    const jar = new CookieJar();
+    const start = await startSignIn(jar);
+    const answer = await visitIdp(start.headers.get("Location")!, ALICE);
+    if (answer.kind !== "redirect") throw new Error("expected a redirect");
+    expect(await deliver(jar, { kind: "redirect", url: withParam(answer.url, "state", null) })).toHaveErrorRedirect("OAuthCallback");
+    await expectNothingCreated(jar);
+  });
+
+  test("a callback in a browser that never started the flow (no check cookies) → OAuthCallback", async () => {
+    const start = await startSignIn(new CookieJar());
+    const answer = await visitIdp(start.headers.get("Location")!, ALICE);
+    const stranger = new CookieJar();
+    expect(await deliver(stranger, answer)).toHaveErrorRedirect("OAuthCallback");
+    await expectNothingCreated(stranger);
+  });
+
+  for (const [cookie, label] of [
+    ["authjs.pkce.code_verifier", "PKCE verifier"],
+    ["authjs.nonce", "nonce"],
+  ] as const) {
+    test(`a missing ${label} cookie → OAuthCallback, and the code is never exchanged`, async () => {
+      const jar = new CookieJar();
+      const start = await startSignIn(jar);
+      const answer = await visitIdp(start.headers.get("Location")!, ALICE);
+      jar.delete(cookie);
+      const res = await deliver(jar, answer);
+      expect(res).toHaveErrorRedirect("OAuthCallback");
+      expect(res).not.toHaveSessionCookie();
+      // The flow is used up: its other cookies are cleared too.
+      const expired = checkCookieChanges(res).expired;
+      expect(expired).toContain("authjs.state");
+      await expectNothingCreated(jar);
+    });
+  }
+
+  test("a state cookie set by another provider (mix-up) → OAuthCallback, and that flow is burnt", async () => {
+    const jar = new CookieJar();
+    const gh = await startSignIn(jar, "github");
+    const ghState = new URL(gh.headers.get("Location")!).searchParams.get("state")!;
+    expect((await sealedPayload(jar, "authjs.state")).provider).toBe("github");
+    // The GitHub flow's state presented at the OIDC callback.
+    const res = await deliver(jar, { kind: "redirect", url: `${ORIGIN}/auth/callback/oidc?code=abc&state=${ghState}&iss=${encodeURIComponent(idp.issuer)}` }, "oidc");
+    expect(res).toHaveErrorRedirect("OAuthCallback");
+    expect(checkCookieChanges(res).expired).toEqual(["authjs.pkce.code_verifier", "authjs.state"]);
+    await expectNothingCreated(jar);
+  });
+
+  test("check cookies older than 900 s no longer count", async () => {
+    const jar = new CookieJar();
+    const start = await startSignIn(jar);
+    const answer = await visitIdp(start.headers.get("Location")!, ALICE);
+    // The same values, sealed 901 s ago.
+    const past = new Date(Date.now() - 901_000);
+    for (const name of ["authjs.state", "authjs.pkce.code_verifier", "authjs.nonce"]) {
+      const { iat: _i, exp: _e, jti: _j, ...payload } = await sealedPayload(jar, name);
+      const token = await encodeJwt({ payload: { ...payload, expiresAt: Math.floor(past.getTime() / 1000) + 900 }, secrets: getConfig().secrets, salt: name, maxAge: 900, now: past });
+      jar.set(name, encodeURIComponent(token));
+    }
+    expect(await deliver(jar, answer)).toHaveErrorRedirect("OAuthCallback");
+    await expectNothingCreated(jar);
+  });
+
+  test("a check cookie sealed with another secret reads as missing", async () => {
+    const jar = new CookieJar();
+    const start = await startSignIn(jar);
+    const answer = await visitIdp(start.headers.get("Location")!, ALICE);
+    const { iat: _i, exp: _e, jti: _j, ...payload } = await sealedPayload(jar, "authjs.state");
+    jar.set("authjs.state", encodeURIComponent(await encodeJwt({ payload, secrets: ["another-secret-of-at-least-32-characters!!"], salt: "authjs.state", maxAge: 900 })));
+    expect(await deliver(jar, answer)).toHaveErrorRedirect("OAuthCallback");
+    await expectNothingCreated(jar);
+  });
+
+  test("response_mode=form_post: cross-site-capable cookies (SameSite=None; Secure), and the POSTed answer signs in", async () => {
+    const jar = new CookieJar();
+    const { start, answer, res } = await signInThroughIdp(jar, ALICE, { query: "?response_mode=form_post", callbackUrl: "/fp" });
+    expect(new URL(start.headers.get("Location")!).searchParams.get("response_mode")).toBe("form_post");
+    for (const c of start.headers.getSetCookie().filter((c) => /^authjs\.(state|nonce|pkce)/.test(c))) {
+      expect(c).toMatch(/; Secure; SameSite=None$/);
+    }
+    expect(answer.kind).toBe("form_post");
+    expect(res).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Ffp`);
+    expect(res).toHaveSessionCookie();
+    expect(checkCookieChanges(res).expired).toEqual(["authjs.nonce", "authjs.pkce.code_verifier", "authjs.state"]);
+  });
+
+});

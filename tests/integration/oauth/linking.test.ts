@@ -1,0 +1,102 @@
+// Account linking (contract §8, ADR 013): an e-mail address never links by itself; a signed-in
+// visitor links a new provider account to themselves; a known account always means its own user.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { getConfig } from "../../../app/auth/config.server.ts";
+import { authRequest } from "../../../app/auth/request.server.ts";
+import { createSession } from "../../../app/auth/session.server.ts";
+import { toSessionUser, upsertCredentialsUser } from "../../../app/auth/users.server.ts";
+import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { CookieJar, get, ORIGIN } from "../../support/http.ts";
+import { ALICE, BOB, startTestIdp, type TestIdp } from "../../support/idp.ts";
+import { checkCookieChanges, sessionOf, signInThroughIdp } from "../../support/oauth-flow.ts";
+
+let idp: TestIdp;
+
+beforeAll(async () => {
+  idp = await startTestIdp();
+});
+afterAll(() => idp?.stop());
+
+/** A browser signed in as `user` (a real session cookie of the configured strategy). */
+async function signedInJar(user: { id: string; name: string | null; email: string | null; image: string | null }) {
+  const jar = new CookieJar();
+  jar.apply(await createSession(authRequest(get("/")), toSessionUser(user)));
+  return jar;
+}
+
+for (const strategy of ["jwt", "database"] as const) {
+  describe(`account linking, ${strategy} sessions (${dbLabel})`, () => {
+    beforeEach(async () => {
+      idp.configure({ AUTH_SESSION_STRATEGY: strategy });
+      expect(getConfig().sessionStrategy).toBe(strategy);
+      await resetDatabase();
+    });
+
+    test("signed out, the provider's e-mail belongs to an existing user: OAuthAccountNotLinked, nothing linked or created", async () => {
+      const { user: existing } = await upsertCredentialsUser({ email: ALICE.email, password: "existing-password" });
+      const jar = new CookieJar();
+      const { res } = await signInThroughIdp(jar, ALICE);
+      expect(res).toHaveRedirect(`${ORIGIN}/auth/signin?error=OAuthAccountNotLinked`);
+      expect(res).not.toHaveSessionCookie();
+      expect(checkCookieChanges(res).expired).toEqual(["authjs.nonce", "authjs.pkce.code_verifier", "authjs.state"]);
+      expect(await sessionOf(jar)).toBeNull();
+      expect(await testDb().account.count()).toBe(0);
+      expect(await testDb().user.count()).toBe(1);
+      expect((await testDb().user.findUniqueOrThrow({ where: { id: existing.id } })).email).toBe(ALICE.email);
+    });
+
+    test("an unverified provider e-mail of an existing user is refused the same way", async () => {
+      await upsertCredentialsUser({ email: BOB.email, password: "existing-password" });
+      const { res } = await signInThroughIdp(new CookieJar(), BOB);
+      expect(res).toHaveErrorRedirect("OAuthAccountNotLinked");
+      expect(await testDb().account.count()).toBe(0);
+    });
+
+    test("signed in as that user, the same sign-in links the account; afterwards it signs in on its own", async () => {
+      const { user } = await upsertCredentialsUser({ email: ALICE.email, password: "existing-password", name: "Alice Local" });
+      const jar = await signedInJar(user);
+      const { res } = await signInThroughIdp(jar, ALICE, { callbackUrl: "/account" });
+      // Linking is not a new user: straight to the callback URL.
+      expect(res).toHaveRedirect(`${ORIGIN}/account`);
+      expect(res).toHaveSessionCookie();
+      const account = await testDb().account.findFirstOrThrow({ where: { provider: "oidc" } });
+      expect(account).toMatchObject({ userId: user.id, providerAccountId: ALICE.sub });
+      expect(await testDb().authEvent.count({ where: { type: "account-linked", userId: user.id } })).toBe(1);
+
+      const later = new CookieJar();
+      const again = await signInThroughIdp(later, ALICE);
+      expect(again.res).toHaveRedirect(`${ORIGIN}/`);
+      expect((await sessionOf(later))?.user).toMatchObject({ email: ALICE.email, name: "Alice Local" });
+      expect(await testDb().user.count()).toBe(1);
+    });
+
+    test("signed in as someone else, a new provider account links to the signed-in user whatever its e-mail", async () => {
+      const { user } = await upsertCredentialsUser({ email: "carol@example.com", password: "carol-password" });
+      const { res } = await signInThroughIdp(await signedInJar(user), BOB);
+      expect(res).toHaveRedirect(`${ORIGIN}/`);
+      expect(await testDb().account.findFirstOrThrow({ where: { provider: "oidc" } })).toMatchObject({ userId: user.id, providerAccountId: BOB.sub });
+      expect(await testDb().user.count()).toBe(1);
+    });
+
+    test("an account already linked to another user cannot be taken over by a signed-in visitor", async () => {
+      await signInThroughIdp(new CookieJar(), ALICE);
+      const owner = await testDb().account.findFirstOrThrow({ where: { provider: "oidc" } });
+      const { user: mallory } = await upsertCredentialsUser({ email: "mallory@example.com", password: "mallory-password" });
+      const jar = await signedInJar(mallory);
+      const { res } = await signInThroughIdp(jar, ALICE);
+      expect(res).toHaveErrorRedirect("OAuthAccountNotLinked");
+      expect(res).not.toHaveSessionCookie();
+      expect((await sessionOf(jar))?.user.email).toBe("mallory@example.com");
+      expect(await testDb().account.findFirstOrThrow({ where: { provider: "oidc" } })).toMatchObject({ id: owner.id, userId: owner.userId });
+    });
+
+    test("signing in again while signed in as the account's own user is a plain sign-in", async () => {
+      const jar = new CookieJar();
+      await signInThroughIdp(jar, ALICE);
+      const { res } = await signInThroughIdp(jar, ALICE, { callbackUrl: "/account" });
+      expect(res).toHaveRedirect(`${ORIGIN}/account`);
+      expect(await testDb().account.count()).toBe(1);
+      expect(await testDb().user.count()).toBe(1);
+    });
+  });
+}
