@@ -1,0 +1,89 @@
+import { data, redirect } from "react-router";
+import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
+import { confirmEmailChange, EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH, emailChangePageData } from "~/auth/email-change.server";
+import { headersWith } from "~/auth/pages.server";
+import type { Route } from "./+types/account-email";
+
+// The link of "change your e-mail address" (app/auth/email-change.server.ts): a GET shows the
+// button, the POST makes the change.
+
+export const meta: Route.MetaFunction = () => [{ title: "Confirm your e-mail address · Vestibule" }, { name: "robots", content: "noindex" }];
+
+export async function loader({ request }: Route.LoaderArgs) {
+  const { page, setCookies } = await emailChangePageData(request);
+  return data(page, { status: page.state === "invalid" ? 403 : 200, headers: headersWith(setCookies) });
+}
+
+export async function action({ request }: Route.ActionArgs) {
+  const outcome = await confirmEmailChange(request);
+  if (outcome.state === "changed" && outcome.signedIn) {
+    throw redirect("/account?updated=email", { headers: headersWith(outcome.setCookies) });
+  }
+  const status = outcome.state === "changed" ? 200 : outcome.state === "taken" ? 409 : 403;
+  return data(outcome.state === "changed" ? { state: outcome.state, address: outcome.address } : { state: outcome.state }, { status });
+}
+
+export function headers({ parentHeaders }: Route.HeadersArgs) {
+  // The page holds a live token: never cache it, never send its URL anywhere.
+  const headers = new Headers(parentHeaders);
+  headers.set("Cache-Control", "private, no-store");
+  headers.set("Referrer-Policy", "no-referrer");
+  return headers;
+}
+
+export default function ConfirmEmailChange({ loaderData, actionData }: Route.ComponentProps) {
+  if (actionData) {
+    if (actionData.state === "changed" && "address" in actionData) {
+      return (
+        <AuthCard title="E-mail address changed">
+          <p role="status">
+            Your account now uses <strong>{actionData.address}</strong>.
+          </p>
+          <p>
+            <a className="button inline" href="/auth/signin">
+              Sign in
+            </a>
+          </p>
+        </AuthCard>
+      );
+    }
+    const message =
+      actionData.state === "taken"
+        ? EMAIL_CHANGE_MESSAGES.taken
+        : actionData.state === "expired-form"
+          ? EMAIL_CHANGE_MESSAGES.expiredForm
+          : EMAIL_CHANGE_MESSAGES.expiredLink;
+    return (
+      <AuthCard title="The address was not changed">
+        <p role="alert">{message}</p>
+        <p>
+          <a href="/account">Go to your account</a>
+        </p>
+      </AuthCard>
+    );
+  }
+  if (loaderData.state === "invalid") {
+    return (
+      <AuthCard title="The address was not changed">
+        <p role="alert">{EMAIL_CHANGE_MESSAGES.expiredLink}</p>
+        <p>
+          <a href="/account">Go to your account</a>
+        </p>
+      </AuthCard>
+    );
+  }
+  const { address, token, csrfToken } = loaderData;
+  return (
+    <AuthCard title="Confirm your e-mail address">
+      <p>
+        Use <strong id="confirm-address">{address}</strong> as the e-mail address of your account?
+      </p>
+      <DocumentForm action={EMAIL_CHANGE_PATH} label={`Use ${address}`} pendingLabel="Saving…" id="email-change-confirm-form">
+        <CsrfField token={csrfToken} />
+        <input type="hidden" name="token" value={token} />
+        <input type="hidden" name="email" value={address} />
+      </DocumentForm>
+      <p className="muted">If you did not ask for this, close this page: nothing changes without the button.</p>
+    </AuthCard>
+  );
+}
