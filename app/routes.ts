@@ -3,6 +3,7 @@ import { type RouteConfig, index, route } from "@react-router/dev/routes";
 export default [
   index("routes/home.tsx"),
   route("account", "routes/account.tsx"),
+  route("account/email", "routes/account-email.tsx"),
   route("welcome", "routes/welcome.tsx"),
 
   // The Auth.js-compatible endpoints under the base path /auth (contract §3).

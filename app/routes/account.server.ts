@@ -11,6 +11,8 @@ import { findProvider } from "~/auth/providers.server";
 import { clientAddress } from "~/auth/request.server";
 import { failureResponse } from "~/auth/signin.server";
 import { endSession, listSessions, revokeAllSessions, revokeSession } from "~/auth/session.server";
+import { emailChangeAvailable } from "~/auth/email-change.server";
+import { changeEmailIntent } from "~/auth/email-change-intent.server";
 
 export async function accountPageData(request: Request) {
   const { ar, session, setCookies } = await requireSession(request);
@@ -47,6 +49,7 @@ export async function accountPageData(request: Request) {
         memberSince: user.createdAt.toISOString(),
       },
       hasPassword: user.password !== null,
+      emailChange: { available: emailChangeAvailable(ar) },
       accounts: user.accounts.map((a) => ({
         provider: a.provider,
         name: findProvider(ar.config, a.provider)?.name ?? a.provider,
@@ -60,7 +63,14 @@ export async function accountPageData(request: Request) {
         createdAt: s.createdAt.toISOString(),
         lastUsedAt: s.lastUsedAt.toISOString(),
       })),
-      notice: updated === "profile" ? "Your profile was saved." : updated === "session" ? "That device was signed out." : null,
+      notice:
+        updated === "profile"
+          ? "Your profile was saved."
+          : updated === "session"
+            ? "That device was signed out."
+            : updated === "email"
+              ? "Your e-mail address was changed."
+              : null,
     },
     headers: headersWith([csrf.setCookie, ...setCookies]),
   };
@@ -83,6 +93,8 @@ export async function accountAction(request: Request) {
   if (!verifyCsrf(ar, body.csrfToken)) {
     return data({ formError: "Your form expired. Reload the page and try again.", fieldErrors: {} }, { status: 403 });
   }
+  // Add or change the e-mail address: a link to the new address (app/auth/email-change.server.ts).
+  if (body.intent === "change-email") return changeEmailIntent(ar, session.userId, body);
   const parsed = Intent.safeParse(body);
   if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
   const input = parsed.data;

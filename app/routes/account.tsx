@@ -1,5 +1,6 @@
 import { data, Form, useNavigation } from "react-router";
 import { CsrfField, Field } from "~/components/auth-forms";
+import { EmailChangeSection } from "~/components/email-change-section";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
 
@@ -20,7 +21,7 @@ function describeDevice(userAgent: string | null) {
 }
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, accounts, sessions, strategy, notice, hasPassword } = loaderData;
+  const { csrfToken, profile, accounts, sessions, strategy, notice, hasPassword, emailChange } = loaderData;
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
@@ -60,6 +61,15 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
           </button>
         </Form>
       </section>
+
+      <EmailChangeSection
+        csrfToken={csrfToken}
+        current={profile.email}
+        verified={profile.emailVerified !== null}
+        available={emailChange.available}
+        sentTo={actionData && "emailSentTo" in actionData ? actionData.emailSentTo : null}
+        error={actionData?.fieldErrors && "email" in actionData.fieldErrors ? String(actionData.fieldErrors.email) : null}
+      />
 
       <section className="card" aria-labelledby="methods-heading">
         <h2 id="methods-heading">Ways to sign in</h2>
