@@ -19,22 +19,9 @@ import { log } from "./log.server";
 import { hitRateLimit, RATE_LIMITS } from "./rate-limit.server";
 import { authRequest, clientAddress, type AuthRequest } from "./request.server";
 import { getSession, refreshSession } from "./session.server";
-import { SIGNIN_ERROR_MESSAGES } from "./errors";
+import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "./email-change";
 import { toSessionUser } from "./users.server";
 import { consumeToken, discardToken, issueToken, peekToken } from "./verification-token.server";
-
-export const EMAIL_CHANGE_PATH = "/account/email";
-
-export const EMAIL_CHANGE_MESSAGES = {
-  invalid: "Enter one e-mail address, such as name@example.com.",
-  same: "That is already your e-mail address.",
-  unavailable: "E-mail cannot be sent from this server, so the address cannot be changed here.",
-  rateLimited: "Too many links were asked for. Try again later.",
-  notSent: SIGNIN_ERROR_MESSAGES.EmailSignin,
-  expiredLink: "This link is no longer valid. It may have been used already or it may have expired.",
-  taken: "That address belongs to another account.",
-  expiredForm: "Your form expired. Reload the page and try again.",
-} as const;
 
 /** Whether /account can offer the change at all (production without SMTP cannot send). */
 export function emailChangeAvailable(ar: AuthRequest): boolean {

@@ -1,6 +1,7 @@
 import { data, redirect } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
-import { confirmEmailChange, EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH, emailChangePageData } from "~/auth/email-change.server";
+import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "~/auth/email-change";
+import { confirmEmailChange, emailChangePageData } from "~/auth/email-change.server";
 import { headersWith } from "~/auth/pages.server";
 import type { Route } from "./+types/account-email";
 
