@@ -21,7 +21,7 @@ export class OutboundError extends Error {
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(`${step}: ${message}`, options);
+    super(message, options);
     this.name = "OutboundError";
   }
 }

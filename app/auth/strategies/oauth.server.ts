@@ -144,7 +144,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
         const code = error.error === "access_denied" ? "AccessDenied" : "OAuthCallback";
         throw new AuthError(code, { log: `provider answered error=${error.error}`, cause: error });
       }
-      throw new AuthError("OAuthCallback", { log: "authorization response rejected", cause: error });
+      throw new AuthError("OAuthCallback", { log: `authorization response rejected: ${(error as Error).message}`, cause: error });
     }
 
     const tokenResponse = await outbound("token", async () =>
@@ -185,7 +185,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
       });
     } catch (error) {
       if (error instanceof OutboundError) throw error;
-      throw new AuthError("OAuthCallback", { log: "id_token signature rejected", cause: error });
+      throw new AuthError("OAuthCallback", { log: `id_token rejected: ${(error as Error).message}`, cause: error });
     }
     const now = Math.floor(Date.now() / 1000);
     if (claims.iat > now + OAUTH_CLOCK_TOLERANCE) {
