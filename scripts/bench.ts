@@ -54,7 +54,7 @@ async function waitFor(child: ChildProcess, text: string) {
 async function startApp(strategy: "jwt" | "database", extra: Record<string, string> = {}): Promise<Server> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), "vestibule-bench-"));
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: "production",
     PORT: String(port),

@@ -5,10 +5,9 @@ import { ensureCsrfToken, verifyCsrf } from "./csrf.server";
 import { errorPage, signinErrorMessage } from "./errors";
 import { getProviders, type ProviderType } from "./providers.server";
 import { authRequest, type AuthRequest } from "./request.server";
-import { errorRedirect } from "./respond.server";
+import { errorRedirect, redirectResponse } from "./respond.server";
 import { getSession, type CurrentSession } from "./session.server";
-import { readBody } from "./body.server";
-import { failureResponse } from "./signin.server";
+import { parsePost } from "./signin.server";
 
 export type PageProvider = { id: string; name: string; type: ProviderType; signinUrl: string; callbackUrl: string };
 
@@ -66,15 +65,11 @@ export function errorPageData(request: Request) {
 
 /** POST /auth/signin (no provider): CSRF-checked, then back to the sign-in page. */
 export async function signinRootAction(request: Request): Promise<Response> {
-  const ar = authRequest(request);
-  let body;
-  try {
-    body = await readBody(request);
-  } catch (error) {
-    return failureResponse(ar, error, false);
-  }
-  if (!verifyCsrf(ar, body.csrfToken)) return errorRedirect(ar, "MissingCSRF");
-  return new Response(null, { status: 302, headers: { Location: `${ar.origin}${ar.config.basePath}/signin` } });
+  const parsed = await parsePost(request);
+  if (parsed instanceof Response) return parsed;
+  const { ar, body, json } = parsed;
+  if (!verifyCsrf(ar, body.csrfToken)) return errorRedirect(ar, "MissingCSRF", { json });
+  return redirectResponse(`${ar.origin}${ar.config.basePath}/signin`, { json });
 }
 
 export type RequiredSession = { ar: AuthRequest; session: CurrentSession; setCookies: string[] };

@@ -30,6 +30,22 @@ export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, 
   return errorRedirect(ar, "Configuration", { json, setCookies });
 }
 
+export type ParsedPost = { ar: AuthRequest; body: Body; json: boolean };
+
+/**
+ * Reads a POST for an auth endpoint: its body (size-limited, form or JSON) and whether it wants
+ * the JSON-redirect answer. A bad body comes back as the response to send.
+ */
+export async function parsePost(request: Request): Promise<ParsedPost | Response> {
+  const ar = authRequest(request);
+  try {
+    const body = await readBody(request);
+    return { ar, body, json: wantsJsonRedirect(request, body) };
+  } catch (error) {
+    return failureResponse(ar, error, false);
+  }
+}
+
 /** Creates the session and sends the visitor on: to the callback URL, or to /welcome when new. */
 export async function completeSignIn(ctx: FlowContext, providerId: string, result: SignInResult): Promise<Response> {
   const { ar } = ctx;
@@ -80,15 +96,17 @@ function strategyRequest(request: Request, body: Body): Request {
 
 /** POST /auth/signin/<id> and GET|POST /auth/callback/<id>. */
 export async function providerFlow(request: Request, providerId: string | undefined, leg: "signIn" | "callback"): Promise<Response> {
-  const ar = authRequest(request);
   const method = request.method.toUpperCase();
-  let body: Body;
-  try {
-    body = method === "POST" ? await readBody(request) : Object.fromEntries(ar.url.searchParams);
-  } catch (error) {
-    return failureResponse(ar, error, false);
+  let ar: AuthRequest, body: Body, json: boolean;
+  if (method === "POST") {
+    const parsed = await parsePost(request);
+    if (parsed instanceof Response) return parsed;
+    ({ ar, body, json } = parsed);
+  } else {
+    ar = authRequest(request);
+    body = Object.fromEntries(ar.url.searchParams);
+    json = wantsJsonRedirect(request);
   }
-  const json = wantsJsonRedirect(request, body);
   const provider = providerId ? findProvider(ar.config, providerId) : undefined;
   const handler = provider?.[leg];
   const allowed = leg === "signIn" ? method === "POST" : provider?.callbackMethods.includes(method as "GET" | "POST");

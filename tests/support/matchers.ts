@@ -53,6 +53,5 @@ interface AuthMatchers<R = unknown> {
 }
 
 declare module "vitest" {
-  interface Assertion<T = any> extends AuthMatchers<T> {}
-  interface AsymmetricMatchersContaining extends AuthMatchers {}
+  interface Matchers<R extends void | Promise<void> = void | Promise<void>, T = unknown> extends AuthMatchers<R> {}
 }
