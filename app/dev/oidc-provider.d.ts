@@ -33,6 +33,8 @@ declare module "oidc-provider" {
     constructor(issuer: string, configuration?: Configuration);
     readonly issuer: string;
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
+    /** Koa's EventEmitter: `grant.success` fires once per successful token endpoint call. */
+    on(event: "grant.success", listener: (ctx: { oidc: { params: Record<string, unknown> } }) => void): this;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
     interactionFinished(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
     Client: { find(id: string): Promise<{ clientId: string; clientName?: string } | undefined> };
