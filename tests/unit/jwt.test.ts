@@ -1,6 +1,8 @@
 // The session JWE must be interchangeable with Auth.js v5's: proven against @auth/core/jwt itself.
 import { decode as authjsDecode, encode as authjsEncode } from "@auth/core/jwt";
 import { describe, expect, it } from "vitest";
+import { hkdfSync } from "node:crypto";
+import { EncryptJWT } from "jose";
 import { decodeJwt, encodeJwt, tryDecodeJwt } from "../../app/auth/jwt.server";
 
 const secret = "jwt-test-secret-0123456789abcdef0123456789abcdef";
@@ -53,4 +55,22 @@ describe("session JWE", () => {
     expect(await tryDecodeJwt({ token, secrets: [secret], salt, now: at(74) })).not.toBeNull();
     expect(await tryDecodeJwt({ token, secrets: [secret], salt, now: at(76) })).toBeNull();
   });
+
+  it("still reads A256GCM tokens (the other enc Auth.js decodes) and refuses a future nbf", async () => {
+    const key = new Uint8Array(hkdfSync("sha256", secret, salt, `Auth.js Generated Encryption Key (${salt})`, 32));
+    const gcm = await new EncryptJWT(claims).setProtectedHeader({ alg: "dir", enc: "A256GCM" }).setIssuedAt().setExpirationTime("1h").encrypt(key);
+    expect((await decodeJwt({ token: gcm, secrets: [secret], salt })).sub).toBe("user-1");
+    const future = await encodeJwt({ payload: { ...claims, nbf: Math.floor(Date.now() / 1000) + 3600 }, secrets: [secret], salt, maxAge: 7200 });
+    expect(await tryDecodeJwt({ token: future, secrets: [secret], salt })).toBeNull();
+  });
+
+  it("rejects a token whose tag does not match even when the key id does", async () => {
+    const token = await encodeJwt({ payload: claims, secrets: [secret], salt, maxAge: 60 });
+    const parts = token.split(".");
+    const tag = Buffer.from(parts[4]!, "base64url");
+    tag[0] = tag[0]! ^ 1;
+    parts[4] = tag.toString("base64url");
+    await expect(decodeJwt({ token: parts.join("."), secrets: [secret], salt })).rejects.toThrow();
+  });
 });
+
