@@ -12,7 +12,8 @@ import { db } from "../db/client.server";
 import { recordEvent } from "./audit.server";
 import type { AuthConfig } from "./config.server";
 import { AuthError } from "./errors";
-import { accountTokenColumns, type TokenSet } from "./oauth-tokens.server";
+import { accountTokenColumns, revokeProviderTokens, type TokenSet } from "./oauth-tokens.server";
+import { getProviders } from "./providers.server";
 import type { OAuthProfile } from "./providers/definition";
 import { authRequest, clientAddress } from "./request.server";
 import { getSession } from "./session.server";
@@ -95,25 +96,59 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
   }
 }
 
+/** The ways a user can sign in, for the unlink rule and the /account page. */
 export type SignInMethods = {
   password: boolean;
   emailLink: boolean;
   accounts: { provider: string; type: string }[];
 };
 
-/** Whether the user can still sign in if `provider`'s account is removed. */
+type Tx = Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0];
+
+async function readMethods(client: Tx | ReturnType<typeof db>, config: AuthConfig, userId: string): Promise<SignInMethods | null> {
+  const user = await client.user.findUnique({
+    where: { id: userId },
+    select: { email: true, password: { select: { id: true } }, accounts: { select: { provider: true, type: true } } },
+  });
+  if (!user) return null;
+  const providers = getProviders(config);
+  return {
+    // A password only counts while credentials sign-in is on; an address only while e-mail sign-in is.
+    password: user.password !== null && providers.some((p) => p.type === "credentials"),
+    emailLink: user.email !== null && providers.some((p) => p.type === "email"),
+    accounts: user.accounts,
+  };
+}
+
+export function signInMethods(config: AuthConfig, userId: string): Promise<SignInMethods | null> {
+  return readMethods(db(), config, userId);
+}
+
+/** Whether the user can still sign in once `provider`'s account is gone. */
 export function canUnlink(methods: SignInMethods, provider: string): boolean {
   const others = methods.accounts.filter((a) => a.provider !== provider).length;
   return others > 0 || methods.password || methods.emailLink;
 }
 
+export type UnlinkResult = "unlinked" | "not-linked" | "last-method";
+
 /**
- * Removes the user's account at `provider` when another way to sign in remains. Returns false
- * (and changes nothing) when it would lock the user out or no such account exists.
+ * Removes the user's account at `provider` when another way to sign in remains, after revoking
+ * the tokens Vestibule holds for it. The rule is checked again inside the transaction that
+ * deletes, so two unlinks at once cannot both pass it.
  */
-export async function unlinkAccount(userId: string, provider: string, methods: SignInMethods): Promise<boolean> {
-  if (!methods.accounts.some((a) => a.provider === provider) || !canUnlink(methods, provider)) return false;
-  const { count } = await db().account.deleteMany({ where: { userId, provider } });
-  if (count > 0) await recordEvent("account-unlinked", { userId, detail: { provider } });
-  return count > 0;
+export async function unlinkAccount(config: AuthConfig, userId: string, provider: string, ip: string | null = null): Promise<UnlinkResult> {
+  const before = await signInMethods(config, userId);
+  if (!before || !before.accounts.some((a) => a.provider === provider)) return "not-linked";
+  if (!canUnlink(before, provider)) return "last-method";
+  await revokeProviderTokens(userId, config, { provider });
+  const result = await db().$transaction(async (tx) => {
+    const methods = await readMethods(tx, config, userId);
+    if (!methods || !methods.accounts.some((a) => a.provider === provider)) return "not-linked" as const;
+    if (!canUnlink(methods, provider)) return "last-method" as const;
+    await tx.account.deleteMany({ where: { userId, provider } });
+    return "unlinked" as const;
+  });
+  if (result === "unlinked") await recordEvent("account-unlinked", { userId, ip, detail: { provider } });
+  return result;
 }

@@ -1,0 +1,59 @@
+import { Form } from "react-router";
+import { CsrfField, DocumentForm } from "./auth-forms";
+
+type Props = {
+  csrfToken: string;
+  password: boolean;
+  emailLink: boolean;
+  linked: { provider: string; name: string; canUnlink: boolean }[];
+  linkable: { id: string; name: string; signinUrl: string }[];
+  notice: string | null;
+};
+
+/**
+ * /account: every way the user can sign in. Linking another provider is its sign-in while signed
+ * in; removing one is offered only while another way remains (the server checks again).
+ */
+export function LinkedAccountsSection({ csrfToken, password, emailLink, linked, linkable, notice }: Props) {
+  return (
+    <section className="card" aria-labelledby="methods-heading">
+      <h2 id="methods-heading">Ways to sign in</h2>
+      {notice ? (
+        <p className="notice" role="status" id="linked-accounts-notice">
+          {notice}
+        </p>
+      ) : null}
+      <ul id="linked-accounts">
+        {password ? <li>Password</li> : null}
+        {emailLink ? <li>E-mail link</li> : null}
+        {linked.map((a) => (
+          <li key={a.provider} data-provider={a.provider}>
+            <span>{a.name}</span>{" "}
+            {a.canUnlink ? (
+              <Form method="post" className="inline-form">
+                <CsrfField token={csrfToken} />
+                <input type="hidden" name="intent" value="unlink-account" />
+                <input type="hidden" name="provider" value={a.provider} />
+                <button type="submit" className="button secondary inline">
+                  Remove {a.name}
+                </button>
+              </Form>
+            ) : (
+              <span className="muted"> (your only way to sign in)</span>
+            )}
+          </li>
+        ))}
+      </ul>
+      {linkable.length ? (
+        <div className="stack" id="link-accounts">
+          {linkable.map((p) => (
+            <DocumentForm key={p.id} action={p.signinUrl} label={`Link ${p.name}`} pendingLabel={`Redirecting to ${p.name}…`}>
+              <CsrfField token={csrfToken} />
+              <input type="hidden" name="callbackUrl" value={`/account?updated=linked&provider=${encodeURIComponent(p.id)}`} />
+            </DocumentForm>
+          ))}
+        </div>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,56 @@
+// The /account page's "Ways to sign in": linked provider accounts, linking another (a CSRF POST
+// to /auth/signin/<id> while signed in, which links on return: app/auth/accounts.server.ts), and
+// the "unlink-account" intent, refused when it would remove the last way to sign in.
+import { data, redirect } from "react-router";
+import { z } from "zod";
+import { canUnlink, signInMethods, unlinkAccount } from "~/auth/accounts.server";
+import { getProviders } from "~/auth/providers.server";
+import { clientAddress, type AuthRequest } from "~/auth/request.server";
+
+export type LinkedAccounts = {
+  password: boolean;
+  emailLink: boolean;
+  linked: { provider: string; name: string; canUnlink: boolean }[];
+  linkable: { id: string; name: string; signinUrl: string }[];
+  notice: string | null;
+};
+
+export async function linkedAccountsData(ar: AuthRequest, userId: string): Promise<LinkedAccounts> {
+  const methods = (await signInMethods(ar.config, userId)) ?? { password: false, emailLink: false, accounts: [] };
+  const oauth = getProviders(ar.config).filter((p) => p.type === "oauth" || p.type === "oidc");
+  const nameOf = (id: string) => oauth.find((p) => p.id === id)?.name ?? id;
+  const updated = ar.url.searchParams.get("updated");
+  const provider = ar.url.searchParams.get("provider");
+  return {
+    password: methods.password,
+    emailLink: methods.emailLink,
+    linked: methods.accounts
+      .filter((a) => a.type === "oauth" || a.type === "oidc")
+      .map((a) => ({ provider: a.provider, name: nameOf(a.provider), canUnlink: canUnlink(methods, a.provider) })),
+    linkable: oauth
+      .filter((p) => !methods.accounts.some((a) => a.provider === p.id))
+      .map((p) => ({ id: p.id, name: p.name, signinUrl: `${ar.config.basePath}/signin/${p.id}` })),
+    notice:
+      updated === "unlinked" && provider
+        ? `${nameOf(provider)} was removed from your ways to sign in.`
+        : updated === "linked" && provider
+          ? `You can now sign in with ${nameOf(provider)}.`
+          : null,
+  };
+}
+
+const UnlinkBody = z.object({ provider: z.string().min(1).max(64) });
+
+export async function unlinkAccountIntent(ar: AuthRequest, userId: string, body: Record<string, unknown>) {
+  const parsed = UnlinkBody.safeParse(body);
+  if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
+  const result = await unlinkAccount(ar.config, userId, parsed.data.provider, clientAddress(ar));
+  if (result === "last-method") {
+    return data(
+      { formError: "That is your only way to sign in. Link another account or set up another method before removing it.", fieldErrors: {} },
+      { status: 409 },
+    );
+  }
+  if (result === "not-linked") return data({ formError: "That account is not linked.", fieldErrors: {} }, { status: 404 });
+  throw redirect(`/account?${new URLSearchParams({ updated: "unlinked", provider: parsed.data.provider })}`);
+}
