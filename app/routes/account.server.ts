@@ -13,6 +13,7 @@ import { failureResponse } from "~/auth/signin.server";
 import { endSession, listSessions, revokeAllSessions, revokeSession } from "~/auth/session.server";
 import { emailChangeAvailable } from "~/auth/email-change.server";
 import { changeEmailIntent } from "~/auth/email-change-intent.server";
+import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
 
 export async function accountPageData(request: Request) {
   const { ar, session, setCookies } = await requireSession(request);
@@ -50,6 +51,7 @@ export async function accountPageData(request: Request) {
       },
       hasPassword: user.password !== null,
       emailChange: { available: emailChangeAvailable(ar) },
+      ways: await linkedAccountsData(ar, session.userId),
       accounts: user.accounts.map((a) => ({
         provider: a.provider,
         name: findProvider(ar.config, a.provider)?.name ?? a.provider,
@@ -95,6 +97,8 @@ export async function accountAction(request: Request) {
   }
   // Add or change the e-mail address: a link to the new address (app/auth/email-change.server.ts).
   if (body.intent === "change-email") return changeEmailIntent(ar, session.userId, body);
+  // Remove a linked provider account (app/routes/account-links.server.ts).
+  if (body.intent === "unlink-account") return unlinkAccountIntent(ar, session.userId, body);
   const parsed = Intent.safeParse(body);
   if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
   const input = parsed.data;

@@ -1,6 +1,7 @@
 import { data, Form, useNavigation } from "react-router";
 import { CsrfField, Field } from "~/components/auth-forms";
 import { EmailChangeSection } from "~/components/email-change-section";
+import { LinkedAccountsSection } from "~/components/linked-accounts-section";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
 
@@ -21,7 +22,7 @@ function describeDevice(userAgent: string | null) {
 }
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, accounts, sessions, strategy, notice, hasPassword, emailChange } = loaderData;
+  const { csrfToken, profile, sessions, strategy, notice, emailChange, ways } = loaderData;
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
@@ -71,16 +72,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
         error={actionData?.fieldErrors && "email" in actionData.fieldErrors ? String(actionData.fieldErrors.email) : null}
       />
 
-      <section className="card" aria-labelledby="methods-heading">
-        <h2 id="methods-heading">Ways to sign in</h2>
-        <ul>
-          {hasPassword ? <li>Password</li> : null}
-          {accounts.map((a) => (
-            <li key={a.provider}>{a.name}</li>
-          ))}
-          {!hasPassword && accounts.length === 0 ? <li>E-mail link</li> : null}
-        </ul>
-      </section>
+      <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
 
       <section className="card" aria-labelledby="sessions-heading">
         <h2 id="sessions-heading">Where you are signed in</h2>
