@@ -83,10 +83,11 @@ describe(`confirm mode (${dbLabel})`, () => {
     expect(await openLink(link)).toHaveErrorRedirect("Verification");
   });
 
-  it("the page is never cached and never sends its URL on", () => {
-    const headers = new Headers(callbackEmail.headers({ parentHeaders: new Headers({ "X-Frame-Options": "DENY" }) } as never));
+  it("the page is never cached and keeps the root's headers (Referrer-Policy: same-origin)", () => {
+    const parentHeaders = new Headers({ "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin" });
+    const headers = new Headers(callbackEmail.headers({ parentHeaders } as never));
     expect(headers.get("Cache-Control")).toBe("private, no-store");
-    expect(headers.get("Referrer-Policy")).toBe("no-referrer");
+    expect(headers.get("Referrer-Policy")).toBe("same-origin");
     expect(headers.get("X-Frame-Options")).toBe("DENY");
   });
 

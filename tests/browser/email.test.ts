@@ -1,0 +1,150 @@
+// E-mail link sign-in in a real Chromium against the production server and a real SMTP server:
+// the link is asked for with JavaScript off, and opened in a fresh browser context (another
+// device), which lands signed in. Then the same with AUTH_EMAIL_CONFIRM=true, where the link
+// shows a "Sign in as …" button.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, BrowserContext } from "playwright-core";
+import { launchBrowser, startApp, type RunningApp } from "../support/browser";
+import { linkIn, startSmtpSink, type SmtpSink } from "../support/smtp-sink";
+
+let browser: Browser;
+let sink: SmtpSink;
+const apps: RunningApp[] = [];
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  [browser, sink] = await Promise.all([launchBrowser(), startSmtpSink()]);
+});
+
+afterAll(async () => {
+  await Promise.all(contexts.map((c) => c.close().catch(() => {})));
+  await browser?.close();
+  await Promise.all(apps.map((a) => a.stop()));
+  await sink?.close();
+});
+
+async function app(env: Record<string, string> = {}) {
+  const started = await startApp({ AUTH_EMAIL_SERVER: sink.url, AUTH_EMAIL_FROM: "Vestibule <no-reply@vestibule.test>", ...env });
+  apps.push(started);
+  return started;
+}
+
+async function context(javaScriptEnabled: boolean) {
+  const c = await browser.newContext({ javaScriptEnabled });
+  contexts.push(c);
+  return c;
+}
+
+/** Asks for a link on the sign-in page with JavaScript off; returns the link that arrived. */
+async function askForLink(url: string, email: string): Promise<URL> {
+  const before = sink.messages.length;
+  const page = await (await context(false)).newPage();
+  await page.goto(`${url}/account`);
+  expect(new URL(page.url()).pathname).toBe("/auth/signin");
+  expect(await page.evaluate(() => typeof (window as { __reactRouterContext?: unknown }).__reactRouterContext).catch(() => "undefined")).toBe("undefined");
+
+  // First a value the browser lets through but the server refuses: the message sits at the field.
+  await page.locator("#input-email-for-email-provider").fill("someone@localhost");
+  await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+  await page.waitForURL(/error=EmailInvalid/);
+  const described = await page.locator("#input-email-for-email-provider").getAttribute("aria-describedby");
+  expect(described).toBeTruthy();
+  await expect(page.locator(`#${described}`).textContent()).resolves.toBe(
+    "Unable to sign in. Enter one e-mail address, such as name@example.com.",
+  );
+  await expect(page.locator("#input-email-for-email-provider").getAttribute("aria-invalid")).resolves.toBe("true");
+  expect(sink.messages.length).toBe(before);
+
+  await page.locator("#input-email-for-email-provider").fill(email);
+  await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+  await page.waitForURL(/\/auth\/verify-request\?provider=email&type=email$/);
+  await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Check your email");
+  await expect(page.locator("main").textContent()).resolves.toContain("expires after 24 hours");
+
+  const messages = await sink.waitFor(before + 1);
+  const message = messages.at(-1)!;
+  expect(message.envelope.to).toEqual([email.trim().toLowerCase()]);
+  // The browser that asked is still signed out: the link is what signs in.
+  await page.goto(`${url}/auth/session`);
+  await expect(page.locator("body").textContent()).resolves.toBe("null");
+  return linkIn(message);
+}
+
+describe("e-mail link sign-in in Chromium", () => {
+  it("asked for with JavaScript off, opened on another device: signed in on /welcome, then /account", async () => {
+    const running = await app();
+    const link = await askForLink(running.url, " Reader@Example.com");
+    expect(link.origin).toBe(running.url);
+    expect(link.searchParams.get("callbackUrl")).toBe(`${running.url}/account`);
+
+    const phone = await (await context(false)).newPage();
+    await phone.goto(link.href);
+    expect(new URL(phone.url()).pathname).toBe("/welcome");
+    await expect(phone.locator("main").textContent()).resolves.toContain("reader@example.com");
+    await phone.getByRole("link", { name: "Continue" }).click();
+    await phone.waitForURL(`${running.url}/account`);
+    await expect(phone.locator("#profile-email").textContent()).resolves.toContain("reader@example.com (verified)");
+
+    // The same link a second time: the Verification page, 403.
+    const again = await (await context(false)).newPage();
+    const response = await again.goto(link.href);
+    expect(new URL(again.url()).pathname).toBe("/auth/error");
+    expect(response!.status()).toBe(403);
+    await expect(again.getByRole("alert").textContent()).resolves.toBe("The sign in link is no longer valid.");
+  });
+
+  for (const javaScriptEnabled of [false, true]) {
+    it(`AUTH_EMAIL_CONFIRM=true: the link shows "Sign in as …", the button signs in (JavaScript ${javaScriptEnabled ? "on" : "off"})`, async () => {
+      const running = await app({ AUTH_EMAIL_CONFIRM: "true" });
+      const link = await askForLink(running.url, `confirm-${javaScriptEnabled ? "js" : "nojs"}@example.com`);
+
+      // A mail scanner fetches the link first, without cookies: nothing is used up.
+      const scan = await fetch(link, { redirect: "manual" });
+      expect(scan.status).toBe(200);
+      expect(scan.headers.get("cache-control")).toBe("private, no-store");
+      expect(scan.headers.getSetCookie().some((c) => c.includes("session-token"))).toBe(false);
+
+      const phone = await (await context(javaScriptEnabled)).newPage();
+      await phone.goto(link.href);
+      expect(new URL(phone.url()).pathname).toBe("/auth/callback/email");
+      const address = `confirm-${javaScriptEnabled ? "js" : "nojs"}@example.com`;
+      await expect(phone.locator("#confirm-address").textContent()).resolves.toBe(address);
+      await phone.getByRole("button", { name: `Sign in as ${address}` }).click();
+      await phone.waitForURL(/\/welcome\?callbackUrl=%2Faccount$/);
+      await phone.goto(`${running.url}/auth/session`);
+      await expect(phone.locator("body").textContent()).resolves.toContain(`"email":"${address}"`);
+    });
+  }
+
+  it("changes the address from /account with JavaScript off: link to the new address, button on another device", async () => {
+    const running = await app();
+    const link = await askForLink(running.url, "before@example.com");
+    const laptop = await (await context(false)).newPage();
+    await laptop.goto(link.href);
+    await laptop.goto(`${running.url}/account`);
+
+    const form = laptop.locator("#email-change-form");
+    await form.getByLabel("New e-mail address").fill("after@example.com");
+    await form.getByRole("button", { name: "Send me a link" }).click();
+    await expect(laptop.locator("#email-change-sent").textContent()).resolves.toContain("We sent a link to after@example.com.");
+    await expect(laptop.locator("#profile-email").textContent()).resolves.toContain("before@example.com");
+
+    const message = (await sink.waitFor(sink.messages.length)).at(-1)!;
+    expect(message.envelope.to).toEqual(["after@example.com"]);
+    const phone = await (await context(false)).newPage();
+    await phone.goto(linkIn(message).href);
+    await expect(phone.locator("#confirm-address").textContent()).resolves.toBe("after@example.com");
+    await phone.getByRole("button", { name: "Use after@example.com" }).click();
+    await expect(phone.getByRole("status").textContent()).resolves.toContain("Your account now uses after@example.com.");
+
+    await laptop.goto(`${running.url}/account`);
+    await expect(laptop.locator("#profile-email").textContent()).resolves.toContain("after@example.com (verified)");
+  });
+
+  it("the production server has no /dev/outbox", async () => {
+    const running = apps[0] ?? (await app());
+    const res = await fetch(`${running.url}/dev/outbox`);
+    expect(res.status).toBe(404);
+    expect(await res.text()).not.toContain("Dev outbox");
+  });
+});
