@@ -12,7 +12,12 @@ export async function loader({ request }: Route.LoaderArgs) {
 
 export const action = ({ request }: Route.ActionArgs) => signinRootAction(request);
 
-const EMAIL_ERRORS = new Set(["EmailSignin", "EmailInvalid"]);
+const EMAIL_ERRORS = new Set(["EmailSignin", "EmailInvalid", "RateLimited"]);
+// What to do next, after the contract's text, for the e-mail form's own codes.
+const EMAIL_HINTS: Record<string, string> = {
+  EmailInvalid: "Enter one e-mail address, such as name@example.com.",
+  RateLimited: "Too many sign-in links were asked for. Try again later.",
+};
 
 export default function SignIn({ loaderData }: Route.ComponentProps) {
   const { csrfToken, callbackUrl, providers, error, email, signedInAs } = loaderData;
@@ -21,7 +26,8 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
   const credentials = providers.find((p) => p.type === "credentials");
   // Tie the message to the fields it is about; other errors stand above all forms.
   const credentialsError = error?.code === "CredentialsSignin" ? error.message : null;
-  const emailError = error && EMAIL_ERRORS.has(error.code) ? error.message : null;
+  const emailError =
+    error && emailProvider && EMAIL_ERRORS.has(error.code) ? [error.message, EMAIL_HINTS[error.code]].filter(Boolean).join(" ") : null;
   const generalError = error && !credentialsError && !emailError ? error.message : null;
   const sections: React.ReactNode[] = [];
 
