@@ -1,6 +1,7 @@
 // The OAuth/OIDC providers the configuration turns on, in display order, and their entries in the
 // provider registry (providers.server.ts): a strategy on the Authenticator plus the two legs.
 import { signInWithOAuth } from "../accounts.server";
+import { validateCallbackUrl } from "../callback-url.server";
 import type { AuthConfig, PresetId } from "../config.server";
 import type { Provider } from "../providers.server";
 import { runStrategy } from "../signin.server";
@@ -58,8 +59,11 @@ export function oauthProviders(config: AuthConfig): Provider[] {
       // a failed check. Putting their Set-Cookie headers on the flow means every response
       // runStrategy builds, redirects to an error page included, carries them.
       const state = typeof ctx.body.state === "string" ? ctx.body.state : null;
-      const { setCookies } = await consumeFlow(ctx.ar, definition.id, state, definition.type === "oidc");
+      const { result, setCookies } = await consumeFlow(ctx.ar, definition.id, state, definition.type === "oidc");
       ctx.setCookies.push(...setCookies);
+      // The flow's own callback URL wins over the shared callback-url cookie (validated again).
+      const own = result.ok && result.flow.callbackUrl ? validateCallbackUrl(result.flow.callbackUrl, ctx.ar.origin) : null;
+      if (own) ctx.callbackUrl = own;
       return runStrategy(ctx, definition.id);
     },
     // GET: the usual redirect back; POST: response_mode=form_post (no CSRF token: the state,

@@ -21,11 +21,23 @@ export const MAX_PENDING_FLOWS = 5;
 export type CheckKind = "state" | "pkceCodeVerifier" | "nonce";
 const KINDS: readonly CheckKind[] = ["state", "pkceCodeVerifier", "nonce"];
 
-/** `formPost`: the flow asked for response_mode=form_post, so its cookie must be SameSite=None. */
-type Entry = { flow: string; value: string; provider: string; expiresAt: number; formPost?: boolean };
+/**
+ * `formPost`: the flow asked for response_mode=form_post, so its cookie must be SameSite=None.
+ * `callbackUrl` (state entries only): where this flow's visitor goes afterwards. Kept per flow, so
+ * two tabs keep their own, and it survives a form_post return, which does not carry the
+ * SameSite=Lax callback-url cookie.
+ */
+type Entry = { flow: string; value: string; provider: string; expiresAt: number; formPost?: boolean; callbackUrl?: string };
 
 /** What one sign-in put in the cookies. `nonce` is null for plain OAuth 2.0 providers. */
-export type Flow = { flow: string; provider: string; state: string; codeVerifier: string | null; nonce: string | null };
+export type Flow = {
+  flow: string;
+  provider: string;
+  state: string;
+  codeVerifier: string | null;
+  nonce: string | null;
+  callbackUrl: string | null;
+};
 
 type Sealed = Entry & { earlier?: Entry[] };
 
@@ -44,7 +56,14 @@ async function readEntries(ar: AuthRequest, kind: CheckKind): Promise<Entry[]> {
   if (!raw) return [];
   const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: name, clockTolerance: 0 });
   if (!payload) return [];
-  const top = { flow: payload.flow, value: payload.value, provider: payload.provider, expiresAt: payload.expiresAt, formPost: payload.formPost === true };
+  const top = {
+    flow: payload.flow,
+    value: payload.value,
+    provider: payload.provider,
+    expiresAt: payload.expiresAt,
+    formPost: payload.formPost === true,
+    ...(typeof payload.callbackUrl === "string" ? { callbackUrl: payload.callbackUrl } : {}),
+  };
   const earlier = Array.isArray(payload.earlier) ? payload.earlier : [];
   const t = now();
   return [top, ...earlier].filter(isEntry).filter((e) => e.expiresAt > t);
@@ -74,7 +93,7 @@ async function writeEntries(ar: AuthRequest, kind: CheckKind, entries: Entry[]):
  */
 export async function storeFlow(
   ar: AuthRequest,
-  values: { provider: string; state: string; codeVerifier: string | null; nonce: string | null },
+  values: { provider: string; state: string; codeVerifier: string | null; nonce: string | null; callbackUrl: string },
   options: { formPost: boolean },
 ): Promise<string[]> {
   const flow = randomToken(12);
@@ -90,7 +109,14 @@ export async function storeFlow(
     const value = byKind[kind];
     // A kind this provider does not use still has other flows' entries to keep.
     if (value === null && current.length === 0) continue;
-    const entry: Entry = { flow, value: value ?? "", provider: values.provider, expiresAt, ...(options.formPost ? { formPost: true } : {}) };
+    const entry: Entry = {
+      flow,
+      value: value ?? "",
+      provider: values.provider,
+      expiresAt,
+      ...(options.formPost ? { formPost: true } : {}),
+      ...(kind === "state" ? { callbackUrl: values.callbackUrl } : {}),
+    };
     const next = value === null ? current : [entry, ...current];
     out.push(await writeEntries(ar, kind, next.slice(0, MAX_PENDING_FLOWS)));
   }
@@ -150,7 +176,14 @@ export async function consumeFlow(ar: AuthRequest, provider: string, state: stri
     else {
       result = {
         ok: true,
-        flow: { flow: match.flow, provider, state: match.value, codeVerifier: verifier.value, nonce: nonce?.value ?? null },
+        flow: {
+          flow: match.flow,
+          provider,
+          state: match.value,
+          codeVerifier: verifier.value,
+          nonce: nonce?.value ?? null,
+          callbackUrl: match.callbackUrl ?? null,
+        },
       };
     }
   }

@@ -18,6 +18,7 @@ import { OAUTH_CLOCK_TOLERANCE, type AuthConfig } from "../config.server";
 import { AuthError } from "../errors";
 import { tokenSetFrom, type TokenSet } from "../oauth-tokens.server";
 import { standardProfile, type Claims, type OAuthProfile, type OAuthProviderDefinition } from "../providers/definition";
+import { resolveCallbackUrl } from "../callback-url.server";
 import { authBaseUrl, authRequest, clientAddress, type AuthRequest } from "../request.server";
 import { consumeFlow, storeFlow } from "./oauth-checks.server";
 import { expectedIdTokenIssuer, providerClient, type ProviderClient } from "./oauth-client.server";
@@ -68,7 +69,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     const ar = authRequest(request, this.config);
     const leg = ar.url.pathname === `${this.config.basePath}/callback/${this.definition.id}` ? "callback" : "signIn";
     try {
-      if (leg === "signIn") throw await this.authorize(ar);
+      if (leg === "signIn") throw await this.authorize(ar, request);
       return await this.callback(ar, request);
     } catch (thrown) {
       if (thrown instanceof Response) throw thrown;
@@ -86,8 +87,11 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
   }
 
   /** Leg 1: a redirect to the provider's authorization endpoint, with the check cookies. */
-  private async authorize(ar: AuthRequest): Promise<Response> {
+  private async authorize(ar: AuthRequest, request: Request): Promise<Response> {
     const d = this.definition;
+    // The same callback URL the sign-in flow resolved (body, then query, then cookie).
+    const form = Object.fromEntries(new URLSearchParams((await request.text()) || ""));
+    const { url: callbackUrl } = resolveCallbackUrl(ar, form);
     const pc = await providerClient(d);
     const state = oauth.generateRandomState();
     const codeVerifier = oauth.generateRandomCodeVerifier();
@@ -115,7 +119,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
 
     const setCookies = await storeFlow(
       ar,
-      { provider: d.id, state, codeVerifier, nonce },
+      { provider: d.id, state, codeVerifier, nonce, callbackUrl },
       { formPost: params.get("response_mode") === "form_post" },
     );
     const headers = new Headers({ Location: url.href });

@@ -49,6 +49,8 @@ describe(`check cookies (${dbLabel})`, () => {
     const idpJar = new CookieJar();
     const resA = await deliver(jar, await visitIdp(tabA.headers.get("Location")!, ALICE, idpJar));
     expect(resA).toHaveSessionCookie();
+    // Each tab keeps its own callback URL, although tab B's start replaced the shared cookie.
+    expect(resA).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Fa`);
     // Tab A's flow is gone, tab B's is still there: the cookies are rewritten, not expired.
     expect(checkCookieChanges(resA)).toEqual({ set: ["authjs.nonce", "authjs.pkce.code_verifier", "authjs.state"], expired: [] });
     const left = await sealedPayload(jar, "authjs.state");
@@ -57,6 +59,7 @@ describe(`check cookies (${dbLabel})`, () => {
 
     const resB = await deliver(jar, await visitIdp(tabB.headers.get("Location")!, ALICE, idpJar));
     expect(resB).toHaveSessionCookie();
+    expect(resB).toHaveRedirect(`${ORIGIN}/b`);
     expect(checkCookieChanges(resB).expired).toEqual(["authjs.nonce", "authjs.pkce.code_verifier", "authjs.state"]);
     expect(await testDb().account.count()).toBe(1);
   });
@@ -163,6 +166,7 @@ describe(`check cookies (${dbLabel})`, () => {
   test("response_mode=form_post: cross-site-capable cookies (SameSite=None; Secure), and the POSTed answer signs in", async () => {
     const jar = new CookieJar();
     const { start, answer, res } = await signInThroughIdp(jar, ALICE, { query: "?response_mode=form_post", callbackUrl: "/fp" });
+    // A cross-site POST does not carry the SameSite=Lax callback-url cookie: the flow's own copy is used.
     expect(new URL(start.headers.get("Location")!).searchParams.get("response_mode")).toBe("form_post");
     for (const c of start.headers.getSetCookie().filter((c) => /^authjs\.(state|nonce|pkce)/.test(c))) {
       expect(c).toMatch(/; Secure; SameSite=None$/);
