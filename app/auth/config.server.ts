@@ -179,6 +179,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       problems.push("AUTH_EMAIL_SERVER must be an smtp:// or smtps:// URL, e.g. smtp://user:pass@host:587");
     }
     if (!e.AUTH_EMAIL_FROM) problems.push("AUTH_EMAIL_FROM is required when AUTH_EMAIL_SERVER is set");
+    // "Name <a@b.c>" or "a@b.c": one address, so a bad sender fails here rather than at the first send.
+    else if (!/^(?:[^<>@\r\n]*<)?[^\s<>@",;]+@[^\s<>@",;]+\.[^\s<>@",;]+>?$/.test(e.AUTH_EMAIL_FROM.trim())) {
+      problems.push(`AUTH_EMAIL_FROM must be one sender address such as "Vestibule <no-reply@example.com>" (got "${e.AUTH_EMAIL_FROM}")`);
+    }
     if (server && e.AUTH_EMAIL_FROM && e.AUTH_EMAIL_SERVER) email = { server: e.AUTH_EMAIL_SERVER, from: e.AUTH_EMAIL_FROM };
   }
   let emailTokenMaxAge = EMAIL_TOKEN_MAX_AGE;

@@ -65,6 +65,15 @@ describe("configuration", () => {
     ]);
   });
 
+  it("checks that AUTH_EMAIL_FROM names one sender address", () => {
+    const smtp = { AUTH_SECRET: secret, AUTH_EMAIL_SERVER: "smtp://mail.example.com:587" };
+    expect(loadConfig({ ...smtp, AUTH_EMAIL_FROM: "Vestibule <no-reply@example.com>" }).email?.from).toBe("Vestibule <no-reply@example.com>");
+    expect(loadConfig({ ...smtp, AUTH_EMAIL_FROM: "no-reply@example.com" }).email).not.toBeNull();
+    for (const from of ["Vestibule", "a@b", "a@b.c, c@d.e", "<>"]) {
+      expect(problems({ ...smtp, AUTH_EMAIL_FROM: from })[0]).toMatch(/^AUTH_EMAIL_FROM must be one sender address/);
+    }
+  });
+
   it("requires AUTH_URL in production unless the host is trusted", () => {
     expect(problems({ NODE_ENV: "production", AUTH_SECRET: secret })[0]).toMatch(/^AUTH_URL is required in production/);
     expect(loadConfig({ NODE_ENV: "production", AUTH_SECRET: secret, AUTH_TRUST_HOST: "true" }).trustHost).toBe(true);
