@@ -67,6 +67,11 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
     if (profile.email) {
       const owner = await client.user.findUnique({ where: { email: profile.email }, select: { id: true } });
       if (owner) {
+        // The same new account arriving twice at once: the other callback may have just created
+        // this user and account. Then it is a known account, not someone else's address.
+        if (attempt === 0 && (await client.account.findUnique({ where: { provider_providerAccountId: key }, select: { id: true } }))) {
+          return signInWithOAuth(input, 1);
+        }
         await recordEvent("signin-failed", { userId: owner.id, ip, detail: { provider: provider.id, code: "OAuthAccountNotLinked" } });
         throw new AuthError("OAuthAccountNotLinked", { log: `${provider.id} e-mail belongs to an existing user` });
       }

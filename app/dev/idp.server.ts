@@ -193,11 +193,15 @@ export async function startDevIdp(options: IdpOptions = {}): Promise<RunningIdp>
         }),
       };
     },
-    // Consent is implied: a grant with every scope asked for.
+    // Consent is implied: the session's grant for this client (one per session, so two tabs
+    // authorizing at once share it and both codes stay valid), extended with the scopes asked for.
     loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
       const { oidc } = ctx;
       if (!oidc.session?.accountId || !oidc.client) return undefined;
-      const grant = new oidc.provider.Grant({ clientId: oidc.client.clientId, accountId: oidc.session.accountId });
+      const grantId = oidc.result?.consent?.grantId ?? oidc.session.grantIdFor(oidc.client.clientId);
+      const grant =
+        (grantId ? await oidc.provider.Grant.find(grantId) : undefined) ??
+        new oidc.provider.Grant({ clientId: oidc.client.clientId, accountId: oidc.session.accountId });
       grant.addOIDCScope([...oidc.requestParamScopes].join(" "));
       await grant.save();
       return grant;

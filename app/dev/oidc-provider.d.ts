@@ -9,7 +9,8 @@ declare module "oidc-provider" {
     oidc: {
       provider: Provider;
       client?: { clientId: string; clientName?: string; grantTypeAllowed(type: string): boolean };
-      session?: { accountId?: string };
+      session?: { accountId?: string; grantIdFor(clientId: string): string | undefined };
+      result?: { consent?: { grantId?: string } };
       requestParamScopes: Set<string>;
     };
   };
@@ -27,6 +28,8 @@ declare module "oidc-provider" {
     }>;
   };
 
+  export type Grant = { addOIDCScope(scope: string): void; save(): Promise<string> };
+
   export type Interaction = { uid: string; params: Record<string, unknown>; prompt: { name: string } };
 
   export default class Provider {
@@ -38,6 +41,9 @@ declare module "oidc-provider" {
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
     interactionFinished(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
     Client: { find(id: string): Promise<{ clientId: string; clientName?: string } | undefined> };
-    Grant: new (init: { clientId: string; accountId: string }) => { addOIDCScope(scope: string): void; save(): Promise<string> };
+    Grant: {
+      new (init: { clientId: string; accountId: string }): Grant;
+      find(id: string): Promise<Grant | undefined>;
+    };
   }
 }

@@ -7,8 +7,8 @@ import { createSession } from "../../../app/auth/session.server.ts";
 import { toSessionUser, upsertCredentialsUser } from "../../../app/auth/users.server.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, get, ORIGIN } from "../../support/http.ts";
-import { ALICE, BOB, startTestIdp, type TestIdp } from "../../support/idp.ts";
-import { checkCookieChanges, sessionOf, signInThroughIdp } from "../../support/oauth-flow.ts";
+import { ALICE, BOB, startTestIdp, visitIdp, type TestIdp } from "../../support/idp.ts";
+import { checkCookieChanges, deliver, sessionOf, signInThroughIdp, startSignIn } from "../../support/oauth-flow.ts";
 
 let idp: TestIdp;
 
@@ -100,3 +100,26 @@ for (const strategy of ["jwt", "database"] as const) {
     });
   });
 }
+
+describe(`a brand-new account arriving twice at once (${dbLabel})`, () => {
+  beforeEach(async () => {
+    idp.configure({ AUTH_SESSION_STRATEGY: "jwt" });
+    await resetDatabase();
+  });
+
+  test("two callbacks for the same new user race: one user, one account, both signed in", async () => {
+    const jar = new CookieJar();
+    const idpJar = new CookieJar();
+    const a = await startSignIn(jar);
+    const b = await startSignIn(jar);
+    const answers = [await visitIdp(a.headers.get("Location")!, ALICE, idpJar), await visitIdp(b.headers.get("Location")!, ALICE, idpJar)];
+    const [resA, resB] = await Promise.all(answers.map((answer) => deliver(jar, answer)));
+    expect(resA).toHaveSessionCookie();
+    expect(resB).toHaveSessionCookie();
+    expect(await testDb().user.count()).toBe(1);
+    expect(await testDb().account.count()).toBe(1);
+    // Exactly one of them created the user.
+    const targets = [resA, resB].map((r) => new URL(r.headers.get("Location")!).pathname).sort();
+    expect(targets).toEqual(["/", "/welcome"]);
+  });
+});
