@@ -197,4 +197,22 @@ describe(`OIDC sign-in (${dbLabel})`, () => {
     expect(replay).not.toHaveSessionCookie();
     expect(await testDb().account.count()).toBe(1);
   });
+
+  test("on https the check cookies are __Secure- and Secure, and the redirect_uri uses AUTH_URL", async () => {
+    idp.configure({ AUTH_URL: "https://app.example.com" });
+    try {
+      const jar = new CookieJar();
+      const { fetchCsrf, post, callRoute } = await import("../../support/http.ts");
+      const route = await import("../../../app/routes/auth/signin-provider.ts");
+      const csrfToken = await fetchCsrf(jar);
+      const res = await callRoute(route.action, post("/auth/signin/oidc", { csrfToken }, { jar }), { provider: "oidc" });
+      expect(new URL(res.headers.get("Location")!).searchParams.get("redirect_uri")).toBe("https://app.example.com/auth/callback/oidc");
+      const names = res.headers.getSetCookie().filter((c) => /authjs\.(state|nonce|pkce)/.test(c));
+      expect(names.map((c) => c.slice(0, c.indexOf("=")))).toEqual(["__Secure-authjs.state", "__Secure-authjs.pkce.code_verifier", "__Secure-authjs.nonce"]);
+      for (const c of names) expect(c).toMatch(/; Secure; SameSite=Lax$/);
+    } finally {
+      delete process.env.AUTH_URL;
+      idp.configure();
+    }
+  });
 });
