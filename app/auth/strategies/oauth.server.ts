@@ -112,6 +112,9 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
       if (k === "response_mode" && !RESPONSE_MODES.has(v)) continue;
       params.set(k, v);
     }
+    // An ID token is required from an OIDC provider, whatever scope the client asked for.
+    const scopes = (params.get("scope") ?? "").split(" ").filter(Boolean);
+    if (d.type === "oidc" && !scopes.includes("openid")) params.set("scope", ["openid", ...scopes].join(" "));
     params.set("state", state);
     params.set("code_challenge", await oauth.calculatePKCECodeChallenge(codeVerifier));
     params.set("code_challenge_method", "S256");

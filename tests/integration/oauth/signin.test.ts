@@ -158,6 +158,9 @@ describe(`OIDC sign-in (${dbLabel})`, () => {
     expect(p.get("redirect_uri")).toBe(`${ORIGIN}/auth/callback/oidc`);
     expect(p.get("state")).not.toBe("x");
     expect(p.get("response_mode")).toBeNull();
+    // A client's own scope is used, but an OIDC sign-in always asks for openid.
+    const scoped = await startSignIn(new CookieJar(), "oidc", { query: "?scope=profile+email+offline_access" });
+    expect(new URL(scoped.headers.get("Location")!).searchParams.get("scope")).toBe("openid profile email offline_access");
   });
 
   test("a sign-in POST without a valid CSRF token goes to MissingCSRF and sets no check cookie", async () => {
