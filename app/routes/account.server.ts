@@ -85,7 +85,7 @@ const Intent = z.discriminatedUnion("intent", [
 ]);
 
 export async function accountAction(request: Request) {
-  const { ar, session } = await requireSession(request.clone());
+  const { ar, session } = await requireSession(request);
   let body;
   try {
     body = await readBody(request);

@@ -101,15 +101,15 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
           </>
         ) : (
           <p className="muted">
-            Sessions are stateless signed cookies (AUTH_SESSION_STRATEGY=jwt), so only this device can be listed. Signing out
-            everywhere below ends the session on this device.
+            Sessions are stateless encrypted cookies (AUTH_SESSION_STRATEGY=jwt): there is no list of devices to show, and
+            only the session on this device can be ended from here.
           </p>
         )}
         <Form method="post">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="revoke-all" />
           <button type="submit" className="button danger inline">
-            Sign out everywhere
+            {strategy === "database" ? "Sign out everywhere" : "Sign out of this device"}
           </button>
         </Form>
       </section>
