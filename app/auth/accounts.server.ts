@@ -77,12 +77,16 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
       }
     }
 
+    // Only an address the provider has verified becomes the user's. An unverified one may name
+    // somebody else's mailbox, whose owner would later sign in by e-mail link straight into (and
+    // verify) the account this provider created, with the provider account still attached.
+    const email = profile.email && profile.emailVerified ? profile.email : null;
     // User and account in one transaction: a failure leaves neither behind.
     const user = await client.$transaction(async (tx) => {
       const created = await tx.user.create({
         data: {
-          email: profile.email,
-          emailVerified: profile.email && profile.emailVerified ? new Date() : null,
+          email,
+          emailVerified: email ? new Date() : null,
           name: profile.name,
           image: profile.image,
         },
