@@ -1,25 +1,15 @@
 // What the e-mail form accepts. Every refused form goes back to the sign-in page with EmailInvalid
 // (shown at the e-mail field), sends nothing and stores nothing; every accepted form reaches the
 // mail server as exactly one recipient: the normalised address.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { normalizeEmailAddress } from "../../../app/auth/email-address.ts";
 import { signinPageData } from "../../../app/auth/pages.server.ts";
-import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar, get } from "../../support/http.ts";
-import { linkIn, startSmtpSink, type SmtpSink } from "../../support/smtp-sink.ts";
-import { configure, location, requestLink, smtpEnv } from "./helpers.ts";
+import { linkIn } from "../../support/smtp-sink.ts";
+import { location, requestLink, useSmtpSink } from "./helpers.ts";
 
-let sink: SmtpSink;
-
-beforeAll(async () => {
-  sink = await startSmtpSink();
-});
-afterAll(() => sink.close());
-beforeEach(async () => {
-  await resetDatabase();
-  sink.clear();
-  configure(smtpEnv(sink.url));
-});
+const smtp = useSmtpSink();
 
 const REFUSED: [string, string][] = [
   ["quoted local part hiding an @", '"victim@example.com"@attacker.example'],
@@ -92,8 +82,8 @@ describe(`refused addresses (${dbLabel})`, () => {
     for (const [, email] of REFUSED) await requestLink(new CookieJar(), { email });
     // A valid request afterwards proves the server was reachable the whole time.
     await requestLink(new CookieJar(), { email: "fine@example.com" });
-    await sink.waitFor(1);
-    expect(sink.messages.map((m) => m.envelope.to)).toEqual([["fine@example.com"]]);
+    await smtp.sink.waitFor(1);
+    expect(smtp.sink.messages.map((m) => m.envelope.to)).toEqual([["fine@example.com"]]);
   });
 });
 
@@ -111,8 +101,8 @@ describe(`accepted addresses (${dbLabel})`, () => {
     it(`${what}: one recipient, exactly ${normalised}`, async () => {
       const res = await requestLink(new CookieJar(), { email: typed });
       expect(location(res).pathname).toBe("/auth/verify-request");
-      const [message] = await sink.waitFor(1);
-      expect(sink.messages).toHaveLength(1);
+      const [message] = await smtp.sink.waitFor(1);
+      expect(smtp.sink.messages).toHaveLength(1);
       expect(message!.envelope.to).toEqual([normalised]);
       expect(message!.to).toBe(normalised);
       expect(linkIn(message!).searchParams.get("email")).toBe(normalised);

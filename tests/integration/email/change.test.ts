@@ -1,26 +1,16 @@
 // Adding or changing the e-mail address from /account: a link goes to the new address, and only
 // using it (GET shows a button, the POST changes) replaces the address.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSession } from "../../../app/auth/session.server.ts";
 import { authRequest } from "../../../app/auth/request.server.ts";
 import * as account from "../../../app/routes/account.tsx";
 import * as accountEmail from "../../../app/routes/account-email.tsx";
-import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { dbLabel, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, post } from "../../support/http.ts";
-import { linkIn, refusedUrl, startSmtpSink, type SmtpSink } from "../../support/smtp-sink.ts";
-import { configure, csrfFor, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv } from "./helpers.ts";
+import { linkIn, refusedUrl } from "../../support/smtp-sink.ts";
+import { configure, csrfFor, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv, useSmtpSink } from "./helpers.ts";
 
-let sink: SmtpSink;
-
-beforeAll(async () => {
-  sink = await startSmtpSink();
-});
-afterAll(() => sink.close());
-beforeEach(async () => {
-  await resetDatabase();
-  sink.clear();
-  configure(smtpEnv(sink.url));
-});
+const smtp = useSmtpSink();
 
 /** A user and a browser signed in as them. */
 async function signedIn(email: string | null, verified = true) {
@@ -58,7 +48,7 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ emailSentTo: "new@example.com" });
 
-    const [message] = await sink.waitFor(1);
+    const [message] = await smtp.sink.waitFor(1);
     expect(message!.envelope.to).toEqual(["new@example.com"]);
     expect(message!.subject).toBe("Confirm your new e-mail address for Vestibule");
     const link = linkIn(message!);
@@ -74,7 +64,7 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
   it("confirming in the signed-in browser changes the address and the session at once", async () => {
     const { user, jar } = await signedIn("old@example.com");
     await askForChange(jar, "new@example.com");
-    const { page } = await openChangeLink(linkIn((await sink.waitFor(1))[0]!), jar);
+    const { page } = await openChangeLink(linkIn((await smtp.sink.waitFor(1))[0]!), jar);
     expect(page).toMatchObject({ state: "confirm", address: "new@example.com" });
     // Opening the page changed nothing.
     expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).email).toBe("old@example.com");
@@ -94,7 +84,7 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
     const { user, jar } = await signedIn(null);
     await askForChange(jar, "added@example.com");
     const phone = new CookieJar();
-    const { page } = await openChangeLink(linkIn((await sink.waitFor(1))[0]!), phone);
+    const { page } = await openChangeLink(linkIn((await smtp.sink.waitFor(1))[0]!), phone);
     const res = await pressConfirm(phone, page as Page & { state: "confirm" });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ state: "changed", address: "added@example.com" });
@@ -107,7 +97,7 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
     const { user, jar } = await signedIn("mine@example.com");
     const res = await askForChange(jar, "taken@example.com");
     expect(await res.json()).toMatchObject({ emailSentTo: "taken@example.com" });
-    const { page } = await openChangeLink(linkIn((await sink.waitFor(1))[0]!), jar);
+    const { page } = await openChangeLink(linkIn((await smtp.sink.waitFor(1))[0]!), jar);
     const confirm = await pressConfirm(jar, page as Page & { state: "confirm" });
     expect(confirm.status).toBe(409);
     expect(await confirm.json()).toEqual({ state: "taken" });
@@ -124,14 +114,14 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
     }
     const same = await askForChange(jar, "ME@example.com");
     expect(await same.json()).toEqual({ formError: null, fieldErrors: { email: "That is already your e-mail address." } });
-    expect(sink.messages).toHaveLength(0);
+    expect(smtp.sink.messages).toHaveLength(0);
     expect(await testDb().verificationToken.count()).toBe(0);
   });
 
   it("the current address while unverified gets a link that verifies it", async () => {
     const { user, jar } = await signedIn("me@example.com", false);
     await askForChange(jar, "me@example.com");
-    const { page } = await openChangeLink(linkIn((await sink.waitFor(1))[0]!), jar);
+    const { page } = await openChangeLink(linkIn((await smtp.sink.waitFor(1))[0]!), jar);
     expect(await pressConfirm(jar, page as Page & { state: "confirm" })).toHaveRedirect("/account?updated=email");
     expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).emailVerified).toBeInstanceOf(Date);
   });
@@ -139,7 +129,7 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
   it("a used, expired or altered link shows the invalid page (403)", async () => {
     const { jar } = await signedIn("old@example.com");
     await askForChange(jar, "new@example.com");
-    const link = linkIn((await sink.waitFor(1))[0]!);
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
     const altered = new URL(link);
     altered.searchParams.set("email", "other@example.com");
     const bad = await openChangeLink(altered);
@@ -154,7 +144,7 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
     expect(await replay.json()).toEqual({ state: "invalid" });
 
     await askForChange(jar, "newer@example.com");
-    const later = linkIn((await sink.waitFor(2))[1]!);
+    const later = linkIn((await smtp.sink.waitFor(2))[1]!);
     await testDb().verificationToken.updateMany({ data: { expires: new Date(Date.now() - 1000) } });
     expect((await openChangeLink(later)).page).toEqual({ state: "invalid" });
   });
@@ -162,7 +152,7 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
   it("the POST needs the page's CSRF token", async () => {
     const { user, jar } = await signedIn("old@example.com");
     await askForChange(jar, "new@example.com");
-    const link = linkIn((await sink.waitFor(1))[0]!);
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
     const res = await callRoute(
       accountEmail.action,
       post("/account/email", { token: link.searchParams.get("token")!, email: "new@example.com" }, { jar: new CookieJar() }),
@@ -176,12 +166,12 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
   it("sign-in links and change links are not interchangeable", async () => {
     const { user, jar } = await signedIn("old@example.com");
     await askForChange(jar, "new@example.com");
-    const changeLink = linkIn((await sink.waitFor(1))[0]!);
+    const changeLink = linkIn((await smtp.sink.waitFor(1))[0]!);
     const asSignin = new URL(`${ORIGIN}/auth/callback/email${changeLink.search}`);
     expect(await openLink(asSignin)).toHaveErrorRedirect("Verification");
 
     await requestLink(new CookieJar(), { email: "visitor@example.com" });
-    const signinLink = linkIn((await sink.waitFor(2))[1]!);
+    const signinLink = linkIn((await smtp.sink.waitFor(2))[1]!);
     const asChange = new URL(`${ORIGIN}/account/email?${new URLSearchParams({ token: signinLink.searchParams.get("token")!, email: "visitor@example.com" })}`);
     expect((await openChangeLink(asChange)).page).toEqual({ state: "invalid" });
     expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).email).toBe("old@example.com");
@@ -191,7 +181,7 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
   it("ten concurrent confirmations change the address once", async () => {
     const { user, jar } = await signedIn("old@example.com");
     await askForChange(jar, "race@example.com");
-    const { page } = await openChangeLink(linkIn((await sink.waitFor(1))[0]!), jar);
+    const { page } = await openChangeLink(linkIn((await smtp.sink.waitFor(1))[0]!), jar);
     const results = await Promise.all(Array.from({ length: 10 }, () => pressConfirm(jar, page as Page & { state: "confirm" })));
     expect(results.filter((r) => r.status === 302)).toHaveLength(1);
     expect(results.filter((r) => r.status === 403)).toHaveLength(9);
@@ -213,8 +203,8 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
     for (let i = 0; i < 5; i++) expect((await askForChange(jar, "target@example.com")).status).toBe(200);
     const over = await askForChange(jar, "target@example.com");
     expect(over.status).toBe(429);
-    expect(sink.messages.length).toBeLessThanOrEqual(5);
-    await sink.waitFor(5);
+    expect(smtp.sink.messages.length).toBeLessThanOrEqual(5);
+    await smtp.sink.waitFor(5);
   });
 
   it("needs a session; the account page offers the form", async () => {

@@ -1,30 +1,20 @@
 // AUTH_EMAIL_CONFIRM=true: opening the link only shows "Sign in as <address>"; the button POSTs
 // it back. Any number of GETs (mail scanners, link previews) leave the link usable.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
-import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar } from "../../support/http.ts";
-import { linkIn, startSmtpSink, type SmtpSink } from "../../support/smtp-sink.ts";
-import { confirmLink, configure, openLink, ORIGIN, requestLink, sessionOf, smtpEnv } from "./helpers.ts";
+import { linkIn } from "../../support/smtp-sink.ts";
+import { confirmLink, configure, openLink, ORIGIN, requestLink, sessionOf, useSmtpSink } from "./helpers.ts";
 
-let sink: SmtpSink;
-
-beforeAll(async () => {
-  sink = await startSmtpSink();
-});
-afterAll(() => sink.close());
-beforeEach(async () => {
-  await resetDatabase();
-  sink.clear();
-  configure(smtpEnv(sink.url, { AUTH_EMAIL_CONFIRM: "true" }));
-});
+const smtp = useSmtpSink({ AUTH_EMAIL_CONFIRM: "true" });
 
 type ConfirmPage = { address: string; token: string; callbackUrl: string; csrfToken: string; action: string };
 
 async function linkFor(email: string, callbackUrl = "/account") {
-  const before = sink.messages.length;
+  const before = smtp.sink.messages.length;
   await requestLink(new CookieJar(), { email, callbackUrl });
-  const messages = await sink.waitFor(before + 1);
+  const messages = await smtp.sink.waitFor(before + 1);
   return linkIn(messages.at(-1)!);
 }
 

@@ -3,26 +3,17 @@
 // token behind. And the dev outbox, which is what `npm run dev` uses without SMTP.
 import { readdirSync, rmSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { getConfig } from "../../../app/auth/config.server.ts";
 import { listOutbox } from "../../../app/mail/outbox.server.ts";
 import { SMTP_TIMEOUTS } from "../../../app/mail/smtp.server.ts";
 import * as outboxRoute from "../../../app/routes/dev/outbox.tsx";
-import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { dbLabel, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get } from "../../support/http.ts";
-import { refusedUrl, startSilentServer, startSmtpSink, type SmtpSink } from "../../support/smtp-sink.ts";
-import { configure, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv } from "./helpers.ts";
+import { refusedUrl, startSilentServer } from "../../support/smtp-sink.ts";
+import { configure, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv, useSmtpSink } from "./helpers.ts";
 
-let sink: SmtpSink;
-
-beforeAll(async () => {
-  sink = await startSmtpSink();
-});
-afterAll(() => sink.close());
-beforeEach(async () => {
-  await resetDatabase();
-  sink.clear();
-});
+const smtp = useSmtpSink(null);
 
 async function expectEmailSignin(res: Response) {
   expect(res).toHaveErrorRedirect("EmailSignin");
@@ -42,17 +33,17 @@ describe(`SMTP failures (${dbLabel})`, () => {
   });
 
   it("a rejected recipient (550) is EmailSignin", async () => {
-    configure(smtpEnv(sink.url));
-    sink.reject("rcpt", 550);
+    configure(smtpEnv(smtp.sink.url));
+    smtp.sink.reject("rcpt", 550);
     await expectEmailSignin(await requestLink(new CookieJar(), { email: "rejected@example.com" }));
-    expect(sink.messages).toHaveLength(0);
+    expect(smtp.sink.messages).toHaveLength(0);
   });
 
   it("a message refused after DATA (451) is EmailSignin", async () => {
-    configure(smtpEnv(sink.url));
-    sink.reject("data", 451);
+    configure(smtpEnv(smtp.sink.url));
+    smtp.sink.reject("data", 451);
     await expectEmailSignin(await requestLink(new CookieJar(), { email: "deferred@example.com" }));
-    expect(sink.messages).toHaveLength(0);
+    expect(smtp.sink.messages).toHaveLength(0);
   });
 
   it("a server that never greets is EmailSignin after the greeting timeout, not nodemailer's 30 s", async () => {
@@ -83,10 +74,10 @@ describe(`SMTP failures (${dbLabel})`, () => {
   });
 
   it("after a failure the next request works", async () => {
-    configure(smtpEnv(sink.url));
-    sink.reject("data", 451);
+    configure(smtpEnv(smtp.sink.url));
+    smtp.sink.reject("data", 451);
     await expectEmailSignin(await requestLink(new CookieJar(), { email: "retry@example.com" }));
-    sink.reject(null);
+    smtp.sink.reject(null);
     const res = await requestLink(new CookieJar(), { email: "retry@example.com" });
     expect(location(res).pathname).toBe("/auth/verify-request");
     expect(await testDb().verificationToken.count()).toBe(1);

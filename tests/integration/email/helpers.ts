@@ -1,11 +1,13 @@
 // Shared steps of the e-mail tests: configure the app, ask for a link through the real route
 // module, open a link in a given (or fresh) cookie jar, read the session back.
-import { afterEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { resetConfig } from "../../../app/auth/config.server.ts";
 import { csrfResponse, sessionResponse } from "../../../app/auth/endpoints.server.ts";
 import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
 import * as signinProvider from "../../../app/routes/auth/signin-provider.ts";
 import { callRoute, CookieJar, get, ORIGIN, post } from "../../support/http.ts";
+import { resetDatabase } from "../../support/db.ts";
+import { startSmtpSink, type SmtpSink } from "../../support/smtp-sink.ts";
 
 const TOUCHED = new Set<string>();
 const ORIGINAL = { ...process.env };
@@ -89,3 +91,21 @@ export function location(res: Response): URL {
 export const TEST_AUTH_SECRET = process.env.AUTH_SECRET!;
 
 export { ORIGIN };
+
+/**
+ * One SMTP sink for the test file. Before each test: an empty database, an empty sink, and (unless
+ * `env` is null) sign-in links configured to go through the sink with `env` on top.
+ */
+export function useSmtpSink(env: Record<string, string | undefined> | null = {}): { readonly sink: SmtpSink } {
+  const holder = {} as { sink: SmtpSink };
+  beforeAll(async () => {
+    holder.sink = await startSmtpSink();
+  });
+  afterAll(() => holder.sink.close());
+  beforeEach(async () => {
+    await resetDatabase();
+    holder.sink.clear();
+    if (env) configure(smtpEnv(holder.sink.url, env));
+  });
+  return holder;
+}

@@ -1,26 +1,16 @@
 // E-mail link sign-in end to end: the real route modules, a real SMTP server on loopback, the real
 // database. Each test reads the message the server received and follows its link.
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { getConfig } from "../../../app/auth/config.server.ts";
 import { errorPageData } from "../../../app/auth/pages.server.ts";
 import { providersResponse } from "../../../app/auth/endpoints.server.ts";
-import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar, get } from "../../support/http.ts";
-import { linkIn, startSmtpSink, type SmtpSink } from "../../support/smtp-sink.ts";
-import { configure, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv, TEST_AUTH_SECRET } from "./helpers.ts";
+import { linkIn } from "../../support/smtp-sink.ts";
+import { configure, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv, TEST_AUTH_SECRET, useSmtpSink } from "./helpers.ts";
 
-let sink: SmtpSink;
-
-beforeAll(async () => {
-  sink = await startSmtpSink();
-});
-afterAll(() => sink.close());
-beforeEach(async () => {
-  await resetDatabase();
-  sink.clear();
-  configure(smtpEnv(sink.url));
-});
+const smtp = useSmtpSink();
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
@@ -41,8 +31,8 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
     expect(res).toHaveRedirect(`${ORIGIN}/auth/verify-request?provider=email&type=email`);
     expect(res).not.toHaveSessionCookie();
 
-    const [message] = await sink.waitFor(1);
-    expect(sink.messages).toHaveLength(1);
+    const [message] = await smtp.sink.waitFor(1);
+    expect(smtp.sink.messages).toHaveLength(1);
     // The recipient is exactly the normalised address: envelope and header.
     expect(message!.envelope.to).toEqual(["new.person@example.com"]);
     expect(message!.envelope.from).toBe("no-reply@vestibule.test");
@@ -98,7 +88,7 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
   it("signs an existing user in on the callback URL and marks the address verified", async () => {
     const existing = await testDb().user.create({ data: { email: "ada@example.com", name: "Ada" } });
     await requestLink(new CookieJar(), { email: "ada@example.com", callbackUrl: "/account" });
-    const [message] = await sink.waitFor(1);
+    const [message] = await smtp.sink.waitFor(1);
     const device = new CookieJar();
     const res = await openLink(linkIn(message!), device);
     expect(res).toHaveRedirect(`${ORIGIN}/account`);
@@ -122,9 +112,9 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
       });
     }
     expect(answers[0]).toEqual(answers[1]);
-    await sink.waitFor(2);
-    expect(sink.messages.map((m) => m.envelope.to)).toEqual([["known@example.com"], ["unknown@example.com"]]);
-    expect(sink.messages[0]!.subject).toBe(sink.messages[1]!.subject);
+    await smtp.sink.waitFor(2);
+    expect(smtp.sink.messages.map((m) => m.envelope.to)).toEqual([["known@example.com"], ["unknown@example.com"]]);
+    expect(smtp.sink.messages[0]!.subject).toBe(smtp.sink.messages[1]!.subject);
     // Asking never creates a user.
     expect(await testDb().user.count()).toBe(1);
   });
@@ -133,19 +123,19 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
     const res = await requestLink(new CookieJar(), { email: "json@example.com", json: true });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ url: `${ORIGIN}/auth/verify-request?provider=email&type=email` });
-    await sink.waitFor(1);
+    await smtp.sink.waitFor(1);
   });
 
   it("refuses a POST without the CSRF token and sends nothing", async () => {
     const res = await requestLink(new CookieJar(), { email: "csrf@example.com", csrfToken: null });
     expect(res).toHaveErrorRedirect("MissingCSRF");
-    expect(sink.messages).toHaveLength(0);
+    expect(smtp.sink.messages).toHaveLength(0);
     expect(await testDb().verificationToken.count()).toBe(0);
   });
 
   it("a used link is Verification (403) the second time, in any browser", async () => {
     await requestLink(new CookieJar(), { email: "twice@example.com" });
-    const link = linkIn((await sink.waitFor(1))[0]!);
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
     expect(await openLink(link)).toHaveSessionCookie();
     const again = await openLink(link);
     expect(again).toHaveRedirect(`${ORIGIN}/auth/error?error=Verification`);
@@ -157,7 +147,7 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
 
   it("an expired link is Verification and is removed", async () => {
     await requestLink(new CookieJar(), { email: "late@example.com" });
-    const link = linkIn((await sink.waitFor(1))[0]!);
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
     await testDb().verificationToken.updateMany({ data: { expires: new Date(Date.now() - 1000) } });
     const res = await openLink(link);
     expect(res).toHaveErrorRedirect("Verification");
@@ -169,7 +159,7 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
   it("honours AUTH_EMAIL_MAX_AGE", async () => {
     configure({ AUTH_EMAIL_MAX_AGE: "900" });
     await requestLink(new CookieJar(), { email: "short@example.com" });
-    const [message] = await sink.waitFor(1);
+    const [message] = await smtp.sink.waitFor(1);
     expect(message!.text).toContain("expires in 15 minutes");
     const row = await testDb().verificationToken.findFirstOrThrow();
     expect(Math.abs(row.expires.getTime() - row.createdAt.getTime() - 900_000)).toBeLessThan(5_000);
@@ -177,7 +167,7 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
 
   it("a link for another address, a changed token, or missing parameters are Verification; the real link still works", async () => {
     await requestLink(new CookieJar(), { email: "owner@example.com" });
-    const link = linkIn((await sink.waitFor(1))[0]!);
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
     const token = link.searchParams.get("token")!;
 
     const variants: Record<string, string | null>[] = [
@@ -205,12 +195,12 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
 
   it("the link's callbackUrl is checked again when it is used", async () => {
     await requestLink(new CookieJar(), { email: "cb@example.com", callbackUrl: "https://evil.example/steal" });
-    const link = linkIn((await sink.waitFor(1))[0]!);
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
     expect(link.searchParams.get("callbackUrl")).toBe(`${ORIGIN}/`);
 
     await testDb().user.create({ data: { email: "cb2@example.com", emailVerified: new Date() } });
     await requestLink(new CookieJar(), { email: "cb2@example.com" });
-    const second = linkIn((await sink.waitFor(2))[1]!);
+    const second = linkIn((await smtp.sink.waitFor(2))[1]!);
     second.searchParams.set("callbackUrl", "https://evil.example/steal");
     const res = await openLink(second);
     expect(res).toHaveRedirect(`${ORIGIN}/`);
@@ -218,14 +208,14 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
 
   it("keeps working after AUTH_SECRET rotation (old secret listed second)", async () => {
     await requestLink(new CookieJar(), { email: "rotate@example.com" });
-    const link = linkIn((await sink.waitFor(1))[0]!);
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
     configure({ AUTH_SECRET: `a-brand-new-secret-that-is-long-enough-0123,${TEST_AUTH_SECRET}` });
     expect(await openLink(link)).toHaveSessionCookie();
   });
 
   it("with a secret no longer listed, old links are dead", async () => {
     await requestLink(new CookieJar(), { email: "rotated-out@example.com" });
-    const link = linkIn((await sink.waitFor(1))[0]!);
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
     configure({ AUTH_SECRET: "a-brand-new-secret-that-is-long-enough-0123" });
     expect(await openLink(link)).toHaveErrorRedirect("Verification");
   });
@@ -237,20 +227,20 @@ describe(`the link's origin (${dbLabel})`, () => {
   it("comes from AUTH_URL, whatever the request's headers say", async () => {
     configure({ AUTH_URL: "https://app.example.com" });
     await requestLink(new CookieJar(), { email: "origin@example.com" }, { headers: { ...forwarded, Host: "evil.example" } });
-    const link = linkIn((await sink.waitFor(1))[0]!);
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
     expect(link.origin).toBe("https://app.example.com");
     expect(link.searchParams.get("callbackUrl")).toBe("https://app.example.com/");
   });
 
   it("ignores X-Forwarded-* without AUTH_TRUST_HOST", async () => {
     await requestLink(new CookieJar(), { email: "origin@example.com" }, { headers: forwarded });
-    expect(linkIn((await sink.waitFor(1))[0]!).origin).toBe(ORIGIN);
+    expect(linkIn((await smtp.sink.waitFor(1))[0]!).origin).toBe(ORIGIN);
   });
 
   it("uses X-Forwarded-* with AUTH_TRUST_HOST=true", async () => {
     configure({ AUTH_TRUST_HOST: "true" });
     await requestLink(new CookieJar(), { email: "origin@example.com" }, { headers: forwarded });
-    expect(linkIn((await sink.waitFor(1))[0]!).origin).toBe("https://evil.example");
+    expect(linkIn((await smtp.sink.waitFor(1))[0]!).origin).toBe("https://evil.example");
   });
 });
 
@@ -259,7 +249,7 @@ describe(`twenty concurrent clicks on one link (${dbLabel})`, () => {
     it(`give exactly one session (${strategy} sessions)`, async () => {
       configure({ AUTH_SESSION_STRATEGY: strategy });
       await requestLink(new CookieJar(), { email: "race@example.com" });
-      const link = linkIn((await sink.waitFor(1))[0]!);
+      const link = linkIn((await smtp.sink.waitFor(1))[0]!);
 
       const results = await Promise.all(Array.from({ length: 20 }, () => openLink(link)));
       const winners = results.filter((r) => r.headers.getSetCookie().some((c) => /authjs\.session-token=[^;]/.test(c)));
@@ -278,7 +268,7 @@ describe(`twenty concurrent clicks on one link (${dbLabel})`, () => {
   it("two links for one new address used at the same moment make one user", async () => {
     await requestLink(new CookieJar(), { email: "pair@example.com" });
     await requestLink(new CookieJar(), { email: "pair@example.com" });
-    const links = (await sink.waitFor(2)).map(linkIn);
+    const links = (await smtp.sink.waitFor(2)).map(linkIn);
     const results = await Promise.all(links.map((l) => openLink(l)));
     for (const r of results) expect(r).toHaveSessionCookie();
     expect(await testDb().user.count()).toBe(1);
@@ -295,8 +285,8 @@ describe(`rate limits (${dbLabel})`, () => {
     const sixth = await requestLink(new CookieJar(), { email: "BUSY@example.com" });
     expect(sixth).toHaveErrorRedirect("RateLimited");
     expect(location(sixth).pathname).toBe("/auth/signin");
-    await sink.waitFor(5);
-    expect(sink.messages).toHaveLength(5);
+    await smtp.sink.waitFor(5);
+    expect(smtp.sink.messages).toHaveLength(5);
     expect(await testDb().verificationToken.count()).toBe(5);
     // Another address is not affected.
     expect(location(await requestLink(new CookieJar(), { email: "calm@example.com" })).pathname).toBe("/auth/verify-request");
@@ -313,8 +303,8 @@ describe(`rate limits (${dbLabel})`, () => {
     // The refused request did not spend that address's own budget.
     const other = await requestLink(new CookieJar(), { email: "person20@example.com" }, { headers: { "X-Vestibule-Remote-Addr": "203.0.113.10" } });
     expect(location(other).pathname).toBe("/auth/verify-request");
-    await sink.waitFor(21);
-    expect(sink.messages).toHaveLength(21);
+    await smtp.sink.waitFor(21);
+    expect(smtp.sink.messages).toHaveLength(21);
   });
 });
 
@@ -327,7 +317,7 @@ describe(`where e-mail sign-in is offered (${dbLabel})`, () => {
     expect(res.status).toBe(400);
     expect(await openLink(`${ORIGIN}/auth/callback/email?token=${"a".repeat(64)}&email=prod@example.com`).then((r) => r.status)).toBe(400);
 
-    configure(smtpEnv(sink.url));
+    configure(smtpEnv(smtp.sink.url));
     expect(getConfig().production).toBe(true);
     const on = (await providersResponse(get("/auth/providers")).json()) as Record<string, unknown>;
     expect(on.email).toMatchObject({ type: "email" });
