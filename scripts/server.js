@@ -30,7 +30,16 @@ const assets = sirv(path.join(root, "build/client"), {
 });
 const handle = createRequestListener({ build, mode: process.env.NODE_ENV });
 
+// A Host header that is not a host (say "[" or "a b") makes building the request URL throw
+// inside the listener: a 500 and a stack trace on stderr per request. Refuse it up front.
+const HOST_HEADER = /^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+
 const server = createServer((req, res) => {
+  if (!HOST_HEADER.test(req.headers.host ?? "")) {
+    res.writeHead(400, { "Content-Type": "application/json" });
+    res.end(JSON.stringify("Bad request."));
+    return;
+  }
   // The client's address for rate limits: only ever the socket's, never a header a client sent.
   req.headers["x-vestibule-remote-addr"] = req.socket.remoteAddress ?? "";
   if (req.method === "GET" || req.method === "HEAD") assets(req, res, () => handle(req, res));

@@ -24,13 +24,17 @@ export function validateCallbackUrl(value: unknown, origin: string): string | nu
     if (url.protocol !== "http:" && url.protocol !== "https:") return null;
   }
   if (url.origin !== origin || url.username || url.password) return null;
+  // "/.//evil.example" parses to the path "//evil.example", which a browser given the relative
+  // form (links, hidden fields) reads as another host.
+  if (url.pathname.startsWith("//") || url.pathname.startsWith("/\\")) return null;
   return url.href;
 }
 
 /** The path + query + hash of an absolute same-origin URL, for display and for in-app links. */
 export function toRelative(absolute: string): string {
   const u = new URL(absolute);
-  return u.pathname + u.search + u.hash;
+  // Never emit a protocol-relative reference, whatever the caller validated.
+  return u.pathname.replace(/^[/\\]+/, "/") + u.search + u.hash;
 }
 
 /**

@@ -7,7 +7,7 @@ import { getProviders } from "./providers.server";
 import { hitRateLimit, RATE_LIMITS } from "./rate-limit.server";
 import { authBaseUrl, authRequest, clientAddress } from "./request.server";
 import { badRequest, jsonResponse } from "./respond.server";
-import { getSession, refreshSession } from "./session.server";
+import { endSession, getSession, refreshSession } from "./session.server";
 import { recordEvent } from "./audit.server";
 import { ProfileUpdate, updateProfile } from "./users.server";
 
@@ -80,6 +80,10 @@ export async function updateSessionData(
     return { session: rolled.session?.data ?? null, setCookies: rolled.setCookies };
   }
   const user = await updateProfile(session.userId, parsed.data);
+  if (!user) {
+    const ended = await endSession(ar);
+    return { session: null, setCookies: ended.setCookies };
+  }
   await recordEvent("session-update", { userId: user.id, ip: clientAddress(ar), detail: { fields: Object.keys(parsed.data) } });
   const refreshed = await refreshSession(ar, user);
   return { session: refreshed.session?.data ?? null, setCookies: refreshed.setCookies };

@@ -93,7 +93,11 @@ async function decodeCbcHs512(token: string, secrets: readonly string[], salt: s
     const { key, kid: keyId } = await derive(secret, salt, "A256CBC-HS512");
     if (kid !== undefined && keyId !== kid) continue;
     const mac = createHmac("sha512", key.subarray(0, 32)).update(aad).update(iv).update(ciphertext).update(al).digest().subarray(0, 32);
-    if (!timingSafeEqual(mac, tag)) throw new JweError("decryption failed");
+    if (!timingSafeEqual(mac, tag)) {
+      // Without a kid any configured secret may have made it (rotation): try the next one.
+      if (kid === undefined) continue;
+      throw new JweError("decryption failed");
+    }
     const decipher = createDecipheriv("aes-256-cbc", key.subarray(32), iv);
     const plaintext = Buffer.concat([decipher.update(ciphertext), decipher.final()]);
     let payload: JWTPayload;

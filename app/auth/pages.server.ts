@@ -78,9 +78,9 @@ export type RequiredSession = { ar: AuthRequest; session: CurrentSession; setCoo
  * The request's session, or a thrown redirect to the sign-in page with SessionRequired and the
  * page as callbackUrl.
  */
-export async function requireSession(request: Request): Promise<RequiredSession> {
+export async function requireSession(request: Request, { roll = true } = {}): Promise<RequiredSession> {
   const ar = authRequest(request);
-  const { session, setCookies } = await getSession(ar);
+  const { session, setCookies } = await getSession(ar, { roll });
   if (!session) {
     const here = validateCallbackUrl(ar.url.pathname + ar.url.search, ar.origin) ?? `${ar.origin}/`;
     const params = new URLSearchParams({ error: "SessionRequired", callbackUrl: toRelative(here) });

@@ -11,7 +11,7 @@ export const NO_CACHE_HEADERS = {
 
 /** Auth.js v5 clients send `X-Auth-Return-Redirect: 1`; v4 clients post `json=true`. */
 export function wantsJsonRedirect(request: Request, body?: Record<string, unknown>): boolean {
-  return request.headers.has("X-Auth-Return-Redirect") || body?.json === "true" || body?.json === true;
+  return request.headers.get("X-Auth-Return-Redirect") === "1" || body?.json === "true" || body?.json === true;
 }
 
 function withCookies(headers: Headers, setCookies: readonly (string | null | undefined)[]) {

@@ -2,7 +2,7 @@
 // using a session re-issues its cookie with a fresh expiry at most once per update age.
 import type { JWTPayload } from "jose";
 import { db } from "../db/client.server";
-import { clearChunkedCookie, readChunkedCookie, serializeCookie, writeChunkedCookie } from "./cookies.server";
+import { chunkNames, clearChunkedCookie, readChunkedCookie, serializeCookie, writeChunkedCookie } from "./cookies.server";
 import { randomToken, sha256hex } from "./crypto.server";
 import { encodeJwt, tryDecodeJwt } from "./jwt.server";
 import type { AuthRequest } from "./request.server";
@@ -63,8 +63,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean, now: Date): Promise
   const raw = readChunkedCookie(ar.cookies, ar.names.sessionToken);
   if (!raw) {
     // Orphaned chunks (say .1 without .0) read as absent; clear them so they stop being sent.
-    const leftovers = ar.cookies.has(ar.names.sessionToken) || [...ar.cookies.keys()].some((n) => n.startsWith(ar.names.sessionToken + "."));
-    return { session: null, setCookies: leftovers ? clearSessionCookies(ar) : [] };
+    return { session: null, setCookies: chunkNames(ar.cookies, ar.names.sessionToken).length ? clearSessionCookies(ar) : [] };
   }
   const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.sessionToken, now });
   const sub = str(payload?.sub);
@@ -93,7 +92,8 @@ async function getJwtSession(ar: AuthRequest, roll: boolean, now: Date): Promise
 
 async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Promise<SessionResult> {
   const token = ar.cookies.get(ar.names.sessionToken);
-  if (!token) return { session: null, setCookies: [] };
+  // Chunks alone (left from a jwt session before a strategy switch) are undecodable here: clear them.
+  if (!token) return { session: null, setCookies: chunkNames(ar.cookies, ar.names.sessionToken).length ? clearSessionCookies(ar) : [] };
   if (!DB_TOKEN_PATTERN.test(token)) return { session: null, setCookies: clearSessionCookies(ar) };
   const client = db();
   const row = await client.session.findUnique({

@@ -26,12 +26,14 @@ export const ProfileUpdate = z
 
 export type ProfileUpdate = z.infer<typeof ProfileUpdate>;
 
-export async function updateProfile(userId: string, update: ProfileUpdate): Promise<SessionUser> {
+/** Null when the user no longer exists (a stateless session can outlive its user). */
+export async function updateProfile(userId: string, update: ProfileUpdate): Promise<SessionUser | null> {
   const data: { name?: string; image?: string | null } = {};
   if (update.name !== undefined) data.name = update.name;
   if (update.image !== undefined) data.image = update.image === "" ? null : update.image;
-  const user = await db().user.update({ where: { id: userId }, data });
-  return toSessionUser(user);
+  const { count } = await db().user.updateMany({ where: { id: userId }, data });
+  if (count === 0) return null;
+  return toSessionUser(await db().user.findUniqueOrThrow({ where: { id: userId } }));
 }
 
 /** What every strategy's verify step resolves to. */

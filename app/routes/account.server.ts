@@ -85,7 +85,8 @@ const Intent = z.discriminatedUnion("intent", [
 ]);
 
 export async function accountAction(request: Request) {
-  const { ar, session } = await requireSession(request);
+  // No roll here: the redirects below do not carry this read's cookies; the page's loader rolls.
+  const { ar, session } = await requireSession(request, { roll: false });
   let body;
   try {
     body = await readBody(request);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveCallbackUrl, validateCallbackUrl } from "../../app/auth/callback-url.server";
+import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "../../app/auth/callback-url.server";
 import { requestFor } from "./support";
 
 const origin = "http://localhost:3000";
@@ -17,6 +17,9 @@ describe("validateCallbackUrl", () => {
     "//evil.example/x",
     "/\\evil.example",
     "/\t/evil.example",
+    "/.//evil.example",
+    "/a/..//evil.example",
+    "http://localhost:3000//evil.example",
     "javascript:alert(1)",
     "JaVaScRiPt:alert(1)",
     "data:text/html,hi",
@@ -31,6 +34,13 @@ describe("validateCallbackUrl", () => {
     null,
   ])("rejects %s", (value) => {
     expect(validateCallbackUrl(value, origin)).toBeNull();
+  });
+});
+
+describe("toRelative", () => {
+  it("never produces a protocol-relative reference", () => {
+    expect(toRelative("http://localhost:3000/a?b#c")).toBe("/a?b#c");
+    expect(toRelative("http://localhost:3000//evil.example/x")).toBe("/evil.example/x");
   });
 });
 

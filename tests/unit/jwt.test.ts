@@ -72,5 +72,12 @@ describe("session JWE", () => {
     parts[4] = tag.toString("base64url");
     await expect(decodeJwt({ token: parts.join("."), secrets: [secret], salt })).rejects.toThrow();
   });
-});
 
+  it("tries every rotated secret for a token without a key id", async () => {
+    const older = "older-secret-0123456789abcdef0123456789abcdef";
+    const key = new Uint8Array(hkdfSync("sha256", older, salt, `Auth.js Generated Encryption Key (${salt})`, 64));
+    const noKid = await new EncryptJWT(claims).setProtectedHeader({ alg: "dir", enc: "A256CBC-HS512" }).setIssuedAt().setExpirationTime("1h").encrypt(key);
+    expect((await decodeJwt({ token: noKid, secrets: [secret, older], salt })).sub).toBe("user-1");
+    expect(await tryDecodeJwt({ token: noKid, secrets: [secret], salt })).toBeNull();
+  });
+});

@@ -25,9 +25,11 @@ export function credentialsStrategy(config: AuthConfig) {
     const { email, password } = parsed.data;
     const ar = authRequest(request, config);
     const ip = clientAddress(ar);
+    // The client's bucket first: a client over its own limit no longer charges other people's
+    // addresses, so it cannot lock out every account it names.
     const allowed =
-      (await hitRateLimit(RATE_LIMITS.credentials, email)) &&
-      (ip === null || (await hitRateLimit(RATE_LIMITS.credentialsClient, ip)));
+      (ip === null || (await hitRateLimit(RATE_LIMITS.credentialsClient, ip))) &&
+      (await hitRateLimit(RATE_LIMITS.credentials, email));
     if (!allowed) {
       await recordEvent("rate-limited", { ip, detail: { bucket: "credentials" } });
       throw new AuthError("CredentialsSignin", { log: "rate limited" });

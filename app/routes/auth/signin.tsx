@@ -1,9 +1,12 @@
 import { data } from "react-router";
 import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
 import { signinPageData, signinRootAction } from "~/auth/pages.server";
+import { jsonRedirectMiddleware } from "~/auth/json-mode.server";
 import type { Route } from "./+types/signin";
 
 export const meta: Route.MetaFunction = () => [{ title: "Sign in · Vestibule" }];
+
+export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(signinRootAction)];
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await signinPageData(request);

@@ -2,9 +2,12 @@ import { data, Form, useNavigation } from "react-router";
 import { AuthCard, CsrfField } from "~/components/auth-forms";
 import { signoutPageData } from "~/auth/pages.server";
 import { signOutAction } from "~/auth/signout.server";
+import { jsonRedirectMiddleware } from "~/auth/json-mode.server";
 import type { Route } from "./+types/signout";
 
 export const meta: Route.MetaFunction = () => [{ title: "Sign out · Vestibule" }];
+
+export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(signOutAction)];
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await signoutPageData(request);

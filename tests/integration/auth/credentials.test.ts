@@ -94,6 +94,23 @@ describe("POST /auth/callback/credentials", () => {
   });
 });
 
+describe("per-client limit", () => {
+  it("stops charging other people's addresses once a client is over its own limit", async () => {
+    await createUser();
+    const attacker = { "X-Vestibule-Remote-Addr": "10.0.0.66" };
+    const attempt = async (email: string, password: string, headers: Record<string, string>) => {
+      const jar = new CookieJar();
+      const csrfToken = await fetchCsrf(jar);
+      return callback(post("/auth/callback/credentials", { csrfToken, email, password }, { jar, headers }));
+    };
+    for (let i = 0; i < 50; i++) await attempt(`someone-${i}@example.com`, "guess", attacker);
+    // Over its limit, the attacker now hammers the victim's address…
+    for (let i = 0; i < 15; i++) expect(await attempt("ada@example.com", "guess", attacker)).toHaveErrorRedirect("CredentialsSignin");
+    // …which costs the victim nothing: they still sign in from their own device.
+    expect(await attempt("ada@example.com", PASSWORD, { "X-Vestibule-Remote-Addr": "10.0.0.7" })).toHaveSessionCookie();
+  });
+});
+
 describe("bad input gets the contract's answer and leaves no rows", () => {
   it.each([
     ["malformed JSON", "{not json", true, 400],

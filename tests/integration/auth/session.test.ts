@@ -155,6 +155,12 @@ describe("database sessions", () => {
     expect(after.expires.getTime() - Date.now()).toBeGreaterThan(30 * DAY - 60_000);
   });
 
+  it("clears session-cookie chunks left from a jwt session", async () => {
+    const res = await readSession(new CookieJar({ "authjs.session-token.0": "abc", "authjs.session-token.1": "def" }));
+    expect(await res.json()).toBeNull();
+    expect(sessionCookie(res).map((c) => c.split("=")[0])).toEqual(["authjs.session-token.0", "authjs.session-token.1"]);
+  });
+
   it("deletes an expired row and clears the cookie", async () => {
     await createUser();
     const { jar } = await signIn();
@@ -228,6 +234,18 @@ describe("POST /auth/session (update)", () => {
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ error: message });
     expect((await testDb().user.findFirstOrThrow()).name).toBe("Ada");
+  });
+
+  it("ends a stateless session whose user was deleted instead of failing", async () => {
+    const user = await createUser();
+    const { jar } = await signIn();
+    const csrfToken = await fetchCsrf(jar);
+    await testDb().user.delete({ where: { id: user.id } });
+    const res = await callRoute(sessionRoute.action, post("/auth/session", { csrfToken, data: { name: "Ghost" } }, { jar, json: true }));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toBeNull();
+    expect(sessionCookie(res)[0]).toMatch(/^authjs\.session-token=; Max-Age=0/);
+    expect(await testDb().user.count()).toBe(0);
   });
 
   it("answers null when there is no session", async () => {
