@@ -34,6 +34,16 @@ export async function hitRateLimit(rule: RateLimitRule, subject: string, now = n
   }
 }
 
-export async function resetRateLimit(rule: RateLimitRule, subject: string) {
-  await db().rateLimit.deleteMany({ where: { key: `${rule.bucket}:${subject}` } });
+/**
+ * A sign-in attempt's two limits: the client's budget first, then the subject's (an e-mail
+ * address). In that order a client over its own budget stops charging the addresses it names, so
+ * it cannot lock other people out. Without a known client address only the subject counts.
+ */
+export async function withinSignInLimits(
+  limits: { client: RateLimitRule; subject: RateLimitRule },
+  client: string | null,
+  subject: string,
+): Promise<boolean> {
+  if (client !== null && !(await hitRateLimit(limits.client, client))) return false;
+  return hitRateLimit(limits.subject, subject);
 }

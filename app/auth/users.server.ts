@@ -1,7 +1,7 @@
 // Users as the session layer sees them.
 import { z } from "zod";
 import { db } from "../db/client.server";
-import { hashPassword } from "./password.server";
+import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./password.server";
 
 export type SessionUser = { id: string; name: string | null; email: string | null; image: string | null };
 
@@ -43,8 +43,8 @@ export const CredentialsUserInput = z.object({
   email: z.string().trim().toLowerCase().max(320).pipe(z.email({ error: "email must be one valid address" })),
   password: z
     .string()
-    .min(8, "password must be at least 8 characters")
-    .max(1024, "password must be at most 1024 characters"),
+    .min(MIN_PASSWORD_LENGTH, `password must be at least ${MIN_PASSWORD_LENGTH} characters`)
+    .max(MAX_PASSWORD_LENGTH, `password must be at most ${MAX_PASSWORD_LENGTH} characters`),
   name: z.string().trim().min(1).max(100).optional(),
 });
 

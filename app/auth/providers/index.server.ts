@@ -40,10 +40,6 @@ export function oauthDefinitions(config: AuthConfig): OAuthProviderDefinition[] 
   return list;
 }
 
-export function findOAuthDefinition(config: AuthConfig, id: string): OAuthProviderDefinition | undefined {
-  return oauthDefinitions(config).find((d) => d.id === id);
-}
-
 /** The registry's source for OAuth and OIDC sign-in (SOURCES in providers.server.ts). */
 export function oauthProviders(config: AuthConfig): Provider[] {
   return oauthDefinitions(config).map((definition) => ({

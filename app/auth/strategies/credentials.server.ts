@@ -7,7 +7,7 @@ import type { AuthConfig } from "../config.server";
 import { AuthError } from "../errors";
 import { verifyPassword, MAX_PASSWORD_LENGTH } from "../password.server";
 import type { Provider } from "../providers.server";
-import { hitRateLimit, RATE_LIMITS } from "../rate-limit.server";
+import { RATE_LIMITS, withinSignInLimits } from "../rate-limit.server";
 import { authRequest, clientAddress } from "../request.server";
 import { recordEvent } from "../audit.server";
 import { toSessionUser, type SignInResult } from "../users.server";
@@ -25,12 +25,7 @@ export function credentialsStrategy(config: AuthConfig) {
     const { email, password } = parsed.data;
     const ar = authRequest(request, config);
     const ip = clientAddress(ar);
-    // The client's bucket first: a client over its own limit no longer charges other people's
-    // addresses, so it cannot lock out every account it names.
-    const allowed =
-      (ip === null || (await hitRateLimit(RATE_LIMITS.credentialsClient, ip))) &&
-      (await hitRateLimit(RATE_LIMITS.credentials, email));
-    if (!allowed) {
+    if (!(await withinSignInLimits({ client: RATE_LIMITS.credentialsClient, subject: RATE_LIMITS.credentials }, ip, email))) {
       await recordEvent("rate-limited", { ip, detail: { bucket: "credentials" } });
       throw new AuthError("CredentialsSignin", { log: "rate limited" });
     }

@@ -20,7 +20,7 @@ import { normalizeEmailAddress } from "../email-address";
 import { AuthError } from "../errors";
 import { log } from "../log.server";
 import type { FlowContext, Provider } from "../providers.server";
-import { hitRateLimit, RATE_LIMITS } from "../rate-limit.server";
+import { RATE_LIMITS, withinSignInLimits } from "../rate-limit.server";
 import { authRequest, clientAddress, type AuthRequest } from "../request.server";
 import { errorRedirect, errorUrl } from "../respond.server";
 import { runStrategy } from "../signin.server";
@@ -81,13 +81,9 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     }
     const address = check.address;
 
-    // The client's budget is checked first so that a client over it cannot keep spending the
-    // budget of the addresses it types. Both limits answer alike for every address.
+    // Both limits answer alike for every address, known or not.
     const ip = clientAddress(ar);
-    const allowed =
-      (ip === null || (await hitRateLimit(RATE_LIMITS.emailClient, ip))) &&
-      (await hitRateLimit(RATE_LIMITS.emailAddress, address));
-    if (!allowed) {
+    if (!(await withinSignInLimits({ client: RATE_LIMITS.emailClient, subject: RATE_LIMITS.emailAddress }, ip, address))) {
       await recordEvent("rate-limited", { ip, detail: { bucket: "email" } });
       throw new AuthError("RateLimited", { log: "e-mail sign-in rate limit" });
     }
