@@ -8,10 +8,9 @@
 // the newest flow sits at the top level in Auth.js's `{value, provider}` shape, older live flows
 // in `earlier`. The callback finds its flow by the `state` the provider echoes, removes that flow
 // from all three cookies and rewrites (or expires) them, so other tabs' flows survive.
-import { timingSafeEqual } from "node:crypto";
 import { CHECK_COOKIE_MAX_AGE } from "../config.server";
 import { expireCookie, serializeCookie } from "../cookies.server";
-import { randomToken } from "../crypto.server";
+import { constantTimeEqual, randomToken } from "../crypto.server";
 import { encodeJwt, tryDecodeJwt } from "../jwt.server";
 import type { AuthRequest } from "../request.server";
 
@@ -123,12 +122,6 @@ export async function storeFlow(
   return out;
 }
 
-function sameString(a: string, b: string) {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 export type CheckFailure =
   | "missing-state-param"
   | "missing-state-cookie"
@@ -157,7 +150,7 @@ export async function consumeFlow(ar: AuthRequest, provider: string, state: stri
 
   let result: ConsumedFlow["result"];
   let drop: (e: Entry) => boolean;
-  const match = state ? entries.state.find((e) => sameString(e.value, state)) : undefined;
+  const match = state ? entries.state.find((e) => constantTimeEqual(e.value, state)) : undefined;
   if (!state) {
     result = { ok: false, reason: "missing-state-param" };
     drop = (e) => e.provider === provider;
