@@ -5,6 +5,7 @@ import * as errorRoute from "../../../app/routes/auth/error";
 import * as logRoute from "../../../app/routes/auth/log";
 import * as providersRoute from "../../../app/routes/auth/providers";
 import * as csrfRoute from "../../../app/routes/auth/csrf";
+import * as sessionRoute from "../../../app/routes/auth/session";
 import * as accountRoute from "../../../app/routes/account";
 import * as welcomeRoute from "../../../app/routes/welcome";
 import * as homeRoute from "../../../app/routes/home";
@@ -166,13 +167,26 @@ describe("/account", () => {
     expect(await testDb().session.count()).toBe(1);
     expect(await callRoute(accountRoute.loader, get("/account", { jar: phone }))).toHaveRedirect();
 
+    // Another user's session id cannot be revoked: refused, and that session keeps working.
+    await createUser("grace@example.com", "Grace");
+    const grace = (await signIn(new CookieJar(), "grace@example.com")).jar;
+    const graceSessions = (await (await callRoute(accountRoute.loader, get("/account", { jar: grace }))).json()).sessions;
+    expect(graceSessions).toHaveLength(1);
+    const { csrfToken: laptopCsrf } = await (await callRoute(accountRoute.loader, get("/account", { jar: laptop }))).json();
+    const foreign = await callRoute(accountRoute.action, post("/account", { csrfToken: laptopCsrf, intent: "revoke-session", sessionId: graceSessions[0].id }, { jar: laptop }));
+    expect(foreign.status).toBe(404);
+    expect((await foreign.json()).formError).toBe("That session no longer exists.");
+    const graceSession = await (await callRoute(sessionRoute.loader, get("/auth/session", { jar: grace }))).json();
+    expect(graceSession?.user).toMatchObject({ email: "grace@example.com", name: "Grace" });
+
     const again = (await signIn(new CookieJar())).jar;
     const { csrfToken } = await (await callRoute(accountRoute.loader, get("/account", { jar: laptop }))).json();
     const all = await callRoute(accountRoute.action, post("/account", { csrfToken, intent: "revoke-all" }, { jar: laptop }));
     expect(all).toHaveRedirect("/");
-    expect(await testDb().session.count()).toBe(0);
     expect(await callRoute(accountRoute.loader, get("/account", { jar: again }))).toHaveRedirect();
-    // Another user's session id cannot be revoked.
+    // "Everywhere" means every one of this user's devices, never another user's.
+    expect(await testDb().session.count()).toBe(1);
+    expect((await (await callRoute(sessionRoute.loader, get("/auth/session", { jar: grace }))).json())?.user.email).toBe("grace@example.com");
     expect(await testDb().authEvent.count({ where: { type: "session-revoked" } })).toBe(2);
   });
 });
