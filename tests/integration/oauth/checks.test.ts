@@ -168,9 +168,9 @@ describe(`check cookies (${dbLabel})`, () => {
     const { start, answer, res } = await signInThroughIdp(jar, ALICE, { query: "?response_mode=form_post", callbackUrl: "/fp" });
     // A cross-site POST does not carry the SameSite=Lax callback-url cookie: the flow's own copy is used.
     expect(new URL(start.headers.get("Location")!).searchParams.get("response_mode")).toBe("form_post");
-    for (const c of start.headers.getSetCookie().filter((c) => /^authjs\.(state|nonce|pkce)/.test(c))) {
-      expect(c).toMatch(/; Secure; SameSite=None$/);
-    }
+    const checkCookies = start.headers.getSetCookie().filter((c) => /^authjs\.(state|nonce|pkce)/.test(c));
+    expect(checkCookies.map((c) => c.slice(0, c.indexOf("=")))).toEqual(["authjs.state", "authjs.pkce.code_verifier", "authjs.nonce"]);
+    for (const c of checkCookies) expect(c).toMatch(/; Secure; SameSite=None$/);
     expect(answer.kind).toBe("form_post");
     expect(res).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Ffp`);
     expect(res).toHaveSessionCookie();
