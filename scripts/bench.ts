@@ -172,8 +172,9 @@ async function main() {
   const servers: Server[] = [];
   try {
     // The sign-in scenario would meet the per-address and per-client limits within seconds, so
-    // it signs in as SIGNIN_USERS users from varied client addresses (trusted X-Forwarded-For).
-    const jwtApp = await startApp("jwt", { AUTH_TRUST_HOST: "true" });
+    // it signs in as SIGNIN_USERS users from varied client addresses (X-Forwarded-For, believed
+    // with the bench as the one trusted proxy hop).
+    const jwtApp = await startApp("jwt", { AUTH_TRUSTED_PROXIES: "1" });
     await createUsers(jwtApp);
     const dbApp = await startApp("database");
     servers.push(jwtApp, dbApp);

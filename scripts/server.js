@@ -40,7 +40,9 @@ const server = createServer((req, res) => {
     res.end(JSON.stringify("Bad request."));
     return;
   }
-  // The client's address for rate limits: only ever the socket's, never a header a client sent.
+  // The TCP peer, for the client address (rate limits, audit, sessions): only ever the socket's,
+  // never a header a client sent. app/auth/client-address.server.ts normalises it and decides,
+  // from AUTH_TRUSTED_PROXIES, whether this peer's X-Forwarded-For is believed.
   req.headers["x-vestibule-remote-addr"] = req.socket.remoteAddress ?? "";
   if (req.method === "GET" || req.method === "HEAD") assets(req, res, () => handle(req, res));
   else handle(req, res);

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { parseTrustedProxies, type TrustedProxies } from "./client-address.server";
 
 export const BASE_PATH = "/auth";
 export const SESSION_MAX_AGE = 30 * 24 * 60 * 60;
@@ -13,6 +14,8 @@ export const CHECK_COOKIE_MAX_AGE = 900;
 export const EMAIL_TOKEN_MAX_AGE = 24 * 60 * 60;
 export const SESSION_CLOCK_TOLERANCE = 15;
 export const OAUTH_CLOCK_TOLERANCE = 10;
+/** The time one outbound call to an OAuth provider may take, connection to last byte. */
+export const OAUTH_TIMEOUT_MS = 5_000;
 
 export const PRESET_IDS = ["github", "google", "gitlab", "discord", "microsoft-entra-id"] as const;
 export type PresetId = (typeof PRESET_IDS)[number];
@@ -26,6 +29,8 @@ export type AuthConfig = {
   /** Public origin from AUTH_URL, e.g. "https://app.example.com"; null: the request's origin. */
   origin: string | null;
   trustHost: boolean;
+  /** AUTH_TRUSTED_PROXIES: which peers' X-Forwarded-For is believed; null: none (the TCP peer is the client). */
+  trustedProxies: TrustedProxies | null;
   basePath: typeof BASE_PATH;
   dataDir: string;
   /** postgresql://… or null for the embedded SQLite database in dataDir. */
@@ -41,6 +46,8 @@ export type AuthConfig = {
   emailConfirm: boolean;
   emailTokenMaxAge: number;
   credentials: boolean;
+  /** How long outbound calls to OAuth providers may take (OAUTH_TIMEOUT_MS; tests lower it). */
+  oauthTimeoutMs: number;
 };
 
 export class ConfigError extends Error {
@@ -67,6 +74,7 @@ const EnvSchema = z.object({
   AUTH_SECRET: z.string().optional(),
   AUTH_URL: z.string().optional(),
   AUTH_TRUST_HOST: bool("AUTH_TRUST_HOST"),
+  AUTH_TRUSTED_PROXIES: z.string().optional(),
   DATABASE_URL: z.string().optional(),
   VESTIBULE_DATA_DIR: z.string().optional(),
   AUTH_SESSION_STRATEGY: z
@@ -125,6 +133,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const trustHost = e.AUTH_TRUST_HOST ?? false;
   if (production && !origin && !trustHost) {
     problems.push("AUTH_URL is required in production (or AUTH_TRUST_HOST=true behind a proxy that sets X-Forwarded-Host)");
+  }
+
+  // Proxies whose X-Forwarded-For is believed (AUTH_TRUST_HOST never implies this)
+  let trustedProxies: TrustedProxies | null = null;
+  if (e.AUTH_TRUSTED_PROXIES?.trim()) {
+    const parsedProxies = parseTrustedProxies(e.AUTH_TRUSTED_PROXIES);
+    if ("problem" in parsedProxies) problems.push(`AUTH_TRUSTED_PROXIES ${parsedProxies.problem}`);
+    else trustedProxies = parsedProxies.proxies;
   }
 
   // Database
@@ -200,6 +216,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     secrets: secrets as [string, ...string[]],
     origin,
     trustHost,
+    trustedProxies,
     basePath: BASE_PATH,
     dataDir,
     databaseUrl,
@@ -212,6 +229,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     emailConfirm: e.AUTH_EMAIL_CONFIRM ?? false,
     emailTokenMaxAge,
     credentials: e.AUTH_CREDENTIALS ?? true,
+    oauthTimeoutMs: OAUTH_TIMEOUT_MS,
   };
 }
 

@@ -10,6 +10,7 @@ import { openToken, revokeProviderTokens } from "./oauth-tokens.server";
 import { oauthDefinitions } from "./providers/index.server";
 import type { AuthRequest } from "./request.server";
 import { providerClient } from "./strategies/oauth-client.server";
+import { outboundBudget } from "./strategies/oauth-http.server";
 
 type Hook = (ar: AuthRequest, userId: string, callbackUrl: string) => Promise<void | string>;
 
@@ -23,7 +24,7 @@ export async function federatedSignOutUrl(ar: AuthRequest, userId: string, callb
   });
   if (!account) return undefined;
   const definition = opted.find((d) => d.id === account.provider)!;
-  const pc = await providerClient(definition);
+  const pc = await providerClient(definition, outboundBudget(ar.config));
   if (!pc.as.end_session_endpoint) return undefined;
   const idToken = await openToken(account.idToken, { provider: account.provider, providerAccountId: account.providerAccountId, field: "idToken" });
   const url = new URL(pc.as.end_session_endpoint);

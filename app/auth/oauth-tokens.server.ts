@@ -11,7 +11,7 @@ import { log } from "./log.server";
 import type { OAuthProviderDefinition } from "./providers/definition";
 import { oauthDefinitions } from "./providers/index.server";
 import { providerClient } from "./strategies/oauth-client.server";
-import { outbound, requestOptions } from "./strategies/oauth-http.server";
+import { outbound, outboundBudget, requestOptions } from "./strategies/oauth-http.server";
 
 // ── Sealing ──────────────────────────────────────────────────────────────────────────────────
 
@@ -179,12 +179,12 @@ async function refreshAccount(accountId: string, config: AuthConfig): Promise<st
 
   let tokens: TokenSet;
   try {
-    const pc = await providerClient(definition);
+    const pc = await providerClient(definition, outboundBudget(config));
     const response = await outbound("refresh", async () =>
       oauth.processRefreshTokenResponse(
         pc.as,
         pc.client,
-        await oauth.refreshTokenGrantRequest(pc.as, pc.client, pc.auth, refreshToken, requestOptions(pc.as.token_endpoint, definition.apiHeaders)),
+        await oauth.refreshTokenGrantRequest(pc.as, pc.client, pc.auth, refreshToken, requestOptions(pc.as.token_endpoint, pc.budget, definition.apiHeaders)),
       ),
     );
     tokens = tokenSetFrom(response);
@@ -229,7 +229,7 @@ export async function revokeProviderTokens(userId: string, config: AuthConfig = 
     if (!definition || (!account.refreshToken && !account.accessToken)) continue;
     const at = (field: TokenField) => ({ provider: account.provider, providerAccountId: account.providerAccountId, field });
     try {
-      const pc = await providerClient(definition);
+      const pc = await providerClient(definition, outboundBudget(config));
       if (!pc.as.revocation_endpoint) continue;
       const refreshToken = await openToken(account.refreshToken, at("refreshToken"));
       const token = refreshToken ?? (await openToken(account.accessToken, at("accessToken")));
@@ -237,7 +237,7 @@ export async function revokeProviderTokens(userId: string, config: AuthConfig = 
       await outbound("revocation", async () =>
         oauth.processRevocationResponse(
           await oauth.revocationRequest(pc.as, pc.client, pc.auth, token, {
-            ...requestOptions(pc.as.revocation_endpoint, definition.apiHeaders),
+            ...requestOptions(pc.as.revocation_endpoint, pc.budget, definition.apiHeaders),
             additionalParameters: { token_type_hint: refreshToken ? "refresh_token" : "access_token" },
           }),
         ),
@@ -268,14 +268,14 @@ export async function introspectToken(
 ): Promise<Introspection> {
   const definition = definitionFor(providerId, config);
   if (!definition) throw new Error(`no OAuth provider ${providerId} is configured`);
-  const pc = await providerClient(definition);
+  const pc = await providerClient(definition, outboundBudget(config));
   if (!pc.as.introspection_endpoint) throw new Error(`provider ${providerId} has no introspection endpoint`);
   const result = await outbound("introspection", async () =>
     oauth.processIntrospectionResponse(
       pc.as,
       pc.client,
       await oauth.introspectionRequest(pc.as, pc.client, pc.auth, token, {
-        ...requestOptions(pc.as.introspection_endpoint, definition.apiHeaders),
+        ...requestOptions(pc.as.introspection_endpoint, pc.budget, definition.apiHeaders),
         additionalParameters: { token_type_hint: hint },
       }),
     ),

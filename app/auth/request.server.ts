@@ -1,5 +1,6 @@
 // One parsed view of an incoming request that every core function shares: the configuration,
 // the app's public origin, whether cookies are Secure, their names, and the parsed cookies.
+import { selectClientAddress } from "./client-address.server";
 import { getConfig, type AuthConfig } from "./config.server";
 import { cookieNames, parseCookieHeader, type CookieNames } from "./cookies.server";
 
@@ -53,14 +54,12 @@ export function authBaseUrl(ar: AuthRequest): string {
 }
 
 /**
- * The client's address for rate limits and the audit trail: the production server puts the
- * socket's address in X-Vestibule-Remote-Addr (replacing anything a client sent); behind a
- * trusted proxy the first X-Forwarded-For entry is used instead.
+ * The client's address for rate limits, the audit trail and sessions (contract §10): the TCP
+ * peer's, which the production server writes into X-Vestibule-Remote-Addr (replacing anything a
+ * client sent); with AUTH_TRUSTED_PROXIES, the rightmost X-Forwarded-For entry that is not a
+ * trusted proxy (app/auth/client-address.server.ts). AUTH_TRUST_HOST has no say here.
  */
 export function clientAddress(ar: AuthRequest): string | null {
-  if (ar.config.trustHost) {
-    const forwarded = firstHeaderValue(ar.request.headers.get("X-Forwarded-For"));
-    if (forwarded) return forwarded;
-  }
-  return ar.request.headers.get("X-Vestibule-Remote-Addr");
+  const headers = ar.request.headers;
+  return selectClientAddress(headers.get("X-Vestibule-Remote-Addr"), headers.get("X-Forwarded-For"), ar.config.trustedProxies);
 }

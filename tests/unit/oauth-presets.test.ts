@@ -10,7 +10,7 @@ import { discordProfile } from "../../app/auth/providers/discord.server";
 import { githubProfile } from "../../app/auth/providers/github.server";
 import { oauthDefinitions } from "../../app/auth/providers/index.server";
 import { microsoftEntraIdProvider } from "../../app/auth/providers/microsoft-entra-id.server";
-import { fetchJson, OutboundError } from "../../app/auth/strategies/oauth-http.server";
+import { fetchJson, OutboundError, outboundBudget } from "../../app/auth/strategies/oauth-http.server";
 import { testConfig } from "./support";
 
 const ALL_PRESETS = {
@@ -124,7 +124,7 @@ describe("GitHub profile over HTTP (a local server shaped like api.github.com)",
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
   const fetcher = (url: string, token: string) =>
-    fetchJson("profile", url, { headers: { "User-Agent": "Vestibule", Authorization: `Bearer ${token}` } });
+    fetchJson("profile", url, outboundBudget(testConfig()), { headers: { "User-Agent": "Vestibule", Authorization: `Bearer ${token}` } });
 
   it("uses the primary verified address", async () => {
     emails = [

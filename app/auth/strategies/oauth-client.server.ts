@@ -3,13 +3,15 @@
 import * as oauth from "oauth4webapi";
 import { OAUTH_CLOCK_TOLERANCE } from "../config.server";
 import type { Claims, OAuthProviderDefinition } from "../providers/definition";
-import { discover, OutboundError } from "./oauth-http.server";
+import { discover, OutboundError, type OutboundBudget } from "./oauth-http.server";
 
 export type ProviderClient = {
   definition: OAuthProviderDefinition;
   as: oauth.AuthorizationServer;
   client: oauth.Client;
   auth: oauth.ClientAuth;
+  /** How long each call to this provider may take (requestOptions(url, pc.budget)). */
+  budget: OutboundBudget;
 };
 
 // oauth4webapi's hook for an issuer that depends on the token (Auth.js uses it for Entra ID too).
@@ -18,10 +20,10 @@ const expectedIssuerHook = (oauth as unknown as { _expectedIssuer: symbol })._ex
 /** Placeholder issuer for plain OAuth 2.0 providers: they have none, and never send `iss`. */
 const NO_ISSUER = "urn:vestibule:oauth2-provider-without-issuer";
 
-export async function providerClient(definition: OAuthProviderDefinition): Promise<ProviderClient> {
+export async function providerClient(definition: OAuthProviderDefinition, budget: OutboundBudget): Promise<ProviderClient> {
   let as: oauth.AuthorizationServer;
   if (definition.issuer) {
-    const discovered = await discover(definition.issuer, definition.discoveryIssuer);
+    const discovered = await discover(definition.issuer, definition.discoveryIssuer ?? definition.issuer, budget);
     as = { ...discovered, ...explicitEndpoints(definition) };
   } else {
     as = { issuer: NO_ISSUER, ...explicitEndpoints(definition) };
@@ -38,7 +40,7 @@ export async function providerClient(definition: OAuthProviderDefinition): Promi
     definition.clientAuth === "client_secret_post"
       ? oauth.ClientSecretPost(definition.clientSecret)
       : oauth.ClientSecretBasic(definition.clientSecret);
-  return { definition, as, client, auth };
+  return { definition, as, client, auth, budget };
 }
 
 function explicitEndpoints(d: OAuthProviderDefinition): Partial<oauth.AuthorizationServer> {

@@ -3,13 +3,23 @@
 // JWKS cache. Callers turn an OutboundError into a contract error code; the cause is logged only.
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from "jose";
 import * as oauth from "oauth4webapi";
-import { isLoopbackHost, OAUTH_CLOCK_TOLERANCE } from "../config.server";
+import { isLoopbackHost, OAUTH_CLOCK_TOLERANCE, type AuthConfig } from "../config.server";
 
 /**
- * The time one outbound call may take, connection to last byte. Tests lower it so the
- * slow-endpoint cases do not take seconds each; nothing else should change it.
+ * How long outbound calls may take: each one at most `timeoutMs` (AuthConfig.oauthTimeoutMs),
+ * connection to last byte, and every call still running when `deadline` fires stops there.
  */
-export const oauthHttp = { timeoutMs: 5_000 };
+export type OutboundBudget = { timeoutMs: number; deadline?: AbortSignal };
+
+export function outboundBudget(config: AuthConfig, deadline?: AbortSignal): OutboundBudget {
+  return deadline ? { timeoutMs: config.oauthTimeoutMs, deadline } : { timeoutMs: config.oauthTimeoutMs };
+}
+
+/** A fresh signal for one call: its own timeout, or the budget's deadline if that comes first. */
+function callSignal(budget: OutboundBudget): AbortSignal {
+  const own = AbortSignal.timeout(budget.timeoutMs);
+  return budget.deadline ? AbortSignal.any([own, budget.deadline]) : own;
+}
 
 export type OutboundStep = "discovery" | "token" | "userinfo" | "jwks" | "refresh" | "revocation" | "introspection" | "profile";
 export type OutboundFailure = "timeout" | "network" | "http" | "protocol";
@@ -32,10 +42,10 @@ export function insecureAllowed(url: string | URL): boolean {
   return u.protocol === "http:" && isLoopbackHost(u.hostname);
 }
 
-/** oauth4webapi request options for a call to `url`: a fresh timeout signal each time. */
-export function requestOptions(url: string | URL | undefined, headers?: Record<string, string>) {
+/** oauth4webapi request options for a call to `url`: a fresh signal each time. */
+export function requestOptions(url: string | URL | undefined, budget: OutboundBudget, headers?: Record<string, string>) {
   return {
-    signal: AbortSignal.timeout(oauthHttp.timeoutMs),
+    signal: callSignal(budget),
     headers: headers ? new Headers(headers) : undefined,
     [oauth.allowInsecureRequests]: url !== undefined && insecureAllowed(url),
   };
@@ -60,7 +70,7 @@ export async function outbound<T>(step: OutboundStep, call: () => Promise<T>): P
 
 export function classify(step: OutboundStep, error: unknown): OutboundError {
   if (error instanceof OutboundError) return error;
-  if (isTimeout(error)) return new OutboundError(step, "timeout", `no answer within ${oauthHttp.timeoutMs} ms`, { cause: error });
+  if (isTimeout(error)) return new OutboundError(step, "timeout", "no answer within the time budget", { cause: error });
   // fetch() rejects with a TypeError ("fetch failed") for refused connections, DNS and TLS errors.
   if (error instanceof TypeError && /fetch failed|network|ECONNREFUSED|ENOTFOUND/i.test(`${error.message} ${String(error.cause ?? "")}`)) {
     return new OutboundError(step, "network", error.message, { cause: error });
@@ -76,10 +86,10 @@ export function classify(step: OutboundStep, error: unknown): OutboundError {
 }
 
 /** fetch() with the same budget and classification, for provider APIs outside the protocol (GitHub's /user). */
-export async function fetchJson(step: OutboundStep, url: string, init: RequestInit = {}): Promise<unknown> {
+export async function fetchJson(step: OutboundStep, url: string, budget: OutboundBudget, init: RequestInit = {}): Promise<unknown> {
   return outbound(step, async () => {
     if (new URL(url).protocol !== "https:" && !insecureAllowed(url)) throw new Error(`refusing to call ${url} over http`);
-    const response = await fetch(url, { ...init, redirect: "error", signal: AbortSignal.timeout(oauthHttp.timeoutMs) });
+    const response = await fetch(url, { ...init, redirect: "error", signal: callSignal(budget) });
     const text = await response.text();
     if (!response.ok) throw new OutboundError(step, "http", `${response.status} from ${new URL(url).pathname}`);
     try {
@@ -100,13 +110,13 @@ const discoveryCache = new Map<string, { at: number; as: Promise<oauth.Authoriza
  * per issuer. Concurrent callers share one request; a failure is not cached. `expectedIssuer`
  * is the `issuer` the document must state (Entra's multi-tenant document says `{tenantid}`).
  */
-export function discover(issuer: string, expectedIssuer = issuer): Promise<oauth.AuthorizationServer> {
+export function discover(issuer: string, expectedIssuer: string, budget: OutboundBudget): Promise<oauth.AuthorizationServer> {
   const key = `${issuer}\u0000${expectedIssuer}`;
   const hit = discoveryCache.get(key);
   if (hit && Date.now() - hit.at < DISCOVERY_TTL_MS) return hit.as;
   const as = outbound("discovery", async () => {
     const issuerUrl = new URL(issuer);
-    const response = await oauth.discoveryRequest(issuerUrl, { algorithm: "oidc", ...requestOptions(issuerUrl) });
+    const response = await oauth.discoveryRequest(issuerUrl, { algorithm: "oidc", ...requestOptions(issuerUrl, budget) });
     // processDiscoveryResponse compares the document's issuer with the URL it was fetched for.
     const metadata = await oauth.processDiscoveryResponse(new URL(expectedIssuer), response);
     if (!metadata.authorization_endpoint || !metadata.token_endpoint) {
@@ -136,11 +146,11 @@ const UNKNOWN_KID_COOLDOWN_MS = 60 * 1000;
 const jwksCache = new Map<string, KeySet>();
 const jwksInFlight = new Map<string, Promise<KeySet>>();
 
-function fetchKeySet(uri: string): Promise<KeySet> {
+function fetchKeySet(uri: string, budget: OutboundBudget): Promise<KeySet> {
   let pending = jwksInFlight.get(uri);
   if (!pending) {
     pending = (async () => {
-      const body = await fetchJson("jwks", uri, { headers: { Accept: "application/json, application/jwk-set+json" } });
+      const body = await fetchJson("jwks", uri, budget, { headers: { Accept: "application/json, application/jwk-set+json" } });
       if (typeof body !== "object" || body === null || !Array.isArray((body as { keys?: unknown }).keys)) {
         throw new OutboundError("jwks", "protocol", "the JWKS document has no keys array");
       }
@@ -164,11 +174,11 @@ export type JwtExpectations = { issuer: string; audience: string; algorithms?: r
  * tolerance). Key rotation: when no key matches the token's `kid`, the set is fetched again
  * before giving up.
  */
-export async function verifyJwtSignature(jwksUri: string, token: string, expect: JwtExpectations): Promise<JWTPayload> {
+export async function verifyJwtSignature(jwksUri: string, token: string, expect: JwtExpectations, budget: OutboundBudget): Promise<JWTPayload> {
   const algorithms = (expect.algorithms?.length ? expect.algorithms : SIGNING_ALGORITHMS).filter((a) => SIGNING_ALGORITHMS.includes(a));
   const options = { issuer: expect.issuer, audience: expect.audience, algorithms, clockTolerance: OAUTH_CLOCK_TOLERANCE };
   let set = jwksCache.get(jwksUri);
-  if (!set || Date.now() - set.at > JWKS_TTL_MS) set = await fetchKeySet(jwksUri);
+  if (!set || Date.now() - set.at > JWKS_TTL_MS) set = await fetchKeySet(jwksUri, budget);
   try {
     return (await jwtVerify(token, createLocalJWKSet(set.keys), options)).payload;
   } catch (error) {
@@ -178,7 +188,7 @@ export async function verifyJwtSignature(jwksUri: string, token: string, expect:
     if (last !== undefined && Date.now() - last < UNKNOWN_KID_COOLDOWN_MS) throw error;
     set.refetchedFor.set(kid, Date.now());
     if (set.refetchedFor.size > 100) set.refetchedFor.clear();
-    const fresh = await fetchKeySet(jwksUri);
+    const fresh = await fetchKeySet(jwksUri, budget);
     fresh.refetchedFor.set(kid, Date.now());
     return (await jwtVerify(token, createLocalJWKSet(fresh.keys), options)).payload;
   }

@@ -22,7 +22,7 @@ import { resolveCallbackUrl } from "../callback-url.server";
 import { authBaseUrl, authRequest, clientAddress, type AuthRequest } from "../request.server";
 import { consumeFlow, storeFlow } from "./oauth-checks.server";
 import { expectedIdTokenIssuer, providerClient, type ProviderClient } from "./oauth-client.server";
-import { fetchJson, OutboundError, outbound, requestOptions, verifyJwtSignature } from "./oauth-http.server";
+import { fetchJson, OutboundError, outbound, outboundBudget, requestOptions, verifyJwtSignature } from "./oauth-http.server";
 
 export type OAuthVerifyParams = {
   request: Request;
@@ -92,7 +92,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     // The same callback URL the sign-in flow resolved (body, then query, then cookie).
     const form = Object.fromEntries(new URLSearchParams((await request.text()) || ""));
     const { url: callbackUrl } = resolveCallbackUrl(ar, form);
-    const pc = await providerClient(d);
+    const pc = await providerClient(d, outboundBudget(this.config));
     const state = oauth.generateRandomState();
     const codeVerifier = oauth.generateRandomCodeVerifier();
     const nonce = d.type === "oidc" ? oauth.generateRandomNonce() : null;
@@ -142,7 +142,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     if (!result.ok) throw new AuthError("OAuthCallback", { log: `check cookies: ${result.reason}` });
     const flow = result.flow;
 
-    const pc = await providerClient(d);
+    const pc = await providerClient(d, outboundBudget(this.config));
     let validated: URLSearchParams;
     try {
       validated = oauth.validateAuthResponse(pc.as, pc.client, params, flow.state);
@@ -165,7 +165,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
           validated,
           this.redirectUri(ar),
           flow.codeVerifier!,
-          requestOptions(pc.as.token_endpoint, d.apiHeaders),
+          requestOptions(pc.as.token_endpoint, pc.budget, d.apiHeaders),
         ),
         { expectedNonce: flow.nonce ?? oauth.expectNoNonce, requireIdToken: d.type === "oidc" },
       ),
@@ -189,7 +189,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
         issuer: expectedIdTokenIssuer(pc, claims as Claims),
         audience: pc.definition.clientId,
         algorithms: pc.as.id_token_signing_alg_values_supported,
-      });
+      }, pc.budget);
     } catch (error) {
       if (error instanceof OutboundError) throw error;
       throw new AuthError("OAuthCallback", { log: `id_token rejected: ${(error as Error).message}`, cause: error });
@@ -206,7 +206,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
           pc.as,
           pc.client,
           claims.sub,
-          await oauth.userInfoRequest(pc.as, pc.client, tokenResponse.access_token, requestOptions(pc.as.userinfo_endpoint, pc.definition.apiHeaders)),
+          await oauth.userInfoRequest(pc.as, pc.client, tokenResponse.access_token, requestOptions(pc.as.userinfo_endpoint, pc.budget, pc.definition.apiHeaders)),
         ),
       );
       merged = { ...merged, ...userinfo, sub: claims.sub };
@@ -219,7 +219,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     const d = pc.definition;
     if (d.fetchProfile) {
       const fetcher = (url: string, token: string, headers?: Record<string, string>) =>
-        fetchJson("profile", url, { headers: { Accept: "application/json", ...d.apiHeaders, ...headers, Authorization: `Bearer ${token}` } });
+        fetchJson("profile", url, pc.budget, { headers: { Accept: "application/json", ...d.apiHeaders, ...headers, Authorization: `Bearer ${token}` } });
       let raw: OAuthProfile;
       try {
         raw = await d.fetchProfile(fetcher, accessToken);
@@ -235,7 +235,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
         pc.as,
         pc.client,
         oauth.skipSubjectCheck,
-        await oauth.userInfoRequest(pc.as, pc.client, accessToken, requestOptions(pc.as.userinfo_endpoint, d.apiHeaders)),
+        await oauth.userInfoRequest(pc.as, pc.client, accessToken, requestOptions(pc.as.userinfo_endpoint, pc.budget, d.apiHeaders)),
       ),
     );
     return mapProfile(() => (d.profile ?? standardProfile)(userinfo as Claims));

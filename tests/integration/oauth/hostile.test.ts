@@ -4,15 +4,16 @@
 // answering correctly, signs in.
 import { createServer } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { resetConfig } from "../../../app/auth/config.server.ts";
-import { clearOAuthCaches, oauthHttp } from "../../../app/auth/strategies/oauth-http.server.ts";
+import { loadConfig, resetConfig } from "../../../app/auth/config.server.ts";
+import { clearOAuthCaches } from "../../../app/auth/strategies/oauth-http.server.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, ORIGIN } from "../../support/http.ts";
 import { HOSTILE_CLIENT, HOSTILE_USER, startHostileIdp, type HostileIdp, type HostileMode } from "../../support/hostile-idp.ts";
 import { checkCookieChanges, deliver, sessionOf, startSignIn } from "../../support/oauth-flow.ts";
 
 let hostile: HostileIdp;
-const defaultTimeout = oauthHttp.timeoutMs;
+/** Slow endpoints answer after 1.5 s; the client gives up after 0.4 s. */
+const TIMEOUT_MS = 400;
 
 function configure(issuer: string) {
   process.env.AUTH_OIDC_ISSUER = issuer;
@@ -20,17 +21,15 @@ function configure(issuer: string) {
   process.env.AUTH_OIDC_SECRET = HOSTILE_CLIENT.clientSecret;
   process.env.AUTH_OIDC_NAME = "Hostile IdP";
   clearOAuthCaches();
-  resetConfig();
+  resetConfig({ ...loadConfig(), oauthTimeoutMs: TIMEOUT_MS });
 }
 
 beforeAll(async () => {
   hostile = await startHostileIdp();
-  // Slow endpoints answer after 1.5 s; the client gives up after 0.4 s.
-  oauthHttp.timeoutMs = 400;
 });
 afterAll(async () => {
-  oauthHttp.timeoutMs = defaultTimeout;
   await hostile?.stop();
+  resetConfig();
 });
 beforeEach(async () => {
   configure(hostile.issuer);
