@@ -1,7 +1,8 @@
 // Double-submit CSRF token (contract §5): the cookie holds `<token>|sha256hex(token + secret)`,
 // every POST must echo the token in its body, compared in constant time.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { serializeCookie } from "./cookies.server";
+import { constantTimeEqual } from "./crypto.server";
 import type { AuthRequest } from "./request.server";
 
 const TOKEN_PATTERN = /^[0-9a-f]{64}$/;
@@ -10,17 +11,13 @@ function hashToken(token: string, secret: string) {
   return createHash("sha256").update(`${token}${secret}`).digest("hex");
 }
 
-function equalHex(a: string, b: string) {
-  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
-}
-
 /** The token from a valid CSRF cookie, or null when the cookie is missing or forged. */
 export function csrfTokenFromCookie(ar: AuthRequest): string | null {
   const raw = ar.cookies.get(ar.names.csrfToken);
   if (!raw) return null;
   const [token, hash, extra] = raw.split("|");
   if (extra !== undefined || !token || !hash || !TOKEN_PATTERN.test(token)) return null;
-  return ar.config.secrets.some((s) => equalHex(hashToken(token, s), hash)) ? token : null;
+  return ar.config.secrets.some((s) => constantTimeEqual(hashToken(token, s), hash)) ? token : null;
 }
 
 /** The request's CSRF token, minting one (and its cookie) only when the cookie is missing or invalid. */
@@ -36,5 +33,5 @@ export function ensureCsrfToken(ar: AuthRequest): { token: string; setCookie: st
 export function verifyCsrf(ar: AuthRequest, bodyToken: unknown): boolean {
   if (typeof bodyToken !== "string" || !TOKEN_PATTERN.test(bodyToken)) return false;
   const cookieToken = csrfTokenFromCookie(ar);
-  return cookieToken !== null && equalHex(cookieToken, bodyToken);
+  return cookieToken !== null && constantTimeEqual(cookieToken, bodyToken);
 }

@@ -2,9 +2,10 @@
 // "A256CBC-HS512", key = HKDF-SHA256(secret, salt = cookie name, info = "Auth.js Generated
 // Encryption Key (<salt>)", 64 bytes), kid = the key's SHA-512 JWK thumbprint. The same sealing
 // protects the OAuth check cookies (salt = their cookie names) and tokens stored at rest.
-import { createDecipheriv, createHmac, hkdfSync, randomUUID, timingSafeEqual } from "node:crypto";
+import { createDecipheriv, createHmac, hkdfSync, randomUUID } from "node:crypto";
 import { base64url, calculateJwkThumbprint, EncryptJWT, jwtDecrypt, type JWTPayload } from "jose";
 import { SESSION_CLOCK_TOLERANCE } from "./config.server";
+import { constantTimeEqual } from "./crypto.server";
 
 type Enc = "A256CBC-HS512" | "A256GCM";
 type DerivedKey = { key: Uint8Array; kid: string };
@@ -93,7 +94,7 @@ async function decodeCbcHs512(token: string, secrets: readonly string[], salt: s
     const { key, kid: keyId } = await derive(secret, salt, "A256CBC-HS512");
     if (kid !== undefined && keyId !== kid) continue;
     const mac = createHmac("sha512", key.subarray(0, 32)).update(aad).update(iv).update(ciphertext).update(al).digest().subarray(0, 32);
-    if (!timingSafeEqual(mac, tag)) {
+    if (!constantTimeEqual(mac, tag)) {
       // Without a kid any configured secret may have made it (rotation): try the next one.
       if (kid === undefined) continue;
       throw new JweError("decryption failed");

@@ -8,11 +8,12 @@
 // with JavaScript off) that checks the e-mail and password against the configured users, and a
 // Cancel button that answers the client with error=access_denied. Consent is implied: this IdP
 // only serves Vestibule.
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair } from "jose";
 import Provider, { type Configuration, type KoaContextWithOIDC } from "oidc-provider";
+import { constantTimeEqual } from "../auth/crypto.server";
 
 export type IdpUser = {
   sub: string;
@@ -71,12 +72,6 @@ function page(title: string, body: string): string {
 h1{font-size:1.3rem}label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.5rem;box-sizing:border-box}
 button{margin-top:1rem;padding:.5rem 1rem}.alert{color:#b42318}.muted{color:#667085;font-size:.9rem}</style>
 </head><body><h1>${esc(title)}</h1>${body}</body></html>`;
-}
-
-function sameText(a: string, b: string) {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
@@ -236,7 +231,7 @@ export async function startDevIdp(options: IdpOptions = {}): Promise<RunningIdp>
       const email = (form.get("email") ?? "").trim().toLowerCase();
       const password = form.get("password") ?? "";
       const user = users.find((u) => u.email.toLowerCase() === email);
-      if (!user || !sameText(user.password, password)) {
+      if (!user || !constantTimeEqual(user.password, password)) {
         return send(res, 200, loginPage(uid, clientName, users, "Wrong e-mail or password.", email));
       }
       return provider.interactionFinished(req, res, { login: { accountId: user.sub }, consent: {} }, { mergeWithLastSubmission: false });

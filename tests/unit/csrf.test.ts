@@ -55,4 +55,15 @@ describe("CSRF double-submit token", () => {
     const { setCookie } = ensureCsrfToken(requestFor("https://app.example.com/auth/csrf", {}, config));
     expect(setCookie).toMatch(/^__Host-authjs\.csrf-token=.*; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
   });
+
+  it("reads a cookie whose hash has as many characters but more bytes than a real one as invalid", () => {
+    // 63 hex digits and one "é": 64 characters, 65 UTF-8 bytes.
+    const token = "f".repeat(64);
+    const cookies = { "authjs.csrf-token": `${token}|${"0".repeat(63)}é` };
+    expect(csrfTokenFromCookie(requestFor("http://localhost/auth/csrf", { cookies }))).toBeNull();
+    expect(verifyCsrf(requestFor("http://localhost/x", { cookies }), token)).toBe(false);
+    const minted = ensureCsrfToken(requestFor("http://localhost/auth/csrf", { cookies }));
+    expect(minted.token).not.toBe(token);
+    expect(minted.setCookie).toMatch(/^authjs\.csrf-token=/);
+  });
 });
