@@ -8,7 +8,7 @@
 //
 // An e-mail address never links accounts by itself, verified or not: the person proves they own
 // the existing account by signing in to it first, then links from there.
-import { db } from "../db/client.server";
+import { db, dbProvider } from "../db/client.server";
 import { recordEvent } from "./audit.server";
 import type { AuthConfig } from "./config.server";
 import { AuthError } from "./errors";
@@ -105,12 +105,16 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
   }
 }
 
-/** The ways a user can sign in, for the unlink rule and the /account page. */
+/** The ways a user can sign in, for the removal rule and the /account page. */
 export type SignInMethods = {
   password: boolean;
   emailLink: boolean;
-  accounts: { provider: string; type: string }[];
+  /** Every linked account; `usable` while its provider is configured (only then is it a way in). */
+  accounts: { provider: string; type: string; usable: boolean }[];
 };
+
+/** One way to sign in that a user may remove. */
+export type SignInMethodRef = { kind: "account"; provider: string } | { kind: "password" };
 
 type Tx = Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0];
 
@@ -125,7 +129,7 @@ async function readMethods(client: Tx | ReturnType<typeof db>, config: AuthConfi
     // A password only counts while credentials sign-in is on; an address only while e-mail sign-in is.
     password: user.password !== null && providers.some((p) => p.type === "credentials"),
     emailLink: user.email !== null && providers.some((p) => p.type === "email"),
-    accounts: user.accounts,
+    accounts: user.accounts.map((a) => ({ ...a, usable: providers.some((p) => p.id === a.provider) })),
   };
 }
 
@@ -133,31 +137,73 @@ export function signInMethods(config: AuthConfig, userId: string): Promise<SignI
   return readMethods(db(), config, userId);
 }
 
+/** Whether the user has `method` (a password row counts even while credentials sign-in is off). */
+function hasMethod(methods: SignInMethods, method: SignInMethodRef, hasPasswordRow: boolean): boolean {
+  return method.kind === "password" ? hasPasswordRow : methods.accounts.some((a) => a.provider === method.provider);
+}
+
+/** Whether the user can still sign in once `method` is gone. */
+export function canRemove(methods: SignInMethods, method: SignInMethodRef): boolean {
+  const accounts = methods.accounts.filter((a) => a.usable && !(method.kind === "account" && a.provider === method.provider));
+  const password = methods.password && method.kind !== "password";
+  return accounts.length > 0 || password || methods.emailLink;
+}
+
 /** Whether the user can still sign in once `provider`'s account is gone. */
 export function canUnlink(methods: SignInMethods, provider: string): boolean {
-  const others = methods.accounts.filter((a) => a.provider !== provider).length;
-  return others > 0 || methods.password || methods.emailLink;
+  return canRemove(methods, { kind: "account", provider });
+}
+
+export type RemoveResult = "removed" | "not-found" | "last-method";
+
+/**
+ * Removes one way to sign in unless it is the user's last: the check and the delete are one
+ * atomic step (docs/decisions/026-removing-a-way-to-sign-in.md), so two removals at once — two
+ * tabs, a double submit, an account and a password — can never both pass and leave no way in.
+ */
+export async function removeSignInMethod(config: AuthConfig, userId: string, method: SignInMethodRef): Promise<RemoveResult> {
+  return db().$transaction(async (tx) => {
+    await lockUser(tx, userId);
+    const methods = await readMethods(tx, config, userId);
+    if (!methods) return "not-found";
+    const hasPasswordRow = method.kind === "password" && (await tx.password.count({ where: { userId } })) > 0;
+    if (!hasMethod(methods, method, hasPasswordRow)) return "not-found";
+    if (!canRemove(methods, method)) return "last-method";
+    const { count } =
+      method.kind === "password"
+        ? await tx.password.deleteMany({ where: { userId } })
+        : await tx.account.deleteMany({ where: { userId, provider: method.provider } });
+    return count > 0 ? "removed" : "not-found";
+  });
+}
+
+/**
+ * Makes every other transaction that removes one of this user's ways to sign in wait until this
+ * one commits, before anything is read. PostgreSQL (READ COMMITTED): a row lock on the user, after
+ * which each statement sees what the previous holder committed. SQLite: a write as the first
+ * statement takes the database's write lock at once (transactions start deferred), so no other
+ * writer — in this process or another — can commit between the read and the delete.
+ */
+async function lockUser(tx: Tx, userId: string): Promise<void> {
+  if (dbProvider() === "postgres") await tx.$queryRaw`SELECT "id" FROM "User" WHERE "id" = ${userId} FOR UPDATE`;
+  else await tx.$executeRaw`UPDATE "User" SET "name" = "name" WHERE "id" = ${userId}`;
 }
 
 export type UnlinkResult = "unlinked" | "not-linked" | "last-method";
 
 /**
  * Removes the user's account at `provider` when another way to sign in remains, after revoking
- * the tokens Vestibule holds for it. The rule is checked again inside the transaction that
- * deletes, so two unlinks at once cannot both pass it.
+ * the tokens Vestibule holds for it. The rule is checked first so that a refused unlink revokes
+ * nothing, and again, atomically with the delete, by removeSignInMethod.
  */
 export async function unlinkAccount(config: AuthConfig, userId: string, provider: string, ip: string | null = null): Promise<UnlinkResult> {
   const before = await signInMethods(config, userId);
   if (!before || !before.accounts.some((a) => a.provider === provider)) return "not-linked";
   if (!canUnlink(before, provider)) return "last-method";
   await revokeProviderTokens(userId, config, { provider });
-  const result = await db().$transaction(async (tx) => {
-    const methods = await readMethods(tx, config, userId);
-    if (!methods || !methods.accounts.some((a) => a.provider === provider)) return "not-linked" as const;
-    if (!canUnlink(methods, provider)) return "last-method" as const;
-    await tx.account.deleteMany({ where: { userId, provider } });
-    return "unlinked" as const;
-  });
-  if (result === "unlinked") await recordEvent("account-unlinked", { userId, ip, detail: { provider } });
-  return result;
+  const result = await removeSignInMethod(config, userId, { kind: "account", provider });
+  if (result === "not-found") return "not-linked";
+  if (result === "last-method") return "last-method";
+  await recordEvent("account-unlinked", { userId, ip, detail: { provider } });
+  return "unlinked";
 }
