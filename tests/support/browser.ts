@@ -13,6 +13,8 @@ const SECRET = "vestibule-browser-test-secret-0123456789abcdef";
 
 export type RunningApp = {
   url: string;
+  /** The server process, e.g. to read its memory use from /proc/<pid>/status. */
+  pid: number;
   dataDir: string;
   env: Record<string, string>;
   logs: () => string;
@@ -80,6 +82,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
   });
   return {
     url,
+    pid: child.pid!,
     dataDir,
     env: fullEnv,
     logs: () => output,
