@@ -14,8 +14,11 @@ export type AddressCheck = { ok: true; address: string } | { ok: false; reason: 
 
 /** Longer input is refused before NFKC touches it (normalisation can grow a string). */
 const MAX_INPUT_LENGTH = 1024;
-/** RFC 5321: a forward-path is at most 256 octets including the angle brackets. */
-const MAX_ADDRESS_LENGTH = 254;
+/**
+ * RFC 5321: a forward-path is at most 256 octets including the angle brackets. The one maximum
+ * for an address anywhere: form fields, schemas, echoes of typed input.
+ */
+export const MAX_EMAIL_ADDRESS_LENGTH = 254;
 const MAX_LOCAL_LENGTH = 64;
 const MAX_DOMAIN_LENGTH = 253;
 const MAX_LABEL_LENGTH = 63;
@@ -40,7 +43,7 @@ export function normalizeEmailAddress(input: unknown): AddressCheck {
   // Lower-casing can leave a string that is no longer NFKC (e.g. "İ" → "i̇"), so normalise again.
   const address = input.normalize("NFKC").toLowerCase().normalize("NFKC").trim();
   if (address === "") return fail("empty");
-  if (address.length > MAX_ADDRESS_LENGTH) return fail("too long");
+  if (address.length > MAX_EMAIL_ADDRESS_LENGTH) return fail("too long");
   if (INVISIBLE.test(address)) return fail("space or control character");
   if (SPECIALS.test(address)) return fail("quote, comma or other special character");
 

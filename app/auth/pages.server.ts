@@ -1,7 +1,7 @@
 // Data for the auth pages and the helpers app pages use to require a session.
-import { redirect } from "react-router";
 import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "./callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "./csrf.server";
+import { MAX_EMAIL_ADDRESS_LENGTH } from "./email-address";
 import { errorPage, signinErrorMessage } from "./errors";
 import { getProviders, type ProviderType } from "./providers.server";
 import { authRequest, type AuthRequest } from "./request.server";
@@ -37,7 +37,7 @@ export async function signinPageData(request: Request) {
       callbackUrl: toRelative(callback.url),
       providers,
       error: error ? { code: error.slice(0, 64), message: signinErrorMessage(error)! } : null,
-      email: email && email.length <= 320 ? email : "",
+      email: email && email.length <= MAX_EMAIL_ADDRESS_LENGTH ? email : "",
       signedInAs: session?.data.user.email ?? session?.data.user.name ?? null,
     },
     headers: headersWith([csrf.setCookie, callback.setCookie, ...setCookies]),
@@ -84,7 +84,7 @@ export async function requireSession(request: Request, { roll = true } = {}): Pr
   if (!session) {
     const here = validateCallbackUrl(ar.url.pathname + ar.url.search, ar.origin) ?? `${ar.origin}/`;
     const params = new URLSearchParams({ error: "SessionRequired", callbackUrl: toRelative(here) });
-    throw redirect(`${ar.config.basePath}/signin?${params}`, { headers: headersWith(setCookies) });
+    throw redirectResponse(`${ar.config.basePath}/signin?${params}`, { setCookies });
   }
   return { ar, session, setCookies };
 }

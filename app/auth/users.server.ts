@@ -1,6 +1,7 @@
 // Users as the session layer sees them.
 import { z } from "zod";
 import { db } from "../db/client.server";
+import { normalizeEmailAddress } from "./email-address";
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./password.server";
 
 export type SessionUser = { id: string; name: string | null; email: string | null; image: string | null };
@@ -36,11 +37,21 @@ export async function updateProfile(userId: string, update: ProfileUpdate): Prom
   return toSessionUser(await db().user.findUniqueOrThrow({ where: { id: userId } }));
 }
 
+/** A schema field for an e-mail address, read by the one rule: the normalised address or an issue. */
+export function emailAddressField(message = "email must be one valid address") {
+  return z.unknown().transform((value, ctx) => {
+    const check = normalizeEmailAddress(value);
+    if (check.ok) return check.address;
+    ctx.issues.push({ code: "custom", message, input: value });
+    return z.NEVER;
+  });
+}
+
 /** What every strategy's verify step resolves to. */
 export type SignInResult = { user: SessionUser; isNewUser: boolean };
 
 export const CredentialsUserInput = z.object({
-  email: z.string().trim().toLowerCase().max(320).pipe(z.email({ error: "email must be one valid address" })),
+  email: emailAddressField(),
   password: z
     .string()
     .min(MIN_PASSWORD_LENGTH, `password must be at least ${MIN_PASSWORD_LENGTH} characters`)

@@ -1,4 +1,5 @@
 import { Form, useNavigation } from "react-router";
+import { MAX_EMAIL_ADDRESS_LENGTH } from "~/auth/email-address";
 import { CsrfField, Field } from "./auth-forms";
 
 /**
@@ -47,7 +48,7 @@ export function EmailChangeSection({
             type="email"
             autoComplete="email"
             required
-            maxLength={320}
+            maxLength={MAX_EMAIL_ADDRESS_LENGTH}
             error={error}
           />
           <button type="submit" className="button inline" aria-disabled={busy || undefined}>

@@ -12,7 +12,7 @@ import { clientAddress } from "~/auth/request.server";
 import { failureResponse } from "~/auth/signin.server";
 import { endSession, listSessions, revokeAllSessions, revokeSession } from "~/auth/session.server";
 import { emailChangeAvailable } from "~/auth/email-change.server";
-import { changeEmailIntent } from "~/auth/email-change-intent.server";
+import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
 
 export async function accountPageData(request: Request) {

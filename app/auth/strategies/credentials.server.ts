@@ -10,11 +10,11 @@ import type { Provider } from "../providers.server";
 import { RATE_LIMITS, withinSignInLimits } from "../rate-limit.server";
 import { authRequest, clientAddress } from "../request.server";
 import { recordEvent } from "../audit.server";
-import { toSessionUser, type SignInResult } from "../users.server";
+import { emailAddressField, toSessionUser, type SignInResult } from "../users.server";
 import { runStrategy } from "../signin.server";
 
 export const CredentialsInput = z.object({
-  email: z.string().trim().toLowerCase().max(320).pipe(z.email()),
+  email: emailAddressField(),
   password: z.string().min(1).max(MAX_PASSWORD_LENGTH),
 });
 

@@ -7,7 +7,6 @@
 //                               which carries the CSRF token
 //
 // Not remix-auth-totp: it keeps the address in an unsigned cookie (docs/decisions/020).
-import { redirect } from "react-router";
 import { Strategy } from "remix-auth/strategy";
 import { db } from "../../db/client.server";
 import { getMailer, type Mailer } from "../../mail/mailer.server";
@@ -16,13 +15,13 @@ import { recordEvent } from "../audit.server";
 import { resolveCallbackUrl } from "../callback-url.server";
 import type { AuthConfig } from "../config.server";
 import { verifyCsrf } from "../csrf.server";
-import { normalizeEmailAddress } from "../email-address";
+import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../email-address";
 import { AuthError } from "../errors";
 import { log } from "../log.server";
 import type { FlowContext, Provider } from "../providers.server";
 import { RATE_LIMITS, withinSignInLimits } from "../rate-limit.server";
 import { authRequest, clientAddress, type AuthRequest } from "../request.server";
-import { errorRedirect, errorUrl } from "../respond.server";
+import { errorRedirect, errorUrl, redirectResponse } from "../respond.server";
 import { runStrategy } from "../signin.server";
 import { toSessionUser, type SignInResult } from "../users.server";
 import { consumeToken, discardToken, issueToken } from "../verification-token.server";
@@ -76,8 +75,8 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     if (!check.ok) {
       // Back to the form with the typed value, nothing stored, nothing sent.
       log("info", "email-address-refused", { reason: check.reason });
-      const typed = typeof raw === "string" ? raw.slice(0, 320) : "";
-      throw redirect(errorUrl(ar, "EmailInvalid", typed ? { email: typed } : {}));
+      const typed = typeof raw === "string" ? raw.slice(0, MAX_EMAIL_ADDRESS_LENGTH) : "";
+      throw redirectResponse(errorUrl(ar, "EmailInvalid", typed ? { email: typed } : {}));
     }
     const address = check.address;
 
@@ -107,7 +106,7 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     }
     // No user lookup on this path: known and unknown addresses do the same work.
     await recordEvent("email-sent", { ip, detail: { purpose: "signin", transport: this.mailer.kind } });
-    throw redirect(`${ar.origin}${this.config.basePath}/verify-request?${new URLSearchParams({ provider: this.providerId, type: "email" })}`);
+    throw redirectResponse(`${ar.origin}${this.config.basePath}/verify-request?${new URLSearchParams({ provider: this.providerId, type: "email" })}`);
   }
 
   private async useLink(ar: AuthRequest, token: unknown, email: unknown): Promise<SignInResult> {

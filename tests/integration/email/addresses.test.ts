@@ -2,7 +2,7 @@
 // (shown at the e-mail field), sends nothing and stores nothing; every accepted form reaches the
 // mail server as exactly one recipient: the normalised address.
 import { describe, expect, it } from "vitest";
-import { normalizeEmailAddress } from "../../../app/auth/email-address.ts";
+import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../../../app/auth/email-address.ts";
 import { signinPageData } from "../../../app/auth/pages.server.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar, get } from "../../support/http.ts";
@@ -56,7 +56,7 @@ describe(`refused addresses (${dbLabel})`, () => {
       expect(res).toHaveErrorRedirect("EmailInvalid");
       const to = location(res);
       expect(to.pathname).toBe("/auth/signin");
-      expect(to.searchParams.get("email") ?? "").toBe(email.slice(0, 320));
+      expect(to.searchParams.get("email") ?? "").toBe(email.slice(0, MAX_EMAIL_ADDRESS_LENGTH));
       expect(await testDb().verificationToken.count()).toBe(0);
       expect(await testDb().rateLimit.count()).toBe(0);
       expect(normalizeEmailAddress(email).ok).toBe(false);

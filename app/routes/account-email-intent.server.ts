@@ -1,8 +1,10 @@
-// The /account action's "change-email" intent, kept here so account.server.ts only dispatches.
+// The /account action's "change-email" intent, kept here so account.server.ts only dispatches. A
+// route-level helper (like account-links.server.ts): the core's requestEmailChange answers in
+// plain data, and this wraps it in react-router's data() for the page.
 import { data } from "react-router";
-import { db } from "../db/client.server";
-import { requestEmailChange } from "./email-change.server";
-import type { AuthRequest } from "./request.server";
+import { requestEmailChange } from "~/auth/email-change.server";
+import type { AuthRequest } from "~/auth/request.server";
+import { db } from "~/db/client.server";
 
 export async function changeEmailIntent(ar: AuthRequest, userId: string, body: Record<string, unknown>) {
   const user = await db().user.findUnique({ where: { id: userId }, select: { id: true, email: true, emailVerified: true } });
