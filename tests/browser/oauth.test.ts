@@ -12,13 +12,14 @@ import { ALICE, BOB, startTestIdp, TEST_CLIENT, visitIdp, type TestIdp } from ".
 
 const CAROL = { sub: "idp-carol", email: "carol@example.com", emailVerified: true, name: "Carol Browser", password: "carol-password" };
 const DAVE = { sub: "idp-dave", email: "dave@example.com", emailVerified: true, name: "Dave Browser", password: "dave-password" };
+const ERIN = { sub: "idp-erin", email: "erin@example.com", emailVerified: true, name: "Erin Browser", password: "erin-password" };
 
 let browser: Browser;
 let idp: TestIdp;
 let app: RunningApp;
 
 beforeAll(async () => {
-  idp = await startTestIdp({ users: [ALICE, BOB, CAROL, DAVE] });
+  idp = await startTestIdp({ users: [ALICE, BOB, CAROL, DAVE, ERIN] });
   app = await startApp({
     AUTH_OIDC_ISSUER: idp.issuer,
     AUTH_OIDC_ID: TEST_CLIENT.clientId,
@@ -191,6 +192,35 @@ describe("OAuth form_post in Chromium (JavaScript on)", () => {
     await page.waitForURL((url) => url.origin === app.url && url.pathname === "/account");
     const session = await (await page.request.get(`${app.url}/auth/session`)).json();
     expect(session.user.email).toBe(ALICE.email);
+    await context.close();
+  });
+});
+
+describe("OAuth check cookies in Chromium", () => {
+  it("five sign-ins started with 2,048-character callback URLs: the newest completes and lands on its own URL", async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    context.setDefaultTimeout(8_000);
+    const page = await context.newPage();
+    const longUrl = (i: number) => {
+      const head = `${app.url}/account?tab=${i}&pad=`;
+      return head + "x".repeat(2048 - head.length);
+    };
+    for (let i = 0; i < 5; i++) {
+      await page.goto(`${app.url}/auth/signin?callbackUrl=${encodeURIComponent(longUrl(i))}`);
+      await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
+      await page.waitForURL((url) => url.origin === idp.issuer);
+    }
+    // Chromium kept every check cookie the app set (it drops any cookie over 4096 bytes).
+    const checks = (await context.cookies(app.url)).filter((c) => /^authjs\.(state|pkce|nonce)/.test(c.name));
+    expect(checks.map((c) => c.name).sort()).toEqual(["authjs.nonce", "authjs.pkce.code_verifier", "authjs.state"]);
+
+    await signInAtIdp(page, ERIN);
+    await page.waitForURL((url) => url.origin === app.url);
+    const landed = new URL(page.url());
+    expect(landed.pathname + (landed.searchParams.get("error") ?? "")).toBe("/welcome");
+    expect(`${app.url}${landed.searchParams.get("callbackUrl")}`).toBe(longUrl(4));
+    const session = await (await page.request.get(`${app.url}/auth/session`)).json();
+    expect(session.user.email).toBe(ERIN.email);
     await context.close();
   });
 });

@@ -9,12 +9,12 @@
 // in `earlier`. The callback finds its flow by the `state` the provider echoes, removes that flow
 // from all three cookies and rewrites (or expires) them, so other tabs' flows survive.
 import { CHECK_COOKIE_MAX_AGE } from "../config.server";
-import { expireCookie, serializeCookie } from "../cookies.server";
+import { expireCookie, MAX_COOKIE_SIZE, serializeCookie } from "../cookies.server";
 import { constantTimeEqual, randomToken } from "../crypto.server";
 import { encodeJwt, tryDecodeJwt } from "../jwt.server";
 import type { AuthRequest } from "../request.server";
 
-/** Pending sign-ins kept per browser; a sixth evicts the oldest. */
+/** Pending sign-ins kept per browser; a sixth evicts the oldest (so do long callback URLs, see writeEntries). */
 export const MAX_PENDING_FLOWS = 5;
 
 export type CheckKind = "state" | "pkceCodeVerifier" | "nonce";
@@ -68,9 +68,28 @@ async function readEntries(ar: AuthRequest, kind: CheckKind): Promise<Entry[]> {
   return [top, ...earlier].filter(isEntry).filter((e) => e.expiresAt > t);
 }
 
-async function writeEntries(ar: AuthRequest, kind: CheckKind, entries: Entry[]): Promise<string> {
+/**
+ * Seals `entries` (newest first) into one Set-Cookie. A check cookie is never chunked: when the
+ * list would make it larger than a browser keeps (MAX_COOKIE_SIZE, name and attributes
+ * included), the oldest flows give way (docs/decisions/011-oauth-check-cookies.md). Returns the
+ * header and the entries it holds.
+ */
+async function writeEntries(ar: AuthRequest, kind: CheckKind, entries: Entry[]): Promise<{ setCookie: string; kept: Entry[] }> {
   const name = ar.names[kind];
-  if (entries.length === 0) return expireCookie(name, ar.secure);
+  if (entries.length === 0) return { setCookie: expireCookie(name, ar.secure), kept: [] };
+  for (let kept = entries; kept.length > 0; kept = kept.slice(0, -1)) {
+    const setCookie = await sealEntries(ar, name, kept);
+    if (Buffer.byteLength(setCookie) <= MAX_COOKIE_SIZE) return { setCookie, kept };
+  }
+  // Even the newest flow alone is too large: only its callback URL can be (a valid URL grows
+  // when percent-encoded). It then lands where the shared callback-url cookie says, as in Auth.js.
+  const { callbackUrl: _dropped, ...newest } = entries[0]!;
+  const setCookie = await sealEntries(ar, name, [newest]);
+  if (Buffer.byteLength(setCookie) > MAX_COOKIE_SIZE) throw new Error(`the ${name} cookie cannot hold one flow`);
+  return { setCookie, kept: [newest] };
+}
+
+async function sealEntries(ar: AuthRequest, name: string, entries: Entry[]): Promise<string> {
   const [newest, ...earlier] = entries;
   const maxAge = Math.max(1, Math.max(...entries.map((e) => e.expiresAt)) - now());
   const payload: Sealed = { ...newest! };
@@ -103,8 +122,11 @@ export async function storeFlow(
     nonce: values.nonce,
   };
   const out: string[] = [];
+  // The state cookie is written first and is the one that can fill up (callback URLs): the flows
+  // it keeps are the flows the other two keep, so no cookie carries half of an evicted flow.
+  let live: Set<string> | null = null;
   for (const kind of KINDS) {
-    const current = await readEntries(ar, kind);
+    const current = (await readEntries(ar, kind)).filter((e) => live === null || live.has(e.flow));
     const value = byKind[kind];
     // A kind this provider does not use still has other flows' entries to keep.
     if (value === null && current.length === 0) continue;
@@ -117,7 +139,9 @@ export async function storeFlow(
       ...(kind === "state" ? { callbackUrl: values.callbackUrl } : {}),
     };
     const next = value === null ? current : [entry, ...current];
-    out.push(await writeEntries(ar, kind, next.slice(0, MAX_PENDING_FLOWS)));
+    const { setCookie, kept } = await writeEntries(ar, kind, next.slice(0, MAX_PENDING_FLOWS));
+    out.push(setCookie);
+    live ??= new Set(kept.map((e) => e.flow));
   }
   return out;
 }
@@ -187,7 +211,7 @@ export async function consumeFlow(ar: AuthRequest, provider: string, state: stri
     const kept = entries[kind].filter((e) => !drop(e));
     if (kept.length === entries[kind].length && !ar.cookies.has(name)) continue;
     if (kept.length === 0) setCookies.push(expireCookie(name, ar.secure));
-    else if (kept.length !== entries[kind].length) setCookies.push(await writeEntries(ar, kind, kept));
+    else if (kept.length !== entries[kind].length) setCookies.push((await writeEntries(ar, kind, kept)).setCookie);
   }
   return { result, setCookies };
 }

@@ -3,6 +3,7 @@
 // the flow's cookies are cleared.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { getConfig } from "../../../app/auth/config.server.ts";
+import { MAX_COOKIE_SIZE } from "../../../app/auth/cookies.server.ts";
 import { decodeJwt, encodeJwt } from "../../../app/auth/jwt.server.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, ORIGIN } from "../../support/http.ts";
@@ -22,6 +23,34 @@ beforeEach(() => resetDatabase());
 
 async function sealedPayload(jar: CookieJar, name: string) {
   return decodeJwt({ token: decodeURIComponent(jar.get(name)!), secrets: getConfig().secrets, salt: name });
+}
+
+const CHECK_NAMES = ["authjs.state", "authjs.pkce.code_verifier", "authjs.nonce"];
+/**
+ * What the three check cookies may add to a request's Cookie header: the state cookie at most one
+ * browser cookie, the other two five fixed-size entries each (measured: 4.4 KiB with 2,048-character
+ * callback URLs, 6.1 KiB at worst with five 500-character ones).
+ */
+const CHECK_COOKIES_MAX_BYTES = 7 * 1024;
+
+/** An absolute callback URL of exactly 2,048 characters (the longest accepted). */
+function longCallbackUrl(i: number) {
+  const head = `${ORIGIN}/account?tab=${i}&pad=`;
+  return head + "x".repeat(2048 - head.length);
+}
+
+function stateOf(start: Response) {
+  return new URL(start.headers.get("Location")!).searchParams.get("state")!;
+}
+
+async function liveStates(jar: CookieJar): Promise<string[]> {
+  const p = await sealedPayload(jar, "authjs.state");
+  return [p.value as string, ...((p.earlier as { value: string }[] | undefined) ?? []).map((e) => e.value)];
+}
+
+async function liveFlows(jar: CookieJar): Promise<string[]> {
+  const p = await sealedPayload(jar, "authjs.state");
+  return [p.flow as string, ...((p.earlier as { flow: string }[] | undefined) ?? []).map((e) => e.flow)];
 }
 
 async function expectNothingCreated(jar: CookieJar) {
@@ -76,6 +105,57 @@ describe(`check cookies (${dbLabel})`, () => {
     expect((left.earlier as unknown[]).length).toBe(3);
     const oldest = await deliver(jar, await visitIdp(starts[0]!.headers.get("Location")!, ALICE));
     expect(oldest).toHaveErrorRedirect("OAuthCallback");
+  });
+
+  test("five sign-ins with 2,048-character callback URLs: every check cookie stays one cookie a browser keeps, the oldest flows give way, the newest completes", async () => {
+    const jar = new CookieJar();
+    const starts: Response[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await startSignIn(jar, "oidc", { callbackUrl: longCallbackUrl(i) });
+      // No chunks, and no Set-Cookie a browser would drop (it keeps at most 4096 bytes per cookie).
+      for (const c of res.headers.getSetCookie().filter((c) => /^authjs\.(state|pkce|nonce)/.test(c))) {
+        expect(c).toMatch(/^authjs\.(state|pkce\.code_verifier|nonce)=/);
+        expect(Buffer.byteLength(c), c.slice(0, 30)).toBeLessThanOrEqual(MAX_COOKIE_SIZE);
+      }
+      starts.push(res);
+    }
+    // What the check cookies add to every request header, far from the 16 KiB limit (contract §10).
+    const checkBytes = CHECK_NAMES.reduce((n, name) => n + Buffer.byteLength(`${name}=${jar.get(name) ?? ""}; `), 0);
+    expect(checkBytes).toBeLessThanOrEqual(CHECK_COOKIES_MAX_BYTES);
+    // Every flow still in the cookies is whole (state, verifier and nonce), newest first.
+    const states = await liveStates(jar);
+    expect(states[0]).toBe(stateOf(starts[4]!));
+    for (const name of ["authjs.pkce.code_verifier", "authjs.nonce"]) {
+      const p = await sealedPayload(jar, name);
+      expect([p.flow, ...((p.earlier as { flow: string }[] | undefined) ?? []).map((e) => e.flow)]).toEqual(await liveFlows(jar));
+    }
+
+    const idpJar = new CookieJar();
+    const newest = await deliver(jar, await visitIdp(starts[4]!.headers.get("Location")!, ALICE, idpJar));
+    expect(newest).toHaveSessionCookie();
+    expect(`${ORIGIN}${new URL(newest.headers.get("Location")!).searchParams.get("callbackUrl")}`).toBe(longCallbackUrl(4));
+    // The oldest flow gave way to the newer ones: its callback fails cleanly.
+    expect(states).not.toContain(stateOf(starts[0]!));
+    expect(await deliver(jar, await visitIdp(starts[0]!.headers.get("Location")!, ALICE, idpJar))).toHaveErrorRedirect("OAuthCallback");
+  });
+
+  test("a callback URL that percent-encoding makes too long to seal: the flow is kept without it, and completes", async () => {
+    const jar = new CookieJar();
+    // 1,001 characters as sent, 6,000 once each "é" is percent-encoded into the validated URL.
+    const start = await startSignIn(jar, "oidc", { callbackUrl: `/${"é".repeat(1000)}` });
+    expect(start.status).toBe(302);
+    const checks = start.headers.getSetCookie().filter((c) => /^authjs\.(state|pkce|nonce)/.test(c));
+    expect(checks).toHaveLength(3);
+    for (const c of checks) expect(Buffer.byteLength(c)).toBeLessThanOrEqual(MAX_COOKIE_SIZE);
+    expect((await sealedPayload(jar, "authjs.state")).callbackUrl).toBeUndefined();
+    const res = await deliver(jar, await visitIdp(start.headers.get("Location")!, ALICE));
+    expect(res).toHaveSessionCookie();
+  });
+
+  test("short callback URLs: five flows fit, as before", async () => {
+    const jar = new CookieJar();
+    for (let i = 0; i < 5; i++) await startSignIn(jar, "oidc", { callbackUrl: `/tab-${i}` });
+    expect(await liveFlows(jar)).toHaveLength(5);
   });
 
   test("a state that matches no flow (tampered) → OAuthCallback; the provider's flows are cleared", async () => {
