@@ -10,7 +10,7 @@ import { getConfig, type AuthConfig } from "./config.server";
 import { log } from "./log.server";
 import type { OAuthProviderDefinition } from "./providers/definition";
 import { oauthDefinitions } from "./providers/index.server";
-import { providerClient } from "./strategies/oauth-client.server";
+import { providerClient, tokenResponseServer } from "./strategies/oauth-client.server";
 import { outbound, outboundBudget, requestOptions } from "./strategies/oauth-http.server";
 
 // ── Sealing ──────────────────────────────────────────────────────────────────────────────────
@@ -180,13 +180,10 @@ async function refreshAccount(accountId: string, config: AuthConfig): Promise<st
   let tokens: TokenSet;
   try {
     const pc = await providerClient(definition, outboundBudget(config));
-    const response = await outbound("refresh", async () =>
-      oauth.processRefreshTokenResponse(
-        pc.as,
-        pc.client,
-        await oauth.refreshTokenGrantRequest(pc.as, pc.client, pc.auth, refreshToken, requestOptions(pc.as.token_endpoint, pc.budget, definition.apiHeaders)),
-      ),
-    );
+    const response = await outbound("refresh", async () => {
+      const answer = await oauth.refreshTokenGrantRequest(pc.as, pc.client, pc.auth, refreshToken, requestOptions(pc.as.token_endpoint, pc.budget, definition.apiHeaders));
+      return oauth.processRefreshTokenResponse(await tokenResponseServer(pc, answer), pc.client, answer);
+    });
     tokens = tokenSetFrom(response);
   } catch (error) {
     log("warn", "oauth-refresh-failed", { provider: account.provider, accountId, error });

@@ -8,6 +8,8 @@ import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey, type
 
 export const HOSTILE_CLIENT = { clientId: "hostile-client", clientSecret: "hostile-secret-0123456789" };
 export const HOSTILE_USER = { sub: "hostile-user-1", email: "mallory@hostile.example", name: "Mallory" };
+/** The tenant the multi-tenant modes sign their ID tokens for (Entra ID's `tid`). */
+export const HOSTILE_TENANT = "9188040d-6c67-4c5b-b112-36a304b66dad";
 
 export type HostileMode =
   | "ok"
@@ -32,7 +34,12 @@ export type HostileMode =
   | "slow-jwks"
   | "unreachable-token"
   | "unreachable-userinfo"
-  | "unreachable-jwks";
+  | "unreachable-jwks"
+  // Shaped like Entra ID's multi-tenant endpoint: discovery at /common/v2.0 states the issuer
+  // "<origin>/{tenantid}/v2.0", no RFC 9207 iss parameter, and each ID token names its tenant
+  // in `tid` and in `iss` ("<origin>/<tid>/v2.0"). "-foreign-iss": `iss` names another tenant.
+  | "multi-tenant"
+  | "multi-tenant-foreign-iss";
 
 type Key = { privateKey: CryptoKey; jwk: JWK; kid: string };
 type Grant = { nonce: string | null; challenge: string; redirectUri: string };
@@ -110,7 +117,15 @@ export async function startHostileIdp(): Promise<HostileIdp> {
     if (m === "missing-nonce") delete claims.nonce;
     if (m === "wrong-nonce") claims.nonce = "not-the-nonce-that-was-sent";
     if (m === "wrong-azp") Object.assign(claims, { azp: "another-client" });
-    const issuer = m === "wrong-iss" ? "https://evil.example" : state.issuer;
+    if (m.startsWith("multi-tenant")) claims.tid = HOSTILE_TENANT;
+    const issuer =
+      m === "wrong-iss"
+        ? "https://evil.example"
+        : m === "multi-tenant"
+          ? `${state.issuer}/${HOSTILE_TENANT}/v2.0`
+          : m === "multi-tenant-foreign-iss"
+            ? `${state.issuer}/72f988bf-86f1-41af-91ab-2d7cd011db47/v2.0`
+            : state.issuer;
     const audience = m === "wrong-aud" ? "another-client" : m === "wrong-azp" ? [HOSTILE_CLIENT.clientId, "another-client"] : HOSTILE_CLIENT.clientId;
     const iat = m === "expired" ? now - 7200 : m === "future-iat" ? now + 300 : now;
     const exp = m === "expired" ? now - 3600 : iat + 3600;
@@ -133,11 +148,14 @@ export async function startHostileIdp(): Promise<HostileIdp> {
     const url = new URL(req.url ?? "/", state.issuer);
     state.hits[url.pathname] = (state.hits[url.pathname] ?? 0) + 1;
     const m = state.mode;
+    const multiTenant = m.startsWith("multi-tenant");
     switch (url.pathname) {
+      case "/common/v2.0/.well-known/openid-configuration":
       case "/.well-known/openid-configuration": {
         if (m === "slow-discovery") await sleep(state.slowMs);
+        if (multiTenant !== url.pathname.startsWith("/common/")) return json(res, 404, { error: "not_found" });
         return json(res, 200, {
-          issuer: state.issuer,
+          issuer: multiTenant ? `${state.issuer}/{tenantid}/v2.0` : state.issuer,
           authorization_endpoint: `${state.issuer}/authorize`,
           token_endpoint: m === "unreachable-token" ? `${dead}/token` : `${state.issuer}/token`,
           userinfo_endpoint: m === "unreachable-userinfo" ? `${dead}/userinfo` : `${state.issuer}/userinfo`,
@@ -147,14 +165,14 @@ export async function startHostileIdp(): Promise<HostileIdp> {
           // alg-none: the metadata even advertises "none"; the client must still refuse it.
           id_token_signing_alg_values_supported: m === "alg-none" ? ["RS256", "none"] : ["RS256"],
           code_challenge_methods_supported: ["S256"],
-          authorization_response_iss_parameter_supported: true,
+          authorization_response_iss_parameter_supported: !multiTenant,
         });
       }
       case "/authorize": {
         const p = url.searchParams;
         const redirect = new URL(p.get("redirect_uri")!);
         redirect.searchParams.set("state", p.get("state") ?? "");
-        redirect.searchParams.set("iss", m === "wrong-iss-param" ? "https://evil.example" : state.issuer);
+        if (!multiTenant) redirect.searchParams.set("iss", m === "wrong-iss-param" ? "https://evil.example" : state.issuer);
         if (m === "provider-error") {
           redirect.searchParams.set("error", "server_error");
         } else {

@@ -6,15 +6,16 @@ import { nonEmptyString, standardProfile, type OAuthProviderDefinition } from ".
 
 const AUTHORITY = "https://login.microsoftonline.com";
 
-export function microsoftEntraIdProvider(client: OAuthClientConfig): OAuthProviderDefinition {
+/** `authority`: Microsoft's login host; tests point it at a local server shaped like it. */
+export function microsoftEntraIdProvider(client: OAuthClientConfig, authority = AUTHORITY): OAuthProviderDefinition {
   return {
     id: "microsoft-entra-id",
     name: "Microsoft Entra ID",
     type: "oidc",
     ...client,
-    issuer: `${AUTHORITY}/common/v2.0`,
-    discoveryIssuer: `${AUTHORITY}/{tenantid}/v2.0`,
-    idTokenIssuer: (claims) => `${AUTHORITY}/${nonEmptyString(claims.tid) ?? "invalid-tenant"}/v2.0`,
+    issuer: `${authority}/common/v2.0`,
+    discoveryIssuer: `${authority}/{tenantid}/v2.0`,
+    idTokenIssuer: (claims) => `${authority}/${nonEmptyString(claims.tid) ?? "invalid-tenant"}/v2.0`,
     scope: "openid profile email offline_access",
     profile: (claims) => ({ ...standardProfile(claims), emailVerified: false }),
   };

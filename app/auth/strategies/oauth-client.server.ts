@@ -1,5 +1,6 @@
 // A provider definition turned into what oauth4webapi works with: the authorization server's
 // metadata (discovered or explicit), the client, and how the client authenticates.
+import { decodeJwt } from "jose";
 import * as oauth from "oauth4webapi";
 import { OAUTH_CLOCK_TOLERANCE } from "../config.server";
 import type { Claims, OAuthProviderDefinition } from "../providers/definition";
@@ -14,9 +15,6 @@ export type ProviderClient = {
   budget: OutboundBudget;
 };
 
-// oauth4webapi's hook for an issuer that depends on the token (Auth.js uses it for Entra ID too).
-const expectedIssuerHook = (oauth as unknown as { _expectedIssuer: symbol })._expectedIssuer;
-
 /** Placeholder issuer for plain OAuth 2.0 providers: they have none, and never send `iss`. */
 const NO_ISSUER = "urn:vestibule:oauth2-provider-without-issuer";
 
@@ -30,10 +28,6 @@ export async function providerClient(definition: OAuthProviderDefinition, budget
   }
   if (!as.authorization_endpoint || !as.token_endpoint) {
     throw new OutboundError("discovery", "protocol", `provider ${definition.id} has no authorization or token endpoint`);
-  }
-  if (definition.idTokenIssuer && expectedIssuerHook) {
-    const issuerOf = definition.idTokenIssuer;
-    (as as unknown as Record<symbol, unknown>)[expectedIssuerHook] = (result: { claims: Claims }) => issuerOf(result.claims);
   }
   const client: oauth.Client = { client_id: definition.clientId, [oauth.clockTolerance]: OAUTH_CLOCK_TOLERANCE };
   const auth =
@@ -54,6 +48,27 @@ function explicitEndpoints(d: OAuthProviderDefinition): Partial<oauth.Authorizat
   if (e.endSession) out.end_session_endpoint = e.endSession;
   if (e.jwks) out.jwks_uri = e.jwks;
   return out;
+}
+
+/**
+ * The authorization server a token endpoint `response` is checked against. oauth4webapi compares
+ * an ID token's `iss` with `as.issuer`, which for most providers is the discovered issuer. Where
+ * the issuer depends on the token (Entra ID's multi-tenant endpoint: the signing tenant, named by
+ * `tid`), it is the one the definition derives from the ID token's own claims, read from a copy
+ * of the response without verifying anything: they only choose what to expect. oauth4webapi then
+ * checks `iss` against it, and the signature over those claims is checked against the JWKS.
+ */
+export async function tokenResponseServer(pc: ProviderClient, response: Response): Promise<oauth.AuthorizationServer> {
+  const issuerOf = pc.definition.idTokenIssuer;
+  if (!issuerOf) return pc.as;
+  let claims: Claims = {};
+  try {
+    const body = (await response.clone().json()) as { id_token?: unknown };
+    if (typeof body.id_token === "string") claims = decodeJwt(body.id_token);
+  } catch {
+    // Not JSON or not a JWT: oauth4webapi refuses the response itself.
+  }
+  return { ...pc.as, issuer: issuerOf(claims) };
 }
 
 /** The issuer an ID token from this provider must name. */

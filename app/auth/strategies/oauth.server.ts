@@ -21,7 +21,7 @@ import { standardProfile, type Claims, type OAuthProfile, type OAuthProviderDefi
 import { resolveCallbackUrl } from "../callback-url.server";
 import { authBaseUrl, authRequest, clientAddress, type AuthRequest } from "../request.server";
 import { consumeFlow, storeFlow } from "./oauth-checks.server";
-import { expectedIdTokenIssuer, providerClient, type ProviderClient } from "./oauth-client.server";
+import { expectedIdTokenIssuer, providerClient, tokenResponseServer, type ProviderClient } from "./oauth-client.server";
 import { fetchJson, OutboundError, outbound, outboundBudget, requestOptions, verifyJwtSignature } from "./oauth-http.server";
 
 export type OAuthVerifyParams = {
@@ -154,22 +154,21 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
       throw new AuthError("OAuthCallback", { log: `authorization response rejected: ${(error as Error).message}`, cause: error });
     }
 
-    const tokenResponse = await outbound("token", async () =>
-      oauth.processAuthorizationCodeResponse(
+    const tokenResponse = await outbound("token", async () => {
+      const response = await oauth.authorizationCodeGrantRequest(
         pc.as,
         pc.client,
-        await oauth.authorizationCodeGrantRequest(
-          pc.as,
-          pc.client,
-          pc.auth,
-          validated,
-          this.redirectUri(ar),
-          flow.codeVerifier!,
-          requestOptions(pc.as.token_endpoint, pc.budget, d.apiHeaders),
-        ),
-        { expectedNonce: flow.nonce ?? oauth.expectNoNonce, requireIdToken: d.type === "oidc" },
-      ),
-    );
+        pc.auth,
+        validated,
+        this.redirectUri(ar),
+        flow.codeVerifier!,
+        requestOptions(pc.as.token_endpoint, pc.budget, d.apiHeaders),
+      );
+      return oauth.processAuthorizationCodeResponse(await tokenResponseServer(pc, response), pc.client, response, {
+        expectedNonce: flow.nonce ?? oauth.expectNoNonce,
+        requireIdToken: d.type === "oidc",
+      });
+    });
     const tokens = tokenSetFrom(tokenResponse, params.get("session_state"));
 
     const profile = d.type === "oidc" ? await this.oidcProfile(pc, tokenResponse) : await this.oauthProfile(pc, tokens.accessToken);
