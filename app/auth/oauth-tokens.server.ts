@@ -10,7 +10,7 @@ import { getConfig, type AuthConfig } from "./config.server";
 import { log } from "./log.server";
 import type { OAuthProviderDefinition } from "./providers/definition";
 import { oauthDefinitions } from "./providers/index.server";
-import { providerClient, tokenResponseServer } from "./strategies/oauth-client.server";
+import { processTokenResponse, providerClient } from "./strategies/oauth-client.server";
 import { outbound, outboundBudget, requestOptions } from "./strategies/oauth-http.server";
 
 // ── Sealing ──────────────────────────────────────────────────────────────────────────────────
@@ -182,7 +182,7 @@ async function refreshAccount(accountId: string, config: AuthConfig): Promise<st
     const pc = await providerClient(definition, outboundBudget(config));
     const response = await outbound("refresh", async () => {
       const answer = await oauth.refreshTokenGrantRequest(pc.as, pc.client, pc.auth, refreshToken, requestOptions(pc.as.token_endpoint, pc.budget, definition.apiHeaders));
-      return oauth.processRefreshTokenResponse(await tokenResponseServer(pc, answer), pc.client, answer);
+      return processTokenResponse(pc, answer, { grant: "refresh_token" });
     });
     tokens = tokenSetFrom(response);
   } catch (error) {

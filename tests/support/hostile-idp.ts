@@ -19,6 +19,7 @@ export type HostileMode =
   | "rotated-kid"
   | "wrong-aud"
   | "wrong-azp"
+  | "foreign-azp-single-aud"
   | "wrong-iss"
   | "wrong-iss-param"
   | "expired"
@@ -116,7 +117,7 @@ export async function startHostileIdp(): Promise<HostileIdp> {
     };
     if (m === "missing-nonce") delete claims.nonce;
     if (m === "wrong-nonce") claims.nonce = "not-the-nonce-that-was-sent";
-    if (m === "wrong-azp") Object.assign(claims, { azp: "another-client" });
+    if (m === "wrong-azp" || m === "foreign-azp-single-aud") Object.assign(claims, { azp: "another-client" });
     if (m.startsWith("multi-tenant")) claims.tid = HOSTILE_TENANT;
     const issuer =
       m === "wrong-iss"

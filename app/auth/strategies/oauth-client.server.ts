@@ -58,7 +58,7 @@ function explicitEndpoints(d: OAuthProviderDefinition): Partial<oauth.Authorizat
  * of the response without verifying anything: they only choose what to expect. oauth4webapi then
  * checks `iss` against it, and the signature over those claims is checked against the JWKS.
  */
-export async function tokenResponseServer(pc: ProviderClient, response: Response): Promise<oauth.AuthorizationServer> {
+async function tokenResponseServer(pc: ProviderClient, response: Response): Promise<oauth.AuthorizationServer> {
   const issuerOf = pc.definition.idTokenIssuer;
   if (!issuerOf) return pc.as;
   let claims: Claims = {};
@@ -69,6 +69,29 @@ export async function tokenResponseServer(pc: ProviderClient, response: Response
     // Not JSON or not a JWT: oauth4webapi refuses the response itself.
   }
   return { ...pc.as, issuer: issuerOf(claims) };
+}
+
+export type TokenGrant =
+  | ({ grant: "authorization_code" } & oauth.ProcessAuthorizationCodeResponseOptions)
+  | { grant: "refresh_token" };
+
+/**
+ * Checks a token endpoint response: oauth4webapi's checks against the issuer this response's ID
+ * token must name (above), then OpenID Connect Core §3.1.3.7's rule that oauth4webapi applies
+ * only when `aud` lists several audiences: an `azp`, when present, must be our client id,
+ * whatever `aud` holds (contract §10).
+ */
+export async function processTokenResponse(pc: ProviderClient, response: Response, grant: TokenGrant): Promise<oauth.TokenEndpointResponse> {
+  const as = await tokenResponseServer(pc, response);
+  const result =
+    grant.grant === "authorization_code"
+      ? await oauth.processAuthorizationCodeResponse(as, pc.client, response, grant)
+      : await oauth.processRefreshTokenResponse(as, pc.client, response);
+  const claims = oauth.getValidatedIdTokenClaims(result);
+  if (claims && claims.azp !== undefined && claims.azp !== pc.client.client_id) {
+    throw new Error('unexpected ID Token "azp" (authorized party) claim value: not this client');
+  }
+  return result;
 }
 
 /** The issuer an ID token from this provider must name. */

@@ -21,7 +21,7 @@ import { standardProfile, type Claims, type OAuthProfile, type OAuthProviderDefi
 import { resolveCallbackUrl } from "../callback-url.server";
 import { authBaseUrl, authRequest, clientAddress, type AuthRequest } from "../request.server";
 import { consumeFlow, storeFlow } from "./oauth-checks.server";
-import { expectedIdTokenIssuer, providerClient, tokenResponseServer, type ProviderClient } from "./oauth-client.server";
+import { expectedIdTokenIssuer, providerClient, processTokenResponse, type ProviderClient } from "./oauth-client.server";
 import { fetchJson, OutboundError, outbound, outboundBudget, requestOptions, verifyJwtSignature } from "./oauth-http.server";
 
 export type OAuthVerifyParams = {
@@ -164,7 +164,8 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
         flow.codeVerifier!,
         requestOptions(pc.as.token_endpoint, pc.budget, d.apiHeaders),
       );
-      return oauth.processAuthorizationCodeResponse(await tokenResponseServer(pc, response), pc.client, response, {
+      return processTokenResponse(pc, response, {
+        grant: "authorization_code",
         expectedNonce: flow.nonce ?? oauth.expectNoNonce,
         requireIdToken: d.type === "oidc",
       });
@@ -176,8 +177,8 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
   }
 
   /**
-   * OIDC: oauth4webapi has checked the ID token's claims (iss, aud, azp, exp, nonce, 10 s
-   * tolerance); its signature is checked here against the provider's JWKS, as is an `iat` in the
+   * OIDC: processTokenResponse has checked the ID token's claims (iss, aud, azp, exp, nonce,
+   * 10 s tolerance); its signature is checked here against the provider's JWKS, as is an `iat` in the
    * future. Then userinfo, whose `sub` must be the ID token's.
    */
   private async oidcProfile(pc: ProviderClient, tokenResponse: oauth.TokenEndpointResponse): Promise<OAuthProfile> {
