@@ -20,6 +20,9 @@ export type HostileMode =
   | "wrong-aud"
   | "wrong-azp"
   | "foreign-azp-single-aud"
+  // auth_time an hour ago (the IdP reused an old login), or no auth_time at all.
+  | "stale-auth-time"
+  | "missing-auth-time"
   | "wrong-iss"
   | "wrong-iss-param"
   | "expired"
@@ -119,6 +122,7 @@ export async function startHostileIdp(): Promise<HostileIdp> {
     if (m === "wrong-nonce") claims.nonce = "not-the-nonce-that-was-sent";
     if (m === "wrong-azp" || m === "foreign-azp-single-aud") Object.assign(claims, { azp: "another-client" });
     if (m.startsWith("multi-tenant")) claims.tid = HOSTILE_TENANT;
+    if (m !== "missing-auth-time") claims.auth_time = m === "stale-auth-time" ? now - 3600 : now;
     const issuer =
       m === "wrong-iss"
         ? "https://evil.example"

@@ -26,7 +26,7 @@ const KINDS: readonly CheckKind[] = ["state", "pkceCodeVerifier", "nonce"];
  * two tabs keep their own, and it survives a form_post return, which does not carry the
  * SameSite=Lax callback-url cookie.
  */
-type Entry = { flow: string; value: string; provider: string; expiresAt: number; formPost?: boolean; callbackUrl?: string };
+type Entry = { flow: string; value: string; provider: string; expiresAt: number; formPost?: boolean; callbackUrl?: string; maxAge?: number };
 
 /** What one sign-in put in the cookies. `nonce` is null for plain OAuth 2.0 providers. */
 export type Flow = {
@@ -36,6 +36,8 @@ export type Flow = {
   codeVerifier: string | null;
   nonce: string | null;
   callbackUrl: string | null;
+  /** The max_age (seconds) the authorization request carried: the ID token's auth_time must honour it. */
+  maxAge: number | null;
 };
 
 type Sealed = Entry & { earlier?: Entry[] };
@@ -62,6 +64,7 @@ async function readEntries(ar: AuthRequest, kind: CheckKind): Promise<Entry[]> {
     expiresAt: payload.expiresAt,
     formPost: payload.formPost === true,
     ...(typeof payload.callbackUrl === "string" ? { callbackUrl: payload.callbackUrl } : {}),
+    ...(typeof payload.maxAge === "number" ? { maxAge: payload.maxAge } : {}),
   };
   const earlier = Array.isArray(payload.earlier) ? payload.earlier : [];
   const t = now();
@@ -111,7 +114,7 @@ async function sealEntries(ar: AuthRequest, name: string, entries: Entry[]): Pro
  */
 export async function storeFlow(
   ar: AuthRequest,
-  values: { provider: string; state: string; codeVerifier: string | null; nonce: string | null; callbackUrl: string },
+  values: { provider: string; state: string; codeVerifier: string | null; nonce: string | null; callbackUrl: string; maxAge: number | null },
   options: { formPost: boolean },
 ): Promise<string[]> {
   const flow = randomToken(12);
@@ -137,6 +140,7 @@ export async function storeFlow(
       expiresAt,
       ...(options.formPost ? { formPost: true } : {}),
       ...(kind === "state" ? { callbackUrl: values.callbackUrl } : {}),
+      ...(kind === "state" && values.maxAge !== null ? { maxAge: values.maxAge } : {}),
     };
     const next = value === null ? current : [entry, ...current];
     const { setCookie, kept } = await writeEntries(ar, kind, next.slice(0, MAX_PENDING_FLOWS));
@@ -200,6 +204,7 @@ export async function consumeFlow(ar: AuthRequest, provider: string, state: stri
           codeVerifier: verifier.value,
           nonce: nonce?.value ?? null,
           callbackUrl: match.callbackUrl ?? null,
+          maxAge: match.maxAge ?? null,
         },
       };
     }

@@ -32,26 +32,23 @@ export type OAuthVerifyParams = {
   tokens: TokenSet;
 };
 
-/** Parameters a client may add to the authorization request through the sign-in URL's query. */
-const PROTECTED_PARAMS = new Set([
-  "response_type",
-  "client_id",
-  "client_secret",
-  "redirect_uri",
-  "state",
-  "nonce",
-  "code_challenge",
-  "code_challenge_method",
-  "request",
-  "request_uri",
-  "client_assertion",
-  "client_assertion_type",
-  // Vestibule's own parameters, not the provider's.
-  "callbackUrl",
-  "csrfToken",
-  "json",
+/**
+ * The parameters a client may add to the authorization request through the sign-in URL's query
+ * (Auth.js's third signIn() argument), each with the values it accepts: how the provider should
+ * ask the person, never what is asked for (scope, claims, resource) or where the answer goes.
+ * Anything else in the query never reaches the provider (docs/decisions/027-oauth-authorization-parameters.md).
+ */
+const CLIENT_AUTHORIZATION_PARAMS = new Map<string, (value: string, d: OAuthProviderDefinition) => boolean>([
+  ["login_hint", () => true],
+  ["prompt", () => true],
+  ["ui_locales", () => true],
+  ["acr_values", () => true],
+  ["display", () => true],
+  // OpenID Connect only: the ID token's auth_time is checked against it, which needs an ID token.
+  ["max_age", (v, d) => d.type === "oidc" && /^\d{1,9}$/.test(v)],
+  // form_post changes how the answer arrives (a cross-site POST), not where; ADR 016.
+  ["response_mode", (v) => v === "query" || v === "form_post"],
 ]);
-const RESPONSE_MODES = new Set(["query", "form_post"]);
 
 export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
   name: string;
@@ -105,12 +102,8 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     if (!params.has("scope")) params.set("scope", d.scope);
     for (const [k, v] of Object.entries(d.authorizationParams ?? {})) params.set(k, v);
     if (d.responseMode) params.set("response_mode", d.responseMode);
-    // The client's own extras (Auth.js's third signIn() argument) arrive as the sign-in URL's
-    // query: accepted unless they would replace a protocol value this flow depends on.
-    for (const [k, v] of ar.url.searchParams) {
-      if (PROTECTED_PARAMS.has(k)) continue;
-      if (k === "response_mode" && !RESPONSE_MODES.has(v)) continue;
-      params.set(k, v);
+    for (const [name, value] of ar.url.searchParams) {
+      if (CLIENT_AUTHORIZATION_PARAMS.get(name)?.(value, d)) params.set(name, value);
     }
     // An ID token is required from an OIDC provider, whatever scope the client asked for.
     const scopes = (params.get("scope") ?? "").split(" ").filter(Boolean);
@@ -120,9 +113,10 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     params.set("code_challenge_method", "S256");
     if (nonce) params.set("nonce", nonce);
 
+    const maxAge = params.has("max_age") && d.type === "oidc" ? Number(params.get("max_age")) : null;
     const setCookies = await storeFlow(
       ar,
-      { provider: d.id, state, codeVerifier, nonce, callbackUrl },
+      { provider: d.id, state, codeVerifier, nonce, callbackUrl, maxAge },
       { formPost: params.get("response_mode") === "form_post" },
     );
     const headers = new Headers({ Location: url.href });
@@ -168,6 +162,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
         grant: "authorization_code",
         expectedNonce: flow.nonce ?? oauth.expectNoNonce,
         requireIdToken: d.type === "oidc",
+        ...(flow.maxAge !== null ? { maxAge: flow.maxAge } : {}),
       });
     });
     const tokens = tokenSetFrom(tokenResponse, params.get("session_state"));

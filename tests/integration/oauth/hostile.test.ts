@@ -43,11 +43,11 @@ async function failureReason(): Promise<string> {
 }
 
 /** Sign-in start → the hostile IdP's authorize redirect → the callback, like a browser. */
-async function attempt(mode: HostileMode) {
+async function attempt(mode: HostileMode, query = "") {
   hostile.reset(mode);
   const jar = new CookieJar();
   const started = Date.now();
-  const start = await startSignIn(jar);
+  const start = await startSignIn(jar, "oidc", { query });
   const location = start.headers.get("Location")!;
   if (!location.startsWith(hostile.issuer)) return { jar, start, res: start, ms: Date.now() - started };
   const authz = await fetch(location, { redirect: "manual" });
@@ -107,6 +107,22 @@ describe(`hostile IdP (${dbLabel})`, () => {
       expect(await failureReason()).toMatch(reason);
     });
   }
+
+  test("max_age from the client: an ID token whose auth_time is older → OAuthCallback", async () => {
+    await expectRefused(await attempt("stale-auth-time", "?max_age=600"), "OAuthCallback");
+    expect(await failureReason()).toMatch(/token protocol: too much time has elapsed since the last End-User authentication/);
+  });
+
+  test("max_age from the client: an ID token without auth_time → OAuthCallback", async () => {
+    await expectRefused(await attempt("missing-auth-time", "?max_age=600"), "OAuthCallback");
+    expect(await failureReason()).toMatch(/token protocol: JWT "auth_time" .* claim missing/);
+  });
+
+  test("control: without max_age the same stale auth_time signs in; with a max_age it satisfies, too", async () => {
+    expect((await attempt("stale-auth-time")).res).toHaveSessionCookie();
+    await resetDatabase();
+    expect((await attempt("stale-auth-time", "?max_age=7200")).res).toHaveSessionCookie();
+  });
 
   test("unknown-kid refetches the JWKS once before giving up", async () => {
     await attempt("unknown-kid");

@@ -156,17 +156,73 @@ describe(`OIDC sign-in (${dbLabel})`, () => {
     expect(new URL(await authorizationUrlOf(res)).origin).toBe(idp.issuer);
   });
 
-  test("the sign-in URL's query adds authorization parameters but cannot replace protocol ones", async () => {
-    const res = await startSignIn(new CookieJar(), "oidc", { query: "?prompt=login&login_hint=alice%40example.com&redirect_uri=https%3A%2F%2Fevil.example%2F&state=x&response_mode=fragment" });
+  test("only named authorization parameters pass from the sign-in URL's query to the provider", async () => {
+    // What a client may add (Auth.js's third signIn() argument): how to ask, never what or where.
+    const allowed = {
+      login_hint: "alice@example.com",
+      prompt: "login",
+      ui_locales: "fr-CA fr",
+      max_age: "600",
+      acr_values: "urn:mace:incommon:iap:silver",
+      display: "popup",
+    };
+    const refused = {
+      redirect_uri: "https://evil.example/cb",
+      client_id: "another-client",
+      client_secret: "guess",
+      scope: "openid offline_access admin",
+      response_type: "token",
+      state: "chosen-state",
+      nonce: "chosen-nonce",
+      code_challenge: "chosen-challenge",
+      code_challenge_method: "plain",
+      request: "eyJhbGciOiJub25lIn0.e30.",
+      request_uri: "urn:ietf:params:oauth:request_uri:x",
+      claims: '{"id_token":{"email":null}}',
+      resource: "https://api.example/",
+      audience: "https://api.example/",
+      id_token_hint: "eyJ.x.y",
+      registration: "{}",
+      foo: "bar",
+      callbackUrl: "/elsewhere",
+      csrfToken: "0".repeat(64),
+      json: "true",
+    };
+    const res = await startSignIn(new CookieJar(), "oidc", { query: `?${new URLSearchParams({ ...allowed, ...refused })}` });
     const p = new URL(res.headers.get("Location")!).searchParams;
-    expect(p.get("prompt")).toBe("login");
-    expect(p.get("login_hint")).toBe("alice@example.com");
+    for (const [name, value] of Object.entries(allowed)) expect(p.get(name), name).toBe(value);
+    // Every other parameter is the flow's own, whatever the query said.
+    const own = ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "nonce"];
+    expect([...p.keys()].sort()).toEqual([...own, ...Object.keys(allowed)].sort());
+    expect(p.get("response_type")).toBe("code");
+    expect(p.get("client_id")).toBe(TEST_CLIENT.clientId);
     expect(p.get("redirect_uri")).toBe(`${ORIGIN}/auth/callback/oidc`);
-    expect(p.get("state")).not.toBe("x");
-    expect(p.get("response_mode")).toBeNull();
-    // A client's own scope is used, but an OIDC sign-in always asks for openid.
-    const scoped = await startSignIn(new CookieJar(), "oidc", { query: "?scope=profile+email+offline_access" });
-    expect(new URL(scoped.headers.get("Location")!).searchParams.get("scope")).toBe("openid profile email offline_access");
+    expect(p.get("scope")).toBe("openid profile email");
+    expect(p.get("code_challenge_method")).toBe("S256");
+    for (const name of ["state", "nonce", "code_challenge"] as const) expect(p.get(name)).not.toBe(refused[name]);
+  });
+
+  test("response_mode passes only as query or form_post; max_age only as a number of seconds", async () => {
+    const p = async (query: string) => new URL((await startSignIn(new CookieJar(), "oidc", { query })).headers.get("Location")!).searchParams;
+    expect((await p("?response_mode=form_post")).get("response_mode")).toBe("form_post");
+    expect((await p("?response_mode=fragment")).get("response_mode")).toBeNull();
+    expect((await p("?response_mode=web_message")).get("response_mode")).toBeNull();
+    expect((await p("?max_age=0")).get("max_age")).toBe("0");
+    for (const bad of ["-1", "1e3", "soon", "0x10", "99999999999"]) expect((await p(`?max_age=${bad}`)).get("max_age"), bad).toBeNull();
+  });
+
+  test("a plain OAuth 2.0 provider gets no max_age (without an ID token nothing could check it)", async () => {
+    idp.configure({ AUTH_GITHUB_ID: "gh-client", AUTH_GITHUB_SECRET: "gh-secret" });
+    try {
+      const res = await startSignIn(new CookieJar(), "github", { query: "?max_age=60&prompt=consent" });
+      const p = new URL(res.headers.get("Location")!).searchParams;
+      expect(p.get("prompt")).toBe("consent");
+      expect(p.get("max_age")).toBeNull();
+    } finally {
+      delete process.env.AUTH_GITHUB_ID;
+      delete process.env.AUTH_GITHUB_SECRET;
+      idp.configure();
+    }
   });
 
   test("a sign-in POST without a valid CSRF token goes to MissingCSRF and sets no check cookie", async () => {
