@@ -2,6 +2,7 @@ import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollR
 import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
 import { optionalSession } from "./auth/pages.server";
+import { pageTitle, SITE_NAME } from "./site";
 
 export const links: Route.LinksFunction = () => [{ rel: "stylesheet", href: stylesheet }];
 
@@ -37,7 +38,7 @@ export function Layout({ children }: { children: React.ReactNode }) {
         </a>
         <header className="site-header">
           <Link to="/" className="brand">
-            Vestibule
+            {SITE_NAME}
           </Link>
           <nav aria-label="Account">
             {user ? (
@@ -67,10 +68,13 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
   const status = isRouteErrorResponse(error) ? error.status : 500;
   const message =
     status === 404 ? "This page does not exist." : status === 400 ? "Bad request." : "Something went wrong on our side.";
+  const heading = status === 404 ? "Page not found" : status === 400 ? "Bad request" : "Server error";
+  // Route meta does not run for a page the boundary replaced: the <title> is rendered here.
   return (
     <main>
+      <title>{pageTitle(heading)}</title>
       <section className="card">
-        <h1>{status === 404 ? "Page not found" : status === 400 ? "Bad request" : "Server error"}</h1>
+        <h1>{heading}</h1>
         <p>{message}</p>
         <p>
           <a href="/">Go to the home page</a>

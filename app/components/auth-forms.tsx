@@ -1,5 +1,6 @@
 import { useState, type FormEvent, type ReactNode } from "react";
 import { Form } from "react-router";
+import { pageTitle } from "~/site";
 
 export function CsrfField({ token }: { token: string }) {
   return <input type="hidden" name="csrfToken" value={token} />;
@@ -60,9 +61,14 @@ export function Field({
   );
 }
 
+/**
+ * The card of the sign-in pages and their kin. Its heading is also the document's <title>, so
+ * the two never disagree whichever state (form, refusal, success) the page shows.
+ */
 export function AuthCard({ title, children }: { title: string; children: ReactNode }) {
   return (
     <main className="auth-page">
+      <title>{pageTitle(title)}</title>
       <section className="card" aria-labelledby="card-title">
         <h1 id="card-title">{title}</h1>
         {children}

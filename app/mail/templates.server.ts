@@ -3,7 +3,9 @@
 // keeps the full URL visible for copying, and works with images and styles turned off.
 import type { MailMessage } from "./mailer.server";
 
-export const SITE_NAME = "Vestibule";
+import { SITE_NAME } from "../site";
+
+export { SITE_NAME };
 
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);

@@ -8,7 +8,8 @@ import type { Route } from "./+types/account-email";
 // The link of "change your e-mail address" (app/auth/email-change.server.ts): a GET shows the
 // button, the POST makes the change.
 
-export const meta: Route.MetaFunction = () => [{ title: "Confirm your e-mail address · Vestibule" }, { name: "robots", content: "noindex" }];
+// The <title> comes from AuthCard, so it always matches the heading of the state shown.
+export const meta: Route.MetaFunction = () => [{ name: "robots", content: "noindex" }];
 
 export async function loader({ request }: Route.LoaderArgs) {
   const { page, setCookies } = await emailChangePageData(request);

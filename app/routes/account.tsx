@@ -2,10 +2,11 @@ import { data, Form, useNavigation } from "react-router";
 import { CsrfField, Field } from "~/components/auth-forms";
 import { EmailChangeSection } from "~/components/email-change-section";
 import { LinkedAccountsSection } from "~/components/linked-accounts-section";
+import { pageTitle } from "~/site";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
 
-export const meta: Route.MetaFunction = () => [{ title: "Your account · Vestibule" }];
+export const meta: Route.MetaFunction = () => [{ title: pageTitle("Your account") }];
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await accountPageData(request);

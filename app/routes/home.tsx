@@ -1,8 +1,9 @@
 import { data } from "react-router";
 import { optionalSession } from "~/auth/pages.server";
+import { pageTitle, SITE_NAME } from "~/site";
 import type { Route } from "./+types/home";
 
-export const meta: Route.MetaFunction = () => [{ title: "Vestibule" }];
+export const meta: Route.MetaFunction = () => [{ title: pageTitle() }];
 
 export async function loader({ request }: Route.LoaderArgs) {
   const { session, headers } = await optionalSession(request);
@@ -14,7 +15,7 @@ export default function Home({ loaderData }: Route.ComponentProps) {
   return (
     <main>
       <section className="card">
-        <h1>Vestibule</h1>
+        <h1>{SITE_NAME}</h1>
         {session ? (
           <>
             <p id="session-status">

@@ -1,9 +1,10 @@
 import { data } from "react-router";
 import { requireSession, headersWith } from "~/auth/pages.server";
 import { toRelative, validateCallbackUrl } from "~/auth/callback-url.server";
+import { pageTitle } from "~/site";
 import type { Route } from "./+types/welcome";
 
-export const meta: Route.MetaFunction = () => [{ title: "Welcome · Vestibule" }];
+export const meta: Route.MetaFunction = () => [{ title: pageTitle("Welcome") }];
 
 export async function loader({ request }: Route.LoaderArgs) {
   const { ar, session, setCookies } = await requireSession(request);

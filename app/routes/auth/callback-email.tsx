@@ -8,7 +8,8 @@ import type { Route } from "./+types/callback-email";
 // auth/callback/:provider) because with AUTH_EMAIL_CONFIRM=true it shows a page; every other
 // outcome is a redirect, passed on with its cookies.
 
-export const meta: Route.MetaFunction = () => [{ title: "Sign in · Vestibule" }, { name: "robots", content: "noindex" }];
+// The <title> comes from AuthCard, so it always matches the heading.
+export const meta: Route.MetaFunction = () => [{ name: "robots", content: "noindex" }];
 
 /** Redirects pass through; anything else (a 400 for a disabled provider) becomes the error page. */
 function passOn(response: Response): Response {

@@ -4,8 +4,6 @@ import { errorPageData } from "~/auth/pages.server";
 import { badRequest } from "~/auth/respond.server";
 import type { Route } from "./+types/error";
 
-export const meta: Route.MetaFunction = ({ loaderData }) => [{ title: `${loaderData?.heading ?? "Error"} · Vestibule` }];
-
 export function loader({ request }: Route.LoaderArgs) {
   const page = errorPageData(request);
   return data(page, { status: page.status });

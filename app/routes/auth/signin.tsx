@@ -4,8 +4,6 @@ import { signinPageData, signinRootAction } from "~/auth/pages.server";
 import { jsonRedirectMiddleware } from "~/auth/json-mode.server";
 import type { Route } from "./+types/signin";
 
-export const meta: Route.MetaFunction = () => [{ title: "Sign in · Vestibule" }];
-
 export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(signinRootAction)];
 
 export async function loader({ request }: Route.LoaderArgs) {

@@ -5,8 +5,6 @@ import { signOutAction } from "~/auth/signout.server";
 import { jsonRedirectMiddleware } from "~/auth/json-mode.server";
 import type { Route } from "./+types/signout";
 
-export const meta: Route.MetaFunction = () => [{ title: "Sign out · Vestibule" }];
-
 export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(signOutAction)];
 
 export async function loader({ request }: Route.LoaderArgs) {

@@ -4,8 +4,6 @@ import { badRequest } from "~/auth/respond.server";
 import { describeLifetime } from "~/mail/templates.server";
 import type { Route } from "./+types/verify-request";
 
-export const meta: Route.MetaFunction = () => [{ title: "Check your email · Vestibule" }];
-
 export const loader = () => ({ lifetime: describeLifetime(getConfig().emailTokenMaxAge) });
 
 export const action = () => badRequest();

@@ -1,0 +1,341 @@
+// Accessibility of every page in a real Chromium against the production server: axe-core's
+// WCAG 2.2 A/AA rules in the light and the dark colour scheme, with JavaScript off and on; each
+// page has one <title> that names it and exactly one <h1>; text inputs' borders keep 3:1 against
+// what surrounds them (WCAG 1.4.11, which axe does not check). A new page is one row in PAGES.
+import AxeBuilder from "@axe-core/playwright";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { addUser, launchBrowser, startApp, type RunningApp } from "../support/browser";
+import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
+import { linkIn, startSmtpSink, type SmtpSink } from "../support/smtp-sink";
+
+const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
+const USER = { email: "ada@example.com", password: "correct horse battery", name: "Ada" };
+
+/** Addresses found while setting up: links that arrive by e-mail. */
+type Links = { emailSignIn: string; emailChange: string };
+
+type PageCase = {
+  name: string;
+  path: string | ((links: Links) => string);
+  signedIn: boolean;
+  status: number;
+  title: string;
+  heading: string;
+  /** Brings the page into the state to check (a refused form), after it loaded. */
+  prepare?: (page: Page) => Promise<void>;
+};
+
+// Every page of the app, once per state worth checking. /dev/outbox exists only in development.
+const PAGES: PageCase[] = [
+  { name: "home, signed out", path: "/", signedIn: false, status: 200, title: "Vestibule", heading: "Vestibule" },
+  { name: "home, signed in", path: "/", signedIn: true, status: 200, title: "Vestibule", heading: "Vestibule" },
+  { name: "account", path: "/account", signedIn: true, status: 200, title: "Your account · Vestibule", heading: "Your account" },
+  {
+    name: "account, saved",
+    path: "/account?updated=profile",
+    signedIn: true,
+    status: 200,
+    title: "Your account · Vestibule",
+    heading: "Your account",
+  },
+  {
+    name: "account, a refused name",
+    path: "/account",
+    signedIn: true,
+    status: 200,
+    title: "Your account · Vestibule",
+    heading: "Your account",
+    prepare: async (page) => {
+      await page.getByLabel("Display name").fill(" ");
+      await page.getByRole("button", { name: "Save name" }).click();
+      await page.locator("#profile-name-input-error").waitFor();
+    },
+  },
+  {
+    name: "account, a refused address",
+    path: "/account",
+    signedIn: true,
+    status: 200,
+    title: "Your account · Vestibule",
+    heading: "Your account",
+    prepare: async (page) => {
+      await page.getByLabel("New e-mail address").fill("someone@localhost");
+      await page.getByRole("button", { name: "Send me a link" }).click();
+      await page.locator("#email-change-input-error").waitFor();
+    },
+  },
+  {
+    name: "account e-mail change, confirm",
+    path: (links) => links.emailChange,
+    signedIn: true,
+    status: 200,
+    title: "Confirm your e-mail address · Vestibule",
+    heading: "Confirm your e-mail address",
+  },
+  {
+    name: "account e-mail change, a link that is no longer valid (403)",
+    path: "/account/email?token=no-such-token&email=new%40example.com",
+    signedIn: true,
+    status: 403,
+    title: "The address was not changed · Vestibule",
+    heading: "The address was not changed",
+  },
+  { name: "welcome", path: "/welcome?callbackUrl=%2Faccount", signedIn: true, status: 200, title: "Welcome · Vestibule", heading: "Welcome, Ada!" },
+  { name: "sign-in", path: "/auth/signin", signedIn: false, status: 200, title: "Sign in · Vestibule", heading: "Sign in" },
+  { name: "sign-in, signed in already", path: "/auth/signin", signedIn: true, status: 200, title: "Sign in · Vestibule", heading: "Sign in" },
+  {
+    name: "sign-in, wrong password",
+    path: "/auth/signin?error=CredentialsSignin&code=credentials",
+    signedIn: false,
+    status: 200,
+    title: "Sign in · Vestibule",
+    heading: "Sign in",
+  },
+  {
+    name: "sign-in, refused e-mail address",
+    path: "/auth/signin?error=EmailInvalid&email=someone%40localhost",
+    signedIn: false,
+    status: 200,
+    title: "Sign in · Vestibule",
+    heading: "Sign in",
+  },
+  {
+    name: "sign-in, session required",
+    path: "/auth/signin?error=SessionRequired&callbackUrl=%2Faccount",
+    signedIn: false,
+    status: 200,
+    title: "Sign in · Vestibule",
+    heading: "Sign in",
+  },
+  {
+    name: "sign-in, account not linked",
+    path: "/auth/signin?error=OAuthAccountNotLinked",
+    signedIn: false,
+    status: 200,
+    title: "Sign in · Vestibule",
+    heading: "Sign in",
+  },
+  { name: "sign-out", path: "/auth/signout", signedIn: true, status: 200, title: "Sign out · Vestibule", heading: "Sign out" },
+  {
+    name: "check your e-mail",
+    path: "/auth/verify-request?provider=email&type=email",
+    signedIn: false,
+    status: 200,
+    title: "Check your email · Vestibule",
+    heading: "Check your email",
+  },
+  {
+    name: "error, link no longer valid",
+    path: "/auth/error?error=Verification",
+    signedIn: false,
+    status: 403,
+    title: "Unable to sign in · Vestibule",
+    heading: "Unable to sign in",
+  },
+  {
+    name: "error, access denied",
+    path: "/auth/error?error=AccessDenied",
+    signedIn: false,
+    status: 403,
+    title: "Access denied · Vestibule",
+    heading: "Access denied",
+  },
+  {
+    name: "e-mail link, confirm sign-in",
+    path: (links) => links.emailSignIn,
+    signedIn: false,
+    status: 200,
+    title: "Sign in · Vestibule",
+    heading: "Sign in",
+  },
+  { name: "not found (404)", path: "/no-such-page", signedIn: false, status: 404, title: "Page not found · Vestibule", heading: "Page not found" },
+];
+
+let browser: Browser;
+let sink: SmtpSink;
+let idp: TestIdp;
+let app: RunningApp;
+let signedInState: Awaited<ReturnType<BrowserContext["storageState"]>>;
+const links: Links = { emailSignIn: "", emailChange: "" };
+
+beforeAll(async () => {
+  [browser, sink, idp] = await Promise.all([launchBrowser(), startSmtpSink(), startTestIdp({ users: [ALICE] })]);
+  app = await startApp({
+    AUTH_SESSION_STRATEGY: "database",
+    AUTH_EMAIL_SERVER: sink.url,
+    AUTH_EMAIL_FROM: "Vestibule <no-reply@vestibule.test>",
+    AUTH_EMAIL_CONFIRM: "true",
+    AUTH_OIDC_ISSUER: idp.issuer,
+    AUTH_OIDC_ID: TEST_CLIENT.clientId,
+    AUTH_OIDC_SECRET: TEST_CLIENT.clientSecret,
+    AUTH_OIDC_NAME: "Test IdP",
+  });
+  addUser(app, USER);
+
+  // Signed in on two devices, so /account lists this one and another.
+  for (let device = 0; device < 2; device++) {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(`${app.url}/auth/signin`);
+    const form = page.locator("#credentials-form");
+    await form.getByLabel("Email").fill(USER.email);
+    await form.getByLabel("Password").fill(USER.password);
+    await form.getByRole("button", { name: "Sign in with password" }).click();
+    await page.waitForURL(`${app.url}/`);
+    if (device === 1) {
+      // The link of "change your e-mail address" (opening it changes nothing until its button).
+      await page.goto(`${app.url}/account`);
+      await page.locator("#email-change-form").getByLabel("New e-mail address").fill("new@example.com");
+      await page.locator("#email-change-form").getByRole("button", { name: "Send me a link" }).click();
+      await page.locator("#email-change-sent").waitFor();
+      links.emailChange = linkIn((await sink.waitFor(1)).at(-1)!).href;
+      signedInState = await context.storageState();
+    }
+    await context.close();
+  }
+
+  // An e-mail sign-in link; with AUTH_EMAIL_CONFIRM=true it opens a page instead of signing in.
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto(`${app.url}/auth/signin`);
+  await page.locator("#email-form").getByLabel("Email").fill(USER.email);
+  await page.locator("#email-form").getByRole("button", { name: "Send me a sign-in link" }).click();
+  await page.waitForURL(/\/auth\/verify-request/);
+  links.emailSignIn = linkIn((await sink.waitFor(2)).at(-1)!).href;
+  await context.close();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+  await Promise.all([idp?.stop(), sink?.close()]);
+});
+
+async function hydrated(page: Page) {
+  await page.waitForFunction(() => (window as unknown as { __reactRouterRouteModules?: unknown }).__reactRouterRouteModules !== undefined);
+}
+
+/** axe's findings, one line each, so a failure reads as what to fix. */
+async function axeViolations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).withTags(WCAG_TAGS).analyze();
+  return results.violations.flatMap((v) =>
+    v.nodes.map((n) => `${v.id} (${v.impact}) at ${n.target.join(" ")}: ${n.failureSummary?.replace(/\s+/g, " ")}`),
+  );
+}
+
+/**
+ * The page for axe. With JavaScript off Chromium runs no timers, and axe waits on them, so it
+ * never finishes there: it analyses a copy of the page exactly as the visitor got it (the
+ * document the server rendered, scripts removed so nothing hydrates), opened at the same URL
+ * in a page that runs scripts.
+ */
+async function pageForAxe(page: Page, javaScriptEnabled: boolean, analysis: () => Promise<BrowserContext>): Promise<Page> {
+  if (javaScriptEnabled) return page;
+  const html = await page.evaluate(() => {
+    const copy = document.documentElement.cloneNode(true) as HTMLElement;
+    for (const script of copy.querySelectorAll("script")) script.remove();
+    return `<!DOCTYPE html>${copy.outerHTML}`;
+  });
+  const copy = await (await analysis()).newPage();
+  const url = page.url();
+  await copy.route(url, (route) => route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: html }));
+  await copy.goto(url);
+  return copy;
+}
+
+/** Text inputs whose border is under 3:1 against the input's own background or what surrounds it. */
+async function faintInputBorders(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const rgb = (css: string) => {
+      const m = /rgba?\(([\d.]+),?\s*([\d.]+),?\s*([\d.]+)(?:[,/]\s*([\d.]+))?\)/.exec(css);
+      if (!m) throw new Error(`unexpected colour ${css}`);
+      return { r: Number(m[1]), g: Number(m[2]), b: Number(m[3]), a: m[4] === undefined ? 1 : Number(m[4]) };
+    };
+    const luminance = ({ r, g, b }: { r: number; g: number; b: number }) => {
+      const c = [r, g, b].map((v) => {
+        const s = v / 255;
+        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * c[0]! + 0.7152 * c[1]! + 0.0722 * c[2]!;
+    };
+    const ratio = (x: string, y: string) => {
+      const [a, b] = [luminance(rgb(x)), luminance(rgb(y))].sort((p, q) => q - p);
+      return (a! + 0.05) / (b! + 0.05);
+    };
+    const backgroundOf = (el: Element | null): string => {
+      for (let e = el; e; e = e.parentElement) {
+        const bg = getComputedStyle(e).backgroundColor;
+        if (rgb(bg).a > 0) return bg;
+      }
+      return "rgb(255, 255, 255)";
+    };
+    const faint: string[] = [];
+    for (const input of document.querySelectorAll<HTMLInputElement>("input[type=email], input[type=password], input[type=text], input[type=url]")) {
+      if (!input.checkVisibility()) continue;
+      const border = getComputedStyle(input).borderTopColor;
+      for (const [against, bg] of [
+        ["its background", backgroundOf(input)],
+        ["the surrounding background", backgroundOf(input.parentElement)],
+      ] as const) {
+        const r = ratio(border, bg);
+        if (r < 3) faint.push(`#${input.id}: border ${border} on ${against} ${bg} is ${r.toFixed(2)}:1`);
+      }
+    }
+    return faint;
+  });
+}
+
+for (const javaScriptEnabled of [false, true]) {
+  describe(`every page with JavaScript ${javaScriptEnabled ? "on" : "off"}`, () => {
+    const contexts = new Map<boolean, BrowserContext>();
+    let analysisContext: BrowserContext | undefined;
+    const analysis = async () => (analysisContext ??= await browser.newContext({ javaScriptEnabled: true }));
+    const contextFor = async (signedIn: boolean) => {
+      let context = contexts.get(signedIn);
+      if (!context) {
+        context = await browser.newContext({ javaScriptEnabled, storageState: signedIn ? signedInState : undefined });
+        context.setDefaultTimeout(8_000);
+        contexts.set(signedIn, context);
+      }
+      return context;
+    };
+    afterAll(async () => {
+      await Promise.all([...contexts.values(), ...(analysisContext ? [analysisContext] : [])].map((c) => c.close()));
+    });
+
+    for (const entry of PAGES) {
+      it(`${entry.name}: one <title> and one <h1>, no WCAG 2.2 A/AA violation in light or dark`, async () => {
+        const page = await (await contextFor(entry.signedIn)).newPage();
+        const errors: string[] = [];
+        page.on("pageerror", (e) => errors.push(e.message));
+        const path = typeof entry.path === "function" ? entry.path(links) : entry.path;
+        const response = await page.goto(new URL(path, app.url).href);
+        expect(response!.status()).toBe(entry.status);
+        if (javaScriptEnabled) await hydrated(page);
+        await entry.prepare?.(page);
+
+        // Soft, so one run names every problem of the page.
+        const titles = await page.evaluate(() => ({ inDocument: document.querySelectorAll("title").length, inHead: document.head.querySelectorAll("title").length }));
+        expect.soft(titles, "<title> elements").toEqual({ inDocument: 1, inHead: 1 });
+        expect.soft(await page.title(), "title").toBe(entry.title);
+        const headings = page.locator("h1");
+        expect.soft(await headings.count(), "<h1> elements").toBe(1);
+        expect.soft((await headings.first().textContent())?.trim(), "<h1>").toBe(entry.heading);
+
+        const axePage = await pageForAxe(page, javaScriptEnabled, analysis);
+        const found: Record<string, { violations: string[]; faintInputBorders: string[] }> = {};
+        for (const colorScheme of ["light", "dark"] as const) {
+          await page.emulateMedia({ colorScheme });
+          await axePage.emulateMedia({ colorScheme });
+          found[colorScheme] = { violations: await axeViolations(axePage), faintInputBorders: await faintInputBorders(page) };
+        }
+        const clean = { violations: [], faintInputBorders: [] };
+        expect.soft(found).toEqual({ light: clean, dark: clean });
+        expect(errors).toEqual([]);
+        if (axePage !== page) await axePage.close();
+        await page.close();
+      });
+    }
+  });
+}
