@@ -41,6 +41,11 @@ export function DocumentForm({
   );
 }
 
+/**
+ * A labelled input. A refused value is marked invalid and described by its message; the message
+ * is an alert, read out when it appears after a submission in the page, and the field takes the
+ * focus when the refusal arrives as a new page (JavaScript off), so reading starts there.
+ */
 export function Field({
   id,
   label,
@@ -51,9 +56,15 @@ export function Field({
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input id={id} aria-invalid={error ? true : undefined} aria-describedby={error ? errorId : undefined} {...input} />
+      <input
+        id={id}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? errorId : undefined}
+        autoFocus={error ? true : undefined}
+        {...input}
+      />
       {error ? (
-        <p className="field-error" id={errorId}>
+        <p className="field-error" id={errorId} role="alert">
           {error}
         </p>
       ) : null}

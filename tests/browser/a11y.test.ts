@@ -339,3 +339,77 @@ for (const javaScriptEnabled of [false, true]) {
     }
   });
 }
+
+/**
+ * A refused field: marked invalid, described by its message, and the message is an alert (read
+ * out when it appears). When the answer is a new page (JavaScript off, or the sign-in forms,
+ * which always post the whole page) the field also takes the focus, so a screen reader starts
+ * there and reads the message as its description.
+ */
+async function expectRefusal(page: Page, fieldSelector: string, message: string, { focused }: { focused: boolean }) {
+  const field = page.locator(fieldSelector);
+  expect(await field.getAttribute("aria-invalid")).toBe("true");
+  const describedBy = (await field.getAttribute("aria-describedby"))?.split(/\s+/) ?? [];
+  const descriptions = await page.evaluate(
+    (ids) =>
+      ids.map((id) => {
+        const el = document.getElementById(id);
+        return { id, text: el?.textContent ?? null, alert: el?.closest('[role="alert"]') != null };
+      }),
+    describedBy,
+  );
+  expect(descriptions).toEqual([expect.objectContaining({ text: message, alert: true })]);
+  if (focused) expect(await page.evaluate(() => document.activeElement?.id ?? null)).toBe(fieldSelector.slice(1));
+}
+
+for (const javaScriptEnabled of [false, true]) {
+  describe(`a refused form with JavaScript ${javaScriptEnabled ? "on" : "off"}`, () => {
+    async function open(path: string, signedIn: boolean) {
+      const context = await browser.newContext({ javaScriptEnabled, storageState: signedIn ? signedInState : undefined });
+      context.setDefaultTimeout(8_000);
+      const page = await context.newPage();
+      await page.goto(new URL(path, app.url).href);
+      if (javaScriptEnabled) await hydrated(page);
+      return { page, done: () => context.close() };
+    }
+
+    it("/account: an empty name and a refused address are announced and tied to their field", async () => {
+      const { page, done } = await open("/account", true);
+      await page.getByLabel("Display name").fill(" ");
+      await page.getByRole("button", { name: "Save name" }).click();
+      await page.locator("#profile-name-input-error").waitFor();
+      await expectRefusal(page, "#profile-name-input", "Name cannot be empty.", { focused: !javaScriptEnabled });
+
+      await page.getByLabel("New e-mail address").fill("someone@localhost");
+      await page.getByRole("button", { name: "Send me a link" }).click();
+      await page.locator("#email-change-input-error").waitFor();
+      const message = await page.locator("#email-change-input-error").textContent();
+      expect(message).toMatch(/\S/);
+      await expectRefusal(page, "#email-change-input", message!, { focused: !javaScriptEnabled });
+      await done();
+    });
+
+    it("/auth/signin: a wrong password and a refused address are announced and tied to their fields", async () => {
+      const { page, done } = await open("/auth/signin", false);
+      const form = page.locator("#credentials-form");
+      await form.getByLabel("Email").fill(USER.email);
+      await form.getByLabel("Password").fill("not the password");
+      await form.getByRole("button", { name: "Sign in with password" }).click();
+      await page.waitForURL(/error=CredentialsSignin/);
+      const wrong = "Sign in failed. Check the details you provided are correct.";
+      await expectRefusal(page, "#input-email-for-credentials-provider", wrong, { focused: true });
+      await expectRefusal(page, "#input-password-for-credentials-provider", wrong, { focused: false });
+
+      await page.locator("#input-email-for-email-provider").fill("someone@localhost");
+      await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+      await page.waitForURL(/error=EmailInvalid/);
+      await expectRefusal(
+        page,
+        "#input-email-for-email-provider",
+        "Unable to sign in. Enter one e-mail address, such as name@example.com.",
+        { focused: true },
+      );
+      await done();
+    });
+  });
+}

@@ -58,7 +58,6 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
           placeholder="email@example.com"
           defaultValue={email}
           required
-          autoFocus={Boolean(emailError)}
           error={emailError}
         />
       </DocumentForm>,
