@@ -12,10 +12,18 @@ import type { AuthRequest } from "./request.server";
 import { providerClient } from "./strategies/oauth-client.server";
 import { outboundBudget } from "./strategies/oauth-http.server";
 
-type Hook = (ar: AuthRequest, userId: string, callbackUrl: string) => Promise<void | string>;
+type Hook = (ar: AuthRequest, userId: string, callbackUrl: string, deadline: AbortSignal) => Promise<void | string>;
 
-/** The provider's end-session URL for the user's most recently used opted-in account, if any. */
-export async function federatedSignOutUrl(ar: AuthRequest, userId: string, callbackUrl: string): Promise<string | undefined> {
+/**
+ * The provider's end-session URL for the user's most recently used opted-in account, if any.
+ * `deadline`: when the provider (discovery) must have answered by.
+ */
+export async function federatedSignOutUrl(
+  ar: AuthRequest,
+  userId: string,
+  callbackUrl: string,
+  deadline?: AbortSignal,
+): Promise<string | undefined> {
   const opted = oauthDefinitions(ar.config).filter((d) => d.federatedSignOut);
   if (opted.length === 0) return undefined;
   const account = await db().account.findFirst({
@@ -24,7 +32,7 @@ export async function federatedSignOutUrl(ar: AuthRequest, userId: string, callb
   });
   if (!account) return undefined;
   const definition = opted.find((d) => d.id === account.provider)!;
-  const pc = await providerClient(definition, outboundBudget(ar.config));
+  const pc = await providerClient(definition, outboundBudget(ar.config, deadline));
   if (!pc.as.end_session_endpoint) return undefined;
   const idToken = await openToken(account.idToken, { provider: account.provider, providerAccountId: account.providerAccountId, field: "idToken" });
   const url = new URL(pc.as.end_session_endpoint);
@@ -36,9 +44,9 @@ export async function federatedSignOutUrl(ar: AuthRequest, userId: string, callb
   return url.href;
 }
 
-const federatedSignOut: Hook = async (ar, userId, callbackUrl) => {
+const federatedSignOut: Hook = async (ar, userId, callbackUrl, deadline) => {
   try {
-    return await federatedSignOutUrl(ar, userId, callbackUrl);
+    return await federatedSignOutUrl(ar, userId, callbackUrl, deadline);
   } catch (error) {
     // The provider cannot be reached: sign-out here still completes, to the callback URL.
     log("warn", "federated-signout-failed", { error });
@@ -46,9 +54,13 @@ const federatedSignOut: Hook = async (ar, userId, callbackUrl) => {
   }
 };
 
-const revokeTokens: Hook = async (ar, userId) => {
-  await revokeProviderTokens(userId, ar.config);
+const revokeTokens: Hook = async (ar, userId, _callbackUrl, deadline) => {
+  await revokeProviderTokens(userId, ar.config, { deadline });
 };
 
-/** In order: the end-session URL is worked out before the tokens are revoked and forgotten. */
+/**
+ * Sign-out runs these side by side (signout.server.ts). They touch different columns: the
+ * end-session URL uses and then forgets the ID token, revocation forgets the access and refresh
+ * tokens.
+ */
 export const oauthSignOutHooks: Hook[] = [federatedSignOut, revokeTokens];

@@ -214,41 +214,50 @@ async function refreshAccount(accountId: string, config: AuthConfig): Promise<st
 // ── Revocation (RFC 7009) and introspection (RFC 7662) ───────────────────────────────────────
 
 /**
- * Revokes the refresh token (or, without one, the access token) of each of the user's accounts at
- * providers with a revocation endpoint, then forgets the stored tokens. Never throws: a provider
- * that cannot be reached must not keep anyone signed in.
+ * Revokes the refresh token (or, without one, the access token) of each of the user's accounts
+ * (`provider`: only that provider's) at providers with a revocation endpoint, then forgets the
+ * stored tokens. The accounts are revoked side by side; `deadline` stops every call still running
+ * when it fires, and an account whose revocation was not confirmed keeps its tokens. Never throws:
+ * a provider that cannot be reached must not keep anyone signed in. Returns how many were revoked.
  */
-export async function revokeProviderTokens(userId: string, config: AuthConfig = getConfig(), only?: { provider: string }): Promise<number> {
-  const accounts = await db().account.findMany({ where: { userId, ...(only ? { provider: only.provider } : {}) } });
-  let revoked = 0;
-  for (const account of accounts) {
-    const definition = definitionFor(account.provider, config);
-    if (!definition || (!account.refreshToken && !account.accessToken)) continue;
-    const at = (field: TokenField) => ({ provider: account.provider, providerAccountId: account.providerAccountId, field });
-    try {
-      const pc = await providerClient(definition, outboundBudget(config));
-      if (!pc.as.revocation_endpoint) continue;
-      const refreshToken = await openToken(account.refreshToken, at("refreshToken"));
-      const token = refreshToken ?? (await openToken(account.accessToken, at("accessToken")));
-      if (!token) continue;
-      await outbound("revocation", async () =>
-        oauth.processRevocationResponse(
-          await oauth.revocationRequest(pc.as, pc.client, pc.auth, token, {
-            ...requestOptions(pc.as.revocation_endpoint, pc.budget, definition.apiHeaders),
-            additionalParameters: { token_type_hint: refreshToken ? "refresh_token" : "access_token" },
-          }),
-        ),
-      );
-      await db().account.updateMany({
-        where: { id: account.id },
-        data: { accessToken: null, refreshToken: null, expiresAt: null },
-      });
-      revoked++;
-    } catch (error) {
-      log("warn", "oauth-revocation-failed", { provider: account.provider, error });
-    }
-  }
-  return revoked;
+export async function revokeProviderTokens(
+  userId: string,
+  config: AuthConfig = getConfig(),
+  options: { provider?: string; deadline?: AbortSignal } = {},
+): Promise<number> {
+  const accounts = await db().account.findMany({ where: { userId, ...(options.provider ? { provider: options.provider } : {}) } });
+  const budget = outboundBudget(config, options.deadline);
+  const outcomes = await Promise.all(
+    accounts.map(async (account) => {
+      const definition = definitionFor(account.provider, config);
+      if (!definition || (!account.refreshToken && !account.accessToken)) return false;
+      const at = (field: TokenField) => ({ provider: account.provider, providerAccountId: account.providerAccountId, field });
+      try {
+        const pc = await providerClient(definition, budget);
+        if (!pc.as.revocation_endpoint) return false;
+        const refreshToken = await openToken(account.refreshToken, at("refreshToken"));
+        const token = refreshToken ?? (await openToken(account.accessToken, at("accessToken")));
+        if (!token) return false;
+        await outbound("revocation", async () =>
+          oauth.processRevocationResponse(
+            await oauth.revocationRequest(pc.as, pc.client, pc.auth, token, {
+              ...requestOptions(pc.as.revocation_endpoint, pc.budget, definition.apiHeaders),
+              additionalParameters: { token_type_hint: refreshToken ? "refresh_token" : "access_token" },
+            }),
+          ),
+        );
+        await db().account.updateMany({
+          where: { id: account.id },
+          data: { accessToken: null, refreshToken: null, expiresAt: null },
+        });
+        return true;
+      } catch (error) {
+        log("warn", "oauth-revocation-failed", { provider: account.provider, error });
+        return false;
+      }
+    }),
+  );
+  return outcomes.filter(Boolean).length;
 }
 
 export type Introspection = { active: boolean; [claim: string]: unknown };

@@ -11,12 +11,36 @@ import { oauthSignOutHooks } from "./oauth-signout.server";
 
 /**
  * Runs after the session has ended. A hook may return a URL to send the browser on to instead of
- * the callback URL (federated sign-out at an OpenID provider); the first such URL wins.
+ * the callback URL (federated sign-out at an OpenID provider); the first such URL, in list order,
+ * wins. `deadline` fires when sign-out stops waiting: calls still running then should stop.
  */
-export type SignOutHook = (ar: AuthRequest, userId: string, callbackUrl: string) => Promise<void | string>;
+export type SignOutHook = (ar: AuthRequest, userId: string, callbackUrl: string, deadline: AbortSignal) => Promise<void | string>;
 
 /** Work other modules attach to sign-out (say, revoking a provider's tokens). Never blocks sign-out. */
 export const signOutHooks: SignOutHook[] = [...oauthSignOutHooks];
+
+/**
+ * Runs every hook at once and waits for them together at most the OAuth time budget
+ * (AuthConfig.oauthTimeoutMs), so no slow provider keeps the visitor waiting longer, however
+ * many there are. A hook that fails or has not finished by then counts as having returned nothing.
+ * Results in list order.
+ */
+async function runSignOutHooks(ar: AuthRequest, userId: string, callbackUrl: string): Promise<(void | string)[]> {
+  const deadline = AbortSignal.timeout(ar.config.oauthTimeoutMs);
+  const results: (void | string)[] = [];
+  const all = Promise.all(
+    signOutHooks.map(async (hook, i) => {
+      try {
+        results[i] = await hook(ar, userId, callbackUrl, deadline);
+      } catch (error) {
+        log("warn", "signout-hook-failed", { error });
+      }
+    }),
+  );
+  const expired = new Promise<void>((resolve) => deadline.addEventListener("abort", () => resolve(), { once: true }));
+  await Promise.race([all, expired]);
+  return [...results];
+}
 
 export async function signOutAction(request: Request): Promise<Response> {
   const parsed = await parsePost(request);
@@ -28,10 +52,8 @@ export async function signOutAction(request: Request): Promise<Response> {
     const { userId, setCookies } = await endSession(ar);
     let location = url;
     if (userId) {
-      for (const hook of signOutHooks) {
-        const next = await hook(ar, userId, url).catch((error) => log("warn", "signout-hook-failed", { error }));
-        if (typeof next === "string" && location === url) location = next;
-      }
+      const next = (await runSignOutHooks(ar, userId, url)).find((r): r is string => typeof r === "string");
+      if (next) location = next;
       await recordEvent("signout", { userId, ip: clientAddress(ar) });
     }
     return redirectResponse(location, { json, setCookies: [setCookie, ...setCookies] });

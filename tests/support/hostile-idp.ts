@@ -55,6 +55,12 @@ export type HostileIdp = {
   slowMs: number;
   /** Requests per path since the last reset(). */
   hits: Record<string, number>;
+  /**
+   * Tokens whose revocation was answered (RFC 7009), since the last reset(). The token decides how
+   * /revoke answers: "revoke-after-<ms>" after that many ms, "revoke-never" not at all (the
+   * request stalls until the client gives up), anything else at once.
+   */
+  revoked: string[];
   reset(mode?: HostileMode): void;
   stop(): Promise<void>;
 };
@@ -97,9 +103,11 @@ export async function startHostileIdp(): Promise<HostileIdp> {
     mode: "ok",
     slowMs: 1_500,
     hits: {},
+    revoked: [],
     reset(mode = "ok") {
       state.mode = mode;
       state.hits = {};
+      state.revoked = [];
     },
     stop: () =>
       new Promise<void>((resolve) => {
@@ -165,6 +173,7 @@ export async function startHostileIdp(): Promise<HostileIdp> {
           token_endpoint: m === "unreachable-token" ? `${dead}/token` : `${state.issuer}/token`,
           userinfo_endpoint: m === "unreachable-userinfo" ? `${dead}/userinfo` : `${state.issuer}/userinfo`,
           jwks_uri: m === "unreachable-jwks" ? `${dead}/jwks` : `${state.issuer}/jwks`,
+          revocation_endpoint: `${state.issuer}/revoke`,
           response_types_supported: ["code"],
           subject_types_supported: ["public"],
           // alg-none: the metadata even advertises "none"; the client must still refuse it.
@@ -227,6 +236,18 @@ export async function startHostileIdp(): Promise<HostileIdp> {
           email_verified: true,
           name: HOSTILE_USER.name,
         });
+      }
+      case "/revoke": {
+        const token = (await readBody(req)).get("token") ?? "";
+        if (token === "revoke-never") {
+          await new Promise((resolve) => res.once("close", resolve));
+          return;
+        }
+        const after = /^revoke-after-(\d+)$/.exec(token);
+        if (after) await sleep(Number(after[1]));
+        state.revoked.push(token);
+        res.writeHead(200);
+        return res.end();
       }
       case "/jwks": {
         if (m === "slow-jwks") await sleep(state.slowMs);
