@@ -1,7 +1,20 @@
-// Reads a POST body once, with a size limit, as a plain object: form-encoded, multipart or JSON.
-// Anything else, malformed JSON, or a JSON value that is not an object, is a BadRequestError.
+// The one reader of request bodies (docs/decisions/024-body-reader.md). Every POST route, page
+// action and route middleware reads its body here, and a request's body is read once:
+// - the media type is checked before a byte is read: form-encoded or JSON (contract §3), else 415;
+// - a declared Content-Length over the limit is refused before a byte is read (413);
+// - the bytes are counted as they arrive and the read stops at the limit (413), so a chunked body
+//   with no Content-Length never costs more than the limit, whatever its size;
+// - the parsed body is kept per Request, so the JSON-redirect middleware and the action that
+//   runs after it share one read instead of cloning the stream (a clone buffers all of it).
+import { badRequest } from "./respond.server";
 
+/** Contract §10: bodies over 64 KiB get 413. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
+/** Contract §3: a client log event is at most 4 KiB. */
+export const CLIENT_LOG_BODY_LIMIT = 4 * 1024;
+
+export const FORM_TYPE = "application/x-www-form-urlencoded";
+export const JSON_TYPE = "application/json";
 
 export class BadRequestError extends Error {
   constructor(
@@ -15,57 +28,92 @@ export class BadRequestError extends Error {
 
 export type Body = Record<string, unknown>;
 
-async function readLimited(request: Request, limit: number): Promise<string> {
-  const declared = Number(request.headers.get("Content-Length") ?? "0");
-  if (declared > limit) throw new BadRequestError("Request body too large.", 413);
-  if (!request.body) return "";
+const tooLarge = () => new BadRequestError("Request body too large.", 413);
+
+/** The request's media type, lower-case, without parameters ("" when absent). */
+export function mediaType(request: Request): string {
+  return (request.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+type Read = { body: Body; bytes: number };
+const reads = new WeakMap<Request, Promise<Read>>();
+
+/**
+ * The request's body as a plain object, read at most once per Request: a later call gets the
+ * first call's result (or its refusal). Throws only BadRequestError: 415 for another media type,
+ * 413 past `limit`, 400 for JSON that is malformed or not an object and for a broken stream.
+ */
+export function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<Body> {
+  let read = reads.get(request);
+  if (!read) {
+    read = readAndParse(request, limit);
+    // Callers see the refusal through the promise below; this one is only kept.
+    read.catch(() => {});
+    reads.set(request, read);
+  }
+  return read.then((r) => {
+    // A first read with a larger limit does not let this caller's smaller one pass.
+    if (r.bytes > limit) throw tooLarge();
+    return r.body;
+  });
+}
+
+async function readAndParse(request: Request, limit: number): Promise<Read> {
+  const type = mediaType(request);
+  const declared = request.headers.get("Content-Length");
+  if (type === "") {
+    // Nothing sent and nothing declared: an empty form (say, fetch(url, {method: "POST"})).
+    if (request.body === null || declared === "0") return { body: {}, bytes: 0 };
+    throw new BadRequestError("Unsupported content type.", 415);
+  }
+  if (type !== FORM_TYPE && type !== JSON_TYPE) throw new BadRequestError("Unsupported content type.", 415);
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge();
+
+  const bytes = await readLimited(request, limit);
+  const text = new TextDecoder().decode(bytes);
+  if (type === FORM_TYPE) return { body: Object.fromEntries(new URLSearchParams(text)), bytes: bytes.byteLength };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new BadRequestError("Malformed JSON body.");
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new BadRequestError("The JSON body must be an object.");
+  }
+  return { body: value as Body, bytes: bytes.byteLength };
+}
+
+/** The body's bytes, counted as they arrive; past `limit` the read stops and the rest is left unread. */
+async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  if (request.bodyUsed) throw new BadRequestError("Request body already read.");
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      // The client went away mid-body, or the stream broke: nothing to parse.
+      throw new BadRequestError("The request body could not be read.");
+    }
+    const { done, value } = chunk;
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
+      // The rest stays on the connection, unread: the server stops taking bytes off the socket
+      // and answers at once (see the ADR for why the connection is not closed here).
       await reader.cancel().catch(() => {});
-      throw new BadRequestError("Request body too large.", 413);
+      throw tooLarge();
     }
     chunks.push(value);
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
 }
 
-export async function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<Body> {
-  const type = (request.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type === "multipart/form-data") {
-    const declared = Number(request.headers.get("Content-Length") ?? "0");
-    if (declared > limit) throw new BadRequestError("Request body too large.", 413);
-    const text = await readLimited(request, limit);
-    let form: FormData;
-    try {
-      form = await new Response(text, { headers: { "Content-Type": request.headers.get("Content-Type")! } }).formData();
-    } catch {
-      throw new BadRequestError("Malformed form body.");
-    }
-    const out: Body = {};
-    for (const [k, v] of form) if (typeof v === "string") out[k] = v;
-    return out;
-  }
-  const text = await readLimited(request, limit);
-  if (type === "application/json") {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new BadRequestError("Malformed JSON body.");
-    }
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
-      throw new BadRequestError("The JSON body must be an object.");
-    }
-    return value as Body;
-  }
-  if (type === "application/x-www-form-urlencoded" || (type === "" && text === "")) {
-    return Object.fromEntries(new URLSearchParams(text));
-  }
-  throw new BadRequestError("Unsupported content type.", 415);
+/** The answer to a refused body: the contract's 400 "Bad request.", or 413/415 saying what to change. */
+export function refusedBodyResponse(error: BadRequestError): Response {
+  return error.status === 400 ? badRequest() : badRequest(error.status, error.message);
 }

@@ -1,6 +1,6 @@
 // The JSON endpoints of contract §3: providers, csrf, session (GET and POST update) and _log.
 import { z } from "zod";
-import { BadRequestError, readBody } from "./body.server";
+import { BadRequestError, CLIENT_LOG_BODY_LIMIT, readBody, refusedBodyResponse } from "./body.server";
 import { ensureCsrfToken, verifyCsrf } from "./csrf.server";
 import { log } from "./log.server";
 import { getProviders } from "./providers.server";
@@ -50,7 +50,7 @@ export async function sessionUpdateResponse(request: Request): Promise<Response>
   try {
     body = SessionUpdateBody.parse(await readBody(request));
   } catch (error) {
-    if (error instanceof BadRequestError && error.status !== 400) return badRequest(error.status, error.message);
+    if (error instanceof BadRequestError && error.status !== 400) return refusedBodyResponse(error);
     return jsonResponse(null, { status: 400 });
   }
   if (!verifyCsrf(ar, body.csrfToken)) return jsonResponse(null, { status: 400 });
@@ -89,8 +89,6 @@ export async function updateSessionData(
   return { session: refreshed.session?.data ?? null, setCookies: refreshed.setCookies };
 }
 
-export const CLIENT_LOG_LIMIT = 4 * 1024;
-
 const ClientLog = z.object({
   csrfToken: z.unknown(),
   level: z.enum(["error", "warn", "debug"]),
@@ -104,9 +102,9 @@ export async function clientLogResponse(request: Request): Promise<Response> {
   const ar = authRequest(request);
   let raw;
   try {
-    raw = await readBody(request, CLIENT_LOG_LIMIT);
+    raw = await readBody(request, CLIENT_LOG_BODY_LIMIT);
   } catch (error) {
-    if (error instanceof BadRequestError) return badRequest(error.status, error.message);
+    if (error instanceof BadRequestError) return refusedBodyResponse(error);
     throw error;
   }
   if (!verifyCsrf(ar, raw.csrfToken)) return new Response(null, { status: 403 });

@@ -2,7 +2,7 @@
 // handler, and turn its outcome — a user, a protocol redirect, or a failure — into one response.
 import { recordEvent } from "./audit.server";
 import { getAuthenticator } from "./authenticator.server";
-import { BadRequestError, readBody, type Body } from "./body.server";
+import { BadRequestError, readBody, refusedBodyResponse, type Body } from "./body.server";
 import { resolveCallbackUrl, toRelative } from "./callback-url.server";
 import { verifyCsrf } from "./csrf.server";
 import { AuthError } from "./errors";
@@ -18,8 +18,7 @@ export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, 
   if (error instanceof Response) return error;
   if (error instanceof BadRequestError) {
     log("info", "bad-request", { reason: error.message, path: ar.url.pathname });
-    // 400 is always the contract's "Bad request."; 413 and 415 say what to change.
-    return error.status === 400 ? badRequest() : badRequest(error.status, error.message);
+    return refusedBodyResponse(error);
   }
   if (error instanceof AuthError) {
     log("warn", "auth-failure", { code: error.code, reason: error.message, cause: error.cause, path: ar.url.pathname });

@@ -1,5 +1,6 @@
 import { data, redirect } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
+import { BadRequestError, readBody } from "~/auth/body.server";
 import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "~/auth/email-change";
 import { confirmEmailChange, emailChangePageData } from "~/auth/email-change.server";
 import { headersWith } from "~/auth/pages.server";
@@ -17,6 +18,13 @@ export async function loader({ request }: Route.LoaderArgs) {
 }
 
 export async function action({ request }: Route.ActionArgs) {
+  // The body is read (once, size-limited) before anything else: a body refused as too large or of
+  // another type answers with its own status; confirmEmailChange gets the same parsed body.
+  try {
+    await readBody(request);
+  } catch (error) {
+    if (error instanceof BadRequestError && error.status !== 400) return data({ state: "expired-form" as const }, { status: error.status });
+  }
   const outcome = await confirmEmailChange(request);
   if (outcome.state === "changed" && outcome.signedIn) {
     throw redirect("/account?updated=email", { headers: headersWith(outcome.setCookies) });

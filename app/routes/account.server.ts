@@ -3,13 +3,12 @@ import { data, redirect } from "react-router";
 import { z } from "zod";
 import { db } from "~/db/client.server";
 import { recordEvent } from "~/auth/audit.server";
-import { readBody } from "~/auth/body.server";
+import { BadRequestError, readBody } from "~/auth/body.server";
 import { ensureCsrfToken, verifyCsrf } from "~/auth/csrf.server";
 import { updateSessionData } from "~/auth/endpoints.server";
 import { headersWith, requireSession } from "~/auth/pages.server";
 import { findProvider } from "~/auth/providers.server";
 import { clientAddress } from "~/auth/request.server";
-import { failureResponse } from "~/auth/signin.server";
 import { endSession, listSessions, revokeAllSessions, revokeSession } from "~/auth/session.server";
 import { emailChangeAvailable } from "~/auth/email-change.server";
 import { changeEmailIntent } from "./account-email-intent.server";
@@ -91,7 +90,9 @@ export async function accountAction(request: Request) {
   try {
     body = await readBody(request);
   } catch (error) {
-    return failureResponse(ar, error, false);
+    // The page's own refusal, with the status the contract gives a refused body (400, 413, 415).
+    const status = error instanceof BadRequestError ? error.status : 400;
+    return data({ formError: status === 400 ? "Unknown request." : (error as Error).message, fieldErrors: {} }, { status });
   }
   if (!verifyCsrf(ar, body.csrfToken)) {
     return data({ formError: "Your form expired. Reload the page and try again.", fieldErrors: {} }, { status: 403 });

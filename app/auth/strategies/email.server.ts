@@ -12,6 +12,7 @@ import { db } from "../../db/client.server";
 import { getMailer, type Mailer } from "../../mail/mailer.server";
 import { signInMessage } from "../../mail/templates.server";
 import { recordEvent } from "../audit.server";
+import { readBody, type Body } from "../body.server";
 import { resolveCallbackUrl } from "../callback-url.server";
 import type { AuthConfig } from "../config.server";
 import { verifyCsrf } from "../csrf.server";
@@ -60,17 +61,17 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     const base = `${this.config.basePath}`;
     const method = request.method.toUpperCase();
     if (method === "POST" && ar.url.pathname === `${base}/signin/${this.providerId}`) {
-      return this.sendLink(ar, await request.formData());
+      return this.sendLink(ar, await readBody(request));
     }
     if (ar.url.pathname === `${base}/callback/${this.providerId}`) {
-      const params = method === "POST" ? await request.formData() : ar.url.searchParams;
-      return this.useLink(ar, params.get("token"), params.get("email"));
+      const params = method === "POST" ? await readBody(request) : Object.fromEntries(ar.url.searchParams);
+      return this.useLink(ar, params.token ?? null, params.email ?? null);
     }
     throw new AuthError("Configuration", { log: `email strategy reached by ${method} ${ar.url.pathname}` });
   }
 
-  private async sendLink(ar: AuthRequest, form: FormData): Promise<never> {
-    const raw = form.get("email");
+  private async sendLink(ar: AuthRequest, form: Body): Promise<never> {
+    const raw = form.email;
     const check = normalizeEmailAddress(raw);
     if (!check.ok) {
       // Back to the form with the typed value, nothing stored, nothing sent.
@@ -87,7 +88,7 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
       throw new AuthError("RateLimited", { log: "e-mail sign-in rate limit" });
     }
 
-    const { url: callbackUrl } = resolveCallbackUrl(ar, Object.fromEntries(form));
+    const { url: callbackUrl } = resolveCallbackUrl(ar, form);
     const { token } = await issueToken({
       identifier: address,
       purpose: "signin",
