@@ -15,6 +15,7 @@ import * as oauth from "oauth4webapi";
 import { Strategy } from "remix-auth/strategy";
 import { recordEvent } from "../audit.server";
 import { OAUTH_CLOCK_TOLERANCE, type AuthConfig } from "../config.server";
+import { normalizeEmailAddress } from "../email-address";
 import { AuthError } from "../errors";
 import { tokenSetFrom, type TokenSet } from "../oauth-tokens.server";
 import { standardProfile, type Claims, type OAuthProfile, type OAuthProviderDefinition } from "../providers/definition";
@@ -245,9 +246,13 @@ function mapProfile(build: () => OAuthProfile): OAuthProfile {
     throw new AuthError("OAuthCallback", { log: "profile could not be mapped", cause: error });
   }
   if (!profile.id || profile.id.length > 255) throw new AuthError("OAuthCallback", { log: "profile id missing or too long" });
-  if (profile.email && (profile.email.length > 320 || !/^[^\s@,]+@[^\s@,]+$/.test(profile.email))) {
-    // Not an address Vestibule can use: the sign-in continues without one.
-    profile = { ...profile, email: null, emailVerified: false };
+  if (profile.email) {
+    // The one address rule (email-address.ts). The provider vouched for the string it sent, so
+    // normalisation may only lower-case it: an address NFKC would turn into another one ("ｅｖｅ@…"
+    // → "eve@…") is not the one the provider verified. Otherwise the sign-in continues without one.
+    const check = normalizeEmailAddress(profile.email);
+    const usable = check.ok && check.address === profile.email.trim().toLowerCase();
+    profile = usable ? { ...profile, email: check.address } : { ...profile, email: null, emailVerified: false };
   }
   return profile;
 }

@@ -110,6 +110,36 @@ describe(`OIDC sign-in (${dbLabel})`, () => {
     expect(byEmail.user.id).not.toBe(account.userId);
   });
 
+  test("a profile address is used only when it is one plain address by the e-mail rule, exactly as the provider gave it", async () => {
+    const verified = (n: number, email: string) => ({ sub: `idp-eve-${n}`, email, emailVerified: true, name: `Eve ${n}`, password: `eve-password-${n}` });
+    const users = [
+      verified(1, '"eve"@example.com'), // a quoted local part
+      verified(2, "eve@localhost"), // a host without a dot
+      verified(3, "ｅｖｅ@example.com"), // full-width: NFKC would turn it into another address
+      verified(4, `${"e".repeat(250)}@example.com`), // longer than an address may be
+      verified(5, "Eve@Example.com"), // control: only lower-cased
+    ];
+    const other = await startTestIdp({ users });
+    other.configure();
+    try {
+      for (const user of users) {
+        const { res } = await signInThroughIdp(new CookieJar(), user);
+        expect(res, user.email).toHaveSessionCookie();
+      }
+      const stored = await testDb().account.findMany({ include: { user: true }, orderBy: { providerAccountId: "asc" } });
+      expect(stored.map((a) => [a.providerAccountId, a.user.email])).toEqual([
+        ["idp-eve-1", null],
+        ["idp-eve-2", null],
+        ["idp-eve-3", null],
+        ["idp-eve-4", null],
+        ["idp-eve-5", "eve@example.com"],
+      ]);
+    } finally {
+      await other.stop();
+      idp.configure();
+    }
+  });
+
   test("a returning user signs into the same user and goes straight to the callback URL", async () => {
     await signInThroughIdp(new CookieJar(), ALICE);
     const jar = new CookieJar();
