@@ -8,6 +8,7 @@ import { authRequest, type AuthRequest } from "./request.server";
 import { errorRedirect, redirectResponse } from "./respond.server";
 import { getSession, type CurrentSession } from "./session.server";
 import { parsePost } from "./signin.server";
+import { takeKeptAddress } from "./signin-email.server";
 
 export type PageProvider = { id: string; name: string; type: ProviderType; signinUrl: string; callbackUrl: string };
 
@@ -31,16 +32,19 @@ export async function signinPageData(request: Request) {
     callbackUrl: `${ar.config.basePath}/callback/${p.id}`,
   }));
   const email = ar.url.searchParams.get("email");
+  // After a refused password: the address as typed, carried by a cookie this page clears.
+  const kept = takeKeptAddress(ar);
+  const shownEmail = email && email.length <= MAX_EMAIL_ADDRESS_LENGTH ? email : error === "CredentialsSignin" ? kept.address : null;
   return {
     data: {
       csrfToken: csrf.token,
       callbackUrl: toRelative(callback.url),
       providers,
       error: error ? { code: error.slice(0, 64), message: signinErrorMessage(error)! } : null,
-      email: email && email.length <= MAX_EMAIL_ADDRESS_LENGTH ? email : "",
+      email: shownEmail ?? "",
       signedInAs: session?.data.user.email ?? session?.data.user.name ?? null,
     },
-    headers: headersWith([csrf.setCookie, callback.setCookie, ...setCookies]),
+    headers: headersWith([csrf.setCookie, callback.setCookie, kept.setCookie, ...setCookies]),
   };
 }
 

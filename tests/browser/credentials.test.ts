@@ -43,9 +43,12 @@ for (const strategy of ["jwt", "database"] as const) {
         if (javaScriptEnabled) await hydrated(page);
         else expect(await page.evaluate(() => typeof (window as { __reactRouterContext?: unknown }).__reactRouterContext)).toBe("undefined");
 
-        // A wrong password: same page, the message tied to the form.
+        // A wrong password: same page, the message tied to the form, and the address as typed
+        // still in its field (WCAG 3.3.7) while the password is not; the address never goes
+        // into the URL, and the cookie that carried it is gone once the page showed it.
+        const typed = email.replace("visitor", "Visitor");
         const form = page.locator("#credentials-form");
-        await form.getByLabel("Email").fill(email);
+        await form.getByLabel("Email").fill(typed);
         await form.getByLabel("Password").fill("wrong password!");
         await form.getByRole("button", { name: "Sign in with password" }).click();
         await page.waitForURL(/error=CredentialsSignin/);
@@ -53,9 +56,14 @@ for (const strategy of ["jwt", "database"] as const) {
           "Sign in failed. Check the details you provided are correct.",
         );
         await expect(page.getByLabel("Password").getAttribute("aria-describedby")).resolves.toContain("credentials-error");
+        expect(await form.getByLabel("Email").inputValue()).toBe(typed);
+        expect(await form.getByLabel("Password").inputValue()).toBe("");
+        expect(page.url().toLowerCase()).not.toContain("visitor");
+        expect((await context.cookies()).map((c) => c.value).join(" ").toLowerCase()).not.toContain("visitor");
+        if (javaScriptEnabled) await hydrated(page);
+        expect(await form.getByLabel("Email").inputValue()).toBe(typed);
 
-        // The right password lands on the page we first asked for.
-        await page.locator("#credentials-form").getByLabel("Email").fill(email);
+        // The right password (the address left as it was) lands on the page we first asked for.
         await page.locator("#credentials-form").getByLabel("Password").fill("correct horse battery");
         await page.locator("#credentials-form").getByRole("button", { name: "Sign in with password" }).click();
         await page.waitForURL(`${app.url}/account`);

@@ -12,6 +12,7 @@ import { authRequest, clientAddress } from "../request.server";
 import { recordEvent } from "../audit.server";
 import { emailAddressField, toSessionUser, type SignInResult } from "../users.server";
 import { runStrategy } from "../signin.server";
+import { keepAddressOnRefusal } from "../signin-email.server";
 
 export const CredentialsInput = z.object({
   email: emailAddressField(),
@@ -47,7 +48,7 @@ export function credentialsProviders(config: AuthConfig): Provider[] {
       name: "Credentials",
       type: "credentials",
       strategy: credentialsStrategy(config) as Provider["strategy"],
-      callback: (ctx) => runStrategy(ctx, "credentials"),
+      callback: async (ctx) => keepAddressOnRefusal(ctx, await runStrategy(ctx, "credentials")),
       callbackMethods: ["POST"],
       callbackRequiresCsrf: true,
     },

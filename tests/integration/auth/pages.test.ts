@@ -55,6 +55,51 @@ describe("GET /auth/providers and /auth/csrf", () => {
 });
 
 describe("sign-in page", () => {
+  describe("after a refused password, the address as typed (WCAG 3.3.7)", () => {
+    const KEPT = /^authjs\.signin-email=/;
+    const typed = "Ada@Example.com";
+
+    it("rides in a 60-second HttpOnly cookie, never in the URL, never with the password", async () => {
+      await createUser();
+      const { res } = await signIn(new CookieJar(), typed, "wrong password");
+      expect(res).toHaveErrorRedirect("CredentialsSignin");
+      expect(res.headers.get("Location")).not.toMatch(/ada/i);
+      const kept = res.headers.getSetCookie().filter((c) => KEPT.test(c));
+      expect(kept).toEqual([`authjs.signin-email=${encodeURIComponent(typed)}; Max-Age=60; Path=/; HttpOnly; SameSite=Lax`]);
+      expect(res.headers.getSetCookie().join("\n")).not.toContain("wrong");
+    });
+
+    it("is shown once by the sign-in page, which clears the cookie", async () => {
+      await createUser();
+      const { jar } = await signIn(new CookieJar(), typed, "wrong password");
+      const page = await callRoute(signinRoute.loader, get("/auth/signin?error=CredentialsSignin&code=credentials", { jar }));
+      expect((await page.json()).email).toBe(typed);
+      expect(page.headers.getSetCookie().filter((c) => KEPT.test(c))).toEqual([expect.stringMatching(/^authjs\.signin-email=; Max-Age=0;/)]);
+      jar.apply(page);
+      expect(jar.get("authjs.signin-email")).toBeUndefined();
+      expect((await (await callRoute(signinRoute.loader, get("/auth/signin?error=CredentialsSignin", { jar }))).json()).email).toBe("");
+    });
+
+    it("is not kept after a sign-in that worked, nor for a JSON-mode client", async () => {
+      await createUser();
+      const ok = await signIn(new CookieJar(), typed);
+      expect(ok.res).toHaveSessionCookie();
+      expect(ok.res.headers.getSetCookie().filter((c) => KEPT.test(c))).toEqual([]);
+      const json = await signIn(new CookieJar(), typed, "wrong password", { json: "true" });
+      expect(await json.res.json()).toEqual({ url: expect.stringContaining("error=CredentialsSignin") });
+      expect(json.res.headers.getSetCookie().filter((c) => KEPT.test(c))).toEqual([]);
+    });
+
+    it("is ignored, and cleared, on a page that is not a refused password, or when it is too long", async () => {
+      const plain = await callRoute(signinRoute.loader, get("/auth/signin", { jar: new CookieJar({ "authjs.signin-email": "ada%40example.com" }) }));
+      expect((await plain.json()).email).toBe("");
+      expect(plain.headers.getSetCookie().filter((c) => KEPT.test(c))).toEqual([expect.stringMatching(/Max-Age=0/)]);
+      const long = `${"a".repeat(250)}%40example.com`;
+      const tooLong = await callRoute(signinRoute.loader, get("/auth/signin?error=CredentialsSignin", { jar: new CookieJar({ "authjs.signin-email": long }) }));
+      expect((await tooLong.json()).email).toBe("");
+    });
+  });
+
   it("gives the forms a CSRF token, the validated callback URL and the error message", async () => {
     const res = await callRoute(signinRoute.loader, get("/auth/signin?callbackUrl=/account&error=CredentialsSignin"));
     const data = await res.json();
