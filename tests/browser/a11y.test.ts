@@ -15,10 +15,14 @@ const USER = { email: "ada@example.com", password: "correct horse battery", name
 /** Addresses found while setting up: links that arrive by e-mail. */
 type Links = { emailSignIn: string; emailChange: string };
 
+type Sessions = "database" | "jwt";
+
 type PageCase = {
   name: string;
   path: string | ((links: Links) => string);
   signedIn: boolean;
+  /** The app's AUTH_SESSION_STRATEGY; "database" unless the page differs with "jwt". */
+  sessions?: Sessions;
   status: number;
   title: string;
   heading: string;
@@ -31,6 +35,15 @@ const PAGES: PageCase[] = [
   { name: "home, signed out", path: "/", signedIn: false, status: 200, title: "Vestibule", heading: "Vestibule" },
   { name: "home, signed in", path: "/", signedIn: true, status: 200, title: "Vestibule", heading: "Vestibule" },
   { name: "account", path: "/account", signedIn: true, status: 200, title: "Your account · Vestibule", heading: "Your account" },
+  {
+    name: "account, stateless sessions",
+    path: "/account",
+    signedIn: true,
+    sessions: "jwt",
+    status: 200,
+    title: "Your account · Vestibule",
+    heading: "Your account",
+  },
   {
     name: "account, saved",
     path: "/account?updated=profile",
@@ -155,14 +168,28 @@ const PAGES: PageCase[] = [
 let browser: Browser;
 let sink: SmtpSink;
 let idp: TestIdp;
-let app: RunningApp;
-let signedInState: Awaited<ReturnType<BrowserContext["storageState"]>>;
+type StorageState = Awaited<ReturnType<BrowserContext["storageState"]>>;
+/** One app per session strategy, each with a user signed in (the state a context starts from). */
+const sites = {} as Record<Sessions, { app: RunningApp; signedIn: StorageState }>;
+const started: RunningApp[] = [];
 const links: Links = { emailSignIn: "", emailChange: "" };
+
+/** Signs USER in with JavaScript off; returns the open context. */
+async function signInContext(url: string): Promise<BrowserContext> {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto(`${url}/auth/signin`);
+  const form = page.locator("#credentials-form");
+  await form.getByLabel("Email").fill(USER.email);
+  await form.getByLabel("Password").fill(USER.password);
+  await form.getByRole("button", { name: "Sign in with password" }).click();
+  await page.waitForURL(`${url}/`);
+  return context;
+}
 
 beforeAll(async () => {
   [browser, sink, idp] = await Promise.all([launchBrowser(), startSmtpSink(), startTestIdp({ users: [ALICE] })]);
-  app = await startApp({
-    AUTH_SESSION_STRATEGY: "database",
+  const env = {
     AUTH_EMAIL_SERVER: sink.url,
     AUTH_EMAIL_FROM: "Vestibule <no-reply@vestibule.test>",
     AUTH_EMAIL_CONFIRM: "true",
@@ -170,35 +197,32 @@ beforeAll(async () => {
     AUTH_OIDC_ID: TEST_CLIENT.clientId,
     AUTH_OIDC_SECRET: TEST_CLIENT.clientSecret,
     AUTH_OIDC_NAME: "Test IdP",
-  });
-  addUser(app, USER);
+  };
+  const start = (strategy: Sessions) => startApp({ ...env, AUTH_SESSION_STRATEGY: strategy }).then((a) => (started.push(a), a));
+  const [database, jwt] = await Promise.all([start("database"), start("jwt")]);
+  for (const each of started) addUser(each, USER);
 
   // Signed in on two devices, so /account lists this one and another.
-  for (let device = 0; device < 2; device++) {
-    const context = await browser.newContext({ javaScriptEnabled: false });
-    const page = await context.newPage();
-    await page.goto(`${app.url}/auth/signin`);
-    const form = page.locator("#credentials-form");
-    await form.getByLabel("Email").fill(USER.email);
-    await form.getByLabel("Password").fill(USER.password);
-    await form.getByRole("button", { name: "Sign in with password" }).click();
-    await page.waitForURL(`${app.url}/`);
-    if (device === 1) {
-      // The link of "change your e-mail address" (opening it changes nothing until its button).
-      await page.goto(`${app.url}/account`);
-      await page.locator("#email-change-form").getByLabel("New e-mail address").fill("new@example.com");
-      await page.locator("#email-change-form").getByRole("button", { name: "Send me a link" }).click();
-      await page.locator("#email-change-sent").waitFor();
-      links.emailChange = linkIn((await sink.waitFor(1)).at(-1)!).href;
-      signedInState = await context.storageState();
-    }
-    await context.close();
-  }
+  await (await signInContext(database.url)).close();
+  const device = await signInContext(database.url);
+  // The link of "change your e-mail address" (opening it changes nothing until its button).
+  const account = await device.newPage();
+  await account.goto(`${database.url}/account`);
+  await account.locator("#email-change-form").getByLabel("New e-mail address").fill("new@example.com");
+  await account.locator("#email-change-form").getByRole("button", { name: "Send me a link" }).click();
+  await account.locator("#email-change-sent").waitFor();
+  links.emailChange = linkIn((await sink.waitFor(1)).at(-1)!).href;
+  sites.database = { app: database, signedIn: await device.storageState() };
+  await device.close();
+
+  const jwtDevice = await signInContext(jwt.url);
+  sites.jwt = { app: jwt, signedIn: await jwtDevice.storageState() };
+  await jwtDevice.close();
 
   // An e-mail sign-in link; with AUTH_EMAIL_CONFIRM=true it opens a page instead of signing in.
   const context = await browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
-  await page.goto(`${app.url}/auth/signin`);
+  await page.goto(`${database.url}/auth/signin`);
   await page.locator("#email-form").getByLabel("Email").fill(USER.email);
   await page.locator("#email-form").getByRole("button", { name: "Send me a sign-in link" }).click();
   await page.waitForURL(/\/auth\/verify-request/);
@@ -208,7 +232,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await app?.stop();
+  await Promise.all(started.map((a) => a.stop()));
   await Promise.all([idp?.stop(), sink?.close()]);
 });
 
@@ -288,15 +312,16 @@ async function faintInputBorders(page: Page): Promise<string[]> {
 
 for (const javaScriptEnabled of [false, true]) {
   describe(`every page with JavaScript ${javaScriptEnabled ? "on" : "off"}`, () => {
-    const contexts = new Map<boolean, BrowserContext>();
+    const contexts = new Map<string, BrowserContext>();
     let analysisContext: BrowserContext | undefined;
     const analysis = async () => (analysisContext ??= await browser.newContext({ javaScriptEnabled: true }));
-    const contextFor = async (signedIn: boolean) => {
-      let context = contexts.get(signedIn);
+    const contextFor = async (sessions: Sessions, signedIn: boolean) => {
+      const key = `${sessions} ${signedIn}`;
+      let context = contexts.get(key);
       if (!context) {
-        context = await browser.newContext({ javaScriptEnabled, storageState: signedIn ? signedInState : undefined });
+        context = await browser.newContext({ javaScriptEnabled, storageState: signedIn ? sites[sessions].signedIn : undefined });
         context.setDefaultTimeout(8_000);
-        contexts.set(signedIn, context);
+        contexts.set(key, context);
       }
       return context;
     };
@@ -306,11 +331,12 @@ for (const javaScriptEnabled of [false, true]) {
 
     for (const entry of PAGES) {
       it(`${entry.name}: one <title> and one <h1>, no WCAG 2.2 A/AA violation in light or dark`, async () => {
-        const page = await (await contextFor(entry.signedIn)).newPage();
+        const sessions = entry.sessions ?? "database";
+        const page = await (await contextFor(sessions, entry.signedIn)).newPage();
         const errors: string[] = [];
         page.on("pageerror", (e) => errors.push(e.message));
         const path = typeof entry.path === "function" ? entry.path(links) : entry.path;
-        const response = await page.goto(new URL(path, app.url).href);
+        const response = await page.goto(new URL(path, sites[sessions].app.url).href);
         expect(response!.status()).toBe(entry.status);
         if (javaScriptEnabled) await hydrated(page);
         await entry.prepare?.(page);
@@ -365,10 +391,10 @@ async function expectRefusal(page: Page, fieldSelector: string, message: string,
 for (const javaScriptEnabled of [false, true]) {
   describe(`a refused form with JavaScript ${javaScriptEnabled ? "on" : "off"}`, () => {
     async function open(path: string, signedIn: boolean) {
-      const context = await browser.newContext({ javaScriptEnabled, storageState: signedIn ? signedInState : undefined });
+      const context = await browser.newContext({ javaScriptEnabled, storageState: signedIn ? sites.database.signedIn : undefined });
       context.setDefaultTimeout(8_000);
       const page = await context.newPage();
-      await page.goto(new URL(path, app.url).href);
+      await page.goto(new URL(path, sites.database.app.url).href);
       if (javaScriptEnabled) await hydrated(page);
       return { page, done: () => context.close() };
     }
