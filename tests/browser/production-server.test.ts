@@ -1,0 +1,105 @@
+// The production build and `npm start` as operators run them: what the server bundle imports, and
+// the client address over a real socket behind a (simulated) proxy.
+import { readFileSync } from "node:fs";
+import { builtinModules } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RATE_LIMITS } from "../../app/auth/rate-limit.server";
+import { SQLITE_FILE_NAME } from "../../app/db/location.server";
+import { addUser, startApp, type RunningApp } from "../support/browser";
+import { CookieJar } from "../support/http";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+
+/** The package each bare import specifier of the server bundle names (static and dynamic imports). */
+function bundleImports(): Set<string> {
+  const source = readFileSync(path.join(root, "build/server/index.js"), "utf8");
+  const specifiers = [
+    ...source.matchAll(/^\s*import\s[^'"]*?["']([^"']+)["']/gm),
+    ...source.matchAll(/^\s*import\s*["']([^"']+)["']/gm),
+    ...source.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
+  ].map((m) => m[1]!);
+  return new Set(
+    specifiers
+      .filter((s) => !s.startsWith(".") && !s.startsWith("/"))
+      .map((s) => (s.startsWith("@") ? s.split("/").slice(0, 2).join("/") : s.split("/")[0]!)),
+  );
+}
+
+describe("the server build", () => {
+  it("imports only production dependencies and Node's own modules, so `npm ci --omit=dev` can run it", () => {
+    const imported = bundleImports();
+    expect(imported.has("react-router")).toBe(true);
+    const missing = [...imported].filter((name) => !(name in pkg.dependencies) && !name.startsWith("node:") && !builtinModules.includes(name));
+    expect(missing).toEqual([]);
+  });
+
+  it("leaves the dev IdP out: oidc-provider is a development dependency only", () => {
+    expect(bundleImports().has("oidc-provider")).toBe(false);
+    expect(readFileSync(path.join(root, "build/server/index.js"), "utf8")).not.toContain("startDevIdp");
+    expect(pkg.dependencies).not.toHaveProperty("oidc-provider");
+    expect(pkg.devDependencies).toHaveProperty("oidc-provider");
+  });
+});
+
+describe("the client address on a real socket (AUTH_TRUSTED_PROXIES=127.0.0.1, dual-stack listener)", () => {
+  let app: RunningApp;
+  let base: string;
+  const PASSWORD = "proxy-test-password-1";
+
+  beforeAll(async () => {
+    // Listening on "::", an IPv4 peer is reported as ::ffff:127.0.0.1; the rule must still see 127.0.0.1.
+    app = await startApp({ HOST: "::", AUTH_TRUSTED_PROXIES: "127.0.0.1" });
+    base = app.url.replace("localhost", "127.0.0.1");
+    addUser(app, { email: "ada@example.com", password: PASSWORD });
+  });
+  afterAll(() => app?.stop());
+
+  async function attempt(email: string, password: string, headers: Record<string, string>) {
+    const jar = new CookieJar();
+    const csrf = await fetch(`${base}/auth/csrf`);
+    jar.apply(csrf);
+    const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+    const res = await fetch(`${base}/auth/callback/credentials`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: jar.header(), ...headers },
+      body: new URLSearchParams({ csrfToken, email, password }),
+    });
+    jar.apply(res);
+    return { res, signedIn: Boolean(jar.get("authjs.session-token")) };
+  }
+
+  function eventAddresses(type: string): string[] {
+    const file = new Database(path.join(app.dataDir, SQLITE_FILE_NAME), { readonly: true });
+    try {
+      return (file.prepare("SELECT ip FROM AuthEvent WHERE type = ? ORDER BY at").all(type) as { ip: string | null }[]).map((r) => r.ip!);
+    } finally {
+      file.close();
+    }
+  }
+
+  it("two clients behind the proxy have their own budgets; the peer's own requests are 127.0.0.1", async () => {
+    // The proxy's own request, with a forged stamp that the server overwrites.
+    const direct = await attempt("nobody@example.com", "guess", { "X-Vestibule-Remote-Addr": "6.6.6.6" });
+    expect(direct.res.status).toBe(302);
+    expect(eventAddresses("signin-failed")).toEqual(["127.0.0.1"]);
+
+    for (let i = 0; i < RATE_LIMITS.credentialsClient.limit; i++) {
+      await attempt(`someone-${i}@example.com`, "guess", { "X-Forwarded-For": `198.51.100.${i % 250}, 203.0.113.1` });
+    }
+    const a = await attempt("ada@example.com", PASSWORD, { "X-Forwarded-For": "2001:db8::b, 203.0.113.1" });
+    expect(a.signedIn).toBe(false);
+    const b = await attempt("ada@example.com", PASSWORD, { "X-Forwarded-For": "6.6.6.6, [2001:DB8::B]:4711" });
+    expect(b.signedIn).toBe(true);
+
+    expect(new Set(eventAddresses("rate-limited"))).toEqual(new Set(["203.0.113.1"]));
+    expect(eventAddresses("signin")).toEqual(["2001:db8::b"]);
+  });
+});
