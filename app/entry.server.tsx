@@ -3,8 +3,8 @@ import { createReadableStreamFromReadable } from "@react-router/node";
 import { isbot } from "isbot";
 import { renderToPipeableStream } from "react-dom/server";
 import { ServerRouter, type EntryContext, type HandleErrorFunction } from "react-router";
-import { getConfig } from "./auth/config.server";
-import { log } from "./auth/log.server";
+import { getConfig } from "./auth/core/config.server";
+import { log } from "./auth/core/log.server";
 import { migrate } from "./db/migrate.server";
 
 export const streamTimeout = 5_000;

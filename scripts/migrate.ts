@@ -1,6 +1,6 @@
 // npm run db:migrate: applies the committed migrations to DATABASE_URL, or to the embedded SQLite
 // database in VESTIBULE_DATA_DIR. Idempotent; safe to run while the app is running.
-import { ConfigError, getConfig } from "../app/auth/config.server.ts";
+import { ConfigError, getConfig } from "../app/auth/core/config.server.ts";
 import { MigrationError, migrate, redact } from "../app/db/migrate.server.ts";
 import { sqliteFile } from "../app/db/location.server.ts";
 

@@ -1,6 +1,6 @@
 // npm run user:add -- --email E [--password P | password on stdin] [--name N]
 import { parseArgs } from "node:util";
-import { ConfigError, getConfig } from "../app/auth/config.server";
+import { ConfigError, getConfig } from "../app/auth/core/config.server";
 import { closeDb } from "../app/db/client.server";
 import { migrate } from "../app/db/migrate.server";
 import { upsertCredentialsUser } from "../app/auth/users.server";

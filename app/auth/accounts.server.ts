@@ -10,13 +10,13 @@
 // the existing account by signing in to it first, then links from there.
 import { db, dbProvider } from "../db/client.server";
 import { recordEvent } from "./audit.server";
-import type { AuthConfig } from "./config.server";
-import { AuthError } from "./errors";
+import type { AuthConfig } from "./core/config.server";
+import { AuthError } from "./core/errors";
 import { accountTokenColumns, revokeProviderTokens, type TokenSet } from "./oauth-tokens.server";
 import { getProviders } from "./providers.server";
 import type { OAuthProfile } from "./providers/definition";
-import { authRequest, clientAddress } from "./request.server";
-import { getSession } from "./session.server";
+import { authRequest, clientAddress } from "./core/request.server";
+import { getSession } from "./core/session.server";
 import { toSessionUser, type SignInResult } from "./users.server";
 
 export type OAuthSignIn = {

@@ -1,6 +1,6 @@
 // The audit trail (AuthEvent rows). Writing it never breaks the flow that reports it.
 import { db } from "../db/client.server";
-import { log } from "./log.server";
+import { log } from "./core/log.server";
 
 export type AuthEventType =
   | "signin"

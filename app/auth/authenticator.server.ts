@@ -1,6 +1,6 @@
 // remix-auth's Authenticator with every enabled provider's strategy registered under its id.
 import { Authenticator } from "remix-auth";
-import type { AuthConfig } from "./config.server";
+import type { AuthConfig } from "./core/config.server";
 import { getProviders } from "./providers.server";
 import type { SignInResult } from "./users.server";
 

@@ -1,6 +1,6 @@
 // Texts and the path of the e-mail address change, shared by the server module and the pages
 // (no server-only imports, so route components may use them).
-import { SIGNIN_ERROR_MESSAGES } from "./errors";
+import { SIGNIN_ERROR_MESSAGES } from "./core/errors";
 
 export const EMAIL_CHANGE_PATH = "/account/email";
 

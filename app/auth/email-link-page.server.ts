@@ -2,12 +2,12 @@
 // at once (the Auth.js behaviour). With it, a GET only shows "Sign in as <address>" and a button
 // that POSTs the link back with a CSRF token, so a mail scanner or link previewer that fetches
 // the URL cannot use the link up; a person presses the button, with or without JavaScript.
-import { toRelative, validateCallbackUrl } from "./callback-url.server";
-import { ensureCsrfToken } from "./csrf.server";
-import { normalizeEmailAddress } from "./email-address";
+import { toRelative, validateCallbackUrl } from "./core/callback-url.server";
+import { ensureCsrfToken } from "./core/csrf.server";
+import { normalizeEmailAddress } from "./core/email-address";
 import { findProvider } from "./providers.server";
-import { authRequest } from "./request.server";
-import { errorRedirect } from "./respond.server";
+import { authRequest } from "./core/request.server";
+import { errorRedirect } from "./core/respond.server";
 import { providerFlow } from "./signin.server";
 import { EMAIL_PROVIDER_ID } from "./strategies/email.server";
 import { peekToken } from "./verification-token.server";

@@ -1,13 +1,13 @@
 // The JSON endpoints of contract §3: providers, csrf, session (GET and POST update) and _log.
 import { z } from "zod";
-import { BadRequestError, CLIENT_LOG_BODY_LIMIT, readBody, refusedBodyResponse } from "./body.server";
-import { ensureCsrfToken, verifyCsrf } from "./csrf.server";
-import { log } from "./log.server";
+import { BadRequestError, CLIENT_LOG_BODY_LIMIT, readBody, refusedBodyResponse } from "./core/body.server";
+import { ensureCsrfToken, verifyCsrf } from "./core/csrf.server";
+import { log } from "./core/log.server";
 import { getProviders } from "./providers.server";
-import { hitRateLimit, RATE_LIMITS } from "./rate-limit.server";
-import { authBaseUrl, authRequest, clientAddress } from "./request.server";
-import { badRequest, jsonResponse } from "./respond.server";
-import { endSession, getSession, refreshSession } from "./session.server";
+import { hitRateLimit, RATE_LIMITS } from "./core/rate-limit.server";
+import { authBaseUrl, authRequest, clientAddress } from "./core/request.server";
+import { badRequest, jsonResponse } from "./core/respond.server";
+import { endSession, getSession, refreshSession } from "./core/session.server";
 import { recordEvent } from "./audit.server";
 import { ProfileUpdate, updateProfile } from "./users.server";
 

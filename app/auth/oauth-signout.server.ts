@@ -5,10 +5,10 @@
 //     end_session_endpoint (OIDC RP-Initiated Logout) with the ID token as hint, and the provider
 //     sends it back to the callback URL, which must be registered there as a post-logout URI.
 import { db } from "../db/client.server";
-import { log } from "./log.server";
+import { log } from "./core/log.server";
 import { openToken, revokeProviderTokens } from "./oauth-tokens.server";
 import { oauthDefinitions } from "./providers/index.server";
-import type { AuthRequest } from "./request.server";
+import type { AuthRequest } from "./core/request.server";
 import { providerClient } from "./strategies/oauth-client.server";
 import { outboundBudget } from "./strategies/oauth-http.server";
 

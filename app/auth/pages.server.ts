@@ -1,12 +1,12 @@
 // Data for the auth pages and the helpers app pages use to require a session.
-import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "./callback-url.server";
-import { ensureCsrfToken, verifyCsrf } from "./csrf.server";
-import { MAX_EMAIL_ADDRESS_LENGTH } from "./email-address";
-import { errorPage, signinErrorMessage } from "./errors";
+import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "./core/callback-url.server";
+import { ensureCsrfToken, verifyCsrf } from "./core/csrf.server";
+import { MAX_EMAIL_ADDRESS_LENGTH } from "./core/email-address";
+import { errorPage, signinErrorMessage } from "./core/errors";
 import { getProviders, type ProviderType } from "./providers.server";
-import { authRequest, type AuthRequest } from "./request.server";
-import { errorRedirect, redirectResponse } from "./respond.server";
-import { getSession, type CurrentSession } from "./session.server";
+import { authRequest, type AuthRequest } from "./core/request.server";
+import { errorRedirect, redirectResponse } from "./core/respond.server";
+import { getSession, type CurrentSession } from "./core/session.server";
 import { parsePost } from "./signin.server";
 import { takeKeptAddress } from "./signin-email.server";
 

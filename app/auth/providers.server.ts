@@ -2,9 +2,9 @@
 // POST /auth/signin/<id> and GET|POST /auth/callback/<id>. Each method contributes its providers
 // from its own module; this file only puts them together in display order.
 import type { Strategy } from "remix-auth/strategy";
-import type { AuthConfig } from "./config.server";
-import type { Body } from "./body.server";
-import type { AuthRequest } from "./request.server";
+import type { AuthConfig } from "./core/config.server";
+import type { Body } from "./core/body.server";
+import type { AuthRequest } from "./core/request.server";
 import type { SignInResult } from "./users.server";
 import { credentialsProviders } from "./strategies/credentials.server";
 import { oauthProviders } from "./providers/index.server";

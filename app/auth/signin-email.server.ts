@@ -6,10 +6,10 @@
 // browser's history, in proxy and server logs and in bookmarks; the cookie leaves it nowhere once
 // the page showed it. The password is never kept, and JSON-mode callers (next-auth/react) hold
 // what they sent, so they get no cookie.
-import { expireCookie, serializeCookie } from "./cookies.server";
-import { MAX_EMAIL_ADDRESS_LENGTH } from "./email-address";
+import { expireCookie, serializeCookie } from "./core/cookies.server";
+import { MAX_EMAIL_ADDRESS_LENGTH } from "./core/email-address";
 import type { FlowContext } from "./providers.server";
-import type { AuthRequest } from "./request.server";
+import type { AuthRequest } from "./core/request.server";
 
 /** Seconds: enough to follow the redirect to the sign-in page, which clears it at once. */
 export const KEPT_ADDRESS_MAX_AGE = 60;

@@ -2,15 +2,15 @@
 // handler, and turn its outcome — a user, a protocol redirect, or a failure — into one response.
 import { recordEvent } from "./audit.server";
 import { getAuthenticator } from "./authenticator.server";
-import { BadRequestError, readBody, refusedBodyResponse, type Body } from "./body.server";
-import { resolveCallbackUrl, toRelative } from "./callback-url.server";
-import { verifyCsrf } from "./csrf.server";
-import { AuthError } from "./errors";
-import { log } from "./log.server";
+import { BadRequestError, readBody, refusedBodyResponse, type Body } from "./core/body.server";
+import { resolveCallbackUrl, toRelative } from "./core/callback-url.server";
+import { verifyCsrf } from "./core/csrf.server";
+import { AuthError } from "./core/errors";
+import { log } from "./core/log.server";
 import { findProvider, type FlowContext } from "./providers.server";
-import { authRequest, clientAddress, type AuthRequest } from "./request.server";
-import { badRequest, errorRedirect, redirectResponse, wantsJsonRedirect } from "./respond.server";
-import { createSession } from "./session.server";
+import { authRequest, clientAddress, type AuthRequest } from "./core/request.server";
+import { badRequest, errorRedirect, redirectResponse, wantsJsonRedirect } from "./core/respond.server";
+import { createSession } from "./core/session.server";
 import type { SignInResult } from "./users.server";
 
 /** Maps any failure to its response; causes go to the log, never to the visitor. */

@@ -1,12 +1,12 @@
 // Sign-out (contract §3): CSRF-checked POST that ends the session and clears its cookies.
 import { recordEvent } from "./audit.server";
-import { resolveCallbackUrl } from "./callback-url.server";
-import { verifyCsrf } from "./csrf.server";
-import { clientAddress, type AuthRequest } from "./request.server";
-import { errorRedirect, redirectResponse } from "./respond.server";
-import { endSession } from "./session.server";
+import { resolveCallbackUrl } from "./core/callback-url.server";
+import { verifyCsrf } from "./core/csrf.server";
+import { clientAddress, type AuthRequest } from "./core/request.server";
+import { errorRedirect, redirectResponse } from "./core/respond.server";
+import { endSession } from "./core/session.server";
 import { failureResponse, parsePost } from "./signin.server";
-import { log } from "./log.server";
+import { log } from "./core/log.server";
 import { oauthSignOutHooks } from "./oauth-signout.server";
 
 /**

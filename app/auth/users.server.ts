@@ -1,10 +1,10 @@
 // Users as the session layer sees them.
 import { z } from "zod";
 import { db } from "../db/client.server";
-import { normalizeEmailAddress } from "./email-address";
+import { normalizeEmailAddress } from "./core/email-address";
+import type { SessionUser } from "./core/session.server";
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./password.server";
 
-export type SessionUser = { id: string; name: string | null; email: string | null; image: string | null };
 
 export function toSessionUser(u: { id: string; name: string | null; email: string | null; image: string | null }): SessionUser {
   return { id: u.id, name: u.name, email: u.email, image: u.image };

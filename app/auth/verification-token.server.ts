@@ -8,7 +8,7 @@
 // the first to commit and then match nothing; SQLite runs writes one at a time.
 import { randomBytes } from "node:crypto";
 import { db, type Db } from "../db/client.server";
-import { sha256hex } from "./crypto.server";
+import { sha256hex } from "./core/crypto.server";
 
 export type TokenPurpose = "signin" | "change-email";
 

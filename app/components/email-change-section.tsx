@@ -1,5 +1,5 @@
 import { Form, useNavigation } from "react-router";
-import { MAX_EMAIL_ADDRESS_LENGTH } from "~/auth/email-address";
+import { MAX_EMAIL_ADDRESS_LENGTH } from "~/auth/core/email-address";
 import { CsrfField, Field } from "./auth-forms";
 
 /**

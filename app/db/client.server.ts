@@ -4,7 +4,7 @@
 import { mkdirSync } from "node:fs";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
-import { getConfig } from "../auth/config.server.ts";
+import { getConfig } from "../auth/core/config.server.ts";
 import { PrismaClient as PostgresClient } from "../../prisma/generated/postgres/client.ts";
 import { PrismaClient as SqliteClient } from "../../prisma/generated/sqlite/client.ts";
 import { SQLITE_BUSY_TIMEOUT_MS, sqliteFile } from "./location.server.ts";

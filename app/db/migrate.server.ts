@@ -11,7 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { getConfig } from "../auth/config.server.ts";
+import { getConfig } from "../auth/core/config.server.ts";
 import { SQLITE_BUSY_TIMEOUT_MS, sqliteFile } from "./location.server.ts";
 
 export type MigrateOptions = {

@@ -1,5 +1,5 @@
 // Development start-up: every sign-in method works offline on a fresh clone.
-import { getConfig } from "../auth/config.server";
+import { getConfig } from "../auth/core/config.server";
 import { upsertCredentialsUser } from "../auth/users.server";
 import { db } from "../db/client.server";
 import { migrate } from "../db/migrate.server";

@@ -1,6 +1,6 @@
 // `npm run dev` without an OpenID provider configured: start the bundled dev IdP and configure it
 // as provider `oidc`, so "Sign in with Dev IdP" works offline on a fresh clone.
-import { getConfig, resetConfig } from "../auth/config.server";
+import { getConfig, resetConfig } from "../auth/core/config.server";
 import { DEV_IDP_CLIENT, DEV_IDP_PORT, DEV_IDP_USER, startDevIdp, type RunningIdp } from "./idp.server";
 
 // Kept on globalThis: Vite re-evaluates this module after edits, and the IdP must start once.

@@ -13,7 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair } from "jose";
 import Provider, { type Configuration, type KoaContextWithOIDC } from "oidc-provider";
-import { constantTimeEqual } from "../auth/crypto.server";
+import { constantTimeEqual } from "../auth/core/crypto.server";
 
 export type IdpUser = {
   sub: string;

@@ -1,5 +1,5 @@
 // The dev bootstrap's line about e-mail: where sign-in links go when you run `npm run dev`.
-import { getConfig } from "../auth/config.server";
+import { getConfig } from "../auth/core/config.server";
 import { outboxDir } from "./outbox.server";
 
 export async function mailDevStep(print: (line: string) => void) {

@@ -1,7 +1,7 @@
 // Where e-mail goes: an SMTP server when AUTH_EMAIL_SERVER/AUTH_EMAIL_FROM are set, the dev
 // outbox (files in the data folder, /dev/outbox) when they are not and this is not production,
 // and nowhere in production without a server — then e-mail sign-in is simply not offered.
-import type { AuthConfig } from "../auth/config.server";
+import type { AuthConfig } from "../auth/core/config.server";
 import { createOutboxMailer } from "./outbox.server";
 import { createSmtpMailer } from "./smtp.server";
 

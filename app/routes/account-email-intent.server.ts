@@ -3,7 +3,7 @@
 // plain data, and this wraps it in react-router's data() for the page.
 import { data } from "react-router";
 import { requestEmailChange } from "~/auth/email-change.server";
-import type { AuthRequest } from "~/auth/request.server";
+import type { AuthRequest } from "~/auth/core/request.server";
 import { db } from "~/db/client.server";
 
 export async function changeEmailIntent(ar: AuthRequest, userId: string, body: Record<string, unknown>) {

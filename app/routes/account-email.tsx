@@ -1,6 +1,6 @@
 import { data, redirect } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
-import { BadRequestError, readBody } from "~/auth/body.server";
+import { BadRequestError, readBody } from "~/auth/core/body.server";
 import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "~/auth/email-change";
 import { confirmEmailChange, emailChangePageData } from "~/auth/email-change.server";
 import { headersWith } from "~/auth/pages.server";

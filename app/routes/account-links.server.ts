@@ -5,7 +5,7 @@ import { data, redirect } from "react-router";
 import { z } from "zod";
 import { canUnlink, signInMethods, unlinkAccount } from "~/auth/accounts.server";
 import { getProviders } from "~/auth/providers.server";
-import { clientAddress, type AuthRequest } from "~/auth/request.server";
+import { clientAddress, type AuthRequest } from "~/auth/core/request.server";
 
 export type LinkedAccounts = {
   password: boolean;

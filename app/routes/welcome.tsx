@@ -1,6 +1,6 @@
 import { data } from "react-router";
 import { requireSession, headersWith } from "~/auth/pages.server";
-import { toRelative, validateCallbackUrl } from "~/auth/callback-url.server";
+import { toRelative, validateCallbackUrl } from "~/auth/core/callback-url.server";
 import { pageTitle } from "~/site";
 import type { Route } from "./+types/welcome";
 

@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RATE_LIMITS } from "../../app/auth/rate-limit.server";
+import { RATE_LIMITS } from "../../app/auth/core/rate-limit.server";
 import { SQLITE_FILE_NAME } from "../../app/db/location.server";
 import { addUser, startApp, type RunningApp } from "../support/browser";
 import { CookieJar } from "../support/http";

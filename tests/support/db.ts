@@ -3,7 +3,7 @@
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { getConfig } from "../../app/auth/config.server.ts";
+import { getConfig } from "../../app/auth/core/config.server.ts";
 import { db, dbProvider } from "../../app/db/client.server.ts";
 import { Prisma } from "../../prisma/generated/sqlite/client.ts";
 import { databaseUrl as databaseUrlFor } from "./postgres.ts";

@@ -7,7 +7,7 @@
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, inject, TestRunner } from "vitest";
-import { resetConfig } from "../../app/auth/config.server.ts";
+import { resetConfig } from "../../app/auth/core/config.server.ts";
 import { sqliteFile } from "../../app/db/location.server.ts";
 import { resetTestEnv } from "./env.ts";
 import { databaseUrl } from "./postgres.ts";

@@ -4,7 +4,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError } from "../../app/auth/config.server";
+import { ConfigError } from "../../app/auth/core/config.server";
 import { standardProfile } from "../../app/auth/providers/definition";
 import { discordProfile } from "../../app/auth/providers/discord.server";
 import { githubProfile } from "../../app/auth/providers/github.server";

@@ -1,6 +1,6 @@
 // Shared set-up for unit tests of the core: a configuration and AuthRequest built from plain values.
-import { loadConfig, type AuthConfig } from "../../app/auth/config.server";
-import { authRequest } from "../../app/auth/request.server";
+import { loadConfig, type AuthConfig } from "../../app/auth/core/config.server";
+import { authRequest } from "../../app/auth/core/request.server";
 
 export const SECRET = "unit-test-secret-0123456789abcdef0123456789abcdef";
 

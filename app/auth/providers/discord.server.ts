@@ -1,6 +1,6 @@
 // Discord: plain OAuth 2.0; the profile is GET /users/@me, whose `verified` flag says whether
 // the address was confirmed.
-import type { OAuthClientConfig } from "../config.server";
+import type { OAuthClientConfig } from "../core/config.server";
 import { nonEmptyString, type OAuthProfile, type OAuthProviderDefinition } from "./definition";
 
 const API = "https://discord.com/api";

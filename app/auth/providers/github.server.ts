@@ -1,7 +1,7 @@
 // GitHub: plain OAuth 2.0 (no ID token). The profile comes from GET /user, the address from
 // GET /user/emails — only a verified one, the primary first — so an unverified address on a
 // GitHub account can never be used to reach someone else's Vestibule account.
-import type { OAuthClientConfig } from "../config.server";
+import type { OAuthClientConfig } from "../core/config.server";
 import { nonEmptyString, type OAuthProfile, type OAuthProviderDefinition, type ProfileFetcher } from "./definition";
 
 const API = "https://api.github.com";

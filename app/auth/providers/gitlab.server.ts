@@ -1,5 +1,5 @@
 // GitLab.com: OpenID Connect by discovery (it also advertises a revocation endpoint).
-import type { OAuthClientConfig } from "../config.server";
+import type { OAuthClientConfig } from "../core/config.server";
 import type { OAuthProviderDefinition } from "./definition";
 
 export function gitlabProvider(client: OAuthClientConfig): OAuthProviderDefinition {

@@ -1,8 +1,8 @@
 // The OAuth/OIDC providers the configuration turns on, in display order, and their entries in the
 // provider registry (providers.server.ts): a strategy on the Authenticator plus the two legs.
 import { signInWithOAuth } from "../accounts.server";
-import { validateCallbackUrl } from "../callback-url.server";
-import type { AuthConfig, PresetId } from "../config.server";
+import { validateCallbackUrl } from "../core/callback-url.server";
+import type { AuthConfig, PresetId } from "../core/config.server";
 import type { Provider } from "../providers.server";
 import { runStrategy } from "../signin.server";
 import { consumeFlow } from "../strategies/oauth-checks.server";

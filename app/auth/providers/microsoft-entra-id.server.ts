@@ -1,7 +1,7 @@
 // Microsoft Entra ID, multi-tenant ("common"): the discovery document and every ID token name the
 // signing tenant in `iss` (`…/{tenantid}/v2.0`), so the expected issuer is built from the token's
 // `tid`. Entra does not verify the `email` claim, so it never counts as verified here.
-import type { OAuthClientConfig } from "../config.server";
+import type { OAuthClientConfig } from "../core/config.server";
 import { nonEmptyString, standardProfile, type OAuthProviderDefinition } from "./definition";
 
 const AUTHORITY = "https://login.microsoftonline.com";

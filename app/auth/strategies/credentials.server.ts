@@ -3,12 +3,12 @@
 import { FormStrategy } from "remix-auth-form";
 import { z } from "zod";
 import { db } from "../../db/client.server";
-import type { AuthConfig } from "../config.server";
-import { AuthError } from "../errors";
+import type { AuthConfig } from "../core/config.server";
+import { AuthError } from "../core/errors";
 import { verifyPassword, MAX_PASSWORD_LENGTH } from "../password.server";
 import type { Provider } from "../providers.server";
-import { RATE_LIMITS, withinSignInLimits } from "../rate-limit.server";
-import { authRequest, clientAddress } from "../request.server";
+import { RATE_LIMITS, withinSignInLimits } from "../core/rate-limit.server";
+import { authRequest, clientAddress } from "../core/request.server";
 import { recordEvent } from "../audit.server";
 import { emailAddressField, toSessionUser, type SignInResult } from "../users.server";
 import { runStrategy } from "../signin.server";

@@ -8,11 +8,11 @@
 // the newest flow sits at the top level in Auth.js's `{value, provider}` shape, older live flows
 // in `earlier`. The callback finds its flow by the `state` the provider echoes, removes that flow
 // from all three cookies and rewrites (or expires) them, so other tabs' flows survive.
-import { CHECK_COOKIE_MAX_AGE } from "../config.server";
-import { expireCookie, MAX_COOKIE_SIZE, serializeCookie } from "../cookies.server";
-import { constantTimeEqual, randomToken } from "../crypto.server";
-import { encodeJwt, tryDecodeJwt } from "../jwt.server";
-import type { AuthRequest } from "../request.server";
+import { CHECK_COOKIE_MAX_AGE } from "../core/config.server";
+import { expireCookie, MAX_COOKIE_SIZE, serializeCookie } from "../core/cookies.server";
+import { constantTimeEqual, randomToken } from "../core/crypto.server";
+import { encodeJwt, tryDecodeJwt } from "../core/jwt.server";
+import type { AuthRequest } from "../core/request.server";
 
 /** Pending sign-ins kept per browser; a sixth evicts the oldest (so do long callback URLs, see writeEntries). */
 export const MAX_PENDING_FLOWS = 5;

@@ -2,7 +2,7 @@
 // metadata (discovered or explicit), the client, and how the client authenticates.
 import { decodeJwt } from "jose";
 import * as oauth from "oauth4webapi";
-import { OAUTH_CLOCK_TOLERANCE } from "../config.server";
+import { OAUTH_CLOCK_TOLERANCE } from "../core/config.server";
 import type { Claims, OAuthProviderDefinition } from "../providers/definition";
 import { discover, OutboundError, type OutboundBudget } from "./oauth-http.server";
 

@@ -3,7 +3,7 @@
 // JWKS cache. Callers turn an OutboundError into a contract error code; the cause is logged only.
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from "jose";
 import * as oauth from "oauth4webapi";
-import { isLoopbackHost, OAUTH_CLOCK_TOLERANCE, type AuthConfig } from "../config.server";
+import { isLoopbackHost, OAUTH_CLOCK_TOLERANCE, type AuthConfig } from "../core/config.server";
 
 /**
  * How long outbound calls may take: each one at most `timeoutMs` (AuthConfig.oauthTimeoutMs),

@@ -14,13 +14,13 @@
 import * as oauth from "oauth4webapi";
 import { Strategy } from "remix-auth/strategy";
 import { recordEvent } from "../audit.server";
-import { OAUTH_CLOCK_TOLERANCE, type AuthConfig } from "../config.server";
-import { normalizeEmailAddress } from "../email-address";
-import { AuthError } from "../errors";
+import { OAUTH_CLOCK_TOLERANCE, type AuthConfig } from "../core/config.server";
+import { normalizeEmailAddress } from "../core/email-address";
+import { AuthError } from "../core/errors";
 import { tokenSetFrom, type TokenSet } from "../oauth-tokens.server";
 import { standardProfile, type Claims, type OAuthProfile, type OAuthProviderDefinition } from "../providers/definition";
-import { resolveCallbackUrl } from "../callback-url.server";
-import { authBaseUrl, authRequest, clientAddress, type AuthRequest } from "../request.server";
+import { resolveCallbackUrl } from "../core/callback-url.server";
+import { authBaseUrl, authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { consumeFlow, storeFlow } from "./oauth-checks.server";
 import { expectedIdTokenIssuer, providerClient, processTokenResponse, type ProviderClient } from "./oauth-client.server";
 import { fetchJson, OutboundError, outbound, outboundBudget, requestOptions, verifyJwtSignature } from "./oauth-http.server";

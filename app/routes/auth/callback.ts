@@ -1,4 +1,4 @@
-import { badRequest } from "~/auth/respond.server";
+import { badRequest } from "~/auth/core/respond.server";
 import { providerFlow } from "~/auth/signin.server";
 import type { Route } from "./+types/callback";
 

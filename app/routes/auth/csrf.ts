@@ -1,5 +1,5 @@
 import { csrfResponse } from "~/auth/endpoints.server";
-import { badRequest } from "~/auth/respond.server";
+import { badRequest } from "~/auth/core/respond.server";
 import type { Route } from "./+types/csrf";
 
 export const loader = ({ request }: Route.LoaderArgs) => csrfResponse(request);

@@ -1,7 +1,7 @@
 import { data } from "react-router";
 import { AuthCard } from "~/components/auth-forms";
 import { errorPageData } from "~/auth/pages.server";
-import { badRequest } from "~/auth/respond.server";
+import { badRequest } from "~/auth/core/respond.server";
 import type { Route } from "./+types/error";
 
 export function loader({ request }: Route.LoaderArgs) {

@@ -1,5 +1,5 @@
 import { clientLogResponse } from "~/auth/endpoints.server";
-import { badRequest } from "~/auth/respond.server";
+import { badRequest } from "~/auth/core/respond.server";
 import type { Route } from "./+types/log";
 
 export const loader = () => badRequest();

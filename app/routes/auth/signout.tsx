@@ -2,7 +2,7 @@ import { data, Form, useNavigation } from "react-router";
 import { AuthCard, CsrfField } from "~/components/auth-forms";
 import { signoutPageData } from "~/auth/pages.server";
 import { signOutAction } from "~/auth/signout.server";
-import { jsonRedirectMiddleware } from "~/auth/json-mode.server";
+import { jsonRedirectMiddleware } from "~/auth/core/json-mode.server";
 import type { Route } from "./+types/signout";
 
 export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(signOutAction)];

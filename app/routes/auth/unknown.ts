@@ -1,4 +1,4 @@
-import { badRequest } from "~/auth/respond.server";
+import { badRequest } from "~/auth/core/respond.server";
 
 // Any other path under /auth, with any method: the contract's 400.
 export const loader = () => badRequest();

@@ -1,6 +1,6 @@
 import { AuthCard } from "~/components/auth-forms";
-import { getConfig } from "~/auth/config.server";
-import { badRequest } from "~/auth/respond.server";
+import { getConfig } from "~/auth/core/config.server";
+import { badRequest } from "~/auth/core/respond.server";
 import { describeLifetime } from "~/mail/templates.server";
 import type { Route } from "./+types/verify-request";
 

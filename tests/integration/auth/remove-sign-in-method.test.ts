@@ -3,7 +3,7 @@
 // page's normal refusal, never a 500.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { removeSignInMethod } from "../../../app/auth/accounts.server.ts";
-import { getConfig } from "../../../app/auth/config.server.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { hashPassword } from "../../../app/auth/password.server.ts";
 import * as accountRoute from "../../../app/routes/account.tsx";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";

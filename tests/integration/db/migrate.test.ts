@@ -10,7 +10,7 @@ import { promisify } from "node:util";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
-import { getConfig } from "../../../app/auth/config.server.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { sqliteFile } from "../../../app/db/location.server.ts";
 import { defaultMigrationsDir, migrate, MigrationError } from "../../../app/db/migrate.server.ts";
 import { dbLabel, scratchDatabase, type ScratchDatabase } from "../../support/db.ts";

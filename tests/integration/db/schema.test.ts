@@ -7,7 +7,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { getConfig } from "../../../app/auth/config.server.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { sqliteFile } from "../../../app/db/location.server.ts";
 import { migrate } from "../../../app/db/migrate.server.ts";
 import { PrismaClient as PostgresClient } from "../../../prisma/generated/postgres/client.ts";

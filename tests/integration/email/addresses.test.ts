@@ -2,7 +2,7 @@
 // (shown at the e-mail field), sends nothing and stores nothing; every accepted form reaches the
 // mail server as exactly one recipient: the normalised address.
 import { describe, expect, it } from "vitest";
-import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../../../app/auth/email-address.ts";
+import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../../../app/auth/core/email-address.ts";
 import { signinPageData } from "../../../app/auth/pages.server.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar, get } from "../../support/http.ts";

@@ -1,8 +1,8 @@
 // Adding or changing the e-mail address from /account: a link goes to the new address, and only
 // using it (GET shows a button, the POST changes) replaces the address.
 import { describe, expect, it } from "vitest";
-import { createSession } from "../../../app/auth/session.server.ts";
-import { authRequest } from "../../../app/auth/request.server.ts";
+import { createSession } from "../../../app/auth/core/session.server.ts";
+import { authRequest } from "../../../app/auth/core/request.server.ts";
 import * as account from "../../../app/routes/account.tsx";
 import * as accountEmail from "../../../app/routes/account-email.tsx";
 import { dbLabel, testDb } from "../../support/db.ts";

@@ -4,7 +4,7 @@
 import { readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { getConfig } from "../../../app/auth/config.server.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { listOutbox } from "../../../app/mail/outbox.server.ts";
 import { SMTP_TIMEOUTS } from "../../../app/mail/smtp.server.ts";
 import * as outboxRoute from "../../../app/routes/dev/outbox.tsx";

@@ -1,7 +1,7 @@
 // Shared steps of the e-mail tests: configure the app, ask for a link through the real route
 // module, open a link in a given (or fresh) cookie jar, read the session back.
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
-import { resetConfig } from "../../../app/auth/config.server.ts";
+import { resetConfig } from "../../../app/auth/core/config.server.ts";
 import { csrfResponse, sessionResponse } from "../../../app/auth/endpoints.server.ts";
 import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
 import * as signinProvider from "../../../app/routes/auth/signin-provider.ts";

@@ -2,7 +2,7 @@
 // database. Each test reads the message the server received and follows its link.
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../../app/auth/config.server.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { errorPageData } from "../../../app/auth/pages.server.ts";
 import { providersResponse } from "../../../app/auth/endpoints.server.ts";
 import { dbLabel, testDb } from "../../support/db.ts";

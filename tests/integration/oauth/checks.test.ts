@@ -2,9 +2,9 @@
 // can fail to match its flow. Each failure ends in OAuthCallback with no session and no rows, and
 // the flow's cookies are cleared.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { getConfig } from "../../../app/auth/config.server.ts";
-import { MAX_COOKIE_SIZE } from "../../../app/auth/cookies.server.ts";
-import { decodeJwt, encodeJwt } from "../../../app/auth/jwt.server.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { MAX_COOKIE_SIZE } from "../../../app/auth/core/cookies.server.ts";
+import { decodeJwt, encodeJwt } from "../../../app/auth/core/jwt.server.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, ORIGIN } from "../../support/http.ts";
 import { ALICE, startTestIdp, visitIdp, type TestIdp } from "../../support/idp.ts";

@@ -4,7 +4,7 @@
 // answering correctly, signs in.
 import { createServer } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { loadConfig, resetConfig } from "../../../app/auth/config.server.ts";
+import { loadConfig, resetConfig } from "../../../app/auth/core/config.server.ts";
 import { clearOAuthCaches } from "../../../app/auth/strategies/oauth-http.server.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, ORIGIN } from "../../support/http.ts";

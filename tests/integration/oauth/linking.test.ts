@@ -1,9 +1,9 @@
 // Account linking (contract §8, ADR 013): an e-mail address never links by itself; a signed-in
 // visitor links a new provider account to themselves; a known account always means its own user.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { getConfig } from "../../../app/auth/config.server.ts";
-import { authRequest } from "../../../app/auth/request.server.ts";
-import { createSession } from "../../../app/auth/session.server.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { authRequest } from "../../../app/auth/core/request.server.ts";
+import { createSession } from "../../../app/auth/core/session.server.ts";
 import { toSessionUser, upsertCredentialsUser } from "../../../app/auth/users.server.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, get, ORIGIN } from "../../support/http.ts";

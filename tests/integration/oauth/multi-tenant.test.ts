@@ -4,8 +4,8 @@
 // `tid` (the preset's idTokenIssuer). The real preset is used, pointed at the local authority, and
 // driven through the strategy's two legs exactly as the sign-in and callback routes call it.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { getConfig } from "../../../app/auth/config.server.ts";
-import { AuthError } from "../../../app/auth/errors.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { AuthError } from "../../../app/auth/core/errors.ts";
 import { microsoftEntraIdProvider } from "../../../app/auth/providers/microsoft-entra-id.server.ts";
 import { clearOAuthCaches } from "../../../app/auth/strategies/oauth-http.server.ts";
 import { OAuthStrategy } from "../../../app/auth/strategies/oauth.server.ts";

@@ -1,8 +1,8 @@
 // OAuth/OIDC sign-in against the real IdP (oidc-provider over HTTP): the authorization request,
 // new and returning users, the JSON-redirect client flow, access denied, and the check cookies.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { getConfig } from "../../../app/auth/config.server.ts";
-import { decodeJwt } from "../../../app/auth/jwt.server.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { decodeJwt } from "../../../app/auth/core/jwt.server.ts";
 import { openToken } from "../../../app/auth/oauth-tokens.server.ts";
 import { providersResponse } from "../../../app/auth/endpoints.server.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";

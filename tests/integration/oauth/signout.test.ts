@@ -4,7 +4,7 @@
 // finish inside the bound are made; a stalled one leaves its account's tokens as they were. The
 // provider is the hostile IdP, whose /revoke answers after as long as the token says.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { loadConfig, resetConfig } from "../../../app/auth/config.server.ts";
+import { loadConfig, resetConfig } from "../../../app/auth/core/config.server.ts";
 import { sealToken } from "../../../app/auth/oauth-tokens.server.ts";
 import { clearOAuthCaches } from "../../../app/auth/strategies/oauth-http.server.ts";
 import * as signoutRoute from "../../../app/routes/auth/signout.tsx";

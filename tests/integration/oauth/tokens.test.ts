@@ -3,7 +3,7 @@
 // federated sign-out (RP-initiated logout) when the provider opts in.
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { getConfig } from "../../../app/auth/config.server.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { getAccessToken, introspectToken, openToken } from "../../../app/auth/oauth-tokens.server.ts";
 import * as signoutRoute from "../../../app/routes/auth/signout.tsx";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";

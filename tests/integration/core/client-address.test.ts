@@ -2,7 +2,7 @@
 // AUTH_TRUSTED_PROXIES each client behind the proxy has its own budget, whatever it writes at the
 // left of X-Forwarded-For; without it, X-Forwarded-For is ignored even with AUTH_TRUST_HOST=true.
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { RATE_LIMITS } from "../../../app/auth/rate-limit.server";
+import { RATE_LIMITS } from "../../../app/auth/core/rate-limit.server";
 import * as callbackRoute from "../../../app/routes/auth/callback";
 import { createUser, PASSWORD, withEnv } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";

@@ -1,7 +1,7 @@
 // The address rule and the e-mail texts' lifetime wording, as plain functions.
 import { describe, expect, it } from "vitest";
-import { normalizeEmailAddress } from "../../app/auth/email-address.ts";
-import { describeLifetime, signInMessage } from "../../app/mail/templates.server.ts";
+import { normalizeEmailAddress } from "../../../app/auth/core/email-address.ts";
+import { describeLifetime, signInMessage } from "../../../app/mail/templates.server.ts";
 
 describe("normalizeEmailAddress", () => {
   it("normalises NFKC, case and surrounding space, and is idempotent", () => {

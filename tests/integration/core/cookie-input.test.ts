@@ -4,7 +4,7 @@
 // §3 and every app page, called through the route modules as the server would. No answer ≥ 500.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { COOKIE_KEYS, cookieNames } from "../../../app/auth/cookies.server";
+import { COOKIE_KEYS, cookieNames } from "../../../app/auth/core/cookies.server";
 import * as rootRoute from "../../../app/root";
 import * as accountRoute from "../../../app/routes/account";
 import * as accountEmailRoute from "../../../app/routes/account-email";

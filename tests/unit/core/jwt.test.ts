@@ -3,7 +3,7 @@ import { decode as authjsDecode, encode as authjsEncode } from "@auth/core/jwt";
 import { describe, expect, it } from "vitest";
 import { hkdfSync } from "node:crypto";
 import { EncryptJWT } from "jose";
-import { decodeJwt, encodeJwt, tryDecodeJwt } from "../../app/auth/jwt.server";
+import { decodeJwt, encodeJwt, tryDecodeJwt } from "../../../app/auth/core/jwt.server";
 
 const secret = "jwt-test-secret-0123456789abcdef0123456789abcdef";
 const salt = "authjs.session-token";

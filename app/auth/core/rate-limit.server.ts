@@ -1,6 +1,6 @@
 // Fixed-window rate limits kept in the database, so every instance sharing a PostgreSQL
 // database counts the same hits.
-import { db } from "../db/client.server";
+import { db } from "../../db/client.server";
 
 export type RateLimitRule = { bucket: string; limit: number; windowSeconds: number };
 

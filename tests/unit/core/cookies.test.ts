@@ -7,7 +7,7 @@ import {
   readChunkedCookie,
   serializeCookie,
   writeChunkedCookie,
-} from "../../app/auth/cookies.server";
+} from "../../../app/auth/core/cookies.server";
 
 const names = (setCookies: string[]) => setCookies.map((c) => c.slice(0, c.indexOf("=")));
 const isDeletion = (c: string) => /Max-Age=0/.test(c);

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { getConfig } from "../../../app/auth/config.server";
-import { sha256hex } from "../../../app/auth/crypto.server";
-import { encodeJwt } from "../../../app/auth/jwt.server";
-import { writeChunkedCookie } from "../../../app/auth/cookies.server";
-import { authRequest } from "../../../app/auth/request.server";
-import { getSession } from "../../../app/auth/session.server";
+import { getConfig } from "../../../app/auth/core/config.server";
+import { sha256hex } from "../../../app/auth/core/crypto.server";
+import { encodeJwt } from "../../../app/auth/core/jwt.server";
+import { writeChunkedCookie } from "../../../app/auth/core/cookies.server";
+import { authRequest } from "../../../app/auth/core/request.server";
+import { getSession } from "../../../app/auth/core/session.server";
 import * as sessionRoute from "../../../app/routes/auth/session";
 import * as signoutRoute from "../../../app/routes/auth/signout";
 import { createUser, signIn, withEnv } from "../../support/auth";

@@ -1,7 +1,7 @@
 // The one body reader (app/auth/body.server.ts): media types, limits applied while the body
 // arrives, one read per Request.
 import { describe, expect, it } from "vitest";
-import { BadRequestError, CLIENT_LOG_BODY_LIMIT, DEFAULT_BODY_LIMIT, readBody } from "../../app/auth/body.server";
+import { BadRequestError, CLIENT_LOG_BODY_LIMIT, DEFAULT_BODY_LIMIT, readBody } from "../../../app/auth/core/body.server";
 
 /**
  * A chunked request body made on the fly: `total` bytes in `chunk`-sized pieces, starting with

@@ -2,7 +2,7 @@
 // React Router runs them): every POST route reads its body once, through the one limited
 // reader; a chunked body is stopped at the limit; other media types get 415; odd JSON never 500s.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_BODY_LIMIT } from "../../../app/auth/body.server";
+import { DEFAULT_BODY_LIMIT } from "../../../app/auth/core/body.server";
 import * as accountRoute from "../../../app/routes/account";
 import * as accountEmailRoute from "../../../app/routes/account-email";
 import * as callbackEmailRoute from "../../../app/routes/auth/callback-email";

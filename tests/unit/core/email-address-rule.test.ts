@@ -3,9 +3,9 @@
 // a typed address and the change-address field all read it the same way, with one maximum length.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../../app/auth/email-address.ts";
-import { CredentialsInput } from "../../app/auth/strategies/credentials.server.ts";
-import { CredentialsUserInput } from "../../app/auth/users.server.ts";
+import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../../../app/auth/core/email-address.ts";
+import { CredentialsInput } from "../../../app/auth/strategies/credentials.server.ts";
+import { CredentialsUserInput } from "../../../app/auth/users.server.ts";
 
 const PASSWORD = "correct horse battery staple";
 // 64 + 1 + 189 characters: exactly the maximum, every part within its own limit.
@@ -25,7 +25,7 @@ describe("one maximum length", () => {
   });
 
   it("the address change field allows exactly that many characters", () => {
-    const source = readFileSync(new URL("../../app/components/email-change-section.tsx", import.meta.url), "utf8");
+    const source = readFileSync(new URL("../../../app/components/email-change-section.tsx", import.meta.url), "utf8");
     expect(source).toMatch(/maxLength=\{MAX_EMAIL_ADDRESS_LENGTH\}/);
     expect(source).not.toMatch(/maxLength=\{\d+\}/);
   });
@@ -56,7 +56,7 @@ describe.each(schemas)("%s", (_name, parse) => {
 
 describe("the sign-in page's typed address", () => {
   it("is echoed up to the maximum length and dropped beyond it", async () => {
-    const { signinPageData } = await import("../../app/auth/pages.server.ts");
+    const { signinPageData } = await import("../../../app/auth/pages.server.ts");
     const echo = async (email: string) =>
       (await signinPageData(new Request(`http://localhost:3000/auth/signin?${new URLSearchParams({ error: "EmailInvalid", email })}`))).data.email;
     expect(await echo(LONGEST)).toBe(LONGEST);

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { csrfTokenFromCookie, ensureCsrfToken, verifyCsrf } from "../../app/auth/csrf.server";
-import { parseCookieHeader } from "../../app/auth/cookies.server";
-import { requestFor, SECRET, testConfig } from "./support";
+import { csrfTokenFromCookie, ensureCsrfToken, verifyCsrf } from "../../../app/auth/core/csrf.server";
+import { parseCookieHeader } from "../../../app/auth/core/cookies.server";
+import { requestFor, SECRET, testConfig } from "../support";
 
 const hash = (token: string, secret = SECRET) => createHash("sha256").update(token + secret).digest("hex");
 

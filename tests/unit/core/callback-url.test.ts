@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "../../app/auth/callback-url.server";
-import { requestFor } from "./support";
+import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "../../../app/auth/core/callback-url.server";
+import { requestFor } from "../support";
 
 const origin = "http://localhost:3000";
 

@@ -2,9 +2,9 @@
 // AUTH_TRUSTED_PROXIES says which peers are proxies; then the rightmost X-Forwarded-For entry that
 // is not a trusted proxy. The leftmost entries are whatever the client wrote.
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../app/auth/config.server";
-import { clientAddress } from "../../app/auth/request.server";
-import { requestFor, testConfig } from "./support";
+import { ConfigError } from "../../../app/auth/core/config.server";
+import { clientAddress } from "../../../app/auth/core/request.server";
+import { requestFor, testConfig } from "../support";
 
 /** The address a request with this peer and these X-Forwarded-For lines gets under `env`. */
 function addressOf(env: Record<string, string>, peer: string | null, ...forwardedFor: string[]) {

@@ -1,12 +1,14 @@
 // Sessions (contract §6): the `jwt` and `database` strategies behind one interface. Both roll:
 // using a session re-issues its cookie with a fresh expiry at most once per update age.
 import type { JWTPayload } from "jose";
-import { db } from "../db/client.server";
+import { db } from "../../db/client.server";
 import { chunkNames, clearChunkedCookie, readChunkedCookie, serializeCookie, writeChunkedCookie } from "./cookies.server";
 import { randomToken, sha256hex } from "./crypto.server";
 import { encodeJwt, tryDecodeJwt } from "./jwt.server";
 import type { AuthRequest } from "./request.server";
-import type { SessionUser } from "./users.server";
+
+/** The user as a session carries it. */
+export type SessionUser = { id: string; name: string | null; email: string | null; image: string | null };
 
 export type SessionData = {
   user: { name: string | null; email: string | null; image: string | null };

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../app/auth/config.server";
+import { ConfigError, loadConfig } from "../../../app/auth/core/config.server";
 
 const secret = "config-test-secret-0123456789abcdef0123456789";
 
