@@ -9,6 +9,12 @@ import { migrate } from "./db/migrate.server";
 
 export const streamTimeout = 5_000;
 
+// For scripts/server.js, which sees the app only through this module: GET /readyz, the database
+// pool to close at shutdown, and the log line format (docs/decisions/031).
+export { checkReadiness } from "./db/readiness.server";
+export { closeDb } from "./db/client.server";
+export { log };
+
 /**
  * Run by scripts/server.js before it listens: a bad configuration stops the start with the
  * variable's name, and the database is migrated (idempotent; PostgreSQL takes an advisory lock

@@ -14,8 +14,9 @@ const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST ?? "0.0.0.0";
 
 const build = await import(path.join(root, "build/server/index.js"));
+const entry = build.entry.module;
 try {
-  await build.entry.module.prepareServer((line) => console.log(line));
+  await entry.prepareServer((line) => console.log(line));
 } catch (error) {
   // A ConfigError's message names each variable and what is wrong; no stack trace.
   console.error(error?.name === "ConfigError" ? error.message : `Startup failed: ${error?.message ?? error}`);
@@ -34,7 +35,39 @@ const handle = createRequestListener({ build, mode: process.env.NODE_ENV });
 // inside the listener: a 500 and a stack trace on stderr per request. Refuse it up front.
 const HOST_HEADER = /^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
 
+// Probes answered here, before React Router: load balancers and orchestrators ask every few
+// seconds, and neither answer needs a route, a session or the Host header (docs/decisions/031).
+// What /readyz last answered, so that a change is logged once rather than at every probe.
+let readiness = "ready";
+const PROBES = {
+  "/healthz": async () => ({ status: 200, body: { status: "ok" } }),
+  "/readyz": async () => {
+    const result = await entry.checkReadiness();
+    const now = result.ready ? "ready" : result.reason;
+    if (now !== readiness) entry.log(result.ready ? "info" : "warn", "readiness-changed", { readiness: now, error: result.error });
+    readiness = now;
+    return result.ready
+      ? { status: 200, body: { status: "ready" } }
+      : { status: 503, body: { status: "unavailable", reason: result.reason } };
+  },
+};
+
+function answerProbe(req, res, probe) {
+  const headers = { "Content-Type": "application/json", "Cache-Control": "no-store" };
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    res.writeHead(405, { ...headers, Allow: "GET, HEAD" });
+    res.end(JSON.stringify({ status: "method-not-allowed" }));
+    return;
+  }
+  void probe().then(({ status, body }) => {
+    res.writeHead(status, headers);
+    res.end(req.method === "HEAD" ? undefined : JSON.stringify(body));
+  });
+}
+
 const server = createServer((req, res) => {
+  const probe = PROBES[req.url.split("?", 1)[0]];
+  if (probe) return answerProbe(req, res, probe);
   if (!HOST_HEADER.test(req.headers.host ?? "")) {
     res.writeHead(400, { "Content-Type": "application/json" });
     res.end(JSON.stringify("Bad request."));
