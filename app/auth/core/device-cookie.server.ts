@@ -1,0 +1,69 @@
+// The device cookie (contract sections 4 and 10): a sealed note that this browser has signed in
+// to some accounts before. A credentials attempt that carries one for the address it names is
+// counted only on that cookie's own budget (limits.server.ts). Sealed like the check cookies:
+// a JWE under a key derived from the secret and the cookie name (ADR 035).
+import { randomBytes } from "node:crypto";
+import { serializeCookie } from "./cookies.server";
+import { sha256hex } from "./crypto.server";
+import { encodeJwt, tryDecodeJwt } from "./jwt.server";
+
+const DEVICE_COOKIE = "authjs.device";
+/** One year, in seconds: both the cookie's Max-Age and the sealed value's `exp`. */
+export const DEVICE_COOKIE_MAX_AGE = 365 * 24 * 60 * 60;
+/** Accounts one device cookie remembers, most recent first; the oldest falls off. */
+export const DEVICE_MAX_ACCOUNTS = 8;
+
+const DEVICE_ID = /^[0-9a-f]{32}$/;
+const ACCOUNT_DIGEST = /^[0-9a-f]{64}$/;
+
+/** `__Host-` on https: Secure, Path=/ and no Domain, so no sibling host can plant one. */
+export function deviceCookieName(secure: boolean): string {
+  return secure ? `__Host-${DEVICE_COOKIE}` : DEVICE_COOKIE;
+}
+
+/**
+ * The account as the device cookie names it: a digest of the normalised e-mail address, the only
+ * thing a credentials attempt names before anything is looked up (so the check costs the same for
+ * known and unknown accounts).
+ */
+export function deviceAccountDigest(normalizedAddress: string): string {
+  return sha256hex(`device-account\n${normalizedAddress}`);
+}
+
+export type Device = { deviceId: string; accounts: string[] };
+
+type CookieContext = { cookies: Map<string, string>; secure: boolean; secrets: readonly string[] };
+
+/** The device this request's cookie describes; null when absent, expired, forged or malformed. */
+export async function readDevice({ cookies, secure, secrets }: CookieContext): Promise<Device | null> {
+  const name = deviceCookieName(secure);
+  const raw = cookies.get(name);
+  if (!raw || raw.length > 4096) return null;
+  const payload = await tryDecodeJwt({ token: raw, secrets, salt: name, clockTolerance: 0 });
+  if (!payload) return null;
+  const { dev, acc } = payload as { dev?: unknown; acc?: unknown };
+  if (typeof dev !== "string" || !DEVICE_ID.test(dev)) return null;
+  if (!Array.isArray(acc) || acc.length > DEVICE_MAX_ACCOUNTS) return null;
+  if (!acc.every((a): a is string => typeof a === "string" && ACCOUNT_DIGEST.test(a))) return null;
+  return { deviceId: dev, accounts: acc };
+}
+
+/** The device id when the request carries a valid device cookie for this address, else null. */
+export async function deviceIdFor(ctx: CookieContext, normalizedAddress: string): Promise<string | null> {
+  const device = await readDevice(ctx);
+  return device && device.accounts.includes(deviceAccountDigest(normalizedAddress)) ? device.deviceId : null;
+}
+
+/**
+ * The Set-Cookie for a successful sign-in as `normalizedAddress`: the same device id when the
+ * browser already has a valid cookie (its budget goes on), this account first, a fresh year.
+ */
+export async function issueDeviceCookie(ctx: CookieContext, normalizedAddress: string): Promise<string> {
+  const name = deviceCookieName(ctx.secure);
+  const device = await readDevice(ctx);
+  const account = deviceAccountDigest(normalizedAddress);
+  const accounts = [account, ...(device?.accounts ?? []).filter((a) => a !== account)].slice(0, DEVICE_MAX_ACCOUNTS);
+  const deviceId = device?.deviceId ?? randomBytes(16).toString("hex");
+  const sealed = await encodeJwt({ payload: { dev: deviceId, acc: accounts }, secrets: ctx.secrets, salt: name, maxAge: DEVICE_COOKIE_MAX_AGE });
+  return serializeCookie(name, sealed, { secure: ctx.secure, maxAge: DEVICE_COOKIE_MAX_AGE });
+}

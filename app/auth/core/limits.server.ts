@@ -1,0 +1,215 @@
+// The limits of contract section 10: which attempts count, against which budgets, and what a
+// refusal says. The counters are rows of LimitCounter, kept by rate-limiter-flexible's Prisma
+// store, so every instance sharing the database counts the same attempts (ADR 035).
+import { RateLimiterPrisma } from "rate-limiter-flexible";
+import { db } from "../../db/client.server";
+import { sha256hex } from "./crypto.server";
+
+export const LIMIT_NAMES = [
+  "CREDENTIALS_ACCOUNT_CLIENT",
+  "CREDENTIALS_CLIENT",
+  "CREDENTIALS_ACCOUNT",
+  "CREDENTIALS_DEVICE",
+  "EMAIL_ADDRESS",
+  "EMAIL_CLIENT",
+  "CLIENT_LOG",
+  "TWO_FACTOR_PENDING",
+  "TWO_FACTOR_ACCOUNT",
+] as const;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+
+/** At most `count` counted attempts per fixed window of `seconds`, starting at the first one. */
+export type Limit = { count: number; seconds: number };
+export type LimitTable = Readonly<Record<LimitName, Limit>>;
+
+const MINUTE = 60;
+const HOUR = 60 * MINUTE;
+
+export const DEFAULT_LIMITS: LimitTable = {
+  CREDENTIALS_ACCOUNT_CLIENT: { count: 5, seconds: 15 * MINUTE },
+  CREDENTIALS_CLIENT: { count: 100, seconds: HOUR },
+  CREDENTIALS_ACCOUNT: { count: 20, seconds: HOUR },
+  CREDENTIALS_DEVICE: { count: 10, seconds: 15 * MINUTE },
+  EMAIL_ADDRESS: { count: 5, seconds: HOUR },
+  EMAIL_CLIENT: { count: 20, seconds: HOUR },
+  CLIENT_LOG: { count: 60, seconds: MINUTE },
+  TWO_FACTOR_PENDING: { count: 5, seconds: HOUR },
+  TWO_FACTOR_ACCOUNT: { count: 20, seconds: HOUR },
+};
+
+export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";
+const MAX_LIMIT_COUNT = 1_000_000;
+const MAX_LIMIT_SECONDS = 30 * 24 * HOUR;
+
+/**
+ * AUTH_RATE_LIMIT_<NAME>=<count>/<seconds> over the defaults. Every problem names its variable:
+ * an unknown name (a typo would otherwise silently keep the default), or a value that is not two
+ * whole numbers in range.
+ */
+export function parseLimitOverrides(env: Record<string, string | undefined>): { limits: LimitTable; problems: string[] } {
+  const limits: Record<LimitName, Limit> = { ...DEFAULT_LIMITS };
+  const problems: string[] = [];
+  for (const [variable, raw] of Object.entries(env)) {
+    if (!variable.startsWith(LIMIT_ENV_PREFIX) || raw === undefined) continue;
+    const name = variable.slice(LIMIT_ENV_PREFIX.length);
+    if (!(LIMIT_NAMES as readonly string[]).includes(name)) {
+      problems.push(`${variable}: unknown limit; the names are ${LIMIT_NAMES.join(", ")}`);
+      continue;
+    }
+    const match = /^\s*([0-9]{1,7})\s*\/\s*([0-9]{1,8})\s*$/.exec(raw);
+    const count = match ? Number(match[1]) : NaN;
+    const seconds = match ? Number(match[2]) : NaN;
+    if (!(count >= 1 && count <= MAX_LIMIT_COUNT && seconds >= 1 && seconds <= MAX_LIMIT_SECONDS)) {
+      problems.push(`${variable} must be <count>/<seconds>, e.g. 5/900 (count 1 to ${MAX_LIMIT_COUNT}, seconds 1 to ${MAX_LIMIT_SECONDS})`);
+      continue;
+    }
+    limits[name as LimitName] = { count, seconds };
+  }
+  return { limits, problems };
+}
+
+/** Why an attempt was refused: the limit, and how long until its window ends. */
+export type LimitRefusal = { limit: LimitName; retryAfterSeconds: number };
+
+/** Whole minutes for "Try again in <N> minutes." (at least 1). */
+export function retryAfterMinutes(retryAfterSeconds: number): number {
+  return Math.max(1, Math.ceil(retryAfterSeconds / 60));
+}
+
+// The store reaches the client through a getter: tests and scripts replace the database client
+// (closeDb/db), and the limiter must always use the current one.
+const store = {
+  get limitCounter() {
+    return db().limitCounter;
+  },
+};
+
+const limiters = new Map<string, RateLimiterPrisma>();
+
+function limiter(name: LimitName, limit: Limit): RateLimiterPrisma {
+  const id = `${name}:${limit.count}/${limit.seconds}`;
+  let found = limiters.get(id);
+  if (!found) {
+    found = new RateLimiterPrisma({
+      storeClient: store,
+      tableName: "limitCounter",
+      keyPrefix: name,
+      points: limit.count,
+      duration: limit.seconds,
+      // Expired rows are deleted by npm run db:cleanup, not by a timer in every instance.
+      clearExpiredByTimeout: false,
+    });
+    limiters.set(id, found);
+  }
+  return found;
+}
+
+/**
+ * Subjects are stored as SHA-256 digests: the counter table holds no addresses, e-mail or IP, and
+ * every key has the same length whatever the visitor typed.
+ */
+const subjectKey = (...parts: string[]) => sha256hex(parts.join("\n"));
+
+const secondsLeft = (ms: number, limit: Limit) => (ms > 0 ? Math.ceil(ms / 1000) : limit.seconds);
+
+type Counter = { name: LimitName; subject: string };
+
+/** Refusal for the first counter already at its limit (no counting), or null. */
+async function firstExhausted(limits: LimitTable, counters: Counter[]): Promise<LimitRefusal | null> {
+  const states = await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).get(c.subject)));
+  let refusal: LimitRefusal | null = null;
+  counters.forEach((c, i) => {
+    const state = states[i];
+    if (!state || state.consumedPoints < limits[c.name].count) return;
+    const retryAfterSeconds = secondsLeft(state.msBeforeNext, limits[c.name]);
+    // Several limits refusing: the visitor has to wait for the longest of them.
+    if (!refusal || retryAfterSeconds > refusal.retryAfterSeconds) refusal = { limit: c.name, retryAfterSeconds };
+  });
+  return refusal;
+}
+
+/** Counts one attempt on each counter; a refusal when one of them went past its limit. */
+async function countOn(limits: LimitTable, counters: Counter[], points = 1): Promise<LimitRefusal | null> {
+  let refusal: LimitRefusal | null = null;
+  for (const c of counters) {
+    const state = await limiter(c.name, limits[c.name]).penalty(c.subject, points);
+    if (state.consumedPoints > limits[c.name].count) {
+      const retryAfterSeconds = secondsLeft(state.msBeforeNext, limits[c.name]);
+      if (!refusal || retryAfterSeconds > refusal.retryAfterSeconds) refusal = { limit: c.name, retryAfterSeconds };
+    }
+  }
+  return refusal;
+}
+
+/**
+ * One credentials attempt. `address` is the normalised address typed (known or not: the same
+ * counters and the same work either way); `deviceId` is set only when the request carries a valid
+ * device cookie for that address; `client` is the client address, null when unknown.
+ */
+export type CredentialsAttempt = { address: string; client: string | null; deviceId: string | null };
+
+/** A granted attempt: call `settle` with the password check's outcome. */
+export type CredentialsReservation = { settle(succeeded: boolean): Promise<void> };
+
+function credentialsCounters({ address, client, deviceId }: CredentialsAttempt): { counted: Counter[]; resetOnSuccess: number } {
+  // A browser that has signed in to this account before spends only its own budget, so failures
+  // made on purpose from elsewhere (or from the owner's own network) cannot lock it out.
+  if (deviceId !== null) return { counted: [{ name: "CREDENTIALS_DEVICE", subject: subjectKey(deviceId, address) }], resetOnSuccess: 1 };
+  const counters: Counter[] = [];
+  if (client !== null) {
+    counters.push({ name: "CREDENTIALS_ACCOUNT_CLIENT", subject: subjectKey(address, client) });
+    counters.push({ name: "CREDENTIALS_CLIENT", subject: subjectKey(client) });
+  }
+  counters.push({ name: "CREDENTIALS_ACCOUNT", subject: subjectKey(address) });
+  // The first counter is the one a success resets (the pair, or the device); the rest get the
+  // reserved attempt back.
+  return { counted: counters, resetOnSuccess: client !== null ? 1 : 0 };
+}
+
+/**
+ * Checked before the password is verified. Refused: nothing is counted. Granted: the attempt is
+ * counted at once (so concurrent guesses cannot all slip under the limit while their passwords are
+ * being hashed), and `settle(true)` takes it back again: a success never counts, and it resets the
+ * (account, client) or device counter outright.
+ */
+export async function reserveCredentialsAttempt(limits: LimitTable, attempt: CredentialsAttempt): Promise<LimitRefusal | CredentialsReservation> {
+  const { counted, resetOnSuccess } = credentialsCounters(attempt);
+  const exhausted = await firstExhausted(limits, counted);
+  if (exhausted) return exhausted;
+  const raced = await countOn(limits, counted);
+  if (raced) return raced;
+  return {
+    async settle(succeeded) {
+      if (!succeeded) return;
+      const reset = counted.slice(0, resetOnSuccess);
+      const refund = counted.slice(resetOnSuccess);
+      await Promise.all(reset.map((c) => limiter(c.name, limits[c.name]).delete(c.subject)));
+      await Promise.all(refund.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
+    },
+  };
+}
+
+export function isLimitRefusal(value: LimitRefusal | CredentialsReservation): value is LimitRefusal {
+  return "limit" in value;
+}
+
+/**
+ * One e-mail link send: the client's budget first, then the address's. In that order a client over
+ * its own budget stops charging the addresses it names, so it cannot lock other people out.
+ */
+export async function countEmailSend(limits: LimitTable, address: string, client: string | null): Promise<LimitRefusal | null> {
+  if (client !== null) {
+    const refused = await firstExhausted(limits, [{ name: "EMAIL_CLIENT", subject: subjectKey(client) }]);
+    if (refused) return refused;
+    const raced = await countOn(limits, [{ name: "EMAIL_CLIENT", subject: subjectKey(client) }]);
+    if (raced) return raced;
+  }
+  const address_ = { name: "EMAIL_ADDRESS", subject: subjectKey(address) } as const;
+  return (await firstExhausted(limits, [address_])) ?? (await countOn(limits, [address_]));
+}
+
+/** One hit on a single limit (e.g. CLIENT_LOG per client address); a refusal when over it. */
+export async function countHit(limits: LimitTable, name: LimitName, subject: string): Promise<LimitRefusal | null> {
+  const counter = { name, subject: subjectKey(subject) };
+  return (await firstExhausted(limits, [counter])) ?? (await countOn(limits, [counter]));
+}
