@@ -1,7 +1,7 @@
 import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, useRouteLoaderData } from "react-router";
 import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
-import { optionalSession } from "./auth/pages.server";
+import { optionalSession } from "~/auth/core";
 import { pageTitle, SITE_NAME } from "./site";
 
 export const links: Route.LinksFunction = () => [{ rel: "stylesheet", href: stylesheet }];

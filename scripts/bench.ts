@@ -124,7 +124,7 @@ let signins = 0;
 async function createUsers(app: Server) {
   process.env.VESTIBULE_DATA_DIR = app.env.VESTIBULE_DATA_DIR;
   process.env.AUTH_SECRET = app.env.AUTH_SECRET;
-  const { upsertCredentialsUser } = await import("../app/auth/users.server");
+  const { upsertCredentialsUser } = await import("../app/auth/credentials/users.server");
   const { closeDb } = await import("../app/db/client.server");
   for (let i = 0; i < SIGNIN_USERS; i++) await upsertCredentialsUser({ email: `bench-${i}@example.com`, password: PASSWORD });
   await closeDb();

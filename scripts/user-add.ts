@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, getConfig } from "../app/auth/core/config.server";
 import { closeDb } from "../app/db/client.server";
 import { migrate } from "../app/db/migrate.server";
-import { upsertCredentialsUser } from "../app/auth/users.server";
+import { upsertCredentialsUser } from "../app/auth/credentials/users.server";
 import { ZodError } from "zod";
 
 async function readStdin(): Promise<string> {

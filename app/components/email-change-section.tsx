@@ -4,7 +4,7 @@ import { CsrfField, Field } from "./auth-forms";
 
 /**
  * /account: add or change the e-mail address. The address changes only once the link mailed to
- * the new address is used (app/auth/email-change.server.ts).
+ * the new address is used (app/auth/email/change.server.ts).
  */
 export function EmailChangeSection({
   csrfToken,

@@ -1,6 +1,6 @@
 // Development start-up: every sign-in method works offline on a fresh clone.
 import { getConfig } from "../auth/core/config.server";
-import { upsertCredentialsUser } from "../auth/users.server";
+import { upsertCredentialsUser } from "../auth/credentials/users.server";
 import { db } from "../db/client.server";
 import { migrate } from "../db/migrate.server";
 import { idpDevStep } from "./idp-step.server";

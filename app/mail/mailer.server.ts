@@ -4,30 +4,7 @@
 import type { AuthConfig } from "../auth/core/config.server";
 import { createOutboxMailer } from "./outbox.server";
 import { createSmtpMailer } from "./smtp.server";
-
-export type MailMessage = {
-  /** Exactly one normalised address (app/auth/email-address.ts); it is also the whole envelope. */
-  to: string;
-  subject: string;
-  text: string;
-  html: string;
-  /** The link the message is about, so the dev outbox can print and show it. */
-  link?: string;
-};
-
-export type Mailer = {
-  kind: "smtp" | "outbox";
-  /** Resolves once the server accepted the message; rejects with a MailError otherwise. */
-  send(message: MailMessage): Promise<void>;
-};
-
-/** A message was not accepted. The message is for the log only (it may name the server). */
-export class MailError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "MailError";
-  }
-}
+import type { Mailer } from "./types";
 
 const cache = new WeakMap<AuthConfig, Mailer | null>();
 

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import type { MailMessage, Mailer } from "./mailer.server";
+import type { MailMessage, Mailer } from "./types";
 
 export const OUTBOX_FOLDER = "outbox";
 

@@ -4,7 +4,7 @@
 // query, which nodemailer reads as options: smtp://host:587/?greetingTimeout=20000
 import nodemailer from "nodemailer";
 import addressparser from "nodemailer/lib/addressparser";
-import { MailError, type MailMessage, type Mailer } from "./mailer.server";
+import { MailError, type MailMessage, type Mailer } from "./types";
 
 export const SMTP_TIMEOUTS = {
   /** TCP (and TLS) connection established. */

@@ -1,7 +1,7 @@
 // The messages Vestibule sends. Each has a plain-text part that reads on its own and an HTML part
 // that is one column, declares its language, has real text in the link (never "click here"),
 // keeps the full URL visible for copying, and works with images and styles turned off.
-import type { MailMessage } from "./mailer.server";
+import type { MailMessage } from "./types";
 
 import { SITE_NAME } from "../site";
 

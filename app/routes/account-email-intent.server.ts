@@ -2,8 +2,8 @@
 // route-level helper (like account-links.server.ts): the core's requestEmailChange answers in
 // plain data, and this wraps it in react-router's data() for the page.
 import { data } from "react-router";
-import { requestEmailChange } from "~/auth/email-change.server";
-import type { AuthRequest } from "~/auth/core/request.server";
+import { type AuthRequest } from "~/auth/core";
+import { requestEmailChange } from "~/auth/email";
 import { db } from "~/db/client.server";
 
 export async function changeEmailIntent(ar: AuthRequest, userId: string, body: Record<string, unknown>) {

@@ -1,12 +1,11 @@
 import { data, redirect } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
-import { BadRequestError, readBody } from "~/auth/core/body.server";
-import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "~/auth/email-change";
-import { confirmEmailChange, emailChangePageData } from "~/auth/email-change.server";
-import { headersWith } from "~/auth/pages.server";
+import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "~/auth/email/change";
+import { BadRequestError, headersWith, readBody } from "~/auth/core";
+import { confirmEmailChange, emailChangePageData } from "~/auth/email";
 import type { Route } from "./+types/account-email";
 
-// The link of "change your e-mail address" (app/auth/email-change.server.ts): a GET shows the
+// The link of "change your e-mail address" (app/auth/email/change.server.ts): a GET shows the
 // button, the POST makes the change.
 
 // The <title> comes from AuthCard, so it always matches the heading of the state shown.

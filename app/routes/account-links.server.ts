@@ -1,11 +1,10 @@
 // The /account page's "Ways to sign in": linked provider accounts, linking another (a CSRF POST
-// to /auth/signin/<id> while signed in, which links on return: app/auth/accounts.server.ts), and
+// to /auth/signin/<id> while signed in, which links on return: app/auth/oauth/link.server.ts), and
 // the "unlink-account" intent, refused when it would remove the last way to sign in.
 import { data, redirect } from "react-router";
 import { z } from "zod";
-import { canUnlink, signInMethods, unlinkAccount } from "~/auth/accounts.server";
-import { getProviders } from "~/auth/providers.server";
-import { clientAddress, type AuthRequest } from "~/auth/core/request.server";
+import { type AuthRequest, clientAddress } from "~/auth/core";
+import { canUnlink, getProviders, signInMethods, unlinkAccount } from "~/auth/signin";
 
 export type LinkedAccounts = {
   password: boolean;

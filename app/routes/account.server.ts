@@ -2,15 +2,10 @@
 import { data, redirect } from "react-router";
 import { z } from "zod";
 import { db } from "~/db/client.server";
-import { recordEvent } from "~/auth/audit.server";
-import { BadRequestError, readBody } from "~/auth/core/body.server";
-import { ensureCsrfToken, verifyCsrf } from "~/auth/core/csrf.server";
-import { updateSessionData } from "~/auth/endpoints.server";
-import { headersWith, requireSession } from "~/auth/pages.server";
-import { findProvider } from "~/auth/providers.server";
-import { clientAddress } from "~/auth/core/request.server";
-import { endSession, listSessions, revokeAllSessions, revokeSession } from "~/auth/core/session.server";
-import { emailChangeAvailable } from "~/auth/email-change.server";
+import { recordEvent, updateSessionData } from "~/auth/accounts";
+import { BadRequestError, clientAddress, endSession, ensureCsrfToken, headersWith, listSessions, readBody, requireSession, revokeAllSessions, revokeSession, verifyCsrf } from "~/auth/core";
+import { emailChangeAvailable } from "~/auth/email";
+import { findProvider } from "~/auth/signin";
 import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
 
@@ -97,7 +92,7 @@ export async function accountAction(request: Request) {
   if (!verifyCsrf(ar, body.csrfToken)) {
     return data({ formError: "Your form expired. Reload the page and try again.", fieldErrors: {} }, { status: 403 });
   }
-  // Add or change the e-mail address: a link to the new address (app/auth/email-change.server.ts).
+  // Add or change the e-mail address: a link to the new address (app/auth/email/change.server.ts).
   if (body.intent === "change-email") return changeEmailIntent(ar, session.userId, body);
   // Remove a linked provider account (app/routes/account-links.server.ts).
   if (body.intent === "unlink-account") return unlinkAccountIntent(ar, session.userId, body);

@@ -1,5 +1,5 @@
 import { data } from "react-router";
-import { optionalSession } from "~/auth/pages.server";
+import { optionalSession } from "~/auth/core";
 import { pageTitle, SITE_NAME } from "~/site";
 import type { Route } from "./+types/home";
 

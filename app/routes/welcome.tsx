@@ -1,6 +1,5 @@
 import { data } from "react-router";
-import { requireSession, headersWith } from "~/auth/pages.server";
-import { toRelative, validateCallbackUrl } from "~/auth/core/callback-url.server";
+import { headersWith, requireSession, toRelative, validateCallbackUrl } from "~/auth/core";
 import { pageTitle } from "~/site";
 import type { Route } from "./+types/welcome";
 

@@ -1,7 +1,7 @@
 // Shortcuts for tests that need a signed-in visitor: a real user, a real CSRF token, a real
 // credentials POST through the route action, and the resulting cookies in a jar.
 import { resetConfig } from "../../app/auth/core/config.server";
-import { upsertCredentialsUser } from "../../app/auth/users.server";
+import { upsertCredentialsUser } from "../../app/auth/credentials/users.server";
 import * as callbackRoute from "../../app/routes/auth/callback";
 import { callRoute, CookieJar, fetchCsrf, post } from "./http";
 

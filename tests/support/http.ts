@@ -138,7 +138,7 @@ export async function callRoute(
 
 /** Fetches a CSRF token the way a client does (GET /auth/csrf) and keeps its cookie in the jar. */
 export async function fetchCsrf(jar: CookieJar): Promise<string> {
-  const { csrfResponse } = await import("../../app/auth/endpoints.server");
+  const { csrfResponse } = await import("../../app/auth/core/endpoints.server");
   const res = csrfResponse(get("/auth/csrf", { jar }));
   jar.apply(res);
   return ((await res.json()) as { csrfToken: string }).csrfToken;

@@ -2,7 +2,7 @@
 // port, configured as provider `oidc`, plus a small user agent that walks its login page over
 // HTTP the way a browser would (cookie jar, redirects, the login form, the form_post page).
 import { resetConfig } from "../../app/auth/core/config.server.ts";
-import { clearOAuthCaches } from "../../app/auth/strategies/oauth-http.server.ts";
+import { clearOAuthCaches } from "../../app/auth/oauth/http.server.ts";
 import { startDevIdp, type IdpOptions, type IdpUser, type RunningIdp } from "../../app/dev/idp.server.ts";
 import { CookieJar } from "./http.ts";
 

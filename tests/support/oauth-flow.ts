@@ -1,7 +1,7 @@
 // The app's side of an OAuth sign-in in tests: POST /auth/signin/<id> with a real CSRF token,
 // then the provider's answer delivered to /auth/callback/<id> the way the browser would (a GET
 // after a redirect, or the cross-site POST of a form_post page).
-import { sessionResponse } from "../../app/auth/endpoints.server.ts";
+import { sessionResponse } from "../../app/auth/core/endpoints.server.ts";
 import * as callbackRoute from "../../app/routes/auth/callback.ts";
 import * as signinRoute from "../../app/routes/auth/signin-provider.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "./http.ts";

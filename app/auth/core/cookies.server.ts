@@ -12,7 +12,7 @@ const BASE_NAMES: CookieNames = {
   state: "authjs.state",
   pkceCodeVerifier: "authjs.pkce.code_verifier",
   nonce: "authjs.nonce",
-  // The address typed into a refused password form, for the sign-in page (signin-email.server.ts).
+  // The address typed into a refused password form, for the sign-in page (credentials/kept-address.server.ts).
   signinEmail: "authjs.signin-email",
 };
 

@@ -1,7 +1,7 @@
 import { data } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
-import { emailCallbackAction, emailCallbackLoader } from "~/auth/email-link-page.server";
-import { headersWith } from "~/auth/pages.server";
+import { headersWith } from "~/auth/core";
+import { emailCallbackAction, emailCallbackLoader } from "~/auth/signin";
 import type { Route } from "./+types/callback-email";
 
 // The e-mail link's landing URL. A page route (it has a static segment, so it wins over

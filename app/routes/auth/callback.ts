@@ -1,5 +1,5 @@
-import { badRequest } from "~/auth/core/respond.server";
-import { providerFlow } from "~/auth/signin.server";
+import { badRequest } from "~/auth/core";
+import { providerFlow } from "~/auth/signin";
 import type { Route } from "./+types/callback";
 
 export const loader = ({ request, params }: Route.LoaderArgs) => providerFlow(request, params.provider, "callback");

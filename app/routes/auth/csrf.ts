@@ -1,5 +1,4 @@
-import { csrfResponse } from "~/auth/endpoints.server";
-import { badRequest } from "~/auth/core/respond.server";
+import { badRequest, csrfResponse } from "~/auth/core";
 import type { Route } from "./+types/csrf";
 
 export const loader = ({ request }: Route.LoaderArgs) => csrfResponse(request);

@@ -1,7 +1,6 @@
 import { data } from "react-router";
 import { AuthCard } from "~/components/auth-forms";
-import { errorPageData } from "~/auth/pages.server";
-import { badRequest } from "~/auth/core/respond.server";
+import { badRequest, errorPageData } from "~/auth/core";
 import type { Route } from "./+types/error";
 
 export function loader({ request }: Route.LoaderArgs) {

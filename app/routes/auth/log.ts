@@ -1,5 +1,4 @@
-import { clientLogResponse } from "~/auth/endpoints.server";
-import { badRequest } from "~/auth/core/respond.server";
+import { badRequest, clientLogResponse } from "~/auth/core";
 import type { Route } from "./+types/log";
 
 export const loader = () => badRequest();

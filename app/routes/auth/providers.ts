@@ -1,5 +1,5 @@
-import { providersResponse } from "~/auth/endpoints.server";
-import { badRequest } from "~/auth/core/respond.server";
+import { badRequest } from "~/auth/core";
+import { providersResponse } from "~/auth/signin";
 import type { Route } from "./+types/providers";
 
 export const loader = ({ request }: Route.LoaderArgs) => providersResponse(request);

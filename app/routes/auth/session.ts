@@ -1,5 +1,5 @@
-import { sessionResponse, sessionUpdateResponse } from "~/auth/endpoints.server";
-import { badRequest } from "~/auth/core/respond.server";
+import { sessionUpdateResponse } from "~/auth/accounts";
+import { badRequest, sessionResponse } from "~/auth/core";
 import type { Route } from "./+types/session";
 
 export const loader = ({ request }: Route.LoaderArgs) => sessionResponse(request);

@@ -1,5 +1,5 @@
-import { badRequest } from "~/auth/core/respond.server";
-import { providerFlow } from "~/auth/signin.server";
+import { badRequest } from "~/auth/core";
+import { providerFlow } from "~/auth/signin";
 import type { Route } from "./+types/signin-provider";
 
 // GET /auth/signin/<id> is not part of the protocol: sign-in starts with a CSRF-checked POST.

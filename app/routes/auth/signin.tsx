@@ -1,7 +1,7 @@
 import { data } from "react-router";
 import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
-import { signinPageData, signinRootAction } from "~/auth/pages.server";
-import { jsonRedirectMiddleware } from "~/auth/core/json-mode.server";
+import { jsonRedirectMiddleware } from "~/auth/core";
+import { signinPageData, signinRootAction } from "~/auth/signin";
 import type { Route } from "./+types/signin";
 
 export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(signinRootAction)];

@@ -1,8 +1,7 @@
 import { data, Form, useNavigation } from "react-router";
 import { AuthCard, CsrfField } from "~/components/auth-forms";
-import { signoutPageData } from "~/auth/pages.server";
-import { signOutAction } from "~/auth/signout.server";
-import { jsonRedirectMiddleware } from "~/auth/core/json-mode.server";
+import { jsonRedirectMiddleware } from "~/auth/core";
+import { signOutAction, signoutPageData } from "~/auth/signin";
 import type { Route } from "./+types/signout";
 
 export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(signOutAction)];

@@ -1,4 +1,4 @@
-import { badRequest } from "~/auth/core/respond.server";
+import { badRequest } from "~/auth/core";
 
 // Any other path under /auth, with any method: the contract's 400.
 export const loader = () => badRequest();

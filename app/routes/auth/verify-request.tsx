@@ -1,6 +1,5 @@
 import { AuthCard } from "~/components/auth-forms";
-import { getConfig } from "~/auth/core/config.server";
-import { badRequest } from "~/auth/core/respond.server";
+import { badRequest, getConfig } from "~/auth/core";
 import { describeLifetime } from "~/mail/templates.server";
 import type { Route } from "./+types/verify-request";
 

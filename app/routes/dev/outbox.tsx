@@ -1,5 +1,5 @@
 import { data, useLoaderData, type MetaFunction } from "react-router";
-import { getConfig } from "~/auth/core/config.server";
+import { getConfig } from "~/auth/core";
 import { listOutbox, outboxDir } from "~/mail/outbox.server";
 
 // Development only: app/routes.ts mounts this route only outside production builds, and the

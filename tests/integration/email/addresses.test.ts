@@ -3,7 +3,7 @@
 // mail server as exactly one recipient: the normalised address.
 import { describe, expect, it } from "vitest";
 import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../../../app/auth/core/email-address.ts";
-import { signinPageData } from "../../../app/auth/pages.server.ts";
+import { signinPageData } from "../../../app/auth/signin/pages.server.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar, get } from "../../support/http.ts";
 import { linkIn } from "../../support/smtp-sink.ts";

@@ -2,7 +2,7 @@
 // module, open a link in a given (or fresh) cookie jar, read the session back.
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { resetConfig } from "../../../app/auth/core/config.server.ts";
-import { csrfResponse, sessionResponse } from "../../../app/auth/endpoints.server.ts";
+import { csrfResponse, sessionResponse } from "../../../app/auth/core/endpoints.server.ts";
 import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
 import * as signinProvider from "../../../app/routes/auth/signin-provider.ts";
 import { callRoute, CookieJar, get, ORIGIN, post } from "../../support/http.ts";

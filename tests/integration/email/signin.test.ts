@@ -3,8 +3,8 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { getConfig } from "../../../app/auth/core/config.server.ts";
-import { errorPageData } from "../../../app/auth/pages.server.ts";
-import { providersResponse } from "../../../app/auth/endpoints.server.ts";
+import { errorPageData } from "../../../app/auth/core/page-session.server.ts";
+import { providersResponse } from "../../../app/auth/signin/endpoint.server.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar, get } from "../../support/http.ts";
 import { linkIn } from "../../support/smtp-sink.ts";

@@ -1,8 +1,8 @@
 // /account's "Ways to sign in": linked providers, the providers left to link, and unlinking only
 // while another way to sign in remains.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { introspectToken, openToken } from "../../../app/auth/oauth-tokens.server.ts";
-import { hashPassword } from "../../../app/auth/password.server.ts";
+import { introspectToken, openToken } from "../../../app/auth/oauth/tokens.server.ts";
+import { hashPassword } from "../../../app/auth/credentials/password.server.ts";
 import * as accountRoute from "../../../app/routes/account.tsx";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";

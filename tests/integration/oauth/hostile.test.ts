@@ -5,7 +5,7 @@
 import { createServer } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { loadConfig, resetConfig } from "../../../app/auth/core/config.server.ts";
-import { clearOAuthCaches } from "../../../app/auth/strategies/oauth-http.server.ts";
+import { clearOAuthCaches } from "../../../app/auth/oauth/http.server.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, ORIGIN } from "../../support/http.ts";
 import { HOSTILE_CLIENT, HOSTILE_USER, startHostileIdp, type HostileIdp, type HostileMode } from "../../support/hostile-idp.ts";

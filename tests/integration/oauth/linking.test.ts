@@ -4,7 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest"
 import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { createSession } from "../../../app/auth/core/session.server.ts";
-import { toSessionUser, upsertCredentialsUser } from "../../../app/auth/users.server.ts";
+import { toSessionUser } from "../../../app/auth/accounts/users.server.ts";
+import { upsertCredentialsUser } from "../../../app/auth/credentials/users.server.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, get, ORIGIN } from "../../support/http.ts";
 import { ALICE, BOB, startTestIdp, visitIdp, type TestIdp } from "../../support/idp.ts";

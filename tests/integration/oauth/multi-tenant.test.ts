@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { AuthError } from "../../../app/auth/core/errors.ts";
-import { microsoftEntraIdProvider } from "../../../app/auth/providers/microsoft-entra-id.server.ts";
-import { clearOAuthCaches } from "../../../app/auth/strategies/oauth-http.server.ts";
-import { OAuthStrategy } from "../../../app/auth/strategies/oauth.server.ts";
-import type { OAuthProfile } from "../../../app/auth/providers/definition.ts";
+import { microsoftEntraIdProvider } from "../../../app/auth/oauth/presets/microsoft-entra-id.server.ts";
+import { clearOAuthCaches } from "../../../app/auth/oauth/http.server.ts";
+import { OAuthStrategy } from "../../../app/auth/oauth/strategy.server.ts";
+import type { OAuthProfile } from "../../../app/auth/oauth/presets/definition.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, get, post } from "../../support/http.ts";
 import { HOSTILE_CLIENT, HOSTILE_TENANT, HOSTILE_USER, startHostileIdp, type HostileIdp, type HostileMode } from "../../support/hostile-idp.ts";

@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { decodeJwt } from "../../../app/auth/core/jwt.server.ts";
-import { openToken } from "../../../app/auth/oauth-tokens.server.ts";
-import { providersResponse } from "../../../app/auth/endpoints.server.ts";
+import { openToken } from "../../../app/auth/oauth/tokens.server.ts";
+import { providersResponse } from "../../../app/auth/signin/endpoint.server.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, get, ORIGIN } from "../../support/http.ts";
 import { ALICE, BOB, startTestIdp, TEST_CLIENT, visitIdp, type TestIdp } from "../../support/idp.ts";
-import { signInByEmail } from "../../../app/auth/strategies/email.server.ts";
+import { signInByEmail } from "../../../app/auth/email/strategy.server.ts";
 import { authorizationUrlOf, checkCookieChanges, deliver, sessionOf, signInThroughIdp, startSignIn } from "../../support/oauth-flow.ts";
 
 let idp: TestIdp;

@@ -5,8 +5,8 @@
 // provider is the hostile IdP, whose /revoke answers after as long as the token says.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { loadConfig, resetConfig } from "../../../app/auth/core/config.server.ts";
-import { sealToken } from "../../../app/auth/oauth-tokens.server.ts";
-import { clearOAuthCaches } from "../../../app/auth/strategies/oauth-http.server.ts";
+import { sealToken } from "../../../app/auth/oauth/tokens.server.ts";
+import { clearOAuthCaches } from "../../../app/auth/oauth/http.server.ts";
 import * as signoutRoute from "../../../app/routes/auth/signout.tsx";
 import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";

@@ -4,7 +4,7 @@
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { getConfig } from "../../../app/auth/core/config.server.ts";
-import { getAccessToken, introspectToken, openToken } from "../../../app/auth/oauth-tokens.server.ts";
+import { getAccessToken, introspectToken, openToken } from "../../../app/auth/oauth/tokens.server.ts";
 import * as signoutRoute from "../../../app/routes/auth/signout.tsx";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, ORIGIN, post } from "../../support/http.ts";

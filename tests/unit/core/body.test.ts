@@ -1,4 +1,4 @@
-// The one body reader (app/auth/body.server.ts): media types, limits applied while the body
+// The one body reader (app/auth/core/body.server.ts): media types, limits applied while the body
 // arrives, one read per Request.
 import { describe, expect, it } from "vitest";
 import { BadRequestError, CLIENT_LOG_BODY_LIMIT, DEFAULT_BODY_LIMIT, readBody } from "../../../app/auth/core/body.server";

@@ -1,11 +1,11 @@
-// One rule for an e-mail address wherever one enters (app/auth/email-address.ts): the credentials
+// One rule for an e-mail address wherever one enters (app/auth/core/email-address.ts): the credentials
 // form, `npm run user:add` and the dev seed, the e-mail sign-in form, the sign-in page's echo of
 // a typed address and the change-address field all read it the same way, with one maximum length.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../../../app/auth/core/email-address.ts";
-import { CredentialsInput } from "../../../app/auth/strategies/credentials.server.ts";
-import { CredentialsUserInput } from "../../../app/auth/users.server.ts";
+import { CredentialsInput } from "../../../app/auth/credentials/strategy.server.ts";
+import { CredentialsUserInput } from "../../../app/auth/credentials/users.server.ts";
 
 const PASSWORD = "correct horse battery staple";
 // 64 + 1 + 189 characters: exactly the maximum, every part within its own limit.
@@ -56,7 +56,7 @@ describe.each(schemas)("%s", (_name, parse) => {
 
 describe("the sign-in page's typed address", () => {
   it("is echoed up to the maximum length and dropped beyond it", async () => {
-    const { signinPageData } = await import("../../../app/auth/pages.server.ts");
+    const { signinPageData } = await import("../../../app/auth/signin/pages.server.ts");
     const echo = async (email: string) =>
       (await signinPageData(new Request(`http://localhost:3000/auth/signin?${new URLSearchParams({ error: "EmailInvalid", email })}`))).data.email;
     expect(await echo(LONGEST)).toBe(LONGEST);

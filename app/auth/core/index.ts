@@ -1,0 +1,11 @@
+// What app/routes and the app shell use from the core (app/auth/core).
+export { BadRequestError, readBody } from "./body.server";
+export { toRelative, validateCallbackUrl } from "./callback-url.server";
+export { getConfig } from "./config.server";
+export { ensureCsrfToken, verifyCsrf } from "./csrf.server";
+export { clientLogResponse, csrfResponse, sessionResponse } from "./endpoints.server";
+export { jsonRedirectMiddleware } from "./json-mode.server";
+export { errorPageData, headersWith, optionalSession, requireSession } from "./page-session.server";
+export { clientAddress, type AuthRequest } from "./request.server";
+export { badRequest } from "./respond.server";
+export { endSession, listSessions, revokeAllSessions, revokeSession } from "./session.server";

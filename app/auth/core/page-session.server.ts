@@ -1,0 +1,45 @@
+// The helpers app pages use to require or show a session, and the error page's data. The sign-in
+// and sign-out pages, which list providers, are signin/pages.server.ts.
+import { toRelative, validateCallbackUrl } from "./callback-url.server";
+import { errorPage } from "./errors";
+import { authRequest, type AuthRequest } from "./request.server";
+import { redirectResponse } from "./respond.server";
+import { getSession, type CurrentSession } from "./session.server";
+
+function headersWith(setCookies: readonly (string | null | undefined)[]): Headers {
+  const headers = new Headers();
+  for (const c of setCookies) if (c) headers.append("Set-Cookie", c);
+  return headers;
+}
+
+export function errorPageData(request: Request) {
+  const code = new URL(request.url).searchParams.get("error");
+  const page = errorPage(code);
+  return { code: code?.slice(0, 64) ?? null, ...page };
+}
+
+export type RequiredSession = { ar: AuthRequest; session: CurrentSession; setCookies: string[] };
+
+/**
+ * The request's session, or a thrown redirect to the sign-in page with SessionRequired and the
+ * page as callbackUrl.
+ */
+export async function requireSession(request: Request, { roll = true } = {}): Promise<RequiredSession> {
+  const ar = authRequest(request);
+  const { session, setCookies } = await getSession(ar, { roll });
+  if (!session) {
+    const here = validateCallbackUrl(ar.url.pathname + ar.url.search, ar.origin) ?? `${ar.origin}/`;
+    const params = new URLSearchParams({ error: "SessionRequired", callbackUrl: toRelative(here) });
+    throw redirectResponse(`${ar.config.basePath}/signin?${params}`, { setCookies });
+  }
+  return { ar, session, setCookies };
+}
+
+/** The session for pages that show it without requiring it. */
+export async function optionalSession(request: Request, { roll = true } = {}) {
+  const ar = authRequest(request);
+  const { session, setCookies } = await getSession(ar, { roll });
+  return { session, headers: headersWith(setCookies) };
+}
+
+export { headersWith };

@@ -1,0 +1,59 @@
+// Credentials sign-in: remix-auth-form's FormStrategy against the Password table. Unknown
+// addresses, missing passwords and wrong passwords take the same time and give the same answer.
+import { FormStrategy } from "remix-auth-form";
+import { z } from "zod";
+import { db } from "../../db/client.server";
+import type { AuthConfig } from "../core/config.server";
+import { AuthError } from "../core/errors";
+import { verifyPassword, MAX_PASSWORD_LENGTH } from "./password.server";
+import type { Provider, SignInMethod } from "../signin/provider";
+import { RATE_LIMITS, withinSignInLimits } from "../core/rate-limit.server";
+import { authRequest, clientAddress } from "../core/request.server";
+import { recordEvent } from "../accounts/audit.server";
+import { toSessionUser, type SignInResult } from "../accounts/users.server";
+import { emailAddressField } from "./users.server";
+import { runStrategy } from "../signin/flow.server";
+import { keepAddressOnRefusal } from "./kept-address.server";
+
+export const CredentialsInput = z.object({
+  email: emailAddressField(),
+  password: z.string().min(1).max(MAX_PASSWORD_LENGTH),
+});
+
+export function credentialsStrategy(config: AuthConfig) {
+  return new FormStrategy<SignInResult>(async ({ form, request }) => {
+    const parsed = CredentialsInput.safeParse({ email: form.get("email"), password: form.get("password") });
+    if (!parsed.success) throw new AuthError("CredentialsSignin", { log: "malformed credentials" });
+    const { email, password } = parsed.data;
+    const ar = authRequest(request, config);
+    const ip = clientAddress(ar);
+    if (!(await withinSignInLimits({ client: RATE_LIMITS.credentialsClient, subject: RATE_LIMITS.credentials }, ip, email))) {
+      await recordEvent("rate-limited", { ip, detail: { bucket: "credentials" } });
+      throw new AuthError("CredentialsSignin", { log: "rate limited" });
+    }
+    const user = await db().user.findUnique({ where: { email }, include: { password: { select: { hash: true } } } });
+    const ok = await verifyPassword(user?.password?.hash, password);
+    if (!user || !ok) {
+      await recordEvent("signin-failed", { userId: user?.id ?? null, ip, detail: { provider: "credentials" } });
+      throw new AuthError("CredentialsSignin", { log: "wrong credentials" });
+    }
+    return { user: toSessionUser(user), isNewUser: false };
+  });
+}
+
+function credentialsProviders(config: AuthConfig): Provider[] {
+  if (!config.credentials) return [];
+  return [
+    {
+      id: "credentials",
+      name: "Credentials",
+      type: "credentials",
+      strategy: credentialsStrategy(config) as Provider["strategy"],
+      callback: async (ctx) => keepAddressOnRefusal(ctx, await runStrategy(ctx, "credentials")),
+      callbackMethods: ["POST"],
+      callbackRequiresCsrf: true,
+    },
+  ];
+}
+
+export const credentialsMethod: SignInMethod = { providers: credentialsProviders };

@@ -1,0 +1,139 @@
+// Adding or changing a user's e-mail address from /account: the new address only replaces the old
+// one once a link sent to it has been used. The token rules are those of sign-in links
+// (verification-token.server.ts, purpose "change-email", bound to the user who asked).
+//
+//   /account  intent=change-email, email=<new>   → link mailed to <new>, nothing changed yet
+//   GET  /account/email?token&email               → "Use <new> for your account?" + button
+//   POST /account/email (CSRF)                    → token used up, address replaced and verified
+//
+// The confirmation is always a button, whatever AUTH_EMAIL_CONFIRM says: a mail scanner must not
+// be able to change who owns an account, and the extra click costs nothing here.
+import { db } from "../../db/client.server";
+import { getMailer } from "../../mail/mailer.server";
+import { changeEmailMessage } from "../../mail/templates.server";
+import { recordEvent } from "../accounts/audit.server";
+import { readBody } from "../core/body.server";
+import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
+import { normalizeEmailAddress } from "../core/email-address";
+import { log } from "../core/log.server";
+import { hitRateLimit, RATE_LIMITS } from "../core/rate-limit.server";
+import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
+import { getSession, refreshSession } from "../core/session.server";
+import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "./change";
+import { toSessionUser } from "../accounts/users.server";
+import { consumeToken, discardToken, issueToken, peekToken } from "./verification-token.server";
+
+/** Whether /account can offer the change at all (production without SMTP cannot send). */
+export function emailChangeAvailable(ar: AuthRequest): boolean {
+  return getMailer(ar.config) !== null;
+}
+
+export type EmailChangeRequest = { ok: true; address: string } | { ok: false; error: string; status: number };
+
+/** The /account intent: validate, rate-limit, store the token, send the link to the new address. */
+export async function requestEmailChange(
+  ar: AuthRequest,
+  user: { id: string; email: string | null; emailVerified: Date | null },
+  input: unknown,
+): Promise<EmailChangeRequest> {
+  const mailer = getMailer(ar.config);
+  if (!mailer) return { ok: false, error: EMAIL_CHANGE_MESSAGES.unavailable, status: 400 };
+  const check = normalizeEmailAddress(input);
+  if (!check.ok) return { ok: false, error: EMAIL_CHANGE_MESSAGES.invalid, status: 400 };
+  const address = check.address;
+  // The same address again is allowed while it is unverified: the link then verifies it.
+  if (address === user.email && user.emailVerified) return { ok: false, error: EMAIL_CHANGE_MESSAGES.same, status: 400 };
+
+  const ip = clientAddress(ar);
+  const allowed =
+    (ip === null || (await hitRateLimit(RATE_LIMITS.emailClient, ip))) && (await hitRateLimit(RATE_LIMITS.emailAddress, address));
+  if (!allowed) {
+    await recordEvent("rate-limited", { userId: user.id, ip, detail: { bucket: "email-change" } });
+    return { ok: false, error: EMAIL_CHANGE_MESSAGES.rateLimited, status: 429 };
+  }
+
+  // Whether another account already uses the address is not checked here: the answer would tell
+  // a signed-in user which addresses have accounts. The owner of the address finds out when they
+  // use the link, and only they can.
+  const { token } = await issueToken({
+    identifier: address,
+    purpose: "change-email",
+    userId: user.id,
+    maxAgeSeconds: ar.config.emailTokenMaxAge,
+    secrets: ar.config.secrets,
+  });
+  const link = `${ar.origin}${EMAIL_CHANGE_PATH}?${new URLSearchParams({ token, email: address })}`;
+  try {
+    await mailer.send(changeEmailMessage({ to: address, url: link, host: new URL(ar.origin).host, maxAgeSeconds: ar.config.emailTokenMaxAge }));
+  } catch (error) {
+    await discardToken(address, token, ar.config.secrets);
+    log("warn", "auth-failure", { code: "EmailSignin", reason: "change-email message not sent", cause: error, path: ar.url.pathname });
+    return { ok: false, error: EMAIL_CHANGE_MESSAGES.notSent, status: 502 };
+  }
+  await recordEvent("email-sent", { userId: user.id, ip, detail: { purpose: "change-email", transport: mailer.kind } });
+  return { ok: true, address };
+}
+
+export type EmailChangePage =
+  | { state: "confirm"; address: string; token: string; csrfToken: string }
+  | { state: "invalid" };
+
+/** GET /account/email: shows the button for a valid link, without using it. */
+export async function emailChangePageData(request: Request): Promise<{ page: EmailChangePage; setCookies: string[] }> {
+  const ar = authRequest(request);
+  const token = ar.url.searchParams.get("token");
+  const check = normalizeEmailAddress(ar.url.searchParams.get("email"));
+  const row =
+    check.ok && token !== null
+      ? await peekToken({ identifier: check.address, token, purpose: "change-email", secrets: ar.config.secrets })
+      : null;
+  if (!row || !check.ok || token === null) return { page: { state: "invalid" }, setCookies: [] };
+  const csrf = ensureCsrfToken(ar);
+  return { page: { state: "confirm", address: check.address, token, csrfToken: csrf.token }, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
+}
+
+export type EmailChangeOutcome =
+  | { state: "changed"; address: string; signedIn: boolean; setCookies: string[] }
+  | { state: "invalid" | "taken" | "expired-form" };
+
+class AddressTaken extends Error {}
+
+/** POST /account/email: uses the token and replaces the address, in one transaction. */
+export async function confirmEmailChange(request: Request): Promise<EmailChangeOutcome> {
+  const ar = authRequest(request);
+  const body = await readBody(request).catch(() => ({}) as Record<string, unknown>);
+  if (!verifyCsrf(ar, body.csrfToken)) return { state: "expired-form" };
+  const check = normalizeEmailAddress(body.email);
+  if (!check.ok) return { state: "invalid" };
+  const address = check.address;
+  const lookup = { identifier: address, token: body.token, purpose: "change-email" as const, secrets: ar.config.secrets };
+
+  let user;
+  try {
+    user = await db().$transaction(async (tx) => {
+      // The row's user is fixed when it is written; the conditional delete decides who uses it.
+      const row = await peekToken(lookup, tx);
+      if (!row?.userId || !(await consumeToken(lookup, tx))) return null;
+      try {
+        return await tx.user.update({ where: { id: row.userId }, data: { email: address, emailVerified: new Date() } });
+      } catch (error) {
+        // Unique e-mail: another account has it. Roll back so the link is not used up.
+        if ((error as { code?: string }).code === "P2002") throw new AddressTaken();
+        throw error;
+      }
+    });
+  } catch (error) {
+    if (error instanceof AddressTaken) return { state: "taken" };
+    throw error;
+  }
+  if (!user) return { state: "invalid" };
+
+  await recordEvent("email-changed", { userId: user.id, ip: clientAddress(ar) });
+  // The browser that confirms may be the user's own: give its session the new address at once.
+  const { session } = await getSession(ar, { roll: false });
+  if (session?.userId === user.id) {
+    const refreshed = await refreshSession(ar, toSessionUser(user));
+    return { state: "changed", address, signedIn: true, setCookies: refreshed.setCookies };
+  }
+  return { state: "changed", address, signedIn: false, setCookies: [] };
+}

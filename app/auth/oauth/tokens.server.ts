@@ -1,0 +1,290 @@
+// Provider tokens after sign-in: sealed at rest on the Account row, handed to server code through
+// getAccessToken() (refreshing and rotating them when they expire, once even under concurrent
+// callers), revoked at sign-out (RFC 7009), and inspected with introspection (RFC 7662).
+// See docs/decisions/012-oauth-tokens-at-rest.md.
+import { createHash, hkdfSync } from "node:crypto";
+import { base64url, calculateJwkThumbprint, compactDecrypt, CompactEncrypt } from "jose";
+import * as oauth from "oauth4webapi";
+import { db } from "../../db/client.server";
+import { getConfig, type AuthConfig } from "../core/config.server";
+import { log } from "../core/log.server";
+import type { OAuthProviderDefinition } from "./presets/definition";
+import { oauthDefinitions } from "./presets/index.server";
+import { processTokenResponse, providerClient } from "./client.server";
+import { outbound, outboundBudget, requestOptions } from "./http.server";
+
+// ── Sealing ──────────────────────────────────────────────────────────────────────────────────
+
+const SEAL_SALT = "vestibule.oauth-token-at-rest";
+type TokenField = "accessToken" | "refreshToken" | "idToken";
+type SealKey = { key: Uint8Array; kid: string };
+const sealKeys = new Map<string, Promise<SealKey>>();
+
+function sealKey(secret: string): Promise<SealKey> {
+  let hit = sealKeys.get(secret);
+  if (!hit) {
+    hit = (async () => {
+      const key = new Uint8Array(hkdfSync("sha256", secret, SEAL_SALT, `Vestibule token sealing key (${SEAL_SALT})`, 32));
+      return { key, kid: await calculateJwkThumbprint({ kty: "oct", k: base64url.encode(key) }) };
+    })();
+    if (sealKeys.size > 16) sealKeys.clear();
+    sealKeys.set(secret, hit);
+  }
+  return hit;
+}
+
+/**
+ * The row and column a sealed value belongs to, in the JWE's protected header: a ciphertext
+ * copied to another account or column no longer opens.
+ */
+function binding(provider: string, providerAccountId: string, field: TokenField) {
+  return createHash("sha256").update(`${provider}\u0000${providerAccountId}\u0000${field}`).digest("base64url");
+}
+
+export async function sealToken(
+  value: string | null | undefined,
+  at: { provider: string; providerAccountId: string; field: TokenField },
+  secrets: readonly string[] = getConfig().secrets,
+): Promise<string | null> {
+  if (!value) return null;
+  const { key, kid } = await sealKey(secrets[0]!);
+  return new CompactEncrypt(new TextEncoder().encode(value))
+    .setProtectedHeader({ alg: "dir", enc: "A256GCM", kid, "vst.bind": binding(at.provider, at.providerAccountId, at.field) })
+    .encrypt(key);
+}
+
+/** Opens a sealed column; null when empty, sealed for another row, or with a secret no longer configured. */
+export async function openToken(
+  sealed: string | null | undefined,
+  at: { provider: string; providerAccountId: string; field: TokenField },
+  secrets: readonly string[] = getConfig().secrets,
+): Promise<string | null> {
+  if (!sealed) return null;
+  try {
+    const { plaintext, protectedHeader } = await compactDecrypt(
+      sealed,
+      async ({ kid }) => {
+        for (const s of secrets) {
+          const k = await sealKey(s);
+          if (k.kid === kid) return k.key;
+        }
+        throw new Error("no secret matches the sealed token's kid");
+      },
+      { keyManagementAlgorithms: ["dir"], contentEncryptionAlgorithms: ["A256GCM"] },
+    );
+    if (protectedHeader["vst.bind"] !== binding(at.provider, at.providerAccountId, at.field)) return null;
+    return new TextDecoder().decode(plaintext);
+  } catch (error) {
+    log("warn", "oauth-token-unseal-failed", { provider: at.provider, field: at.field, error });
+    return null;
+  }
+}
+
+/** What a token endpoint answered, in Account-column terms. */
+export type TokenSet = {
+  accessToken: string;
+  refreshToken: string | null;
+  idToken: string | null;
+  /** Epoch seconds. */
+  expiresAt: number | null;
+  tokenType: string | null;
+  scope: string | null;
+  sessionState: string | null;
+};
+
+export function tokenSetFrom(response: oauth.TokenEndpointResponse, sessionState: string | null = null): TokenSet {
+  return {
+    accessToken: response.access_token,
+    refreshToken: response.refresh_token ?? null,
+    idToken: response.id_token ?? null,
+    expiresAt: typeof response.expires_in === "number" ? Math.floor(Date.now() / 1000) + Math.floor(response.expires_in) : null,
+    tokenType: response.token_type ?? null,
+    scope: response.scope ?? null,
+    sessionState,
+  };
+}
+
+/**
+ * The Account columns for a token set, sealed. A response without a refresh token keeps the one
+ * stored (providers that do not rotate send it only once), so `refreshToken` is left out then.
+ */
+export async function accountTokenColumns(provider: string, providerAccountId: string, tokens: TokenSet) {
+  const at = (field: TokenField) => ({ provider, providerAccountId, field });
+  const columns: {
+    accessToken: string | null;
+    refreshToken?: string | null;
+    idToken?: string | null;
+    expiresAt: number | null;
+    tokenType: string | null;
+    scope: string | null;
+    sessionState?: string | null;
+  } = {
+    accessToken: await sealToken(tokens.accessToken, at("accessToken")),
+    expiresAt: tokens.expiresAt,
+    tokenType: tokens.tokenType,
+    scope: tokens.scope,
+  };
+  if (tokens.refreshToken) columns.refreshToken = await sealToken(tokens.refreshToken, at("refreshToken"));
+  if (tokens.idToken) columns.idToken = await sealToken(tokens.idToken, at("idToken"));
+  if (tokens.sessionState) columns.sessionState = tokens.sessionState;
+  return columns;
+}
+
+// ── getAccessToken: refresh with rotation, single-flight ─────────────────────────────────────
+
+/** Refresh this long before the recorded expiry, so a token handed out is still good when used. */
+export const ACCESS_TOKEN_EXPIRY_MARGIN = 60;
+
+function definitionFor(providerId: string, config: AuthConfig): OAuthProviderDefinition | undefined {
+  return oauthDefinitions(config).find((d) => d.id === providerId);
+}
+
+const inFlight = new Map<string, Promise<string | null>>();
+
+/**
+ * A usable access token for the user's account at `providerId`, or null when there is none (no
+ * such account, no token stored, or expired without a usable refresh token). An expired token is
+ * refreshed with the stored refresh token; a rotated refresh token replaces the old one. Concurrent
+ * calls for one account in this process share one refresh; across processes the write is
+ * conditional on the refresh token it started from, so a loser adopts the winner's tokens.
+ */
+export async function getAccessToken(userId: string, providerId: string, config: AuthConfig = getConfig()): Promise<string | null> {
+  const account = await db().account.findFirst({ where: { userId, provider: providerId } });
+  if (!account) return null;
+  const at = (field: TokenField) => ({ provider: account.provider, providerAccountId: account.providerAccountId, field });
+  const now = Math.floor(Date.now() / 1000);
+  if (account.accessToken && (account.expiresAt === null || account.expiresAt - ACCESS_TOKEN_EXPIRY_MARGIN > now)) {
+    return openToken(account.accessToken, at("accessToken"));
+  }
+  let pending = inFlight.get(account.id);
+  if (!pending) {
+    pending = refreshAccount(account.id, config).finally(() => inFlight.delete(account.id));
+    inFlight.set(account.id, pending);
+  }
+  return pending;
+}
+
+async function refreshAccount(accountId: string, config: AuthConfig): Promise<string | null> {
+  // Read again inside the single flight: another caller may have refreshed a moment ago.
+  const account = await db().account.findUnique({ where: { id: accountId } });
+  if (!account) return null;
+  const at = (field: TokenField) => ({ provider: account.provider, providerAccountId: account.providerAccountId, field });
+  const now = Math.floor(Date.now() / 1000);
+  if (account.accessToken && account.expiresAt !== null && account.expiresAt - ACCESS_TOKEN_EXPIRY_MARGIN > now) {
+    return openToken(account.accessToken, at("accessToken"));
+  }
+  const refreshToken = await openToken(account.refreshToken, at("refreshToken"));
+  const definition = definitionFor(account.provider, config);
+  if (!refreshToken || !definition) return null;
+
+  let tokens: TokenSet;
+  try {
+    const pc = await providerClient(definition, outboundBudget(config));
+    const response = await outbound("refresh", async () => {
+      const answer = await oauth.refreshTokenGrantRequest(pc.as, pc.client, pc.auth, refreshToken, requestOptions(pc.as.token_endpoint, pc.budget, definition.apiHeaders));
+      return processTokenResponse(pc, answer, { grant: "refresh_token" });
+    });
+    tokens = tokenSetFrom(response);
+  } catch (error) {
+    log("warn", "oauth-refresh-failed", { provider: account.provider, accountId, error });
+    // An invalid_grant means the refresh token is dead (revoked, expired, reused): forget it so
+    // callers stop trying and the user is asked to sign in with the provider again.
+    if (error instanceof Error && /invalid_grant/.test(error.message)) {
+      await db().account.updateMany({
+        where: { id: accountId, refreshToken: account.refreshToken },
+        data: { accessToken: null, refreshToken: null, expiresAt: null },
+      });
+    }
+    return null;
+  }
+
+  const columns = await accountTokenColumns(account.provider, account.providerAccountId, tokens);
+  const { count } = await db().account.updateMany({
+    where: { id: accountId, refreshToken: account.refreshToken },
+    data: columns,
+  });
+  if (count === 0) {
+    // Another process rotated first; its tokens are the ones the provider now honours.
+    const winner = await db().account.findUnique({ where: { id: accountId } });
+    return winner ? openToken(winner.accessToken, at("accessToken")) : null;
+  }
+  return tokens.accessToken;
+}
+
+// ── Revocation (RFC 7009) and introspection (RFC 7662) ───────────────────────────────────────
+
+/**
+ * Revokes the refresh token (or, without one, the access token) of each of the user's accounts
+ * (`provider`: only that provider's) at providers with a revocation endpoint, then forgets the
+ * stored tokens. The accounts are revoked side by side; `deadline` stops every call still running
+ * when it fires, and an account whose revocation was not confirmed keeps its tokens. Never throws:
+ * a provider that cannot be reached must not keep anyone signed in. Returns how many were revoked.
+ */
+export async function revokeProviderTokens(
+  userId: string,
+  config: AuthConfig = getConfig(),
+  options: { provider?: string; deadline?: AbortSignal } = {},
+): Promise<number> {
+  const accounts = await db().account.findMany({ where: { userId, ...(options.provider ? { provider: options.provider } : {}) } });
+  const budget = outboundBudget(config, options.deadline);
+  const outcomes = await Promise.all(
+    accounts.map(async (account) => {
+      const definition = definitionFor(account.provider, config);
+      if (!definition || (!account.refreshToken && !account.accessToken)) return false;
+      const at = (field: TokenField) => ({ provider: account.provider, providerAccountId: account.providerAccountId, field });
+      try {
+        const pc = await providerClient(definition, budget);
+        if (!pc.as.revocation_endpoint) return false;
+        const refreshToken = await openToken(account.refreshToken, at("refreshToken"));
+        const token = refreshToken ?? (await openToken(account.accessToken, at("accessToken")));
+        if (!token) return false;
+        await outbound("revocation", async () =>
+          oauth.processRevocationResponse(
+            await oauth.revocationRequest(pc.as, pc.client, pc.auth, token, {
+              ...requestOptions(pc.as.revocation_endpoint, pc.budget, definition.apiHeaders),
+              additionalParameters: { token_type_hint: refreshToken ? "refresh_token" : "access_token" },
+            }),
+          ),
+        );
+        await db().account.updateMany({
+          where: { id: account.id },
+          data: { accessToken: null, refreshToken: null, expiresAt: null },
+        });
+        return true;
+      } catch (error) {
+        log("warn", "oauth-revocation-failed", { provider: account.provider, error });
+        return false;
+      }
+    }),
+  );
+  return outcomes.filter(Boolean).length;
+}
+
+export type Introspection = { active: boolean; [claim: string]: unknown };
+
+/**
+ * Asks the provider whether `token` is active (RFC 7662), for providers that issue opaque access
+ * tokens. Throws an OutboundError when the provider has no introspection endpoint or cannot answer.
+ */
+export async function introspectToken(
+  providerId: string,
+  token: string,
+  hint: "access_token" | "refresh_token" = "access_token",
+  config: AuthConfig = getConfig(),
+): Promise<Introspection> {
+  const definition = definitionFor(providerId, config);
+  if (!definition) throw new Error(`no OAuth provider ${providerId} is configured`);
+  const pc = await providerClient(definition, outboundBudget(config));
+  if (!pc.as.introspection_endpoint) throw new Error(`provider ${providerId} has no introspection endpoint`);
+  const result = await outbound("introspection", async () =>
+    oauth.processIntrospectionResponse(
+      pc.as,
+      pc.client,
+      await oauth.introspectionRequest(pc.as, pc.client, pc.auth, token, {
+        ...requestOptions(pc.as.introspection_endpoint, pc.budget, definition.apiHeaders),
+        additionalParameters: { token_type_hint: hint },
+      }),
+    ),
+  );
+  return result as Introspection;
+}

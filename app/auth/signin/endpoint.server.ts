@@ -1,0 +1,74 @@
+// The sign-in endpoints: POST /auth/signin/<id> and GET|POST /auth/callback/<id> (one provider's
+// flow), and GET /auth/providers. They look the provider up in the registry and hand its
+// handler a FlowContext that can run its strategy.
+import type { Body } from "../core/body.server";
+import { resolveCallbackUrl } from "../core/callback-url.server";
+import { verifyCsrf } from "../core/csrf.server";
+import { authBaseUrl, authRequest, type AuthRequest } from "../core/request.server";
+import { badRequest, errorRedirect, jsonResponse, wantsJsonRedirect } from "../core/respond.server";
+import { getAuthenticator } from "./authenticator.server";
+import { failureResponse, parsePost } from "./flow.server";
+import type { FlowContext } from "./provider";
+import { findProvider, getProviders } from "./registry.server";
+
+export function providersResponse(request: Request): Response {
+  const ar = authRequest(request);
+  const base = authBaseUrl(ar);
+  const body = Object.fromEntries(
+    getProviders(ar.config).map((p) => [
+      p.id,
+      { id: p.id, name: p.name, type: p.type, signinUrl: `${base}/signin/${p.id}`, callbackUrl: `${base}/callback/${p.id}` },
+    ]),
+  );
+  return jsonResponse(body);
+}
+
+function strategyRequest(request: Request, body: Body): Request {
+  if (request.method !== "POST") return new Request(request.url, { method: request.method, headers: request.headers });
+  const headers = new Headers(request.headers);
+  headers.set("Content-Type", "application/x-www-form-urlencoded");
+  headers.delete("Content-Length");
+  const form = new URLSearchParams();
+  for (const [k, v] of Object.entries(body)) {
+    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") form.set(k, String(v));
+  }
+  return new Request(request.url, { method: "POST", headers, body: form });
+}
+
+/** POST /auth/signin/<id> and GET|POST /auth/callback/<id>. */
+export async function providerFlow(request: Request, providerId: string | undefined, leg: "signIn" | "callback"): Promise<Response> {
+  const method = request.method.toUpperCase();
+  let ar: AuthRequest, body: Body, json: boolean;
+  if (method === "POST") {
+    const parsed = await parsePost(request);
+    if (parsed instanceof Response) return parsed;
+    ({ ar, body, json } = parsed);
+  } else {
+    ar = authRequest(request);
+    body = Object.fromEntries(ar.url.searchParams);
+    json = wantsJsonRedirect(request);
+  }
+  const provider = providerId ? findProvider(ar.config, providerId) : undefined;
+  const handler = provider?.[leg];
+  const allowed = leg === "signIn" ? method === "POST" : provider?.callbackMethods.includes(method as "GET" | "POST");
+  if (!provider || !handler || !allowed) return badRequest();
+
+  const needsCsrf = leg === "signIn" || provider.callbackRequiresCsrf;
+  if (needsCsrf && !verifyCsrf(ar, body.csrfToken)) return errorRedirect(ar, "MissingCSRF", { json });
+
+  const { url: callbackUrl, setCookie } = resolveCallbackUrl(ar, leg === "signIn" || method === "POST" ? body : undefined);
+  const ctx: FlowContext = {
+    ar,
+    body,
+    json,
+    callbackUrl,
+    setCookies: setCookie ? [setCookie] : [],
+    strategyRequest: strategyRequest(request, body),
+    authenticate: () => getAuthenticator(ar.config).authenticate(provider.id, ctx.strategyRequest),
+  };
+  try {
+    return await handler(ctx);
+  } catch (error) {
+    return failureResponse(ar, error, json, ctx.setCookies);
+  }
+}

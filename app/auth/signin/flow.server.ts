@@ -1,0 +1,82 @@
+// The sign-in flow every method shares: parse the request, run the method's strategy, and turn its
+// outcome — a user, a protocol redirect, or a failure — into one response (creating the session
+// on success). Methods call runStrategy; this module never looks a provider up (the endpoint,
+// endpoint.server.ts, does), so it imports no method and not the registry.
+import { recordEvent } from "../accounts/audit.server";
+import { BadRequestError, readBody, refusedBodyResponse, type Body } from "../core/body.server";
+import { toRelative } from "../core/callback-url.server";
+import { AuthError } from "../core/errors";
+import { log } from "../core/log.server";
+import type { FlowContext } from "./provider";
+import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
+import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
+import { createSession } from "../core/session.server";
+import type { SignInResult } from "../accounts/users.server";
+
+/** Maps any failure to its response; causes go to the log, never to the visitor. */
+export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, setCookies: string[] = []): Response {
+  if (error instanceof Response) return error;
+  if (error instanceof BadRequestError) {
+    log("info", "bad-request", { reason: error.message, path: ar.url.pathname });
+    return refusedBodyResponse(error);
+  }
+  if (error instanceof AuthError) {
+    log("warn", "auth-failure", { code: error.code, reason: error.message, cause: error.cause, path: ar.url.pathname });
+    const extra: Record<string, string> = error.code === "CredentialsSignin" ? { code: "credentials" } : {};
+    return errorRedirect(ar, error.code, { json, extra, setCookies });
+  }
+  log("error", "auth-unexpected-error", { error, path: ar.url.pathname });
+  return errorRedirect(ar, "Configuration", { json, setCookies });
+}
+
+export type ParsedPost = { ar: AuthRequest; body: Body; json: boolean };
+
+/**
+ * Reads a POST for an auth endpoint: its body (size-limited, form or JSON) and whether it wants
+ * the JSON-redirect answer. A bad body comes back as the response to send.
+ */
+export async function parsePost(request: Request): Promise<ParsedPost | Response> {
+  const ar = authRequest(request);
+  try {
+    const body = await readBody(request);
+    return { ar, body, json: wantsJsonRedirect(request, body) };
+  } catch (error) {
+    return failureResponse(ar, error, false);
+  }
+}
+
+/** Creates the session and sends the visitor on: to the callback URL, or to /welcome when new. */
+export async function completeSignIn(ctx: FlowContext, providerId: string, result: SignInResult): Promise<Response> {
+  const { ar } = ctx;
+  const sessionCookies = await createSession(ar, result.user);
+  await recordEvent("signin", {
+    userId: result.user.id,
+    ip: clientAddress(ar),
+    detail: { provider: providerId, isNewUser: result.isNewUser, strategy: ar.config.sessionStrategy },
+  });
+  const target = result.isNewUser
+    ? `${ar.origin}/welcome?${new URLSearchParams({ callbackUrl: toRelative(ctx.callbackUrl) })}`
+    : ctx.callbackUrl;
+  return redirectResponse(target, { json: ctx.json, setCookies: [...ctx.setCookies, ...sessionCookies] });
+}
+
+/**
+ * Runs the provider's remix-auth strategy (ctx.authenticate). A resolved user completes the sign-in; a thrown
+ * redirect (a protocol hop such as "go to the IdP" or "check your e-mail") is passed on with the
+ * flow's cookies, as `{url}` in JSON-redirect mode.
+ */
+export async function runStrategy(ctx: FlowContext, providerId: string): Promise<Response> {
+  let result: SignInResult;
+  try {
+    result = await ctx.authenticate();
+  } catch (thrown) {
+    if (thrown instanceof Response && thrown.headers.has("Location")) {
+      return redirectResponse(thrown.headers.get("Location")!, {
+        json: ctx.json,
+        setCookies: [...ctx.setCookies, ...thrown.headers.getSetCookie()],
+      });
+    }
+    return failureResponse(ctx.ar, thrown, ctx.json, ctx.setCookies);
+  }
+  return completeSignIn(ctx, providerId, result);
+}

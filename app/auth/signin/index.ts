@@ -1,0 +1,9 @@
+// What app/routes use from sign-in: the endpoints, the pages' data, sign-out, the e-mail link
+// page, and a user's ways to sign in as the configured methods see them.
+export { canUnlink } from "../accounts/methods.server";
+export { emailCallbackAction, emailCallbackLoader } from "./email-link-page.server";
+export { providerFlow, providersResponse } from "./endpoint.server";
+export { signInMethods, unlinkAccount } from "./methods.server";
+export { signinPageData, signinRootAction, signoutPageData } from "./pages.server";
+export { findProvider, getProviders } from "./registry.server";
+export { signOutAction } from "./signout.server";

@@ -1,0 +1,63 @@
+// What a sign-in method gives the shared flow: its providers, and the work it adds to sign-out and
+// to removing an account. Types only, so every method folder may import it; the methods never
+// import the registry (registry.server.ts), which is what imports them.
+import type { Strategy } from "remix-auth/strategy";
+import type { SignInResult } from "../accounts/users.server";
+import type { Body } from "../core/body.server";
+import type { AuthConfig } from "../core/config.server";
+import type { AuthRequest } from "../core/request.server";
+
+export type ProviderType = "oauth" | "oidc" | "email" | "credentials";
+
+export type FlowContext = {
+  ar: AuthRequest;
+  /** POST body, or the query parameters of a GET. */
+  body: Body;
+  json: boolean;
+  /** The validated absolute callback URL of this request. */
+  callbackUrl: string;
+  /** Cookies the flow must send whatever it answers (the callback-url cookie). */
+  setCookies: string[];
+  /** The request as strategies read it: same URL and headers, the body re-encoded as a form. */
+  strategyRequest: Request;
+  /**
+   * Runs this provider's strategy on `strategyRequest` (through the remix-auth Authenticator the
+   * registry owns). Built by the endpoint, so the flow never has to look a provider up.
+   */
+  authenticate: () => Promise<SignInResult>;
+};
+
+export type Provider = {
+  id: string;
+  name: string;
+  type: ProviderType;
+  /** Registered on the remix-auth Authenticator under `id`. */
+  strategy?: Strategy<SignInResult, never>;
+  /** POST /auth/signin/<id>, after the CSRF check. */
+  signIn?: (ctx: FlowContext) => Promise<Response>;
+  /** GET|POST /auth/callback/<id>. */
+  callback?: (ctx: FlowContext) => Promise<Response>;
+  callbackMethods: readonly ("GET" | "POST")[];
+  /** Credentials callbacks are form posts from our own page, so they carry the CSRF token. */
+  callbackRequiresCsrf: boolean;
+};
+
+/**
+ * Runs after the session has ended. A hook may return a URL to send the browser on to instead of
+ * the callback URL (federated sign-out at an OpenID provider); the first such URL, in list order,
+ * wins. `deadline` fires when sign-out stops waiting: calls still running then should stop.
+ */
+export type SignOutHook = (ar: AuthRequest, userId: string, callbackUrl: string, deadline: AbortSignal) => Promise<void | string>;
+
+/**
+ * Runs before the user's account at `provider` is removed, once the removal rule allowed it
+ * (revoking the tokens held for it). A failure stops the removal.
+ */
+export type BeforeUnlinkHook = (config: AuthConfig, userId: string, provider: string) => Promise<void>;
+
+/** One way to sign in, as the registry collects it. */
+export type SignInMethod = {
+  providers: (config: AuthConfig) => Provider[];
+  signOutHooks?: readonly SignOutHook[];
+  beforeUnlink?: BeforeUnlinkHook;
+};

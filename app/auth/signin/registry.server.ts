@@ -1,0 +1,31 @@
+// The provider registry, the composition root of sign-in: the only module that imports the
+// method folders. It puts their providers together in display order and collects what they add
+// to sign-out and to unlinking. Methods never import it (docs/decisions/030-auth-layout.md).
+import type { AuthConfig } from "../core/config.server";
+import { credentialsMethod } from "../credentials/strategy.server";
+import { emailMethod } from "../email/strategy.server";
+import { oauthMethod } from "../oauth/providers.server";
+import type { BeforeUnlinkHook, Provider, SignInMethod, SignOutHook } from "./provider";
+
+const METHODS: readonly SignInMethod[] = [oauthMethod, emailMethod, credentialsMethod];
+
+const cache = new WeakMap<AuthConfig, Provider[]>();
+
+export function getProviders(config: AuthConfig): Provider[] {
+  let list = cache.get(config);
+  if (!list) {
+    list = METHODS.flatMap((method) => method.providers(config));
+    cache.set(config, list);
+  }
+  return list;
+}
+
+export function findProvider(config: AuthConfig, id: string): Provider | undefined {
+  return getProviders(config).find((p) => p.id === id);
+}
+
+/** Work the methods attach to sign-out (say, revoking a provider's tokens), in method order. */
+export const signOutHooks: readonly SignOutHook[] = METHODS.flatMap((method) => method.signOutHooks ?? []);
+
+/** Work the methods do before an account is removed, in method order. */
+export const beforeUnlinkHooks: readonly BeforeUnlinkHook[] = METHODS.flatMap((method) => (method.beforeUnlink ? [method.beforeUnlink] : []));
