@@ -1,0 +1,95 @@
+// The import rules of app/ (docs/decisions/030-auth-layout.md), checked by `npm run check:cycles`
+// and .ci/run. tests/unit/layout-check.test.ts proves each rule fails when broken.
+//
+// app/auth, from the top down; a folder imports only folders below it:
+//   signin/      the shared flow and the registry (composition root): may import the methods
+//   credentials/ email/ oauth/ (and later passkeys/, two-factor/): the sign-in methods
+//   accounts/    users, the ways a user signs in, the audit trail
+//   core/        knows no sign-in method
+const METHODS = "(credentials|email|oauth|passkeys|two-factor)";
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "No import cycles anywhere under app/, type-only imports included.",
+      severity: "error",
+      from: { path: "^app/" },
+      to: { circular: true },
+    },
+    {
+      name: "core-knows-no-method",
+      comment: "app/auth/core imports nothing from app/auth outside core/.",
+      severity: "error",
+      from: { path: "^app/auth/core/" },
+      to: { path: "^app/auth/", pathNot: "^app/auth/core/" },
+    },
+    {
+      name: "auth-without-react-router",
+      comment: "app/auth is plain Request → Response functions; react-router belongs to app/routes.",
+      severity: "error",
+      from: { path: "^app/auth/" },
+      to: { path: "(^|/)node_modules/(react-router|@react-router)/" },
+    },
+    {
+      name: "accounts-only-on-core",
+      comment: "app/auth/accounts imports only core/.",
+      severity: "error",
+      from: { path: "^app/auth/accounts/" },
+      to: { path: "^app/auth/", pathNot: "^app/auth/(accounts|core)/" },
+    },
+    {
+      name: "method-imports-no-other-method",
+      comment: "A sign-in method folder never imports another method.",
+      severity: "error",
+      from: { path: `^app/auth/${METHODS}/` },
+      to: { path: `^app/auth/${METHODS}/`, pathNot: "^app/auth/$1/" },
+    },
+    {
+      name: "method-imports-only-the-flow-from-signin",
+      comment:
+        "Methods see signin/ only through provider.ts (types) and flow.server.ts (runStrategy); the registry, " +
+        "the endpoints and the pages import the methods, never the other way round.",
+      severity: "error",
+      from: { path: `^app/auth/${METHODS}/` },
+      to: { path: "^app/auth/signin/", pathNot: "^app/auth/signin/(provider\\.ts|flow\\.server\\.ts)$" },
+    },
+    {
+      name: "flow-below-the-registry",
+      comment: "signin/provider.ts and signin/flow.server.ts import only core/, accounts/ and each other.",
+      severity: "error",
+      from: { path: "^app/auth/signin/(provider\\.ts|flow\\.server\\.ts)$" },
+      to: { path: "^app/auth/", pathNot: "^app/auth/(core|accounts)/|^app/auth/signin/(provider\\.ts|flow\\.server\\.ts)$" },
+    },
+    {
+      name: "folder-index-is-for-routes",
+      comment: "The index.ts of an app/auth folder is the surface for app/routes; app/auth imports modules directly.",
+      severity: "error",
+      from: { path: "^app/auth/" },
+      to: { path: "^app/auth/[^/]+/index\\.ts$" },
+    },
+    {
+      name: "mail-types-at-the-bottom",
+      comment: "app/mail/types.ts imports nothing from app/; transports never import the picker (mailer.server.ts).",
+      severity: "error",
+      from: { path: "^app/mail/(types\\.ts|smtp\\.server\\.ts|outbox\\.server\\.ts)$" },
+      to: { path: "^app/mail/mailer\\.server\\.ts$" },
+    },
+    {
+      name: "mail-types-import-nothing",
+      severity: "error",
+      from: { path: "^app/mail/types\\.ts$" },
+      to: { path: "^app/" },
+    },
+  ],
+  options: {
+    // dependency-cruiser reads TypeScript through swc: it does not support TypeScript 7 yet.
+    parser: "swc",
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    doNotFollow: { path: "(^|/)node_modules/" },
+    exclude: { path: "^prisma/generated/" },
+    enhancedResolveOptions: { extensions: [".ts", ".tsx", ".js", ".mjs"] },
+  },
+};
