@@ -13,6 +13,22 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST ?? "0.0.0.0";
 
+// How long SIGTERM/SIGINT waits for requests in flight (contract §2, §12; docs/decisions/032).
+// Checked before anything loads, so a typo stops the start instead of surfacing at the next deploy.
+const SHUTDOWN_TIMEOUT_DEFAULT_MS = 10_000;
+const SHUTDOWN_TIMEOUT_MAX_MS = 600_000;
+const shutdownTimeoutMs = (() => {
+  const raw = process.env.SHUTDOWN_TIMEOUT_MS?.trim();
+  if (!raw) return SHUTDOWN_TIMEOUT_DEFAULT_MS;
+  const value = /^\d{1,7}$/.test(raw) ? Number(raw) : NaN;
+  if (value >= 1 && value <= SHUTDOWN_TIMEOUT_MAX_MS) return value;
+  console.error(
+    `Invalid configuration:\n  - SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${SHUTDOWN_TIMEOUT_MAX_MS} (default ${SHUTDOWN_TIMEOUT_DEFAULT_MS})`,
+  );
+  process.exit(1);
+})();
+const { default: closeWithGrace } = await import("close-with-grace");
+
 const build = await import(path.join(root, "build/server/index.js"));
 const entry = build.entry.module;
 try {
@@ -65,7 +81,14 @@ function answerProbe(req, res, probe) {
   });
 }
 
+// Responses not finished yet: at shutdown each is told to close its connection when it is done.
+const inFlight = new Set();
+let shuttingDown = false;
+
 const server = createServer((req, res) => {
+  inFlight.add(res);
+  res.once("close", () => inFlight.delete(res));
+  if (shuttingDown) res.setHeader("Connection", "close");
   const probe = PROBES[req.url.split("?", 1)[0]];
   if (probe) return answerProbe(req, res, probe);
   if (!HOST_HEADER.test(req.headers.host ?? "")) {
@@ -87,6 +110,30 @@ server.listen(port, host, () => {
   console.log(`Vestibule listening on ${shown}`);
 });
 
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => server.close(() => process.exit(0)));
-}
+// SIGTERM/SIGINT: stop listening (new connections are refused), close idle keep-alive
+// connections, let requests in flight finish — each answer closes its connection — then close the
+// database pool and exit 0. At SHUTDOWN_TIMEOUT_MS whatever is still running is cut off: exit 1.
+// A second signal exits 1 at once. docs/decisions/032.
+closeWithGrace(
+  {
+    delay: shutdownTimeoutMs,
+    // Only the two stop signals; crashes and other signals keep Node's own behaviour.
+    skip: ["SIGHUP", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGUSR2", "uncaughtException", "unhandledRejection", "beforeExit"],
+    logger: false,
+    onTimeout: () => entry.log("warn", "shutdown-timed-out", { timeoutMs: shutdownTimeoutMs, cutOff: inFlight.size }),
+    onSecondSignal: (signal) => entry.log("warn", "shutdown-forced", { signal, cutOff: inFlight.size }),
+  },
+  async ({ signal }) => {
+    shuttingDown = true;
+    entry.log("info", "shutdown-started", { signal, inFlight: inFlight.size, timeoutMs: shutdownTimeoutMs });
+    const closed = new Promise((resolve) => server.close(resolve));
+    for (const res of inFlight) {
+      if (!res.headersSent) res.setHeader("Connection", "close");
+      // An answer already streaming keeps its connection: close it once idle.
+      res.once("finish", () => setImmediate(() => server.closeIdleConnections()));
+    }
+    await closed;
+    await entry.closeDb();
+    entry.log("info", "shutdown-complete", {});
+  },
+);

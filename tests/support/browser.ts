@@ -18,6 +18,8 @@ export type RunningApp = {
   dataDir: string;
   env: Record<string, string>;
   logs: () => string;
+  /** Settles when the server process has ended, with its exit code (null when a signal killed it). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop: () => Promise<void>;
 };
 
@@ -64,6 +66,9 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
   await new Promise<void>((resolve, reject) => {
@@ -86,6 +91,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
     dataDir,
     env: fullEnv,
     logs: () => output,
+    exited,
     stop: async () => {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once("exit", r));

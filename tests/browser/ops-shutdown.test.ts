@@ -1,0 +1,115 @@
+// SIGTERM/SIGINT on the production server (contract §12): stop accepting connections, let the
+// requests in flight finish within SHUTDOWN_TIMEOUT_MS, close idle keep-alive connections and the
+// database, exit. The request in flight is a real one: a sign-in POST whose body is still arriving.
+import type { Socket } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { startApp, type RunningApp } from "../support/browser";
+import { openSocket, parseResponse, rawRequest, readAll } from "../support/raw-http";
+
+const portOf = (app: RunningApp) => Number(new URL(app.url).port);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let app: RunningApp | undefined;
+afterEach(() => app?.stop());
+
+/** A JSON-mode credentials sign-in whose body is sent only in part: the server waits for the rest. */
+async function startSlowSignIn(running: RunningApp) {
+  const csrf = await rawRequest(portOf(running), "GET /auth/csrf HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+  const { csrfToken } = JSON.parse(csrf.body) as { csrfToken: string };
+  const cookie = csrf.headers["set-cookie"]!.split(";")[0]!;
+  const body = new URLSearchParams({ csrfToken, email: "nobody@example.com", password: "not-the-password" }).toString();
+  const socket = await openSocket(portOf(running));
+  const answer = readAll(socket, 30_000);
+  // No "Connection: close": a browser's keep-alive connection.
+  socket.write(
+    `POST /auth/callback/credentials HTTP/1.1\r\nHost: ${new URL(running.url).host}\r\n` +
+      `Content-Type: application/x-www-form-urlencoded\r\nX-Auth-Return-Redirect: 1\r\nCookie: ${cookie}\r\n` +
+      `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+  );
+  await sleep(200);
+  return { socket, rest: body.slice(10), answer };
+}
+
+async function refused(running: RunningApp): Promise<boolean> {
+  try {
+    (await openSocket(portOf(running))).destroy();
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ECONNREFUSED";
+  }
+}
+
+describe("graceful shutdown", () => {
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "%s: the request in flight completes with 200, new connections are refused, idle keep-alive connections close, exit 0",
+    async (signal) => {
+      app = await startApp();
+      // An idle keep-alive connection (server keepAliveTimeout 65 s) must not hold the exit up.
+      const idle: Socket = await openSocket(portOf(app));
+      const idleClosed = readAll(idle, 30_000);
+      idle.write("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
+      await sleep(100);
+
+      const slow = await startSlowSignIn(app);
+      const signalled = Date.now();
+      process.kill(app.pid, signal);
+      let isRefused = false;
+      for (let i = 0; i < 20 && !isRefused; i++) {
+        await sleep(50);
+        isRefused = await refused(app);
+      }
+      expect(isRefused).toBe(true);
+      // The idle connection was closed by the server, after answering its one request.
+      expect(parseResponse(await idleClosed).status).toBe(200);
+
+      await sleep(500);
+      // Still waiting for the request, however long the body takes (within the deadline).
+      expect(await Promise.race([app.exited.then(() => "exited"), sleep(0).then(() => "running")])).toBe("running");
+      slow.socket.write(slow.rest);
+      const res = parseResponse(await slow.answer);
+      const answered = Date.now();
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.body)).toEqual({ url: expect.stringContaining("/auth/signin?error=CredentialsSignin") });
+      expect(res.headers.connection).toBe("close");
+
+      const exit = await app.exited;
+      const exitedAt = Date.now();
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(exitedAt - answered).toBeLessThan(1_000);
+      console.log(`[shutdown] ${signal}: request finished ${answered - signalled} ms after the signal, exit ${exitedAt - answered} ms after it`);
+      const logs = app.logs();
+      expect(logs).toContain('"event":"shutdown-started"');
+      expect(logs).toContain('"event":"shutdown-complete"');
+      expect(logs).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
+    },
+  );
+
+  it("a request that outlives SHUTDOWN_TIMEOUT_MS is cut off at the deadline and the process exits 1", async () => {
+    app = await startApp({ SHUTDOWN_TIMEOUT_MS: "1000" });
+    const slow = await startSlowSignIn(app);
+    const signalled = Date.now();
+    process.kill(app.pid, "SIGTERM");
+    const exit = await app.exited;
+    const took = Date.now() - signalled;
+    console.log(`[shutdown] deadline 1000 ms: exited after ${took} ms`);
+    expect(exit).toEqual({ code: 1, signal: null });
+    expect(took).toBeGreaterThanOrEqual(1_000);
+    expect(took).toBeLessThan(2_000);
+    // The client sees its connection closed without an answer, not a hang.
+    expect(await slow.answer).toBe("");
+    expect(app.logs()).toContain('"event":"shutdown-timed-out"');
+  });
+
+  it.each(["abc", "-1", "1.5", "600001", "10s"])("SHUTDOWN_TIMEOUT_MS=%j stops the start with the variable's name", async (value) => {
+    const failed = await startApp({ SHUTDOWN_TIMEOUT_MS: value }).then(
+      (running) => {
+        app = running;
+        return "";
+      },
+      (e: Error) => e.message,
+    );
+    expect(failed).toMatch(/^server exited with 1:/);
+    expect(failed).toContain("SHUTDOWN_TIMEOUT_MS");
+    expect(failed).not.toMatch(/\n\s+at /);
+  });
+});
