@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./client-address.server";
+import { parseLimitOverrides, type LimitTable } from "./limits.server";
 
 export const BASE_PATH = "/auth";
 export const SESSION_MAX_AGE = 30 * 24 * 60 * 60;
@@ -48,6 +49,8 @@ export type AuthConfig = {
   credentials: boolean;
   /** How long outbound calls to OAuth providers may take (OAUTH_TIMEOUT_MS; tests lower it). */
   oauthTimeoutMs: number;
+  /** Contract section 10's limits, each overridable by AUTH_RATE_LIMIT_<NAME>=<count>/<seconds>. */
+  rateLimits: LimitTable;
 };
 
 export class ConfigError extends Error {
@@ -209,6 +212,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     } else emailTokenMaxAge = n;
   }
 
+  const rateLimits = parseLimitOverrides(env);
+  problems.push(...rateLimits.problems);
+
   if (problems.length) throw new ConfigError(problems);
 
   return {
@@ -230,6 +236,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     emailTokenMaxAge,
     credentials: e.AUTH_CREDENTIALS ?? true,
     oauthTimeoutMs: OAUTH_TIMEOUT_MS,
+    rateLimits: rateLimits.limits,
   };
 }
 

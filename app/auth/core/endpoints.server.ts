@@ -5,7 +5,7 @@ import { z } from "zod";
 import { BadRequestError, CLIENT_LOG_BODY_LIMIT, readBody, refusedBodyResponse } from "./body.server";
 import { ensureCsrfToken, verifyCsrf } from "./csrf.server";
 import { log } from "./log.server";
-import { hitRateLimit, RATE_LIMITS } from "./rate-limit.server";
+import { countHit } from "./limits.server";
 import { authRequest, clientAddress } from "./request.server";
 import { badRequest, jsonResponse } from "./respond.server";
 import { getSession } from "./session.server";
@@ -50,7 +50,8 @@ export async function clientLogResponse(request: Request): Promise<Response> {
   const parsed = ClientLog.safeParse(raw);
   if (!parsed.success) return badRequest();
   const subject = clientAddress(ar) ?? "unknown";
-  if (!(await hitRateLimit(RATE_LIMITS.clientLog, subject))) return new Response(null, { status: 429, headers: { "Retry-After": "60" } });
+  const refused = await countHit(ar.config.rateLimits, "CLIENT_LOG", subject);
+  if (refused) return new Response(null, { status: 429, headers: { "Retry-After": String(refused.retryAfterSeconds) } });
   let metadata = parsed.data.metadata;
   // Form posts carry metadata as a JSON string.
   if (typeof metadata === "string") {

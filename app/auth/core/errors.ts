@@ -54,8 +54,22 @@ export const DEFAULT_ERROR_PAGE = {
   detail: null,
 } as const;
 
-export function signinErrorMessage(code: string | null | undefined): string | null {
+/** RateLimited's text; `minutes` from the limit that refused (the `minutes` query parameter). */
+export function rateLimitedMessage(minutes: number): string {
+  return `Too many attempts. Try again in ${minutes} ${minutes === 1 ? "minute" : "minutes"}.`;
+}
+
+/** The `minutes` parameter of a RateLimited redirect, when it is a sane whole number. */
+export function parseRetryMinutes(value: string | null | undefined): number | null {
+  return value && /^[1-9][0-9]{0,5}$/.test(value) ? Number(value) : null;
+}
+
+export function signinErrorMessage(code: string | null | undefined, params?: URLSearchParams): string | null {
   if (!code) return null;
+  if (code === "RateLimited") {
+    const minutes = parseRetryMinutes(params?.get("minutes"));
+    return minutes === null ? "Too many attempts. Try again later." : rateLimitedMessage(minutes);
+  }
   return Object.hasOwn(SIGNIN_ERROR_MESSAGES, code)
     ? SIGNIN_ERROR_MESSAGES[code as keyof typeof SIGNIN_ERROR_MESSAGES]
     : DEFAULT_SIGNIN_ERROR_MESSAGE;
@@ -74,11 +88,14 @@ export function isErrorPageCode(code: string): code is ErrorPageCode {
  * ever shows them.
  */
 export class AuthError extends Error {
+  /** RateLimited: seconds until the refusing limit's window ends (the Retry-After header). */
+  readonly retryAfterSeconds: number | null;
   constructor(
     readonly code: AuthErrorCode,
-    options?: { cause?: unknown; log?: string },
+    options?: { cause?: unknown; log?: string; retryAfterSeconds?: number },
   ) {
     super(options?.log ?? code, { cause: options?.cause });
     this.name = "AuthError";
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? null;
   }
 }

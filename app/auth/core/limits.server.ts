@@ -155,15 +155,15 @@ function credentialsCounters({ address, client, deviceId }: CredentialsAttempt):
   // A browser that has signed in to this account before spends only its own budget, so failures
   // made on purpose from elsewhere (or from the owner's own network) cannot lock it out.
   if (deviceId !== null) return { counted: [{ name: "CREDENTIALS_DEVICE", subject: subjectKey(deviceId, address) }], resetOnSuccess: 1 };
-  const counters: Counter[] = [];
-  if (client !== null) {
-    counters.push({ name: "CREDENTIALS_ACCOUNT_CLIENT", subject: subjectKey(address, client) });
-    counters.push({ name: "CREDENTIALS_CLIENT", subject: subjectKey(client) });
-  }
-  counters.push({ name: "CREDENTIALS_ACCOUNT", subject: subjectKey(address) });
-  // The first counter is the one a success resets (the pair, or the device); the rest get the
-  // reserved attempt back.
-  return { counted: counters, resetOnSuccess: client !== null ? 1 : 0 };
+  // Without a known client address (no TCP peer: only in-process callers) every such request is
+  // one client, so the pair and client limits still apply.
+  const who = client ?? "unknown";
+  const counters: Counter[] = [
+    { name: "CREDENTIALS_ACCOUNT_CLIENT", subject: subjectKey(address, who) },
+    { name: "CREDENTIALS_CLIENT", subject: subjectKey(who) },
+    { name: "CREDENTIALS_ACCOUNT", subject: subjectKey(address) },
+  ];
+  return { counted: counters, resetOnSuccess: 1 };
 }
 
 /**

@@ -7,7 +7,8 @@ import type { AuthConfig } from "../core/config.server";
 import { AuthError } from "../core/errors";
 import { verifyPassword, MAX_PASSWORD_LENGTH } from "./password.server";
 import type { Provider, SignInMethod } from "../signin/provider";
-import { RATE_LIMITS, withinSignInLimits } from "../core/rate-limit.server";
+import { deviceIdFor } from "../core/device-cookie.server";
+import { isLimitRefusal, reserveCredentialsAttempt } from "../core/limits.server";
 import { authRequest, clientAddress } from "../core/request.server";
 import { recordEvent } from "../accounts/audit.server";
 import { toSessionUser, type SignInResult } from "../accounts/users.server";
@@ -27,12 +28,17 @@ export function credentialsStrategy(config: AuthConfig) {
     const { email, password } = parsed.data;
     const ar = authRequest(request, config);
     const ip = clientAddress(ar);
-    if (!(await withinSignInLimits({ client: RATE_LIMITS.credentialsClient, subject: RATE_LIMITS.credentials }, ip, email))) {
-      await recordEvent("rate-limited", { ip, detail: { bucket: "credentials" } });
-      throw new AuthError("CredentialsSignin", { log: "rate limited" });
+    // Checked before anything is looked up or verified: the same counters and the same work for
+    // known and unknown addresses (ADR 035).
+    const deviceId = await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: config.secrets }, email);
+    const reservation = await reserveCredentialsAttempt(config.rateLimits, { address: email, client: ip, deviceId });
+    if (isLimitRefusal(reservation)) {
+      await recordEvent("rate-limited", { ip, detail: { bucket: reservation.limit } });
+      throw new AuthError("RateLimited", { log: `credentials limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds });
     }
     const user = await db().user.findUnique({ where: { email }, include: { password: { select: { hash: true } } } });
     const ok = await verifyPassword(user?.password?.hash, password);
+    await reservation.settle(Boolean(user && ok));
     if (!user || !ok) {
       await recordEvent("signin-failed", { userId: user?.id ?? null, ip, detail: { provider: "credentials" } });
       throw new AuthError("CredentialsSignin", { log: "wrong credentials" });

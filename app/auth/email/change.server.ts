@@ -16,7 +16,7 @@ import { readBody } from "../core/body.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { normalizeEmailAddress } from "../core/email-address";
 import { log } from "../core/log.server";
-import { hitRateLimit, RATE_LIMITS } from "../core/rate-limit.server";
+import { countEmailSend } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { getSession, refreshSession } from "../core/session.server";
 import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "./change";
@@ -45,10 +45,9 @@ export async function requestEmailChange(
   if (address === user.email && user.emailVerified) return { ok: false, error: EMAIL_CHANGE_MESSAGES.same, status: 400 };
 
   const ip = clientAddress(ar);
-  const allowed =
-    (ip === null || (await hitRateLimit(RATE_LIMITS.emailClient, ip))) && (await hitRateLimit(RATE_LIMITS.emailAddress, address));
-  if (!allowed) {
-    await recordEvent("rate-limited", { userId: user.id, ip, detail: { bucket: "email-change" } });
+  const refused = await countEmailSend(ar.config.rateLimits, address, ip);
+  if (refused) {
+    await recordEvent("rate-limited", { userId: user.id, ip, detail: { bucket: refused.limit } });
     return { ok: false, error: EMAIL_CHANGE_MESSAGES.rateLimited, status: 429 };
   }
 

@@ -21,7 +21,7 @@ import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../core/email-a
 import { AuthError } from "../core/errors";
 import { log } from "../core/log.server";
 import type { FlowContext, Provider, SignInMethod } from "../signin/provider";
-import { RATE_LIMITS, withinSignInLimits } from "../core/rate-limit.server";
+import { countEmailSend } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { errorRedirect, errorUrl, redirectResponse } from "../core/respond.server";
 import { runStrategy } from "../signin/flow.server";
@@ -84,9 +84,10 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
 
     // Both limits answer alike for every address, known or not.
     const ip = clientAddress(ar);
-    if (!(await withinSignInLimits({ client: RATE_LIMITS.emailClient, subject: RATE_LIMITS.emailAddress }, ip, address))) {
-      await recordEvent("rate-limited", { ip, detail: { bucket: "email" } });
-      throw new AuthError("RateLimited", { log: "e-mail sign-in rate limit" });
+    const refused = await countEmailSend(this.config.rateLimits, address, ip);
+    if (refused) {
+      await recordEvent("rate-limited", { ip, detail: { bucket: refused.limit } });
+      throw new AuthError("RateLimited", { log: `e-mail sign-in limit ${refused.limit}`, retryAfterSeconds: refused.retryAfterSeconds });
     }
 
     const { url: callbackUrl } = resolveCallbackUrl(ar, form);

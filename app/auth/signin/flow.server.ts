@@ -6,6 +6,8 @@ import { recordEvent } from "../accounts/audit.server";
 import { BadRequestError, readBody, refusedBodyResponse, type Body } from "../core/body.server";
 import { toRelative } from "../core/callback-url.server";
 import { AuthError } from "../core/errors";
+import { issueDeviceCookie } from "../core/device-cookie.server";
+import { retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
 import type { FlowContext } from "./provider";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
@@ -23,6 +25,12 @@ export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, 
   if (error instanceof AuthError) {
     log("warn", "auth-failure", { code: error.code, reason: error.message, cause: error.cause, path: ar.url.pathname });
     const extra: Record<string, string> = error.code === "CredentialsSignin" ? { code: "credentials" } : {};
+    if (error.code === "RateLimited" && error.retryAfterSeconds !== null) {
+      extra.minutes = String(retryAfterMinutes(error.retryAfterSeconds));
+      const response = errorRedirect(ar, error.code, { json, extra, setCookies });
+      response.headers.set("Retry-After", String(error.retryAfterSeconds));
+      return response;
+    }
     return errorRedirect(ar, error.code, { json, extra, setCookies });
   }
   log("error", "auth-unexpected-error", { error, path: ar.url.pathname });
@@ -49,6 +57,11 @@ export async function parsePost(request: Request): Promise<ParsedPost | Response
 export async function completeSignIn(ctx: FlowContext, providerId: string, result: SignInResult): Promise<Response> {
   const { ar } = ctx;
   const sessionCookies = await createSession(ar, result.user);
+  // Every successful sign-in, whatever the method: this browser now has this account's own
+  // credentials budget (contract section 10, ADR 035).
+  if (result.user.email) {
+    sessionCookies.push(await issueDeviceCookie({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, result.user.email));
+  }
   await recordEvent("signin", {
     userId: result.user.id,
     ip: clientAddress(ar),

@@ -36,7 +36,7 @@ export async function signinPageData(request: Request) {
       csrfToken: csrf.token,
       callbackUrl: toRelative(callback.url),
       providers,
-      error: error ? { code: error.slice(0, 64), message: signinErrorMessage(error)! } : null,
+      error: error ? { code: error.slice(0, 64), message: signinErrorMessage(error, ar.url.searchParams)! } : null,
       email: shownEmail ?? "",
       signedInAs: session?.data.user.email ?? session?.data.user.name ?? null,
     },

@@ -2,7 +2,7 @@
 // AUTH_TRUSTED_PROXIES each client behind the proxy has its own budget, whatever it writes at the
 // left of X-Forwarded-For; without it, X-Forwarded-For is ignored even with AUTH_TRUST_HOST=true.
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { RATE_LIMITS } from "../../../app/auth/core/rate-limit.server";
+import { DEFAULT_LIMITS } from "../../../app/auth/core/limits.server";
 import * as callbackRoute from "../../../app/routes/auth/callback";
 import { createUser, PASSWORD, withEnv } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
@@ -22,7 +22,7 @@ async function attempt(email: string, password: string, forwardedFor: string) {
 
 /** Client A uses up its whole per-client budget on other people's addresses, spoofing the leftmost entry each time. */
 async function exhaustClientA() {
-  for (let i = 0; i < RATE_LIMITS.credentialsClient.limit; i++) {
+  for (let i = 0; i < DEFAULT_LIMITS.CREDENTIALS_CLIENT.count; i++) {
     const res = await attempt(`someone-${i}@example.com`, "guess", `198.51.100.${i % 250}, ${CLIENT_A}`);
     expect(res).toHaveErrorRedirect("CredentialsSignin");
   }
@@ -40,7 +40,7 @@ describe(`two clients behind one proxy (${dbLabel})`, () => {
 
     // Changing what it writes at the left does not give A a new budget…
     const spoofed = await attempt("ada@example.com", PASSWORD, `${CLIENT_B}, ${CLIENT_A}`);
-    expect(spoofed).toHaveErrorRedirect("CredentialsSignin");
+    expect(spoofed).toHaveErrorRedirect("RateLimited");
     expect(spoofed).not.toHaveSessionCookie();
     // …while B, behind the same proxy, still signs in.
     expect(await attempt("ada@example.com", PASSWORD, CLIENT_B)).toHaveSessionCookie();
@@ -58,7 +58,7 @@ describe(`two clients behind one proxy (${dbLabel})`, () => {
     await exhaustClientA();
 
     const b = await attempt("ada@example.com", PASSWORD, CLIENT_B);
-    expect(b).toHaveErrorRedirect("CredentialsSignin");
+    expect(b).toHaveErrorRedirect("RateLimited");
     expect(b).not.toHaveSessionCookie();
     const refused = await testDb().authEvent.findMany({ where: { type: "rate-limited" } });
     expect(new Set(refused.map((e) => e.ip))).toEqual(new Set([PROXY]));

@@ -82,13 +82,14 @@ describe("POST /auth/callback/credentials", () => {
     expect(await v5.json()).toEqual({ url: "http://localhost:3000/auth/signin?error=CredentialsSignin&code=credentials" });
   });
 
-  it("rate-limits guessing on one address, even with the right password afterwards", async () => {
+  it("refuses the 6th attempt after 5 failures from one client with RateLimited and Retry-After, even with the right password", async () => {
     await createUser();
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 5; i++) {
       expect((await signIn(new CookieJar(), "ada@example.com", `guess-${i}`)).res).toHaveErrorRedirect("CredentialsSignin");
     }
     const blocked = (await signIn(new CookieJar(), "ada@example.com", PASSWORD)).res;
-    expect(blocked).toHaveErrorRedirect("CredentialsSignin");
+    expect(blocked.headers.get("Location")).toBe("http://localhost:3000/auth/signin?error=RateLimited&minutes=15");
+    expect(Number(blocked.headers.get("Retry-After"))).toBeGreaterThan(14 * 60);
     expect(blocked).not.toHaveSessionCookie();
     expect(await testDb().authEvent.count({ where: { type: "rate-limited" } })).toBe(1);
   });
@@ -103,9 +104,9 @@ describe("per-client limit", () => {
       const csrfToken = await fetchCsrf(jar);
       return callback(post("/auth/callback/credentials", { csrfToken, email, password }, { jar, headers }));
     };
-    for (let i = 0; i < 50; i++) await attempt(`someone-${i}@example.com`, "guess", attacker);
+    for (let i = 0; i < 100; i++) await attempt(`someone-${i}@example.com`, "guess", attacker);
     // Over its limit, the attacker now hammers the victim's address…
-    for (let i = 0; i < 15; i++) expect(await attempt("ada@example.com", "guess", attacker)).toHaveErrorRedirect("CredentialsSignin");
+    for (let i = 0; i < 25; i++) expect(await attempt("ada@example.com", "guess", attacker)).toHaveErrorRedirect("RateLimited");
     // …which costs the victim nothing: they still sign in from their own device.
     expect(await attempt("ada@example.com", PASSWORD, { "X-Vestibule-Remote-Addr": "10.0.0.7" })).toHaveSessionCookie();
   });
