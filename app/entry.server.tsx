@@ -2,10 +2,11 @@ import { PassThrough } from "node:stream";
 import { createReadableStreamFromReadable } from "@react-router/node";
 import { isbot } from "isbot";
 import { renderToPipeableStream } from "react-dom/server";
-import { ServerRouter, type EntryContext, type HandleErrorFunction } from "react-router";
+import { isRouteErrorResponse, ServerRouter, type EntryContext, type HandleErrorFunction } from "react-router";
 import { getConfig } from "./auth/core/config.server";
 import { log } from "./auth/core/log.server";
 import { migrate } from "./db/migrate.server";
+import { methodNotAllowed } from "./method-not-allowed";
 
 export const streamTimeout = 5_000;
 
@@ -29,6 +30,9 @@ export async function prepareServer(print: (line: string) => void = console.log)
 export const handleError: HandleErrorFunction = (error, { request }) => {
   // Aborted requests are the client's doing, not ours.
   if (request.signal.aborted) return;
+  // A method the page does not take (React Router's 405) is the client's doing too; what it
+  // carries is React Router's internal message, not ours to log as a failure.
+  if (isRouteErrorResponse(error) && error.status < 500) return;
   log("error", "request-failed", { error, path: new URL(request.url).pathname, method: request.method });
 };
 
@@ -39,6 +43,7 @@ export default function handleRequest(
   routerContext: EntryContext,
 ) {
   if (request.method.toUpperCase() === "HEAD") return new Response(null, { status, headers });
+  if (status === 405) return methodNotAllowed(request, headers, routerContext);
   const userAgent = request.headers.get("User-Agent");
   const waitForAll = (userAgent && isbot(userAgent)) || routerContext.isSpaMode;
 

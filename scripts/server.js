@@ -85,17 +85,48 @@ function answerProbe(req, res, probe) {
 const inFlight = new Set();
 let shuttingDown = false;
 
-const server = createServer((req, res) => {
+function badRequest(res) {
+  res.writeHead(400, { "Content-Type": "application/json" });
+  res.end(JSON.stringify("Bad request."));
+}
+
+// Which request target forms reach the app (RFC 9112 §3.2; docs/decisions/033). React Router
+// builds the request URL from Host + target, which throws — a 500 and a stack trace — for anything
+// but a path. `OPTIONS *` asks about the server itself: 204 with the methods it takes. An
+// absolute-form target is a proxy's form: served as its path when it names the host the Host
+// header names (RFC 9112 lets a server take it), 400 otherwise — we are nobody's proxy.
+// Returns false when the request has been answered.
+function toOriginForm(req, res) {
+  if (req.url.startsWith("/")) return true;
+  if (req.url === "*") {
+    if (req.method === "OPTIONS") {
+      res.writeHead(204, { Allow: "GET, HEAD, POST" });
+      res.end();
+    } else badRequest(res);
+    return false;
+  }
+  const target = URL.parse(req.url);
+  const host = req.headers.host?.toLowerCase();
+  if (!target || (target.protocol !== "http:" && target.protocol !== "https:") || target.username || target.password || target.host !== host) {
+    badRequest(res);
+    return false;
+  }
+  req.url = `${target.pathname}${target.search}`;
+  return true;
+}
+
+// Request line plus headers, cookies included: larger blocks get node's own 431 (contract §10).
+// 16 KiB is also node's default; written out so a runtime flag cannot raise it.
+const MAX_HEADER_BYTES = 16 * 1024;
+
+const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
   inFlight.add(res);
   res.once("close", () => inFlight.delete(res));
   if (shuttingDown) res.setHeader("Connection", "close");
   const probe = PROBES[req.url.split("?", 1)[0]];
   if (probe) return answerProbe(req, res, probe);
-  if (!HOST_HEADER.test(req.headers.host ?? "")) {
-    res.writeHead(400, { "Content-Type": "application/json" });
-    res.end(JSON.stringify("Bad request."));
-    return;
-  }
+  if (!HOST_HEADER.test(req.headers.host ?? "")) return badRequest(res);
+  if (!toOriginForm(req, res)) return;
   // The TCP peer, for the client address (rate limits, audit, sessions): only ever the socket's,
   // never a header a client sent. app/auth/client-address.server.ts normalises it and decides,
   // from AUTH_TRUSTED_PROXIES, whether this peer's X-Forwarded-For is believed.
