@@ -196,6 +196,10 @@ describe("/readyz on PostgreSQL", () => {
     }
     expect(back.status).toBe(200);
     expect(back.json).toEqual({ status: "ready" });
+    // Each change is logged once, not at every probe.
+    const changes = app.logs().split("\n").filter((l) => l.includes('"event":"readiness-changed"'));
+    expect(changes.filter((l) => l.includes('"readiness":"database"'))).toHaveLength(1);
+    expect(changes.at(-1)).toContain('"readiness":"ready"');
     expectNoStackTrace(app);
   });
 });
