@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./client-address.server";
-import { parseLimitOverrides, type LimitTable } from "./limits.server";
+import { parseLimitOverrides, type LimitTable } from "./limit-table";
 
 export const BASE_PATH = "/auth";
 export const SESSION_MAX_AGE = 30 * 24 * 60 * 60;
@@ -39,6 +39,8 @@ export type AuthConfig = {
   sessionStrategy: "jwt" | "database";
   sessionMaxAge: number;
   sessionUpdateAge: number;
+  /** AUTH_SESSION_ABSOLUTE_MAX_AGE: seconds from sign-in after which no session lives, rolled or not; null: off. */
+  sessionAbsoluteMaxAge: number | null;
   /** `federatedSignOut`: AUTH_OIDC_FEDERATED_SIGNOUT=true — signing out also ends the IdP session. */
   oidc: (OAuthClientConfig & { issuer: string; name: string; federatedSignOut?: boolean }) | null;
   presets: Partial<Record<PresetId, OAuthClientConfig>>;
@@ -83,6 +85,7 @@ const EnvSchema = z.object({
   AUTH_SESSION_STRATEGY: z
     .enum(["jwt", "database"], { error: 'AUTH_SESSION_STRATEGY must be "jwt" or "database"' })
     .optional(),
+  AUTH_SESSION_ABSOLUTE_MAX_AGE: z.string().optional(),
   AUTH_OIDC_ISSUER: z.string().optional(),
   AUTH_OIDC_ID: z.string().optional(),
   AUTH_OIDC_SECRET: z.string().optional(),
@@ -212,6 +215,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     } else emailTokenMaxAge = n;
   }
 
+  let sessionAbsoluteMaxAge: number | null = null;
+  if (e.AUTH_SESSION_ABSOLUTE_MAX_AGE) {
+    const n = Number(e.AUTH_SESSION_ABSOLUTE_MAX_AGE);
+    if (!/^\d+$/.test(e.AUTH_SESSION_ABSOLUTE_MAX_AGE) || n < 60) {
+      problems.push("AUTH_SESSION_ABSOLUTE_MAX_AGE must be a whole number of seconds, at least 60 (leave it unset for no limit)");
+    } else sessionAbsoluteMaxAge = n;
+  }
+
   const rateLimits = parseLimitOverrides(env);
   problems.push(...rateLimits.problems);
 
@@ -229,6 +240,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionStrategy: e.AUTH_SESSION_STRATEGY ?? "jwt",
     sessionMaxAge: SESSION_MAX_AGE,
     sessionUpdateAge: SESSION_UPDATE_AGE,
+    sessionAbsoluteMaxAge,
     oidc,
     presets,
     email,

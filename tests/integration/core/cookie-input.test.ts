@@ -179,7 +179,7 @@ afterAll(() => {
 async function keepSignedIn(strategy: "jwt" | "database") {
   // Hundreds of sign-in attempts from one address: without this, the rate limits would answer
   // most runs before any cookie is read.
-  await testDb().rateLimit.deleteMany();
+  await testDb().limitCounter.deleteMany();
   const res = await callRoute(sessionRoute.loader, get("/auth/session", { jar: baseJars[strategy] }));
   if ((await res.json()) !== null) return;
   await signIn(baseJars[strategy]);

@@ -58,7 +58,7 @@ describe(`refused addresses (${dbLabel})`, () => {
       expect(to.pathname).toBe("/auth/signin");
       expect(to.searchParams.get("email") ?? "").toBe(email.slice(0, MAX_EMAIL_ADDRESS_LENGTH));
       expect(await testDb().verificationToken.count()).toBe(0);
-      expect(await testDb().rateLimit.count()).toBe(0);
+      expect(await testDb().limitCounter.count()).toBe(0);
       expect(normalizeEmailAddress(email).ok).toBe(false);
     });
   }

@@ -1,0 +1,74 @@
+// The limits of contract section 10 as numbers: their names, defaults and the
+// AUTH_RATE_LIMIT_<NAME> overrides (ADR 035). Kept apart from the counters
+// (limits.server.ts) so the configuration can read them without reaching the database client.
+
+export const LIMIT_NAMES = [
+  "CREDENTIALS_ACCOUNT_CLIENT",
+  "CREDENTIALS_CLIENT",
+  "CREDENTIALS_ACCOUNT",
+  "CREDENTIALS_DEVICE",
+  "EMAIL_ADDRESS",
+  "EMAIL_CLIENT",
+  "CLIENT_LOG",
+  "TWO_FACTOR_PENDING",
+  "TWO_FACTOR_ACCOUNT",
+] as const;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+
+/** At most `count` counted attempts per fixed window of `seconds`, starting at the first one. */
+export type Limit = { count: number; seconds: number };
+export type LimitTable = Readonly<Record<LimitName, Limit>>;
+
+const MINUTE = 60;
+const HOUR = 60 * MINUTE;
+
+export const DEFAULT_LIMITS: LimitTable = {
+  CREDENTIALS_ACCOUNT_CLIENT: { count: 5, seconds: 15 * MINUTE },
+  CREDENTIALS_CLIENT: { count: 100, seconds: HOUR },
+  CREDENTIALS_ACCOUNT: { count: 20, seconds: HOUR },
+  CREDENTIALS_DEVICE: { count: 10, seconds: 15 * MINUTE },
+  EMAIL_ADDRESS: { count: 5, seconds: HOUR },
+  EMAIL_CLIENT: { count: 20, seconds: HOUR },
+  CLIENT_LOG: { count: 60, seconds: MINUTE },
+  TWO_FACTOR_PENDING: { count: 5, seconds: HOUR },
+  TWO_FACTOR_ACCOUNT: { count: 20, seconds: HOUR },
+};
+
+export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";
+const MAX_LIMIT_COUNT = 1_000_000;
+const MAX_LIMIT_SECONDS = 30 * 24 * HOUR;
+
+/**
+ * AUTH_RATE_LIMIT_<NAME>=<count>/<seconds> over the defaults. Every problem names its variable:
+ * an unknown name (a typo would otherwise silently keep the default), or a value that is not two
+ * whole numbers in range.
+ */
+export function parseLimitOverrides(env: Record<string, string | undefined>): { limits: LimitTable; problems: string[] } {
+  const limits: Record<LimitName, Limit> = { ...DEFAULT_LIMITS };
+  const problems: string[] = [];
+  for (const [variable, raw] of Object.entries(env)) {
+    if (!variable.startsWith(LIMIT_ENV_PREFIX) || raw === undefined) continue;
+    const name = variable.slice(LIMIT_ENV_PREFIX.length);
+    if (!(LIMIT_NAMES as readonly string[]).includes(name)) {
+      problems.push(`${variable}: unknown limit; the names are ${LIMIT_NAMES.join(", ")}`);
+      continue;
+    }
+    const match = /^\s*([0-9]{1,7})\s*\/\s*([0-9]{1,8})\s*$/.exec(raw);
+    const count = match ? Number(match[1]) : NaN;
+    const seconds = match ? Number(match[2]) : NaN;
+    if (!(count >= 1 && count <= MAX_LIMIT_COUNT && seconds >= 1 && seconds <= MAX_LIMIT_SECONDS)) {
+      problems.push(`${variable} must be <count>/<seconds>, e.g. 5/900 (count 1 to ${MAX_LIMIT_COUNT}, seconds 1 to ${MAX_LIMIT_SECONDS})`);
+      continue;
+    }
+    limits[name as LimitName] = { count, seconds };
+  }
+  return { limits, problems };
+}
+
+/** Why an attempt was refused: the limit, and how long until its window ends. */
+export type LimitRefusal = { limit: LimitName; retryAfterSeconds: number };
+
+/** Whole minutes for "Try again in <N> minutes." (at least 1). */
+export function retryAfterMinutes(retryAfterSeconds: number): number {
+  return Math.max(1, Math.ceil(retryAfterSeconds / 60));
+}
