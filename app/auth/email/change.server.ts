@@ -15,8 +15,9 @@ import { recordEvent } from "../accounts/audit.server";
 import { readBody } from "../core/body.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { normalizeEmailAddress } from "../core/email-address";
+import { rateLimitedMessage } from "../core/errors";
 import { log } from "../core/log.server";
-import { countEmailSend } from "../core/limits.server";
+import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { getSession, refreshSession } from "../core/session.server";
 import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "./change";
@@ -48,7 +49,7 @@ export async function requestEmailChange(
   const refused = await countEmailSend(ar.config.rateLimits, address, ip);
   if (refused) {
     await recordEvent("rate-limited", { userId: user.id, ip, detail: { bucket: refused.limit } });
-    return { ok: false, error: EMAIL_CHANGE_MESSAGES.rateLimited, status: 429 };
+    return { ok: false, error: rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds)), status: 429 };
   }
 
   // Whether another account already uses the address is not checked here: the answer would tell

@@ -8,7 +8,6 @@ export const EMAIL_CHANGE_MESSAGES = {
   invalid: "Enter one e-mail address, such as name@example.com.",
   same: "That is already your e-mail address.",
   unavailable: "E-mail cannot be sent from this server, so the address cannot be changed here.",
-  rateLimited: "Too many links were asked for. Try again later.",
   notSent: SIGNIN_ERROR_MESSAGES.EmailSignin,
   expiredLink: "This link is no longer valid. It may have been used already or it may have expired.",
   taken: "That address belongs to another account.",

@@ -14,10 +14,10 @@ export async function loader({ request }: Route.LoaderArgs) {
 export const action = ({ request }: Route.ActionArgs) => signinRootAction(request);
 
 const EMAIL_ERRORS = new Set(["EmailSignin", "EmailInvalid", "RateLimited"]);
-// What to do next, after the contract's text, for the e-mail form's own codes.
+// What to do next, after the contract's text, for the e-mail form's own codes. RateLimited needs
+// none: its text (app/auth/core/errors.ts) already says how long to wait.
 const EMAIL_HINTS: Record<string, string> = {
   EmailInvalid: "Enter one e-mail address, such as name@example.com.",
-  RateLimited: "Too many sign-in links were asked for. Try again later.",
 };
 
 export default function SignIn({ loaderData }: Route.ComponentProps) {

@@ -203,6 +203,8 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
     for (let i = 0; i < 5; i++) expect((await askForChange(jar, "target@example.com")).status).toBe(200);
     const over = await askForChange(jar, "target@example.com");
     expect(over.status).toBe(429);
+    // The contract's one RateLimited text, with the address limit's hour.
+    expect(await over.json()).toEqual({ formError: null, fieldErrors: { email: "Too many attempts. Try again in 60 minutes." } });
     expect(smtp.sink.messages.length).toBeLessThanOrEqual(5);
     await smtp.sink.waitFor(5);
   });

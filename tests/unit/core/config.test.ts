@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../../app/auth/core/config.server";
+import { DEFAULT_LIMITS } from "../../../app/auth/core/limits.server";
 
 const secret = "config-test-secret-0123456789abcdef0123456789";
 
@@ -94,5 +95,36 @@ describe("configuration", () => {
     });
     expect(loadConfig({ AUTH_SECRET: secret, AUTH_CREDENTIALS: "false" }).credentials).toBe(false);
     expect(loadConfig({ AUTH_SECRET: secret, AUTH_OIDC_ISSUER: "http://127.0.0.1:9000", AUTH_OIDC_ID: "a", AUTH_OIDC_SECRET: "b" }).oidc).toMatchObject({ name: "OpenID Connect" });
+  });
+
+  describe("AUTH_RATE_LIMIT_<NAME>", () => {
+    it("takes <count>/<seconds> over the default and keeps the other limits", () => {
+      const c = loadConfig({ AUTH_SECRET: secret, AUTH_RATE_LIMIT_CREDENTIALS_DEVICE: " 3 / 120 " });
+      expect(c.rateLimits.CREDENTIALS_DEVICE).toEqual({ count: 3, seconds: 120 });
+      expect(c.rateLimits.CREDENTIALS_CLIENT).toEqual(DEFAULT_LIMITS.CREDENTIALS_CLIENT);
+    });
+
+    it.each(["", "5", "5/", "/900", "0/900", "5/0", "-5/900", "5/-900", "1.5/900", "5/900/1", "0x5/900", "five/900", "1000001/900", "5/2592001", "5 900"])(
+      "refuses to start with %j, naming the variable",
+      (value) => {
+        expect(() => loadConfig({ AUTH_SECRET: secret, AUTH_RATE_LIMIT_CREDENTIALS_ACCOUNT: value })).toThrow(ConfigError);
+        expect(problems({ AUTH_SECRET: secret, AUTH_RATE_LIMIT_CREDENTIALS_ACCOUNT: value })).toEqual([
+          "AUTH_RATE_LIMIT_CREDENTIALS_ACCOUNT must be <count>/<seconds>, e.g. 5/900 (count 1 to 1000000, seconds 1 to 2592000)",
+        ]);
+      },
+    );
+
+    it("accepts the bounds themselves", () => {
+      const c = loadConfig({ AUTH_SECRET: secret, AUTH_RATE_LIMIT_EMAIL_CLIENT: "1000000/2592000", AUTH_RATE_LIMIT_EMAIL_ADDRESS: "1/1" });
+      expect(c.rateLimits.EMAIL_CLIENT).toEqual({ count: 1_000_000, seconds: 2_592_000 });
+      expect(c.rateLimits.EMAIL_ADDRESS).toEqual({ count: 1, seconds: 1 });
+    });
+
+    it("refuses an unknown name (a typo would silently keep the default) and reports every bad variable", () => {
+      const found = problems({ AUTH_SECRET: secret, AUTH_RATE_LIMIT_CREDENTIAL_CLIENT: "5/60", AUTH_RATE_LIMIT_CLIENT_LOG: "many" });
+      expect(found).toHaveLength(2);
+      expect(found).toContainEqual(expect.stringMatching(/^AUTH_RATE_LIMIT_CREDENTIAL_CLIENT: unknown limit; the names are CREDENTIALS_ACCOUNT_CLIENT, /));
+      expect(found).toContainEqual(expect.stringMatching(/^AUTH_RATE_LIMIT_CLIENT_LOG must be <count>\/<seconds>/));
+    });
   });
 });

@@ -27,4 +27,30 @@ describe("error catalogue", () => {
     expect(errorPage("constructor").status).toBe(200);
     expect(errorPage(null).status).toBe(200);
   });
+
+  describe("RateLimited (contract §7: Too many attempts. Try again in <N> minutes.)", () => {
+    const rateLimited = (query: string) => signinErrorMessage("RateLimited", new URLSearchParams(query));
+
+    it.each([
+      ["minutes=15", "Too many attempts. Try again in 15 minutes."],
+      ["minutes=60", "Too many attempts. Try again in 60 minutes."],
+      ["minutes=2", "Too many attempts. Try again in 2 minutes."],
+      // English wants the singular for one; N stays the limit's number.
+      ["minutes=1", "Too many attempts. Try again in 1 minute."],
+    ])("%s → %s", (query, message) => {
+      expect(rateLimited(query)).toBe(message);
+    });
+
+    it.each(["", "minutes=", "minutes=0", "minutes=-5", "minutes=1.5", "minutes=abc", "minutes=01", "minutes=9999999", "minutes=<b>"])(
+      "%j (no sane number) → the same sentence without one",
+      (query) => {
+        expect(rateLimited(query)).toBe("Too many attempts. Try again later.");
+      },
+    );
+
+    it("says the same without any parameters at all", () => {
+      expect(signinErrorMessage("RateLimited")).toBe("Too many attempts. Try again later.");
+    });
+  });
 });
+
