@@ -48,8 +48,12 @@ const assets = sirv(path.join(root, "build/client"), {
 const handle = createRequestListener({ build, mode: process.env.NODE_ENV });
 
 // A Host header that is not a host (say "[" or "a b") makes building the request URL throw
-// inside the listener: a 500 and a stack trace on stderr per request. Refuse it up front.
+// inside the listener: a 500 and a stack trace on stderr per request. Refuse it up front. The
+// pattern keeps the shape (a name or a bracketed address, an optional port); the URL parser the
+// listener uses then decides the rest — a port over 65535, "[1::2::3]", "[1.2.3.4]" or
+// "999.999.999.999" have the shape but are no host.
 const HOST_HEADER = /^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+const isHost = (value) => HOST_HEADER.test(value) && URL.canParse(`http://${value}`);
 
 // Probes answered here, before React Router: load balancers and orchestrators ask every few
 // seconds, and neither answer needs a route, a session or the Host header (docs/decisions/031).
@@ -125,7 +129,7 @@ const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
   if (shuttingDown) res.setHeader("Connection", "close");
   const probe = PROBES[req.url.split("?", 1)[0]];
   if (probe) return answerProbe(req, res, probe);
-  if (!HOST_HEADER.test(req.headers.host ?? "")) return badRequest(res);
+  if (!isHost(req.headers.host ?? "")) return badRequest(res);
   if (!toOriginForm(req, res)) return;
   // The TCP peer, for the client address (rate limits, audit, sessions): only ever the socket's,
   // never a header a client sent. app/auth/client-address.server.ts normalises it and decides,

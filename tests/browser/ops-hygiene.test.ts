@@ -59,6 +59,34 @@ describe("request targets other than a path", () => {
   });
 });
 
+describe("Host headers the URL parser refuses", () => {
+  // Each passes a plain "name or [address], optional port" shape but is not a host: a port over
+  // 65535, an IPv6 literal with too many colons or two "::", an IPv4 address in brackets, an
+  // IPv4-looking name with octets over 255. Building the request URL from them threw: 500.
+  it.each(["localhost:99999", "localhost:65536", "[:::]", "[1::2::3]", "[1.2.3.4]", "999.999.999.999", "1.2.3.256:80"])(
+    "Host: %s answers 400",
+    async (bad) => {
+      const res = await send(`GET /auth/session HTTP/1.1\r\nHost: ${bad}`);
+      expectNoLeak(res);
+      expect(res.status).toBe(400);
+      expect(res.body).toBe('"Bad request."');
+    },
+  );
+
+  it("the highest port, an IPv6 literal and a name still reach the app", async () => {
+    for (const good of ["localhost:65535", "[::1]", `[::1]:${port}`, "127.0.0.1", "vestibule.example"]) {
+      const res = await send(`GET /auth/providers HTTP/1.1\r\nHost: ${good}`);
+      expectNoLeak(res);
+      expect(res.status, good).toBe(200);
+    }
+  });
+
+  it("left no stack trace and no ERR_INVALID_URL in the log", () => {
+    expect(app.logs()).not.toMatch(STACK_TRACE);
+    expect(app.logs()).not.toMatch(/ERR_INVALID_URL/);
+  });
+});
+
 describe("header blocks over 16 KiB", () => {
   it("a 15 KiB cookie is served; a 17 KiB cookie, or many headers over 16 KiB, get 431", async () => {
     const fits = await send(`GET /auth/session HTTP/1.1\r\nHost: ${host}\r\nCookie: big=${"x".repeat(15 * 1024)}`);
