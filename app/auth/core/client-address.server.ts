@@ -117,3 +117,23 @@ export function selectClientAddress(peer: string | null, forwardedFor: string | 
   }
   return client;
 }
+
+/**
+ * What the limits count a client address as (contract §10; never the audit trail or sessions,
+ * which keep the whole address): an IPv4 address itself, an IPv6 address its /64. One subscriber
+ * or host gets a whole /64 and may use any address in it (privacy extensions rotate them on their
+ * own), so counting single IPv6 addresses would give one machine 2^64 budgets. `address` is a
+ * normalizeAddress result.
+ */
+export function limitClientKey(address: string): string {
+  if (!isIPv6(address)) return address;
+  const [head = "", tail] = address.split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  if (groups.length !== 8 || !groups.every((g) => /^[0-9a-f]{1,4}$/i.test(g))) return address;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(":")}::/64`;
+}

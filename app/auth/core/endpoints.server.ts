@@ -5,7 +5,7 @@ import { z } from "zod";
 import { BadRequestError, CLIENT_LOG_BODY_LIMIT, readBody, refusedBodyResponse } from "./body.server";
 import { ensureCsrfToken, verifyCsrf } from "./csrf.server";
 import { log } from "./log.server";
-import { countHit } from "./limits.server";
+import { clientSubject, countHit } from "./limits.server";
 import { authRequest, clientAddress } from "./request.server";
 import { badRequest, jsonResponse } from "./respond.server";
 import { getSession } from "./session.server";
@@ -49,8 +49,8 @@ export async function clientLogResponse(request: Request): Promise<Response> {
   if (!verifyCsrf(ar, raw.csrfToken)) return new Response(null, { status: 403 });
   const parsed = ClientLog.safeParse(raw);
   if (!parsed.success) return badRequest();
-  const subject = clientAddress(ar) ?? "unknown";
-  const refused = await countHit(ar.config.rateLimits, "CLIENT_LOG", subject);
+  const client = clientAddress(ar);
+  const refused = await countHit(ar.config.rateLimits, "CLIENT_LOG", clientSubject(client));
   if (refused) return new Response(null, { status: 429, headers: { "Retry-After": String(refused.retryAfterSeconds) } });
   let metadata = parsed.data.metadata;
   // Form posts carry metadata as a JSON string.
@@ -65,7 +65,7 @@ export async function clientLogResponse(request: Request): Promise<Response> {
     code: parsed.data.code,
     message: parsed.data.message,
     metadata,
-    client: subject,
+    client: client ?? "unknown",
     userAgent: request.headers.get("User-Agent"),
   });
   return new Response(null, { status: 200 });

@@ -3,6 +3,7 @@
 // store, so every instance sharing the database counts the same attempts (ADR 035).
 import { RateLimiterPrisma } from "rate-limiter-flexible";
 import { db } from "../../db/client.server";
+import { limitClientKey } from "./client-address.server";
 import { sha256hex } from "./crypto.server";
 import {
   DEFAULT_LIMITS,
@@ -98,15 +99,22 @@ function credentialsCounters({ address, client, deviceId }: CredentialsAttempt):
   // A browser that has signed in to this account before spends only its own budget, so failures
   // made on purpose from elsewhere (or from the owner's own network) cannot lock it out.
   if (deviceId !== null) return { counted: [{ name: "CREDENTIALS_DEVICE", subject: subjectKey(deviceId, address) }], resetOnSuccess: 1 };
-  // Without a known client address (no TCP peer: only in-process callers) every such request is
-  // one client, so the pair and client limits still apply.
-  const who = client ?? "unknown";
+  const who = clientSubject(client);
   const counters: Counter[] = [
     { name: "CREDENTIALS_ACCOUNT_CLIENT", subject: subjectKey(address, who) },
     { name: "CREDENTIALS_CLIENT", subject: subjectKey(who) },
     { name: "CREDENTIALS_ACCOUNT", subject: subjectKey(address) },
   ];
   return { counted: counters, resetOnSuccess: 1 };
+}
+
+/**
+ * The client as the limits count it: an IPv6 address by its /64 (limitClientKey). Without a known
+ * client address (no TCP peer: only in-process callers) every such request is one client, so the
+ * pair and client limits still apply.
+ */
+export function clientSubject(client: string | null): string {
+  return client === null ? "unknown" : limitClientKey(client);
 }
 
 /**
@@ -142,9 +150,10 @@ export function isLimitRefusal(value: LimitRefusal | CredentialsReservation): va
  */
 export async function countEmailSend(limits: LimitTable, address: string, client: string | null): Promise<LimitRefusal | null> {
   if (client !== null) {
-    const refused = await firstExhausted(limits, [{ name: "EMAIL_CLIENT", subject: subjectKey(client) }]);
+    const clientCounter = { name: "EMAIL_CLIENT", subject: subjectKey(clientSubject(client)) } as const;
+    const refused = await firstExhausted(limits, [clientCounter]);
     if (refused) return refused;
-    const raced = await countOn(limits, [{ name: "EMAIL_CLIENT", subject: subjectKey(client) }]);
+    const raced = await countOn(limits, [clientCounter]);
     if (raced) return raced;
   }
   const address_ = { name: "EMAIL_ADDRESS", subject: subjectKey(address) } as const;

@@ -2,6 +2,7 @@
 // AUTH_TRUSTED_PROXIES says which peers are proxies; then the rightmost X-Forwarded-For entry that
 // is not a trusted proxy. The leftmost entries are whatever the client wrote.
 import { describe, expect, it } from "vitest";
+import { limitClientKey } from "../../../app/auth/core/client-address.server";
 import { ConfigError } from "../../../app/auth/core/config.server";
 import { clientAddress } from "../../../app/auth/core/request.server";
 import { requestFor, testConfig } from "../support";
@@ -147,5 +148,27 @@ describe("AUTH_TRUSTED_PROXIES validation", () => {
   it("unset or empty means no proxies", () => {
     expect(testConfig({}).trustedProxies).toBeNull();
     expect(testConfig({ AUTH_TRUSTED_PROXIES: "" }).trustedProxies).toBeNull();
+  });
+});
+
+describe("limitClientKey: what the limits count a client as", () => {
+  it.each([
+    ["192.0.2.1", "192.0.2.1"],
+    ["2001:db8:a:b:1:2:3:4", "2001:db8:a:b::/64"],
+    ["2001:db8:a:b::", "2001:db8:a:b::/64"],
+    ["2001:db8::1", "2001:db8:0:0::/64"],
+    ["2001:db8:0:0:ffff::1", "2001:db8:0:0::/64"],
+    ["::1", "0:0:0:0::/64"],
+    ["fe80::1:2", "fe80:0:0:0::/64"],
+    ["2001:db8:a:b:c:d:e:f", "2001:db8:a:b::/64"],
+    ["2001:db8:a:c::1", "2001:db8:a:c::/64"],
+  ])("%s → %s", (address, key) => {
+    expect(limitClientKey(address)).toBe(key);
+  });
+
+  it("gives every address of one /64 the same key, and neighbouring /64s their own", () => {
+    const one = new Set(["2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2:abcd::9"].map(limitClientKey));
+    expect(one.size).toBe(1);
+    expect(limitClientKey("2001:db8:1:3::1")).not.toBe(limitClientKey("2001:db8:1:2::1"));
   });
 });
