@@ -60,8 +60,20 @@ export function parseCookieHeader(header: string | null): Map<string, string> {
   return out;
 }
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * `value` with every lone surrogate (half of a UTF-16 pair, e.g. from a JSON body's "\ud800" or a
+ * cut made in the middle of a pair) replaced by U+FFFD: what String#toWellFormed does, and what
+ * UTF-8 can encode at all.
+ */
+export function wellFormed(value: string): string {
+  return value.replace(LONE_SURROGATE, "\ufffd");
+}
+
+/** Never throws: a lone surrogate (which encodeURIComponent refuses) is written as U+FFFD. */
 export function serializeCookie(name: string, value: string, options: CookieOptions): string {
-  const parts = [`${name}=${encodeURIComponent(value)}`];
+  const parts = [`${name}=${encodeURIComponent(wellFormed(value))}`];
   if (options.maxAge !== undefined) parts.push(`Max-Age=${Math.floor(options.maxAge)}`);
   parts.push("Path=/");
   if (options.expires) parts.push(`Expires=${options.expires.toUTCString()}`);

@@ -6,13 +6,26 @@
 // browser's history, in proxy and server logs and in bookmarks; the cookie leaves it nowhere once
 // the page showed it. The password is never kept, and JSON-mode callers (next-auth/react) hold
 // what they sent, so they get no cookie.
-import { expireCookie, serializeCookie } from "../core/cookies.server";
+import { expireCookie, serializeCookie, wellFormed } from "../core/cookies.server";
 import { MAX_EMAIL_ADDRESS_LENGTH } from "../core/email-address";
 import type { FlowContext } from "../signin/provider";
 import type { AuthRequest } from "../core/request.server";
 
 /** Seconds: enough to follow the redirect to the sign-in page, which clears it at once. */
 export const KEPT_ADDRESS_MAX_AGE = 60;
+
+/**
+ * What is kept of the typed text: well-formed (a JSON body can carry a lone surrogate) and at most
+ * MAX_EMAIL_ADDRESS_LENGTH UTF-16 units, cut between characters, never inside a surrogate pair.
+ */
+export function keepable(typed: string): string {
+  let kept = "";
+  for (const ch of wellFormed(typed)) {
+    if (kept.length + ch.length > MAX_EMAIL_ADDRESS_LENGTH) break;
+    kept += ch;
+  }
+  return kept;
+}
 
 /** A credentials callback's answer, plus the typed address when it sends the visitor back to the form. */
 export function keepAddressOnRefusal(ctx: FlowContext, response: Response): Response {
@@ -22,10 +35,7 @@ export function keepAddressOnRefusal(ctx: FlowContext, response: Response): Resp
   const typed = ctx.body.email;
   if (typeof typed !== "string" || typed.trim() === "") return response;
   const headers = new Headers(response.headers);
-  headers.append(
-    "Set-Cookie",
-    serializeCookie(ctx.ar.names.signinEmail, typed.slice(0, MAX_EMAIL_ADDRESS_LENGTH), { secure: ctx.ar.secure, maxAge: KEPT_ADDRESS_MAX_AGE }),
-  );
+  headers.append("Set-Cookie", serializeCookie(ctx.ar.names.signinEmail, keepable(typed), { secure: ctx.ar.secure, maxAge: KEPT_ADDRESS_MAX_AGE }));
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 

@@ -24,7 +24,7 @@ import * as homeRoute from "../../../app/routes/home";
 import * as welcomeRoute from "../../../app/routes/welcome";
 import { createUser, PASSWORD, signIn, withEnv } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
-import { callRoute, CookieJar, get, post } from "../../support/http";
+import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http";
 import { startTestIdp, type TestIdp } from "../../support/idp";
 import { startSmtpSink, type SmtpSink } from "../../support/smtp-sink";
 import { authorizationUrlOf, startSignIn } from "../../support/oauth-flow";
@@ -271,3 +271,41 @@ describe(`cookie values never cause a server error (${dbLabel})`, () => {
     );
   });
 });
+
+describe(`body values never cause a server error (${dbLabel})`, () => {
+  const callback = calls().find((c) => c.name === "POST /auth/callback/credentials")!;
+
+  /** A refused password with `email` typed, as a form or a JSON body; the error code it lands on. */
+  async function refusedWith(email: string, json: boolean): Promise<string | null> {
+    await testDb().limitCounter.deleteMany();
+    const jar = new CookieJar();
+    const csrfToken = await fetchCsrf(jar);
+    const body = { csrfToken, email, password: "not the password" };
+    const res = await run(callback, post(callback.path, body, { jar, json, headers: { Origin: ORIGINS.http } }));
+    expect(res.status, JSON.stringify(email)).toBe(302);
+    return new URL(res.headers.get("Location")!).searchParams.get("error");
+  }
+
+  test("an address cut inside a surrogate pair (253 × a + 😀), and a lone surrogate in JSON: CredentialsSignin, not Configuration", async () => {
+    expect(await refusedWith("a".repeat(253) + "😀", false)).toBe("CredentialsSignin");
+    expect(await refusedWith("a".repeat(253) + "😀", true)).toBe("CredentialsSignin");
+    expect(await refusedWith("\ud800", true)).toBe("CredentialsSignin");
+    expect(await refusedWith("ada@example.com\udc00", true)).toBe("CredentialsSignin");
+  });
+
+  test("property: any typed address with a wrong password lands on CredentialsSignin", async () => {
+    const anyUtf16 = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 300 }),
+      fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 1, maxLength: 300 }).map((units) => String.fromCharCode(...units)),
+      fc.tuple(fc.nat({ max: 260 }), fc.string({ unit: "binary", minLength: 1, maxLength: 3 })).map(([n, tail]) => "a".repeat(n) + tail),
+    );
+    await fc.assert(
+      fc.asyncProperty(anyUtf16, fc.boolean(), async (email, json) => {
+        // A form body cannot carry a lone surrogate (URLSearchParams writes U+FFFD); JSON can.
+        expect(await refusedWith(email, json)).toBe("CredentialsSignin");
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
+

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import * as signinRoute from "../../../app/routes/auth/signin";
+import * as callbackRoute from "../../../app/routes/auth/callback";
 import * as signoutRoute from "../../../app/routes/auth/signout";
 import * as errorRoute from "../../../app/routes/auth/error";
 import * as logRoute from "../../../app/routes/auth/log";
@@ -88,6 +89,24 @@ describe("sign-in page", () => {
       const json = await signIn(new CookieJar(), typed, "wrong password", { json: "true" });
       expect(await json.res.json()).toEqual({ url: expect.stringContaining("error=CredentialsSignin") });
       expect(json.res.headers.getSetCookie().filter((c) => KEPT.test(c))).toEqual([]);
+    });
+
+    it("keeps at most 254 UTF-16 units, cut between characters, and never a lone surrogate", async () => {
+      for (const [sent, shown] of [
+        ["a".repeat(253) + "😀", "a".repeat(253)],
+        ["a".repeat(252) + "😀", "a".repeat(252) + "😀"],
+        ["ada\ud800@example.com", "ada\ufffd@example.com"],
+      ] as const) {
+        const jar = new CookieJar();
+        const csrfToken = await fetchCsrf(jar);
+        const res = await callRoute(callbackRoute.action, post("/auth/callback/credentials", { csrfToken, email: sent, password: "wrong" }, { jar, json: true }), {
+          provider: "credentials",
+        });
+        expect(res).toHaveErrorRedirect("CredentialsSignin");
+        jar.apply(res);
+        const page = await callRoute(signinRoute.loader, get("/auth/signin?error=CredentialsSignin&code=credentials", { jar }));
+        expect((await page.json()).email).toBe(shown);
+      }
     });
 
     it("is ignored, and cleared, on a page that is not a refused password, or when it is too long", async () => {

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   CHUNK_SIZE,
@@ -28,6 +29,32 @@ describe("cookie names", () => {
   it("serializes HttpOnly, SameSite=Lax, Path=/ and Secure only when asked", () => {
     expect(serializeCookie("a", "x|y", { secure: false })).toBe("a=x%7Cy; Path=/; HttpOnly; SameSite=Lax");
     expect(serializeCookie("a", "v", { secure: true, maxAge: 900 })).toBe("a=v; Max-Age=900; Path=/; HttpOnly; Secure; SameSite=Lax");
+  });
+});
+
+describe("serializeCookie on any string", () => {
+  /** Any UTF-16 string, lone surrogates (which JSON bodies can carry as \\ud800) included. */
+  const anyUtf16 = fc.oneof(
+    fc.string({ unit: "binary", maxLength: 40 }),
+    fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 40 }).map((units) => String.fromCharCode(...units)),
+  );
+
+  it("never throws, writes only cookie-safe characters, and reads back as the well-formed value", () => {
+    fc.assert(
+      fc.property(anyUtf16, (value) => {
+        const header = serializeCookie("a", value, { secure: false });
+        expect(header).toMatch(/^a=[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*; Path=\/; HttpOnly; SameSite=Lax$/);
+        const written = header.slice(2, header.indexOf(";"));
+        const wellFormed = (value as string & { toWellFormed(): string }).toWellFormed();
+        expect(parseCookieHeader(`a=${written}`).get("a")).toBe(wellFormed);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it.each([["\ud800"], ["x\udfffy"], ["a".repeat(253) + "\ud83d"]])("writes a lone surrogate as U+FFFD: %#", (value) => {
+    expect(() => serializeCookie("a", value, { secure: false })).not.toThrow();
+    expect(serializeCookie("a", value, { secure: false })).toContain("%EF%BF%BD");
   });
 });
 
