@@ -2,12 +2,13 @@
 import { data, redirect } from "react-router";
 import { z } from "zod";
 import { db } from "~/db/client.server";
-import { recordEvent, updateSessionData } from "~/auth/accounts";
-import { BadRequestError, clientAddress, endSession, ensureCsrfToken, headersWith, listSessions, readBody, requireSession, revokeAllSessions, revokeSession, verifyCsrf } from "~/auth/core";
+import { eventSource, recentEvents, recordEvent, updateSessionData } from "~/auth/accounts";
+import { BadRequestError, endSession, ensureCsrfToken, headersWith, listSessions, readBody, reissueSession, requireSession, revokeSession, revokeUserSessions, verifyCsrf } from "~/auth/core";
 import { emailChangeAvailable } from "~/auth/email";
 import { findProvider } from "~/auth/signin";
 import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
+import { idField } from "~/auth/core/ids";
 
 export async function accountPageData(request: Request) {
   const { ar, session, setCookies } = await requireSession(request);
@@ -30,7 +31,8 @@ export async function accountPageData(request: Request) {
     throw redirect("/", { headers: headersWith(ended.setCookies) });
   }
   const strategy = ar.config.sessionStrategy;
-  const sessions = strategy === "database" ? await listSessions(session.userId, session.sessionId) : [];
+  const [sessions, events] = await Promise.all([listSessions(session.userId, session.sessionId), recentEvents(session.userId)]);
+  const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
   const updated = ar.url.searchParams.get("updated");
   return {
     data: {
@@ -56,14 +58,25 @@ export async function accountPageData(request: Request) {
         id: s.id,
         current: s.current,
         userAgent: s.userAgent,
+        method: methodName(s.method),
         createdAt: s.createdAt.toISOString(),
         lastUsedAt: s.lastUsedAt.toISOString(),
+      })),
+      events: events.map((e) => ({
+        id: e.id,
+        type: e.type,
+        at: e.at.toISOString(),
+        ip: e.ip,
+        userAgent: e.userAgent,
+        method: methodName(e.provider),
       })),
       notice:
         updated === "profile"
           ? "Your profile was saved."
           : updated === "session"
             ? "That device was signed out."
+            : updated === "others"
+              ? "Every other device was signed out."
             : updated === "email"
               ? "Your e-mail address was changed."
               : null,
@@ -74,7 +87,8 @@ export async function accountPageData(request: Request) {
 
 const Intent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("update-profile"), name: z.string() }),
-  z.object({ intent: z.literal("revoke-session"), sessionId: z.string().min(1).max(64) }),
+  z.object({ intent: z.literal("revoke-session"), sessionId: idField() }),
+  z.object({ intent: z.literal("revoke-others") }),
   z.object({ intent: z.literal("revoke-all") }),
 ]);
 
@@ -111,7 +125,7 @@ export async function accountAction(request: Request) {
   if (input.intent === "revoke-session") {
     const removed = await revokeSession(session.userId, input.sessionId);
     if (!removed) return data({ formError: "That session no longer exists.", fieldErrors: {} }, { status: 404 });
-    await recordEvent("session-revoked", { userId: session.userId, ip: clientAddress(ar), detail: { scope: "one" } });
+    await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "one" } });
     if (input.sessionId === session.sessionId) {
       const ended = await endSession(ar);
       throw redirect("/", { headers: headersWith(ended.setCookies) });
@@ -119,10 +133,16 @@ export async function accountAction(request: Request) {
     throw redirect("/account?updated=session");
   }
 
-  // revoke-all: every database session of the user, this one included; a stateless JWT cookie
-  // can only be cleared on this device.
-  const count = await revokeAllSessions(session.userId);
-  await recordEvent("session-revoked", { userId: session.userId, ip: clientAddress(ar), detail: { scope: "all", count } });
+  if (input.intent === "revoke-others") {
+    const count = await revokeUserSessions(session.userId, { except: session.sessionId });
+    await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "others", count } });
+    // This device's jwt cookie is issued again after the cut-off the revocation wrote.
+    throw redirect("/account?updated=others", { headers: headersWith(await reissueSession(ar)) });
+  }
+
+  // revoke-all: every session of the user, of both strategies, this one included.
+  const count = await revokeUserSessions(session.userId);
+  await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "all", count } });
   const ended = await endSession(ar);
   throw redirect("/", { headers: headersWith(ended.setCookies) });
 }

@@ -1,7 +1,9 @@
 import { data, Form, useNavigation } from "react-router";
 import { CsrfField, Field } from "~/components/auth-forms";
 import { EmailChangeSection } from "~/components/email-change-section";
+import { ActivitySection } from "~/components/activity-section";
 import { LinkedAccountsSection } from "~/components/linked-accounts-section";
+import { SessionsSection } from "~/components/sessions-section";
 import { pageTitle } from "~/site";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
@@ -15,15 +17,8 @@ export async function loader({ request }: Route.LoaderArgs) {
 
 export const action = ({ request }: Route.ActionArgs) => accountAction(request);
 
-function describeDevice(userAgent: string | null) {
-  if (!userAgent) return "Unknown device";
-  const browser = /Firefox\//.test(userAgent) ? "Firefox" : /Edg\//.test(userAgent) ? "Edge" : /Chrom(e|ium)\//.test(userAgent) ? "Chrome" : /Safari\//.test(userAgent) ? "Safari" : null;
-  const os = /Windows/.test(userAgent) ? "Windows" : /Mac OS X/.test(userAgent) ? "macOS" : /Android/.test(userAgent) ? "Android" : /iPhone|iPad/.test(userAgent) ? "iOS" : /Linux/.test(userAgent) ? "Linux" : null;
-  return [browser, os].filter(Boolean).join(" on ") || userAgent.slice(0, 60);
-}
-
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, strategy, notice, emailChange, ways } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, emailChange, ways } = loaderData;
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
@@ -75,45 +70,9 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
 
       <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
 
-      <section className="card" aria-labelledby="sessions-heading">
-        <h2 id="sessions-heading">Where you are signed in</h2>
-        {strategy === "database" ? (
-          <>
-            <ul className="sessions">
-              {sessions.map((s) => (
-                <li key={s.id}>
-                  <div>
-                    <div>
-                      {describeDevice(s.userAgent)} {s.current ? <span className="badge">This device</span> : null}
-                    </div>
-                    <div className="muted">Last used {new Date(s.lastUsedAt).toUTCString()}</div>
-                  </div>
-                  <Form method="post">
-                    <CsrfField token={csrfToken} />
-                    <input type="hidden" name="intent" value="revoke-session" />
-                    <input type="hidden" name="sessionId" value={s.id} />
-                    <button type="submit" className="button secondary inline">
-                      Sign out of {s.current ? "this device" : "that device"}
-                    </button>
-                  </Form>
-                </li>
-              ))}
-            </ul>
-          </>
-        ) : (
-          <p className="muted">
-            Sessions are stateless encrypted cookies (AUTH_SESSION_STRATEGY=jwt): there is no list of devices to show, and
-            only the session on this device can be ended from here.
-          </p>
-        )}
-        <Form method="post">
-          <CsrfField token={csrfToken} />
-          <input type="hidden" name="intent" value="revoke-all" />
-          <button type="submit" className="button danger inline">
-            {strategy === "database" ? "Sign out everywhere" : "Sign out of this device"}
-          </button>
-        </Form>
-      </section>
+      <SessionsSection csrfToken={csrfToken} sessions={sessions} />
+
+      <ActivitySection events={events} />
     </main>
   );
 }

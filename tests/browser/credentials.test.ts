@@ -71,10 +71,10 @@ for (const strategy of ["jwt", "database"] as const) {
         await expect(page.locator("#profile-name").textContent()).resolves.toBe("Ada");
         const cookies = await context.cookies();
         expect(cookies.find((c) => c.name === "authjs.session-token")).toMatchObject({ httpOnly: true, sameSite: "Lax" });
-        // Database sessions list this device, marked; a stateless cookie has no list to show.
+        // Sessions of either strategy are listed, this device marked (contract section 11).
         const thisDevice = page.getByText("This device", { exact: true });
-        expect(await thisDevice.count()).toBe(strategy === "database" ? 1 : 0);
-        if (strategy === "database") expect(await thisDevice.isVisible()).toBe(true);
+        expect(await thisDevice.count()).toBe(1);
+        expect(await thisDevice.isVisible()).toBe(true);
 
         // Rename through the session update.
         if (javaScriptEnabled) await hydrated(page);

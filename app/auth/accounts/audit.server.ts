@@ -1,6 +1,11 @@
 // The audit trail (AuthEvent rows). Writing it never breaks the flow that reports it.
 import { db } from "../../db/client.server";
 import { log } from "../core/log.server";
+import { clientAddress, type AuthRequest } from "../core/request.server";
+
+const MAX_USER_AGENT = 512;
+/** How many events /account shows (contract section 11). */
+export const RECENT_EVENTS = 20;
 
 export type AuthEventType =
   | "signin"
@@ -17,7 +22,7 @@ export type AuthEventType =
 
 export async function recordEvent(
   type: AuthEventType,
-  fields: { userId?: string | null; ip?: string | null; detail?: Record<string, unknown> } = {},
+  fields: { userId?: string | null; ip?: string | null; userAgent?: string | null; detail?: Record<string, unknown> } = {},
 ) {
   try {
     await db().authEvent.create({
@@ -25,10 +30,40 @@ export async function recordEvent(
         type,
         userId: fields.userId ?? null,
         ip: fields.ip ?? null,
+        userAgent: fields.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
         detail: fields.detail ? JSON.stringify(fields.detail) : null,
       },
     });
   } catch (error) {
     log("error", "audit-write-failed", { type, error });
+  }
+}
+
+/** Where an event came from: the client address and the device (User-Agent) of the request. */
+export function eventSource(ar: AuthRequest): { ip: string | null; userAgent: string | null } {
+  return { ip: clientAddress(ar), userAgent: ar.request.headers.get("User-Agent") };
+}
+
+export type RecentEvent = { id: string; type: string; at: Date; ip: string | null; userAgent: string | null; provider: string | null };
+
+/** The user's latest events, newest first; of each detail only the provider id is shown. */
+export async function recentEvents(userId: string, take = RECENT_EVENTS): Promise<RecentEvent[]> {
+  const rows = await db().authEvent.findMany({
+    where: { userId },
+    orderBy: [{ at: "desc" }, { id: "desc" }],
+    take,
+    select: { id: true, type: true, at: true, ip: true, userAgent: true, detail: true },
+  });
+  return rows.map(({ detail, ...r }) => ({ ...r, provider: providerOf(detail) }));
+}
+
+function providerOf(detail: string | null): string | null {
+  if (!detail) return null;
+  try {
+    const parsed: unknown = JSON.parse(detail);
+    const provider = parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>).provider : null;
+    return typeof provider === "string" ? provider : null;
+  } catch {
+    return null;
   }
 }

@@ -1,3 +1,3 @@
 // What app/routes use from accounts: the audit trail and profile updates.
-export { recordEvent } from "./audit.server";
+export { eventSource, recentEvents, recordEvent } from "./audit.server";
 export { sessionUpdateResponse, updateSessionData } from "./profile.server";

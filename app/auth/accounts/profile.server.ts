@@ -3,10 +3,10 @@
 import { z } from "zod";
 import { BadRequestError, readBody, refusedBodyResponse } from "../core/body.server";
 import { verifyCsrf } from "../core/csrf.server";
-import { authRequest, clientAddress } from "../core/request.server";
+import { authRequest } from "../core/request.server";
 import { jsonResponse } from "../core/respond.server";
 import { endSession, getSession, refreshSession } from "../core/session.server";
-import { recordEvent } from "./audit.server";
+import { eventSource, recordEvent } from "./audit.server";
 import { ProfileUpdate, updateProfile } from "./users.server";
 
 const SessionUpdateBody = z.object({ csrfToken: z.unknown(), data: z.unknown().optional() });
@@ -52,7 +52,7 @@ export async function updateSessionData(
     const ended = await endSession(ar);
     return { session: null, setCookies: ended.setCookies };
   }
-  await recordEvent("session-update", { userId: user.id, ip: clientAddress(ar), detail: { fields: Object.keys(parsed.data) } });
+  await recordEvent("session-update", { userId: user.id, ...eventSource(ar), detail: { fields: Object.keys(parsed.data) } });
   const refreshed = await refreshSession(ar, user);
   return { session: refreshed.session?.data ?? null, setCookies: refreshed.setCookies };
 }

@@ -8,4 +8,4 @@ export { jsonRedirectMiddleware } from "./json-mode.server";
 export { errorPageData, headersWith, optionalSession, requireSession } from "./page-session.server";
 export { clientAddress, type AuthRequest } from "./request.server";
 export { badRequest } from "./respond.server";
-export { endSession, listSessions, revokeAllSessions, revokeSession } from "./session.server";
+export { endSession, listSessions, reissueSession, revokeSession, revokeUserSessions } from "./session.server";

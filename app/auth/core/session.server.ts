@@ -1,11 +1,18 @@
-// Sessions (contract §6): the `jwt` and `database` strategies behind one interface. Both roll:
-// using a session re-issues its cookie with a fresh expiry at most once per update age.
+// Sessions (contract §6, §11): the `jwt` and `database` strategies behind one interface. Both roll:
+// using a session re-issues its cookie with a fresh expiry at most once per update age. Both are
+// listed and ended from /account: a database session is its row; a jwt session carries a `sid`
+// claim naming a row written at sign-in and at each roll (never per request), and ending it is
+// enforced through the in-memory revocation list (revocation.server.ts, ADR 036).
+import { randomUUID } from "node:crypto";
 import type { JWTPayload } from "jose";
 import { db } from "../../db/client.server";
+import { SESSION_MAX_AGE } from "./config.server";
 import { chunkNames, clearChunkedCookie, readChunkedCookie, serializeCookie, writeChunkedCookie } from "./cookies.server";
 import { randomToken, sha256hex } from "./crypto.server";
 import { encodeJwt, tryDecodeJwt } from "./jwt.server";
+import { log } from "./log.server";
 import type { AuthRequest } from "./request.server";
+import { isRevoked, noteRevoked, revocationsReady } from "./revocation.server";
 
 /** The user as a session carries it. */
 export type SessionUser = { id: string; name: string | null; email: string | null; image: string | null };
@@ -19,7 +26,7 @@ export type SessionData = {
 export type CurrentSession = {
   data: SessionData;
   userId: string;
-  /** The database row's id (database strategy), for "sign out of this device". */
+  /** The session's row id — the database row, or the jwt cookie's `sid` (null: a cookie minted without one). */
   sessionId: string | null;
 };
 
@@ -29,6 +36,7 @@ const DB_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 /** How stale `lastUsedAt` may get before a read writes it (the expiry itself rolls daily). */
 const LAST_USED_PRECISION_MS = 60 * 60 * 1000;
 const MAX_USER_AGENT = 512;
+const MAX_SID = 64;
 
 function clearSessionCookies(ar: AuthRequest): string[] {
   return clearChunkedCookie(ar.cookies, ar.names.sessionToken, ar.secure);
@@ -44,11 +52,30 @@ function withoutRegistered(payload: JWTPayload): Record<string, unknown> {
 }
 
 const str = (v: unknown) => (typeof v === "string" ? v : null);
+const sidOf = (payload: JWTPayload) => {
+  const sid = str(payload.sid);
+  return sid && sid.length <= MAX_SID ? sid : null;
+};
+const userAgentOf = (ar: AuthRequest) => ar.request.headers.get("User-Agent")?.slice(0, MAX_USER_AGENT) ?? null;
 
-async function writeJwtCookie(ar: AuthRequest, claims: Record<string, unknown>, now: Date) {
-  const { sessionMaxAge } = ar.config;
-  const token = await encodeJwt({ payload: claims, secrets: ar.config.secrets, salt: ar.names.sessionToken, maxAge: sessionMaxAge, now });
-  const expires = new Date(Math.floor(now.getTime() / 1000) * 1000 + sessionMaxAge * 1000);
+/**
+ * Seconds the cookie may live from `now`: the max age, shortened so that no session outlives
+ * AUTH_SESSION_ABSOLUTE_MAX_AGE from its sign-in (seconds since the epoch).
+ */
+function lifetime(ar: AuthRequest, signedInAt: number, now: Date): number {
+  const { sessionMaxAge, sessionAbsoluteMaxAge } = ar.config;
+  if (sessionAbsoluteMaxAge === null) return sessionMaxAge;
+  return Math.min(sessionMaxAge, signedInAt + sessionAbsoluteMaxAge - Math.floor(now.getTime() / 1000));
+}
+
+function pastAbsoluteMaxAge(ar: AuthRequest, signedInAt: number, now: Date): boolean {
+  const max = ar.config.sessionAbsoluteMaxAge;
+  return max !== null && now.getTime() / 1000 - signedInAt >= max;
+}
+
+async function writeJwtCookie(ar: AuthRequest, claims: Record<string, unknown>, now: Date, maxAge = ar.config.sessionMaxAge) {
+  const token = await encodeJwt({ payload: claims, secrets: ar.config.secrets, salt: ar.names.sessionToken, maxAge, now });
+  const expires = new Date(Math.floor(now.getTime() / 1000) * 1000 + maxAge * 1000);
   return { expires, setCookies: writeChunkedCookie(ar.cookies, ar.names.sessionToken, token, { secure: ar.secure, expires }) };
 }
 
@@ -56,12 +83,39 @@ function dbCookie(ar: AuthRequest, token: string, expires: Date) {
   return serializeCookie(ar.names.sessionToken, token, { secure: ar.secure, expires });
 }
 
-/** Reads the session; `roll` (default true) refreshes it when it was last extended over a day ago. */
-export async function getSession(ar: AuthRequest, { roll = true, now = new Date() } = {}): Promise<SessionResult> {
-  return ar.config.sessionStrategy === "database" ? getDatabaseSession(ar, roll, now) : getJwtSession(ar, roll, now);
+/** The jwt session's row, written at sign-in and at each roll so /account can list it. */
+async function recordJwtSession(
+  ar: AuthRequest,
+  row: { sid: string; userId: string; method: string | null; signedInAt: number; expires: Date },
+  now: Date,
+) {
+  await db().session.upsert({
+    where: { id: row.sid },
+    create: {
+      id: row.sid,
+      kind: "jwt",
+      userId: row.userId,
+      method: row.method,
+      expires: row.expires,
+      createdAt: new Date(row.signedInAt * 1000),
+      lastUsedAt: now,
+      userAgent: userAgentOf(ar),
+    },
+    // Never clears revokedAt: a roll racing a revocation does not bring the session back.
+    update: { expires: row.expires, lastUsedAt: now },
+  });
 }
 
-async function getJwtSession(ar: AuthRequest, roll: boolean, now: Date): Promise<SessionResult> {
+/**
+ * Reads the session; `roll` (default true) refreshes it when it was last extended over a day ago,
+ * "now" re-issues it at once (a jwt cookie then carries this second as its issue time, which keeps
+ * it past a cut-off written just before).
+ */
+export async function getSession(ar: AuthRequest, { roll = true as boolean | "now", now = new Date() } = {}): Promise<SessionResult> {
+  return ar.config.sessionStrategy === "database" ? getDatabaseSession(ar, roll !== false, now) : getJwtSession(ar, roll, now);
+}
+
+async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date): Promise<SessionResult> {
   const raw = readChunkedCookie(ar.cookies, ar.names.sessionToken);
   if (!raw) {
     // Orphaned chunks (say .1 without .0) read as absent; clear them so they stop being sent.
@@ -71,13 +125,28 @@ async function getJwtSession(ar: AuthRequest, roll: boolean, now: Date): Promise
   const sub = str(payload?.sub);
   if (!payload || !sub || typeof payload.exp !== "number") return { session: null, setCookies: clearSessionCookies(ar) };
 
+  const iat = typeof payload.iat === "number" ? payload.iat : 0;
+  // A cookie minted without these (by Auth.js, or before they existed) gets them at its next roll;
+  // until then its issue time stands for its sign-in.
+  let sid = sidOf(payload);
+  const signedInAt = typeof payload.auth_time === "number" ? payload.auth_time : iat;
+  const loading = revocationsReady();
+  if (loading) await loading;
+  if (isRevoked(sid, sub, iat) || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
+
   let exp = payload.exp;
   let setCookies: string[] = [];
-  const iat = typeof payload.iat === "number" ? payload.iat : 0;
-  if (roll && now.getTime() / 1000 - iat >= ar.config.sessionUpdateAge) {
-    const written = await writeJwtCookie(ar, withoutRegistered(payload), now);
+  if (roll === "now" || (roll && now.getTime() / 1000 - iat >= ar.config.sessionUpdateAge)) {
+    sid ??= randomUUID();
+    const written = await writeJwtCookie(ar, { ...withoutRegistered(payload), sid, auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
     exp = written.expires.getTime() / 1000;
     setCookies = written.setCookies;
+    try {
+      await recordJwtSession(ar, { sid, userId: sub, method: null, signedInAt, expires: written.expires }, now);
+    } catch (error) {
+      // The session keeps working; it is missing from /account's list until its next roll.
+      log("error", "session-record-failed", { error });
+    }
   }
   return {
     session: {
@@ -86,7 +155,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean, now: Date): Promise
         expires: new Date(exp * 1000).toISOString(),
       },
       userId: sub,
-      sessionId: null,
+      sessionId: sid,
     },
     setCookies,
   };
@@ -103,7 +172,7 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
     include: { user: { select: { name: true, email: true, image: true } } },
   });
   if (!row) return { session: null, setCookies: clearSessionCookies(ar) };
-  if (row.expires.getTime() <= now.getTime()) {
+  if (row.expires.getTime() <= now.getTime() || pastAbsoluteMaxAge(ar, row.createdAt.getTime() / 1000, now)) {
     await client.session.deleteMany({ where: { id: row.id } });
     return { session: null, setCookies: clearSessionCookies(ar) };
   }
@@ -112,7 +181,7 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
   const { sessionMaxAge, sessionUpdateAge } = ar.config;
   const lastExtended = row.expires.getTime() - sessionMaxAge * 1000;
   if (roll && now.getTime() - lastExtended >= sessionUpdateAge * 1000) {
-    expires = new Date(now.getTime() + sessionMaxAge * 1000);
+    expires = new Date(now.getTime() + lifetime(ar, Math.floor(row.createdAt.getTime() / 1000), now) * 1000);
     await client.session.update({ where: { id: row.id }, data: { expires, lastUsedAt: now } });
     setCookies = [dbCookie(ar, token, expires)];
   } else if (now.getTime() - row.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
@@ -124,23 +193,56 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
   };
 }
 
-/** Starts a session for `user` and returns its Set-Cookie headers. Ends a database session the request carried. */
-export async function createSession(ar: AuthRequest, user: SessionUser, now = new Date()): Promise<string[]> {
-  if (ar.config.sessionStrategy === "jwt") return (await writeJwtCookie(ar, claimsFor(user), now)).setCookies;
+/** The jwt cookie the request carries, decoded (or null). */
+async function carriedJwt(ar: AuthRequest, now: Date) {
+  const raw = readChunkedCookie(ar.cookies, ar.names.sessionToken);
+  return raw ? tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.sessionToken, now }) : null;
+}
+
+/** Ends one jwt session everywhere: its row is marked, and this process refuses it at once. */
+async function revokeJwtSessions(where: { userId?: string; id?: string | { in: string[] } | { not: string } }, now: Date) {
+  const client = db();
+  const rows = await client.session.findMany({
+    where: { ...where, kind: "jwt", revokedAt: null, expires: { gt: now } },
+    select: { id: true, expires: true },
+  });
+  if (rows.length === 0) return rows;
+  await client.session.updateMany({ where: { id: { in: rows.map((r) => r.id) }, revokedAt: null }, data: { revokedAt: now } });
+  noteRevoked(rows);
+  return rows;
+}
+
+/**
+ * Starts a session for `user`, signed in with `method` (a provider id), and returns its
+ * Set-Cookie headers. Ends the session the request carried, if any.
+ */
+export async function createSession(ar: AuthRequest, user: SessionUser, { method = null as string | null, now = new Date() } = {}): Promise<string[]> {
+  if (ar.config.sessionStrategy === "jwt") {
+    const previous = await carriedJwt(ar, now);
+    const previousSid = previous ? sidOf(previous) : null;
+    if (previousSid) await revokeJwtSessions({ id: previousSid }, now);
+    const sid = randomUUID();
+    const signedInAt = Math.floor(now.getTime() / 1000);
+    const written = await writeJwtCookie(ar, { ...claimsFor(user), sid, auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
+    await recordJwtSession(ar, { sid, userId: user.id, method, signedInAt, expires: written.expires }, now);
+    return written.setCookies;
+  }
   const previous = ar.cookies.get(ar.names.sessionToken);
   if (previous && DB_TOKEN_PATTERN.test(previous)) {
     await db().session.deleteMany({ where: { tokenHash: sha256hex(previous) } });
   }
   const token = randomToken(32);
-  const expires = new Date(now.getTime() + ar.config.sessionMaxAge * 1000);
+  const expires = new Date(now.getTime() + lifetime(ar, Math.floor(now.getTime() / 1000), now) * 1000);
   await db().session.create({
     data: {
+      kind: "database",
       tokenHash: sha256hex(token),
       userId: user.id,
+      method,
       expires,
       createdAt: now,
       lastUsedAt: now,
-      userAgent: ar.request.headers.get("User-Agent")?.slice(0, MAX_USER_AGENT) ?? null,
+      userAgent: userAgentOf(ar),
     },
   });
   // A JWT cookie from before a strategy switch may be chunked; expire any chunk besides the plain name.
@@ -153,15 +255,16 @@ export async function createSession(ar: AuthRequest, user: SessionUser, now = ne
 /** Re-issues the session after the user's profile changed (jwt: new claims; database: reads the row). */
 export async function refreshSession(ar: AuthRequest, user: SessionUser, now = new Date()): Promise<SessionResult> {
   if (ar.config.sessionStrategy === "jwt") {
-    const raw = readChunkedCookie(ar.cookies, ar.names.sessionToken);
-    const payload = raw ? await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.sessionToken, now }) : null;
-    const claims = { ...(payload ? withoutRegistered(payload) : {}), ...claimsFor(user) };
-    const written = await writeJwtCookie(ar, claims, now);
+    const payload = await carriedJwt(ar, now);
+    const iat = typeof payload?.iat === "number" ? payload.iat : Math.floor(now.getTime() / 1000);
+    const signedInAt = typeof payload?.auth_time === "number" ? payload.auth_time : iat;
+    const claims = { ...(payload ? withoutRegistered(payload) : {}), ...claimsFor(user), auth_time: signedInAt };
+    const written = await writeJwtCookie(ar, claims, now, lifetime(ar, signedInAt, now));
     return {
       session: {
         data: { user: { name: user.name, email: user.email, image: user.image }, expires: written.expires.toISOString() },
         userId: user.id,
-        sessionId: null,
+        sessionId: payload ? sidOf(payload) : null,
       },
       setCookies: written.setCookies,
     };
@@ -169,18 +272,22 @@ export async function refreshSession(ar: AuthRequest, user: SessionUser, now = n
   return getSession(ar, { roll: true, now });
 }
 
-/** Ends the request's session: deletes its row (database) and expires every session-cookie chunk. */
-export async function endSession(ar: AuthRequest): Promise<{ userId: string | null; setCookies: string[] }> {
-  const { session } = await getSession(ar, { roll: false });
+/** Ends the request's session: deletes its row (database) or revokes its sid (jwt), and expires every session-cookie chunk. */
+export async function endSession(ar: AuthRequest, now = new Date()): Promise<{ userId: string | null; setCookies: string[] }> {
+  const { session } = await getSession(ar, { roll: false, now });
   if (ar.config.sessionStrategy === "database") {
     const token = ar.cookies.get(ar.names.sessionToken);
     if (token && DB_TOKEN_PATTERN.test(token)) await db().session.deleteMany({ where: { tokenHash: sha256hex(token) } });
+  } else if (session?.sessionId) {
+    await revokeJwtSessions({ id: session.sessionId, userId: session.userId }, now);
   }
   return { userId: session?.userId ?? null, setCookies: clearSessionCookies(ar) };
 }
 
 export type DeviceSession = {
   id: string;
+  kind: "jwt" | "database";
+  method: string | null;
   createdAt: Date;
   lastUsedAt: Date;
   expires: Date;
@@ -188,24 +295,44 @@ export type DeviceSession = {
   current: boolean;
 };
 
-/** The user's live database sessions, newest use first. */
+/** The user's live sessions of both strategies, newest use first. */
 export async function listSessions(userId: string, currentSessionId: string | null, now = new Date()): Promise<DeviceSession[]> {
   const rows = await db().session.findMany({
-    where: { userId, expires: { gt: now } },
-    orderBy: { lastUsedAt: "desc" },
-    select: { id: true, createdAt: true, lastUsedAt: true, expires: true, userAgent: true },
+    where: { userId, expires: { gt: now }, revokedAt: null },
+    orderBy: [{ lastUsedAt: "desc" }, { createdAt: "desc" }],
+    select: { id: true, kind: true, method: true, createdAt: true, lastUsedAt: true, expires: true, userAgent: true },
   });
-  return rows.map((r) => ({ ...r, current: r.id === currentSessionId }));
+  return rows.map((r) => ({ ...r, kind: r.kind === "jwt" ? "jwt" : "database", current: r.id === currentSessionId }));
 }
 
-/** Deletes one of the user's sessions; false when it is not theirs or already gone. */
-export async function revokeSession(userId: string, sessionId: string): Promise<boolean> {
-  const { count } = await db().session.deleteMany({ where: { id: sessionId, userId } });
-  return count > 0;
+/** Ends one of the user's sessions, of either strategy; false when it is not theirs or already ended. */
+export async function revokeSession(userId: string, sessionId: string, now = new Date()): Promise<boolean> {
+  const { count } = await db().session.deleteMany({ where: { id: sessionId, userId, kind: "database" } });
+  if (count > 0) return true;
+  return (await revokeJwtSessions({ id: sessionId, userId }, now)).length > 0;
 }
 
-/** "Sign out everywhere": deletes every session row of the user. */
-export async function revokeAllSessions(userId: string): Promise<number> {
-  const { count } = await db().session.deleteMany({ where: { userId } });
-  return count;
+/**
+ * Ends every session of the user, of both strategies, but `except` (a session id) when given:
+ * "sign out everywhere", "sign out of other devices", a password or e-mail change. Besides each
+ * listed jwt session, a cut-off refuses every jwt cookie of the user issued before now (those
+ * minted without a sid, or rolled in this very moment); the caller re-issues the kept jwt cookie
+ * (getSession with roll "now") so that it is issued at or after the cut-off.
+ */
+export async function revokeUserSessions(userId: string, { except = null as string | null, now = new Date() } = {}): Promise<number> {
+  const client = db();
+  const keep = except ? { not: except } : undefined;
+  const { count } = await client.session.deleteMany({ where: { userId, kind: "database", ...(keep ? { id: keep } : {}) } });
+  const jwt = await revokeJwtSessions({ userId, ...(keep ? { id: keep } : {}) }, now);
+  const notBefore = new Date(Math.floor(now.getTime() / 1000) * 1000);
+  const expires = new Date(notBefore.getTime() + SESSION_MAX_AGE * 1000);
+  await client.sessionCutoff.upsert({ where: { userId }, create: { userId, notBefore, expires }, update: { notBefore, expires } });
+  noteRevoked([], { userId, notBefore, expires });
+  return count + jwt.length;
+}
+
+/** Issues the request's jwt cookie again now (after revokeUserSessions kept it); database sessions need nothing. */
+export async function reissueSession(ar: AuthRequest, now = new Date()): Promise<string[]> {
+  if (ar.config.sessionStrategy === "database") return [];
+  return (await getSession(ar, { roll: "now", now })).setCookies;
 }

@@ -11,7 +11,7 @@
 import { db } from "../../db/client.server";
 import { getMailer } from "../../mail/mailer.server";
 import { changeEmailMessage } from "../../mail/templates.server";
-import { recordEvent } from "../accounts/audit.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
 import { readBody } from "../core/body.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { normalizeEmailAddress } from "../core/email-address";
@@ -19,7 +19,7 @@ import { rateLimitedMessage } from "../core/errors";
 import { log } from "../core/log.server";
 import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
-import { getSession, refreshSession } from "../core/session.server";
+import { getSession, refreshSession, revokeUserSessions } from "../core/session.server";
 import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "./change";
 import { toSessionUser } from "../accounts/users.server";
 import { consumeToken, discardToken, issueToken, peekToken } from "./verification-token.server";
@@ -128,10 +128,13 @@ export async function confirmEmailChange(request: Request): Promise<EmailChangeO
   }
   if (!user) return { state: "invalid" };
 
-  await recordEvent("email-changed", { userId: user.id, ip: clientAddress(ar) });
-  // The browser that confirms may be the user's own: give its session the new address at once.
+  await recordEvent("email-changed", { userId: user.id, ...eventSource(ar) });
+  // The browser that confirms may be the user's own: it stays signed in, with the new address at
+  // once (its cookie re-issued after the cut-off); every other session of the user ends (ADR 036).
   const { session } = await getSession(ar, { roll: false });
-  if (session?.userId === user.id) {
+  const own = session?.userId === user.id;
+  await revokeUserSessions(user.id, { except: own ? session.sessionId : null });
+  if (own) {
     const refreshed = await refreshSession(ar, toSessionUser(user));
     return { state: "changed", address, signedIn: true, setCookies: refreshed.setCookies };
   }

@@ -2,7 +2,7 @@
 // outcome — a user, a protocol redirect, or a failure — into one response (creating the session
 // on success). Methods call runStrategy; this module never looks a provider up (the endpoint,
 // endpoint.server.ts, does), so it imports no method and not the registry.
-import { recordEvent } from "../accounts/audit.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
 import { BadRequestError, readBody, refusedBodyResponse, type Body } from "../core/body.server";
 import { toRelative } from "../core/callback-url.server";
 import { AuthError } from "../core/errors";
@@ -10,7 +10,7 @@ import { issueDeviceCookie } from "../core/device-cookie.server";
 import { retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
 import type { FlowContext } from "./provider";
-import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
+import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { createSession } from "../core/session.server";
 import type { SignInResult } from "../accounts/users.server";
@@ -56,7 +56,7 @@ export async function parsePost(request: Request): Promise<ParsedPost | Response
 /** Creates the session and sends the visitor on: to the callback URL, or to /welcome when new. */
 export async function completeSignIn(ctx: FlowContext, providerId: string, result: SignInResult): Promise<Response> {
   const { ar } = ctx;
-  const sessionCookies = await createSession(ar, result.user);
+  const sessionCookies = await createSession(ar, result.user, { method: providerId });
   // Every successful sign-in, whatever the method: this browser now has this account's own
   // credentials budget (contract section 10, ADR 035).
   if (result.user.email) {
@@ -64,7 +64,7 @@ export async function completeSignIn(ctx: FlowContext, providerId: string, resul
   }
   await recordEvent("signin", {
     userId: result.user.id,
-    ip: clientAddress(ar),
+    ...eventSource(ar),
     detail: { provider: providerId, isNewUser: result.isNewUser, strategy: ar.config.sessionStrategy },
   });
   const target = result.isNewUser

@@ -1,10 +1,10 @@
 // Sign-out (contract §3): CSRF-checked POST that ends the session and clears its cookies, then
 // runs the sign-out hooks the methods contribute through the registry (OAuth: token revocation,
 // federated sign-out); it knows no method itself.
-import { recordEvent } from "../accounts/audit.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
 import { resolveCallbackUrl } from "../core/callback-url.server";
 import { verifyCsrf } from "../core/csrf.server";
-import { clientAddress, type AuthRequest } from "../core/request.server";
+import type { AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { endSession } from "../core/session.server";
 import { failureResponse, parsePost } from "./flow.server";
@@ -46,7 +46,7 @@ export async function signOutAction(request: Request): Promise<Response> {
     if (userId) {
       const next = (await runSignOutHooks(ar, userId, url)).find((r): r is string => typeof r === "string");
       if (next) location = next;
-      await recordEvent("signout", { userId, ip: clientAddress(ar) });
+      await recordEvent("signout", { userId, ...eventSource(ar) });
     }
     return redirectResponse(location, { json, setCookies: [setCookie, ...setCookies] });
   } catch (error) {

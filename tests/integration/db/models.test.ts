@@ -218,6 +218,8 @@ describe(`models on ${dbLabel}`, () => {
     await db().authEvent.create({ data: { type: "x", userId: ada.id } });
     await db().verificationToken.create({ data: { identifier: "a", tokenHash: "t", expires: new Date() } });
     await db().rateLimit.create({ data: { key: "k", count: 1, windowStart: new Date() } });
+    await db().limitCounter.create({ data: { key: "k", points: 1 } });
+    await db().sessionCutoff.create({ data: { userId: ada.id, notBefore: new Date(), expires: new Date() } });
 
     await resetDatabase();
 
@@ -229,8 +231,10 @@ describe(`models on ${dbLabel}`, () => {
       db().authEvent.count(),
       db().verificationToken.count(),
       db().rateLimit.count(),
+      db().limitCounter.count(),
+      db().sessionCutoff.count(),
     ]);
-    expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0]);
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);
   });
 });

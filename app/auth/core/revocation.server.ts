@@ -1,0 +1,125 @@
+// Ended jwt sessions (contract section 11, ADR 036). A stateless cookie cannot be deleted, so each
+// process keeps the list of what is refused in memory — revoked session ids, and per user a "not
+// before" time for cookies issued earlier — and refreshes it from the database every
+// REVOCATION_POLL_MS. Reading a session checks a Set and a Map, never the database. When the
+// database cannot be reached the last list stays in force, and the outage is logged once.
+import { db } from "../../db/client.server";
+import { log } from "./log.server";
+
+/** How often each process asks the database for new revocations; the bound is this plus one query. */
+export const REVOCATION_POLL_MS = 2_000;
+/**
+ * Each poll asks for rows written since the previous poll began, minus this margin: it covers
+ * writers whose clock is behind ours and transactions that committed after a poll they predate.
+ * Rows seen twice are simply added twice.
+ */
+const POLL_OVERLAP_MS = 60_000;
+
+type State = {
+  /** sid → when its cookie expires at the latest (ms); pruned after. */
+  revoked: Map<string, number>;
+  /** userId → cookies issued (iat) before this (s) are refused; with when the entry may go (ms). */
+  cutoffs: Map<string, { notBefore: number; expires: number }>;
+  /** Start of the last successful poll (ms); null until the first full load. */
+  since: number | null;
+  loading: Promise<void> | null;
+  timer: ReturnType<typeof setInterval> | null;
+  outage: boolean;
+};
+
+const STATE = Symbol.for("vestibule.revocations");
+const holder = globalThis as typeof globalThis & { [STATE]?: State };
+
+function state(): State {
+  holder[STATE] ??= { revoked: new Map(), cutoffs: new Map(), since: null, loading: null, timer: null, outage: false };
+  return holder[STATE];
+}
+
+function addRevoked(s: State, sid: string, expires: number) {
+  s.revoked.set(sid, Math.max(s.revoked.get(sid) ?? 0, expires));
+}
+
+function addCutoff(s: State, userId: string, notBefore: number, expires: number) {
+  const held = s.cutoffs.get(userId);
+  if (!held || held.notBefore < notBefore) s.cutoffs.set(userId, { notBefore, expires: Math.max(expires, held?.expires ?? 0) });
+}
+
+/**
+ * One poll: the first loads every revocation still in force, later ones only rows written since
+ * the previous poll (an indexed range on Session.revokedAt and SessionCutoff.notBefore). Exported
+ * so tests drive it deterministically; the timer calls it too. Never throws.
+ */
+export async function refreshRevocations(now = new Date()): Promise<boolean> {
+  const s = state();
+  const started = now.getTime();
+  try {
+    const client = db();
+    const changed = s.since === null ? null : new Date(s.since - POLL_OVERLAP_MS);
+    const [sessions, cutoffs] = await Promise.all([
+      client.session.findMany({
+        where: changed ? { revokedAt: { gte: changed } } : { revokedAt: { not: null }, expires: { gt: now } },
+        select: { id: true, expires: true },
+      }),
+      client.sessionCutoff.findMany({
+        where: changed ? { notBefore: { gte: changed } } : { expires: { gt: now } },
+        select: { userId: true, notBefore: true, expires: true },
+      }),
+    ]);
+    for (const r of sessions) addRevoked(s, r.id, r.expires.getTime());
+    for (const c of cutoffs) addCutoff(s, c.userId, Math.floor(c.notBefore.getTime() / 1000), c.expires.getTime());
+    for (const [sid, expires] of s.revoked) if (expires <= started) s.revoked.delete(sid);
+    for (const [userId, c] of s.cutoffs) if (c.expires <= started) s.cutoffs.delete(userId);
+    s.since = s.since === null ? started : Math.max(s.since, started);
+    if (s.outage) {
+      s.outage = false;
+      log("info", "session-revocations-restored", { revokedSessions: s.revoked.size, cutoffs: s.cutoffs.size });
+    }
+    return true;
+  } catch (error) {
+    // The list in memory stays in force; one line per outage, not one per poll.
+    if (!s.outage) {
+      s.outage = true;
+      log("error", "session-revocations-stale", { error, revokedSessions: s.revoked.size, cutoffs: s.cutoffs.size });
+    }
+    return false;
+  }
+}
+
+/**
+ * Resolves once this process has loaded the list at least once (or tried to), and keeps the
+ * poll running. The first session read of a process waits for it; every later one does not.
+ */
+export function revocationsReady(): Promise<void> | null {
+  const s = state();
+  if (!s.timer) {
+    s.timer = setInterval(() => void refreshRevocations(), REVOCATION_POLL_MS);
+    s.timer.unref();
+  }
+  if (s.since !== null || s.outage) return null;
+  s.loading ??= refreshRevocations().then(() => {
+    state().loading = null;
+  });
+  return s.loading;
+}
+
+/** Whether the jwt cookie (its sid, user and issue time in seconds) has been ended. */
+export function isRevoked(sid: string | null, userId: string, issuedAt: number): boolean {
+  const s = state();
+  if (sid !== null && s.revoked.has(sid)) return true;
+  const cutoff = s.cutoffs.get(userId);
+  return cutoff !== undefined && issuedAt < cutoff.notBefore;
+}
+
+/** What this process wrote itself takes effect here at once, without waiting for the poll. */
+export function noteRevoked(sids: readonly { id: string; expires: Date }[], cutoff?: { userId: string; notBefore: Date; expires: Date }) {
+  const s = state();
+  for (const r of sids) addRevoked(s, r.id, r.expires.getTime());
+  if (cutoff) addCutoff(s, cutoff.userId, Math.floor(cutoff.notBefore.getTime() / 1000), cutoff.expires.getTime());
+}
+
+/** Tests: forget the list and stop the poll, as a fresh process would start. */
+export function resetRevocations() {
+  const s = holder[STATE];
+  if (s?.timer) clearInterval(s.timer);
+  holder[STATE] = undefined;
+}

@@ -1,0 +1,239 @@
+// Session control (contract section 11, ADR 036): /account lists the sessions of both strategies
+// and ends one, all others, or all; ended jwt sessions are refused through each process's
+// in-memory revocation list, refreshed from the database (refreshRevocations drives the poll here).
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { authRequest } from "../../../app/auth/core/request.server.ts";
+import { refreshRevocations, resetRevocations, REVOCATION_POLL_MS } from "../../../app/auth/core/revocation.server.ts";
+import { getSession } from "../../../app/auth/core/session.server.ts";
+import * as account from "../../../app/routes/account.tsx";
+import * as accountEmail from "../../../app/routes/account-email.tsx";
+import * as callbackRoute from "../../../app/routes/auth/callback";
+import * as sessionRoute from "../../../app/routes/auth/session";
+import { createUser, PASSWORD, withEnv } from "../../support/auth.ts";
+import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
+import { linkIn } from "../../support/smtp-sink.ts";
+import { useSmtpSink } from "../email/helpers.ts";
+
+const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0";
+const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36";
+
+const smtp = useSmtpSink();
+
+type Listed = { id: string; current: boolean; userAgent: string | null; method: string | null; createdAt: string; lastUsedAt: string };
+
+async function signInAs(email: string, userAgent: string) {
+  const jar = new CookieJar();
+  const csrfToken = await fetchCsrf(jar);
+  const res = await callRoute(
+    callbackRoute.action,
+    post("/auth/callback/credentials", { csrfToken, email, password: PASSWORD }, { jar, headers: { "User-Agent": userAgent } }),
+    { provider: "credentials" },
+  );
+  expect(res.status).toBe(302);
+  jar.apply(res);
+  return jar;
+}
+
+async function sessionUser(jar: CookieJar) {
+  const res = await callRoute(sessionRoute.loader, get("/auth/session", { jar }));
+  jar.apply(res);
+  return ((await res.json()) as { user: { email: string } } | null)?.user ?? null;
+}
+
+async function accountPage(jar: CookieJar) {
+  const res = await callRoute(account.loader, get("/account", { jar }));
+  expect(res.status).toBe(200);
+  jar.apply(res);
+  return (await res.json()) as { csrfToken: string; sessions: Listed[]; events: { type: string; userAgent: string | null; ip: string | null; method: string | null }[] };
+}
+
+async function intent(jar: CookieJar, fields: Record<string, string>) {
+  const { csrfToken } = await accountPage(jar);
+  const res = await callRoute(account.action, post("/account", { csrfToken, ...fields }, { jar }));
+  jar.apply(res);
+  return res;
+}
+
+let undoEnv: (() => void) | null = null;
+beforeEach(async () => {
+  await resetDatabase();
+  resetRevocations();
+});
+afterEach(() => {
+  undoEnv?.();
+  undoEnv = null;
+  resetRevocations();
+  vi.restoreAllMocks();
+});
+
+describe.each(["jwt", "database"] as const)(`session control, %s sessions (${dbLabel})`, (strategy) => {
+  beforeEach(() => {
+    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy });
+  });
+
+  it("lists every session with its device, method, times and this device", async () => {
+    await createUser();
+    const laptop = await signInAs("ada@example.com", FIREFOX);
+    const phone = await signInAs("ada@example.com", CHROME);
+    const { sessions } = await accountPage(laptop);
+    expect(sessions).toHaveLength(2);
+    const mine = sessions.find((s) => s.current)!;
+    expect(mine).toMatchObject({ userAgent: FIREFOX, method: "Credentials" });
+    expect(sessions.find((s) => !s.current)).toMatchObject({ userAgent: CHROME, method: "Credentials" });
+    expect(Date.parse(mine.createdAt)).toBeGreaterThan(Date.now() - 60_000);
+    expect((await accountPage(phone)).sessions.find((s) => s.current)?.userAgent).toBe(CHROME);
+    const rows = await testDb().session.findMany();
+    expect(rows.map((r) => [r.kind, r.method])).toEqual([
+      [strategy, "credentials"],
+      [strategy, "credentials"],
+    ]);
+    if (strategy === "jwt") expect(rows.every((r) => r.tokenHash === null)).toBe(true);
+  });
+
+  it("revoke-session ends that session only; another user's session cannot be ended", async () => {
+    await createUser();
+    await createUser("grace@example.com", "Grace");
+    const laptop = await signInAs("ada@example.com", FIREFOX);
+    const phone = await signInAs("ada@example.com", CHROME);
+    const grace = await signInAs("grace@example.com", CHROME);
+    const phoneId = (await accountPage(laptop)).sessions.find((s) => !s.current)!.id;
+    const graceId = (await accountPage(grace)).sessions[0]!.id;
+
+    const foreign = await intent(laptop, { intent: "revoke-session", sessionId: graceId });
+    expect(foreign.status).toBe(404);
+    await refreshRevocations();
+    expect((await sessionUser(grace))?.email).toBe("grace@example.com");
+
+    expect(await intent(laptop, { intent: "revoke-session", sessionId: phoneId })).toHaveRedirect("/account?updated=session");
+    await refreshRevocations();
+    expect(await sessionUser(phone)).toBeNull();
+    expect((await sessionUser(laptop))?.email).toBe("ada@example.com");
+    expect((await accountPage(laptop)).sessions.map((s) => s.id)).not.toContain(phoneId);
+    expect((await sessionUser(grace))?.email).toBe("grace@example.com");
+  });
+
+  it("revoke-others keeps this session; revoke-all ends this one too", async () => {
+    await createUser();
+    await createUser("grace@example.com", "Grace");
+    const laptop = await signInAs("ada@example.com", FIREFOX);
+    const phone = await signInAs("ada@example.com", CHROME);
+    const tablet = await signInAs("ada@example.com", CHROME);
+    const grace = await signInAs("grace@example.com", CHROME);
+
+    expect(await intent(laptop, { intent: "revoke-others" })).toHaveRedirect("/account?updated=others");
+    await refreshRevocations();
+    expect(await sessionUser(phone)).toBeNull();
+    expect(await sessionUser(tablet)).toBeNull();
+    expect((await sessionUser(laptop))?.email).toBe("ada@example.com");
+    expect((await accountPage(laptop)).sessions).toHaveLength(1);
+
+    const again = await signInAs("ada@example.com", CHROME);
+    expect(await intent(laptop, { intent: "revoke-all" })).toHaveRedirect("/");
+    await refreshRevocations();
+    expect(await sessionUser(laptop)).toBeNull();
+    expect(await sessionUser(again)).toBeNull();
+    expect((await sessionUser(grace))?.email).toBe("grace@example.com");
+    expect(await testDb().authEvent.count({ where: { type: "session-revoked" } })).toBe(2);
+  });
+
+  it("an e-mail change ends the user's other sessions and keeps the confirming one", async () => {
+    undoEnv?.();
+    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_EMAIL_SERVER: smtp.sink.url, AUTH_EMAIL_FROM: "Vestibule <no-reply@example.com>" });
+    await createUser();
+    const laptop = await signInAs("ada@example.com", FIREFOX);
+    const phone = await signInAs("ada@example.com", CHROME);
+    expect((await intent(laptop, { intent: "change-email", email: "ada@new.example" })).status).toBe(200);
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
+    const opened = await callRoute(accountEmail.loader, get(link.pathname + link.search, { jar: laptop }));
+    laptop.apply(opened);
+    const page = (await opened.json()) as { token: string; csrfToken: string; address: string };
+    const confirmed = await callRoute(accountEmail.action, post("/account/email", { csrfToken: page.csrfToken, token: page.token, email: page.address }, { jar: laptop }));
+    laptop.apply(confirmed);
+    expect(confirmed).toHaveRedirect("/account?updated=email");
+    await refreshRevocations();
+    expect(await sessionUser(phone)).toBeNull();
+    expect((await sessionUser(laptop))?.email).toBe("ada@new.example");
+  });
+
+  it("AUTH_SESSION_ABSOLUTE_MAX_AGE refuses a session older than that from its sign-in, rolled or not", async () => {
+    await createUser();
+    const laptop = await signInAs("ada@example.com", FIREFOX);
+    const day = 24 * 3600 * 1000;
+    // A roll after a day and a half keeps the sign-in time.
+    const rolled = await getSession(authRequest(get("/auth/session", { jar: laptop })), { now: new Date(Date.now() + 1.5 * day) });
+    expect(rolled.setCookies.length).toBeGreaterThan(0);
+    laptop.apply(rolled.setCookies);
+    const at = (days: number) => getSession(authRequest(get("/auth/session", { jar: laptop })), { roll: false, now: new Date(Date.now() + days * day) });
+    expect((await at(3)).session?.userId).toBeDefined();
+    undoEnv?.();
+    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_SESSION_ABSOLUTE_MAX_AGE: String(2 * 24 * 3600) });
+    expect((await at(1.9)).session).not.toBeNull();
+    expect((await at(2.1)).session).toBeNull();
+  });
+});
+
+describe(`the revocation list across processes (${dbLabel})`, () => {
+  /** What another instance's revoke-session writes: the jwt session's row marked revoked. */
+  async function revokedElsewhere(sid: string) {
+    await testDb().session.update({ where: { id: sid }, data: { revokedAt: new Date() } });
+  }
+
+  it("a jwt session ended on another instance is refused here after the next poll, with no database read per request", async () => {
+    await createUser();
+    const laptop = await signInAs("ada@example.com", FIREFOX);
+    const phone = await signInAs("ada@example.com", CHROME);
+    const phoneId = (await accountPage(phone)).sessions.find((s) => s.current)!.id;
+    await refreshRevocations();
+    await revokedElsewhere(phoneId);
+    // Not yet polled: this process does not know, because a read never asks the database.
+    const queries = vi.spyOn(testDb().session, "findUnique");
+    expect((await sessionUser(phone))?.email).toBe("ada@example.com");
+    await refreshRevocations();
+    expect(await sessionUser(phone)).toBeNull();
+    expect((await sessionUser(laptop))?.email).toBe("ada@example.com");
+    expect(queries).not.toHaveBeenCalled();
+  });
+
+  it("with the real timer, within 5 seconds", async () => {
+    await createUser();
+    const phone = await signInAs("ada@example.com", CHROME);
+    expect((await sessionUser(phone))?.email).toBe("ada@example.com"); // starts this process's poll
+    const phoneId = (await testDb().session.findFirstOrThrow()).id;
+    const started = Date.now();
+    await revokedElsewhere(phoneId);
+    while ((await sessionUser(phone)) !== null) {
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const delay = Date.now() - started;
+    expect(delay).toBeLessThanOrEqual(REVOCATION_POLL_MS + 1_000);
+    console.log(`revocation seen after ${delay} ms (${dbLabel})`);
+  }, 10_000);
+
+  it("when the database is unreachable the last list stays in force, logged once per outage", async () => {
+    await createUser();
+    const laptop = await signInAs("ada@example.com", FIREFOX);
+    const phone = await signInAs("ada@example.com", CHROME);
+    const phoneId = (await accountPage(phone)).sessions.find((s) => s.current)!.id;
+    await revokedElsewhere(phoneId);
+    expect(await refreshRevocations()).toBe(true);
+
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const logged = vi.spyOn(console, "log").mockImplementation(() => {});
+    // A dead database: PostgreSQL on a closed port; SQLite in a folder that cannot exist (a file's child).
+    undoEnv = withEnv(dbLabel === "postgres" ? { DATABASE_URL: "postgresql://postgres@127.0.0.1:1/gone" } : { VESTIBULE_DATA_DIR: "/dev/null/gone" });
+    expect(await refreshRevocations()).toBe(false);
+    expect(await refreshRevocations()).toBe(false);
+    expect(await sessionUser(phone)).toBeNull();
+    expect((await sessionUser(laptop))?.email).toBe("ada@example.com");
+    const stale = errors.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('"session-revocations-stale"'));
+    expect(stale).toHaveLength(1);
+
+    undoEnv();
+    undoEnv = null;
+    expect(await refreshRevocations()).toBe(true);
+    expect(logged.mock.calls.map((c) => String(c[0])).some((l) => l.includes('"session-revocations-restored"'))).toBe(true);
+    expect(await sessionUser(phone)).toBeNull();
+  });
+});
