@@ -4,6 +4,8 @@
 import { data, redirect } from "react-router";
 import { z } from "zod";
 import { type AuthRequest, clientAddress } from "~/auth/core";
+// Directly: core/index.ts is being reworked alongside the session list.
+import { idField } from "~/auth/core/ids";
 import { canUnlink, getProviders, signInMethods, unlinkAccount } from "~/auth/signin";
 
 export type LinkedAccounts = {
@@ -38,7 +40,7 @@ export async function linkedAccountsData(ar: AuthRequest, userId: string): Promi
   };
 }
 
-const UnlinkBody = z.object({ provider: z.string().min(1).max(64) });
+const UnlinkBody = z.object({ provider: idField() });
 
 export async function unlinkAccountIntent(ar: AuthRequest, userId: string, body: Record<string, unknown>) {
   const parsed = UnlinkBody.safeParse(body);

@@ -71,7 +71,11 @@ async function readAndParse(request: Request, limit: number): Promise<Read> {
 
   const bytes = await readLimited(request, limit);
   const text = new TextDecoder().decode(bytes);
-  if (type === FORM_TYPE) return { body: Object.fromEntries(new URLSearchParams(text)), bytes: bytes.byteLength };
+  if (type === FORM_TYPE) {
+    const body = Object.fromEntries(new URLSearchParams(text));
+    refuseNul(body);
+    return { body, bytes: bytes.byteLength };
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -81,7 +85,27 @@ async function readAndParse(request: Request, limit: number): Promise<Read> {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new BadRequestError("The JSON body must be an object.");
   }
+  refuseNul(value);
   return { body: value as Body, bytes: bytes.byteLength };
+}
+
+/**
+ * No field of any form we serve holds U+0000, and PostgreSQL cannot store it in text (22021): a
+ * NUL that reached a query would be a server error there and not on SQLite. So a body with one
+ * anywhere (a value, a key, nested in JSON) is refused as a bad request before anything reads it.
+ */
+function refuseNul(value: unknown, depth = 0): void {
+  if (typeof value === "string") {
+    if (value.includes("\u0000")) throw new BadRequestError("NUL in the request body.");
+    return;
+  }
+  if (value === null || typeof value !== "object") return;
+  // JSON.parse already bounds the depth by the body size; this bounds our own recursion.
+  if (depth > 64) throw new BadRequestError("The request body is nested too deeply.");
+  for (const [key, item] of Object.entries(value)) {
+    if (key.includes("\u0000")) throw new BadRequestError("NUL in the request body.");
+    refuseNul(item, depth + 1);
+  }
 }
 
 /** The body's bytes, counted as they arrive; past `limit` the read stops and the rest is left unread. */
