@@ -127,9 +127,11 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      // The rest stays on the connection, unread: the server stops taking bytes off the socket
-      // and answers at once (see the ADR for why the connection is not closed here).
-      await reader.cancel().catch(() => {});
+      // The rest stays on the connection, unread: the lock is released but the stream is not
+      // cancelled, because cancelling the Node adapter's stream destroys the request and with it
+      // the socket, so the client could see a reset instead of the 413 (ADR 024). Unread, the
+      // adapter's queue fills to its high-water mark and pauses the socket: memory stays bounded.
+      reader.releaseLock();
       throw tooLarge();
     }
     chunks.push(value);

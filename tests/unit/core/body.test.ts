@@ -89,12 +89,15 @@ describe("readBody", () => {
     expect(await refusal(readBody(streamed(DEFAULT_BODY_LIMIT + 1, { prefix: "a=" }).request))).toBe(413);
   });
 
-  it("stops a 1 GiB chunked body at the limit: reads at most one chunk past it and cancels the rest", async () => {
+  it("stops a 1 GiB chunked body at the limit: reads at most one chunk past it and leaves the rest unread", async () => {
     const chunk = 16 * 1024;
     const huge = streamed(1024 * 1024 * 1024, { chunk, prefix: "csrfToken=x&a=" });
     expect(await refusal(readBody(huge.request))).toBe(413);
-    expect(huge.pulled()).toBeLessThanOrEqual(DEFAULT_BODY_LIMIT + chunk);
-    expect(huge.cancelled()).toBe(true);
+    // Not cancelled: on the production server a cancel destroys the socket before the 413 is out.
+    expect(huge.cancelled()).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Nothing keeps pulling once the reader has let go: at most the stream's own one-chunk queue.
+    expect(huge.pulled()).toBeLessThanOrEqual(DEFAULT_BODY_LIMIT + 2 * chunk);
     const json = streamed(1024 * 1024 * 1024, { chunk, type: "application/json", prefix: '{"a":"' });
     expect(await refusal(readBody(json.request))).toBe(413);
     expect(json.pulled()).toBeLessThanOrEqual(DEFAULT_BODY_LIMIT + chunk);
