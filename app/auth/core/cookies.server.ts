@@ -37,15 +37,27 @@ export type CookieOptions = {
   sameSite?: "Lax" | "None";
 };
 
-/** Parses a Cookie header. The first occurrence of a name wins; values are URI-decoded. */
+/**
+ * Parses a Cookie header; values are URI-decoded. A name sent more than once is absent: a sibling
+ * subdomain can set a cookie of one of our names for the parent domain, which the browser sends
+ * beside ours (the longer Path first), so neither copy can be trusted to be the one we wrote — and
+ * reading either would let the planted one pick the session, OAuth state or CSRF token we use.
+ * Our own cookies are all host-only with Path=/, so a browser never holds two of one name.
+ */
 export function parseCookieHeader(header: string | null): Map<string, string> {
   const out = new Map<string, string>();
   if (!header) return out;
+  const duplicated = new Set<string>();
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
     if (eq < 0) continue;
     const name = part.slice(0, eq).trim();
-    if (!name || out.has(name)) continue;
+    if (!name || duplicated.has(name)) continue;
+    if (out.has(name)) {
+      out.delete(name);
+      duplicated.add(name);
+      continue;
+    }
     let value = part.slice(eq + 1).trim();
     if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
     if (value.includes("%")) {
@@ -99,14 +111,20 @@ export function chunkNames(cookies: Map<string, string>, base: string): string[]
   return [...cookies.keys()].filter((n) => n === base || chunkIndex(base, n) !== null);
 }
 
-/** Joins `<base>.0`, `<base>.1`, … in order, or returns the plain cookie. Null when absent or gappy. */
+/**
+ * Joins `<base>.0`, `<base>.1`, … in order, or returns the plain cookie. Null when absent, gappy,
+ * or when both a plain cookie and a first chunk came: writeChunkedCookie expires the plain cookie
+ * when it splits and the chunks when it does not, so one of the two was planted by someone else.
+ */
 export function readChunkedCookie(cookies: Map<string, string>, base: string): string | null {
+  const plain = cookies.get(base) || null;
+  if (!cookies.get(`${base}.0`)) return plain;
+  if (plain !== null) return null;
   const chunks: [number, string][] = [];
   for (const [name, value] of cookies) {
     const i = chunkIndex(base, name);
     if (i !== null && value) chunks.push([i, value]);
   }
-  if (chunks.length === 0) return cookies.get(base) || null;
   chunks.sort((a, b) => a[0] - b[0]);
   // A missing piece means the value is truncated: treat it as absent rather than decode garbage.
   if (chunks.some(([i], pos) => i !== pos)) return null;

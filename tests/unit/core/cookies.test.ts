@@ -59,13 +59,24 @@ describe("serializeCookie on any string", () => {
 });
 
 describe("parseCookieHeader", () => {
-  it("keeps the first occurrence of a name and decodes values", () => {
+  it("decodes values, and reads a name sent more than once as absent", () => {
     const c = parseCookieHeader("a=1; b=x%7Cy; a=2; junk; c=");
-    expect(c.get("a")).toBe("1");
+    // A sibling subdomain can plant a second cookie of the same name, which the browser may send
+    // first: neither copy can be trusted to be ours.
+    expect(c.has("a")).toBe(false);
     expect(c.get("b")).toBe("x|y");
     expect(c.get("c")).toBe("");
     expect(c.has("junk")).toBe(false);
   });
+  it.each([
+    "authjs.session-token=attacker; authjs.session-token=victim",
+    "authjs.session-token=victim; x=1; authjs.session-token=victim",
+    "authjs.session-token=a;authjs.session-token=b;authjs.session-token=c",
+    ' authjs.session-token = "a" ; authjs.session-token=a',
+  ])("duplicated: %s", (header) => {
+    expect(parseCookieHeader(header).has("authjs.session-token")).toBe(false);
+  });
+
   it("survives a malformed escape", () => {
     expect(parseCookieHeader("a=%E0%A4%A").get("a")).toBe("%E0%A4%A");
   });
@@ -108,6 +119,15 @@ describe("chunking", () => {
     const fromPlain = writeChunkedCookie(new Map([[base, "old"]]), base, "y".repeat(8000), { secure: false });
     expect(fromPlain.filter(isDeletion).map((c) => c.split("=")[0])).toEqual([base]);
     expect(fromPlain.filter((c) => !isDeletion(c))).toHaveLength(3);
+  });
+
+  it("reads a plain cookie beside a first chunk as absent: one of them was not written by us", () => {
+    // Our own writes expire the plain cookie when they split a value and the chunks when they do
+    // not, so a browser holds both only when someone else (a sibling subdomain) planted one.
+    expect(readChunkedCookie(new Map([[base, "victim"], [`${base}.0`, "A"], [`${base}.1`, "B"]]), base)).toBeNull();
+    expect(readChunkedCookie(new Map([[base, "victim"], [`${base}.0`, "A"]]), base)).toBeNull();
+    // A stray later chunk with no first one is not a value: the plain cookie stands.
+    expect(readChunkedCookie(new Map([[base, "plain"], [`${base}.1`, "B"]]), base)).toBe("plain");
   });
 
   it("reads chunks in numeric order and refuses a gap", () => {
