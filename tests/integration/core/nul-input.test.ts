@@ -65,6 +65,20 @@ describe(`NUL in a request body (${dbLabel})`, () => {
 });
 
 describe(`ids are checked against their alphabet before any query (${dbLabel})`, () => {
+  it.each(["a b", "a\u0001b", "a%00b", "ä", "x".repeat(65), "a/b", "../a"])("revoke-session sessionId %j → 400", async (sessionId) => {
+    const undo = withEnv({ AUTH_SESSION_STRATEGY: "database" });
+    try {
+      await createUser();
+      const { jar, csrfToken } = await signIn();
+      const before = await testDb().session.count();
+      const res = await callRoute(accountRoute.action, post("/account", { csrfToken, intent: "revoke-session", sessionId }, { jar }));
+      expect(res.status).toBe(400);
+      expect(await testDb().session.count()).toBe(before);
+    } finally {
+      undo();
+    }
+  });
+
   it.each(["oidc\u0001", "a b", "ä", "x".repeat(65), "<b>"])("unlink-account provider %j → 400", async (provider) => {
     await createUser();
     const { jar, csrfToken } = await signIn();
