@@ -5,6 +5,8 @@ import { renderToPipeableStream } from "react-dom/server";
 import { isRouteErrorResponse, ServerRouter, type EntryContext, type HandleErrorFunction } from "react-router";
 import { getConfig } from "./auth/core/config.server";
 import { log } from "./auth/core/log.server";
+import { contentSecurityPolicy, createScriptNonce } from "./auth/core/security-headers.server";
+import { authorizationOrigins } from "./auth/signin/registry.server";
 import { migrate } from "./db/migrate.server";
 import { methodNotAllowed } from "./method-not-allowed";
 
@@ -15,6 +17,8 @@ export const streamTimeout = 5_000;
 export { checkReadiness } from "./db/readiness.server";
 export { closeDb } from "./db/client.server";
 export { log };
+// …and the headers it puts on its own answers (probes, refusals, static assets): docs/decisions/037.
+export { baseSecurityHeaders } from "./auth/core/security-headers.server";
 
 /**
  * Run by scripts/server.js before it listens: a bad configuration stops the start with the
@@ -42,6 +46,11 @@ export default function handleRequest(
   headers: Headers,
   routerContext: EntryContext,
 ) {
+  // One nonce per page: React Router puts it on every script it renders (<Scripts>,
+  // <ScrollRestoration>, the streamed data) and React on its own inline scripts; nothing else
+  // may run (docs/decisions/037). The base headers come from the root middleware.
+  const nonce = createScriptNonce();
+  headers.set("Content-Security-Policy", contentSecurityPolicy(nonce, authorizationOrigins(getConfig())));
   if (request.method.toUpperCase() === "HEAD") return new Response(null, { status, headers });
   if (status === 405) return methodNotAllowed(request, headers, routerContext);
   const userAgent = request.headers.get("User-Agent");
@@ -50,7 +59,8 @@ export default function handleRequest(
   return new Promise<Response>((resolve, reject) => {
     let shellRendered = false;
     let timer: ReturnType<typeof setTimeout> | undefined = setTimeout(() => abort(), streamTimeout + 1000);
-    const { pipe, abort } = renderToPipeableStream(<ServerRouter context={routerContext} url={request.url} />, {
+    const { pipe, abort } = renderToPipeableStream(<ServerRouter context={routerContext} url={request.url} nonce={nonce} />, {
+      nonce,
       [waitForAll ? "onAllReady" : "onShellReady"]() {
         shellRendered = true;
         const body = new PassThrough({

@@ -1,7 +1,9 @@
 import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, useRouteLoaderData } from "react-router";
 import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
-import { optionalSession } from "~/auth/core";
+import { getConfig, optionalSession } from "~/auth/core";
+import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.server";
+import { refuseCrossOriginPost } from "~/auth/signin";
 import { pageTitle, SITE_NAME } from "./site";
 
 export const links: Route.LinksFunction = () => [{ rel: "stylesheet", href: stylesheet }];
@@ -13,13 +15,17 @@ export async function loader({ request }: Route.LoaderArgs) {
   return data({ user: session?.data.user ?? null }, { headers });
 }
 
-export function headers(): HeadersInit {
-  return {
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-  };
-}
+// Runs for every request React Router answers — pages, .data requests, the JSON endpoints:
+// a POST from another site is refused before any action runs (outside the sign-in flow, which
+// refuses it through its CSRF check), and every answer carries the base security headers. A
+// page's Content-Security-Policy, with its nonce, is set where it is rendered (entry.server.tsx).
+// docs/decisions/037-csp-and-origin.md
+export const middleware: Route.MiddlewareFunction[] = [
+  async ({ request }, next) => {
+    const response = refuseCrossOriginPost(request) ?? (await next());
+    return withHeaders(response, baseSecurityHeaders(getConfig()));
+  },
+];
 
 export function Layout({ children }: { children: React.ReactNode }) {
   const data = useRouteLoaderData<typeof loader>("root");

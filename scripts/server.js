@@ -31,8 +31,9 @@ const { default: closeWithGrace } = await import("close-with-grace");
 
 const build = await import(path.join(root, "build/server/index.js"));
 const entry = build.entry.module;
+let config;
 try {
-  await entry.prepareServer((line) => console.log(line));
+  config = await entry.prepareServer((line) => console.log(line));
 } catch (error) {
   // A ConfigError's message names each variable and what is wrong; no stack trace.
   console.error(error?.name === "ConfigError" ? error.message : `Startup failed: ${error?.message ?? error}`);
@@ -46,6 +47,9 @@ const assets = sirv(path.join(root, "build/client"), {
   },
 });
 const handle = createRequestListener({ build, mode: process.env.NODE_ENV });
+// nosniff, Referrer-Policy, X-Frame-Options, COOP, HSTS on https: set first on every answer, so
+// the probes, the refusals below and the static assets carry them as React Router's answers do.
+const securityHeaders = Object.entries(entry.baseSecurityHeaders(config));
 
 // A Host header that is not a host (say "[" or "a b") makes building the request URL throw
 // inside the listener: a 500 and a stack trace on stderr per request. Refuse it up front. The
@@ -127,6 +131,7 @@ const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
   inFlight.add(res);
   res.once("close", () => inFlight.delete(res));
   if (shuttingDown) res.setHeader("Connection", "close");
+  for (const [name, value] of securityHeaders) res.setHeader(name, value);
   const probe = PROBES[req.url.split("?", 1)[0]];
   if (probe) return answerProbe(req, res, probe);
   if (!isHost(req.headers.host ?? "")) return badRequest(res);

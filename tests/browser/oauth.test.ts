@@ -1,7 +1,7 @@
 // OAuth against the production build (scripts/server.js) and the bundled IdP module:
 //   - HTTP level: a provider's response_mode=form_post answer is a cross-site POST (Origin: the
-//     IdP); React Router's action origin check must not reject it on /auth/callback/<id>, while
-//     the same foreign POST to a page route is still refused (the control).
+//     IdP); the Origin rule must not reject it on /auth/callback/<id>, while the same foreign POST
+//     to a page route is still refused (the control). Every page runs under its CSP (ADR 037).
 //   - Chromium with JavaScript off and on: "Sign in with Test IdP", the IdP's login page, back to
 //     /welcome with a session; and a real cross-site form_post sign-in.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -75,11 +75,12 @@ describe("OAuth on the production server", () => {
     expect(session.user.email).toBe(ALICE.email);
   });
 
-  it("control: the same foreign Origin on a page route's action is refused by React Router", async () => {
+  it("control: the same foreign Origin on a page route's action is refused (MissingCSRF, docs/decisions/037)", async () => {
     const jar = new CookieJar();
     const { csrfToken } = (await (await appFetch(jar, "/auth/csrf")).json()) as { csrfToken: string };
     const res = await appFetch(jar, "/auth/signin", { method: "POST", headers: { Origin: idp.issuer }, form: { csrfToken } });
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(302);
+    expect(new URL(res.headers.get("Location")!).searchParams.get("error")).toBe("MissingCSRF");
     // And with its own origin the same POST goes through.
     const ok = await appFetch(jar, "/auth/signin", { method: "POST", headers: { Origin: app.url }, form: { csrfToken } });
     expect(ok.status).toBe(302);

@@ -3,6 +3,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { serializeCookie } from "./cookies.server";
 import { constantTimeEqual } from "./crypto.server";
+import { isCrossOriginPost } from "./origin.server";
 import type { AuthRequest } from "./request.server";
 
 const TOKEN_PATTERN = /^[0-9a-f]{64}$/;
@@ -29,8 +30,12 @@ export function ensureCsrfToken(ar: AuthRequest): { token: string; setCookie: st
   return { token, setCookie: serializeCookie(ar.names.csrfToken, value, { secure: ar.secure }) };
 }
 
-/** True when the body's csrfToken equals the token in a valid cookie. */
+/**
+ * True when the body's csrfToken equals the token in a valid cookie and the POST does not come
+ * from another site: a foreign `Origin` fails the check even with a valid token (contract §10).
+ */
 export function verifyCsrf(ar: AuthRequest, bodyToken: unknown): boolean {
+  if (isCrossOriginPost(ar)) return false;
   if (typeof bodyToken !== "string" || !TOKEN_PATTERN.test(bodyToken)) return false;
   const cookieToken = csrfTokenFromCookie(ar);
   return cookieToken !== null && constantTimeEqual(cookieToken, bodyToken);

@@ -103,7 +103,7 @@ export async function fetchJson(step: OutboundStep, url: string, budget: Outboun
 // ── Discovery ────────────────────────────────────────────────────────────────────────────────
 
 const DISCOVERY_TTL_MS = 60 * 60 * 1000;
-const discoveryCache = new Map<string, { at: number; as: Promise<oauth.AuthorizationServer> }>();
+const discoveryCache = new Map<string, { at: number; as: Promise<oauth.AuthorizationServer>; metadata?: oauth.AuthorizationServer }>();
 
 /**
  * The provider's metadata from `<issuer>/.well-known/openid-configuration`, cached for an hour
@@ -124,11 +124,23 @@ export function discover(issuer: string, expectedIssuer: string, budget: Outboun
     }
     return metadata;
   });
-  discoveryCache.set(key, { at: Date.now(), as });
-  as.catch(() => {
-    if (discoveryCache.get(key)?.as === as) discoveryCache.delete(key);
-  });
+  const entry: { at: number; as: Promise<oauth.AuthorizationServer>; metadata?: oauth.AuthorizationServer } = { at: Date.now(), as };
+  discoveryCache.set(key, entry);
+  as.then(
+    (metadata) => {
+      entry.metadata = metadata;
+    },
+    () => {
+      if (discoveryCache.get(key)?.as === as) discoveryCache.delete(key);
+    },
+  );
   return as;
+}
+
+/** What discover() last fetched for these arguments while still fresh; never fetches. */
+export function discoveredMetadata(issuer: string, expectedIssuer: string): oauth.AuthorizationServer | undefined {
+  const hit = discoveryCache.get(`${issuer}\u0000${expectedIssuer}`);
+  return hit && Date.now() - hit.at < DISCOVERY_TTL_MS ? hit.metadata : undefined;
 }
 
 /** Forgets cached metadata and keys (tests point one issuer at different servers). */

@@ -8,6 +8,7 @@ import type { AuthConfig } from "../core/config.server";
 import type { Provider, SignInMethod } from "../signin/provider";
 import { runStrategy } from "../signin/flow.server";
 import { consumeFlow } from "./checks.server";
+import { oauthFormActionOrigins } from "./form-action.server";
 import { OAuthStrategy } from "./strategy.server";
 import type { SignInResult } from "../accounts/users.server";
 import { oauthDefinitions } from "./presets/index.server";
@@ -45,6 +46,7 @@ function oauthProviders(config: AuthConfig): Provider[] {
 export const oauthMethod: SignInMethod = {
   providers: oauthProviders,
   signOutHooks: oauthSignOutHooks,
+  formActionOrigins: oauthFormActionOrigins,
   // The tokens Vestibule holds for the account are revoked first (RFC 7009).
   beforeUnlink: async (config, userId, provider) => {
     await revokeProviderTokens(userId, config, { provider });

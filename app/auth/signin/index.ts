@@ -5,5 +5,6 @@ export { emailCallbackAction, emailCallbackLoader } from "./email-link-page.serv
 export { providerFlow, providersResponse } from "./endpoint.server";
 export { signInMethods, unlinkAccount } from "./methods.server";
 export { signinPageData, signinRootAction, signoutPageData } from "./pages.server";
-export { findProvider, getProviders } from "./registry.server";
+export { refuseCrossOriginPost } from "./origin-check.server";
+export { authorizationOrigins, findProvider, getProviders } from "./registry.server";
 export { signOutAction } from "./signout.server";

@@ -60,4 +60,9 @@ export type SignInMethod = {
   providers: (config: AuthConfig) => Provider[];
   signOutHooks?: readonly SignOutHook[];
   beforeUnlink?: BeforeUnlinkHook;
+  /**
+   * Origins outside the app that a form of ours is redirected to (a provider's authorization
+   * endpoint): the pages' CSP form-action lists them. Called for every page: must not wait.
+   */
+  formActionOrigins?: (config: AuthConfig) => string[];
 };

@@ -1,0 +1,61 @@
+// The response headers that keep pages and answers from being framed, sniffed, leaked through
+// the Referer or run scripts nobody wrote (contract §10; docs/decisions/037-csp-and-origin.md).
+// Every value lives here; the app shell (app/root.tsx: every answer React Router gives,
+// app/entry.server.tsx: the Content-Security-Policy of each page) and scripts/server.js (its own
+// answers and the static assets) only apply them.
+import { randomBytes } from "node:crypto";
+import type { AuthConfig } from "./config.server";
+
+/** One year: browsers keep using https for the host that long after the last visit. */
+const HSTS_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
+
+/**
+ * What every answer carries, pages and JSON alike: no MIME sniffing, the Referer only towards
+ * ourselves, no framing, a browsing context of our own, and, when AUTH_URL is https, HSTS.
+ */
+export function baseSecurityHeaders(config: AuthConfig): Record<string, string> {
+  const headers: Record<string, string> = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+  };
+  // Only an https AUTH_URL says the deployment is https; a request's own scheme (or a forwarded
+  // one) is not the operator's word, and HSTS on a plain-http host would lock its users out.
+  if (config.origin?.startsWith("https:")) headers["Strict-Transport-Security"] = `max-age=${HSTS_MAX_AGE_SECONDS}`;
+  return headers;
+}
+
+/** A fresh nonce for one page's scripts: 128 random bits, base64. */
+export function createScriptNonce(): string {
+  return randomBytes(16).toString("base64");
+}
+
+/**
+ * The page's policy: scripts only from us or carrying this response's nonce (never
+ * 'unsafe-inline'), no plugins, no <base>, no framing, and forms sent only to us or on to the
+ * providers' authorization endpoints (browsers apply form-action to the redirects that follow a
+ * form submission, so the sign-in POST's redirect to the provider must be allowed).
+ */
+export function contentSecurityPolicy(nonce: string, formActionOrigins: readonly string[]): string {
+  const formAction = ["'self'", ...new Set(formActionOrigins)].join(" ");
+  return [
+    `script-src 'self' 'nonce-${nonce}'`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    `form-action ${formAction}`,
+  ].join("; ");
+}
+
+/** Sets `values` on `response`, copying it first when its headers are immutable. */
+export function withHeaders(response: Response, values: Record<string, string>): Response {
+  try {
+    for (const [name, value] of Object.entries(values)) response.headers.set(name, value);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    for (const [name, value] of Object.entries(values)) copy.headers.set(name, value);
+    return copy;
+  }
+}
