@@ -145,10 +145,10 @@ export function leaksIn(body: string): string[] {
 
 /**
  * Rows per table that a refused request must not change, in one query. Not counted: the rate-limit
- * counters (RateLimit, LimitCounter), and AuthEvent rows of type signin-failed and rate-limited —
+ * counters (LimitCounter), and AuthEvent rows of type signin-failed and rate-limited —
  * counting a refused attempt is what those are for.
  */
-export const UNCOUNTED_TABLES = ["RateLimit", "LimitCounter"] as const;
+export const UNCOUNTED_TABLES = ["LimitCounter"] as const;
 export const LEGITIMATE_REFUSAL_EVENTS = ["signin-failed", "rate-limited"] as const;
 
 export async function rowCounts(): Promise<Record<string, number>> {

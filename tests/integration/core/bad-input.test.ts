@@ -15,7 +15,7 @@
 // Each answer: status < 500; no stack trace or internal message in the body (LEAKS in
 // tests/support/bad-input.ts). A refused request — status ≥ 400, a redirect to ?error=, or a JSON
 // {"url"} naming ?error= — must leave the row count of every table unchanged, except the
-// rate-limit counters (RateLimit, LimitCounter) and AuthEvent rows of type signin-failed and
+// rate-limit counters (LimitCounter) and AuthEvent rows of type signin-failed and
 // rate-limited: recording a refused attempt is what those exist for. Counts catch inserts and
 // deletes, which is what a refused request could wrongly do (a session, a token, a user, an
 // account link, a revocation). Afterwards a normal sign-in still works.

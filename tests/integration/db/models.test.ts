@@ -132,22 +132,6 @@ describe(`models on ${dbLabel}`, () => {
     expect(await db().authEvent.count({ where: { userId: null } })).toBe(1);
   });
 
-  test("RateLimit: keyed by bucket and subject, counted atomically", async () => {
-    const key = "email-signin:addr:ada@example.com";
-    const windowStart = new Date();
-    const bump = () =>
-      db().rateLimit.upsert({ where: { key }, create: { key, count: 1, windowStart }, update: { count: { increment: 1 } } });
-    await bump();
-    // The row exists now: concurrent increments of it never fail and never get lost.
-    await Promise.all([bump(), bump(), bump()]);
-    const row = await db().rateLimit.findUniqueOrThrow({ where: { key } });
-    expect(row.count).toBe(4);
-    await db().rateLimit.update({ where: { key }, data: { count: { increment: 10 } } });
-    expect((await db().rateLimit.findUniqueOrThrow({ where: { key } })).count).toBe(row.count + 10);
-    await db().rateLimit.deleteMany({ where: { windowStart: { lte: new Date() } } });
-    expect(await db().rateLimit.count()).toBe(0);
-  });
-
   test("deleting a user deletes its accounts, sessions and password, and keeps its events without the link", async () => {
     const ada = await user();
     const bob = await user("bob@example.com");
@@ -217,7 +201,6 @@ describe(`models on ${dbLabel}`, () => {
     await db().password.create({ data: { userId: ada.id, hash: "h" } });
     await db().authEvent.create({ data: { type: "x", userId: ada.id } });
     await db().verificationToken.create({ data: { identifier: "a", tokenHash: "t", expires: new Date() } });
-    await db().rateLimit.create({ data: { key: "k", count: 1, windowStart: new Date() } });
     await db().limitCounter.create({ data: { key: "k", points: 1 } });
     await db().sessionCutoff.create({ data: { userId: ada.id, notBefore: new Date(), expires: new Date() } });
 
@@ -230,11 +213,10 @@ describe(`models on ${dbLabel}`, () => {
       db().password.count(),
       db().authEvent.count(),
       db().verificationToken.count(),
-      db().rateLimit.count(),
       db().limitCounter.count(),
       db().sessionCutoff.count(),
     ]);
-    expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);
   });
 });
