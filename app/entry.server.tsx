@@ -40,6 +40,31 @@ export const handleError: HandleErrorFunction = (error, { request }) => {
   log("error", "request-failed", { error, path: new URL(request.url).pathname, method: request.method });
 };
 
+function plainDataAnswer(response: Response, body: string, extra: Record<string, string> = {}): Response {
+  const headers = new Headers(response.headers);
+  headers.set("Content-Type", "text/plain; charset=utf-8");
+  headers.delete("Content-Length");
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  return new Response(body, { status: response.status, headers });
+}
+
+/**
+ * React Router's data requests (`<path>.data`, what its client fetches for navigations and
+ * forms). Two of its own refusals carry its internal wording in the payload: a method the route
+ * does not take (405: "You made a POST request to … but did not provide an `action` …", "Invalid
+ * request method …"), and a mutation whose Origin header is no URL at all (400, a sanitised
+ * "Unexpected Server Error", thrown before any middleware of ours runs). Our own client sends
+ * neither, so each becomes a plain answer that says nothing more (docs/decisions/033). Our
+ * actions' own 400s (a refused /account form) pass unchanged: the client renders them.
+ */
+export async function handleDataRequest(response: Response): Promise<Response> {
+  if (response.status === 405) return plainDataAnswer(response, "Method Not Allowed", { Allow: "GET, HEAD, POST" });
+  if (response.status === 400 && (await response.clone().text()).includes('"SanitizedError"')) {
+    return plainDataAnswer(response, "Bad Request");
+  }
+  return response;
+}
+
 export default function handleRequest(
   request: Request,
   status: number,

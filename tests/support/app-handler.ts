@@ -7,6 +7,7 @@
 // URLs that nothing serves), which a server-side test never fetches.
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import reactRouterConfig from "../../react-router.config.ts";
 import {
   createRequestHandler,
   type ServerBuild,
@@ -71,6 +72,8 @@ async function loadBuild(): Promise<ServerBuild> {
     publicPath: "/",
     assetsBuildDirectory: path.resolve(appDirectory, "../build/client"),
     future: {},
+    // As react-router.config.ts: React Router's own Origin check gives way to the app's.
+    allowedActionOrigins: reactRouterConfig.allowedActionOrigins,
     ssr: true,
     isSpaMode: false,
     prerender: [],
