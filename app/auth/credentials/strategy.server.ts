@@ -10,7 +10,7 @@ import type { Provider, SignInMethod } from "../signin/provider";
 import { deviceIdFor } from "../core/device-cookie.server";
 import { isLimitRefusal, reserveCredentialsAttempt } from "../core/limits.server";
 import { authRequest, clientAddress } from "../core/request.server";
-import { recordEvent } from "../accounts/audit.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
 import { toSessionUser, type SignInResult } from "../accounts/users.server";
 import { emailAddressField } from "./users.server";
 import { runStrategy } from "../signin/flow.server";
@@ -33,14 +33,14 @@ export function credentialsStrategy(config: AuthConfig) {
     const deviceId = await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: config.secrets }, email);
     const reservation = await reserveCredentialsAttempt(config.rateLimits, { address: email, client: ip, deviceId });
     if (isLimitRefusal(reservation)) {
-      await recordEvent("rate-limited", { ip, detail: { bucket: reservation.limit } });
+      await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: reservation.limit } });
       throw new AuthError("RateLimited", { log: `credentials limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds });
     }
     const user = await db().user.findUnique({ where: { email }, include: { password: { select: { hash: true } } } });
     const ok = await verifyPassword(user?.password?.hash, password);
     await reservation.settle(Boolean(user && ok));
     if (!user || !ok) {
-      await recordEvent("signin-failed", { userId: user?.id ?? null, ip, detail: { provider: "credentials" } });
+      await recordEvent("signin-failed", { userId: user?.id ?? null, ...eventSource(ar), detail: { provider: "credentials" } });
       throw new AuthError("CredentialsSignin", { log: "wrong credentials" });
     }
     return { user: toSessionUser(user), isNewUser: false };

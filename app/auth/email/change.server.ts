@@ -48,7 +48,7 @@ export async function requestEmailChange(
   const ip = clientAddress(ar);
   const refused = await countEmailSend(ar.config.rateLimits, address, ip);
   if (refused) {
-    await recordEvent("rate-limited", { userId: user.id, ip, detail: { bucket: refused.limit } });
+    await recordEvent("rate-limited", { userId: user.id, ...eventSource(ar), detail: { bucket: refused.limit } });
     return { ok: false, error: rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds)), status: 429 };
   }
 
@@ -70,7 +70,7 @@ export async function requestEmailChange(
     log("warn", "auth-failure", { code: "EmailSignin", reason: "change-email message not sent", cause: error, path: ar.url.pathname });
     return { ok: false, error: EMAIL_CHANGE_MESSAGES.notSent, status: 502 };
   }
-  await recordEvent("email-sent", { userId: user.id, ip, detail: { purpose: "change-email", transport: mailer.kind } });
+  await recordEvent("email-sent", { userId: user.id, ...eventSource(ar), detail: { purpose: "change-email", transport: mailer.kind } });
   return { ok: true, address };
 }
 

@@ -12,7 +12,7 @@ import { db } from "../../db/client.server";
 import { getMailer } from "../../mail/mailer.server";
 import type { Mailer } from "../../mail/types";
 import { signInMessage } from "../../mail/templates.server";
-import { recordEvent } from "../accounts/audit.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
 import { readBody, type Body } from "../core/body.server";
 import { resolveCallbackUrl } from "../core/callback-url.server";
 import type { AuthConfig } from "../core/config.server";
@@ -86,7 +86,7 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     const ip = clientAddress(ar);
     const refused = await countEmailSend(this.config.rateLimits, address, ip);
     if (refused) {
-      await recordEvent("rate-limited", { ip, detail: { bucket: refused.limit } });
+      await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: refused.limit } });
       throw new AuthError("RateLimited", { log: `e-mail sign-in limit ${refused.limit}`, retryAfterSeconds: refused.retryAfterSeconds });
     }
 
@@ -108,7 +108,7 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
       throw new AuthError("EmailSignin", { log: "sign-in e-mail not sent", cause: error });
     }
     // No user lookup on this path: known and unknown addresses do the same work.
-    await recordEvent("email-sent", { ip, detail: { purpose: "signin", transport: this.mailer.kind } });
+    await recordEvent("email-sent", { ...eventSource(ar), detail: { purpose: "signin", transport: this.mailer.kind } });
     throw redirectResponse(`${ar.origin}${this.config.basePath}/verify-request?${new URLSearchParams({ provider: this.providerId, type: "email" })}`);
   }
 

@@ -9,7 +9,7 @@
 // An e-mail address never links accounts by itself, verified or not: the person proves they own
 // the existing account by signing in to it first, then links from there.
 import { db } from "../../db/client.server";
-import { recordEvent } from "../accounts/audit.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
 import { toSessionUser, type SignInResult } from "../accounts/users.server";
 import type { AuthConfig } from "../core/config.server";
 import { AuthError } from "../core/errors";
@@ -59,7 +59,7 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
   try {
     if (current) {
       await client.account.create({ data: { ...key, type: provider.type, userId: current.id, ...tokenColumns } });
-      await recordEvent("account-linked", { userId: current.id, ip, detail: { provider: provider.id } });
+      await recordEvent("account-linked", { userId: current.id, ...eventSource(ar), detail: { provider: provider.id } });
       return { user: toSessionUser(current), isNewUser: false };
     }
 
@@ -71,7 +71,7 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
         if (attempt === 0 && (await client.account.findUnique({ where: { provider_providerAccountId: key }, select: { id: true } }))) {
           return signInWithOAuth(input, 1);
         }
-        await recordEvent("signin-failed", { userId: owner.id, ip, detail: { provider: provider.id, code: "OAuthAccountNotLinked" } });
+        await recordEvent("signin-failed", { userId: owner.id, ...eventSource(ar), detail: { provider: provider.id, code: "OAuthAccountNotLinked" } });
         throw new AuthError("OAuthAccountNotLinked", { log: `${provider.id} e-mail belongs to an existing user` });
       }
     }
@@ -93,7 +93,7 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
       await tx.account.create({ data: { ...key, type: provider.type, userId: created.id, ...tokenColumns } });
       return created;
     });
-    await recordEvent("user-created", { userId: user.id, ip, detail: { provider: provider.id, emailVerified: user.emailVerified !== null } });
+    await recordEvent("user-created", { userId: user.id, ...eventSource(ar), detail: { provider: provider.id, emailVerified: user.emailVerified !== null } });
     return { user: toSessionUser(user), isNewUser: true };
   } catch (error) {
     if (error instanceof AuthError) throw error;
