@@ -137,6 +137,12 @@ describe("e-mail link sign-in in Chromium", () => {
     await phone.getByRole("button", { name: "Use after@example.com" }).click();
     await expect(phone.getByRole("status").textContent()).resolves.toContain("Your account now uses after@example.com.");
 
+    // The change ended the user's other sessions (contract §11), the laptop's included: it signs
+    // in again, now with the new address.
+    await laptop.goto(`${running.url}/account`);
+    expect(new URL(laptop.url()).pathname).toBe("/auth/signin");
+    const again = await askForLink(running.url, "after@example.com");
+    await laptop.goto(again.href);
     await laptop.goto(`${running.url}/account`);
     await expect(laptop.locator("#profile-email").textContent()).resolves.toContain("after@example.com (verified)");
   });

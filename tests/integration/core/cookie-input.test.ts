@@ -300,7 +300,8 @@ describe(`body values never cause a server error (${dbLabel})`, () => {
       fc.tuple(fc.nat({ max: 260 }), fc.string({ unit: "binary", minLength: 1, maxLength: 3 })).map(([n, tail]) => "a".repeat(n) + tail),
     );
     await fc.assert(
-      fc.asyncProperty(anyUtf16, fc.boolean(), async (email, json) => {
+      // NUL never gets this far: the body reader refuses it with 400 (a test of its own covers that).
+      fc.asyncProperty(anyUtf16.filter((email) => !email.includes("\u0000")), fc.boolean(), async (email, json) => {
         // A form body cannot carry a lone surrogate (URLSearchParams writes U+FFFD); JSON can.
         expect(await refusedWith(email, json)).toBe("CredentialsSignin");
       }),
