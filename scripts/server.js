@@ -127,7 +127,28 @@ function toOriginForm(req, res) {
 // 16 KiB is also node's default; written out so a runtime flag cannot raise it.
 const MAX_HEADER_BYTES = 16 * 1024;
 
+// Lingering close (RFC 9112 §9.6). Node closes a connection whose request body was not read to
+// the end (a body refused with 413 while it still arrives) as soon as the answer is written; with
+// bytes still coming in, that close is a TCP reset, which can reach the client before it has read
+// the answer (it sees EPIPE/ECONNRESET, not the 413). Instead: send FIN after the answer, throw
+// away what still arrives — nothing is kept — and close for good when the client does or after
+// LINGER_MS. docs/decisions/024.
+const LINGER_MS = 2_000;
+function lingerOnClose(socket) {
+  if (socket.vestibuleLinger) return;
+  socket.vestibuleLinger = true;
+  socket.destroySoon = function lingeringClose() {
+    this.end();
+    this.on("data", () => {});
+    this.resume();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once("close", () => clearTimeout(timer));
+  };
+}
+
 const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+  lingerOnClose(req.socket);
   inFlight.add(res);
   res.once("close", () => inFlight.delete(res));
   if (shuttingDown) res.setHeader("Connection", "close");
