@@ -15,6 +15,7 @@ export default [
   // The e-mail link: a page route, for the "Sign in as …" page of AUTH_EMAIL_CONFIRM=true.
   route("auth/callback/email", "routes/auth/callback-email.tsx"),
   route("auth/callback/:provider", "routes/auth/callback.ts"),
+  route("auth/webauthn-options/:provider", "routes/auth/webauthn-options.ts"),
   route("auth/signout", "routes/auth/signout.tsx"),
   route("auth/verify-request", "routes/auth/verify-request.tsx"),
   route("auth/error", "routes/auth/error.tsx"),

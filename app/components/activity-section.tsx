@@ -17,6 +17,9 @@ const EVENT_LABELS: Record<string, string> = {
   "email-sent": "E-mail sent",
   "email-changed": "E-mail address changed",
   "rate-limited": "Rate limited",
+  "passkey-added": "Passkey added",
+  "passkey-removed": "Passkey removed",
+  "passkey-renamed": "Passkey renamed",
 };
 
 /** /account: the user's latest auth events (contract section 11). */

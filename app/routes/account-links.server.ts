@@ -17,7 +17,7 @@ export type LinkedAccounts = {
 };
 
 export async function linkedAccountsData(ar: AuthRequest, userId: string): Promise<LinkedAccounts> {
-  const methods = (await signInMethods(ar.config, userId)) ?? { password: false, emailLink: false, accounts: [] };
+  const methods = (await signInMethods(ar.config, userId)) ?? { password: false, emailLink: false, accounts: [], passkeys: [] };
   const oauth = getProviders(ar.config).filter((p) => p.type === "oauth" || p.type === "oidc");
   const nameOf = (id: string) => oauth.find((p) => p.id === id)?.name ?? id;
   const updated = ar.url.searchParams.get("updated");

@@ -8,6 +8,7 @@ import { emailChangeAvailable } from "~/auth/email";
 import { findProvider } from "~/auth/signin";
 import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
+import { passkeyIntent, passkeysData } from "./account-passkeys.server";
 import { idField } from "~/auth/core/ids";
 
 export async function accountPageData(request: Request) {
@@ -48,6 +49,7 @@ export async function accountPageData(request: Request) {
       hasPassword: user.password !== null,
       emailChange: { available: emailChangeAvailable(ar) },
       ways: await linkedAccountsData(ar, session.userId),
+      passkeys: await passkeysData(ar, session.userId, sessions.find((s) => s.current)?.createdAt ?? null),
       accounts: user.accounts.map((a) => ({
         provider: a.provider,
         name: findProvider(ar.config, a.provider)?.name ?? a.provider,
@@ -110,6 +112,8 @@ export async function accountAction(request: Request) {
   if (body.intent === "change-email") return changeEmailIntent(ar, session.userId, body);
   // Remove a linked provider account (app/routes/account-links.server.ts).
   if (body.intent === "unlink-account") return unlinkAccountIntent(ar, session.userId, body);
+  // Rename or remove a passkey (app/routes/account-passkeys.server.ts).
+  if (body.intent === "passkey-rename" || body.intent === "passkey-remove") return passkeyIntent(ar, session.userId, body);
   const parsed = Intent.safeParse(body);
   if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
   const input = parsed.data;

@@ -3,6 +3,7 @@ import { CsrfField, Field } from "~/components/auth-forms";
 import { EmailChangeSection } from "~/components/email-change-section";
 import { ActivitySection } from "~/components/activity-section";
 import { LinkedAccountsSection } from "~/components/linked-accounts-section";
+import { PasskeysSection } from "~/components/passkeys-section";
 import { SessionsSection } from "~/components/sessions-section";
 import { pageTitle } from "~/site";
 import type { Route } from "./+types/account";
@@ -17,8 +18,13 @@ export async function loader({ request }: Route.LoaderArgs) {
 
 export const action = ({ request }: Route.ActionArgs) => accountAction(request);
 
+function passkeyRenameError(actionData: unknown): { passkeyId: string; message: string } | null {
+  const errors = (actionData as { fieldErrors?: Record<string, unknown> } | undefined)?.fieldErrors;
+  return errors && typeof errors.passkeyName === "string" ? { passkeyId: String(errors.passkeyId ?? ""), message: errors.passkeyName } : null;
+}
+
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, emailChange, ways } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, emailChange, ways, passkeys } = loaderData;
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
@@ -69,6 +75,8 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       />
 
       <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
+
+      <PasskeysSection csrfToken={csrfToken} {...passkeys} renameError={passkeyRenameError(actionData)} />
 
       <SessionsSection csrfToken={csrfToken} sessions={sessions} />
 

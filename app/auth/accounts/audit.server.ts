@@ -18,7 +18,10 @@ export type AuthEventType =
   | "account-unlinked"
   | "email-sent"
   | "email-changed"
-  | "rate-limited";
+  | "rate-limited"
+  | "passkey-added"
+  | "passkey-removed"
+  | "passkey-renamed";
 
 export async function recordEvent(
   type: AuthEventType,

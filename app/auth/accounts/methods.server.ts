@@ -9,10 +9,12 @@ export type SignInMethods = {
   emailLink: boolean;
   /** Every linked account; `usable` while its provider is configured (only then is it a way in). */
   accounts: { provider: string; type: string; usable: boolean }[];
+  /** The user's passkeys, each a way in while passkey sign-in (a `webauthn` provider) is on. */
+  passkeys: { id: string; usable: boolean }[];
 };
 
 /** One way to sign in that a user may remove. */
-export type SignInMethodRef = { kind: "account"; provider: string } | { kind: "password" };
+export type SignInMethodRef = { kind: "account"; provider: string } | { kind: "password" } | { kind: "passkey"; id: string };
 
 type Tx = Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0];
 
@@ -22,14 +24,21 @@ export type ConfiguredProviders = readonly { id: string; type: string }[];
 async function readMethods(client: Tx | ReturnType<typeof db>, providers: ConfiguredProviders, userId: string): Promise<SignInMethods | null> {
   const user = await client.user.findUnique({
     where: { id: userId },
-    select: { email: true, password: { select: { id: true } }, accounts: { select: { provider: true, type: true } } },
+    select: {
+      email: true,
+      password: { select: { id: true } },
+      accounts: { select: { provider: true, type: true } },
+      passkeys: { select: { id: true } },
+    },
   });
   if (!user) return null;
+  const passkeysOn = providers.some((p) => p.type === "webauthn");
   return {
     // A password only counts while credentials sign-in is on; an address only while e-mail sign-in is.
     password: user.password !== null && providers.some((p) => p.type === "credentials"),
     emailLink: user.email !== null && providers.some((p) => p.type === "email"),
     accounts: user.accounts.map((a) => ({ ...a, usable: providers.some((p) => p.id === a.provider) })),
+    passkeys: user.passkeys.map((p) => ({ id: p.id, usable: passkeysOn })),
   };
 }
 
@@ -39,14 +48,17 @@ export function signInMethods(providers: ConfiguredProviders, userId: string): P
 
 /** Whether the user has `method` (a password row counts even while credentials sign-in is off). */
 function hasMethod(methods: SignInMethods, method: SignInMethodRef, hasPasswordRow: boolean): boolean {
-  return method.kind === "password" ? hasPasswordRow : methods.accounts.some((a) => a.provider === method.provider);
+  if (method.kind === "password") return hasPasswordRow;
+  if (method.kind === "passkey") return methods.passkeys.some((p) => p.id === method.id);
+  return methods.accounts.some((a) => a.provider === method.provider);
 }
 
 /** Whether the user can still sign in once `method` is gone. */
 export function canRemove(methods: SignInMethods, method: SignInMethodRef): boolean {
   const accounts = methods.accounts.filter((a) => a.usable && !(method.kind === "account" && a.provider === method.provider));
   const password = methods.password && method.kind !== "password";
-  return accounts.length > 0 || password || methods.emailLink;
+  const passkeys = methods.passkeys.filter((p) => p.usable && !(method.kind === "passkey" && p.id === method.id));
+  return accounts.length > 0 || password || methods.emailLink || passkeys.length > 0;
 }
 
 /** Whether the user can still sign in once `provider`'s account is gone. */
@@ -72,7 +84,9 @@ export async function removeSignInMethod(providers: ConfiguredProviders, userId:
     const { count } =
       method.kind === "password"
         ? await tx.password.deleteMany({ where: { userId } })
-        : await tx.account.deleteMany({ where: { userId, provider: method.provider } });
+        : method.kind === "passkey"
+          ? await tx.passkey.deleteMany({ where: { userId, id: method.id } })
+          : await tx.account.deleteMany({ where: { userId, provider: method.provider } });
     return count > 0 ? "removed" : "not-found";
   });
 }

@@ -12,6 +12,8 @@ export const BASE_PATH = "/auth";
 export const SESSION_MAX_AGE = 30 * 24 * 60 * 60;
 export const SESSION_UPDATE_AGE = 24 * 60 * 60;
 export const CHECK_COOKIE_MAX_AGE = 900;
+/** Lifetime of the sealed WebAuthn challenge cookie (contract §4). */
+export const CHALLENGE_COOKIE_MAX_AGE = 900;
 export const EMAIL_TOKEN_MAX_AGE = 24 * 60 * 60;
 export const SESSION_CLOCK_TOLERANCE = 15;
 export const OAUTH_CLOCK_TOLERANCE = 10;
@@ -49,6 +51,8 @@ export type AuthConfig = {
   emailConfirm: boolean;
   emailTokenMaxAge: number;
   credentials: boolean;
+  /** AUTH_PASSKEYS: passkey (WebAuthn) sign-in and registration; on unless "false". */
+  passkeys: boolean;
   /** How long outbound calls to OAuth providers may take (OAUTH_TIMEOUT_MS; tests lower it). */
   oauthTimeoutMs: number;
   /** Contract section 10's limits, each overridable by AUTH_RATE_LIMIT_<NAME>=<count>/<seconds>. */
@@ -96,6 +100,7 @@ const EnvSchema = z.object({
   AUTH_EMAIL_CONFIRM: bool("AUTH_EMAIL_CONFIRM"),
   AUTH_EMAIL_MAX_AGE: z.string().optional(),
   AUTH_CREDENTIALS: bool("AUTH_CREDENTIALS"),
+  AUTH_PASSKEYS: bool("AUTH_PASSKEYS"),
 });
 
 function presetEnvName(id: PresetId) {
@@ -247,6 +252,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     emailConfirm: e.AUTH_EMAIL_CONFIRM ?? false,
     emailTokenMaxAge,
     credentials: e.AUTH_CREDENTIALS ?? true,
+    passkeys: e.AUTH_PASSKEYS ?? true,
     oauthTimeoutMs: OAUTH_TIMEOUT_MS,
     rateLimits: rateLimits.limits,
   };

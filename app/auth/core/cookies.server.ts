@@ -1,7 +1,7 @@
 // Cookie names, attributes and chunking (contract §4). Every Set-Cookie the auth core writes is
 // built here so the attributes stay identical everywhere.
 
-export const COOKIE_KEYS = ["sessionToken", "csrfToken", "callbackUrl", "state", "pkceCodeVerifier", "nonce", "signinEmail"] as const;
+export const COOKIE_KEYS = ["sessionToken", "csrfToken", "callbackUrl", "state", "pkceCodeVerifier", "nonce", "challenge", "signinEmail"] as const;
 export type CookieKey = (typeof COOKIE_KEYS)[number];
 export type CookieNames = Record<CookieKey, string>;
 
@@ -12,6 +12,8 @@ const BASE_NAMES: CookieNames = {
   state: "authjs.state",
   pkceCodeVerifier: "authjs.pkce.code_verifier",
   nonce: "authjs.nonce",
+  // The sealed WebAuthn challenges this browser was given (passkeys/challenge.server.ts).
+  challenge: "authjs.challenge",
   // The address typed into a refused password form, for the sign-in page (credentials/kept-address.server.ts).
   signinEmail: "authjs.signin-email",
 };

@@ -21,7 +21,13 @@ export const DEFAULT_SIGNIN_ERROR_MESSAGE = "Unable to sign in.";
  * Codes that send the visitor back to the sign-in page with `?error=`. EmailInvalid: the e-mail
  * form got something that is not one plain address (shown at the field, §7's "any other" text).
  */
-export type SigninErrorCode = keyof typeof SIGNIN_ERROR_MESSAGES | "MissingCSRF" | "RateLimited" | "EmailInvalid";
+export type SigninErrorCode =
+  | keyof typeof SIGNIN_ERROR_MESSAGES
+  | "MissingCSRF"
+  | "RateLimited"
+  | "EmailInvalid"
+  // A passkey answer that did not verify (Auth.js's name); shown with §7's "any other" text.
+  | "WebAuthnVerificationError";
 
 export const ERROR_PAGES = {
   Configuration: {
@@ -99,3 +105,26 @@ export class AuthError extends Error {
     this.retryAfterSeconds = options?.retryAfterSeconds ?? null;
   }
 }
+
+/**
+ * GET /auth/webauthn-options/<id> refusals, in Auth.js's `{ "error": … }` shape: an action other
+ * than `authenticate` or `register`, no action from a signed-in browser (which must say which),
+ * and registration without a session (a passkey never creates an account, ADR 040).
+ */
+export const WEBAUTHN_OPTIONS_ERRORS = {
+  invalidAction: { status: 400, error: "Invalid action" },
+  invalidRequest: { status: 400, error: "Invalid request" },
+  signInToRegister: { status: 401, error: "Sign in to add a passkey." },
+} as const;
+
+/** /account's passkey forms. */
+export const PASSKEY_MESSAGES = {
+  nameEmpty: "Enter a name for this passkey.",
+  nameTooLong: "A passkey's name must be at most 60 characters.",
+  nameControl: "A passkey's name cannot contain control characters.",
+  notFound: "That passkey no longer exists.",
+  lastMethod: "That passkey is your only way to sign in. Set up another way before removing it.",
+  renamed: "Your passkey was renamed.",
+  removed: "The passkey was removed.",
+  added: "Your passkey was added. Next time, sign in with it.",
+} as const;

@@ -72,3 +72,15 @@ export async function providerFlow(request: Request, providerId: string | undefi
     return failureResponse(ar, error, json, ctx.setCookies);
   }
 }
+
+/** GET /auth/webauthn-options/<id>: a WebAuthn provider's ceremony options (passkeys/options.server.ts). */
+export async function webauthnOptionsFlow(request: Request, providerId: string | undefined): Promise<Response> {
+  const ar = authRequest(request);
+  const provider = providerId ? findProvider(ar.config, providerId) : undefined;
+  if (!provider?.webauthnOptions || request.method.toUpperCase() !== "GET") return badRequest();
+  try {
+    return await provider.webauthnOptions(ar);
+  } catch (error) {
+    return failureResponse(ar, error, true);
+  }
+}

@@ -2,8 +2,8 @@
 // page, and a user's ways to sign in as the configured methods see them.
 export { canUnlink } from "../accounts/methods.server";
 export { emailCallbackAction, emailCallbackLoader } from "./email-link-page.server";
-export { providerFlow, providersResponse } from "./endpoint.server";
-export { signInMethods, unlinkAccount } from "./methods.server";
+export { providerFlow, providersResponse, webauthnOptionsFlow } from "./endpoint.server";
+export { removePasskey, signInMethods, unlinkAccount } from "./methods.server";
 export { signinPageData, signinRootAction, signoutPageData } from "./pages.server";
 export { refuseCrossOriginPost } from "./origin-check.server";
 export { authorizationOrigins, findProvider, getProviders } from "./registry.server";

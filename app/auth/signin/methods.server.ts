@@ -1,7 +1,7 @@
 // A user's ways to sign in as the configured methods see them, and removing one: the rules live in
 // accounts/methods.server.ts; this module hands them the registry's providers and runs the
 // methods' "before unlink" hooks (OAuth: revoke the account's tokens).
-import { recordEvent } from "../accounts/audit.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
 import {
   canUnlink,
   removeSignInMethod as removeMethod,
@@ -11,6 +11,7 @@ import {
   type SignInMethods,
 } from "../accounts/methods.server";
 import type { AuthConfig } from "../core/config.server";
+import type { AuthRequest } from "../core/request.server";
 import { beforeUnlinkHooks, getProviders } from "./registry.server";
 
 export function signInMethods(config: AuthConfig, userId: string): Promise<SignInMethods | null> {
@@ -38,4 +39,14 @@ export async function unlinkAccount(config: AuthConfig, userId: string, provider
   if (result === "last-method") return "last-method";
   await recordEvent("account-unlinked", { userId, ip, detail: { provider } });
   return "unlinked";
+}
+
+/**
+ * Removes one of the user's passkeys unless it is their last way to sign in (the atomic rule of
+ * removeSignInMethod); records it in the audit trail.
+ */
+export async function removePasskey(ar: AuthRequest, userId: string, passkeyId: string): Promise<RemoveResult> {
+  const result = await removeSignInMethod(ar.config, userId, { kind: "passkey", id: passkeyId });
+  if (result === "removed") await recordEvent("passkey-removed", { userId, ...eventSource(ar), detail: { provider: "passkey" } });
+  return result;
 }

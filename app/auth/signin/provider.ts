@@ -7,7 +7,7 @@ import type { Body } from "../core/body.server";
 import type { AuthConfig } from "../core/config.server";
 import type { AuthRequest } from "../core/request.server";
 
-export type ProviderType = "oauth" | "oidc" | "email" | "credentials";
+export type ProviderType = "oauth" | "oidc" | "email" | "credentials" | "webauthn";
 
 export type FlowContext = {
   ar: AuthRequest;
@@ -38,6 +38,8 @@ export type Provider = {
   /** GET|POST /auth/callback/<id>. */
   callback?: (ctx: FlowContext) => Promise<Response>;
   callbackMethods: readonly ("GET" | "POST")[];
+  /** GET /auth/webauthn-options/<id> (WebAuthn providers): the ceremony's options and its challenge cookie. */
+  webauthnOptions?: (ar: AuthRequest) => Promise<Response>;
   /** Credentials callbacks are form posts from our own page, so they carry the CSRF token. */
   callbackRequiresCsrf: boolean;
 };

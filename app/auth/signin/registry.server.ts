@@ -5,9 +5,10 @@ import type { AuthConfig } from "../core/config.server";
 import { credentialsMethod } from "../credentials/strategy.server";
 import { emailMethod } from "../email/strategy.server";
 import { oauthMethod } from "../oauth/providers.server";
+import { passkeysMethod } from "../passkeys/strategy.server";
 import type { BeforeUnlinkHook, Provider, SignInMethod, SignOutHook } from "./provider";
 
-const METHODS: readonly SignInMethod[] = [oauthMethod, emailMethod, credentialsMethod];
+const METHODS: readonly SignInMethod[] = [oauthMethod, emailMethod, credentialsMethod, passkeysMethod];
 
 const cache = new WeakMap<AuthConfig, Provider[]>();
 

@@ -1,0 +1,44 @@
+// A user's passkeys as /account shows them, and renaming one. Removing one is removing a way to
+// sign in, which has its one atomic rule (accounts/methods.server.ts, ADR 026), reached through
+// signin/methods.server.ts's removePasskey.
+import { z } from "zod";
+import { db } from "../../db/client.server";
+import { PASSKEY_MESSAGES } from "../core/errors";
+import { idField } from "../core/ids";
+
+export const MAX_PASSKEY_NAME = 60;
+
+export const PasskeyRename = z.object({
+  passkeyId: idField(),
+  name: z
+    .string()
+    .trim()
+    .min(1, PASSKEY_MESSAGES.nameEmpty)
+    .max(MAX_PASSKEY_NAME, PASSKEY_MESSAGES.nameTooLong)
+    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), PASSKEY_MESSAGES.nameControl),
+});
+
+export const PasskeyRemove = z.object({ passkeyId: idField() });
+
+export type PasskeyListItem = {
+  id: string;
+  name: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  deviceType: string;
+  backedUp: boolean;
+};
+
+export function listPasskeys(userId: string): Promise<PasskeyListItem[]> {
+  return db().passkey.findMany({
+    where: { userId },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    select: { id: true, name: true, createdAt: true, lastUsedAt: true, deviceType: true, backedUp: true },
+  });
+}
+
+/** Renames one of the user's passkeys; false when the user has no passkey of that id. */
+export async function renamePasskey(userId: string, passkeyId: string, name: string): Promise<boolean> {
+  const { count } = await db().passkey.updateMany({ where: { id: passkeyId, userId }, data: { name } });
+  return count === 1;
+}

@@ -1,0 +1,65 @@
+// GET /auth/webauthn-options/passkey?action=authenticate|register → {"action","options"} and a
+// challenge in the sealed authjs.challenge cookie, as Auth.js answers it. Authentication asks for
+// a discoverable credential (no address, no allow list, so the browser's autofill can offer it);
+// registration is only for a signed-in user and adds to that user (ADR 040). Both require user
+// verification. Without `action`, as Auth.js: a signed-out browser authenticates; a signed-in one
+// must say which it wants.
+import { generateAuthenticationOptions, generateRegistrationOptions } from "@simplewebauthn/server";
+import { db } from "../../db/client.server";
+import { WEBAUTHN_OPTIONS_ERRORS } from "../core/errors";
+import type { AuthRequest } from "../core/request.server";
+import { jsonResponse } from "../core/respond.server";
+import { getSession } from "../core/session.server";
+import { issueChallenge } from "./challenge.server";
+import { relyingParty } from "./relying-party.server";
+
+/** Milliseconds the browser gives the person to answer (it is a hint; the cookie lasts 900 s). */
+const CEREMONY_TIMEOUT_MS = 5 * 60 * 1000;
+
+function refusal(kind: keyof typeof WEBAUTHN_OPTIONS_ERRORS): Response {
+  const { status, error } = WEBAUTHN_OPTIONS_ERRORS[kind];
+  return jsonResponse({ error }, { status, noCache: true });
+}
+
+/** The bytes authenticators keep as the account's user handle: the user id (never an address). */
+export function userHandle(userId: string): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(Buffer.from(userId, "utf8"));
+}
+
+export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response> {
+  const action = ar.url.searchParams.get("action");
+  if (action !== null && action !== "authenticate" && action !== "register") return refusal("invalidAction");
+  // Read without rolling: this JSON answer is not where a session's cookie is re-issued.
+  const { session } = await getSession(ar, { roll: false });
+  const decided = action ?? (session ? null : "authenticate");
+  if (decided === null) return refusal("invalidRequest");
+  const rp = relyingParty(ar);
+
+  if (decided === "authenticate") {
+    const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: "required", timeout: CEREMONY_TIMEOUT_MS });
+    const cookie = await issueChallenge(ar, options.challenge, "authenticate", null);
+    return jsonResponse({ action: "authenticate", options }, { setCookies: [cookie], noCache: true });
+  }
+
+  if (!session) return refusal("signInToRegister");
+  const user = await db().user.findUnique({
+    where: { id: session.userId },
+    select: { id: true, email: true, name: true, passkeys: { select: { credentialId: true, transports: true } } },
+  });
+  if (!user) return refusal("signInToRegister");
+  const options = await generateRegistrationOptions({
+    rpName: rp.name,
+    rpID: rp.id,
+    userName: user.email ?? user.name ?? user.id,
+    userDisplayName: user.name ?? user.email ?? "",
+    userID: userHandle(user.id),
+    timeout: CEREMONY_TIMEOUT_MS,
+    attestationType: "none",
+    // The same authenticator is not registered twice for one account.
+    excludeCredentials: user.passkeys.map((p) => ({ id: p.credentialId, transports: p.transports ? p.transports.split(",") : undefined })),
+    // A discoverable credential (signs in without an address) that verifies its user.
+    authenticatorSelection: { residentKey: "required", requireResidentKey: true, userVerification: "required" },
+  });
+  const cookie = await issueChallenge(ar, options.challenge, "register", user.id);
+  return jsonResponse({ action: "register", options }, { setCookies: [cookie], noCache: true });
+}

@@ -1,0 +1,84 @@
+// POST /auth/callback/passkey with action=register: a signed-in user adds a passkey. The answer
+// must verify against a register challenge issued to this same user in this browser; the passkey
+// and the spent challenge are written in one transaction. It answers like a sign-in (a redirect to
+// callbackUrl, by default /account; `{url}` for JSON clients) but starts no new session: the user
+// is already signed in, and a passkey never creates a user (ADR 040).
+import { verifyRegistrationResponse } from "@simplewebauthn/server";
+import { db } from "../../db/client.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
+import { AuthError } from "../core/errors";
+import { log } from "../core/log.server";
+import { redirectResponse } from "../core/respond.server";
+import { getSession } from "../core/session.server";
+import type { FlowContext } from "../signin/provider";
+import { forgetExpiredChallenges, spendChallenge, takeChallenge } from "./challenge.server";
+import { parseRegistration, signedChallenge } from "./credential-response.server";
+import { relyingParty } from "./relying-party.server";
+
+/** A new passkey's name until its owner renames it: "Passkey", "Passkey 2", … */
+async function defaultName(userId: string): Promise<string> {
+  const count = await db().passkey.count({ where: { userId } });
+  return count === 0 ? "Passkey" : `Passkey ${count + 1}`;
+}
+
+export async function registerPasskey(ctx: FlowContext, providerId: string): Promise<Response> {
+  const { ar } = ctx;
+  const { session } = await getSession(ar, { roll: false });
+  if (!session) throw new AuthError("SessionRequired", { log: "passkey registration without a session" });
+  const response = parseRegistration(ctx.body.data);
+  if (!response) throw new AuthError("WebAuthnVerificationError", { log: "malformed registration response" });
+
+  const { entry, setCookie } = await takeChallenge(ar, signedChallenge(response.response.clientDataJSON));
+  ctx.setCookies.push(setCookie);
+  if (!entry || entry.action !== "register" || entry.userId !== session.userId) {
+    throw new AuthError("WebAuthnVerificationError", { log: "no register challenge for this user in this browser" });
+  }
+
+  const rp = relyingParty(ar);
+  let info;
+  try {
+    const verification = await verifyRegistrationResponse({
+      response,
+      expectedChallenge: entry.challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserVerification: true,
+    });
+    if (!verification.verified) throw new Error("registration not verified");
+    info = verification.registrationInfo;
+  } catch (error) {
+    throw new AuthError("WebAuthnVerificationError", { log: "registration did not verify", cause: (error as Error).message });
+  }
+
+  const { credential, credentialDeviceType, credentialBackedUp } = info;
+  const name = await defaultName(session.userId);
+  try {
+    await db().$transaction(async (tx) => {
+      await spendChallenge(tx, entry);
+      await tx.passkey.create({
+        data: {
+          userId: session.userId,
+          credentialId: credential.id,
+          publicKey: Buffer.from(credential.publicKey).toString("base64url"),
+          counter: BigInt(credential.counter),
+          transports: credential.transports?.length ? credential.transports.join(",") : null,
+          deviceType: credentialDeviceType,
+          backedUp: credentialBackedUp,
+          name,
+        },
+      });
+    });
+  } catch (error) {
+    // A spent challenge, a credential registered already (here or to another user), or the user
+    // deleted meanwhile: nothing was written.
+    log("info", "passkey-registration-refused", { reason: (error as { code?: string }).code ?? "write failed" });
+    throw new AuthError("WebAuthnVerificationError", { log: "passkey not stored" });
+  }
+  await recordEvent("passkey-added", { userId: session.userId, ...eventSource(ar), detail: { provider: providerId, deviceType: credentialDeviceType } });
+  await forgetExpiredChallenges().catch(() => {});
+  // callbackUrl: the one this request named; by default /account (not the cookie's, which names
+  // where the last sign-in went).
+  const named = ctx.body.callbackUrl !== undefined && ctx.body.callbackUrl !== "" ? true : ar.url.searchParams.has("callbackUrl");
+  const target = named ? ctx.callbackUrl : `${ar.origin}/account`;
+  return redirectResponse(target, { json: ctx.json, setCookies: ctx.setCookies });
+}

@@ -1,0 +1,155 @@
+// Passkey sign-in (contract §13), on Auth.js's wire protocol: provider id `passkey`, type
+// `webauthn`. POST /auth/callback/passkey carries `csrfToken`, `action`, `data` (the JSON
+// credential response) and `callbackUrl`. action=authenticate runs the strategy below through the
+// shared flow (session with method `passkey`, device cookie, audit, redirect or `{url}`), so a
+// second-factor gate can recognise it by the provider's type; action=register adds a passkey to the
+// signed-in user (registration.server.ts). Options: options.server.ts.
+import { verifyAuthenticationResponse, type AuthenticationResponseJSON, type WebAuthnCredential } from "@simplewebauthn/server";
+import { Strategy } from "remix-auth/strategy";
+import { db } from "../../db/client.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
+import { toSessionUser, type SignInResult } from "../accounts/users.server";
+import type { AuthConfig } from "../core/config.server";
+import { AuthError } from "../core/errors";
+import { readBody } from "../core/body.server";
+import { authRequest, type AuthRequest } from "../core/request.server";
+import { runStrategy } from "../signin/flow.server";
+import type { FlowContext, Provider, SignInMethod } from "../signin/provider";
+import { forgetExpiredChallenges, spendChallenge, takeChallenge, type PendingChallenge } from "./challenge.server";
+import { parseAuthentication, signedChallenge } from "./credential-response.server";
+import { userHandle, webauthnOptionsResponse } from "./options.server";
+import { registerPasskey } from "./registration.server";
+import { relyingParty } from "./relying-party.server";
+
+export const PASSKEY_PROVIDER_ID = "passkey";
+
+const refused = (log: string, cause?: unknown) => new AuthError("WebAuthnVerificationError", { log, cause });
+
+/**
+ * A credential nobody has: an unknown credential id is verified against it, so that answer costs
+ * the same work as a wrong signature and gives the same refusal.
+ */
+const UNKNOWN_CREDENTIAL: WebAuthnCredential = {
+  id: "unknown",
+  // A well-formed COSE EC2 P-256 key (kty 2, alg -7, crv 1, x and y of 32 zero-ish bytes).
+  publicKey: new Uint8Array(
+    Buffer.from("a5010203262001215820" + "01".repeat(32) + "225820" + "02".repeat(32), "hex"),
+  ),
+  counter: 0,
+};
+
+async function verifyAssertion(ar: AuthRequest, response: AuthenticationResponseJSON, entry: PendingChallenge, credential: WebAuthnCredential) {
+  const rp = relyingParty(ar);
+  try {
+    const verification = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge: entry.challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      credential,
+      requireUserVerification: true,
+    });
+    return verification.verified ? verification.authenticationInfo : null;
+  } catch (error) {
+    // The library's reason (origin, RP id, UV flag, counter, signature) goes to the log only.
+    throw refused("assertion did not verify", (error as Error).message);
+  }
+}
+
+/** The remix-auth strategy: the credential response in, the passkey's user out. */
+class PasskeyStrategy extends Strategy<SignInResult, never> {
+  name = PASSKEY_PROVIDER_ID;
+
+  constructor(private readonly config: AuthConfig) {
+    super(async () => {
+      throw new Error("unused");
+    });
+  }
+
+  async authenticate(request: Request): Promise<SignInResult> {
+    const ar = authRequest(request, this.config);
+    const form = await readBody(request);
+    const response = parseAuthentication(form.data);
+    if (!response) throw refused("malformed authentication response");
+    const { entry } = await takeChallenge(ar, signedChallenge(response.response.clientDataJSON));
+    if (!entry || entry.action !== "authenticate") throw refused("no authenticate challenge in this browser");
+
+    const passkey = await db().passkey.findUnique({
+      where: { credentialId: response.id },
+      include: { user: { select: { id: true, name: true, email: true, image: true } } },
+    });
+    if (!passkey) {
+      await verifyAssertion(ar, response, entry, UNKNOWN_CREDENTIAL).catch(() => null);
+      throw refused("unknown credential");
+    }
+    // A discoverable credential names its account; it must be the passkey's owner.
+    if (response.response.userHandle !== undefined && response.response.userHandle !== Buffer.from(userHandle(passkey.userId)).toString("base64url")) {
+      throw refused("user handle of another account");
+    }
+    const fail = async (log: string, cause?: unknown) => {
+      await recordEvent("signin-failed", { userId: passkey.userId, ...eventSource(ar), detail: { provider: PASSKEY_PROVIDER_ID } });
+      return refused(log, cause);
+    };
+    let info;
+    try {
+      info = await verifyAssertion(ar, response, entry, {
+        id: passkey.credentialId,
+        publicKey: new Uint8Array(Buffer.from(passkey.publicKey, "base64url")),
+        counter: Number(passkey.counter),
+        transports: passkey.transports ? (passkey.transports.split(",") as WebAuthnCredential["transports"]) : undefined,
+      });
+    } catch (error) {
+      throw await fail("assertion did not verify", (error as AuthError).cause);
+    }
+    if (!info) throw await fail("assertion did not verify");
+
+    // One step: the challenge is spent and the counter moves on from the value just checked. A
+    // replay (same challenge) or a concurrent use of the same counter value writes nothing.
+    const now = new Date();
+    const used = await db()
+      .$transaction(async (tx) => {
+        await spendChallenge(tx, entry);
+        const { count } = await tx.passkey.updateMany({
+          where: { id: passkey.id, counter: passkey.counter },
+          data: { counter: BigInt(info.newCounter), lastUsedAt: now, backedUp: info.credentialBackedUp, deviceType: info.credentialDeviceType },
+        });
+        if (count !== 1) throw new Error("counter moved meanwhile");
+      })
+      .then(
+        () => true,
+        () => false,
+      );
+    if (!used) throw await fail("challenge already used or counter moved");
+    await forgetExpiredChallenges().catch(() => {});
+    return { user: toSessionUser(passkey.user), isNewUser: false };
+  }
+}
+
+/** POST /auth/callback/passkey: which ceremony the browser finished decides the way. */
+async function passkeyCallback(ctx: FlowContext): Promise<Response> {
+  const action = ctx.body.action;
+  if (action === "register") return registerPasskey(ctx, PASSKEY_PROVIDER_ID);
+  if (action !== "authenticate") throw refused("unknown action");
+  // The entry this answer used leaves the cookie whatever the outcome.
+  const response = parseAuthentication(ctx.body.data);
+  if (response) ctx.setCookies.push((await takeChallenge(ctx.ar, signedChallenge(response.response.clientDataJSON))).setCookie);
+  return runStrategy(ctx, PASSKEY_PROVIDER_ID);
+}
+
+function passkeyProviders(config: AuthConfig): Provider[] {
+  if (!config.passkeys) return [];
+  return [
+    {
+      id: PASSKEY_PROVIDER_ID,
+      name: "Passkey",
+      type: "webauthn",
+      strategy: new PasskeyStrategy(config) as Provider["strategy"],
+      callback: passkeyCallback,
+      callbackMethods: ["POST"],
+      callbackRequiresCsrf: true,
+      webauthnOptions: webauthnOptionsResponse,
+    },
+  ];
+}
+
+export const passkeysMethod: SignInMethod = { providers: passkeyProviders };

@@ -1,0 +1,67 @@
+// The browser side of passkeys, in Auth.js's protocol: fetch the options from
+// /auth/webauthn-options/passkey, let the browser (and the person's authenticator) answer, and
+// send the answer to /auth/callback/passkey as a document form POST (csrfToken, action, data,
+// callbackUrl), so the server's redirect and cookies work as for every other sign-in form.
+// Runs only in the browser, from event handlers and effects; @simplewebauthn/browser is loaded
+// on first use, as a script of our own origin (the pages' CSP allows 'self').
+const BASE = "/auth";
+const PROVIDER = "passkey";
+
+type Action = "authenticate" | "register";
+
+async function fetchOptions(action: Action) {
+  const res = await fetch(`${BASE}/webauthn-options/${PROVIDER}?action=${action}`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  if (!res.ok) throw new Error(`options refused (${res.status})`);
+  const body = (await res.json()) as { action: Action; options: any };
+  if (body.action !== action) throw new Error("unexpected options");
+  return body.options;
+}
+
+function submit(action: Action, data: unknown, csrfToken: string, callbackUrl: string) {
+  const form = document.createElement("form");
+  form.method = "post";
+  form.action = `${BASE}/callback/${PROVIDER}`;
+  form.hidden = true;
+  for (const [name, value] of Object.entries({ csrfToken, action, data: JSON.stringify(data), callbackUrl })) {
+    const input = document.createElement("input");
+    input.type = "hidden";
+    input.name = name;
+    input.value = value;
+    form.append(input);
+  }
+  document.body.append(form);
+  form.submit();
+}
+
+export async function passkeysSupported(): Promise<{ webauthn: boolean; autofill: boolean }> {
+  const browser = await import("@simplewebauthn/browser");
+  if (!browser.browserSupportsWebAuthn()) return { webauthn: false, autofill: false };
+  return { webauthn: true, autofill: await browser.browserSupportsWebAuthnAutofill() };
+}
+
+/** Adds a passkey to the signed-in user, then lands on `callbackUrl`. */
+export async function registerPasskey(csrfToken: string, callbackUrl: string): Promise<void> {
+  const { startRegistration } = await import("@simplewebauthn/browser");
+  const optionsJSON = await fetchOptions("register");
+  const answer = await startRegistration({ optionsJSON });
+  submit("register", answer, csrfToken, callbackUrl);
+}
+
+/**
+ * Signs in with a passkey. `autofill`: wait for the person to pick a passkey from the browser's
+ * autofill on an input with autocomplete="… webauthn" (conditional mediation); a later call
+ * (the button) cancels that wait.
+ */
+export async function signInWithPasskey(csrfToken: string, callbackUrl: string, { autofill = false } = {}): Promise<void> {
+  const { startAuthentication } = await import("@simplewebauthn/browser");
+  const optionsJSON = await fetchOptions("authenticate");
+  const answer = await startAuthentication({ optionsJSON, useBrowserAutofill: autofill });
+  submit("authenticate", answer, csrfToken, callbackUrl);
+}
+
+/** A cancelled or superseded ceremony is not an error worth showing. */
+export function isCancelled(error: unknown): boolean {
+  const name = (error as { name?: string; code?: string })?.name;
+  const code = (error as { code?: string })?.code;
+  return name === "AbortError" || code === "ERROR_CEREMONY_ABORTED";
+}

@@ -1,0 +1,76 @@
+// The /account page's passkeys: the list (name, created, last used, device type / backed up), the
+// offer to add one right after a sign-in, and the `passkey-rename` / `passkey-remove` intents.
+// Removing one goes through the atomic "remove a way to sign in" rule (ADR 026): the last way in
+// is refused.
+import { data, redirect } from "react-router";
+import { eventSource, recordEvent } from "~/auth/accounts";
+import { type AuthRequest } from "~/auth/core";
+import { PASSKEY_MESSAGES } from "~/auth/core/errors";
+import { listPasskeys, MAX_PASSKEY_NAME, PasskeyRemove, PasskeyRename, renamePasskey } from "~/auth/passkeys";
+import { getProviders, removePasskey } from "~/auth/signin";
+
+/** How long after a sign-in /account offers to add a passkey to a user who has none. */
+const OFFER_WINDOW_MS = 10 * 60 * 1000;
+
+export type PasskeysData = {
+  enabled: boolean;
+  maxName: number;
+  passkeys: { id: string; name: string; createdAt: string; lastUsedAt: string | null; deviceType: string; backedUp: boolean }[];
+  /** Offer "Add a passkey for next time" (no passkey yet, and this session signed in moments ago). */
+  offer: boolean;
+  notice: string | null;
+};
+
+export async function passkeysData(ar: AuthRequest, userId: string, signedInAt: Date | null): Promise<PasskeysData> {
+  const enabled = getProviders(ar.config).some((p) => p.type === "webauthn");
+  const passkeys = await listPasskeys(userId);
+  const updated = ar.url.searchParams.get("updated");
+  return {
+    enabled,
+    maxName: MAX_PASSKEY_NAME,
+    passkeys: passkeys.map((p) => ({
+      id: p.id,
+      name: p.name,
+      createdAt: p.createdAt.toISOString(),
+      lastUsedAt: p.lastUsedAt?.toISOString() ?? null,
+      deviceType: p.deviceType,
+      backedUp: p.backedUp,
+    })),
+    offer: enabled && passkeys.length === 0 && signedInAt !== null && Date.now() - signedInAt.getTime() < OFFER_WINDOW_MS,
+    notice:
+      updated === "passkey-added"
+        ? PASSKEY_MESSAGES.added
+        : updated === "passkey-renamed"
+          ? PASSKEY_MESSAGES.renamed
+          : updated === "passkey-removed"
+            ? PASSKEY_MESSAGES.removed
+            : null,
+  };
+}
+
+const unknownRequest = () => data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
+
+export async function passkeyIntent(ar: AuthRequest, userId: string, body: Record<string, unknown>) {
+  if (body.intent === "passkey-rename") {
+    const parsed = PasskeyRename.safeParse(body);
+    if (!parsed.success) {
+      const nameIssue = parsed.error.issues.find((i) => i.path[0] === "name");
+      if (!nameIssue || parsed.error.issues.some((i) => i.path[0] === "passkeyId")) return unknownRequest();
+      return data(
+        { formError: null, fieldErrors: { passkeyName: nameIssue.message, passkeyId: typeof body.passkeyId === "string" ? body.passkeyId : "" } },
+        { status: 400 },
+      );
+    }
+    if (!(await renamePasskey(userId, parsed.data.passkeyId, parsed.data.name))) {
+      return data({ formError: PASSKEY_MESSAGES.notFound, fieldErrors: {} }, { status: 404 });
+    }
+    await recordEvent("passkey-renamed", { userId, ...eventSource(ar), detail: { provider: "passkey" } });
+    throw redirect("/account?updated=passkey-renamed");
+  }
+  const parsed = PasskeyRemove.safeParse(body);
+  if (!parsed.success) return unknownRequest();
+  const result = await removePasskey(ar, userId, parsed.data.passkeyId);
+  if (result === "last-method") return data({ formError: PASSKEY_MESSAGES.lastMethod, fieldErrors: {} }, { status: 409 });
+  if (result === "not-found") return data({ formError: PASSKEY_MESSAGES.notFound, fieldErrors: {} }, { status: 404 });
+  throw redirect("/account?updated=passkey-removed");
+}
