@@ -1,5 +1,6 @@
 import { data } from "react-router";
 import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
+import { PasskeySignIn } from "~/components/passkey-signin";
 import { jsonRedirectMiddleware } from "~/auth/core";
 import { signinPageData, signinRootAction } from "~/auth/signin";
 import type { Route } from "./+types/signin";
@@ -25,6 +26,9 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
   const oauth = providers.filter((p) => p.type === "oauth" || p.type === "oidc");
   const emailProvider = providers.find((p) => p.type === "email");
   const credentials = providers.find((p) => p.type === "credentials");
+  const passkey = providers.find((p) => p.type === "webauthn");
+  // The browser's autofill offers passkeys on the field marked "webauthn" (conditional UI).
+  const webauthnHint = passkey ? " webauthn" : "";
   // Tie the message to the fields it is about; other errors stand above all forms.
   const credentialsError = error?.code === "CredentialsSignin" ? error.message : null;
   const emailError =
@@ -32,6 +36,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
   const generalError = error && !credentialsError && !emailError ? error.message : null;
   const sections: React.ReactNode[] = [];
 
+  if (passkey) sections.push(<PasskeySignIn key="passkey" csrfToken={csrfToken} callbackUrl={callbackUrl} />);
   if (oauth.length) {
     sections.push(
       <div key="oauth" className="stack">
@@ -54,7 +59,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
           label="Email"
           type="email"
           name="email"
-          autoComplete="email"
+          autoComplete={credentials ? "email" : `email${webauthnHint}`}
           placeholder="email@example.com"
           defaultValue={email}
           required
@@ -78,7 +83,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
           label="Email"
           type="email"
           name="email"
-          autoComplete="username"
+          autoComplete={`username${webauthnHint}`}
           defaultValue={email}
           required
           autoFocus={Boolean(credentialsError)}

@@ -1,0 +1,202 @@
+// Passkeys in a real Chromium against the production server, with the DevTools WebAuthn virtual
+// authenticator (a platform authenticator with resident keys and user verification): register
+// from /account, sign out, sign in with the passkey from the sign-in page; and sign in through
+// next-auth/webauthn's own signIn("passkey"), bundled from node_modules and loaded in a page of
+// the app's origin, which proves the wire protocol. With JavaScript off, the passkey buttons are
+// replaced by a sentence and the password form still signs in.
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
+import { addUser, launchBrowser, startApp, type RunningApp } from "../support/browser";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const USER = { email: "ada@example.com", password: "correct horse battery", name: "Ada" };
+
+let browser: Browser;
+let app: RunningApp;
+let nextAuthBundle: string;
+
+beforeAll(async () => {
+  // next-auth/webauthn as a Next.js app's browser bundle would carry it; its base path set to
+  // ours (/auth) the way <SessionProvider basePath> does.
+  const bundled = await build({
+    stdin: {
+      contents: [
+        'import { signIn } from "next-auth/webauthn";',
+        'import { __NEXTAUTH } from "next-auth/react";',
+        '__NEXTAUTH.basePath = "/auth";',
+        "window.nextAuthWebauthn = { signIn };",
+      ].join("\n"),
+      resolveDir: root,
+      loader: "js",
+    },
+    bundle: true,
+    write: false,
+    format: "iife",
+    platform: "browser",
+    define: { "process.env": "{}", "process.env.NODE_ENV": '"production"' },
+    logLevel: "silent",
+  });
+  nextAuthBundle = bundled.outputFiles[0]!.text;
+  [browser, app] = await Promise.all([launchBrowser(), startApp()]);
+  addUser(app, USER);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+async function hydrated(page: Page) {
+  await page.waitForFunction(() => (window as unknown as { __reactRouterRouteModules?: unknown }).__reactRouterRouteModules !== undefined);
+}
+
+/** A platform authenticator that holds discoverable credentials and verifies its user. */
+async function virtualAuthenticator(page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return { cdp, authenticatorId };
+}
+
+async function signInWithPassword(page: Page) {
+  await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
+  await hydrated(page);
+  const form = page.locator("#credentials-form");
+  await form.getByLabel("Email").fill(USER.email);
+  await form.getByLabel("Password").fill(USER.password);
+  await form.getByRole("button", { name: "Sign in with password" }).click();
+  await page.waitForURL(`${app.url}/account`);
+}
+
+async function signOut(page: Page) {
+  await page.goto(`${app.url}/auth/signout`);
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.waitForURL(`${app.url}/`);
+  expect(await sessionEmail(page)).toBeNull();
+}
+
+async function sessionEmail(page: Page): Promise<string | null> {
+  const session = await page.evaluate(async () => (await fetch("/auth/session")).json());
+  return session?.user?.email ?? null;
+}
+
+describe("passkeys in Chromium with a virtual authenticator", () => {
+  let context: BrowserContext;
+  let page: Page;
+  let cdp: CDPSession;
+  let authenticatorId: string;
+  const errors: string[] = [];
+
+  beforeAll(async () => {
+    context = await browser.newContext();
+    context.setDefaultTimeout(10_000);
+    page = await context.newPage();
+    page.on("pageerror", (e) => errors.push(e.message));
+    ({ cdp, authenticatorId } = await virtualAuthenticator(page));
+  });
+  afterAll(() => context?.close());
+
+  it("registers a passkey from /account (offered right after the sign-in)", async () => {
+    await signInWithPassword(page);
+    await hydrated(page);
+    await expect(page.locator("#passkey-offer").textContent()).resolves.toContain("Add a passkey for next time");
+    await page.getByRole("button", { name: "Add a passkey for next time" }).click();
+    await page.waitForURL(`${app.url}/account?updated=passkey-added`);
+    await expect(page.locator("#passkey-list li").count()).resolves.toBe(1);
+    await expect(page.locator("#passkey-list [data-passkey-name]").textContent()).resolves.toBe("Passkey");
+    const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+    expect(credentials).toHaveLength(1);
+    expect(credentials[0]!.isResidentCredential).toBe(true);
+    // Once there is a passkey, no more offers.
+    await page.goto(`${app.url}/account`);
+    await expect(page.locator("#passkey-offer").count()).resolves.toBe(0);
+  });
+
+  it("signs out, then signs in with the passkey the browser's autofill offers on the sign-in page (conditional UI)", async () => {
+    await signOut(page);
+    // The page starts a conditional request; the virtual authenticator answers it as a person
+    // picking the passkey from the autofill would. Nothing is typed or clicked.
+    await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
+    await page.waitForURL(`${app.url}/account`);
+    expect(await sessionEmail(page)).toBe(USER.email);
+    // The session records the method, and the passkey its last use.
+    await expect(page.locator("#sessions li[data-current]").textContent()).resolves.toContain("Signed in with Passkey");
+    await expect(page.locator("#passkey-list").textContent()).resolves.not.toContain("last used never");
+  });
+
+  it("signs in with the sign-in page's passkey button", async () => {
+    await signOut(page);
+    // No presence while the page loads, so the autofill request waits instead of answering.
+    await cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled: false });
+    await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
+    await hydrated(page);
+    await expect(page.locator("#input-email-for-credentials-provider").getAttribute("autocomplete")).resolves.toBe("username webauthn");
+    await page.getByRole("button", { name: "Sign in with a passkey" }).waitFor();
+    await cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled: true });
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await page.waitForURL(`${app.url}/account`);
+    expect(await sessionEmail(page)).toBe(USER.email);
+  });
+
+  it("signs in through next-auth/webauthn's signIn(\"passkey\") unchanged", async () => {
+    await signOut(page);
+    // A page of the app's origin that carries only next-auth's client bundle.
+    await page.route(`${app.url}/next-auth-client`, (route) =>
+      route.fulfill({
+        contentType: "text/html",
+        body: `<!doctype html><html lang="en"><head><title>next-auth client</title></head><body><script>${nextAuthBundle}</script></body></html>`,
+      }),
+    );
+    await page.goto(`${app.url}/next-auth-client`);
+    await page.waitForFunction(() => "nextAuthWebauthn" in window);
+    await page.evaluate(() => {
+      void (window as unknown as { nextAuthWebauthn: { signIn: (p: string, o: object) => Promise<unknown> } }).nextAuthWebauthn.signIn("passkey", {
+        callbackUrl: "/account?via=next-auth",
+      });
+    });
+    await page.waitForURL(`${app.url}/account?via=next-auth`);
+    expect(await sessionEmail(page)).toBe(USER.email);
+    expect(errors).toEqual([]);
+  });
+});
+
+describe("passkeys with JavaScript off", () => {
+  it("shows no passkey button, says passkeys need JavaScript, and the password form still signs in", async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    context.setDefaultTimeout(8_000);
+    try {
+      const page = await context.newPage();
+      await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
+      await expect(page.locator("#passkey-signin").count()).resolves.toBe(0);
+      await expect(page.locator("#input-email-for-credentials-provider").getAttribute("autocomplete")).resolves.toBe("username webauthn");
+      await expect(page.locator("[data-passkey-unavailable]").textContent()).resolves.toBe("Signing in with a passkey needs JavaScript.");
+      const form = page.locator("#credentials-form");
+      await form.getByLabel("Email").fill(USER.email);
+      await form.getByLabel("Password").fill(USER.password);
+      await form.getByRole("button", { name: "Sign in with password" }).click();
+      await page.waitForURL(`${app.url}/account`);
+      await expect(page.locator("#add-passkey").count()).resolves.toBe(0);
+      await expect(page.locator("#passkeys [data-passkey-unavailable]").textContent()).resolves.toBe("Adding a passkey needs JavaScript.");
+      // Rename and remove are plain forms: they work without JavaScript.
+      const rename = page.locator("#passkey-list li").first();
+      await rename.getByRole("textbox").fill("Laptop");
+      await rename.getByRole("button", { name: "Rename" }).click();
+      await page.waitForURL(`${app.url}/account?updated=passkey-renamed`);
+      await expect(page.locator("#passkey-list [data-passkey-name]").first().textContent()).resolves.toBe("Laptop");
+    } finally {
+      await context.close();
+    }
+  });
+});
