@@ -203,6 +203,8 @@ describe(`models on ${dbLabel}`, () => {
     await db().verificationToken.create({ data: { identifier: "a", tokenHash: "t", expires: new Date() } });
     await db().limitCounter.create({ data: { key: "k", points: 1 } });
     await db().sessionCutoff.create({ data: { userId: ada.id, notBefore: new Date(), expires: new Date() } });
+    await db().passkey.create({ data: { userId: ada.id, credentialId: "c", publicKey: "p", counter: 0n, deviceType: "singleDevice", name: "Passkey" } });
+    await db().passkeyChallenge.create({ data: { challengeHash: "h", expires: new Date() } });
 
     await resetDatabase();
 
@@ -215,8 +217,10 @@ describe(`models on ${dbLabel}`, () => {
       db().verificationToken.count(),
       db().limitCounter.count(),
       db().sessionCutoff.count(),
+      db().passkey.count(),
+      db().passkeyChallenge.count(),
     ]);
-    expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);
   });
 });
