@@ -4,6 +4,8 @@
 import type { Body } from "../core/body.server";
 import { resolveCallbackUrl } from "../core/callback-url.server";
 import { verifyCsrf } from "../core/csrf.server";
+import { WEBAUTHN_OPTIONS_ERRORS } from "../core/errors";
+import { log } from "../core/log.server";
 import { authBaseUrl, authRequest, type AuthRequest } from "../core/request.server";
 import { badRequest, errorRedirect, jsonResponse, wantsJsonRedirect } from "../core/respond.server";
 import { getAuthenticator } from "./authenticator.server";
@@ -81,6 +83,8 @@ export async function webauthnOptionsFlow(request: Request, providerId: string |
   try {
     return await provider.webauthnOptions(ar);
   } catch (error) {
-    return failureResponse(ar, error, true);
+    log("error", "webauthn-options-failed", { error, path: ar.url.pathname });
+    const { status, error: message } = WEBAUTHN_OPTIONS_ERRORS.unavailable;
+    return jsonResponse({ error: message }, { status, noCache: true });
   }
 }
