@@ -147,6 +147,38 @@ describe(`passkeys (${dbLabel})`, () => {
     expect(Number((await testDb().passkey.findFirstOrThrow()).counter)).toBe(3);
   });
 
+  it("signs in with database sessions too, and the session lists its method", async () => {
+    const undo = withEnv({ AUTH_SESSION_STRATEGY: "database" });
+    try {
+      const { user, authenticator } = await adaWithPasskey();
+      const { res, jar } = await passkeySignIn(authenticator);
+      expect(res).toHaveSessionCookie();
+      expect((await sessionOf(jar))?.user.email).toBe("ada@example.com");
+      expect(await testDb().session.count({ where: { userId: user.id, kind: "database", method: "passkey" } })).toBe(1);
+    } finally {
+      undo();
+    }
+  });
+
+  it("lets one of 10 concurrent posts of the same answer through, never more", async () => {
+    const { user, authenticator } = await adaWithPasskey(new SoftwareAuthenticator({ counting: false }));
+    const jar = new CookieJar();
+    const { body } = await options(jar);
+    const data = JSON.stringify(authenticator.authenticate(body.options));
+    const csrfToken = await fetchCsrf(jar);
+    const before = await testDb().session.count({ where: { userId: user.id, method: "passkey" } });
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        callRoute(callbackRoute.action, post("/auth/callback/passkey", { csrfToken, action: "authenticate", data }, { jar }), { provider: "passkey" }),
+      ),
+    );
+    expect(answers.every((r) => r.status < 500)).toBe(true);
+    expect(answers.filter((r) => r.headers.getSetCookie().some((c) => /^authjs\.session-token=[^;]+/.test(c) && !/Max-Age=0/.test(c)))).toHaveLength(1);
+    expect(await testDb().session.count({ where: { userId: user.id, method: "passkey" } })).toBe(before + 1);
+    // Spent: the registration's challenge and this answer's, once.
+    expect(await testDb().passkeyChallenge.count()).toBe(2);
+  });
+
   it("JSON-mode sign-in (next-auth/webauthn's request) gets {url} and the session cookie", async () => {
     const { authenticator } = await adaWithPasskey();
     const jar = new CookieJar();

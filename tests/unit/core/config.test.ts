@@ -94,6 +94,9 @@ describe("configuration", () => {
       basePath: "/auth",
     });
     expect(loadConfig({ AUTH_SECRET: secret, AUTH_CREDENTIALS: "false" }).credentials).toBe(false);
+    expect(loadConfig({ AUTH_SECRET: secret }).passkeys).toBe(true);
+    expect(loadConfig({ AUTH_SECRET: secret, AUTH_PASSKEYS: "false" }).passkeys).toBe(false);
+    expect(() => loadConfig({ AUTH_SECRET: secret, AUTH_PASSKEYS: "off" })).toThrow(/AUTH_PASSKEYS/);
     expect(loadConfig({ AUTH_SECRET: secret, AUTH_OIDC_ISSUER: "http://127.0.0.1:9000", AUTH_OIDC_ID: "a", AUTH_OIDC_SECRET: "b" }).oidc).toMatchObject({ name: "OpenID Connect" });
   });
 
