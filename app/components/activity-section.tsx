@@ -17,6 +17,11 @@ const EVENT_LABELS: Record<string, string> = {
   "email-sent": "E-mail sent",
   "email-changed": "E-mail address changed",
   "rate-limited": "Rate limited",
+  "two-factor-enabled": "Second factor turned on",
+  "two-factor-disabled": "Second factor turned off",
+  "two-factor-failed": "Wrong second-factor code",
+  "recovery-code-used": "Recovery code used",
+  "recovery-codes-replaced": "Recovery codes replaced",
 };
 
 /** /account: the user's latest auth events (contract section 11). */

@@ -8,6 +8,8 @@ import { emailChangeAvailable } from "~/auth/email";
 import { findProvider } from "~/auth/signin";
 import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
+import { isTwoFactorIntent, twoFactorIntent } from "./account-two-factor.server";
+import { twoFactorStatus } from "~/auth/two-factor";
 import { idField } from "~/auth/core/ids";
 
 export async function accountPageData(request: Request) {
@@ -31,7 +33,11 @@ export async function accountPageData(request: Request) {
     throw redirect("/", { headers: headersWith(ended.setCookies) });
   }
   const strategy = ar.config.sessionStrategy;
-  const [sessions, events] = await Promise.all([listSessions(session.userId, session.sessionId), recentEvents(session.userId)]);
+  const [sessions, events, twoFactor] = await Promise.all([
+    listSessions(session.userId, session.sessionId),
+    recentEvents(session.userId),
+    twoFactorStatus(session.userId),
+  ]);
   const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
   const updated = ar.url.searchParams.get("updated");
   return {
@@ -47,6 +53,7 @@ export async function accountPageData(request: Request) {
       },
       hasPassword: user.password !== null,
       emailChange: { available: emailChangeAvailable(ar) },
+      twoFactor,
       ways: await linkedAccountsData(ar, session.userId),
       accounts: user.accounts.map((a) => ({
         provider: a.provider,
@@ -79,6 +86,8 @@ export async function accountPageData(request: Request) {
               ? "Every other device was signed out."
             : updated === "email"
               ? "Your e-mail address was changed."
+            : updated === "two-factor-off"
+              ? "The second factor was turned off."
               : null,
     },
     headers: headersWith([csrf.setCookie, ...setCookies]),
@@ -110,6 +119,8 @@ export async function accountAction(request: Request) {
   if (body.intent === "change-email") return changeEmailIntent(ar, session.userId, body);
   // Remove a linked provider account (app/routes/account-links.server.ts).
   if (body.intent === "unlink-account") return unlinkAccountIntent(ar, session.userId, body);
+  // The second factor (app/routes/account-two-factor.server.ts).
+  if (isTwoFactorIntent(body.intent)) return twoFactorIntent(ar, session.userId, body.intent, body);
   const parsed = Intent.safeParse(body);
   if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
   const input = parsed.data;

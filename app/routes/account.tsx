@@ -4,6 +4,7 @@ import { EmailChangeSection } from "~/components/email-change-section";
 import { ActivitySection } from "~/components/activity-section";
 import { LinkedAccountsSection } from "~/components/linked-accounts-section";
 import { SessionsSection } from "~/components/sessions-section";
+import { TwoFactorSection } from "~/components/two-factor-section";
 import { pageTitle } from "~/site";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
@@ -18,7 +19,7 @@ export async function loader({ request }: Route.LoaderArgs) {
 export const action = ({ request }: Route.ActionArgs) => accountAction(request);
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, emailChange, ways } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, emailChange, ways, twoFactor } = loaderData;
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
@@ -69,6 +70,15 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       />
 
       <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
+
+      <TwoFactorSection
+        csrfToken={csrfToken}
+        {...twoFactor}
+        setup={actionData && "totpSetup" in actionData ? actionData.totpSetup : null}
+        recoveryCodes={actionData && "recoveryCodes" in actionData ? actionData.recoveryCodes : null}
+        intent={actionData && "twoFactorIntent" in actionData ? actionData.twoFactorIntent : null}
+        codeError={actionData?.fieldErrors && "code" in actionData.fieldErrors ? String(actionData.fieldErrors.code) : null}
+      />
 
       <SessionsSection csrfToken={csrfToken} sessions={sessions} />
 

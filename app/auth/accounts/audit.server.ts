@@ -18,7 +18,12 @@ export type AuthEventType =
   | "account-unlinked"
   | "email-sent"
   | "email-changed"
-  | "rate-limited";
+  | "rate-limited"
+  | "two-factor-enabled"
+  | "two-factor-disabled"
+  | "two-factor-failed"
+  | "recovery-code-used"
+  | "recovery-codes-replaced";
 
 export async function recordEvent(
   type: AuthEventType,

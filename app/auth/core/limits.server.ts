@@ -165,3 +165,50 @@ export async function countHit(limits: LimitTable, name: LimitName, subject: str
   const counter = { name, subject: subjectKey(subject) };
   return (await firstExhausted(limits, [counter])) ?? (await countOn(limits, [counter]));
 }
+
+/**
+ * The second-factor budgets of one attempt (contract section 10): the pending sign-in's (its
+ * random id) and the account's. Only wrong codes count; a right one never does.
+ */
+function secondFactorCounters(pendingId: string | null, userId: string): Counter[] {
+  const counters: Counter[] = [{ name: "TWO_FACTOR_ACCOUNT", subject: subjectKey("account", userId) }];
+  if (pendingId !== null) counters.unshift({ name: "TWO_FACTOR_PENDING", subject: subjectKey("pending", pendingId) });
+  return counters;
+}
+
+/** Refusal when a second-factor budget is spent (checked before a code is looked at), else null. */
+export async function secondFactorRefusal(limits: LimitTable, pendingId: string | null, userId: string): Promise<LimitRefusal | null> {
+  return firstExhausted(limits, secondFactorCounters(pendingId, userId));
+}
+
+/**
+ * Counts one wrong code. `refusal` is set when that spent a budget (the fifth wrong code of a
+ * pending sign-in ends it); otherwise `triesLeft` is what the smaller budget still allows.
+ */
+export async function countSecondFactorFailure(
+  limits: LimitTable,
+  pendingId: string | null,
+  userId: string,
+): Promise<{ refusal: LimitRefusal | null; triesLeft: number }> {
+  let refusal: LimitRefusal | null = null;
+  let triesLeft = Infinity;
+  for (const c of secondFactorCounters(pendingId, userId)) {
+    const limit = limits[c.name];
+    const state = await limiter(c.name, limit).penalty(c.subject, 1);
+    triesLeft = Math.min(triesLeft, Math.max(0, limit.count - state.consumedPoints));
+    if (state.consumedPoints >= limit.count) {
+      const retryAfterSeconds = secondsLeft(state.msBeforeNext, limit);
+      if (!refusal || retryAfterSeconds > refusal.retryAfterSeconds) refusal = { limit: c.name, retryAfterSeconds };
+    }
+  }
+  return { refusal, triesLeft };
+}
+
+/**
+ * Ends a pending sign-in for good once its code was accepted: its budget is spent, so the same
+ * pending cookie, replayed, cannot be completed a second time.
+ */
+export async function spendPendingSignIn(limits: LimitTable, pendingId: string): Promise<void> {
+  const limit = limits.TWO_FACTOR_PENDING;
+  await limiter("TWO_FACTOR_PENDING", limit).penalty(subjectKey("pending", pendingId), limit.count);
+}
