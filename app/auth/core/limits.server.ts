@@ -176,32 +176,54 @@ function secondFactorCounters(pendingId: string | null, userId: string): Counter
   return counters;
 }
 
-/** Refusal when a second-factor budget is spent (checked before a code is looked at), else null. */
-export async function secondFactorRefusal(limits: LimitTable, pendingId: string | null, userId: string): Promise<LimitRefusal | null> {
-  return firstExhausted(limits, secondFactorCounters(pendingId, userId));
+/** A granted second-factor attempt, already counted: what a wrong code leaves, and the refund for a right one. */
+export type SecondFactorReservation = {
+  /** Tries the smaller budget still allows if this code is wrong. */
+  triesLeftIfWrong: number;
+  /** Set when this attempt, if wrong, spent a budget: the pending sign-in ends. */
+  endsIfWrong: LimitRefusal | null;
+  /** A right code: the attempt is taken back (only failures count). */
+  refund(): Promise<void>;
+};
+
+export function isSecondFactorRefusal(value: LimitRefusal | SecondFactorReservation): value is LimitRefusal {
+  return "limit" in value;
 }
 
 /**
- * Counts one wrong code. `refusal` is set when that spent a budget (the fifth wrong code of a
- * pending sign-in ends it); otherwise `triesLeft` is what the smaller budget still allows.
+ * Checked before a code is looked at, like the credentials reservation: refused when a budget is
+ * spent; granted, the attempt is counted at once, so a burst of concurrent guesses cannot all slip
+ * under the limit while their codes are checked. `refund()` takes a right code's count back.
  */
-export async function countSecondFactorFailure(
+export async function reserveSecondFactorAttempt(
   limits: LimitTable,
   pendingId: string | null,
   userId: string,
-): Promise<{ refusal: LimitRefusal | null; triesLeft: number }> {
-  let refusal: LimitRefusal | null = null;
-  let triesLeft = Infinity;
-  for (const c of secondFactorCounters(pendingId, userId)) {
+): Promise<LimitRefusal | SecondFactorReservation> {
+  const counters = secondFactorCounters(pendingId, userId);
+  const exhausted = await firstExhausted(limits, counters);
+  if (exhausted) return exhausted;
+  const raced = await countOn(limits, counters);
+  if (raced) return raced;
+  const states = await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).get(c.subject)));
+  let triesLeftIfWrong = Infinity;
+  let endsIfWrong: LimitRefusal | null = null;
+  counters.forEach((c, i) => {
     const limit = limits[c.name];
-    const state = await limiter(c.name, limit).penalty(c.subject, 1);
-    triesLeft = Math.min(triesLeft, Math.max(0, limit.count - state.consumedPoints));
-    if (state.consumedPoints >= limit.count) {
-      const retryAfterSeconds = secondsLeft(state.msBeforeNext, limit);
-      if (!refusal || retryAfterSeconds > refusal.retryAfterSeconds) refusal = { limit: c.name, retryAfterSeconds };
+    const consumed = states[i]?.consumedPoints ?? limit.count;
+    triesLeftIfWrong = Math.min(triesLeftIfWrong, Math.max(0, limit.count - consumed));
+    if (consumed >= limit.count) {
+      const retryAfterSeconds = secondsLeft(states[i]?.msBeforeNext ?? 0, limit);
+      if (!endsIfWrong || retryAfterSeconds > endsIfWrong.retryAfterSeconds) endsIfWrong = { limit: c.name, retryAfterSeconds };
     }
-  }
-  return { refusal, triesLeft };
+  });
+  return {
+    triesLeftIfWrong,
+    endsIfWrong,
+    async refund() {
+      await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
+    },
+  };
 }
 
 /**

@@ -10,7 +10,7 @@ import { toSessionUser } from "../accounts/users.server";
 import { validateCallbackUrl } from "../core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { AuthError, secondFactorRefusedMessage } from "../core/errors";
-import { countSecondFactorFailure, secondFactorRefusal, spendPendingSignIn, type LimitRefusal } from "../core/limits.server";
+import { isSecondFactorRefusal, reserveSecondFactorAttempt, spendPendingSignIn, type LimitRefusal } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
@@ -68,12 +68,13 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
   const user = await db().user.findUnique({ where: { id: pending.userId } });
   if (!user) return { type: "response", response: pendingGone(ar, json) };
   const limits = ar.config.rateLimits;
-  const exhausted = await secondFactorRefusal(limits, pending.id, pending.userId);
-  if (exhausted) return { type: "response", response: await endPending(ar, pending, exhausted, json) };
+  const attempt = await reserveSecondFactorAttempt(limits, pending.id, pending.userId);
+  if (isSecondFactorRefusal(attempt)) return { type: "response", response: await endPending(ar, pending, attempt, json) };
 
   const code = typeof typed === "string" ? typed.slice(0, MAX_CODE_LENGTH) : "";
   const factor = code ? await spendSecondFactorCode(pending.userId, code, ar.config.secrets) : null;
   if (factor) {
+    await attempt.refund();
     await spendPendingSignIn(limits, pending.id);
     if (factor.kind === "recovery") {
       await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method, left: factor.left } });
@@ -88,10 +89,10 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
     return { type: "response", response };
   }
 
-  const { refusal, triesLeft } = await countSecondFactorFailure(limits, pending.id, pending.userId);
   await recordEvent("two-factor-failed", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method } });
+  const triesLeft = attempt.triesLeftIfWrong;
   log("info", "two-factor-refused", { triesLeft });
-  if (refusal) return { type: "response", response: await endPending(ar, pending, refusal, json) };
+  if (attempt.endsIfWrong) return { type: "response", response: await endPending(ar, pending, attempt.endsIfWrong, json) };
   if (json) {
     const url = `${ar.origin}${ar.config.basePath}/two-factor?${new URLSearchParams({ error: "TwoFactorRequired" })}`;
     return { type: "response", response: redirectResponse(url, { json }) };

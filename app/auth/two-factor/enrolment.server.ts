@@ -5,7 +5,7 @@
 // stolen session cannot guess its way to removing the factor.
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { rateLimitedMessage, TWO_FACTOR_MESSAGES } from "../core/errors";
-import { countSecondFactorFailure, retryAfterMinutes, secondFactorRefusal } from "../core/limits.server";
+import { isSecondFactorRefusal, reserveSecondFactorAttempt, retryAfterMinutes } from "../core/limits.server";
 import type { AuthRequest } from "../core/request.server";
 import { confirmEnrolment, pendingEnrolmentSecret, regenerateRecoveryCodes, removeSecondFactor, spendSecondFactorCode, startEnrolment, twoFactorStatus } from "./store.server";
 import { otpauthUri, qrCodePath } from "./totp.server";
@@ -51,17 +51,16 @@ export async function confirmTotp(ar: AuthRequest, user: User, body: Record<stri
 /** A current code for the account, counted against its budget when wrong. */
 async function checkCurrentCode(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome | null> {
   if (!(await twoFactorStatus(user.id)).enabled) return { ok: false, status: 409, formError: TWO_FACTOR_MESSAGES.notOn };
-  const limits = ar.config.rateLimits;
-  const refused = await secondFactorRefusal(limits, null, user.id);
-  if (refused) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds)) };
+  const attempt = await reserveSecondFactorAttempt(ar.config.rateLimits, null, user.id);
+  if (isSecondFactorRefusal(attempt)) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(attempt.retryAfterSeconds)) };
   const factor = await spendSecondFactorCode(user.id, codeOf(body), ar.config.secrets);
   if (factor) {
+    await attempt.refund();
     if (factor.kind === "recovery") await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { left: factor.left } });
     return null;
   }
-  const { refusal } = await countSecondFactorFailure(limits, null, user.id);
   await recordEvent("two-factor-failed", { userId: user.id, ...eventSource(ar), detail: { on: "account" } });
-  if (refusal) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(refusal.retryAfterSeconds)) };
+  if (attempt.endsIfWrong) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(attempt.endsIfWrong.retryAfterSeconds)) };
   return { ok: false, status: 400, codeError: TWO_FACTOR_MESSAGES.wrongCode };
 }
 

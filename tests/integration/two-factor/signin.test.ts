@@ -184,6 +184,23 @@ describe(`the second-factor gate (${dbLabel})`, () => {
     expect(await submitCode(fresh, codeAt(secret))).toHaveSessionCookie();
   });
 
+  it("ten wrong codes sent at once on one pending sign-in: no more than five are checked, and it ends", async () => {
+    const { secret, userId } = await enrol();
+    const jar = new CookieJar();
+    await firstFactor(jar);
+    const kept = jar.get(PENDING)!;
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => {
+        const copy = new CookieJar().set(PENDING, kept).set("authjs.csrf-token", jar.get("authjs.csrf-token")!);
+        return submitCode(copy, String(100000 + i));
+      }),
+    );
+    expect(burst.every((r) => r.status === 400 || errorOf(r) === "RateLimited")).toBe(true);
+    expect(burst.filter((r) => errorOf(r) === "RateLimited").length).toBeGreaterThanOrEqual(5);
+    expect(await testDb().authEvent.count({ where: { type: "two-factor-failed", userId } })).toBeLessThanOrEqual(5);
+    expect(await submitCode(jar, codeAt(secret))).toHaveErrorRedirect("RateLimited");
+  });
+
   it("twenty wrong codes in an hour, over several pending sign-ins, end the account's budget; other accounts are untouched", async () => {
     await createUser("bea@example.com", "Bea");
     const ada = await enrol();
