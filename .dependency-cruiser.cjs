@@ -3,10 +3,12 @@
 //
 // app/auth, from the top down; a folder imports only folders below it:
 //   signin/      the shared flow and the registry (composition root): may import the methods
-//   credentials/ email/ oauth/ (and later passkeys/, two-factor/): the sign-in methods
+//   credentials/ email/ oauth/ (and later passkeys/): the sign-in methods
+//   two-factor/  not a method: the second factor that gates the shared flow (ADR 043); the flow
+//                calls it, methods never do, and it sees only accounts/ and core/
 //   accounts/    users, the ways a user signs in, the audit trail
 //   core/        knows no sign-in method
-const METHODS = "(credentials|email|oauth|passkeys|two-factor)";
+const METHODS = "(credentials|email|oauth|passkeys)";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -57,10 +59,24 @@ module.exports = {
     },
     {
       name: "flow-below-the-registry",
-      comment: "signin/provider.ts and signin/flow.server.ts import only core/, accounts/ and each other.",
+      comment: "signin/provider.ts and signin/flow.server.ts import only core/, accounts/, two-factor/ and each other.",
       severity: "error",
       from: { path: "^app/auth/signin/(provider\\.ts|flow\\.server\\.ts)$" },
-      to: { path: "^app/auth/", pathNot: "^app/auth/(core|accounts)/|^app/auth/signin/(provider\\.ts|flow\\.server\\.ts)$" },
+      to: { path: "^app/auth/", pathNot: "^app/auth/(core|accounts|two-factor)/|^app/auth/signin/(provider\\.ts|flow\\.server\\.ts)$" },
+    },
+    {
+      name: "two-factor-below-the-flow",
+      comment: "app/auth/two-factor gates the shared flow from below: it imports only core/ and accounts/.",
+      severity: "error",
+      from: { path: "^app/auth/two-factor/" },
+      to: { path: "^app/auth/", pathNot: "^app/auth/(core|accounts|two-factor)/" },
+    },
+    {
+      name: "methods-never-import-two-factor",
+      comment: "The second factor belongs to the shared flow: a sign-in method cannot skip, run or finish it.",
+      severity: "error",
+      from: { path: `^app/auth/${METHODS}/` },
+      to: { path: "^app/auth/two-factor/" },
     },
     {
       name: "folder-index-is-for-routes",

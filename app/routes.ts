@@ -19,6 +19,7 @@ export default [
   route("auth/signout", "routes/auth/signout.tsx"),
   route("auth/verify-request", "routes/auth/verify-request.tsx"),
   route("auth/error", "routes/auth/error.tsx"),
+  route("auth/two-factor", "routes/auth/two-factor.tsx"),
   route("auth/_log", "routes/auth/log.ts"),
   route("auth/*", "routes/auth/unknown.ts"),
 

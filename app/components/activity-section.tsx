@@ -20,6 +20,11 @@ const EVENT_LABELS: Record<string, string> = {
   "passkey-added": "Passkey added",
   "passkey-removed": "Passkey removed",
   "passkey-renamed": "Passkey renamed",
+  "two-factor-enabled": "Second factor turned on",
+  "two-factor-disabled": "Second factor turned off",
+  "two-factor-failed": "Wrong second-factor code",
+  "recovery-code-used": "Recovery code used",
+  "recovery-codes-replaced": "Recovery codes replaced",
 };
 
 /** /account: the user's latest auth events (contract section 11). */

@@ -64,7 +64,7 @@ export function Field({
         {...input}
       />
       {error ? (
-        <p className="field-error" id={errorId} role="alert">
+        <p className="field-error" id={errorId} role="alert" data-error-for={input.name}>
           {error}
         </p>
       ) : null}

@@ -9,6 +9,8 @@ import { findProvider } from "~/auth/signin";
 import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
 import { passkeyIntent, passkeysData } from "./account-passkeys.server";
+import { isTwoFactorIntent, twoFactorIntent } from "./account-two-factor.server";
+import { twoFactorStatus } from "~/auth/two-factor";
 import { idField } from "~/auth/core/ids";
 
 export async function accountPageData(request: Request) {
@@ -32,7 +34,11 @@ export async function accountPageData(request: Request) {
     throw redirect("/", { headers: headersWith(ended.setCookies) });
   }
   const strategy = ar.config.sessionStrategy;
-  const [sessions, events] = await Promise.all([listSessions(session.userId, session.sessionId), recentEvents(session.userId)]);
+  const [sessions, events, twoFactor] = await Promise.all([
+    listSessions(session.userId, session.sessionId),
+    recentEvents(session.userId),
+    twoFactorStatus(session.userId),
+  ]);
   const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
   const updated = ar.url.searchParams.get("updated");
   return {
@@ -48,6 +54,7 @@ export async function accountPageData(request: Request) {
       },
       hasPassword: user.password !== null,
       emailChange: { available: emailChangeAvailable(ar) },
+      twoFactor,
       ways: await linkedAccountsData(ar, session.userId),
       passkeys: await passkeysData(ar, session.userId, sessions.find((s) => s.current)?.createdAt ?? null),
       accounts: user.accounts.map((a) => ({
@@ -81,6 +88,8 @@ export async function accountPageData(request: Request) {
               ? "Every other device was signed out."
             : updated === "email"
               ? "Your e-mail address was changed."
+            : updated === "two-factor-off"
+              ? "The second factor was turned off."
               : null,
     },
     headers: headersWith([csrf.setCookie, ...setCookies]),
@@ -114,6 +123,8 @@ export async function accountAction(request: Request) {
   if (body.intent === "unlink-account") return unlinkAccountIntent(ar, session.userId, body);
   // Rename or remove a passkey (app/routes/account-passkeys.server.ts).
   if (body.intent === "passkey-rename" || body.intent === "passkey-remove") return passkeyIntent(ar, session.userId, body);
+  // The second factor (app/routes/account-two-factor.server.ts).
+  if (isTwoFactorIntent(body.intent)) return twoFactorIntent(ar, session.userId, body.intent, body);
   const parsed = Intent.safeParse(body);
   if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
   const input = parsed.data;

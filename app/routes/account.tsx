@@ -5,6 +5,7 @@ import { ActivitySection } from "~/components/activity-section";
 import { LinkedAccountsSection } from "~/components/linked-accounts-section";
 import { PasskeysSection } from "~/components/passkeys-section";
 import { SessionsSection } from "~/components/sessions-section";
+import { TwoFactorSection } from "~/components/two-factor-section";
 import { pageTitle } from "~/site";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
@@ -24,7 +25,7 @@ function passkeyRenameError(actionData: unknown): { passkeyId: string; message: 
 }
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, emailChange, ways, passkeys } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, emailChange, ways, passkeys, twoFactor } = loaderData;
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
@@ -77,6 +78,15 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
 
       <PasskeysSection csrfToken={csrfToken} {...passkeys} renameError={passkeyRenameError(actionData)} />
+
+      <TwoFactorSection
+        csrfToken={csrfToken}
+        {...twoFactor}
+        setup={actionData && "totpSetup" in actionData ? actionData.totpSetup : null}
+        recoveryCodes={actionData && "recoveryCodes" in actionData ? actionData.recoveryCodes : null}
+        intent={actionData && "twoFactorIntent" in actionData ? actionData.twoFactorIntent : null}
+        codeError={actionData?.fieldErrors && "code" in actionData.fieldErrors ? String(actionData.fieldErrors.code) : null}
+      />
 
       <SessionsSection csrfToken={csrfToken} sessions={sessions} />
 

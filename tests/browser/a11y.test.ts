@@ -8,9 +8,12 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { addUser, launchBrowser, startApp, type RunningApp } from "../support/browser";
 import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 import { linkIn, startSmtpSink, type SmtpSink } from "../support/smtp-sink";
+import { totpCodeAt, totpStep } from "../../app/auth/two-factor/totp.server";
 
 const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 const USER = { email: "ada@example.com", password: "correct horse battery", name: "Ada" };
+/** A user with the second factor on: her password sign-in stops at /auth/two-factor. */
+const TOTP_USER = { email: "tess@example.com", password: "correct horse battery", name: "Tess" };
 
 /** Addresses found while setting up: links that arrive by e-mail. */
 type Links = { emailSignIn: string; emailChange: string };
@@ -28,6 +31,8 @@ type PageCase = {
   heading: string;
   /** Brings the page into the state to check (a refused form), after it loaded. */
   prepare?: (page: Page) => Promise<void>;
+  /** Opened in a fresh browser that has just given TOTP_USER's password (a pending sign-in). */
+  pendingSecondFactor?: boolean;
 };
 
 // Every page of the app, once per state worth checking. /dev/outbox exists only in development.
@@ -101,6 +106,63 @@ const PAGES: PageCase[] = [
     status: 200,
     title: "Your account · Vestibule",
     heading: "Your account",
+  },
+  {
+    name: "account, setting up an authenticator app",
+    path: "/account",
+    signedIn: true,
+    status: 200,
+    title: "Your account · Vestibule",
+    heading: "Your account",
+    prepare: async (page) => {
+      await page.getByRole("button", { name: "Set up an authenticator app" }).click();
+      await page.locator("#totp-setup").waitFor();
+    },
+  },
+  {
+    name: "account, a refused setup code",
+    path: "/account",
+    signedIn: true,
+    status: 200,
+    title: "Your account · Vestibule",
+    heading: "Your account",
+    prepare: async (page) => {
+      await page.getByRole("button", { name: "Set up an authenticator app" }).click();
+      await page.getByLabel("Code from the app").fill("000000");
+      await page.getByRole("button", { name: "Turn on" }).click();
+      await page.locator("#totp-confirm-code-error").waitFor();
+    },
+  },
+  {
+    name: "two-factor",
+    path: "/auth/two-factor",
+    signedIn: false,
+    pendingSecondFactor: true,
+    status: 200,
+    title: "Two-step verification · Vestibule",
+    heading: "Two-step verification",
+  },
+  {
+    name: "two-factor, a wrong code",
+    path: "/auth/two-factor",
+    signedIn: false,
+    pendingSecondFactor: true,
+    status: 200,
+    title: "Two-step verification · Vestibule",
+    heading: "Two-step verification",
+    prepare: async (page) => {
+      await page.getByLabel("Code").fill("000000");
+      await page.getByRole("button", { name: "Verify" }).click();
+      await page.locator("#two-factor-code-error").waitFor();
+    },
+  },
+  {
+    name: "sign-in, the second factor's pending sign-in expired",
+    path: "/auth/signin?error=TwoFactorExpired",
+    signedIn: false,
+    status: 200,
+    title: "Sign in · Vestibule",
+    heading: "Sign in",
   },
   { name: "welcome", path: "/welcome?callbackUrl=%2Faccount", signedIn: true, status: 200, title: "Welcome · Vestibule", heading: "Welcome, Ada!" },
   { name: "sign-in", path: "/auth/signin", signedIn: false, status: 200, title: "Sign in · Vestibule", heading: "Sign in" },
@@ -182,16 +244,16 @@ const sites = {} as Record<Sessions, { app: RunningApp; signedIn: StorageState }
 const started: RunningApp[] = [];
 const links: Links = { emailSignIn: "", emailChange: "" };
 
-/** Signs USER in with JavaScript off; returns the open context. */
-async function signInContext(url: string): Promise<BrowserContext> {
+/** Signs `user` (USER by default) in with JavaScript off; returns the open context. */
+async function signInContext(url: string, user = USER, landing = `${url}/`): Promise<BrowserContext> {
   const context = await browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
   await page.goto(`${url}/auth/signin`);
   const form = page.locator("#credentials-form");
-  await form.getByLabel("Email").fill(USER.email);
-  await form.getByLabel("Password").fill(USER.password);
+  await form.getByLabel("Email").fill(user.email);
+  await form.getByLabel("Password").fill(user.password);
   await form.getByRole("button", { name: "Sign in with password" }).click();
-  await page.waitForURL(`${url}/`);
+  await page.waitForURL(landing);
   return context;
 }
 
@@ -209,6 +271,7 @@ beforeAll(async () => {
   const start = (strategy: Sessions) => startApp({ ...env, AUTH_SESSION_STRATEGY: strategy }).then((a) => (started.push(a), a));
   const [database, jwt] = await Promise.all([start("database"), start("jwt")]);
   for (const each of started) addUser(each, USER);
+  addUser(database, TOTP_USER);
 
   // Signed in on two devices, so /account lists this one and another.
   await (await signInContext(database.url)).close();
@@ -222,6 +285,17 @@ beforeAll(async () => {
   links.emailChange = linkIn((await sink.waitFor(1)).at(-1)!).href;
   sites.database = { app: database, signedIn: await device.storageState() };
   await device.close();
+
+  // TOTP_USER turns the second factor on, from /account, with the code of the secret shown.
+  const tess = await signInContext(database.url, TOTP_USER);
+  const tessAccount = await tess.newPage();
+  await tessAccount.goto(`${database.url}/account`);
+  await tessAccount.getByRole("button", { name: "Set up an authenticator app" }).click();
+  const secret = (await tessAccount.locator("[data-totp-secret]").getAttribute("data-totp-secret"))!;
+  await tessAccount.getByLabel("Code from the app").fill(totpCodeAt(secret, totpStep(new Date())));
+  await tessAccount.getByRole("button", { name: "Turn on" }).click();
+  await tessAccount.locator("[data-recovery-code]").first().waitFor();
+  await tess.close();
 
   const jwtDevice = await signInContext(jwt.url);
   sites.jwt = { app: jwt, signedIn: await jwtDevice.storageState() };
@@ -340,7 +414,18 @@ for (const javaScriptEnabled of [false, true]) {
     for (const entry of PAGES) {
       it(`${entry.name}: one <title> and one <h1>, no WCAG 2.2 A/AA violation in light or dark`, async () => {
         const sessions = entry.sessions ?? "database";
-        const page = await (await contextFor(sessions, entry.signedIn)).newPage();
+        // A pending sign-in lives 300 s: each such page gets its own, made just before it is opened.
+        const pending = entry.pendingSecondFactor
+          ? await signInContext(sites[sessions].app.url, TOTP_USER, `${sites[sessions].app.url}/auth/two-factor`)
+          : null;
+        const pendingState = pending ? await pending.storageState() : null;
+        await pending?.close();
+        const context = pendingState ? await browser.newContext({ javaScriptEnabled, storageState: pendingState }) : await contextFor(sessions, entry.signedIn);
+        if (pendingState) {
+          context.setDefaultTimeout(8_000);
+          contexts.set(`pending ${entry.name}`, context);
+        }
+        const page = await context.newPage();
         const errors: string[] = [];
         page.on("pageerror", (e) => errors.push(e.message));
         const path = typeof entry.path === "function" ? entry.path(links) : entry.path;
@@ -369,7 +454,8 @@ for (const javaScriptEnabled of [false, true]) {
         expect(errors).toEqual([]);
         if (axePage !== page) await axePage.close();
         await page.close();
-      });
+        // Two colour schemes of axe, plus a sign-in and a refused form for some pages, on a shared machine.
+      }, 60_000);
     }
   });
 }

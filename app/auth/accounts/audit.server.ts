@@ -21,7 +21,12 @@ export type AuthEventType =
   | "rate-limited"
   | "passkey-added"
   | "passkey-removed"
-  | "passkey-renamed";
+  | "passkey-renamed"
+  | "two-factor-enabled"
+  | "two-factor-disabled"
+  | "two-factor-failed"
+  | "recovery-code-used"
+  | "recovery-codes-replaced";
 
 export async function recordEvent(
   type: AuthEventType,

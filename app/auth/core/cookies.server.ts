@@ -1,7 +1,7 @@
 // Cookie names, attributes and chunking (contract §4). Every Set-Cookie the auth core writes is
 // built here so the attributes stay identical everywhere.
 
-export const COOKIE_KEYS = ["sessionToken", "csrfToken", "callbackUrl", "state", "pkceCodeVerifier", "nonce", "challenge", "signinEmail"] as const;
+export const COOKIE_KEYS = ["sessionToken", "csrfToken", "callbackUrl", "state", "pkceCodeVerifier", "nonce", "challenge", "signinEmail", "twoFactor"] as const;
 export type CookieKey = (typeof COOKIE_KEYS)[number];
 export type CookieNames = Record<CookieKey, string>;
 
@@ -16,6 +16,8 @@ const BASE_NAMES: CookieNames = {
   challenge: "authjs.challenge",
   // The address typed into a refused password form, for the sign-in page (credentials/kept-address.server.ts).
   signinEmail: "authjs.signin-email",
+  // The sealed pending sign-in awaiting its second factor (contract §4, §13; app/auth/two-factor).
+  twoFactor: "authjs.two-factor",
 };
 
 /** A whole Set-Cookie string may not exceed this many bytes before it is split. */

@@ -13,6 +13,9 @@ export const SIGNIN_ERROR_MESSAGES = {
   EmailSignin: "The e-mail could not be sent.",
   CredentialsSignin: "Sign in failed. Check the details you provided are correct.",
   SessionRequired: "Please sign in to access this page.",
+  TwoFactorRequired: "Enter the code from your authenticator app.",
+  // Not in Auth.js: the pending sign-in of the second-factor page is gone (ADR 043).
+  TwoFactorExpired: "Your sign-in expired before the code was entered. Sign in again.",
 } as const;
 
 export const DEFAULT_SIGNIN_ERROR_MESSAGE = "Unable to sign in.";
@@ -59,6 +62,20 @@ export const DEFAULT_ERROR_PAGE = {
   message: "Something went wrong while signing in.",
   detail: null,
 } as const;
+
+/** What /account's second-factor forms say when they refuse (contract §11, §13). */
+export const TWO_FACTOR_MESSAGES = {
+  alreadyOn: "The second factor is already on. Turn it off first to set up another authenticator app.",
+  notStarted: "Start the setup again: that setup is no longer current.",
+  wrongSetupCode: "That code did not match. Check that your app shows the account you just added, and enter its current code.",
+  notOn: "The second factor is not on.",
+  wrongCode: "That code did not work. Enter a current code from your authenticator app or an unused recovery code.",
+} as const;
+
+/** The second-factor page's refusal of a wrong, used or malformed code (contract §13). */
+export function secondFactorRefusedMessage(triesLeft: number): string {
+  return `That code did not work. Check your authenticator app and try again (${triesLeft} ${triesLeft === 1 ? "try" : "tries"} left).`;
+}
 
 /** RateLimited's text; `minutes` from the limit that refused (the `minutes` query parameter). */
 export function rateLimitedMessage(minutes: number): string {

@@ -165,3 +165,72 @@ export async function countHit(limits: LimitTable, name: LimitName, subject: str
   const counter = { name, subject: subjectKey(subject) };
   return (await firstExhausted(limits, [counter])) ?? (await countOn(limits, [counter]));
 }
+
+/**
+ * The second-factor budgets of one attempt (contract section 10): the pending sign-in's (its
+ * random id) and the account's. Only wrong codes count; a right one never does.
+ */
+function secondFactorCounters(pendingId: string | null, userId: string): Counter[] {
+  const counters: Counter[] = [{ name: "TWO_FACTOR_ACCOUNT", subject: subjectKey("account", userId) }];
+  if (pendingId !== null) counters.unshift({ name: "TWO_FACTOR_PENDING", subject: subjectKey("pending", pendingId) });
+  return counters;
+}
+
+/** A granted second-factor attempt, already counted: what a wrong code leaves, and the refund for a right one. */
+export type SecondFactorReservation = {
+  /** Tries the smaller budget still allows if this code is wrong. */
+  triesLeftIfWrong: number;
+  /** Set when this attempt, if wrong, spent a budget: the pending sign-in ends. */
+  endsIfWrong: LimitRefusal | null;
+  /** A right code: the attempt is taken back (only failures count). */
+  refund(): Promise<void>;
+};
+
+export function isSecondFactorRefusal(value: LimitRefusal | SecondFactorReservation): value is LimitRefusal {
+  return "limit" in value;
+}
+
+/**
+ * Checked before a code is looked at, like the credentials reservation: refused when a budget is
+ * spent; granted, the attempt is counted at once, so a burst of concurrent guesses cannot all slip
+ * under the limit while their codes are checked. `refund()` takes a right code's count back.
+ */
+export async function reserveSecondFactorAttempt(
+  limits: LimitTable,
+  pendingId: string | null,
+  userId: string,
+): Promise<LimitRefusal | SecondFactorReservation> {
+  const counters = secondFactorCounters(pendingId, userId);
+  const exhausted = await firstExhausted(limits, counters);
+  if (exhausted) return exhausted;
+  const raced = await countOn(limits, counters);
+  if (raced) return raced;
+  const states = await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).get(c.subject)));
+  let triesLeftIfWrong = Infinity;
+  let endsIfWrong: LimitRefusal | null = null;
+  counters.forEach((c, i) => {
+    const limit = limits[c.name];
+    const consumed = states[i]?.consumedPoints ?? limit.count;
+    triesLeftIfWrong = Math.min(triesLeftIfWrong, Math.max(0, limit.count - consumed));
+    if (consumed >= limit.count) {
+      const retryAfterSeconds = secondsLeft(states[i]?.msBeforeNext ?? 0, limit);
+      if (!endsIfWrong || retryAfterSeconds > endsIfWrong.retryAfterSeconds) endsIfWrong = { limit: c.name, retryAfterSeconds };
+    }
+  });
+  return {
+    triesLeftIfWrong,
+    endsIfWrong,
+    async refund() {
+      await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
+    },
+  };
+}
+
+/**
+ * Ends a pending sign-in for good once its code was accepted: its budget is spent, so the same
+ * pending cookie, replayed, cannot be completed a second time.
+ */
+export async function spendPendingSignIn(limits: LimitTable, pendingId: string): Promise<void> {
+  const limit = limits.TWO_FACTOR_PENDING;
+  await limiter("TWO_FACTOR_PENDING", limit).penalty(subjectKey("pending", pendingId), limit.count);
+}

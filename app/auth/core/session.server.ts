@@ -86,7 +86,7 @@ function dbCookie(ar: AuthRequest, token: string, expires: Date) {
 /** The jwt session's row, written at sign-in and at each roll so /account can list it. */
 async function recordJwtSession(
   ar: AuthRequest,
-  row: { sid: string; userId: string; method: string | null; signedInAt: number; expires: Date },
+  row: { sid: string; userId: string; method: string | null; factors: string | null; signedInAt: number; expires: Date },
   now: Date,
 ) {
   await db().session.upsert({
@@ -96,6 +96,7 @@ async function recordJwtSession(
       kind: "jwt",
       userId: row.userId,
       method: row.method,
+      factors: row.factors,
       expires: row.expires,
       createdAt: new Date(row.signedInAt * 1000),
       lastUsedAt: now,
@@ -142,7 +143,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date):
     exp = written.expires.getTime() / 1000;
     setCookies = written.setCookies;
     try {
-      await recordJwtSession(ar, { sid, userId: sub, method: null, signedInAt, expires: written.expires }, now);
+      await recordJwtSession(ar, { sid, userId: sub, method: null, factors: factorsText(payload.amr), signedInAt, expires: written.expires }, now);
     } catch (error) {
       // The session keeps working; it is missing from /account's list until its next roll.
       log("error", "session-record-failed", { error });
@@ -212,19 +213,32 @@ async function revokeJwtSessions(where: { userId?: string; id?: string | { in: s
   return rows;
 }
 
+/** The factors a sign-in proved as the Session row keeps them (space-separated), from a list or an `amr` claim. */
+function factorsText(factors: unknown): string | null {
+  if (!Array.isArray(factors)) return null;
+  const names = factors.filter((f): f is string => typeof f === "string" && /^[a-z]{1,16}$/.test(f)).slice(0, 8);
+  return names.length ? names.join(" ") : null;
+}
+
 /**
- * Starts a session for `user`, signed in with `method` (a provider id), and returns its
- * Set-Cookie headers. Ends the session the request carried, if any.
+ * Starts a session for `user`, signed in with `method` (a provider id) proving `factors` (amr-like
+ * names, RFC 8176 where one fits: the jwt cookie's `amr` claim and the Session row's `factors`),
+ * and returns its Set-Cookie headers. Ends the session the request carried, if any.
  */
-export async function createSession(ar: AuthRequest, user: SessionUser, { method = null as string | null, now = new Date() } = {}): Promise<string[]> {
+export async function createSession(
+  ar: AuthRequest,
+  user: SessionUser,
+  { method = null as string | null, factors = [] as readonly string[], now = new Date() } = {},
+): Promise<string[]> {
   if (ar.config.sessionStrategy === "jwt") {
     const previous = await carriedJwt(ar, now);
     const previousSid = previous ? sidOf(previous) : null;
     if (previousSid) await revokeJwtSessions({ id: previousSid }, now);
     const sid = randomUUID();
     const signedInAt = Math.floor(now.getTime() / 1000);
-    const written = await writeJwtCookie(ar, { ...claimsFor(user), sid, auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
-    await recordJwtSession(ar, { sid, userId: user.id, method, signedInAt, expires: written.expires }, now);
+    const amr = factors.length ? { amr: [...factors] } : {};
+    const written = await writeJwtCookie(ar, { ...claimsFor(user), sid, auth_time: signedInAt, ...amr }, now, lifetime(ar, signedInAt, now));
+    await recordJwtSession(ar, { sid, userId: user.id, method, factors: factorsText(factors), signedInAt, expires: written.expires }, now);
     return written.setCookies;
   }
   const previous = ar.cookies.get(ar.names.sessionToken);
@@ -239,6 +253,7 @@ export async function createSession(ar: AuthRequest, user: SessionUser, { method
       tokenHash: sha256hex(token),
       userId: user.id,
       method,
+      factors: factorsText(factors),
       expires,
       createdAt: now,
       lastUsedAt: now,

@@ -63,6 +63,7 @@ export async function providerFlow(request: Request, providerId: string | undefi
     ar,
     body,
     json,
+    providerType: provider.type,
     callbackUrl,
     setCookies: setCookie ? [setCookie] : [],
     strategyRequest: strategyRequest(request, body),

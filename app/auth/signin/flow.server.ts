@@ -14,6 +14,9 @@ import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { createSession } from "../core/session.server";
 import type { SignInResult } from "../accounts/users.server";
+import { issuePendingSignIn } from "../two-factor/pending.server";
+import { factorsOf, firstFactorOf, needsSecondFactor } from "../two-factor/policy.server";
+import { secondFactorEnabled } from "../two-factor/store.server";
 
 /** Maps any failure to its response; causes go to the log, never to the visitor. */
 export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, setCookies: string[] = []): Response {
@@ -53,10 +56,17 @@ export async function parsePost(request: Request): Promise<ParsedPost | Response
   }
 }
 
-/** Creates the session and sends the visitor on: to the callback URL, or to /welcome when new. */
-export async function completeSignIn(ctx: FlowContext, providerId: string, result: SignInResult): Promise<Response> {
+/** What finishing a sign-in needs from the request that finishes it. */
+export type FinishContext = Pick<FlowContext, "ar" | "json" | "callbackUrl" | "setCookies">;
+
+/**
+ * Creates the session, proving `factors`, and sends the visitor on: to the callback URL, or to
+ * /welcome when new. The one way a session starts, after a first factor alone or after the
+ * second-factor page (signin/two-factor-page.server.ts).
+ */
+export async function startSession(ctx: FinishContext, providerId: string, result: SignInResult, factors: readonly string[]): Promise<Response> {
   const { ar } = ctx;
-  const sessionCookies = await createSession(ar, result.user, { method: providerId });
+  const sessionCookies = await createSession(ar, result.user, { method: providerId, factors });
   // Every successful sign-in, whatever the method: this browser now has this account's own
   // credentials budget (contract section 10, ADR 035).
   if (result.user.email) {
@@ -65,12 +75,32 @@ export async function completeSignIn(ctx: FlowContext, providerId: string, resul
   await recordEvent("signin", {
     userId: result.user.id,
     ...eventSource(ar),
-    detail: { provider: providerId, isNewUser: result.isNewUser, strategy: ar.config.sessionStrategy },
+    detail: { provider: providerId, isNewUser: result.isNewUser, strategy: ar.config.sessionStrategy, factors },
   });
   const target = result.isNewUser
     ? `${ar.origin}/welcome?${new URLSearchParams({ callbackUrl: toRelative(ctx.callbackUrl) })}`
     : ctx.callbackUrl;
   return redirectResponse(target, { json: ctx.json, setCookies: [...ctx.setCookies, ...sessionCookies] });
+}
+
+/**
+ * The first factor succeeded. A user who turned the second factor on gets no session yet: a
+ * sealed pending sign-in and the second-factor page (`{url}` of it in JSON mode) — unless the
+ * method proves two factors by itself (a passkey). Everyone else is signed in at once.
+ */
+export async function completeSignIn(ctx: FlowContext, providerId: string, result: SignInResult): Promise<Response> {
+  const { ar } = ctx;
+  if (needsSecondFactor(ctx.providerType) && (await secondFactorEnabled(result.user.id))) {
+    const pending = await issuePendingSignIn(ar, {
+      userId: result.user.id,
+      method: providerId,
+      firstFactor: firstFactorOf(ctx.providerType),
+      callbackUrl: ctx.callbackUrl,
+      isNewUser: result.isNewUser,
+    });
+    return redirectResponse(`${ar.origin}${ar.config.basePath}/two-factor`, { json: ctx.json, setCookies: [...ctx.setCookies, pending] });
+  }
+  return startSession(ctx, providerId, result, factorsOf(ctx.providerType));
 }
 
 /**

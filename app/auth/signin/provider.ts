@@ -14,6 +14,11 @@ export type FlowContext = {
   /** POST body, or the query parameters of a GET. */
   body: Body;
   json: boolean;
+  /**
+   * The kind of method this sign-in runs: whether it still needs the user's second factor is a
+   * property of the kind (two-factor/policy.server.ts: passkeys are exempt), never of an id.
+   */
+  providerType: ProviderType;
   /** The validated absolute callback URL of this request. */
   callbackUrl: string;
   /** Cookies the flow must send whatever it answers (the callback-url cookie). */

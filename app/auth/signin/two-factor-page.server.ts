@@ -1,0 +1,110 @@
+// GET|POST /auth/two-factor (contract §13): the second leg of a sign-in for a user whose second
+// factor is on. The first leg (flow.server.ts, completeSignIn) left a sealed pending sign-in; here
+// a TOTP code or a recovery code finishes it through startSession, the one way a session starts,
+// so the device cookie, the audit trail and the callback URL or welcome page behave as for any
+// sign-in. Wrong codes count against the pending sign-in's budget and the account's (section 10);
+// spending either ends the pending sign-in.
+import { db } from "../../db/client.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
+import { toSessionUser } from "../accounts/users.server";
+import { validateCallbackUrl } from "../core/callback-url.server";
+import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
+import { AuthError, secondFactorRefusedMessage } from "../core/errors";
+import { isSecondFactorRefusal, reserveSecondFactorAttempt, spendPendingSignIn, type LimitRefusal } from "../core/limits.server";
+import { log } from "../core/log.server";
+import { authRequest, type AuthRequest } from "../core/request.server";
+import { errorRedirect, redirectResponse } from "../core/respond.server";
+import { clearPendingSignIn, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
+import { withSecondFactor } from "../two-factor/policy.server";
+import { spendSecondFactorCode } from "../two-factor/store.server";
+import { failureResponse, parsePost, startSession } from "./flow.server";
+
+/** Longest code field read: a 6-digit code or an 11-character recovery code, with some spacing. */
+const MAX_CODE_LENGTH = 64;
+
+export type TwoFactorPage = { csrfToken: string; error: string | null };
+
+export type TwoFactorOutcome =
+  | { type: "page"; status: 200 | 400; page: TwoFactorPage; setCookies: string[] }
+  | { type: "response"; response: Response };
+
+/** The pending sign-in is gone (expired, never there, tampered with): back to sign-in, cookie cleared. */
+function pendingGone(ar: AuthRequest, json: boolean): Response {
+  const setCookies = ar.cookies.has(ar.names.twoFactor) ? clearPendingSignIn(ar) : [];
+  return errorRedirect(ar, "TwoFactorExpired", { json, setCookies });
+}
+
+async function endPending(ar: AuthRequest, pending: PendingSignIn, refusal: LimitRefusal, json: boolean): Promise<Response> {
+  await recordEvent("rate-limited", { userId: pending.userId, ...eventSource(ar), detail: { bucket: refusal.limit, provider: pending.method } });
+  const error = new AuthError("RateLimited", { log: `second-factor limit ${refusal.limit}`, retryAfterSeconds: refusal.retryAfterSeconds });
+  return failureResponse(ar, error, json, clearPendingSignIn(ar));
+}
+
+export async function twoFactorPageData(request: Request): Promise<TwoFactorOutcome> {
+  const ar = authRequest(request);
+  const pending = await readPendingSignIn(ar);
+  if (!pending) return { type: "response", response: pendingGone(ar, false) };
+  const csrf = ensureCsrfToken(ar);
+  return { type: "page", status: 200, page: { csrfToken: csrf.token, error: null }, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
+}
+
+/** POST /auth/two-factor: `csrfToken` and `code`. */
+export async function twoFactorAction(request: Request): Promise<TwoFactorOutcome> {
+  const parsed = await parsePost(request);
+  if (parsed instanceof Response) return { type: "response", response: parsed };
+  const { ar, body, json } = parsed;
+  // A refused CSRF check changes nothing: the pending sign-in and its budgets stay as they were.
+  if (!verifyCsrf(ar, body.csrfToken)) return { type: "response", response: errorRedirect(ar, "MissingCSRF", { json }) };
+  try {
+    return await checkCode(ar, body.code, json);
+  } catch (error) {
+    return { type: "response", response: failureResponse(ar, error, json, clearPendingSignIn(ar)) };
+  }
+}
+
+async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promise<TwoFactorOutcome> {
+  const pending = await readPendingSignIn(ar);
+  if (!pending) return { type: "response", response: pendingGone(ar, json) };
+  const user = await db().user.findUnique({ where: { id: pending.userId } });
+  if (!user) return { type: "response", response: pendingGone(ar, json) };
+  const limits = ar.config.rateLimits;
+  const attempt = await reserveSecondFactorAttempt(limits, pending.id, pending.userId);
+  if (isSecondFactorRefusal(attempt)) return { type: "response", response: await endPending(ar, pending, attempt, json) };
+
+  const code = typeof typed === "string" ? typed.slice(0, MAX_CODE_LENGTH) : "";
+  const factor = code ? await spendSecondFactorCode(pending.userId, code, ar.config.secrets) : null;
+  if (factor) {
+    await attempt.refund();
+    await spendPendingSignIn(limits, pending.id);
+    if (factor.kind === "recovery") {
+      await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method, left: factor.left } });
+    }
+    const callbackUrl = validateCallbackUrl(pending.callbackUrl, ar.origin) ?? `${ar.origin}/`;
+    const response = await startSession(
+      { ar, json, callbackUrl, setCookies: clearPendingSignIn(ar) },
+      pending.method,
+      { user: toSessionUser(user), isNewUser: pending.isNewUser },
+      withSecondFactor(pending.firstFactor, factor.kind),
+    );
+    return { type: "response", response };
+  }
+
+  await recordEvent("two-factor-failed", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method } });
+  const triesLeft = attempt.triesLeftIfWrong;
+  log("info", "two-factor-refused", { triesLeft });
+  if (attempt.endsIfWrong) return { type: "response", response: await endPending(ar, pending, attempt.endsIfWrong, json) };
+  if (json) {
+    const url = `${ar.origin}${ar.config.basePath}/two-factor?${new URLSearchParams({ error: "TwoFactorRequired" })}`;
+    return { type: "response", response: redirectResponse(url, { json }) };
+  }
+  const csrf = ensureCsrfToken(ar);
+  return { type: "page", status: 400, page: { csrfToken: csrf.token, error: secondFactorRefusedMessage(triesLeft) }, setCookies: [] };
+}
+
+/** JSON-mode clients (json=true, X-Auth-Return-Redirect: 1) always get a Response: `{url}`. */
+export async function twoFactorJsonAction(request: Request): Promise<Response> {
+  const outcome = await twoFactorAction(request);
+  if (outcome.type === "response") return outcome.response;
+  const ar = authRequest(request);
+  return redirectResponse(`${ar.origin}${ar.config.basePath}/two-factor`, { json: true });
+}

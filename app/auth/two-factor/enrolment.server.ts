@@ -1,0 +1,81 @@
+// The /account intents of the second factor (contract §11): totp-start, totp-confirm,
+// totp-disable, recovery-codes. Plain outcomes: the route wraps them for the page. Turning the
+// factor off or replacing the codes needs a current code (a TOTP code or an unused recovery code),
+// and wrong codes there count against the account's second-factor budget (section 10), so a
+// stolen session cannot guess its way to removing the factor.
+import { eventSource, recordEvent } from "../accounts/audit.server";
+import { rateLimitedMessage, TWO_FACTOR_MESSAGES } from "../core/errors";
+import { isSecondFactorRefusal, reserveSecondFactorAttempt, retryAfterMinutes } from "../core/limits.server";
+import type { AuthRequest } from "../core/request.server";
+import { confirmEnrolment, pendingEnrolmentSecret, regenerateRecoveryCodes, removeSecondFactor, spendSecondFactorCode, startEnrolment, twoFactorStatus } from "./store.server";
+import { otpauthUri, qrCodePath } from "./totp.server";
+
+/** What the page needs to show an enrolment in progress: the secret as text and as a QR code. */
+export type TotpSetup = { secret: string; uri: string; qr: { size: number; path: string } };
+
+export type EnrolmentOutcome =
+  | { ok: true; setup?: TotpSetup; recoveryCodes?: string[]; disabled?: boolean }
+  | { ok: false; status: 400 | 409 | 429; formError?: string; codeError?: string; setup?: TotpSetup };
+
+type User = { id: string; email: string | null; name: string | null };
+
+const MAX_CODE_LENGTH = 64;
+const codeOf = (body: Record<string, unknown>) => (typeof body.code === "string" ? body.code.slice(0, MAX_CODE_LENGTH).trim() : "");
+
+function setupFor(user: User, secret: string): TotpSetup {
+  const uri = otpauthUri(secret, user.email ?? user.name ?? user.id);
+  return { secret, uri, qr: qrCodePath(uri) };
+}
+
+export async function startTotp(ar: AuthRequest, user: User): Promise<EnrolmentOutcome> {
+  const secret = await startEnrolment(user.id, ar.config.secrets);
+  if (!secret) return { ok: false, status: 409, formError: TWO_FACTOR_MESSAGES.alreadyOn };
+  return { ok: true, setup: setupFor(user, secret) };
+}
+
+export async function confirmTotp(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome> {
+  const outcome = await confirmEnrolment(user.id, codeOf(body), ar.config.secrets);
+  if (outcome.ok) {
+    await recordEvent("two-factor-enabled", { userId: user.id, ...eventSource(ar), detail: { kind: "totp" } });
+    return { ok: true, recoveryCodes: outcome.recoveryCodes };
+  }
+  if (outcome.reason === "not-started") {
+    const status = await twoFactorStatus(user.id);
+    return { ok: false, status: 409, formError: status.enabled ? TWO_FACTOR_MESSAGES.alreadyOn : TWO_FACTOR_MESSAGES.notStarted };
+  }
+  // The setup stays on screen so the visitor can try the next code.
+  const secret = await pendingEnrolmentSecret(user.id, ar.config.secrets);
+  return { ok: false, status: 400, codeError: TWO_FACTOR_MESSAGES.wrongSetupCode, ...(secret ? { setup: setupFor(user, secret) } : {}) };
+}
+
+/** A current code for the account, counted against its budget when wrong. */
+async function checkCurrentCode(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome | null> {
+  if (!(await twoFactorStatus(user.id)).enabled) return { ok: false, status: 409, formError: TWO_FACTOR_MESSAGES.notOn };
+  const attempt = await reserveSecondFactorAttempt(ar.config.rateLimits, null, user.id);
+  if (isSecondFactorRefusal(attempt)) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(attempt.retryAfterSeconds)) };
+  const factor = await spendSecondFactorCode(user.id, codeOf(body), ar.config.secrets);
+  if (factor) {
+    await attempt.refund();
+    if (factor.kind === "recovery") await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { left: factor.left } });
+    return null;
+  }
+  await recordEvent("two-factor-failed", { userId: user.id, ...eventSource(ar), detail: { on: "account" } });
+  if (attempt.endsIfWrong) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(attempt.endsIfWrong.retryAfterSeconds)) };
+  return { ok: false, status: 400, codeError: TWO_FACTOR_MESSAGES.wrongCode };
+}
+
+export async function disableTotp(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome> {
+  const refused = await checkCurrentCode(ar, user, body);
+  if (refused) return refused;
+  await removeSecondFactor(user.id);
+  await recordEvent("two-factor-disabled", { userId: user.id, ...eventSource(ar), detail: { kind: "totp" } });
+  return { ok: true, disabled: true };
+}
+
+export async function replaceRecoveryCodes(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome> {
+  const refused = await checkCurrentCode(ar, user, body);
+  if (refused) return refused;
+  const recoveryCodes = await regenerateRecoveryCodes(user.id, ar.config.secrets);
+  await recordEvent("recovery-codes-replaced", { userId: user.id, ...eventSource(ar) });
+  return { ok: true, recoveryCodes };
+}

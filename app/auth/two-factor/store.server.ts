@@ -1,0 +1,144 @@
+// A user's second factor in the database: the TOTP credential (secret sealed at rest) and the
+// recovery-code hashes. Every change that must not half-happen is one transaction, and every code
+// is spent by one conditional UPDATE whose row count decides, so of concurrent requests carrying
+// the same code exactly one succeeds.
+import { db } from "../../db/client.server";
+import { openAtRest, sealAtRest } from "../core/sealed-at-rest.server";
+import { generateRecoveryCodes, normalizeRecoveryCode, recoveryCodeHashes } from "./recovery-codes.server";
+import { generateTotpSecret, isTotpCode, matchTotpStep } from "./totp.server";
+
+const SEAL_PURPOSE = "vestibule.totp-secret";
+
+type Secrets = readonly [string, ...string[]];
+
+/** What a user's second factor looks like from /account. */
+export type TwoFactorStatus = { enabled: boolean; recoveryCodesLeft: number };
+
+/** True when the user has a confirmed TOTP authenticator: every sign-in then needs a code. */
+export async function secondFactorEnabled(userId: string): Promise<boolean> {
+  const row = await db().twoFactorCredential.findUnique({ where: { userId }, select: { confirmedAt: true } });
+  return Boolean(row?.confirmedAt);
+}
+
+export async function twoFactorStatus(userId: string): Promise<TwoFactorStatus> {
+  const [row, left] = await Promise.all([
+    db().twoFactorCredential.findUnique({ where: { userId }, select: { confirmedAt: true } }),
+    db().recoveryCode.count({ where: { userId, usedAt: null } }),
+  ]);
+  return { enabled: Boolean(row?.confirmedAt), recoveryCodesLeft: row?.confirmedAt ? left : 0 };
+}
+
+async function openSecret(userId: string, sealed: string, secrets: Secrets): Promise<string | null> {
+  return openAtRest(sealed, { purpose: SEAL_PURPOSE, row: userId }, secrets);
+}
+
+/**
+ * totp-start: a new secret for a user whose second factor is off, kept sealed on an unconfirmed
+ * row (it replaces an earlier unconfirmed one). Null when the second factor is already on.
+ */
+export async function startEnrolment(userId: string, secrets: Secrets): Promise<string | null> {
+  const secret = generateTotpSecret();
+  const secretSealed = await sealAtRest(secret, { purpose: SEAL_PURPOSE, row: userId }, secrets);
+  const client = db();
+  const { count } = await client.twoFactorCredential.updateMany({
+    where: { userId, confirmedAt: null },
+    data: { secretSealed, lastUsedStep: null },
+  });
+  if (count === 1) return secret;
+  try {
+    await client.twoFactorCredential.create({ data: { userId, secretSealed } });
+    return secret;
+  } catch {
+    // The row exists and is confirmed (or a concurrent start created it): nothing changed here.
+    return null;
+  }
+}
+
+/** The secret of an enrolment started but not confirmed, to show it again; null otherwise. */
+export async function pendingEnrolmentSecret(userId: string, secrets: Secrets): Promise<string | null> {
+  const row = await db().twoFactorCredential.findUnique({ where: { userId } });
+  if (!row || row.confirmedAt) return null;
+  return openSecret(userId, row.secretSealed, secrets);
+}
+
+/** Writes fresh recovery codes in `tx` (the old ones go) and returns them, to be shown once. */
+async function replaceRecoveryCodes(tx: Pick<ReturnType<typeof db>, "recoveryCode">, userId: string, secrets: Secrets): Promise<string[]> {
+  const codes = generateRecoveryCodes();
+  await tx.recoveryCode.deleteMany({ where: { userId } });
+  await tx.recoveryCode.createMany({
+    data: codes.map((code) => ({ userId, hash: recoveryCodeHashes(userId, normalizeRecoveryCode(code)!, secrets)[0]! })),
+  });
+  return codes;
+}
+
+export type ConfirmOutcome = { ok: true; recoveryCodes: string[] } | { ok: false; reason: "not-started" | "wrong-code" };
+
+/**
+ * totp-confirm: a first valid code turns the second factor on (that code's step counts as used)
+ * and creates the recovery codes, in one transaction.
+ */
+export async function confirmEnrolment(userId: string, code: string, secrets: Secrets, now = new Date()): Promise<ConfirmOutcome> {
+  const row = await db().twoFactorCredential.findUnique({ where: { userId } });
+  if (!row || row.confirmedAt) return { ok: false, reason: "not-started" };
+  const secret = await openSecret(userId, row.secretSealed, secrets);
+  if (!secret) return { ok: false, reason: "not-started" };
+  const step = matchTotpStep(secret, code, now);
+  if (step === null) return { ok: false, reason: "wrong-code" };
+  const recoveryCodes = await db().$transaction(async (tx) => {
+    // Conditional on the row read above: a concurrent start (new secret) or confirm wins alone.
+    const { count } = await tx.twoFactorCredential.updateMany({
+      where: { id: row.id, confirmedAt: null, secretSealed: row.secretSealed },
+      data: { confirmedAt: now, lastUsedStep: step },
+    });
+    if (count !== 1) return null;
+    return replaceRecoveryCodes(tx, userId, secrets);
+  });
+  return recoveryCodes ? { ok: true, recoveryCodes } : { ok: false, reason: "not-started" };
+}
+
+/** Which second factor a code proved: an authenticator code, or a recovery code (now spent). */
+export type SecondFactor = { kind: "totp" } | { kind: "recovery"; left: number };
+
+/**
+ * Checks `code` for a user whose second factor is on and spends it: a TOTP code only for a time
+ * step after the last one accepted (so each code works once), a recovery code only while unused.
+ * Null when the code is wrong, used, or the second factor is off.
+ */
+export async function spendSecondFactorCode(userId: string, typed: string, secrets: Secrets, now = new Date()): Promise<SecondFactor | null> {
+  const code = typed.replace(/\s/g, "");
+  const client = db();
+  if (isTotpCode(code)) {
+    const row = await client.twoFactorCredential.findUnique({ where: { userId } });
+    if (!row?.confirmedAt) return null;
+    const secret = await openSecret(userId, row.secretSealed, secrets);
+    const step = secret ? matchTotpStep(secret, code, now) : null;
+    if (step === null) return null;
+    const { count } = await client.twoFactorCredential.updateMany({
+      where: { id: row.id, confirmedAt: { not: null }, OR: [{ lastUsedStep: null }, { lastUsedStep: { lt: step } }] },
+      data: { lastUsedStep: step },
+    });
+    return count === 1 ? { kind: "totp" } : null;
+  }
+  const canonical = normalizeRecoveryCode(code);
+  if (!canonical) return null;
+  if (!(await secondFactorEnabled(userId))) return null;
+  const { count } = await client.recoveryCode.updateMany({
+    where: { userId, hash: { in: recoveryCodeHashes(userId, canonical, secrets) }, usedAt: null },
+    data: { usedAt: now },
+  });
+  if (count !== 1) return null;
+  return { kind: "recovery", left: await client.recoveryCode.count({ where: { userId, usedAt: null } }) };
+}
+
+/** totp-disable, once a code was accepted: the credential and every recovery code go, together. */
+export async function removeSecondFactor(userId: string): Promise<void> {
+  await db().$transaction([
+    db().recoveryCode.deleteMany({ where: { userId } }),
+    db().twoFactorCredential.deleteMany({ where: { userId } }),
+  ]);
+}
+
+/** recovery-codes, once a code was accepted: ten new codes replace the old ones. */
+export async function regenerateRecoveryCodes(userId: string, secrets: Secrets): Promise<string[]> {
+  return db().$transaction((tx) => replaceRecoveryCodes(tx, userId, secrets));
+}

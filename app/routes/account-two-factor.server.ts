@@ -1,0 +1,41 @@
+// The /account action's second-factor intents (totp-start, totp-confirm, totp-disable,
+// recovery-codes), kept here so account.server.ts only dispatches: app/auth/two-factor answers in
+// plain outcomes, this wraps them in react-router's data() for the page.
+import { data, redirect } from "react-router";
+import { type AuthRequest } from "~/auth/core";
+import { confirmTotp, disableTotp, replaceRecoveryCodes, startTotp, type EnrolmentOutcome } from "~/auth/two-factor";
+import { db } from "~/db/client.server";
+
+export const TWO_FACTOR_INTENTS = ["totp-start", "totp-confirm", "totp-disable", "recovery-codes"] as const;
+type TwoFactorIntent = (typeof TWO_FACTOR_INTENTS)[number];
+
+export function isTwoFactorIntent(intent: unknown): intent is TwoFactorIntent {
+  return (TWO_FACTOR_INTENTS as readonly unknown[]).includes(intent);
+}
+
+export async function twoFactorIntent(ar: AuthRequest, userId: string, intent: TwoFactorIntent, body: Record<string, unknown>) {
+  const user = await db().user.findUnique({ where: { id: userId }, select: { id: true, email: true, name: true } });
+  if (!user) return data({ formError: "Your account no longer exists.", fieldErrors: {} }, { status: 404 });
+  const outcome: EnrolmentOutcome =
+    intent === "totp-start"
+      ? await startTotp(ar, user)
+      : intent === "totp-confirm"
+        ? await confirmTotp(ar, user, body)
+        : intent === "totp-disable"
+          ? await disableTotp(ar, user, body)
+          : await replaceRecoveryCodes(ar, user, body);
+  if (!outcome.ok) {
+    return data(
+      {
+        formError: outcome.formError ?? null,
+        fieldErrors: outcome.codeError ? { code: outcome.codeError } : {},
+        twoFactorIntent: intent,
+        totpSetup: outcome.setup ?? null,
+      },
+      { status: outcome.status },
+    );
+  }
+  if (outcome.disabled) throw redirect("/account?updated=two-factor-off");
+  // The setup and the recovery codes are answered in this response only: never stored for a GET.
+  return data({ formError: null, fieldErrors: {}, twoFactorIntent: intent, totpSetup: outcome.setup ?? null, recoveryCodes: outcome.recoveryCodes ?? null });
+}

@@ -1,0 +1,57 @@
+import { data } from "react-router";
+import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
+import { headersWith, jsonRedirectMiddleware } from "~/auth/core";
+import { SIGNIN_ERROR_MESSAGES } from "~/auth/core/errors";
+import { twoFactorAction, twoFactorJsonAction, twoFactorPageData, type TwoFactorOutcome } from "~/auth/signin";
+import type { Route } from "./+types/two-factor";
+
+// The second-factor page (contract §13): a plain form POSTing `csrfToken` and `code` back here;
+// app/auth/signin/two-factor-page.server.ts decides. JSON-mode clients get `{url}` before rendering.
+export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(twoFactorJsonAction)];
+
+export const meta: Route.MetaFunction = () => [{ name: "robots", content: "noindex" }];
+
+/** The page, or a thrown Response: redirects go on, a refused body (413, 415) reaches the error boundary. */
+function answer(outcome: TwoFactorOutcome) {
+  if (outcome.type === "response") throw outcome.response;
+  return data(outcome.page, { status: outcome.status, headers: headersWith(outcome.setCookies) });
+}
+
+export const loader = async ({ request }: Route.LoaderArgs) => answer(await twoFactorPageData(request));
+
+export const action = async ({ request }: Route.ActionArgs) => answer(await twoFactorAction(request));
+
+export function headers({ parentHeaders }: Route.HeadersArgs) {
+  const headers = new Headers(parentHeaders);
+  headers.set("Cache-Control", "private, no-store");
+  return headers;
+}
+
+export default function TwoFactor({ loaderData, actionData }: Route.ComponentProps) {
+  const { csrfToken, error } = actionData ?? loaderData;
+  return (
+    <AuthCard title="Two-step verification">
+      <p id="two-factor-help">{SIGNIN_ERROR_MESSAGES.TwoFactorRequired} Lost your device? Enter one of your recovery codes instead.</p>
+      <DocumentForm action="/auth/two-factor" label="Verify" pendingLabel="Verifying…" id="two-factor-form">
+        <CsrfField token={csrfToken} />
+        <Field
+          id="two-factor-code"
+          label="Code"
+          name="code"
+          type="text"
+          inputMode="numeric"
+          autoComplete="one-time-code"
+          autoCapitalize="off"
+          spellCheck={false}
+          maxLength={64}
+          required
+          autoFocus
+          error={error}
+        />
+      </DocumentForm>
+      <p>
+        <a href="/auth/signin">Sign in another way</a>
+      </p>
+    </AuthCard>
+  );
+}

@@ -1,0 +1,94 @@
+// Shared steps of the second-factor tests: sign in with a password, turn TOTP on from /account
+// through the real route module (the code computed from the secret the page shows, as an
+// authenticator app would), and answer the second-factor page.
+import { expect, vi } from "vitest";
+import { totpCodeAt, totpStep } from "../../../app/auth/two-factor/totp.server.ts";
+import * as account from "../../../app/routes/account.tsx";
+import * as twoFactorRoute from "../../../app/routes/auth/two-factor.tsx";
+import { signIn } from "../../support/auth.ts";
+import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
+
+export const PENDING = "authjs.two-factor";
+export const SESSION = "authjs.session-token";
+
+/** Only Date is faked: the clock moves in whole TOTP steps, database I/O keeps its real timers. */
+export function useStepClock() {
+  vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-11-25T12:00:05Z") });
+}
+
+/** Moves the faked clock on by `seconds`. */
+export function advance(seconds: number) {
+  vi.setSystemTime(new Date(Date.now() + seconds * 1000));
+}
+
+/** The authenticator app's code for now, `offset` steps away. */
+export function codeAt(secret: string, offset = 0): string {
+  return totpCodeAt(secret, totpStep(new Date()) + offset);
+}
+
+export async function accountPage(jar: CookieJar) {
+  const res = await callRoute(account.loader, get("/account", { jar }));
+  jar.apply(res);
+  return (await res.json()) as { csrfToken: string; twoFactor: { enabled: boolean; recoveryCodesLeft: number } };
+}
+
+export async function accountIntent(jar: CookieJar, fields: Record<string, string>, { csrf = true } = {}) {
+  const csrfToken = csrf ? await fetchCsrf(jar) : undefined;
+  const res = await callRoute(account.action, post("/account", { ...(csrfToken ? { csrfToken } : {}), ...fields }, { jar }));
+  jar.apply(res);
+  return res;
+}
+
+export type Enrolled = { jar: CookieJar; secret: string; recoveryCodes: string[]; userId: string };
+
+/** Signs `email` in with the password and turns TOTP on; the clock then moves to the next step. */
+export async function enrol(email = "ada@example.com"): Promise<Enrolled> {
+  const { jar, res } = await signIn(new CookieJar(), email);
+  expect(res).toHaveSessionCookie();
+  const started = await accountIntent(jar, { intent: "totp-start" });
+  expect(started.status).toBe(200);
+  const { totpSetup } = (await started.json()) as { totpSetup: { secret: string } };
+  const confirmed = await accountIntent(jar, { intent: "totp-confirm", code: codeAt(totpSetup.secret) });
+  expect(confirmed.status).toBe(200);
+  const { recoveryCodes } = (await confirmed.json()) as { recoveryCodes: string[] };
+  const { testDb } = await import("../../support/db.ts");
+  const user = await testDb().user.findUniqueOrThrow({ where: { email } });
+  // The enrolment code's step is used up: sign-ins in these tests use later steps.
+  advance(30);
+  return { jar, secret: totpSetup.secret, recoveryCodes, userId: user.id };
+}
+
+/** A password sign-in in `jar` (first factor only, for a TOTP user). */
+export async function firstFactor(jar: CookieJar, email = "ada@example.com", extra: Record<string, string> = {}, headers: Record<string, string> = {}) {
+  const csrfToken = await fetchCsrf(jar);
+  const callback = await import("../../../app/routes/auth/callback.ts");
+  const res = await callRoute(
+    callback.action,
+    post("/auth/callback/credentials", { csrfToken, email, password: (await import("../../support/auth.ts")).PASSWORD, ...extra }, { jar, headers }),
+    { provider: "credentials" },
+  );
+  jar.apply(res);
+  return res;
+}
+
+/** POST /auth/two-factor with the jar's CSRF token (or none) and `code`. */
+export async function submitCode(jar: CookieJar, code: string, { csrf = true, json = false, headers = {} as Record<string, string> } = {}) {
+  const csrfToken = csrf ? await fetchCsrf(jar) : undefined;
+  const body: Record<string, string> = { code };
+  if (csrfToken) body.csrfToken = csrfToken;
+  if (json) body.json = "true";
+  const res = await callRoute(twoFactorRoute.action, post("/auth/two-factor", body, { jar, headers }));
+  jar.apply(res);
+  return res;
+}
+
+export async function twoFactorPage(jar: CookieJar) {
+  const res = await callRoute(twoFactorRoute.loader, get("/auth/two-factor", { jar }));
+  jar.apply(res);
+  return res;
+}
+
+export const errorOf = (res: Response) => {
+  const location = res.headers.get("Location");
+  return location ? new URL(location).searchParams.get("error") : null;
+};
