@@ -134,6 +134,6 @@ for (const javaScriptEnabled of [false, true]) {
 
       expect(errors).toEqual([]);
       await context.close();
-    }, 120_000);
+    }, 180_000);
   });
 }
