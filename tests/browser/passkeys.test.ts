@@ -170,6 +170,24 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     expect(await sessionEmail(page)).toBe(USER.email);
     expect(errors).toEqual([]);
   });
+
+  it("adds a passkey through next-auth/webauthn's signIn(\"passkey\", { action: \"register\" }) while signed in", async () => {
+    // The authenticator forgets its credential (as after a device reset), so it may register anew.
+    const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+    await cdp.send("WebAuthn.removeCredential", { authenticatorId, credentialId: credentials[0]!.credentialId });
+    await page.goto(`${app.url}/next-auth-client`);
+    await page.waitForFunction(() => "nextAuthWebauthn" in window);
+    await page.evaluate(() => {
+      void (window as unknown as { nextAuthWebauthn: { signIn: (p: string, o: object) => Promise<unknown> } }).nextAuthWebauthn.signIn("passkey", {
+        action: "register",
+        callbackUrl: "/account?via=next-auth-register",
+      });
+    });
+    await page.waitForURL(`${app.url}/account?via=next-auth-register`);
+    await expect(page.locator("#passkey-list li").count()).resolves.toBe(2);
+    expect((await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials).toHaveLength(1);
+    expect(errors).toEqual([]);
+  });
 });
 
 describe("passkeys with JavaScript off", () => {

@@ -217,6 +217,9 @@ describe(`passkeys (${dbLabel})`, () => {
     expect(res).toHaveErrorRedirect("WebAuthnVerificationError");
     expect(res).not.toHaveSessionCookie();
     expect((await testDb().passkey.findFirstOrThrow()).lastUsedAt).toBeNull();
+    // The owner's activity shows the refused attempt; the answer never names the reason.
+    expect(await testDb().authEvent.count({ where: { type: "signin-failed", detail: { contains: '"provider":"passkey"' } } })).toBe(1);
+    expect(new URL(res.headers.get("Location")!).search).toBe("?error=WebAuthnVerificationError");
   });
 
   it.each([
