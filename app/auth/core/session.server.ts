@@ -115,7 +115,8 @@ export async function getSession(ar: AuthRequest, { roll = true as boolean | "no
   return ar.config.sessionStrategy === "database" ? getDatabaseSession(ar, roll !== false, now) : getJwtSession(ar, roll, now);
 }
 
-async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date): Promise<SessionResult> {
+/** `kept`: the request's own session, spared by the cut-off it just wrote (reissueSession). */
+async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, kept = false): Promise<SessionResult> {
   const raw = readChunkedCookie(ar.cookies, ar.names.sessionToken);
   if (!raw) {
     // Orphaned chunks (say .1 without .0) read as absent; clear them so they stop being sent.
@@ -132,7 +133,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date):
   const signedInAt = typeof payload.auth_time === "number" ? payload.auth_time : iat;
   const loading = revocationsReady();
   if (loading) await loading;
-  if (isRevoked(sid, sub, iat) || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
+  if (isRevoked(sid, sub, iat, { cutoff: !kept }) || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
 
   let exp = payload.exp;
   let setCookies: string[] = [];
@@ -331,8 +332,13 @@ export async function revokeUserSessions(userId: string, { except = null as stri
   return count + jwt.length;
 }
 
-/** Issues the request's jwt cookie again now (after revokeUserSessions kept it); database sessions need nothing. */
+/**
+ * Issues the request's jwt cookie again now (after revokeUserSessions kept it); database sessions
+ * need nothing. The cookie was issued before the cut-off revokeUserSessions wrote a moment ago, so
+ * that cut-off is not applied to it (only its sid, which was spared, is checked); the new cookie is
+ * issued at or after the cut-off and passes it everywhere.
+ */
 export async function reissueSession(ar: AuthRequest, now = new Date()): Promise<string[]> {
   if (ar.config.sessionStrategy === "database") return [];
-  return (await getSession(ar, { roll: "now", now })).setCookies;
+  return (await getJwtSession(ar, "now", now, true)).setCookies;
 }

@@ -137,6 +137,23 @@ describe.each(["jwt", "database"] as const)(`session control, %s sessions (${dbL
     expect(await testDb().authEvent.count({ where: { type: "session-revoked" } })).toBe(2);
   });
 
+  it("revoke-others keeps this browser signed in when its session was issued before this second", async () => {
+    // Every real session is older than the click that ends the others: the cut-off written for
+    // them (notBefore = now) must not refuse the very cookie it keeps.
+    await createUser();
+    const laptop = await signInAs("ada@example.com", FIREFOX);
+    const phone = await signInAs("ada@example.com", CHROME);
+    await new Promise((r) => setTimeout(r, 1_100));
+    const res = await intent(laptop, { intent: "revoke-others" });
+    expect(res).toHaveRedirect("/account?updated=others");
+    // No cookie of this browser is cleared: a jwt cookie is issued again, a database one kept.
+    expect(res.headers.getSetCookie().filter((c) => c.startsWith("authjs.session-token") && /Max-Age=0|Expires=Thu, 01 Jan 1970/i.test(c))).toEqual([]);
+    await refreshRevocations();
+    expect(await sessionUser(phone)).toBeNull();
+    expect((await sessionUser(laptop))?.email).toBe("ada@example.com");
+    expect((await accountPage(laptop)).sessions).toHaveLength(1);
+  });
+
   it("an e-mail change ends the user's other sessions and keeps the confirming one", async () => {
     undoEnv?.();
     undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_EMAIL_SERVER: smtp.sink.url, AUTH_EMAIL_FROM: "Vestibule <no-reply@example.com>" });
