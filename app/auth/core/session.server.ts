@@ -261,11 +261,16 @@ export async function refreshSession(ar: AuthRequest, user: SessionUser, now = n
     const signedInAt = typeof payload?.auth_time === "number" ? payload.auth_time : iat;
     const claims = { ...(payload ? withoutRegistered(payload) : {}), ...claimsFor(user), auth_time: signedInAt };
     const written = await writeJwtCookie(ar, claims, now, lifetime(ar, signedInAt, now));
+    // The new cookie expires later than the one it replaces: its row says so too, as at a roll.
+    // A row left at the old expiry would drop out of /account's list, and an ending of this
+    // session would be forgotten (revocation list, cleanup) while the cookie still lives.
+    const sid = payload ? sidOf(payload) : null;
+    if (sid) await recordJwtSession(ar, { sid, userId: user.id, method: null, signedInAt, expires: written.expires }, now);
     return {
       session: {
         data: { user: { name: user.name, email: user.email, image: user.image }, expires: written.expires.toISOString() },
         userId: user.id,
-        sessionId: payload ? sidOf(payload) : null,
+        sessionId: sid,
       },
       setCookies: written.setCookies,
     };

@@ -212,6 +212,40 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
     expect(queries).not.toHaveBeenCalled();
   });
 
+  it("a profile update does not outlive a revocation: the revoked cookie stays refused after the revocation's row expires", async () => {
+    // The cookie that a profile update re-issues carries a new expiry; the session's row (what
+    // /account lists, what a revocation is kept in memory for) must carry the same one.
+    const day = 24 * 3600 * 1000;
+    const t0 = Date.parse("2026-11-25T12:00:00Z");
+    vi.useFakeTimers({ toFake: ["Date"], now: t0 });
+    try {
+      await createUser();
+      const owner = await signInAs("ada@example.com", FIREFOX);
+      const thief = await signInAs("ada@example.com", CHROME);
+      const thiefId = (await accountPage(thief)).sessions.find((s) => s.current)!.id;
+      // Whoever holds the cookie renames the profile now and then (or calls next-auth's update()).
+      vi.setSystemTime(t0 + 0.5 * day);
+      expect(await intent(thief, { intent: "update-profile", name: "Ada L." })).toHaveRedirect("/account?updated=profile");
+      // The thief keeps this cookie whatever a later answer says to do with it.
+      const stolenCookie = thief.get("authjs.session-token")!;
+      const stolen = () => new CookieJar({ "authjs.session-token": stolenCookie });
+      // The owner ends that session.
+      vi.setSystemTime(t0 + 0.6 * day);
+      expect(await intent(owner, { intent: "revoke-session", sessionId: thiefId })).toHaveRedirect("/account?updated=session");
+      await refreshRevocations();
+      expect(await sessionUser(stolen())).toBeNull();
+      // Past the row's first expiry, within the cookie's: a process that starts now, and one that
+      // has been running all along, both still refuse it.
+      vi.setSystemTime(t0 + 30.2 * day);
+      await refreshRevocations();
+      expect(await sessionUser(stolen())).toBeNull();
+      resetRevocations();
+      expect(await sessionUser(stolen())).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("with the real timer, within 5 seconds", async () => {
     await createUser();
     const phone = await signInAs("ada@example.com", CHROME);
