@@ -123,6 +123,16 @@ function toOriginForm(req, res) {
   return true;
 }
 
+// Methods the Fetch standard forbids: the Request that React Router is handed cannot carry them,
+// and its constructor throws (a 500 and a stack trace on stderr per request). Node's parser
+// refuses TRACK and hands CONNECT to a "connect" listener we do not have (the socket is closed);
+// TRACE reaches us. None of them means anything here: 405 with the methods we take.
+const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
+function methodNotAllowed(res) {
+  res.writeHead(405, { "Content-Type": "application/json", Allow: "GET, HEAD, POST" });
+  res.end(JSON.stringify("Method not allowed."));
+}
+
 // Request line plus headers, cookies included: larger blocks get node's own 431 (contract §10).
 // 16 KiB is also node's default; written out so a runtime flag cannot raise it.
 const MAX_HEADER_BYTES = 16 * 1024;
@@ -157,6 +167,7 @@ const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
   if (probe) return answerProbe(req, res, probe);
   if (!isHost(req.headers.host ?? "")) return badRequest(res);
   if (!toOriginForm(req, res)) return;
+  if (FORBIDDEN_METHODS.has(req.method)) return methodNotAllowed(res);
   // The TCP peer, for the client address (rate limits, audit, sessions): only ever the socket's,
   // never a header a client sent. app/auth/client-address.server.ts normalises it and decides,
   // from AUTH_TRUSTED_PROXIES, whether this peer's X-Forwarded-For is believed.

@@ -126,6 +126,16 @@ describe("methods a page does not take", () => {
     expect(res.body).not.toContain("<script");
   });
 
+  // The Fetch Request that React Router is handed cannot carry TRACE (a forbidden method): its
+  // constructor throws, which was a 500 and a stack trace on stderr per request.
+  it.each(["/", "/account", "/auth/session", "/auth/callback/credentials"])("TRACE %s answers 405 with Allow, before React Router", async (path) => {
+    const res = await send(`TRACE ${path} HTTP/1.1\r\nHost: ${host}`);
+    expectNoLeak(res);
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe("GET, HEAD, POST");
+    expect(res.headers["x-content-type-options"]).toBe("nosniff");
+  });
+
   it("left nothing internal in the log: no stack trace, no React Router message", () => {
     expect(app.logs()).not.toMatch(STACK_TRACE);
     expect(app.logs()).not.toMatch(INTERNAL_TEXT);

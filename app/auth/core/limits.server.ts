@@ -72,7 +72,13 @@ async function firstExhausted(limits: LimitTable, counters: Counter[]): Promise<
   return refusal;
 }
 
-/** Counts one attempt on each counter; a refusal when one of them went past its limit. */
+/**
+ * Counts one attempt on each counter; a refusal when one of them went past its limit. A refused
+ * attempt is taken back off every counter: it was never checked, so it is no failure (only
+ * concurrent attempts get here past firstExhausted). Left counted, a burst of correct sign-ins
+ * over the pair's budget would fill the account's and the client's budgets with attempts that
+ * never failed. Granted attempts still hold their points, so no more than the limit get through.
+ */
 async function countOn(limits: LimitTable, counters: Counter[], points = 1): Promise<LimitRefusal | null> {
   let refusal: LimitRefusal | null = null;
   for (const c of counters) {
@@ -82,6 +88,7 @@ async function countOn(limits: LimitTable, counters: Counter[], points = 1): Pro
       if (!refusal || retryAfterSeconds > refusal.retryAfterSeconds) refusal = { limit: c.name, retryAfterSeconds };
     }
   }
+  if (refusal) await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, points)));
   return refusal;
 }
 

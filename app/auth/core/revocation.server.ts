@@ -102,10 +102,15 @@ export function revocationsReady(): Promise<void> | null {
   return s.loading;
 }
 
-/** Whether the jwt cookie (its sid, user and issue time in seconds) has been ended. */
-export function isRevoked(sid: string | null, userId: string, issuedAt: number): boolean {
+/**
+ * Whether the jwt cookie (its sid, user and issue time in seconds) has been ended. `cutoff: false`
+ * asks about its sid alone: for the one session a "sign out everywhere else" kept, whose cookie
+ * predates the cut-off that same request wrote.
+ */
+export function isRevoked(sid: string | null, userId: string, issuedAt: number, { cutoff: applyCutoff = true } = {}): boolean {
   const s = state();
   if (sid !== null && s.revoked.has(sid)) return true;
+  if (!applyCutoff && sid !== null) return false;
   const cutoff = s.cutoffs.get(userId);
   return cutoff !== undefined && issuedAt < cutoff.notBefore;
 }

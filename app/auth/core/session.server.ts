@@ -116,7 +116,8 @@ export async function getSession(ar: AuthRequest, { roll = true as boolean | "no
   return ar.config.sessionStrategy === "database" ? getDatabaseSession(ar, roll !== false, now) : getJwtSession(ar, roll, now);
 }
 
-async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date): Promise<SessionResult> {
+/** `kept`: the request's own session, spared by the cut-off it just wrote (reissueSession). */
+async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, kept = false): Promise<SessionResult> {
   const raw = readChunkedCookie(ar.cookies, ar.names.sessionToken);
   if (!raw) {
     // Orphaned chunks (say .1 without .0) read as absent; clear them so they stop being sent.
@@ -133,7 +134,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date):
   const signedInAt = typeof payload.auth_time === "number" ? payload.auth_time : iat;
   const loading = revocationsReady();
   if (loading) await loading;
-  if (isRevoked(sid, sub, iat) || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
+  if (isRevoked(sid, sub, iat, { cutoff: !kept }) || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
 
   let exp = payload.exp;
   let setCookies: string[] = [];
@@ -275,11 +276,16 @@ export async function refreshSession(ar: AuthRequest, user: SessionUser, now = n
     const signedInAt = typeof payload?.auth_time === "number" ? payload.auth_time : iat;
     const claims = { ...(payload ? withoutRegistered(payload) : {}), ...claimsFor(user), auth_time: signedInAt };
     const written = await writeJwtCookie(ar, claims, now, lifetime(ar, signedInAt, now));
+    // The new cookie expires later than the one it replaces: its row says so too, as at a roll.
+    // A row left at the old expiry would drop out of /account's list, and an ending of this
+    // session would be forgotten (revocation list, cleanup) while the cookie still lives.
+    const sid = payload ? sidOf(payload) : null;
+    if (sid) await recordJwtSession(ar, { sid, userId: user.id, method: null, signedInAt, expires: written.expires }, now);
     return {
       session: {
         data: { user: { name: user.name, email: user.email, image: user.image }, expires: written.expires.toISOString() },
         userId: user.id,
-        sessionId: payload ? sidOf(payload) : null,
+        sessionId: sid,
       },
       setCookies: written.setCookies,
     };
@@ -346,8 +352,13 @@ export async function revokeUserSessions(userId: string, { except = null as stri
   return count + jwt.length;
 }
 
-/** Issues the request's jwt cookie again now (after revokeUserSessions kept it); database sessions need nothing. */
+/**
+ * Issues the request's jwt cookie again now (after revokeUserSessions kept it); database sessions
+ * need nothing. The cookie was issued before the cut-off revokeUserSessions wrote a moment ago, so
+ * that cut-off is not applied to it (only its sid, which was spared, is checked); the new cookie is
+ * issued at or after the cut-off and passes it everywhere.
+ */
 export async function reissueSession(ar: AuthRequest, now = new Date()): Promise<string[]> {
   if (ar.config.sessionStrategy === "database") return [];
-  return (await getSession(ar, { roll: "now", now })).setCookies;
+  return (await getJwtSession(ar, "now", now, true)).setCookies;
 }

@@ -137,6 +137,23 @@ describe.each(["jwt", "database"] as const)(`session control, %s sessions (${dbL
     expect(await testDb().authEvent.count({ where: { type: "session-revoked" } })).toBe(2);
   });
 
+  it("revoke-others keeps this browser signed in when its session was issued before this second", async () => {
+    // Every real session is older than the click that ends the others: the cut-off written for
+    // them (notBefore = now) must not refuse the very cookie it keeps.
+    await createUser();
+    const laptop = await signInAs("ada@example.com", FIREFOX);
+    const phone = await signInAs("ada@example.com", CHROME);
+    await new Promise((r) => setTimeout(r, 1_100));
+    const res = await intent(laptop, { intent: "revoke-others" });
+    expect(res).toHaveRedirect("/account?updated=others");
+    // No cookie of this browser is cleared: a jwt cookie is issued again, a database one kept.
+    expect(res.headers.getSetCookie().filter((c) => c.startsWith("authjs.session-token") && /Max-Age=0|Expires=Thu, 01 Jan 1970/i.test(c))).toEqual([]);
+    await refreshRevocations();
+    expect(await sessionUser(phone)).toBeNull();
+    expect((await sessionUser(laptop))?.email).toBe("ada@example.com");
+    expect((await accountPage(laptop)).sessions).toHaveLength(1);
+  });
+
   it("an e-mail change ends the user's other sessions and keeps the confirming one", async () => {
     undoEnv?.();
     undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_EMAIL_SERVER: smtp.sink.url, AUTH_EMAIL_FROM: "Vestibule <no-reply@example.com>" });
@@ -193,6 +210,40 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
     expect(await sessionUser(phone)).toBeNull();
     expect((await sessionUser(laptop))?.email).toBe("ada@example.com");
     expect(queries).not.toHaveBeenCalled();
+  });
+
+  it("a profile update does not outlive a revocation: the revoked cookie stays refused after the revocation's row expires", async () => {
+    // The cookie that a profile update re-issues carries a new expiry; the session's row (what
+    // /account lists, what a revocation is kept in memory for) must carry the same one.
+    const day = 24 * 3600 * 1000;
+    const t0 = Date.parse("2026-11-25T12:00:00Z");
+    vi.useFakeTimers({ toFake: ["Date"], now: t0 });
+    try {
+      await createUser();
+      const owner = await signInAs("ada@example.com", FIREFOX);
+      const thief = await signInAs("ada@example.com", CHROME);
+      const thiefId = (await accountPage(thief)).sessions.find((s) => s.current)!.id;
+      // Whoever holds the cookie renames the profile now and then (or calls next-auth's update()).
+      vi.setSystemTime(t0 + 0.5 * day);
+      expect(await intent(thief, { intent: "update-profile", name: "Ada L." })).toHaveRedirect("/account?updated=profile");
+      // The thief keeps this cookie whatever a later answer says to do with it.
+      const stolenCookie = thief.get("authjs.session-token")!;
+      const stolen = () => new CookieJar({ "authjs.session-token": stolenCookie });
+      // The owner ends that session.
+      vi.setSystemTime(t0 + 0.6 * day);
+      expect(await intent(owner, { intent: "revoke-session", sessionId: thiefId })).toHaveRedirect("/account?updated=session");
+      await refreshRevocations();
+      expect(await sessionUser(stolen())).toBeNull();
+      // Past the row's first expiry, within the cookie's: a process that starts now, and one that
+      // has been running all along, both still refuse it.
+      vi.setSystemTime(t0 + 30.2 * day);
+      await refreshRevocations();
+      expect(await sessionUser(stolen())).toBeNull();
+      resetRevocations();
+      expect(await sessionUser(stolen())).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("with the real timer, within 5 seconds", async () => {
