@@ -78,18 +78,20 @@ class PasskeyStrategy extends Strategy<SignInResult, never> {
       where: { credentialId: response.id },
       include: { user: { select: { id: true, name: true, email: true, image: true } } },
     });
+    // Every refusal from here on is recorded (for the owner's activity when the credential is
+    // known), so a known and an unknown credential cost the same writes as well as the same checks.
+    const fail = async (log: string, cause?: unknown) => {
+      await recordEvent("signin-failed", { userId: passkey?.userId ?? null, ...eventSource(ar), detail: { provider: PASSKEY_PROVIDER_ID } });
+      return refused(log, cause);
+    };
     if (!passkey) {
       await verifyAssertion(ar, response, entry, UNKNOWN_CREDENTIAL).catch(() => null);
-      throw refused("unknown credential");
+      throw await fail("unknown credential");
     }
     // A discoverable credential names its account; it must be the passkey's owner.
     if (response.response.userHandle !== undefined && response.response.userHandle !== Buffer.from(userHandle(passkey.userId)).toString("base64url")) {
-      throw refused("user handle of another account");
+      throw await fail("user handle of another account");
     }
-    const fail = async (log: string, cause?: unknown) => {
-      await recordEvent("signin-failed", { userId: passkey.userId, ...eventSource(ar), detail: { provider: PASSKEY_PROVIDER_ID } });
-      return refused(log, cause);
-    };
     let info;
     try {
       info = await verifyAssertion(ar, response, entry, {
