@@ -122,7 +122,8 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     // Once there is a passkey, no more offers.
     await page.goto(`${app.url}/account`);
     await expect(page.locator("#passkey-offer").count()).resolves.toBe(0);
-  });
+    // A password sign-in, two page loads and a registration: slow on a loaded machine.
+  }, 60_000);
 
   it("signs out, then signs in with the passkey the browser's autofill offers on the sign-in page (conditional UI)", async () => {
     await signOut(page);

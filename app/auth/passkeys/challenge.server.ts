@@ -90,3 +90,13 @@ export async function spendChallenge(tx: Tx, entry: PendingChallenge): Promise<v
 export async function forgetExpiredChallenges(): Promise<void> {
   await db().passkeyChallenge.deleteMany({ where: { expires: { lt: new Date() } } });
 }
+
+/**
+ * Whether a write failed because of what the request asked (a challenge already spent, a
+ * credential registered already, a user gone: Prisma's unique and foreign-key refusals) rather
+ * than because the database failed, which is the Configuration error like everywhere else.
+ */
+export function isRefusedWrite(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "P2002" || code === "P2003" || code === "P2025";
+}

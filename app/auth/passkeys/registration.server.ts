@@ -11,7 +11,7 @@ import { log } from "../core/log.server";
 import { redirectResponse } from "../core/respond.server";
 import { getSession } from "../core/session.server";
 import type { FlowContext } from "../signin/provider";
-import { forgetExpiredChallenges, spendChallenge, takeChallenge } from "./challenge.server";
+import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge } from "./challenge.server";
 import { parseRegistration, signedChallenge } from "./credential-response.server";
 import { relyingParty } from "./relying-party.server";
 
@@ -70,8 +70,9 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
     });
   } catch (error) {
     // A spent challenge, a credential registered already (here or to another user), or the user
-    // deleted meanwhile: nothing was written.
-    log("info", "passkey-registration-refused", { reason: (error as { code?: string }).code ?? "write failed" });
+    // deleted meanwhile: nothing was written. Anything else is the database failing.
+    if (!isRefusedWrite(error)) throw error;
+    log("info", "passkey-registration-refused", { reason: (error as { code?: string }).code });
     throw new AuthError("WebAuthnVerificationError", { log: "passkey not stored" });
   }
   await recordEvent("passkey-added", { userId: session.userId, ...eventSource(ar), detail: { provider: providerId, deviceType: credentialDeviceType } });

@@ -15,13 +15,16 @@ import { readBody } from "../core/body.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
 import { runStrategy } from "../signin/flow.server";
 import type { FlowContext, Provider, SignInMethod } from "../signin/provider";
-import { forgetExpiredChallenges, spendChallenge, takeChallenge, type PendingChallenge } from "./challenge.server";
+import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge, type PendingChallenge } from "./challenge.server";
 import { parseAuthentication, signedChallenge } from "./credential-response.server";
 import { userHandle, webauthnOptionsResponse } from "./options.server";
 import { registerPasskey } from "./registration.server";
 import { relyingParty } from "./relying-party.server";
 
 export const PASSKEY_PROVIDER_ID = "passkey";
+
+/** Another sign-in with the same passkey moved its counter between our read and our write. */
+class CounterMoved extends Error {}
 
 const refused = (log: string, cause?: unknown) => new AuthError("WebAuthnVerificationError", { log, cause });
 
@@ -78,18 +81,20 @@ class PasskeyStrategy extends Strategy<SignInResult, never> {
       where: { credentialId: response.id },
       include: { user: { select: { id: true, name: true, email: true, image: true } } },
     });
+    // Every refusal from here on is recorded (for the owner's activity when the credential is
+    // known), so a known and an unknown credential cost the same writes as well as the same checks.
+    const fail = async (log: string, cause?: unknown) => {
+      await recordEvent("signin-failed", { userId: passkey?.userId ?? null, ...eventSource(ar), detail: { provider: PASSKEY_PROVIDER_ID } });
+      return refused(log, cause);
+    };
     if (!passkey) {
       await verifyAssertion(ar, response, entry, UNKNOWN_CREDENTIAL).catch(() => null);
-      throw refused("unknown credential");
+      throw await fail("unknown credential");
     }
     // A discoverable credential names its account; it must be the passkey's owner.
     if (response.response.userHandle !== undefined && response.response.userHandle !== Buffer.from(userHandle(passkey.userId)).toString("base64url")) {
-      throw refused("user handle of another account");
+      throw await fail("user handle of another account");
     }
-    const fail = async (log: string, cause?: unknown) => {
-      await recordEvent("signin-failed", { userId: passkey.userId, ...eventSource(ar), detail: { provider: PASSKEY_PROVIDER_ID } });
-      return refused(log, cause);
-    };
     let info;
     try {
       info = await verifyAssertion(ar, response, entry, {
@@ -113,11 +118,12 @@ class PasskeyStrategy extends Strategy<SignInResult, never> {
           where: { id: passkey.id, counter: passkey.counter },
           data: { counter: BigInt(info.newCounter), lastUsedAt: now, backedUp: info.credentialBackedUp, deviceType: info.credentialDeviceType },
         });
-        if (count !== 1) throw new Error("counter moved meanwhile");
+        if (count !== 1) throw new CounterMoved();
       })
       .then(
         () => true,
-        () => false,
+        // A replay or a race refuses; a database that failed is the flow's Configuration error.
+        (error: unknown) => (error instanceof CounterMoved || isRefusedWrite(error) ? false : Promise.reject(error)),
       );
     if (!used) throw await fail("challenge already used or counter moved");
     await forgetExpiredChallenges().catch(() => {});

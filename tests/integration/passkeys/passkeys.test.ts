@@ -86,7 +86,17 @@ describe(`passkeys (${dbLabel})`, () => {
     expect(cookie).toMatch(/Max-Age=900/);
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).not.toContain(body.options.challenge);
-    expect((await options(new CookieJar(), "nonsense")).res.status).toBe(400);
+    const nonsense = await options(new CookieJar(), "nonsense");
+    expect(nonsense.res.status).toBe(400);
+    expect(nonsense.body).toEqual({ error: "Invalid action" });
+    // Without an action, as Auth.js: a signed-out browser authenticates (above); a signed-in one must say which.
+    await createUser();
+    const { jar: signedIn } = await signIn();
+    const undecided = await options(signedIn);
+    expect(undecided.res.status).toBe(400);
+    expect(undecided.body).toEqual({ error: "Invalid request" });
+    expect((await options(signedIn, "authenticate")).body.action).toBe("authenticate");
+    expect((await options(signedIn, "register")).body.action).toBe("register");
   });
 
   it("refuses registration to a signed-out browser: options 401, and a posted answer creates nothing", async () => {
@@ -122,6 +132,19 @@ describe(`passkeys (${dbLabel})`, () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ url: `${ORIGIN}/welcome` });
     expect((await testDb().passkey.findMany({ orderBy: { createdAt: "asc" } })).map((p) => p.name)).toEqual(["Passkey", "Passkey 2"]);
+  });
+
+  it("refuses a credential that is registered already, to this user or another, and writes nothing", async () => {
+    const { jar, authenticator } = await adaWithPasskey();
+    const again = await options(jar, "register");
+    expect(await answer(jar, "register", authenticator.register(again.body.options))).toHaveErrorRedirect("WebAuthnVerificationError");
+    await createUser("bob@example.com", "Bob");
+    const { jar: bob } = await signIn(new CookieJar(), "bob@example.com");
+    const bobs = await options(bob, "register");
+    expect(await answer(bob, "register", authenticator.register(bobs.body.options))).toHaveErrorRedirect("WebAuthnVerificationError");
+    expect(await testDb().passkey.count()).toBe(1);
+    // Nothing half-written: neither refused answer spent its challenge.
+    expect(await testDb().passkeyChallenge.count()).toBe(1);
   });
 
   it("signs in with the passkey alone: no address, session method passkey, counter and last use recorded", async () => {
