@@ -17,6 +17,8 @@ export const streamTimeout = 5_000;
 export { checkReadiness } from "./db/readiness.server";
 export { closeDb } from "./db/client.server";
 export { log };
+// …the request id every line of a request carries, and the access line (docs/decisions/050).
+export { logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";
 // …and the headers it puts on its own answers (probes, refusals, static assets): docs/decisions/037.
 export { baseSecurityHeaders } from "./auth/core/security-headers.server";
 
