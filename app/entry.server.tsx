@@ -16,6 +16,8 @@ export const streamTimeout = 5_000;
 // pool to close at shutdown, and the log line format (docs/decisions/031).
 export { checkReadiness } from "./db/readiness.server";
 export { closeDb } from "./db/client.server";
+// …and the hourly cleanup, one instance at a time (docs/decisions/051).
+export { scheduleCleanup } from "./auth/core/cleanup.server";
 export { log };
 // …the request id every line of a request carries, and the access line (docs/decisions/050).
 export { logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";

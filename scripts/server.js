@@ -181,6 +181,8 @@ function serve(req, res) {
   else handle(req, res);
 }
 server.keepAliveTimeout = 65_000;
+// Expired rows go every hour, the first time a few minutes after the start (docs/decisions/051).
+const stopCleanup = entry.scheduleCleanup();
 server.listen(port, host, () => {
   const address = server.address();
   const shown = typeof address === "object" && address ? `http://${host === "0.0.0.0" ? "localhost" : host}:${address.port}` : String(address);
@@ -202,6 +204,7 @@ closeWithGrace(
   },
   async ({ signal }) => {
     shuttingDown = true;
+    stopCleanup();
     entry.log("info", "shutdown-started", { signal, inFlight: inFlight.size, timeoutMs: shutdownTimeoutMs });
     const closed = new Promise((resolve) => server.close(resolve));
     for (const res of inFlight) {
