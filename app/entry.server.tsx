@@ -5,6 +5,7 @@ import { renderToPipeableStream } from "react-dom/server";
 import { isRouteErrorResponse, ServerRouter, type EntryContext, type HandleErrorFunction } from "react-router";
 import { getConfig } from "./auth/core/config.server";
 import { log } from "./auth/core/log.server";
+import { isDatabaseUnavailable, notePageFailedOnDatabase } from "./auth/core/outage.server";
 import { contentSecurityPolicy, createScriptNonce } from "./auth/core/security-headers.server";
 import { authorizationOrigins } from "./auth/signin/registry.server";
 import { migrate } from "./db/migrate.server";
@@ -41,6 +42,9 @@ export const handleError: HandleErrorFunction = (error, { request }) => {
   // A method the page does not take (React Router's 405) is the client's doing too; what it
   // carries is React Router's internal message, not ours to log as a failure.
   if (isRouteErrorResponse(error) && error.status < 500) return;
+  // The database is down or too slow: logged once as such; the root middleware turns the page's
+  // 500 into the Configuration error page (docs/decisions/052).
+  if (isDatabaseUnavailable(error)) return notePageFailedOnDatabase(error, new URL(request.url).pathname);
   log("error", "request-failed", { error, path: new URL(request.url).pathname, method: request.method });
 };
 

@@ -19,6 +19,8 @@ export async function call(base: RunningApp | string, jar: CookieJar, path: stri
       ...init.headers,
     },
     body: init.body ? new URLSearchParams(init.body) : undefined,
+    // No answer in 30 s is a hang: fail the test rather than wait for its timeout.
+    signal: AbortSignal.timeout(30_000),
   });
   jar.apply(res);
   return res;

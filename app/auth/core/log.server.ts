@@ -5,11 +5,13 @@
 // Nothing secret may reach a line (docs/decisions/050): fields named like a secret are censored
 // by pino's redaction, and every string is scrubbed of URL parameters that carry one (an e-mailed
 // link's token, an OAuth code or state), since messages and causes can quote a URL.
-import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import pino, { type Logger } from "pino";
 import { logSettings, type LogSettings } from "./config.server";
 import { ERROR_PAGES, SIGNIN_ERROR_MESSAGES } from "./errors";
+import { currentRequestId, runWithRequestId } from "./request-context.server";
+
+export { currentRequestId, runWithRequestId };
 
 type Level = "error" | "warn" | "info" | "debug";
 
@@ -29,18 +31,6 @@ export function requestIdFrom(header: string | null | undefined): string {
   return header && WELL_FORMED_REQUEST_ID.test(header) ? header : randomUUID();
 }
 
-type RequestContext = { reqId: string };
-const requestContext = new AsyncLocalStorage<RequestContext>();
-
-/** Runs `fn` so that every line it logs, however deep and however late, carries `reqId`. */
-export function runWithRequestId<T>(reqId: string, fn: () => T): T {
-  return requestContext.run({ reqId }, fn);
-}
-
-/** The id of the request being served, if any. */
-export function currentRequestId(): string | undefined {
-  return requestContext.getStore()?.reqId;
-}
 
 // ---- Redaction ---------------------------------------------------------------------------------
 
@@ -133,7 +123,7 @@ function createLogger(settings: LogSettings): Logger {
       log: (object) => sanitize(object) as Record<string, unknown>,
     },
     mixin: () => {
-      const reqId = requestContext.getStore()?.reqId;
+      const reqId = currentRequestId();
       return reqId ? { reqId } : {};
     },
     redact: { paths: REDACT_PATHS, censor },
