@@ -188,7 +188,7 @@ async function sizesBench({ seconds, connections }: OpsBenchOptions) {
       const started = performance.now();
       await direct.query(
         `INSERT INTO "Session" (id, kind, "tokenHash", "userId", method, expires, "createdAt", "lastUsedAt")
-         SELECT 'bench-' || g, 'database', md5(g::text) || md5((g * 7919)::text), 'bench-user-' || (g % 1000 + 1), 'credentials',
+         SELECT 'bench-' || g, 'database', md5(g::text) || md5('session-' || g), 'bench-user-' || (g % 1000 + 1), 'credentials',
                 now() + interval '30 days', now(), now()
          FROM generate_series($1::int, $2::int) g`,
         [seeded, size - 1],

@@ -1,5 +1,5 @@
 // `npm start`: the production build on node:http — React Router's request listener plus sirv for
-// the built assets. No framework server, no per-request log line: see docs/decisions.
+// the built assets. No framework server; an access line per request only with LOG_REQUESTS=true (docs/decisions/050).
 import { createServer } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";

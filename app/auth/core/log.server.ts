@@ -112,22 +112,34 @@ function sanitize(value: unknown, depth = 0): unknown {
 
 // ---- The logger --------------------------------------------------------------------------------
 
+/**
+ * Every line, whatever its level, goes to stdout (contract §12) through console.log: one
+ * synchronous write per line like pino's own destination, and test runners and the dev server
+ * attribute console output to the test or request that wrote it.
+ */
+const stdoutLines = {
+  write(line: string) {
+    console.log(line.endsWith("\n") ? line.slice(0, -1) : line);
+  },
+};
+
 function createLogger(settings: LogSettings): Logger {
-  return pino({
+  const options = {
     level: settings.level,
     base: null,
     timestamp: pino.stdTimeFunctions.isoTime,
     messageKey: "msg",
     formatters: {
-      level: (label) => ({ level: label }),
-      log: (object) => sanitize(object) as Record<string, unknown>,
+      level: (label: string) => ({ level: label }),
+      log: (object: Record<string, unknown>) => sanitize(object) as Record<string, unknown>,
     },
     mixin: () => {
       const reqId = currentRequestId();
       return reqId ? { reqId } : {};
     },
     redact: { paths: REDACT_PATHS, censor },
-  });
+  };
+  return pino(options, stdoutLines);
 }
 
 // Rebuilt when the settings change (tests switch VESTIBULE_LOG and LOG_LEVEL between suites); the
