@@ -132,30 +132,47 @@ async function measure(seconds: number, connections: number, once: () => Promise
 const fmt = (name: string, r: Result) =>
   `${name.padEnd(44)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms${r.errors ? `   ${r.errors} errors` : ""}`;
 
+/** Sums of several measurements of one variant (rounds interleaved with the others, so drift in the machine's load hits all alike). */
+function combine(parts: Result[]): Result {
+  const n = parts.length;
+  return {
+    rps: parts.reduce((t, r) => t + r.rps, 0) / n,
+    p50: parts.reduce((t, r) => t + r.p50, 0) / n,
+    p99: parts.reduce((t, r) => t + r.p99, 0) / n,
+    errors: parts.reduce((t, r) => t + r.errors, 0),
+  };
+}
+
+const LOG_ROUNDS = 3;
+
 async function logsBench({ seconds, connections }: OpsBenchOptions) {
-  console.log(`\nLogging cost: GET /auth/session (jwt), ${seconds}s each, ${connections} connections`);
-  const rows: [string, Record<string, string>][] = [
+  console.log(`\nLogging cost: GET /auth/session (jwt), ${LOG_ROUNDS} interleaved rounds of ${(seconds / LOG_ROUNDS).toFixed(1)}s per variant, ${connections} connections`);
+  const variants: [string, Record<string, string>][] = [
     ["logs silent", { VESTIBULE_LOG: "silent" }],
     ["LOG_LEVEL=info (events only)", { LOG_LEVEL: "info" }],
     ["LOG_LEVEL=info, LOG_REQUESTS=true", { LOG_LEVEL: "info", LOG_REQUESTS: "true" }],
   ];
-  const results: Result[] = [];
-  for (const [name, env] of rows) {
-    const app = await startServer({ AUTH_SESSION_STRATEGY: "jwt", ...env });
-    try {
-      const cookie = await signIn(app.url);
-      const before = app.output();
-      const r = await measure(seconds, connections, async () => (await request(`${app.url}/auth/session`, { headers: { Cookie: cookie } })).body.startsWith('{"user"'));
-      results.push(r);
-      const written = app.output() - before;
-      console.log(`${fmt(name, r)}   ${(written / 1024).toFixed(0)} KiB logged`);
-    } finally {
-      stop(app);
+  const apps: Server[] = [];
+  try {
+    for (const [, env] of variants) apps.push(await startServer({ AUTH_SESSION_STRATEGY: "jwt", ...env }));
+    const cookies = await Promise.all(apps.map((app) => signIn(app.url)));
+    const parts: Result[][] = variants.map(() => []);
+    const before = apps.map((app) => app.output());
+    for (let round = 0; round < LOG_ROUNDS; round++) {
+      for (const [i, app] of apps.entries()) {
+        parts[i]!.push(await measure(seconds / LOG_ROUNDS, connections, async () => (await request(`${app.url}/auth/session`, { headers: { Cookie: cookies[i]! } })).body.startsWith('{"user"')));
+      }
     }
-  }
-  const [silent, , access] = results;
-  if (silent && access) {
-    console.log(`access lines cost ${(((silent.rps - access.rps) / silent.rps) * 100).toFixed(1)} % of throughput, p50 ${(access.p50 - silent.p50).toFixed(2)} ms`);
+    const results = parts.map(combine);
+    for (const [i, [name]] of variants.entries()) {
+      console.log(`${fmt(name, results[i]!)}   ${((apps[i]!.output() - before[i]!) / 1024).toFixed(0)} KiB logged`);
+    }
+    const [silent, , access] = results;
+    if (silent && access) {
+      console.log(`access lines: ${(((silent.rps - access.rps) / silent.rps) * 100).toFixed(1)} % fewer req/s than silent, p50 ${(access.p50 - silent.p50 >= 0 ? "+" : "")}${(access.p50 - silent.p50).toFixed(2)} ms`);
+    }
+  } finally {
+    for (const app of apps) stop(app);
   }
 }
 

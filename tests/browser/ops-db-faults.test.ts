@@ -5,6 +5,7 @@
 // and when the relay is restored the same processes serve again with no restart.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../app/auth/core/config.server";
 import { call, credentialsSignIn, csrfToken, requestEmailLink, sessionEmail } from "../support/app-client";
 import { addUser, freePort, startApp, type RunningApp } from "../support/browser";
 import { DatabaseRelay } from "../support/db-relay";
@@ -225,14 +226,46 @@ describe.skipIf(unreachable !== null)("the database cut or stalled under running
     expect(jwtApp.logs()).toContain('"msg":"database-unavailable"');
   }, 90_000);
 
+  it("DATABASE_POOL_MAX bounds the connections one instance opens, however many requests wait", async () => {
+    const named = new URL(databaseUrl(ADMIN_URL, database));
+    named.searchParams.set("application_name", "vestibule-pool-check");
+    const small = await startApp({ DATABASE_URL: named.href, DATABASE_POOL_MAX: "2", AUTH_SESSION_STRATEGY: "database" });
+    try {
+      const jar = (await credentialsSignIn(small, email, password)).jar;
+      let most = 0;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const { rows } = await direct.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'vestibule-pool-check'`);
+          most = Math.max(most, Number(rows[0].n));
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+      const answers = await Promise.all(Array.from({ length: 40 }, () => sessionEmail(small, jar)));
+      sampling = false;
+      await sampler;
+      expect(answers.every((a) => a === email)).toBe(true);
+      expect(most).toBeGreaterThan(0);
+      expect(most).toBeLessThanOrEqual(2);
+    } finally {
+      await small.stop();
+    }
+  }, 60_000);
+
   it("a bad DATABASE_POOL_MAX or DATABASE_TIMEOUT_MS stops the start naming it", async () => {
+    // The start itself once; every other bad value through the same parser it runs.
+    await expect(startApp({ DATABASE_URL: databaseUrl(ADMIN_URL, database), DATABASE_TIMEOUT_MS: "5s" })).rejects.toThrow(/DATABASE_TIMEOUT_MS must be a whole number/);
+    const base = { NODE_ENV: "production", AUTH_SECRET: "x".repeat(32), AUTH_URL: "https://app.example.com" };
     for (const [name, value] of [
       ["DATABASE_POOL_MAX", "0"],
       ["DATABASE_POOL_MAX", "ten"],
-      ["DATABASE_TIMEOUT_MS", "5s"],
+      ["DATABASE_POOL_MAX", "1001"],
       ["DATABASE_TIMEOUT_MS", "10"],
+      ["DATABASE_TIMEOUT_MS", "-1"],
     ] as const) {
-      await expect(startApp({ DATABASE_URL: databaseUrl(ADMIN_URL, database), [name]: value })).rejects.toThrow(new RegExp(`${name} must be a whole number`));
+      expect(() => loadConfig({ ...base, [name]: value })).toThrow(new RegExp(`${name} must be a whole number`));
     }
+    expect(loadConfig({ ...base, DATABASE_POOL_MAX: "3", DATABASE_TIMEOUT_MS: "250" })).toMatchObject({ databasePoolMax: 3, databaseTimeoutMs: 250 });
+    expect(loadConfig(base)).toMatchObject({ databasePoolMax: 10, databaseTimeoutMs: 5_000 });
   }, 60_000);
 });
