@@ -74,6 +74,24 @@ describe(`cleanup (${dbLabel})`, () => {
     expect(await runCleanup(NOW)).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0 } });
   });
 
+  it("deletes in batches: a backlog larger than one batch goes in one run, the live rows stay", async () => {
+    const { user } = await seed();
+    const db = testDb();
+    for (let i = 0; i < 7; i++) {
+      await db.session.create({ data: { id: `s-backlog-${i}`, userId: user.id, expires: at(-DAY - i), tokenHash: `hash-backlog-${i}` } });
+      await db.authEvent.create({ data: { id: `e-backlog-${i}`, type: "signin", userId: user.id, at: at(-100 * DAY - i) } });
+      await db.limitCounter.create({ data: { key: `EMAIL_ADDRESS:backlog-${i}`, points: 1, expire: at(-i - 1) } });
+    }
+    const result = await runCleanup(NOW, { batch: 2 });
+    expect(result).toEqual({
+      ran: true,
+      counts: { sessions: 11, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 8, authEvents: 8 },
+    });
+    expect((await db.session.findMany({ orderBy: { id: "asc" } })).map((s) => s.id)).toEqual(["s-jwt-revoked-live", "s-live-1ms"]);
+    expect(await db.limitCounter.count()).toBe(2);
+    expect(await db.authEvent.count()).toBe(2);
+  });
+
   it("AUTH_EVENT_RETENTION_DAYS moves the events boundary; a bad value stops the start naming it", async () => {
     undoEnv = withEnv({ AUTH_EVENT_RETENTION_DAYS: "7" });
     const { user } = await seed();
