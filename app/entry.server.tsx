@@ -5,6 +5,7 @@ import { renderToPipeableStream } from "react-dom/server";
 import { isRouteErrorResponse, ServerRouter, type EntryContext, type HandleErrorFunction } from "react-router";
 import { getConfig } from "./auth/core/config.server";
 import { log } from "./auth/core/log.server";
+import { isDatabaseUnavailable, notePageFailedOnDatabase } from "./auth/core/outage.server";
 import { contentSecurityPolicy, createScriptNonce } from "./auth/core/security-headers.server";
 import { authorizationOrigins } from "./auth/signin/registry.server";
 import { migrate } from "./db/migrate.server";
@@ -16,7 +17,11 @@ export const streamTimeout = 5_000;
 // pool to close at shutdown, and the log line format (docs/decisions/031).
 export { checkReadiness } from "./db/readiness.server";
 export { closeDb } from "./db/client.server";
+// …and the hourly cleanup, one instance at a time (docs/decisions/051).
+export { scheduleCleanup } from "./auth/core/cleanup.server";
 export { log };
+// …the request id every line of a request carries, and the access line (docs/decisions/050).
+export { logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";
 // …and the headers it puts on its own answers (probes, refusals, static assets): docs/decisions/037.
 export { baseSecurityHeaders } from "./auth/core/security-headers.server";
 
@@ -37,6 +42,9 @@ export const handleError: HandleErrorFunction = (error, { request }) => {
   // A method the page does not take (React Router's 405) is the client's doing too; what it
   // carries is React Router's internal message, not ours to log as a failure.
   if (isRouteErrorResponse(error) && error.status < 500) return;
+  // The database is down or too slow: logged once as such; the root middleware turns the page's
+  // 500 into the Configuration error page (docs/decisions/052).
+  if (isDatabaseUnavailable(error)) return notePageFailedOnDatabase(error, new URL(request.url).pathname);
   log("error", "request-failed", { error, path: new URL(request.url).pathname, method: request.method });
 };
 

@@ -2,6 +2,8 @@ import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollR
 import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
 import { getConfig, optionalSession } from "~/auth/core";
+import { withRequestContext } from "~/auth/core/log.server";
+import { pageOutageRedirect } from "~/auth/core/outage.server";
 import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.server";
 import { refuseCrossOriginPost } from "~/auth/signin";
 import { pageTitle, SITE_NAME } from "./site";
@@ -20,11 +22,19 @@ export async function loader({ request }: Route.LoaderArgs) {
 // refuses it through its CSRF check), and every answer carries the base security headers. A
 // page's Content-Security-Policy, with its nonce, is set where it is rendered (entry.server.tsx).
 // docs/decisions/037-csp-and-origin.md
+// Outside scripts/server.js (dev server, in-process tests) it also gives the request its id and
+// access line, as the server does for every request (docs/decisions/050); and a page that failed
+// because the database is unavailable ends on the Configuration error page (docs/decisions/052).
 export const middleware: Route.MiddlewareFunction[] = [
-  async ({ request }, next) => {
-    const response = refuseCrossOriginPost(request) ?? (await next());
-    return withHeaders(response, baseSecurityHeaders(getConfig()));
-  },
+  async ({ request }, next) =>
+    withRequestContext(
+      request,
+      async () => {
+        const response = refuseCrossOriginPost(request) ?? pageOutageRedirect(request, await next());
+        return withHeaders(response, baseSecurityHeaders(getConfig()));
+      },
+      (response, name, value) => withHeaders(response, { [name]: value }),
+    ),
 ];
 
 export function Layout({ children }: { children: React.ReactNode }) {

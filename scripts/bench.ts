@@ -1,4 +1,4 @@
-// npm run bench [-- --seconds 5 --connections 16 --no-build]
+// npm run bench [-- --seconds 5 --connections 16 --no-build --only=logs|sizes]
 // Starts the production build (jwt and database sessions) and a bare node:http server answering
 // the same JSON, then measures requests per second and p50/p99 latency on loopback for each
 // scenario of the contract (§9), printing the ratio to the baseline measured in the same run.
@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { runOpsBench } from "./bench-ops";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values: opts } = parseArgs({
@@ -16,8 +17,12 @@ const { values: opts } = parseArgs({
     seconds: { type: "string", default: "5" },
     connections: { type: "string", default: "16" },
     "no-build": { type: "boolean", default: false },
+    // Only the operations part (scripts/bench-ops.ts): logging cost, or lookup cost at size.
+    only: { type: "string" },
   },
 });
+if (opts.only !== undefined && opts.only !== "logs" && opts.only !== "sizes") throw new Error("--only takes logs or sizes");
+const ONLY = (opts.only ?? null) as "logs" | "sizes" | null;
 const SECONDS = Number(opts.seconds);
 const CONNECTIONS = Number(opts.connections);
 const EMAIL = "bench@example.com";
@@ -169,6 +174,7 @@ async function main() {
     const b = spawnSync(process.execPath, [path.join(root, "node_modules/@react-router/dev/bin.cjs"), "build"], { cwd: root, stdio: "ignore", env: { ...process.env, NODE_ENV: "production" } });
     if (b.status !== 0) throw new Error("react-router build failed");
   }
+  if (ONLY) return runOpsBench({ only: ONLY, seconds: SECONDS, connections: CONNECTIONS });
   const servers: Server[] = [];
   try {
     // The sign-in scenario would meet the per-address and per-client limits within seconds, so
@@ -211,6 +217,7 @@ async function main() {
     }
     agent.destroy();
   }
+  await runOpsBench({ only: null, seconds: SECONDS, connections: CONNECTIONS });
 }
 
 main().catch((error) => {

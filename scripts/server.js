@@ -1,5 +1,5 @@
 // `npm start`: the production build on node:http — React Router's request listener plus sirv for
-// the built assets. No framework server, no per-request log line: see docs/decisions.
+// the built assets. No framework server; an access line per request only with LOG_REQUESTS=true (docs/decisions/050).
 import { createServer } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,7 +33,7 @@ const build = await import(path.join(root, "build/server/index.js"));
 const entry = build.entry.module;
 let config;
 try {
-  config = await entry.prepareServer((line) => console.log(line));
+  config = await entry.prepareServer((line) => entry.log("info", "migrate", { detail: line }));
 } catch (error) {
   // A ConfigError's message names each variable and what is wrong; no stack trace.
   console.error(error?.name === "ConfigError" ? error.message : `Startup failed: ${error?.message ?? error}`);
@@ -157,7 +157,23 @@ function lingerOnClose(socket) {
   };
 }
 
+// Every request gets an id — the client's or proxy's X-Request-Id when well-formed, else a new
+// one — echoed in the answer and carried by every line logged while it is served, probes and
+// refusals included; with LOG_REQUESTS=true one access line follows each answer (docs/decisions/050).
 const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+  const header = req.headers["x-request-id"];
+  const reqId = entry.requestIdFrom(typeof header === "string" ? header : undefined);
+  res.setHeader(entry.REQUEST_ID_HEADER, reqId);
+  const started = performance.now();
+  res.once("finish", () =>
+    entry.runWithRequestId(reqId, () =>
+      entry.logRequest({ method: req.method, url: req.url, status: res.statusCode, durationMs: performance.now() - started }),
+    ),
+  );
+  entry.runWithRequestId(reqId, () => serve(req, res));
+});
+
+function serve(req, res) {
   lingerOnClose(req.socket);
   inFlight.add(res);
   res.once("close", () => inFlight.delete(res));
@@ -174,12 +190,14 @@ const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
   req.headers["x-vestibule-remote-addr"] = req.socket.remoteAddress ?? "";
   if (req.method === "GET" || req.method === "HEAD") assets(req, res, () => handle(req, res));
   else handle(req, res);
-});
+}
 server.keepAliveTimeout = 65_000;
+// Expired rows go every hour, the first time a few minutes after the start (docs/decisions/051).
+const stopCleanup = entry.scheduleCleanup();
 server.listen(port, host, () => {
   const address = server.address();
   const shown = typeof address === "object" && address ? `http://${host === "0.0.0.0" ? "localhost" : host}:${address.port}` : String(address);
-  console.log(`Vestibule listening on ${shown}`);
+  entry.log("info", "server-listening", { url: shown, message: `Vestibule listening on ${shown}` });
 });
 
 // SIGTERM/SIGINT: stop listening (new connections are refused), close idle keep-alive
@@ -197,6 +215,7 @@ closeWithGrace(
   },
   async ({ signal }) => {
     shuttingDown = true;
+    stopCleanup();
     entry.log("info", "shutdown-started", { signal, inFlight: inFlight.size, timeoutMs: shutdownTimeoutMs });
     const closed = new Promise((resolve) => server.close(resolve));
     for (const res of inFlight) {

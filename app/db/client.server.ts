@@ -33,16 +33,30 @@ class SqliteAdapterFactory extends PrismaBetterSqlite3 {
   }
 }
 
-function target(): { key: string; provider: DbProvider; databaseUrl: string | null; dataDir: string } {
-  const { databaseUrl, dataDir } = getConfig();
+type Target = { key: string; provider: DbProvider; databaseUrl: string | null; dataDir: string; poolMax: number; timeoutMs: number };
+
+function target(): Target {
+  const { databaseUrl, dataDir, databasePoolMax: poolMax, databaseTimeoutMs: timeoutMs } = getConfig();
   return databaseUrl
-    ? { key: `postgres:${databaseUrl}`, provider: "postgres", databaseUrl, dataDir }
-    : { key: `sqlite:${sqliteFile(dataDir)}`, provider: "sqlite", databaseUrl: null, dataDir };
+    ? { key: `postgres:${databaseUrl}:${poolMax}:${timeoutMs}`, provider: "postgres", databaseUrl, dataDir, poolMax, timeoutMs }
+    : { key: `sqlite:${sqliteFile(dataDir)}`, provider: "sqlite", databaseUrl: null, dataDir, poolMax, timeoutMs };
 }
 
-function create(t: ReturnType<typeof target>): Db {
+function create(t: Target): Db {
   if (t.databaseUrl) {
-    const client = new PostgresClient({ adapter: new PrismaPg({ connectionString: t.databaseUrl }) });
+    // DATABASE_TIMEOUT_MS bounds each step that can hang on a stalled network or server: opening a
+    // connection, waiting for its answer (client side: a black-holed socket never reaches the
+    // server's statement_timeout), and the server's own work. A connection whose query timed out
+    // is dropped by the pool, so the pool heals once the database answers again (ADR 052).
+    const adapter = new PrismaPg({
+      connectionString: t.databaseUrl,
+      max: t.poolMax,
+      connectionTimeoutMillis: t.timeoutMs,
+      query_timeout: t.timeoutMs,
+      statement_timeout: t.timeoutMs,
+      idleTimeoutMillis: 30_000,
+    });
+    const client = new PostgresClient({ adapter, transactionOptions: { maxWait: t.timeoutMs, timeout: Math.max(t.timeoutMs, 5_000) } });
     // Same models, same delegates: only the generated SQL dialect differs.
     return client as unknown as Db;
   }

@@ -2,13 +2,13 @@
 // PostgreSQL, with every migration applied, with one not applied, with an empty database and with
 // the database gone (its port closed, or accepting connections and never answering).
 import path from "node:path";
-import { createServer, connect, type Server, type Socket } from "node:net";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SQLITE_FILE_NAME } from "../../app/db/location.server";
 import { READINESS_TIMEOUT_MS } from "../../app/db/readiness.server";
 import { freePort, startApp, type RunningApp } from "../support/browser";
+import { DatabaseRelay } from "../support/db-relay";
 import { ADMIN_URL, databaseUrl, runDatabasePrefix } from "../support/postgres";
 import { rawRequest } from "../support/raw-http";
 
@@ -83,40 +83,6 @@ describe("/healthz and /readyz on SQLite", () => {
     expectNoStackTrace(app);
   });
 });
-
-/** A TCP relay to PostgreSQL whose port the test can close, reopen, or turn into a black hole. */
-class DatabaseRelay {
-  private server: Server | null = null;
-  private sockets = new Set<Socket>();
-  mode: "forward" | "stall" = "forward";
-  constructor(readonly port: number) {}
-
-  async open() {
-    const server = createServer((client) => {
-      this.sockets.add(client);
-      client.on("close", () => this.sockets.delete(client));
-      client.on("error", () => {});
-      if (this.mode === "stall") return;
-      const upstream = connect({ host: "127.0.0.1", port: 5432 });
-      this.sockets.add(upstream);
-      upstream.on("close", () => this.sockets.delete(upstream));
-      upstream.on("error", () => client.destroy());
-      client.on("close", () => upstream.destroy());
-      upstream.on("close", () => client.destroy());
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
-    this.server = server;
-  }
-
-  /** Closes the port and every connection through it. */
-  async close() {
-    const server = this.server;
-    this.server = null;
-    for (const s of this.sockets) s.destroy();
-    if (server) await new Promise((resolve) => server.close(resolve));
-  }
-}
 
 describe("/readyz on PostgreSQL", () => {
   const database = `${runDatabasePrefix()}ops_readyz`;

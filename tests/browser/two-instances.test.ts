@@ -1,11 +1,16 @@
 // Two production servers behind one deployment (contract §11, §12, §14): the same PostgreSQL
 // database, AUTH_SECRET and AUTH_URL, spoken to over plain HTTP with a cookie jar. A session made
 // on one is valid on the other, a session ended on one is refused by the other within 5 seconds
-// (measured), and the credentials limits count the attempts made on both.
+// (measured), and the credentials limits count the attempts made on both. An e-mail link asked
+// for on one completes on the other, an OAuth flow started on one finishes on the other (real SMTP
+// sink and test IdP), and one link clicked 20 times at once across both gives exactly one session.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { oauthSignIn, requestEmailLink, sessionEmail, call as visit } from "../support/app-client";
 import { addUser, startApp, type RunningApp } from "../support/browser";
 import { CookieJar } from "../support/http";
+import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
+import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 import { ADMIN_URL, databaseUrl, describeServer, runDatabasePrefix } from "../support/postgres";
 
 /** The bound contract §11 gives another instance to refuse an ended session. */
@@ -91,12 +96,23 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
   let direct: pg.Client;
   let a: RunningApp;
   let b: RunningApp;
+  let sink: SmtpSink;
+  let idp: TestIdp;
 
   beforeAll(async () => {
     await admin.connect();
     await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
     await admin.query(`CREATE DATABASE "${database}"`);
-    const shared = { DATABASE_URL: databaseUrl(ADMIN_URL, database), AUTH_SESSION_STRATEGY: strategy };
+    [sink, idp] = await Promise.all([startSmtpSink(), startTestIdp()]);
+    const shared = {
+      DATABASE_URL: databaseUrl(ADMIN_URL, database),
+      AUTH_SESSION_STRATEGY: strategy,
+      AUTH_EMAIL_SERVER: sink.url,
+      AUTH_EMAIL_FROM: "Vestibule <no-reply@vestibule.test>",
+      AUTH_OIDC_ISSUER: idp.issuer,
+      AUTH_OIDC_ID: TEST_CLIENT.clientId,
+      AUTH_OIDC_SECRET: TEST_CLIENT.clientSecret,
+    };
     // A first: it applies the migrations; B finds them applied. Both answer as A's URL, the
     // deployment's one public address (AUTH_URL), and share startApp's AUTH_SECRET.
     a = await startApp(shared);
@@ -109,6 +125,8 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
     await direct?.end();
     await a?.stop();
     await b?.stop();
+    await sink?.close();
+    await idp?.stop();
     await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
     await admin.end();
   });
@@ -209,6 +227,52 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
       expect(await sessionUser(app, jar)).toBeNull();
     }
 
+    expectNoStackTrace(a);
+    expectNoStackTrace(b);
+  }, 60_000);
+
+  it("an e-mail link asked for on A completes on B; the session is valid on both", async () => {
+    const email = `link-across-${strategy}@example.com`;
+    const { link, jar } = await requestEmailLink(a, sink, email, sink.messages.length + 1);
+    expect(link.origin).toBe(a.url);
+    const opened = await visit(b, jar, link.pathname + link.search);
+    await opened.body?.cancel();
+    expect(opened.status).toBe(302);
+    expect(opened.headers.get("Location")).not.toContain("error=");
+    expect(await sessionEmail(b, jar)).toBe(email);
+    expect(await sessionEmail(a, jar)).toBe(email);
+    expectNoStackTrace(a);
+    expectNoStackTrace(b);
+  }, 60_000);
+
+  it("an OAuth flow started on A (state and PKCE cookies) finishes on B", async () => {
+    const { jar, res } = await oauthSignIn(a, ALICE, b);
+    expect(res.status).toBe(302);
+    expect(res.headers.get("Location")).not.toContain("error=");
+    expect(await sessionEmail(b, jar)).toBe(ALICE.email);
+    expect(await sessionEmail(a, jar)).toBe(ALICE.email);
+    expectNoStackTrace(a);
+    expectNoStackTrace(b);
+  }, 60_000);
+
+  it("one link clicked 20 times at once, split across A and B, gives exactly one session", async () => {
+    const email = `clicked-twenty-${strategy}@example.com`;
+    const { link } = await requestEmailLink(a, sink, email, sink.messages.length + 1);
+    const clicks = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const jar = new CookieJar();
+        const res = await visit(i % 2 === 0 ? a : b, jar, link.pathname + link.search);
+        await res.body?.cancel();
+        return { location: res.headers.get("Location") ?? "", status: res.status, jar };
+      }),
+    );
+    for (const click of clicks) expect(click.status).toBe(302);
+    const signedIn = clicks.filter((c) => !c.location.includes("error="));
+    expect(signedIn).toHaveLength(1);
+    expect(clicks.filter((c) => c.location.includes("error=Verification"))).toHaveLength(19);
+    const sessions = await direct.query(`SELECT s.id FROM "Session" s JOIN "User" u ON u.id = s."userId" WHERE u.email = $1`, [email]);
+    expect(sessions.rows).toHaveLength(1);
+    expect(await sessionEmail(b, signedIn[0]!.jar)).toBe(email);
     expectNoStackTrace(a);
     expectNoStackTrace(b);
   }, 60_000);

@@ -57,7 +57,51 @@ export type AuthConfig = {
   oauthTimeoutMs: number;
   /** Contract section 10's limits, each overridable by AUTH_RATE_LIMIT_<NAME>=<count>/<seconds>. */
   rateLimits: LimitTable;
+  /** LOG_LEVEL and LOG_REQUESTS (contract §12); core/log.server.ts reads them through logSettings(). */
+  log: LogSettings;
+  /** AUTH_EVENT_RETENTION_DAYS: how long the audit trail keeps an event; older ones are cleaned up. */
+  authEventRetentionDays: number;
+  /** DATABASE_POOL_MAX: PostgreSQL connections one instance may hold. */
+  databasePoolMax: number;
+  /** DATABASE_TIMEOUT_MS: the longest a PostgreSQL connection or query may take before it fails as "database unavailable". */
+  databaseTimeoutMs: number;
 };
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevelSetting = (typeof LOG_LEVELS)[number];
+export type LogSettings = { level: LogLevelSetting; requests: boolean };
+export const AUTH_EVENT_RETENTION_DAYS = 90;
+export const DATABASE_POOL_MAX = 10;
+export const DATABASE_TIMEOUT_MS = 5_000;
+
+const isLogLevel = (value: string): value is LogLevelSetting => (LOG_LEVELS as readonly string[]).includes(value);
+
+/**
+ * The log settings of an environment, for the logger, which must not throw while logging: an
+ * unknown LOG_LEVEL falls back to info here, and loadConfig() refuses it at start. The tests'
+ * VESTIBULE_LOG=silent silences every line.
+ */
+export function logSettings(env: Record<string, string | undefined> = process.env): LogSettings {
+  const raw = env.LOG_LEVEL?.trim().toLowerCase() ?? "";
+  const level = env.VESTIBULE_LOG === "silent" ? "silent" : isLogLevel(raw) ? raw : "info";
+  const requests = env.LOG_REQUESTS === "true" || env.LOG_REQUESTS === "1";
+  return { level, requests };
+}
+
+/** A whole number from `min` to `max` in a variable, or the default when it is unset or empty. */
+function wholeNumber(
+  env: Record<string, string | undefined>,
+  name: string,
+  { min, max, fallback, unit }: { min: number; max: number; fallback: number; unit: string },
+  problems: string[],
+): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const value = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  if (value >= min && value <= max) return value;
+  problems.push(`${name} must be a whole number of ${unit} from ${min} to ${max} (default ${fallback})`);
+  return fallback;
+}
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -101,6 +145,7 @@ const EnvSchema = z.object({
   AUTH_EMAIL_MAX_AGE: z.string().optional(),
   AUTH_CREDENTIALS: bool("AUTH_CREDENTIALS"),
   AUTH_PASSKEYS: bool("AUTH_PASSKEYS"),
+  LOG_REQUESTS: bool("LOG_REQUESTS"),
 });
 
 function presetEnvName(id: PresetId) {
@@ -231,6 +276,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const rateLimits = parseLimitOverrides(env);
   problems.push(...rateLimits.problems);
 
+  // Operations (contract §12)
+  const logLevel = env.LOG_LEVEL?.trim().toLowerCase();
+  if (logLevel && !isLogLevel(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (default info; got "${env.LOG_LEVEL}")`);
+  const authEventRetentionDays = wholeNumber(env, "AUTH_EVENT_RETENTION_DAYS", { min: 1, max: 36_500, fallback: AUTH_EVENT_RETENTION_DAYS, unit: "days" }, problems);
+  const databasePoolMax = wholeNumber(env, "DATABASE_POOL_MAX", { min: 1, max: 1_000, fallback: DATABASE_POOL_MAX, unit: "connections" }, problems);
+  const databaseTimeoutMs = wholeNumber(env, "DATABASE_TIMEOUT_MS", { min: 100, max: 600_000, fallback: DATABASE_TIMEOUT_MS, unit: "milliseconds" }, problems);
+
   if (problems.length) throw new ConfigError(problems);
 
   return {
@@ -255,6 +307,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     passkeys: e.AUTH_PASSKEYS ?? true,
     oauthTimeoutMs: OAUTH_TIMEOUT_MS,
     rateLimits: rateLimits.limits,
+    log: logSettings(env),
+    authEventRetentionDays,
+    databasePoolMax,
+    databaseTimeoutMs,
   };
 }
 

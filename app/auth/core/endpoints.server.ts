@@ -5,6 +5,7 @@ import { z } from "zod";
 import { BadRequestError, CLIENT_LOG_BODY_LIMIT, readBody, refusedBodyResponse } from "./body.server";
 import { ensureCsrfToken, verifyCsrf } from "./csrf.server";
 import { log } from "./log.server";
+import { isDatabaseUnavailable, noteDatabaseUnavailable, outageJson } from "./outage.server";
 import { clientSubject, countHit } from "./limits.server";
 import { authRequest, clientAddress } from "./request.server";
 import { badRequest, jsonResponse } from "./respond.server";
@@ -23,6 +24,11 @@ export async function sessionResponse(request: Request): Promise<Response> {
     const { session, setCookies } = await getSession(ar);
     return jsonResponse(session ? session.data : null, { noCache: true, setCookies });
   } catch (error) {
+    // Only a database session needs the database here; a jwt one is read from its cookie.
+    if (isDatabaseUnavailable(error)) {
+      noteDatabaseUnavailable(error, "GET /auth/session");
+      return outageJson();
+    }
     log("error", "session-read-failed", { error });
     return jsonResponse(null, { noCache: true });
   }

@@ -2,6 +2,7 @@
 // and sign-out pages, which list providers, are signin/pages.server.ts.
 import { toRelative, validateCallbackUrl } from "./callback-url.server";
 import { errorPage } from "./errors";
+import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "./outage.server";
 import { authRequest, type AuthRequest } from "./request.server";
 import { redirectResponse } from "./respond.server";
 import { getSession, type CurrentSession } from "./session.server";
@@ -26,7 +27,11 @@ export type RequiredSession = { ar: AuthRequest; session: CurrentSession; setCoo
  */
 export async function requireSession(request: Request, { roll = true } = {}): Promise<RequiredSession> {
   const ar = authRequest(request);
-  const { session, setCookies } = await getSession(ar, { roll });
+  const { session, setCookies } = await getSession(ar, { roll }).catch((error: unknown) => {
+    if (!isDatabaseUnavailable(error)) throw error;
+    noteDatabaseUnavailable(error, ar.url.pathname);
+    throw outageRedirect(ar, { json: false });
+  });
   if (!session) {
     const here = validateCallbackUrl(ar.url.pathname + ar.url.search, ar.origin) ?? `${ar.origin}/`;
     const params = new URLSearchParams({ error: "SessionRequired", callbackUrl: toRelative(here) });
@@ -35,10 +40,17 @@ export async function requireSession(request: Request, { roll = true } = {}): Pr
   return { ar, session, setCookies };
 }
 
-/** The session for pages that show it without requiring it. */
+/**
+ * The session for pages that show it without requiring it. While the database is unavailable a
+ * database session cannot be read: such pages (the error page among them) show no one signed in.
+ */
 export async function optionalSession(request: Request, { roll = true } = {}) {
   const ar = authRequest(request);
-  const { session, setCookies } = await getSession(ar, { roll });
+  const { session, setCookies } = await getSession(ar, { roll }).catch((error: unknown) => {
+    if (!isDatabaseUnavailable(error)) throw error;
+    noteDatabaseUnavailable(error, ar.url.pathname);
+    return { session: null, setCookies: [] as string[] };
+  });
   return { session, headers: headersWith(setCookies) };
 }
 

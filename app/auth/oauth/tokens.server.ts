@@ -5,7 +5,7 @@
 import { createHash, hkdfSync } from "node:crypto";
 import { base64url, calculateJwkThumbprint, compactDecrypt, CompactEncrypt } from "jose";
 import * as oauth from "oauth4webapi";
-import { db } from "../../db/client.server";
+import { db, dbProvider, type Db } from "../../db/client.server";
 import { getConfig, type AuthConfig } from "../core/config.server";
 import { log } from "../core/log.server";
 import type { OAuthProviderDefinition } from "./presets/definition";
@@ -164,9 +164,31 @@ export async function getAccessToken(userId: string, providerId: string, config:
   return pending;
 }
 
+/**
+ * One refresh for one account across every instance (docs/decisions/053). On PostgreSQL the
+ * account row is locked (SELECT … FOR UPDATE) in a transaction that spans the call to the token
+ * endpoint: a second instance asking at the same moment waits for the lock, then reads the row
+ * again and finds the fresh token — the provider is called once, and a rotating provider never
+ * sees its refresh token used twice. SQLite is one instance: the in-process single flight above
+ * is the whole lock, and no write transaction is held open over a network call.
+ */
 async function refreshAccount(accountId: string, config: AuthConfig): Promise<string | null> {
-  // Read again inside the single flight: another caller may have refreshed a moment ago.
-  const account = await db().account.findUnique({ where: { id: accountId } });
+  if (dbProvider() !== "postgres") return refreshHeld(db(), accountId, config);
+  return db().$transaction(
+    async (tx) => {
+      await tx.$queryRawUnsafe('SELECT id FROM "Account" WHERE id = $1 FOR UPDATE', accountId);
+      return refreshHeld(tx, accountId, config);
+    },
+    // Long enough for the token endpoint's own budget plus the reads and the write.
+    { maxWait: config.databaseTimeoutMs, timeout: config.oauthTimeoutMs + 2 * config.databaseTimeoutMs },
+  );
+}
+
+type AccountStore = Pick<Db, "account">;
+
+async function refreshHeld(store: AccountStore, accountId: string, config: AuthConfig): Promise<string | null> {
+  // Read again inside the single flight (and the lock): another caller may have refreshed a moment ago.
+  const account = await store.account.findUnique({ where: { id: accountId } });
   if (!account) return null;
   const at = (field: TokenField) => ({ provider: account.provider, providerAccountId: account.providerAccountId, field });
   const now = Math.floor(Date.now() / 1000);
@@ -190,7 +212,7 @@ async function refreshAccount(accountId: string, config: AuthConfig): Promise<st
     // An invalid_grant means the refresh token is dead (revoked, expired, reused): forget it so
     // callers stop trying and the user is asked to sign in with the provider again.
     if (error instanceof Error && /invalid_grant/.test(error.message)) {
-      await db().account.updateMany({
+      await store.account.updateMany({
         where: { id: accountId, refreshToken: account.refreshToken },
         data: { accessToken: null, refreshToken: null, expiresAt: null },
       });
@@ -199,13 +221,13 @@ async function refreshAccount(accountId: string, config: AuthConfig): Promise<st
   }
 
   const columns = await accountTokenColumns(account.provider, account.providerAccountId, tokens);
-  const { count } = await db().account.updateMany({
+  const { count } = await store.account.updateMany({
     where: { id: accountId, refreshToken: account.refreshToken },
     data: columns,
   });
   if (count === 0) {
     // Another process rotated first; its tokens are the ones the provider now honours.
-    const winner = await db().account.findUnique({ where: { id: accountId } });
+    const winner = await store.account.findUnique({ where: { id: accountId } });
     return winner ? openToken(winner.accessToken, at("accessToken")) : null;
   }
   return tokens.accessToken;

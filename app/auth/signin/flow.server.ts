@@ -9,6 +9,7 @@ import { AuthError } from "../core/errors";
 import { issueDeviceCookie } from "../core/device-cookie.server";
 import { retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
+import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
 import type { FlowContext } from "./provider";
 import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
@@ -24,6 +25,11 @@ export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, 
   if (error instanceof BadRequestError) {
     log("info", "bad-request", { reason: error.message, path: ar.url.pathname });
     return refusedBodyResponse(error);
+  }
+  // Before AuthError: a method may wrap the database's failure in one of its own codes.
+  if (isDatabaseUnavailable(error)) {
+    noteDatabaseUnavailable(error, ar.url.pathname);
+    return outageRedirect(ar, { json, setCookies });
   }
   if (error instanceof AuthError) {
     log("warn", "auth-failure", { code: error.code, reason: error.message, cause: error.cause, path: ar.url.pathname });

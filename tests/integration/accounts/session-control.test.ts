@@ -278,7 +278,8 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
     expect(await refreshRevocations()).toBe(false);
     expect(await sessionUser(phone)).toBeNull();
     expect((await sessionUser(laptop))?.email).toBe("ada@example.com");
-    const stale = errors.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('"session-revocations-stale"'));
+    // Every level goes to stdout (contract §12).
+    const stale = logged.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('"session-revocations-stale"'));
     expect(stale).toHaveLength(1);
 
     undoEnv();

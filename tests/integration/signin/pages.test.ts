@@ -258,7 +258,8 @@ describe("/account", () => {
 describe("POST /auth/_log", () => {
   it("writes one structured line for a valid event and answers 200 with an empty body", async () => {
     const lines: string[] = [];
-    vi.spyOn(console, "error").mockImplementation((line: string) => void lines.push(line));
+    // Every level goes to stdout (contract §12).
+    vi.spyOn(console, "log").mockImplementation((line: string) => void lines.push(line));
     const jar = new CookieJar();
     const csrfToken = await fetchCsrf(jar);
     const res = await callRoute(logRoute.action, post("/auth/_log", { csrfToken, level: "error", code: "CLIENT_FETCH_ERROR", message: "boom", metadata: '{"url":"/auth/session"}' }, { jar }));

@@ -1,0 +1,119 @@
+// Deleting what no longer counts (contract §12, docs/decisions/051): expired sessions of both
+// kinds (a revoked row is kept until then: ADR 036), e-mail links past their expiry, rate-limit
+// windows that ended, "sign out everywhere" cutoffs whose cookies have all expired, and audit
+// events older than AUTH_EVENT_RETENTION_DAYS. Run by `npm run db:cleanup` and every hour by the
+// server. One transaction: a run deletes everything it found or nothing; inside it, batches.
+import { db, dbProvider } from "../../db/client.server";
+import { getConfig } from "./config.server";
+import { log } from "./log.server";
+
+/** The transaction-scoped advisory lock that lets one instance at a time clean up on PostgreSQL. */
+export const PG_CLEANUP_LOCK_KEY = 72707370;
+/** The server's first run comes this long after its start (plus up to a minute), then every hour. */
+export const CLEANUP_FIRST_DELAY_MS = 5 * 60_000;
+export const CLEANUP_EVERY_MS = 60 * 60_000;
+/** The longest one run may take before its transaction is given up (and nothing is deleted). */
+const CLEANUP_TRANSACTION_MS = 10 * 60_000;
+const DAY_MS = 24 * 60 * 60_000;
+/**
+ * Rows deleted per statement. Each statement then stays far inside DATABASE_TIMEOUT_MS however
+ * large the backlog (a first run over a million expired sessions), where one DELETE per table
+ * could time out and leave the backlog for ever.
+ */
+export const CLEANUP_BATCH = 5_000;
+
+/** Deletes what `find` returns, `batch` keys at a time, until a find comes back short. */
+async function inBatches(batch: number, find: (take: number) => Promise<string[]>, remove: (keys: string[]) => Promise<{ count: number }>) {
+  let total = 0;
+  for (;;) {
+    const keys = await find(batch);
+    if (keys.length) total += (await remove(keys)).count;
+    if (keys.length < batch) return total;
+  }
+}
+
+export type CleanupCounts = {
+  sessions: number;
+  sessionCutoffs: number;
+  verificationTokens: number;
+  limitCounters: number;
+  authEvents: number;
+};
+export type CleanupResult = { ran: true; counts: CleanupCounts } | { ran: false; reason: "locked" };
+
+/**
+ * One cleanup as of `now`. On PostgreSQL it first tries the advisory lock inside its transaction:
+ * when another instance holds it, this run skips (`ran: false`) rather than waiting, since that
+ * run deletes the same rows. SQLite is one file served by one instance.
+ */
+export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {}): Promise<CleanupResult> {
+  const config = getConfig();
+  const eventsBefore = new Date(now.getTime() - config.authEventRetentionDays * DAY_MS);
+  const postgres = dbProvider() === "postgres";
+  return db().$transaction(
+    async (tx) => {
+      if (postgres) {
+        const [row] = await tx.$queryRawUnsafe<{ locked: boolean }[]>("SELECT pg_try_advisory_xact_lock($1) AS locked", PG_CLEANUP_LOCK_KEY);
+        if (!row?.locked) return { ran: false, reason: "locked" } as const;
+      }
+      const sessions = await inBatches(
+        batch,
+        async (take) => (await tx.session.findMany({ where: { expires: { lte: now } }, select: { id: true }, take })).map((r) => r.id),
+        (ids) => tx.session.deleteMany({ where: { id: { in: ids } } }),
+      );
+      const sessionCutoffs = await inBatches(
+        batch,
+        async (take) => (await tx.sessionCutoff.findMany({ where: { expires: { lte: now } }, select: { userId: true }, take })).map((r) => r.userId),
+        (userIds) => tx.sessionCutoff.deleteMany({ where: { userId: { in: userIds } } }),
+      );
+      // No single-column key: links are few (one per request, a day at most) and go in one statement.
+      const verificationTokens = (await tx.verificationToken.deleteMany({ where: { expires: { lte: now } } })).count;
+      const limitCounters = await inBatches(
+        batch,
+        async (take) => (await tx.limitCounter.findMany({ where: { expire: { lte: now } }, select: { key: true }, take })).map((r) => r.key),
+        (keys) => tx.limitCounter.deleteMany({ where: { key: { in: keys } } }),
+      );
+      const authEvents = await inBatches(
+        batch,
+        async (take) => (await tx.authEvent.findMany({ where: { at: { lt: eventsBefore } }, select: { id: true }, take })).map((r) => r.id),
+        (ids) => tx.authEvent.deleteMany({ where: { id: { in: ids } } }),
+      );
+      return { ran: true, counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents } } as const;
+    },
+    { maxWait: config.databaseTimeoutMs, timeout: CLEANUP_TRANSACTION_MS },
+  );
+}
+
+/** A run that never throws: what it did, or why not, goes to the log. */
+export async function runCleanupLogged(): Promise<CleanupResult | null> {
+  const started = performance.now();
+  try {
+    const result = await runCleanup();
+    const durationMs = Math.round(performance.now() - started);
+    if (result.ran) log("info", "cleanup-complete", { ...result.counts, durationMs });
+    else log("info", "cleanup-skipped", { reason: "another instance is cleaning up" });
+    return result;
+  } catch (error) {
+    log("warn", "cleanup-failed", { error });
+    return null;
+  }
+}
+
+/**
+ * The server's hourly run: first after `firstDelayMs` plus up to a minute of jitter (instances
+ * started together do not all ask at once), then every `everyMs`. The timers are unref'd: they
+ * never keep a stopping process alive. Returns a function that stops them.
+ */
+export function scheduleCleanup({ firstDelayMs = CLEANUP_FIRST_DELAY_MS, everyMs = CLEANUP_EVERY_MS, jitterMs = 60_000 } = {}): () => void {
+  let interval: ReturnType<typeof setInterval> | undefined;
+  const first = setTimeout(() => {
+    void runCleanupLogged();
+    interval = setInterval(() => void runCleanupLogged(), everyMs);
+    interval.unref();
+  }, firstDelayMs + Math.floor(Math.random() * jitterMs));
+  first.unref();
+  return () => {
+    clearTimeout(first);
+    if (interval) clearInterval(interval);
+  };
+}
