@@ -19,6 +19,7 @@ async function main() {
       `${c.verificationTokens} expired verification tokens`,
       `${c.limitCounters} ended rate-limit windows`,
       `${c.sessionCutoffs} expired revocations`,
+      `${c.passkeyChallenges} spent passkey challenges`,
       `${c.authEvents} auth events older than ${getConfig().authEventRetentionDays} days`,
     ].join(", "),
   );

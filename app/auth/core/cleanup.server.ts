@@ -1,7 +1,7 @@
 // Deleting what no longer counts (contract §12, docs/decisions/051): expired sessions of both
 // kinds (a revoked row is kept until then: ADR 036), e-mail links past their expiry, rate-limit
 // windows that ended, "sign out everywhere" cutoffs whose cookies have all expired, and audit
-// events older than AUTH_EVENT_RETENTION_DAYS. Run by `npm run db:cleanup` and every hour by the
+// events older than AUTH_EVENT_RETENTION_DAYS, and answered passkey challenges past their cookie's life. Run by `npm run db:cleanup` and every hour by the
 // server. One transaction: a run deletes everything it found or nothing; inside it, batches.
 import { db, dbProvider } from "../../db/client.server";
 import { getConfig } from "./config.server";
@@ -38,6 +38,7 @@ export type CleanupCounts = {
   verificationTokens: number;
   limitCounters: number;
   authEvents: number;
+  passkeyChallenges: number;
 };
 export type CleanupResult = { ran: true; counts: CleanupCounts } | { ran: false; reason: "locked" };
 
@@ -78,7 +79,14 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
         async (take) => (await tx.authEvent.findMany({ where: { at: { lt: eventsBefore } }, select: { id: true }, take })).map((r) => r.id),
         (ids) => tx.authEvent.deleteMany({ where: { id: { in: ids } } }),
       );
-      return { ran: true, counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents } } as const;
+      // Answered WebAuthn challenges are kept only while their sealed cookie could still be replayed.
+      const passkeyChallenges = await inBatches(
+        batch,
+        async (take) =>
+          (await tx.passkeyChallenge.findMany({ where: { expires: { lte: now } }, select: { challengeHash: true }, take })).map((r) => r.challengeHash),
+        (hashes) => tx.passkeyChallenge.deleteMany({ where: { challengeHash: { in: hashes } } }),
+      );
+      return { ran: true, counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges } } as const;
     },
     { maxWait: config.databaseTimeoutMs, timeout: CLEANUP_TRANSACTION_MS },
   );
