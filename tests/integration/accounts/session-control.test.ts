@@ -2,6 +2,8 @@
 // and ends one, all others, or all; ended jwt sessions are refused through each process's
 // in-memory revocation list, refreshed from the database (refreshRevocations drives the poll here).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { encodeJwt } from "../../../app/auth/core/jwt.server.ts";
 import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { refreshRevocations, resetRevocations, REVOCATION_POLL_MS } from "../../../app/auth/core/revocation.server.ts";
 import { getSession } from "../../../app/auth/core/session.server.ts";
@@ -244,6 +246,37 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it.each(["rolled", "renamed"] as const)("a cookie without a sid, %s here before the poll, does not outlive a sign-out everywhere made elsewhere", async (how) => {
+    // Cookies minted before sids existed (or by Auth.js before the switch) are ended only by the
+    // user's cut-off. A roll or a profile update re-issues them with a fresh issue time, past any
+    // cut-off: done here in the seconds before this process polls, it would keep them for good.
+    const user = await createUser();
+    const config = getConfig();
+    const legacy = await encodeJwt({
+      payload: { name: "Ada", email: "ada@example.com", picture: null, sub: user.id },
+      secrets: config.secrets,
+      salt: "authjs.session-token",
+      maxAge: config.sessionMaxAge,
+      now: new Date(Date.now() - 2 * 24 * 3600 * 1000),
+    });
+    await refreshRevocations();
+    // "Sign out everywhere" on another instance: the user's cut-off, written there.
+    const notBefore = new Date(Math.floor(Date.now() / 1000) * 1000);
+    await testDb().sessionCutoff.create({ data: { userId: user.id, notBefore, expires: new Date(notBefore.getTime() + 30 * 24 * 3600 * 1000) } });
+
+    const jar = new CookieJar({ "authjs.session-token": legacy });
+    if (how === "rolled") {
+      // Two days old: the session read re-issues it.
+      await sessionUser(jar);
+    } else {
+      // next-auth's update(): the profile update re-issues it.
+      const csrfToken = await fetchCsrf(jar);
+      jar.apply(await callRoute(sessionRoute.action, post("/auth/session", { csrfToken, data: { name: "Ada L." } }, { jar, json: true })));
+    }
+    await refreshRevocations();
+    expect(await sessionUser(jar)).toBeNull();
   });
 
   it("with the real timer, within 5 seconds", async () => {
