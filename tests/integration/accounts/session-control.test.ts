@@ -321,3 +321,16 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
     expect(await sessionUser(phone)).toBeNull();
   });
 });
+
+describe(`a session that ended while /account was open, JavaScript on (${dbLabel})`, () => {
+  // With JavaScript the page's forms and reloads are data requests (/account.data). The sign-in
+  // page must bring the user back to the page, not to its data, which a browser shows as raw text.
+  it.each([
+    ["a form", () => callRoute(account.action, post("/account.data", { intent: "revoke-others" }))],
+    ["a reload", () => callRoute(account.loader, get("/account.data?_routes=routes%2Faccount"))],
+    ["a plain form", () => callRoute(account.action, post("/account?x=1", { intent: "revoke-others" }))],
+  ])("%s sends the visitor to sign in and back to the page", async (what, send) => {
+    const res = await send();
+    expect(res).toHaveRedirect(what === "a plain form" ? "/auth/signin?error=SessionRequired&callbackUrl=%2Faccount%3Fx%3D1" : "/auth/signin?error=SessionRequired&callbackUrl=%2Faccount");
+  });
+});
