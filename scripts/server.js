@@ -123,11 +123,13 @@ function toOriginForm(req, res) {
   return true;
 }
 
-// Methods the Fetch standard forbids: the Request that React Router is handed cannot carry them,
-// and its constructor throws (a 500 and a stack trace on stderr per request). Node's parser
-// refuses TRACK and hands CONNECT to a "connect" listener we do not have (the socket is closed);
-// TRACE reaches us. None of them means anything here: 405 with the methods we take.
-const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
+// Methods React Router can take: the rest get 405 with the methods we take, before it. Of those,
+// the Fetch standard forbids TRACE (and CONNECT, TRACK, which Node stops itself): the Request that
+// React Router is handed cannot carry it, and its constructor throws — a 500 and a stack trace on
+// stderr per request. The others Node parses (PROPFIND, SEARCH, PURGE, QUERY, …) reached a
+// resource route as React Router's 405 saying "Unexpected Server Error". Pages answer these
+// methods' cousins (PUT, OPTIONS, …) with their own 405 page (app/entry.server.tsx).
+const ROUTER_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 function methodNotAllowed(res) {
   res.writeHead(405, { "Content-Type": "application/json", Allow: "GET, HEAD, POST" });
   res.end(JSON.stringify("Method not allowed."));
@@ -183,7 +185,7 @@ function serve(req, res) {
   if (probe) return answerProbe(req, res, probe);
   if (!isHost(req.headers.host ?? "")) return badRequest(res);
   if (!toOriginForm(req, res)) return;
-  if (FORBIDDEN_METHODS.has(req.method)) return methodNotAllowed(res);
+  if (!ROUTER_METHODS.has(req.method)) return methodNotAllowed(res);
   // The TCP peer, for the client address (rate limits, audit, sessions): only ever the socket's,
   // never a header a client sent. app/auth/client-address.server.ts normalises it and decides,
   // from AUTH_TRUSTED_PROXIES, whether this peer's X-Forwarded-For is believed.

@@ -19,6 +19,20 @@ export function errorPageData(request: Request) {
   return { code: code?.slice(0, 64) ?? null, ...page };
 }
 
+/**
+ * The page a request is for. With JavaScript, React Router asks for a page's data at
+ * `<path>.data` (`/_root.data` for `/`) with a `_routes` parameter; sent back there after signing
+ * in, the browser would show that data as raw text instead of the page.
+ */
+function pageOf(url: URL): string {
+  if (!url.pathname.endsWith(".data")) return url.pathname + url.search;
+  const path = url.pathname === "/_root.data" ? "/" : url.pathname.slice(0, -".data".length);
+  const params = new URLSearchParams(url.search);
+  params.delete("_routes");
+  const search = params.toString();
+  return search ? `${path}?${search}` : path;
+}
+
 export type RequiredSession = { ar: AuthRequest; session: CurrentSession; setCookies: string[] };
 
 /**
@@ -33,7 +47,7 @@ export async function requireSession(request: Request, { roll = true } = {}): Pr
     throw outageRedirect(ar, { json: false });
   });
   if (!session) {
-    const here = validateCallbackUrl(ar.url.pathname + ar.url.search, ar.origin) ?? `${ar.origin}/`;
+    const here = validateCallbackUrl(pageOf(ar.url), ar.origin) ?? `${ar.origin}/`;
     const params = new URLSearchParams({ error: "SessionRequired", callbackUrl: toRelative(here) });
     throw redirectResponse(`${ar.config.basePath}/signin?${params}`, { setCookies });
   }

@@ -115,6 +115,37 @@ export function isRevoked(sid: string | null, userId: string, issuedAt: number, 
   return cutoff !== undefined && issuedAt < cutoff.notBefore;
 }
 
+/**
+ * Whether the database already says this cookie has ended, for the moments a cookie is about to be
+ * issued again (a roll, at most once a day per session; a profile update) — never per request.
+ * Re-issued, a cookie carries a fresh issue time, past every cut-off, so a cookie without a sid
+ * re-issued in the seconds before this process's next poll would outlive the "sign out
+ * everywhere" that another instance just wrote. What is found is noted here at once. When the
+ * database cannot say, the list in memory decides (as between polls). `cutoff: false` as in
+ * isRevoked.
+ */
+export async function endedInDatabase(sid: string | null, userId: string, issuedAt: number, { cutoff: applyCutoff = true } = {}): Promise<boolean> {
+  try {
+    const client = db();
+    const [row, cutoff] = await Promise.all([
+      sid === null ? null : client.session.findUnique({ where: { id: sid }, select: { revokedAt: true, expires: true } }),
+      applyCutoff ? client.sessionCutoff.findUnique({ where: { userId }, select: { notBefore: true, expires: true } }) : null,
+    ]);
+    if (sid !== null && row?.revokedAt) {
+      noteRevoked([{ id: sid, expires: row.expires }]);
+      return true;
+    }
+    if (cutoff && issuedAt < Math.floor(cutoff.notBefore.getTime() / 1000)) {
+      noteRevoked([], { userId, notBefore: cutoff.notBefore, expires: cutoff.expires });
+      return true;
+    }
+    return false;
+  } catch (error) {
+    log("error", "session-revocation-check-failed", { error });
+    return false;
+  }
+}
+
 /** What this process wrote itself takes effect here at once, without waiting for the poll. */
 export function noteRevoked(sids: readonly { id: string; expires: Date }[], cutoff?: { userId: string; notBefore: Date; expires: Date }) {
   const s = state();

@@ -12,7 +12,7 @@ import { randomToken, sha256hex } from "./crypto.server";
 import { encodeJwt, tryDecodeJwt } from "./jwt.server";
 import { log } from "./log.server";
 import type { AuthRequest } from "./request.server";
-import { isRevoked, noteRevoked, revocationsReady } from "./revocation.server";
+import { endedInDatabase, isRevoked, noteRevoked, revocationsReady } from "./revocation.server";
 
 /** The user as a session carries it. */
 export type SessionUser = { id: string; name: string | null; email: string | null; image: string | null };
@@ -139,6 +139,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
   let exp = payload.exp;
   let setCookies: string[] = [];
   if (roll === "now" || (roll && now.getTime() / 1000 - iat >= ar.config.sessionUpdateAge)) {
+    if (await endedInDatabase(sid, sub, iat, { cutoff: !kept })) return { session: null, setCookies: clearSessionCookies(ar) };
     sid ??= randomUUID();
     const written = await writeJwtCookie(ar, { ...withoutRegistered(payload), sid, auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
     exp = written.expires.getTime() / 1000;
@@ -268,11 +269,18 @@ export async function createSession(
   return [...stale, dbCookie(ar, token, expires)];
 }
 
-/** Re-issues the session after the user's profile changed (jwt: new claims; database: reads the row). */
-export async function refreshSession(ar: AuthRequest, user: SessionUser, now = new Date()): Promise<SessionResult> {
+/**
+ * Re-issues the session after the user's profile changed (jwt: new claims; database: reads the
+ * row). `kept`: the request's own session, spared by the cut-off this request just wrote (an
+ * e-mail change), as in reissueSession.
+ */
+export async function refreshSession(ar: AuthRequest, user: SessionUser, { now = new Date(), kept = false } = {}): Promise<SessionResult> {
   if (ar.config.sessionStrategy === "jwt") {
     const payload = await carriedJwt(ar, now);
     const iat = typeof payload?.iat === "number" ? payload.iat : Math.floor(now.getTime() / 1000);
+    if (payload && (await endedInDatabase(sidOf(payload), user.id, iat, { cutoff: !kept }))) {
+      return { session: null, setCookies: clearSessionCookies(ar) };
+    }
     const signedInAt = typeof payload?.auth_time === "number" ? payload.auth_time : iat;
     const claims = { ...(payload ? withoutRegistered(payload) : {}), ...claimsFor(user), auth_time: signedInAt };
     const written = await writeJwtCookie(ar, claims, now, lifetime(ar, signedInAt, now));

@@ -135,7 +135,7 @@ export async function confirmEmailChange(request: Request): Promise<EmailChangeO
   const own = session?.userId === user.id;
   await revokeUserSessions(user.id, { except: own ? session.sessionId : null });
   if (own) {
-    const refreshed = await refreshSession(ar, toSessionUser(user));
+    const refreshed = await refreshSession(ar, toSessionUser(user), { kept: true });
     return { state: "changed", address, signedIn: true, setCookies: refreshed.setCookies };
   }
   return { state: "changed", address, signedIn: false, setCookies: [] };

@@ -2,6 +2,8 @@
 // and ends one, all others, or all; ended jwt sessions are refused through each process's
 // in-memory revocation list, refreshed from the database (refreshRevocations drives the poll here).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { encodeJwt } from "../../../app/auth/core/jwt.server.ts";
 import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { refreshRevocations, resetRevocations, REVOCATION_POLL_MS } from "../../../app/auth/core/revocation.server.ts";
 import { getSession } from "../../../app/auth/core/session.server.ts";
@@ -246,6 +248,37 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
     }
   });
 
+  it.each(["rolled", "renamed"] as const)("a cookie without a sid, %s here before the poll, does not outlive a sign-out everywhere made elsewhere", async (how) => {
+    // Cookies minted before sids existed (or by Auth.js before the switch) are ended only by the
+    // user's cut-off. A roll or a profile update re-issues them with a fresh issue time, past any
+    // cut-off: done here in the seconds before this process polls, it would keep them for good.
+    const user = await createUser();
+    const config = getConfig();
+    const legacy = await encodeJwt({
+      payload: { name: "Ada", email: "ada@example.com", picture: null, sub: user.id },
+      secrets: config.secrets,
+      salt: "authjs.session-token",
+      maxAge: config.sessionMaxAge,
+      now: new Date(Date.now() - 2 * 24 * 3600 * 1000),
+    });
+    await refreshRevocations();
+    // "Sign out everywhere" on another instance: the user's cut-off, written there.
+    const notBefore = new Date(Math.floor(Date.now() / 1000) * 1000);
+    await testDb().sessionCutoff.create({ data: { userId: user.id, notBefore, expires: new Date(notBefore.getTime() + 30 * 24 * 3600 * 1000) } });
+
+    const jar = new CookieJar({ "authjs.session-token": legacy });
+    if (how === "rolled") {
+      // Two days old: the session read re-issues it.
+      await sessionUser(jar);
+    } else {
+      // next-auth's update(): the profile update re-issues it.
+      const csrfToken = await fetchCsrf(jar);
+      jar.apply(await callRoute(sessionRoute.action, post("/auth/session", { csrfToken, data: { name: "Ada L." } }, { jar, json: true })));
+    }
+    await refreshRevocations();
+    expect(await sessionUser(jar)).toBeNull();
+  });
+
   it("with the real timer, within 5 seconds", async () => {
     await createUser();
     const phone = await signInAs("ada@example.com", CHROME);
@@ -287,5 +320,18 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
     expect(await refreshRevocations()).toBe(true);
     expect(logged.mock.calls.map((c) => String(c[0])).some((l) => l.includes('"session-revocations-restored"'))).toBe(true);
     expect(await sessionUser(phone)).toBeNull();
+  });
+});
+
+describe(`a session that ended while /account was open, JavaScript on (${dbLabel})`, () => {
+  // With JavaScript the page's forms and reloads are data requests (/account.data). The sign-in
+  // page must bring the user back to the page, not to its data, which a browser shows as raw text.
+  it.each([
+    ["a form", () => callRoute(account.action, post("/account.data", { intent: "revoke-others" }))],
+    ["a reload", () => callRoute(account.loader, get("/account.data?_routes=routes%2Faccount"))],
+    ["a plain form", () => callRoute(account.action, post("/account?x=1", { intent: "revoke-others" }))],
+  ])("%s sends the visitor to sign in and back to the page", async (what, send) => {
+    const res = await send();
+    expect(res).toHaveRedirect(what === "a plain form" ? "/auth/signin?error=SessionRequired&callbackUrl=%2Faccount%3Fx%3D1" : "/auth/signin?error=SessionRequired&callbackUrl=%2Faccount");
   });
 });
