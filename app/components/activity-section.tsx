@@ -17,6 +17,10 @@ const EVENT_LABELS: Record<string, string> = {
   "email-sent": "E-mail sent",
   "email-changed": "E-mail address changed",
   "rate-limited": "Rate limited",
+  "password-set": "Password set",
+  "password-changed": "Password changed",
+  "password-removed": "Password removed",
+  "password-reset": "Password reset",
 };
 
 /** /account: the user's latest auth events (contract section 11). */

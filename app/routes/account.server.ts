@@ -9,6 +9,8 @@ import { findProvider } from "~/auth/signin";
 import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
 import { idField } from "~/auth/core/ids";
+import { isPasswordIntent } from "~/auth/passwords";
+import { passwordIntentResponse } from "./account-password.server";
 
 export async function accountPageData(request: Request) {
   const { ar, session, setCookies } = await requireSession(request);
@@ -46,6 +48,7 @@ export async function accountPageData(request: Request) {
         memberSince: user.createdAt.toISOString(),
       },
       hasPassword: user.password !== null,
+      passwordMinLength: ar.config.passwordMinLength,
       emailChange: { available: emailChangeAvailable(ar) },
       ways: await linkedAccountsData(ar, session.userId),
       accounts: user.accounts.map((a) => ({
@@ -79,11 +82,17 @@ export async function accountPageData(request: Request) {
               ? "Every other device was signed out."
             : updated === "email"
               ? "Your e-mail address was changed."
-              : null,
+              : (PASSWORD_NOTICES[updated ?? ""] ?? null),
     },
     headers: headersWith([csrf.setCookie, ...setCookies]),
   };
 }
+
+const PASSWORD_NOTICES: Record<string, string> = {
+  "password-set": "Your password was set.",
+  "password-changed": "Your password was changed. Every other device was signed out.",
+  "password-removed": "Your password was removed.",
+};
 
 const Intent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("update-profile"), name: z.string() }),
@@ -110,6 +119,8 @@ export async function accountAction(request: Request) {
   if (body.intent === "change-email") return changeEmailIntent(ar, session.userId, body);
   // Remove a linked provider account (app/routes/account-links.server.ts).
   if (body.intent === "unlink-account") return unlinkAccountIntent(ar, session.userId, body);
+  // Set, change or remove the password (app/routes/account-password.server.ts).
+  if (isPasswordIntent(body.intent)) return passwordIntentResponse(ar, session, body.intent, body);
   const parsed = Intent.safeParse(body);
   if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
   const input = parsed.data;

@@ -3,6 +3,7 @@ import { CsrfField, Field } from "~/components/auth-forms";
 import { EmailChangeSection } from "~/components/email-change-section";
 import { ActivitySection } from "~/components/activity-section";
 import { LinkedAccountsSection } from "~/components/linked-accounts-section";
+import { PasswordSection, type PasswordSectionError } from "~/components/password-section";
 import { SessionsSection } from "~/components/sessions-section";
 import { pageTitle } from "~/site";
 import type { Route } from "./+types/account";
@@ -17,8 +18,16 @@ export async function loader({ request }: Route.LoaderArgs) {
 
 export const action = ({ request }: Route.ActionArgs) => accountAction(request);
 
+/** The password forms' refusal, when the last submission was one of them. */
+function passwordError(actionData: Route.ComponentProps["actionData"]): PasswordSectionError {
+  if (!actionData || !("passwordIntent" in actionData)) return null;
+  const [field, message] = Object.entries(actionData.fieldErrors ?? {})[0] ?? [];
+  if (field !== "password" && field !== "currentPassword") return null;
+  return { intent: actionData.passwordIntent, field, message: String(message), signInAgain: actionData.signInAgain };
+}
+
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, emailChange, ways } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, emailChange, ways, hasPassword, passwordMinLength } = loaderData;
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
@@ -69,6 +78,8 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       />
 
       <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
+
+      <PasswordSection csrfToken={csrfToken} hasPassword={hasPassword} minLength={passwordMinLength} error={passwordError(actionData)} />
 
       <SessionsSection csrfToken={csrfToken} sessions={sessions} />
 

@@ -18,7 +18,11 @@ export type AuthEventType =
   | "account-unlinked"
   | "email-sent"
   | "email-changed"
-  | "rate-limited";
+  | "rate-limited"
+  | "password-set"
+  | "password-changed"
+  | "password-removed"
+  | "password-reset";
 
 export async function recordEvent(
   type: AuthEventType,
