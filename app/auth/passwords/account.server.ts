@@ -8,7 +8,8 @@ import { deviceIdFor } from "../core/device-cookie.server";
 import { PASSWORD_MESSAGES, rateLimitedMessage } from "../core/errors";
 import { isLimitRefusal, reserveCredentialsAttempt, retryAfterMinutes } from "../core/limits.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
-import { reissueSession, revokeUserSessions, type CurrentSession } from "../core/session.server";
+import { refreshSession, revokeUserSessions, type CurrentSession } from "../core/session.server";
+import { toSessionUser } from "../accounts/users.server";
 import { MAX_PASSWORD_LENGTH, hashPassword, verifyPassword } from "../credentials/password.server";
 import { checkPassword } from "../credentials/password-policy.server";
 import { removeSignInMethod } from "../signin/methods.server";
@@ -41,7 +42,7 @@ const text = (value: unknown) => (typeof value === "string" && value.length <= M
 
 /** The user's address, the limits' name for the account (a user without one is named by id). */
 async function accountOf(userId: string) {
-  return db().user.findUnique({ where: { id: userId }, select: { email: true } });
+  return db().user.findUnique({ where: { id: userId }, select: { id: true, email: true, name: true, image: true } });
 }
 
 /**
@@ -115,10 +116,14 @@ export async function passwordIntent(
       // Another tab changed it between our read and our write: this one's current password is stale.
       return { ok: false, status: 400, intent, field: "currentPassword", message: PASSWORD_MESSAGES.currentWrong };
     }
-    // Every other session ends on every instance; this browser's jwt is issued again after the cut-off.
+    // Every other session ends on every instance. This browser's jwt is written again from the
+    // cookie it carried (refreshSession, as after an e-mail change), so that it is issued after the
+    // cut-off; reading it back first (reissueSession) would find it under that cut-off once the
+    // sign-in was more than a second ago.
     await revokeUserSessions(userId, { except: session.sessionId });
     await recordEvent("password-changed", { userId, ...eventSource(ar) });
-    return { ok: true, notice: "password-changed", setCookies: await reissueSession(ar) };
+    const refreshed = await refreshSession(ar, toSessionUser(user));
+    return { ok: true, notice: "password-changed", setCookies: refreshed.setCookies };
   }
 
   // password-remove
