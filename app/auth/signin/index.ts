@@ -8,3 +8,4 @@ export { signinPageData, signinRootAction, signoutPageData } from "./pages.serve
 export { refuseCrossOriginPost } from "./origin-check.server";
 export { authorizationOrigins, findProvider, getProviders } from "./registry.server";
 export { signOutAction } from "./signout.server";
+export { verifyRequestPageData } from "./verify-request-page.server";

@@ -1,5 +1,6 @@
 import { data } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
+import { EmailCodeForm } from "~/components/email-code-form";
 import { headersWith } from "~/auth/core";
 import { emailCallbackAction, emailCallbackLoader } from "~/auth/signin";
 import type { Route } from "./+types/callback-email";
@@ -24,7 +25,11 @@ export async function loader({ request }: Route.LoaderArgs) {
 }
 
 export async function action({ request }: Route.ActionArgs) {
-  return passOn(await emailCallbackAction(request));
+  const outcome = await emailCallbackAction(request);
+  if (outcome.type === "response") return passOn(outcome.response);
+  // A wrong code (contract section 15): the code form again, 400, with how many tries are left.
+  if (outcome.json || !outcome.form) return outcome.response;
+  return data({ codeRefused: { message: outcome.message, form: outcome.form, verifyType: outcome.verifyType } }, { status: 400 });
 }
 
 export function headers({ parentHeaders }: Route.HeadersArgs) {
@@ -36,7 +41,19 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
   return headers;
 }
 
-export default function ConfirmEmailSignIn({ loaderData }: Route.ComponentProps) {
+export default function ConfirmEmailSignIn({ loaderData, actionData }: Route.ComponentProps) {
+  if (actionData && "codeRefused" in actionData) {
+    const { message, form } = actionData.codeRefused;
+    return (
+      <AuthCard title="Check your email">
+        <p>Enter the 6-digit code from the e-mail. It works in this browser only.</p>
+        <EmailCodeForm form={form} codeError={message} />
+        <p>
+          <a href="/">Back to the home page</a>
+        </p>
+      </AuthCard>
+    );
+  }
   const { address, token, callbackUrl, csrfToken, action } = loaderData;
   return (
     <AuthCard title="Sign in">
