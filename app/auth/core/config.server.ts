@@ -13,6 +13,8 @@ export const SESSION_MAX_AGE = 30 * 24 * 60 * 60;
 export const SESSION_UPDATE_AGE = 24 * 60 * 60;
 export const CHECK_COOKIE_MAX_AGE = 900;
 export const EMAIL_TOKEN_MAX_AGE = 24 * 60 * 60;
+/** A forgotten-password link lives one hour (contract section 15), whatever AUTH_EMAIL_MAX_AGE says. */
+export const PASSWORD_RESET_LINK_MAX_AGE = 60 * 60;
 /** AUTH_EMAIL_CODE_MAX_AGE's default and bounds, in seconds (contract section 2). */
 export const EMAIL_CODE_MAX_AGE = 600;
 const EMAIL_CODE_MAX_AGE_RANGE = [60, 3600] as const;

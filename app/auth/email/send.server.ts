@@ -5,6 +5,7 @@ import { getMailer } from "../../mail/mailer.server";
 import type { MailCode } from "../../mail/templates.server";
 import type { MailMessage } from "../../mail/types";
 import { AuthError } from "../core/errors";
+import { log } from "../core/log.server";
 import type { AuthRequest } from "../core/request.server";
 import { emailCodeCookie } from "./email-code.server";
 import type { TokenPurpose } from "./pending-request";
@@ -21,6 +22,13 @@ export type LinkEmail = {
   /** Where a right code lands (kept in the sealed cookie, validated again when used). */
   callbackUrl?: string | null;
   pending?: { passwordHash: string; name: string | null };
+  /**
+   * "now" (default): wait for the transport, a failure is EmailSignin. "background": answer at once
+   * and send afterwards (a failure removes the row and is logged), so the answer takes the same
+   * time whether or not there was anything to send. "never": store the request, send nothing — the
+   * same work as a request whose e-mail is sent, for an address that must receive nothing.
+   */
+  deliver?: "now" | "background" | "never";
 };
 
 /**
@@ -40,11 +48,18 @@ export async function sendLinkEmail(ar: AuthRequest, email: LinkEmail): Promise<
   });
   const link = email.link(token);
   const mailCode = code ? { code: code.code, maxAgeSeconds: Math.round((code.expires.getTime() - Date.now()) / 1000) } : null;
-  try {
-    await mailer.send(email.message(link, mailCode));
-  } catch (error) {
-    await discardToken(email.address, token, ar.config.secrets);
-    throw new AuthError("EmailSignin", { log: `${email.purpose} e-mail not sent`, cause: error });
+  const deliver = email.deliver ?? "now";
+  const send = async () => {
+    try {
+      await mailer.send(email.message(link, mailCode));
+    } catch (error) {
+      await discardToken(email.address, token, ar.config.secrets);
+      throw new AuthError("EmailSignin", { log: `${email.purpose} e-mail not sent`, cause: error });
+    }
+  };
+  if (deliver === "now") await send();
+  else if (deliver === "background") {
+    send().catch((error) => log("warn", "auth-failure", { code: "EmailSignin", reason: (error as Error).message, cause: (error as Error).cause }));
   }
   if (!code) return { setCookie: null };
   return {

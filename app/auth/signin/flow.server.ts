@@ -54,7 +54,11 @@ export async function parsePost(request: Request): Promise<ParsedPost | Response
 }
 
 /** Creates the session and sends the visitor on: to the callback URL, or to /welcome when new. */
-export async function completeSignIn(ctx: FlowContext, providerId: string, result: SignInResult): Promise<Response> {
+export async function completeSignIn(
+  ctx: Pick<FlowContext, "ar" | "json" | "callbackUrl" | "setCookies">,
+  providerId: string,
+  result: SignInResult,
+): Promise<Response> {
   const { ar } = ctx;
   const sessionCookies = await createSession(ar, result.user, { method: providerId });
   // Every successful sign-in, whatever the method: this browser now has this account's own

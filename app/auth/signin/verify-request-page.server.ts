@@ -3,6 +3,7 @@
 // POST /auth/callback/email (type=email, type=signup) or POST /auth/reset-password with a new
 // password (type=reset).
 import { toRelative, validateCallbackUrl } from "../core/callback-url.server";
+import { PASSWORD_RESET_LINK_MAX_AGE } from "../core/config.server";
 import { ensureCsrfToken } from "../core/csrf.server";
 import { headersWith } from "../core/page-session.server";
 import { authRequest } from "../core/request.server";
@@ -56,13 +57,10 @@ export async function verifyRequestPageData(request: Request) {
   return {
     data: {
       type,
-      linkMaxAge: type === "reset" ? RESET_LINK_MAX_AGE_FOR_PAGE : ar.config.emailTokenMaxAge,
+      linkMaxAge: type === "reset" ? PASSWORD_RESET_LINK_MAX_AGE : ar.config.emailTokenMaxAge,
       codeMaxAge: ar.config.emailCodeMaxAge,
       codeForm: form,
     },
     headers: headersWith(setCookies),
   };
 }
-
-/** A reset link lives one hour (contract section 15), whatever AUTH_EMAIL_MAX_AGE says. */
-export const RESET_LINK_MAX_AGE_FOR_PAGE = 3600;
