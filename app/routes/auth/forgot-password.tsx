@@ -1,4 +1,4 @@
-import { data } from "react-router";
+import { data, isRouteErrorResponse, useRouteError } from "react-router";
 import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
 import { badRequest, headersWith } from "~/auth/core";
 import { forgotPasswordAction, forgotPasswordPageData } from "~/auth/passwords";
@@ -15,8 +15,22 @@ export async function action({ request }: Route.ActionArgs) {
   return passwordPageAnswer(await forgotPasswordAction(request));
 }
 
-export default function ForgotPassword({ loaderData, actionData }: Route.ComponentProps) {
-  const page = actionData && "values" in actionData ? actionData : loaderData;
+type PageData = Route.ComponentProps["loaderData"];
+
+export default function ForgotPassword({ loaderData }: Route.ComponentProps) {
+  return <View page={loaderData} />;
+}
+
+/** A refused POST: the form again, drawn from the action's answer (see password-page.server.ts). */
+export function ErrorBoundary() {
+  const error = useRouteError();
+  if (isRouteErrorResponse(error) && error.data && typeof error.data === "object" && "values" in error.data) {
+    return <View page={error.data as PageData} />;
+  }
+  throw error;
+}
+
+function View({ page }: { page: PageData }) {
   const { csrfToken, values, formError } = page;
   const fieldErrors = page.fieldErrors as Record<string, string | undefined>;
   return (
