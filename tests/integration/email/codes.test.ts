@@ -5,6 +5,8 @@ import { createHash, createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
 import * as verifyRequest from "../../../app/routes/auth/verify-request.tsx";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { listOutbox } from "../../../app/mail/outbox.server.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, post } from "../../support/http.ts";
 import { linkIn, type ReceivedMessage } from "../../support/smtp-sink.ts";
@@ -193,5 +195,17 @@ describe(`e-mailed codes (${dbLabel})`, () => {
     expect(cookie).toMatch(/Secure/);
     expect(cookie).not.toMatch(/Domain=/);
     expect(location(res).pathname).toBe("/auth/verify-request");
+  });
+
+  it("the dev outbox (no SMTP server, not production) keeps and shows the code", async () => {
+    configure({ AUTH_EMAIL_SERVER: undefined, AUTH_EMAIL_FROM: undefined });
+    const jar = new CookieJar();
+    const res = await requestLink(jar, { email: "dev@example.com" });
+    expect(location(res).pathname).toBe("/auth/verify-request");
+    const [stored] = await listOutbox(getConfig().dataDir, 1);
+    expect(stored!.to).toBe("dev@example.com");
+    expect(stored!.code).toMatch(/^\d{6}$/);
+    expect(stored!.text).toContain(stored!.code!);
+    expect(await typeCode(jar, stored!.code!)).toHaveSessionCookie();
   });
 });
