@@ -274,7 +274,8 @@ beforeAll(async () => {
   await page.waitForURL(/\/auth\/verify-request/);
   links.resetPassword = linkIn((await sink.waitFor(3)).at(-1)!).href;
   await context.close();
-});
+  // Two production servers, three sign-ins and three e-mails on a shared machine: more than the default hook time.
+}, 180_000);
 
 afterAll(async () => {
   await browser?.close();

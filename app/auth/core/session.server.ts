@@ -340,8 +340,18 @@ export async function revokeUserSessions(userId: string, { except = null as stri
   return count + jwt.length;
 }
 
-/** Issues the request's jwt cookie again now (after revokeUserSessions kept it); database sessions need nothing. */
+/**
+ * Issues the request's jwt cookie again now (after revokeUserSessions kept it); database sessions
+ * need nothing. Written from the cookie the request carried, not read back through getSession: the
+ * cut-off revokeUserSessions just wrote refuses every cookie issued before this second, the kept
+ * one too once its sign-in or last roll was more than a second ago.
+ */
 export async function reissueSession(ar: AuthRequest, now = new Date()): Promise<string[]> {
   if (ar.config.sessionStrategy === "database") return [];
-  return (await getSession(ar, { roll: "now", now })).setCookies;
+  const payload = await carriedJwt(ar, now);
+  if (!payload || !str(payload.sub)) return [];
+  const iat = typeof payload.iat === "number" ? payload.iat : Math.floor(now.getTime() / 1000);
+  const signedInAt = typeof payload.auth_time === "number" ? payload.auth_time : iat;
+  const written = await writeJwtCookie(ar, { ...withoutRegistered(payload), auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
+  return written.setCookies;
 }
