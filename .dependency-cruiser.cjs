@@ -2,6 +2,7 @@
 // and .ci/run. tests/unit/layout-check.test.ts proves each rule fails when broken.
 //
 // app/auth, from the top down; a folder imports only folders below it:
+//   passwords/   visitor password flows (contract section 15): composes the methods, may import signin/
 //   signin/      the shared flow and the registry (composition root): may import the methods
 //   credentials/ email/ oauth/ (and later passkeys/): the sign-in methods
 //   two-factor/  not a method: the second factor that gates the shared flow (ADR 043); the flow
@@ -77,6 +78,15 @@ module.exports = {
       severity: "error",
       from: { path: `^app/auth/${METHODS}/` },
       to: { path: "^app/auth/two-factor/" },
+    },
+    {
+      name: "passwords-above-everything",
+      comment:
+        "app/auth/passwords (sign-up, forgotten password, the /account password intents) composes credentials/, " +
+        "email/, accounts/, core/ and signin/; nothing else in app/auth imports it.",
+      severity: "error",
+      from: { path: "^app/auth/", pathNot: "^app/auth/passwords/" },
+      to: { path: "^app/auth/passwords/" },
     },
     {
       name: "folder-index-is-for-routes",

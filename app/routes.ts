@@ -21,6 +21,10 @@ export default [
   route("auth/error", "routes/auth/error.tsx"),
   route("auth/two-factor", "routes/auth/two-factor.tsx"),
   route("auth/_log", "routes/auth/log.ts"),
+  // Passwords for visitors (contract section 15); off → the same 400 as an unknown action.
+  route("auth/signup", "routes/auth/signup.tsx"),
+  route("auth/forgot-password", "routes/auth/forgot-password.tsx"),
+  route("auth/reset-password", "routes/auth/reset-password.tsx"),
   route("auth/*", "routes/auth/unknown.ts"),
 
   // Development only: `react-router build` runs with NODE_ENV=production, so no build has it.

@@ -25,6 +25,10 @@ const EVENT_LABELS: Record<string, string> = {
   "two-factor-failed": "Wrong second-factor code",
   "recovery-code-used": "Recovery code used",
   "recovery-codes-replaced": "Recovery codes replaced",
+  "password-set": "Password set",
+  "password-changed": "Password changed",
+  "password-removed": "Password removed",
+  "password-reset": "Password reset",
 };
 
 /** /account: the user's latest auth events (contract section 11). */

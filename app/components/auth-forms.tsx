@@ -51,7 +51,7 @@ export function Field({
   label,
   error,
   ...input
-}: { id: string; label: string; error?: string | null } & React.InputHTMLAttributes<HTMLInputElement>) {
+}: { id: string; label: string; error?: ReactNode } & React.InputHTMLAttributes<HTMLInputElement>) {
   const errorId = `${id}-error`;
   return (
     <div className="field">

@@ -17,6 +17,7 @@ const StoredMessage = z.object({
   text: z.string(),
   html: z.string(),
   link: z.string().nullable(),
+  code: z.string().nullable().optional(),
 });
 export type StoredMessage = z.infer<typeof StoredMessage>;
 
@@ -32,10 +33,10 @@ export function createOutboxMailer(dataDir: string, print: (line: string) => voi
       const sentAt = new Date();
       // Sortable by name: time first, then randomness so two messages in one millisecond differ.
       const id = `${sentAt.toISOString().replace(/[:.]/g, "-")}-${randomBytes(4).toString("hex")}`;
-      const stored: StoredMessage = { id, sentAt: sentAt.toISOString(), link: message.link ?? null, ...pick(message) };
+      const stored: StoredMessage = { id, sentAt: sentAt.toISOString(), link: message.link ?? null, code: message.code ?? null, ...pick(message) };
       await mkdir(dir, { recursive: true });
       await writeFile(path.join(dir, `${id}.json`), JSON.stringify(stored, null, 2) + "\n", { mode: 0o600 });
-      print(`[vestibule] dev outbox: "${message.subject}" to ${message.to}${message.link ? `\n[vestibule]   ${message.link}` : ""}`);
+      print(`[vestibule] dev outbox: "${message.subject}" to ${message.to}${message.link ? `\n[vestibule]   ${message.link}` : ""}${message.code ? `\n[vestibule]   code ${message.code}` : ""}`);
     },
   };
 }

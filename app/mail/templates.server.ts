@@ -30,6 +30,10 @@ type LinkMessage = {
   host: string;
   lifetime: string;
   ignore: string;
+  /** A one-time code beside the link (contract section 15) and how long it lasts. */
+  code?: { code: string; lifetime: string } | null;
+  /** Further lines after the link (another link, e.g. to the forgotten-password page). */
+  extra?: { text: string; url: string; label: string } | null;
 };
 
 function linkMessage(m: LinkMessage): MailMessage {
@@ -42,6 +46,9 @@ function linkMessage(m: LinkMessage): MailMessage {
     m.url,
     "",
     `The link works once and expires in ${m.lifetime}.`,
+    ...(m.code ? ["", `Or enter this code in the browser where you asked: ${m.code.code}`, `The code expires in ${m.code.lifetime}; the link and the code work once, together.`] : []),
+    ...(m.extra ? ["", `${m.extra.text}`, `${m.extra.label}: ${m.extra.url}`] : []),
+    "",
     m.ignore,
     "",
     `— ${SITE_NAME} (${m.host})`,
@@ -65,17 +72,28 @@ function linkMessage(m: LinkMessage): MailMessage {
 <p style="margin:0 0 8px">If the button does not work, copy this address into your browser:</p>
 <p style="margin:0 0 24px;word-break:break-all"><a href="${e(m.url)}" style="color:#2f5bd3">${e(m.url)}</a></p>
 <p style="margin:0 0 8px">The link works once and expires in ${e(m.lifetime)}.</p>
+${m.code ? `<p style="margin:16px 0 8px">Or enter this code in the browser where you asked:</p>
+<p style="margin:0 0 8px;font-size:28px;font-weight:700;letter-spacing:6px;font-family:ui-monospace,Menlo,Consolas,monospace">${e(m.code.code)}</p>
+<p style="margin:0 0 16px">The code expires in ${e(m.code.lifetime)}; the link and the code work once, together.</p>
+` : ""}${m.extra ? `<p style="margin:16px 0 16px">${e(m.extra.text)} <a href="${e(m.extra.url)}" style="color:#2f5bd3">${e(m.extra.label)}</a></p>
+` : ""}
 <p style="margin:0 0 24px;color:#5b6572">${e(m.ignore)}</p>
 <p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(m.host)}</p>
 </div>
 </body>
 </html>
 `;
-  return { to: m.to, subject: m.subject, text, html, link: m.url };
+  return { to: m.to, subject: m.subject, text, html, link: m.url, ...(m.code ? { code: m.code.code } : {}) };
 }
 
-export function signInMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number }): MailMessage {
+/** A code beside a link: the code and its lifetime, or nothing when codes are off. */
+export type MailCode = { code: string; maxAgeSeconds: number } | null | undefined;
+
+const codePart = (code: MailCode) => (code ? { code: code.code, lifetime: describeLifetime(code.maxAgeSeconds) } : null);
+
+export function signInMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number; code?: MailCode }): MailMessage {
   return linkMessage({
+    code: codePart(input.code),
     to: input.to,
     subject: `Sign in to ${SITE_NAME}`,
     heading: `Sign in to ${SITE_NAME}`,
@@ -99,5 +117,65 @@ export function changeEmailMessage(input: { to: string; url: string; host: strin
     host: input.host,
     lifetime: describeLifetime(input.maxAgeSeconds),
     ignore: "If you did not ask for it, ignore this e-mail: the address is not added without the link.",
+  });
+}
+
+/** Sign-up for a new address: the link (or code) proves the address and creates the account. */
+export function signUpMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number; code?: MailCode }): MailMessage {
+  return linkMessage({
+    to: input.to,
+    subject: `Finish creating your ${SITE_NAME} account`,
+    heading: "Finish creating your account",
+    intro: `Someone asked to create an account on ${SITE_NAME} at ${input.host} for ${input.to}. If it was you, use the link below: the account exists only once you do.`,
+    action: "Create my account",
+    url: input.url,
+    host: input.host,
+    lifetime: describeLifetime(input.maxAgeSeconds),
+    ignore: "If you did not ask for it, ignore this e-mail: no account is created without the link or the code.",
+    code: codePart(input.code),
+  });
+}
+
+/**
+ * Sign-up for an address that already has an account: says so, and offers what the owner can use
+ * instead — an e-mail sign-in link and code (e-mail sign-in is always offered where mail can be
+ * sent) — and the forgotten-password page.
+ */
+export function accountExistsMessage(input: {
+  to: string;
+  url: string;
+  host: string;
+  maxAgeSeconds: number;
+  code?: MailCode;
+  forgotPasswordUrl: string | null;
+}): MailMessage {
+  return linkMessage({
+    to: input.to,
+    subject: `You already have a ${SITE_NAME} account`,
+    heading: "You already have an account",
+    intro: `Someone asked to create an account on ${SITE_NAME} at ${input.host} for ${input.to}, but this address already has one. Nothing was changed. If it was you, sign in instead.`,
+    action: `Sign in as ${input.to}`,
+    url: input.url,
+    host: input.host,
+    lifetime: describeLifetime(input.maxAgeSeconds),
+    ignore: "If you did not ask for it, ignore this e-mail: your account and its password were not changed.",
+    code: codePart(input.code),
+    extra: input.forgotPasswordUrl ? { text: "Forgot your password?", url: input.forgotPasswordUrl, label: "Choose a new one" } : null,
+  });
+}
+
+/** Forgotten password: the link (one hour) or the code lets the owner choose a new password. */
+export function resetPasswordMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number; code?: MailCode }): MailMessage {
+  return linkMessage({
+    to: input.to,
+    subject: `Choose a new ${SITE_NAME} password`,
+    heading: "Choose a new password",
+    intro: `Someone asked to reset the password of the ${SITE_NAME} account at ${input.host} for ${input.to}. If it was you, use the link below to choose a new one.`,
+    action: "Choose a new password",
+    url: input.url,
+    host: input.host,
+    lifetime: describeLifetime(input.maxAgeSeconds),
+    ignore: "If you did not ask for it, ignore this e-mail: your password stays as it is.",
+    code: codePart(input.code),
   });
 }

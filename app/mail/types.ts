@@ -8,6 +8,8 @@ export type MailMessage = {
   html: string;
   /** The link the message is about, so the dev outbox can print and show it. */
   link?: string;
+  /** The one-time code the message carries beside its link, for the dev outbox. */
+  code?: string;
 };
 
 export type Mailer = {

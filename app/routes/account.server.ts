@@ -12,6 +12,8 @@ import { passkeyIntent, passkeysData } from "./account-passkeys.server";
 import { isTwoFactorIntent, twoFactorIntent } from "./account-two-factor.server";
 import { twoFactorStatus } from "~/auth/two-factor";
 import { idField } from "~/auth/core/ids";
+import { isPasswordIntent } from "~/auth/passwords";
+import { passwordIntentResponse } from "./account-password.server";
 
 export async function accountPageData(request: Request) {
   const { ar, session, setCookies } = await requireSession(request);
@@ -53,6 +55,7 @@ export async function accountPageData(request: Request) {
         memberSince: user.createdAt.toISOString(),
       },
       hasPassword: user.password !== null,
+      passwordMinLength: ar.config.passwordMinLength,
       emailChange: { available: emailChangeAvailable(ar) },
       twoFactor,
       ways: await linkedAccountsData(ar, session.userId),
@@ -90,11 +93,17 @@ export async function accountPageData(request: Request) {
               ? "Your e-mail address was changed."
             : updated === "two-factor-off"
               ? "The second factor was turned off."
-              : null,
+              : (PASSWORD_NOTICES[updated ?? ""] ?? null),
     },
     headers: headersWith([csrf.setCookie, ...setCookies]),
   };
 }
+
+const PASSWORD_NOTICES: Record<string, string> = {
+  "password-set": "Your password was set.",
+  "password-changed": "Your password was changed. Every other device was signed out.",
+  "password-removed": "Your password was removed.",
+};
 
 const Intent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("update-profile"), name: z.string() }),
@@ -125,6 +134,8 @@ export async function accountAction(request: Request) {
   if (body.intent === "passkey-rename" || body.intent === "passkey-remove") return passkeyIntent(ar, session.userId, body);
   // The second factor (app/routes/account-two-factor.server.ts).
   if (isTwoFactorIntent(body.intent)) return twoFactorIntent(ar, session.userId, body.intent, body);
+  // Set, change or remove the password (app/routes/account-password.server.ts).
+  if (isPasswordIntent(body.intent)) return passwordIntentResponse(ar, session, body.intent, body);
   const parsed = Intent.safeParse(body);
   if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
   const input = parsed.data;

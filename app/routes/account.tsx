@@ -4,6 +4,7 @@ import { EmailChangeSection } from "~/components/email-change-section";
 import { ActivitySection } from "~/components/activity-section";
 import { LinkedAccountsSection } from "~/components/linked-accounts-section";
 import { PasskeysSection } from "~/components/passkeys-section";
+import { PasswordSection, type PasswordSectionError } from "~/components/password-section";
 import { SessionsSection } from "~/components/sessions-section";
 import { TwoFactorSection } from "~/components/two-factor-section";
 import { pageTitle } from "~/site";
@@ -24,8 +25,16 @@ function passkeyRenameError(actionData: unknown): { passkeyId: string; message: 
   return errors && typeof errors.passkeyName === "string" ? { passkeyId: String(errors.passkeyId ?? ""), message: errors.passkeyName } : null;
 }
 
+/** The password forms' refusal, when the last submission was one of them. */
+function passwordError(actionData: Route.ComponentProps["actionData"]): PasswordSectionError {
+  if (!actionData || !("passwordIntent" in actionData)) return null;
+  const [field, message] = Object.entries(actionData.fieldErrors ?? {})[0] ?? [];
+  if (field !== "password" && field !== "currentPassword") return null;
+  return { intent: actionData.passwordIntent, field, message: String(message), signInAgain: actionData.signInAgain };
+}
+
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, emailChange, ways, passkeys, twoFactor } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength } = loaderData;
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
@@ -76,6 +85,8 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       />
 
       <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
+
+      <PasswordSection csrfToken={csrfToken} hasPassword={hasPassword} minLength={passwordMinLength} error={passwordError(actionData)} />
 
       <PasskeysSection csrfToken={csrfToken} {...passkeys} renameError={passkeyRenameError(actionData)} />
 

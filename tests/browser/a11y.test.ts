@@ -16,7 +16,7 @@ const USER = { email: "ada@example.com", password: "correct horse battery", name
 const TOTP_USER = { email: "tess@example.com", password: "correct horse battery", name: "Tess" };
 
 /** Addresses found while setting up: links that arrive by e-mail. */
-type Links = { emailSignIn: string; emailChange: string };
+type Links = { emailSignIn: string; emailChange: string; resetPassword: string };
 
 type Sessions = "database" | "jwt";
 
@@ -232,6 +232,45 @@ const PAGES: PageCase[] = [
     title: "Sign in · Vestibule",
     heading: "Sign in",
   },
+  { name: "sign-up", path: "/auth/signup", signedIn: false, status: 200, title: "Create an account · Vestibule", heading: "Create an account" },
+  {
+    name: "sign-up, a refused password",
+    path: "/auth/signup",
+    signedIn: false,
+    status: 200,
+    title: "Create an account · Vestibule",
+    heading: "Create an account",
+    prepare: async (page) => {
+      await page.locator("#signup-email").fill("new@example.com");
+      await page.locator("#signup-password").fill("iloveyou");
+      await page.getByRole("button", { name: "Create account" }).click();
+      await page.locator("#signup-password-error").waitFor();
+    },
+  },
+  {
+    name: "forgotten password",
+    path: "/auth/forgot-password",
+    signedIn: false,
+    status: 200,
+    title: "Forgot your password? · Vestibule",
+    heading: "Forgot your password?",
+  },
+  {
+    name: "new password, from the e-mailed link",
+    path: (links) => links.resetPassword,
+    signedIn: false,
+    status: 200,
+    title: "Choose a new password · Vestibule",
+    heading: "Choose a new password",
+  },
+  {
+    name: "check your e-mail, after a sign-up",
+    path: "/auth/verify-request?provider=email&type=signup",
+    signedIn: false,
+    status: 200,
+    title: "Check your email · Vestibule",
+    heading: "Check your email",
+  },
   { name: "not found (404)", path: "/no-such-page", signedIn: false, status: 404, title: "Page not found · Vestibule", heading: "Page not found" },
 ];
 
@@ -242,7 +281,7 @@ type StorageState = Awaited<ReturnType<BrowserContext["storageState"]>>;
 /** One app per session strategy, each with a user signed in (the state a context starts from). */
 const sites = {} as Record<Sessions, { app: RunningApp; signedIn: StorageState }>;
 const started: RunningApp[] = [];
-const links: Links = { emailSignIn: "", emailChange: "" };
+const links: Links = { emailSignIn: "", emailChange: "", resetPassword: "" };
 
 /** Signs `user` (USER by default) in with JavaScript off; returns the open context. */
 async function signInContext(url: string, user = USER, landing = `${url}/`): Promise<BrowserContext> {
@@ -267,6 +306,7 @@ beforeAll(async () => {
     AUTH_OIDC_ID: TEST_CLIENT.clientId,
     AUTH_OIDC_SECRET: TEST_CLIENT.clientSecret,
     AUTH_OIDC_NAME: "Test IdP",
+    AUTH_SIGNUP: "true",
   };
   const start = (strategy: Sessions) => startApp({ ...env, AUTH_SESSION_STRATEGY: strategy }).then((a) => (started.push(a), a));
   const [database, jwt] = await Promise.all([start("database"), start("jwt")]);
@@ -309,8 +349,15 @@ beforeAll(async () => {
   await page.locator("#email-form").getByRole("button", { name: "Send me a sign-in link" }).click();
   await page.waitForURL(/\/auth\/verify-request/);
   links.emailSignIn = linkIn((await sink.waitFor(2)).at(-1)!).href;
+  // A forgotten-password link (its page shows the new-password form without using it).
+  await page.goto(`${database.url}/auth/forgot-password`);
+  await page.locator("#forgot-email").fill(USER.email);
+  await page.getByRole("button", { name: "Send me a link" }).click();
+  await page.waitForURL(/\/auth\/verify-request/);
+  links.resetPassword = linkIn((await sink.waitFor(3)).at(-1)!).href;
   await context.close();
-});
+  // Two production servers, three sign-ins and three e-mails on a shared machine: more than the default hook time.
+}, 180_000);
 
 afterAll(async () => {
   await browser?.close();

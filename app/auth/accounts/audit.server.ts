@@ -26,7 +26,11 @@ export type AuthEventType =
   | "two-factor-disabled"
   | "two-factor-failed"
   | "recovery-code-used"
-  | "recovery-codes-replaced";
+  | "recovery-codes-replaced"
+  | "password-set"
+  | "password-changed"
+  | "password-removed"
+  | "password-reset";
 
 export async function recordEvent(
   type: AuthEventType,

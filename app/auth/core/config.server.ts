@@ -15,6 +15,15 @@ export const CHECK_COOKIE_MAX_AGE = 900;
 /** Lifetime of the sealed WebAuthn challenge cookie (contract §4). */
 export const CHALLENGE_COOKIE_MAX_AGE = 900;
 export const EMAIL_TOKEN_MAX_AGE = 24 * 60 * 60;
+/** A forgotten-password link lives one hour (contract section 15), whatever AUTH_EMAIL_MAX_AGE says. */
+export const PASSWORD_RESET_LINK_MAX_AGE = 60 * 60;
+/** AUTH_EMAIL_CODE_MAX_AGE's default and bounds, in seconds (contract section 2). */
+export const EMAIL_CODE_MAX_AGE = 600;
+const EMAIL_CODE_MAX_AGE_RANGE = [60, 3600] as const;
+/** AUTH_PASSWORD_MIN_LENGTH's default and bounds, in characters (contract section 15). */
+export const PASSWORD_MIN_LENGTH = 8;
+const PASSWORD_MIN_LENGTH_RANGE = [8, 64] as const;
+export const DEFAULT_PASSWORD_BREACH_URL = "https://api.pwnedpasswords.com";
 export const SESSION_CLOCK_TOLERANCE = 15;
 export const OAUTH_CLOCK_TOLERANCE = 10;
 /** The time one outbound call to an OAuth provider may take, connection to last byte. */
@@ -53,6 +62,16 @@ export type AuthConfig = {
   credentials: boolean;
   /** AUTH_PASSKEYS: passkey (WebAuthn) sign-in and registration; on unless "false". */
   passkeys: boolean;
+  /** AUTH_SIGNUP: visitors may create a password account at /auth/signup (dev on, production off). */
+  signup: boolean;
+  /** AUTH_PASSWORD_MIN_LENGTH: shortest password accepted when one is chosen, in code points after NFKC. */
+  passwordMinLength: number;
+  /** AUTH_PASSWORD_BREACH_CHECK=hibp: the range API's base URL (AUTH_PASSWORD_BREACH_URL); null: off. */
+  passwordBreachCheck: { url: string } | null;
+  /** AUTH_EMAIL_CODE: e-mailed links also carry a 6-digit code (on by default). */
+  emailCode: boolean;
+  /** AUTH_EMAIL_CODE_MAX_AGE, in seconds; never longer than the link it goes with. */
+  emailCodeMaxAge: number;
   /** How long outbound calls to OAuth providers may take (OAUTH_TIMEOUT_MS; tests lower it). */
   oauthTimeoutMs: number;
   /** Contract section 10's limits, each overridable by AUTH_RATE_LIMIT_<NAME>=<count>/<seconds>. */
@@ -146,6 +165,14 @@ const EnvSchema = z.object({
   AUTH_CREDENTIALS: bool("AUTH_CREDENTIALS"),
   AUTH_PASSKEYS: bool("AUTH_PASSKEYS"),
   LOG_REQUESTS: bool("LOG_REQUESTS"),
+  AUTH_SIGNUP: bool("AUTH_SIGNUP"),
+  AUTH_PASSWORD_MIN_LENGTH: z.string().optional(),
+  AUTH_PASSWORD_BREACH_CHECK: z
+    .enum(["hibp", "off", ""], { error: 'AUTH_PASSWORD_BREACH_CHECK must be "hibp" (or unset for the bundled list only)' })
+    .optional(),
+  AUTH_PASSWORD_BREACH_URL: z.string().optional(),
+  AUTH_EMAIL_CODE: bool("AUTH_EMAIL_CODE"),
+  AUTH_EMAIL_CODE_MAX_AGE: z.string().optional(),
 });
 
 function presetEnvName(id: PresetId) {
@@ -273,6 +300,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     } else sessionAbsoluteMaxAge = n;
   }
 
+  // Passwords chosen by visitors, and e-mailed codes (contract section 15)
+  const passwordMinLength = wholeNumberIn(e.AUTH_PASSWORD_MIN_LENGTH, "AUTH_PASSWORD_MIN_LENGTH", PASSWORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_RANGE, "characters", problems);
+  let passwordBreachCheck: AuthConfig["passwordBreachCheck"] = null;
+  const breachUrl = e.AUTH_PASSWORD_BREACH_URL?.trim() || DEFAULT_PASSWORD_BREACH_URL;
+  const breachBase = safeUrl(breachUrl);
+  if (!breachBase || (breachBase.protocol !== "https:" && breachBase.protocol !== "http:") || breachUrl.endsWith("/") || breachBase.search || breachBase.hash) {
+    problems.push(`AUTH_PASSWORD_BREACH_URL must be an http(s) origin or URL without a trailing slash, e.g. ${DEFAULT_PASSWORD_BREACH_URL} (got "${breachUrl}")`);
+  } else if (e.AUTH_PASSWORD_BREACH_CHECK === "hibp") {
+    passwordBreachCheck = { url: breachUrl };
+  }
+  const emailCodeMaxAge = wholeNumberIn(e.AUTH_EMAIL_CODE_MAX_AGE, "AUTH_EMAIL_CODE_MAX_AGE", EMAIL_CODE_MAX_AGE, EMAIL_CODE_MAX_AGE_RANGE, "seconds", problems);
+
   const rateLimits = parseLimitOverrides(env);
   problems.push(...rateLimits.problems);
 
@@ -305,6 +344,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     emailTokenMaxAge,
     credentials: e.AUTH_CREDENTIALS ?? true,
     passkeys: e.AUTH_PASSKEYS ?? true,
+    signup: e.AUTH_SIGNUP ?? !production,
+    passwordMinLength,
+    passwordBreachCheck,
+    emailCode: e.AUTH_EMAIL_CODE ?? true,
+    // A code never outlives its link (AUTH_EMAIL_MAX_AGE may be as short as 60 s).
+    emailCodeMaxAge: Math.min(emailCodeMaxAge, emailTokenMaxAge),
     oauthTimeoutMs: OAUTH_TIMEOUT_MS,
     rateLimits: rateLimits.limits,
     log: logSettings(env),
@@ -312,6 +357,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databasePoolMax,
     databaseTimeoutMs,
   };
+}
+
+/** An optional whole number within `range`, else `fallback`; a bad value is a problem naming `name`. */
+function wholeNumberIn(
+  raw: string | undefined,
+  name: string,
+  fallback: number,
+  [min, max]: readonly [number, number],
+  unit: string,
+  problems: string[],
+): number {
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const n = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || n < min || n > max) {
+    problems.push(`${name} must be a whole number of ${unit} between ${min} and ${max} (got "${raw}")`);
+    return fallback;
+  }
+  return n;
 }
 
 function safeUrl(value: string): URL | null {

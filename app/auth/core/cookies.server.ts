@@ -1,7 +1,7 @@
 // Cookie names, attributes and chunking (contract §4). Every Set-Cookie the auth core writes is
 // built here so the attributes stay identical everywhere.
 
-export const COOKIE_KEYS = ["sessionToken", "csrfToken", "callbackUrl", "state", "pkceCodeVerifier", "nonce", "challenge", "signinEmail", "twoFactor"] as const;
+export const COOKIE_KEYS = ["sessionToken", "csrfToken", "callbackUrl", "state", "pkceCodeVerifier", "nonce", "challenge", "signinEmail", "twoFactor", "emailCode"] as const;
 export type CookieKey = (typeof COOKIE_KEYS)[number];
 export type CookieNames = Record<CookieKey, string>;
 
@@ -18,6 +18,8 @@ const BASE_NAMES: CookieNames = {
   signinEmail: "authjs.signin-email",
   // The sealed pending sign-in awaiting its second factor (contract §4, §13; app/auth/two-factor).
   twoFactor: "authjs.two-factor",
+  // The pending e-mail sign-in, sign-up or reset a typed code may finish (email/email-code.server.ts).
+  emailCode: "authjs.email-code",
 };
 
 /** A whole Set-Cookie string may not exceed this many bytes before it is split. */
@@ -25,8 +27,11 @@ export const MAX_COOKIE_SIZE = 4096;
 /** Characters of value per chunk (Auth.js's 4096 minus its estimated attribute overhead). */
 export const CHUNK_SIZE = 3933;
 
+/** Cookies no sibling host may plant (contract section 4): `__Host-` on https. */
+const HOST_PREFIXED = new Set<CookieKey>(["csrfToken", "emailCode"]);
+
 const SECURE_NAMES: CookieNames = Object.fromEntries(
-  COOKIE_KEYS.map((k) => [k, `${k === "csrfToken" ? "__Host-" : "__Secure-"}${BASE_NAMES[k]}`]),
+  COOKIE_KEYS.map((k) => [k, `${HOST_PREFIXED.has(k) ? "__Host-" : "__Secure-"}${BASE_NAMES[k]}`]),
 ) as CookieNames;
 
 export function cookieNames(secure: boolean): CookieNames {

@@ -147,3 +147,36 @@ export const PASSKEY_MESSAGES = {
   removed: "The passkey was removed.",
   added: "Your passkey was added. Next time, sign in with it.",
 } as const;
+
+/**
+ * Why a chosen password is refused (contract section 15), one text per reason, and the other
+ * texts of the password and e-mail code forms. `min` is AUTH_PASSWORD_MIN_LENGTH.
+ */
+export const PASSWORD_MESSAGES = {
+  tooShort: (min: number) => `Use at least ${min} characters.`,
+  tooLong: (max: number) => `Use at most ${max} characters.`,
+  tooCommon: "This password is too common and easy to guess. Choose another one, such as a few unrelated words.",
+  yourAddress: "Do not use your e-mail address (or its part before the @) as your password.",
+  breached: "This password has appeared in a data breach, so attackers try it. Choose another one.",
+  required: "Enter a password.",
+  currentWrong: "That is not your current password.",
+  alreadySet: "You already have a password. Use “Change your password” instead.",
+  notSet: "You do not have a password.",
+  lastMethod: "Your password is your only way to sign in. Add another way to sign in before removing it.",
+  signInAgain: "For your security, sign in again before setting a password: it can only be set within 10 minutes of signing in.",
+  expiredForm: "Your form expired. Reload the page and try again.",
+} as const;
+
+/** Refused password-policy reasons, in the order they are checked. */
+export type PasswordRefusal = "tooShort" | "tooLong" | "tooCommon" | "yourAddress" | "breached";
+
+export const EMAIL_CODE_MESSAGES = {
+  required: "Enter the 6-digit code from the e-mail.",
+  wrong: (triesLeft: number) => `That code is not right. ${triesLeft} ${triesLeft === 1 ? "try is" : "tries are"} left.`,
+} as const;
+
+/** The texts of the sign-up and forgotten-password pages' own refusals. */
+export const ADDRESS_FORM_MESSAGES = {
+  invalid: "Enter one e-mail address, such as name@example.com.",
+  name: "Use at most 100 characters for the name, without control characters.",
+} as const;

@@ -28,6 +28,8 @@ export type CurrentSession = {
   userId: string;
   /** The session's row id — the database row, or the jwt cookie's `sid` (null: a cookie minted without one). */
   sessionId: string | null;
+  /** When this session's sign-in happened (not its last roll), seconds since the epoch. */
+  signedInAt: number;
 };
 
 export type SessionResult = { session: CurrentSession | null; setCookies: string[] };
@@ -159,6 +161,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
       },
       userId: sub,
       sessionId: sid,
+      signedInAt,
     },
     setCookies,
   };
@@ -191,7 +194,12 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
     await client.session.update({ where: { id: row.id }, data: { lastUsedAt: now } });
   }
   return {
-    session: { data: { user: row.user, expires: expires.toISOString() }, userId: row.userId, sessionId: row.id },
+    session: {
+      data: { user: row.user, expires: expires.toISOString() },
+      userId: row.userId,
+      sessionId: row.id,
+      signedInAt: Math.floor(row.createdAt.getTime() / 1000),
+    },
     setCookies,
   };
 }
@@ -294,6 +302,7 @@ export async function refreshSession(ar: AuthRequest, user: SessionUser, { now =
         data: { user: { name: user.name, email: user.email, image: user.image }, expires: written.expires.toISOString() },
         userId: user.id,
         sessionId: sid,
+        signedInAt,
       },
       setCookies: written.setCookies,
     };

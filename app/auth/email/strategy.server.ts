@@ -26,12 +26,18 @@ import { authRequest, clientAddress, type AuthRequest } from "../core/request.se
 import { errorRedirect, errorUrl, redirectResponse } from "../core/respond.server";
 import { runStrategy } from "../signin/flow.server";
 import { toSessionUser, type SignInResult } from "../accounts/users.server";
-import { consumeToken, discardToken, issueToken } from "./verification-token.server";
+import { consumeTokenRow, type UsedRequest } from "./verification-token.server";
+import { attemptEmailCode, clearEmailCodeCookie, codeRefusedResponse, typedCode } from "./email-code.server";
+import { sendLinkEmail } from "./send.server";
+import { EMAIL_CODE_MESSAGES } from "../core/errors";
 
 export const EMAIL_PROVIDER_ID = "email";
 
-/** What the verify step is told: an address whose owner just proved they read its mail. */
-export type EmailVerifyOptions = { email: string; request: Request };
+/**
+ * What the verify step is told: an address whose owner just proved they read its mail, and for a
+ * sign-up (contract section 15) the pending password hash and name to create the account with.
+ */
+export type EmailVerifyOptions = { email: string; request: Request; signUp?: { passwordHash: string; name: string | null } | null };
 
 export type EmailLinkStrategyOptions = {
   config: AuthConfig;
@@ -66,6 +72,8 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     }
     if (ar.url.pathname === `${base}/callback/${this.providerId}`) {
       const params = method === "POST" ? await readBody(request) : Object.fromEntries(ar.url.searchParams);
+      // The code form of the verify-request page posts a code and no token (contract section 15).
+      if (method === "POST" && params.token === undefined && params.code !== undefined) return this.useCode(ar, params.code);
       return this.useLink(ar, params.token ?? null, params.email ?? null);
     }
     throw new AuthError("Configuration", { log: `email strategy reached by ${method} ${ar.url.pathname}` });
@@ -91,34 +99,50 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     }
 
     const { url: callbackUrl } = resolveCallbackUrl(ar, form);
-    const { token } = await issueToken({
-      identifier: address,
+    const { setCookie } = await sendLinkEmail(ar, {
+      address,
       purpose: "signin",
       maxAgeSeconds: this.config.emailTokenMaxAge,
-      secrets: this.config.secrets,
+      // ar.origin is AUTH_URL when set; request headers only count with AUTH_TRUST_HOST.
+      link: (token) => signInLink(ar, token, address, callbackUrl, this.providerId),
+      message: (url, code) => signInMessage({ to: address, url, host: new URL(ar.origin).host, maxAgeSeconds: this.config.emailTokenMaxAge, code }),
+      callbackUrl,
     });
-    // ar.origin is AUTH_URL when set; request headers only count with AUTH_TRUST_HOST.
-    const link = `${ar.origin}${this.config.basePath}/callback/${this.providerId}?${new URLSearchParams({ token, email: address, callbackUrl })}`;
-    try {
-      await this.mailer.send(
-        signInMessage({ to: address, url: link, host: new URL(ar.origin).host, maxAgeSeconds: this.config.emailTokenMaxAge }),
-      );
-    } catch (error) {
-      await discardToken(address, token, this.config.secrets);
-      throw new AuthError("EmailSignin", { log: "sign-in e-mail not sent", cause: error });
-    }
     // No user lookup on this path: known and unknown addresses do the same work.
     await recordEvent("email-sent", { ...eventSource(ar), detail: { purpose: "signin", transport: this.mailer.kind } });
-    throw redirectResponse(`${ar.origin}${this.config.basePath}/verify-request?${new URLSearchParams({ provider: this.providerId, type: "email" })}`);
+    throw redirectResponse(`${ar.origin}${this.config.basePath}/verify-request?${new URLSearchParams({ provider: this.providerId, type: "email" })}`, {
+      setCookies: [setCookie],
+    });
+  }
+
+  /** A code typed in the browser that asked (its authjs.email-code cookie names the request). */
+  private async useCode(ar: AuthRequest, code: unknown): Promise<SignInResult> {
+    const typed = typedCode(code);
+    if (typed === null) throw codeRefusedResponse(null, EMAIL_CODE_MESSAGES.required);
+    const attempt = await attemptEmailCode(ar, typed, ["signin", "signup"]);
+    if (attempt.result === "wrong") throw codeRefusedResponse(attempt.triesLeft, attempt.message);
+    if (attempt.result === "ended") throw new AuthError("Verification", { log: "e-mail code for no live request of this browser" });
+    return this.finish(ar, attempt.request);
   }
 
   private async useLink(ar: AuthRequest, token: unknown, email: unknown): Promise<SignInResult> {
     const check = normalizeEmailAddress(email);
     if (!check.ok) throw new AuthError("Verification", { log: `link without a valid email parameter (${check.reason})` });
-    const used = await consumeToken({ identifier: check.address, token, purpose: "signin", secrets: this.config.secrets });
+    const used = await consumeTokenRow({ identifier: check.address, token, purposes: ["signin", "signup"], secrets: this.config.secrets });
     if (!used) throw new AuthError("Verification", { log: "e-mail link used, expired, unknown or for another address" });
-    return this.verify({ email: check.address, request: ar.request });
+    return this.finish(ar, used);
   }
+
+  private finish(ar: AuthRequest, used: UsedRequest): Promise<SignInResult> {
+    const signUp = used.purpose === "signup" && used.passwordHash ? { passwordHash: used.passwordHash, name: used.name } : null;
+    if (used.purpose === "signup" && !signUp) throw new AuthError("Verification", { log: "sign-up request without its password" });
+    return this.verify({ email: used.identifier, request: ar.request, signUp });
+  }
+}
+
+/** The link of a sign-in e-mail (also what a sign-up for a known address sends). */
+export function signInLink(ar: AuthRequest, token: string, address: string, callbackUrl: string, providerId = EMAIL_PROVIDER_ID): string {
+  return `${ar.origin}${ar.config.basePath}/callback/${providerId}?${new URLSearchParams({ token, email: address, callbackUrl })}`;
 }
 
 function isUniqueViolation(error: unknown) {
@@ -129,10 +153,11 @@ function isUniqueViolation(error: unknown) {
  * The verify step: the owner of `email` signs in. An unknown address becomes a new user whose
  * address is verified; a known one is marked verified (reading the mail proves it).
  */
-export async function signInByEmail({ email, request }: EmailVerifyOptions): Promise<SignInResult> {
+export async function signInByEmail({ email, request, signUp }: EmailVerifyOptions): Promise<SignInResult> {
   const client = db();
   const now = new Date();
   const ip = clientAddress(authRequest(request));
+  if (signUp) return finishSignUp(email, signUp, ip, now);
   const existing = await client.user.findUnique({ where: { email } });
   if (!existing) {
     try {
@@ -150,11 +175,40 @@ export async function signInByEmail({ email, request }: EmailVerifyOptions): Pro
   return { user: toSessionUser(verified), isNewUser: false };
 }
 
-/** The callback leg: a POST (from the confirmation page) must carry the CSRF token. */
+/**
+ * A sign-up proved by its link or code (contract section 15): only now does the user exist, with
+ * the address verified, the pending password hash and the name. An address that has an account by
+ * now ends on Verification and sets nothing; finishing ends every other pending sign-up for it.
+ */
+async function finishSignUp(email: string, signUp: { passwordHash: string; name: string | null }, ip: string | null, now: Date): Promise<SignInResult> {
+  let user;
+  try {
+    user = await db().$transaction(async (tx) => {
+      if (await tx.user.findUnique({ where: { email }, select: { id: true } })) return null;
+      const created = await tx.user.create({ data: { email, emailVerified: now, name: signUp.name } });
+      await tx.password.create({ data: { userId: created.id, hash: signUp.passwordHash } });
+      await tx.verificationToken.deleteMany({ where: { identifier: email, purpose: "signup" } });
+      return created;
+    });
+  } catch (error) {
+    // Two sign-ups for one address finished at the same moment: the other one created it.
+    if (!isUniqueViolation(error)) throw error;
+    user = null;
+  }
+  if (!user) throw new AuthError("Verification", { log: "sign-up finished for an address that has an account" });
+  await recordEvent("user-created", { userId: user.id, ip, detail: { provider: EMAIL_PROVIDER_ID, signUp: true } });
+  return { user: toSessionUser(user), isNewUser: true };
+}
+
+/** The callback leg: a POST (the confirmation page, or the code form) must carry the CSRF token. */
 async function emailCallback(ctx: FlowContext): Promise<Response> {
-  if (ctx.ar.request.method.toUpperCase() === "POST" && !verifyCsrf(ctx.ar, ctx.body.csrfToken)) {
+  const post = ctx.ar.request.method.toUpperCase() === "POST";
+  if (post && !verifyCsrf(ctx.ar, ctx.body.csrfToken)) {
     return errorRedirect(ctx.ar, "MissingCSRF", { json: ctx.json });
   }
+  // A code that signs in, or ends the request, also ends this browser's code cookie; a wrong
+  // code's answer (a Response passed through as is) keeps it.
+  if (post && ctx.body.token === undefined && ctx.body.code !== undefined) ctx.setCookies.push(clearEmailCodeCookie(ctx.ar));
   return runStrategy(ctx, EMAIL_PROVIDER_ID);
 }
 

@@ -9,8 +9,11 @@
 import { randomBytes } from "node:crypto";
 import { db, type Db } from "../../db/client.server";
 import { sha256hex } from "../core/crypto.server";
+import { newEmailCode, type IssuedCode } from "./email-code.server";
 
-export type TokenPurpose = "signin" | "change-email";
+import type { TokenPurpose, UsedRequest } from "./pending-request";
+
+export type { TokenPurpose, UsedRequest };
 
 /** What a Prisma interactive transaction hands its callback: the same delegates as the client. */
 type Client = Pick<Db, "verificationToken">;
@@ -33,10 +36,15 @@ export async function issueToken(input: {
   maxAgeSeconds: number;
   secrets: readonly [string, ...string[]];
   now?: Date;
-}): Promise<{ token: string; expires: Date }> {
+  /** Also a 6-digit code for the same request, valid this many seconds (never past the link). */
+  codeMaxAgeSeconds?: number | null;
+  /** A pending sign-up: the chosen password's hash and the name typed. */
+  pending?: { passwordHash: string; name: string | null };
+}): Promise<{ token: string; expires: Date; code: IssuedCode | null }> {
   const now = input.now ?? new Date();
   const token = randomBytes(32).toString("hex");
   const expires = new Date(now.getTime() + input.maxAgeSeconds * 1000);
+  const code = input.codeMaxAgeSeconds ? newEmailCode(input.secrets, Math.min(input.codeMaxAgeSeconds, input.maxAgeSeconds), now) : null;
   const client = db();
   // Housekeeping on the way: expired rows are useless and the expiry is indexed.
   await client.verificationToken.deleteMany({ where: { expires: { lt: now } } });
@@ -47,9 +55,14 @@ export async function issueToken(input: {
       expires,
       purpose: input.purpose,
       userId: input.userId ?? null,
+      requestId: code?.requestId ?? null,
+      codeHash: code?.codeHash ?? null,
+      codeExpires: code?.expires ?? null,
+      passwordHash: input.pending?.passwordHash ?? null,
+      name: input.pending?.name ?? null,
     },
   });
-  return { token, expires };
+  return { token, expires, code };
 }
 
 /** Removes a token that will never be usable (its message could not be sent). */
@@ -86,4 +99,36 @@ export async function consumeToken(input: Lookup, client: Client = db()): Promis
   if (count > 0) return true;
   await client.verificationToken.deleteMany({ where });
   return false;
+}
+
+
+/**
+ * Uses the token up, for any of `purposes`, and returns what its row held. The same conditional
+ * delete as consumeToken decides who wins; the row is read just before, and nothing in it changes.
+ */
+export async function consumeTokenRow(
+  input: Omit<Lookup, "purpose"> & { purposes: readonly TokenPurpose[] },
+  client: Client = db(),
+): Promise<UsedRequest | null> {
+  if (!isWellFormedToken(input.token)) return null;
+  const now = input.now ?? new Date();
+  const row = await client.verificationToken.findFirst({
+    where: {
+      identifier: input.identifier,
+      tokenHash: { in: hashes(input.token, input.secrets) },
+      purpose: { in: [...input.purposes] },
+      expires: { gt: now },
+    },
+    select: { identifier: true, tokenHash: true, purpose: true, passwordHash: true, name: true, requestId: true },
+  });
+  if (!row) {
+    // An expired match goes too, as housekeeping (as in consumeToken).
+    await client.verificationToken.deleteMany({
+      where: { identifier: input.identifier, tokenHash: { in: hashes(input.token, input.secrets) }, purpose: { in: [...input.purposes] } },
+    });
+    return null;
+  }
+  const { count } = await client.verificationToken.deleteMany({ where: { identifier: row.identifier, tokenHash: row.tokenHash, expires: { gt: now } } });
+  if (count !== 1) return null;
+  return { identifier: row.identifier, purpose: row.purpose as TokenPurpose, passwordHash: row.passwordHash, name: row.name, requestId: row.requestId };
 }

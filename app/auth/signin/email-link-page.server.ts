@@ -11,6 +11,9 @@ import { errorRedirect } from "../core/respond.server";
 import { providerFlow } from "./endpoint.server";
 import { EMAIL_PROVIDER_ID } from "../email/strategy.server";
 import { peekToken } from "../email/verification-token.server";
+import { codeRefusal, readEmailCodeCookie } from "../email/email-code.server";
+import { wantsJsonRedirect } from "../core/respond.server";
+import { codeFormFor, type CodeForm, type VerifyRequestType } from "./verify-request-page.server";
 
 export type EmailConfirmPage = {
   address: string;
@@ -23,6 +26,17 @@ export type EmailConfirmPage = {
 export type EmailCallbackOutcome =
   | { type: "confirm"; page: EmailConfirmPage; setCookies: string[] }
   | { type: "response"; response: Response };
+
+/** A refused code (contract section 15): the form again, with the text and the tries left. */
+export type EmailCodeRefusal = {
+  type: "code-refused";
+  /** JSON-mode clients get the 400 JSON answer itself. */
+  response: Response;
+  json: boolean;
+  message: string;
+  form: CodeForm | null;
+  verifyType: VerifyRequestType;
+};
 
 export async function emailCallbackLoader(request: Request): Promise<EmailCallbackOutcome> {
   const ar = authRequest(request);
@@ -52,6 +66,13 @@ export async function emailCallbackLoader(request: Request): Promise<EmailCallba
   };
 }
 
-export function emailCallbackAction(request: Request): Promise<Response> {
-  return providerFlow(request, EMAIL_PROVIDER_ID, "callback");
+export async function emailCallbackAction(request: Request): Promise<{ type: "response"; response: Response } | EmailCodeRefusal> {
+  const response = await providerFlow(request, EMAIL_PROVIDER_ID, "callback");
+  const refusal = codeRefusal(response);
+  if (!refusal) return { type: "response", response };
+  // The form comes back for the request this browser's cookie names (sign-in or sign-up).
+  const pending = await readEmailCodeCookie(authRequest(request));
+  const verifyType: VerifyRequestType = pending?.purpose === "signup" ? "signup" : "email";
+  const { form } = await codeFormFor(request, verifyType);
+  return { type: "code-refused", response, json: wantsJsonRedirect(request), message: refusal.message, form, verifyType };
 }

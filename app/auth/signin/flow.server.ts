@@ -94,7 +94,11 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
  * sealed pending sign-in and the second-factor page (`{url}` of it in JSON mode) — unless the
  * method proves two factors by itself (a passkey). Everyone else is signed in at once.
  */
-export async function completeSignIn(ctx: FlowContext, providerId: string, result: SignInResult): Promise<Response> {
+export async function completeSignIn(
+  ctx: FinishContext & Pick<FlowContext, "providerType">,
+  providerId: string,
+  result: SignInResult,
+): Promise<Response> {
   const { ar } = ctx;
   if (needsSecondFactor(ctx.providerType) && (await secondFactorEnabled(result.user.id))) {
     const pending = await issuePendingSignIn(ar, {

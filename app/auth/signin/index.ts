@@ -9,3 +9,4 @@ export { refuseCrossOriginPost } from "./origin-check.server";
 export { authorizationOrigins, findProvider, getProviders } from "./registry.server";
 export { signOutAction } from "./signout.server";
 export { twoFactorAction, twoFactorJsonAction, twoFactorPageData, type TwoFactorOutcome } from "./two-factor-page.server";
+export { verifyRequestPageData } from "./verify-request-page.server";

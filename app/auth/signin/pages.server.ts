@@ -10,7 +10,7 @@ import { getSession } from "../core/session.server";
 import { takeKeptAddress } from "../credentials/kept-address.server";
 import { parsePost } from "./flow.server";
 import type { ProviderType } from "./provider";
-import { getProviders } from "./registry.server";
+import { getProviders, passwordPagesOffered } from "./registry.server";
 
 export type PageProvider = { id: string; name: string; type: ProviderType; signinUrl: string; callbackUrl: string };
 
@@ -39,6 +39,8 @@ export async function signinPageData(request: Request) {
       error: error ? { code: error.slice(0, 64), message: signinErrorMessage(error, ar.url.searchParams)! } : null,
       email: shownEmail ?? "",
       signedInAs: session?.data.user.email ?? session?.data.user.name ?? null,
+      // Links to sign-up and the forgotten-password page while they are offered (contract section 15).
+      passwordPages: passwordPagesOffered(ar.config),
     },
     headers: headersWith([csrf.setCookie, callback.setCookie, kept.setCookie, ...setCookies]),
   };

@@ -39,3 +39,14 @@ export const beforeUnlinkHooks: readonly BeforeUnlinkHook[] = METHODS.flatMap((m
 export function authorizationOrigins(config: AuthConfig): string[] {
   return [...new Set(METHODS.flatMap((method) => method.formActionOrigins?.(config) ?? []))];
 }
+
+/**
+ * The password pages of contract section 15: sign-up (AUTH_SIGNUP, credentials and e-mail delivery
+ * on) and the forgotten-password page (credentials and e-mail delivery on).
+ */
+export function passwordPagesOffered(config: AuthConfig): { signup: boolean; forgotPassword: boolean } {
+  const providers = getProviders(config);
+  const credentials = providers.some((p) => p.type === "credentials");
+  const email = providers.some((p) => p.type === "email");
+  return { signup: config.signup && credentials && email, forgotPassword: credentials && email };
+}

@@ -1,5 +1,6 @@
-import { data } from "react-router";
+import { data, isRouteErrorResponse, useRouteError } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
+import { EmailCodeForm, type CodeFormProps } from "~/components/email-code-form";
 import { headersWith } from "~/auth/core";
 import { emailCallbackAction, emailCallbackLoader } from "~/auth/signin";
 import type { Route } from "./+types/callback-email";
@@ -24,7 +25,28 @@ export async function loader({ request }: Route.LoaderArgs) {
 }
 
 export async function action({ request }: Route.ActionArgs) {
-  return passOn(await emailCallbackAction(request));
+  const outcome = await emailCallbackAction(request);
+  if (outcome.type === "response") return passOn(outcome.response);
+  // A wrong code (contract section 15): the code form again, 400, with how many tries are left.
+  // Thrown, so the ErrorBoundary draws it: a returned 400 would have React Router run this route's
+  // loader for the document, and a GET of this URL without a link is the Verification redirect.
+  if (outcome.json || !outcome.form) return outcome.response;
+  throw data({ codeRefused: { message: outcome.message, form: outcome.form, verifyType: outcome.verifyType } }, { status: 400 });
+}
+
+export function ErrorBoundary() {
+  const error = useRouteError();
+  if (!isRouteErrorResponse(error) || !error.data || typeof error.data !== "object" || !("codeRefused" in error.data)) throw error;
+  const { message, form } = (error.data as { codeRefused: { message: string; form: CodeFormProps } }).codeRefused;
+  return (
+    <AuthCard title="Check your email">
+      <p>Enter the 6-digit code from the e-mail. It works in this browser only.</p>
+      <EmailCodeForm form={form} codeError={message} />
+      <p>
+        <a href="/">Back to the home page</a>
+      </p>
+    </AuthCard>
+  );
 }
 
 export function headers({ parentHeaders }: Route.HeadersArgs) {

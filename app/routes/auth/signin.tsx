@@ -22,7 +22,7 @@ const EMAIL_HINTS: Record<string, string> = {
 };
 
 export default function SignIn({ loaderData }: Route.ComponentProps) {
-  const { csrfToken, callbackUrl, providers, error, email, signedInAs } = loaderData;
+  const { csrfToken, callbackUrl, providers, error, email, signedInAs, passwordPages } = loaderData;
   const oauth = providers.filter((p) => p.type === "oauth" || p.type === "oidc");
   const emailProvider = providers.find((p) => p.type === "email");
   const credentials = providers.find((p) => p.type === "credentials");
@@ -100,6 +100,13 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
           aria-describedby={credentialsError ? "credentials-error" : undefined}
           aria-invalid={credentialsError ? true : undefined}
         />
+        {passwordPages.forgotPassword ? (
+          <p className="muted">
+            <a href="/auth/forgot-password" id="forgot-password-link">
+              Forgot your password?
+            </a>
+          </p>
+        ) : null}
       </DocumentForm>,
     );
   }
@@ -118,6 +125,14 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
       ) : null}
       {sections.length === 0 ? <p>No sign-in method is enabled.</p> : null}
       {sections.flatMap((s, i) => (i === 0 ? [s] : [<p key={`or-${i}`} className="divider">or</p>, s]))}
+      {passwordPages.signup ? (
+        <p>
+          No account yet?{" "}
+          <a href={`/auth/signup?${new URLSearchParams({ callbackUrl })}`} id="signup-link">
+            Create one
+          </a>
+        </p>
+      ) : null}
     </AuthCard>
   );
 }

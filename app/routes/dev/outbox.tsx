@@ -41,6 +41,11 @@ export default function DevOutbox() {
             <dt>Sent</dt>
             <dd>{new Date(m.sentAt).toUTCString()}</dd>
           </dl>
+          {m.code ? (
+            <p>
+              Code: <strong className="outbox-code">{m.code}</strong>
+            </p>
+          ) : null}
           {m.link ? (
             <p>
               <a className="button inline outbox-link" href={m.link}>

@@ -55,6 +55,9 @@ function targets(providerIds: string[]): Target[] {
     { path: "/auth/callback/no-such-provider", fields: { code: "x", state: "y" } },
     { path: "/auth/verify-request", fields: { provider: "email", type: "email", email: EMAIL, code: "123456" } },
     { path: "/auth/error", fields: { error: "Verification" } },
+    { path: "/auth/signup", fields: { email: EMAIL, password: "velvet lantern orbit", name: "Ada", callbackUrl: "/account" } },
+    { path: "/auth/forgot-password", fields: { email: EMAIL } },
+    { path: "/auth/reset-password", fields: { token: "0".repeat(64), email: EMAIL, password: "velvet lantern orbit", code: "123456" } },
     { path: "/auth/_log", fields: { level: "warn", code: "fuzz", message: "m", metadata: "{}" } },
     { path: "/auth/no-such-action", fields: {} },
     { path: "/auth/signin/oidc/extra/segments", fields: {} },
@@ -62,7 +65,7 @@ function targets(providerIds: string[]): Target[] {
     { path: "/", fields: {} },
     {
       path: "/account",
-      fields: { intent: "update-profile", name: "Ada L.", sessionId: "not-a-session", email: "new@example.com", provider: "oidc", passkeyId: "p", code: "123456" },
+      fields: { intent: "update-profile", name: "Ada L.", sessionId: "not-a-session", email: "new@example.com", provider: "oidc", passkeyId: "p", code: "123456", password: "velvet lantern orbit", currentPassword: "x" },
     },
     { path: "/account/email", fields: { token: "0".repeat(64), email: "new@example.com" } },
     { path: "/welcome", fields: { callbackUrl: "/account" } },

@@ -1,0 +1,118 @@
+// The password policy of contract section 15 (NIST SP 800-63B rev. 4), applied wherever a password
+// is chosen — sign-up, reset, password-set, password-change — and never at sign-in:
+//   length in code points after NFKC, AUTH_PASSWORD_MIN_LENGTH..256, every code point counts;
+//   no composition rules; refused when in the bundled common-password list (case-insensitive),
+//   when it is the e-mail address or its local part, and (AUTH_PASSWORD_BREACH_CHECK=hibp) when
+//   the Have I Been Pwned range API lists it. Each reason has its own text (core/errors.ts).
+//
+// The list: @zxcvbn-ts/language-common's `passwords-common` dictionary (docs/decisions/048).
+import { createHash } from "node:crypto";
+import { dictionary } from "@zxcvbn-ts/language-common";
+import type { AuthConfig } from "../core/config.server";
+import { PASSWORD_MESSAGES, type PasswordRefusal } from "../core/errors";
+import { log } from "../core/log.server";
+
+/** Longest password accepted when one is chosen, in code points after NFKC. */
+export const POLICY_MAX_LENGTH = 256;
+/** The breach check waits this long for the range API, then lets the password through. */
+export const BREACH_CHECK_TIMEOUT_MS = 2_000;
+
+/** NFKC, as stored and as compared at sign-in: "ﬁ" and "fi", full-width and ASCII digits are one password. */
+export function normalizePassword(password: string): string {
+  return password.normalize("NFKC");
+}
+
+/** Length in Unicode code points (an emoji is one, not two UTF-16 units). */
+export function codePointLength(value: string): number {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
+}
+
+let common: Set<string> | null = null;
+
+/** The bundled list, lower-cased, built on first use. */
+export function commonPasswords(): ReadonlySet<string> {
+  common ??= new Set(dictionary["passwords-common"].map((p) => p.toLowerCase()));
+  return common;
+}
+
+export type PolicyResult = { ok: true; password: string } | { ok: false; reason: PasswordRefusal; message: string };
+
+function refused(reason: PasswordRefusal, config: Pick<AuthConfig, "passwordMinLength">): PolicyResult {
+  const message =
+    reason === "tooShort"
+      ? PASSWORD_MESSAGES.tooShort(config.passwordMinLength)
+      : reason === "tooLong"
+        ? PASSWORD_MESSAGES.tooLong(POLICY_MAX_LENGTH)
+        : PASSWORD_MESSAGES[reason];
+  return { ok: false, reason, message };
+}
+
+/**
+ * The checks that need no network: length, the list, the address. `email` is the normalised
+ * address of the account the password is for (null when it has none).
+ */
+export function checkPasswordLocally(password: string, email: string | null, config: Pick<AuthConfig, "passwordMinLength">): PolicyResult {
+  const normalized = normalizePassword(password);
+  const length = codePointLength(normalized);
+  if (length < config.passwordMinLength) return refused("tooShort", config);
+  if (length > POLICY_MAX_LENGTH) return refused("tooLong", config);
+  const lower = normalized.toLowerCase();
+  if (commonPasswords().has(lower)) return refused("tooCommon", config);
+  if (email) {
+    const address = email.toLowerCase();
+    const local = address.slice(0, address.lastIndexOf("@"));
+    if (lower === address || lower === local) return refused("yourAddress", config);
+  }
+  return { ok: true, password: normalized };
+}
+
+/**
+ * The whole policy. On success `password` is the normalised password: the one to hash.
+ * Anything that is not a string is refused as too short (a form always sends a string).
+ */
+export async function checkPassword(
+  password: unknown,
+  email: string | null,
+  config: Pick<AuthConfig, "passwordMinLength" | "passwordBreachCheck">,
+): Promise<PolicyResult> {
+  if (typeof password !== "string") return refused("tooShort", config);
+  const local = checkPasswordLocally(password, email, config);
+  if (!local.ok || !config.passwordBreachCheck) return local;
+  return (await breached(local.password, config.passwordBreachCheck.url)) ? refused("breached", config) : local;
+}
+
+/**
+ * Have I Been Pwned's range API with k-anonymity: only the first 5 hex digits of the SHA-1 leave
+ * the server; the answer lists suffixes with counts (padded with zero-count decoys, Add-Padding).
+ * Fails open: a timeout, a network error or a status other than 200 passes the password and logs
+ * one warn line.
+ */
+export async function breached(normalizedPassword: string, baseUrl: string): Promise<boolean> {
+  const digest = createHash("sha1").update(normalizedPassword, "utf8").digest("hex").toUpperCase();
+  const prefix = digest.slice(0, 5);
+  const suffix = digest.slice(5);
+  try {
+    const response = await fetch(`${baseUrl}/range/${prefix}`, {
+      headers: { "Add-Padding": "true", "User-Agent": "Vestibule password check" },
+      signal: AbortSignal.timeout(BREACH_CHECK_TIMEOUT_MS),
+      redirect: "error",
+    });
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      log("warn", "password.breach_check_unavailable", { reason: `status ${response.status}` });
+      return false;
+    }
+    const body = await response.text();
+    for (const line of body.split("\n")) {
+      const [listed, count] = line.trim().split(":");
+      if (listed?.toUpperCase() === suffix && Number(count) > 0) return true;
+    }
+    return false;
+  } catch (error) {
+    const reason = (error as Error)?.name === "TimeoutError" ? "timeout" : "network error";
+    log("warn", "password.breach_check_unavailable", { reason });
+    return false;
+  }
+}

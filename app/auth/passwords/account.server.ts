@@ -1,0 +1,137 @@
+// The /account intents of contract section 15: password-set (within 10 minutes of this session's
+// sign-in), password-change (the current password; ends every other session) and password-remove
+// (never the last way to sign in, checked and removed in one step: ADR 026). Each answers with
+// what the page shows: a redirect on success, or the refused field and its text.
+import { eventSource, recordEvent } from "../accounts/audit.server";
+import { createPassword, passwordHashOf, replacePassword } from "../accounts/passwords.server";
+import { deviceIdFor } from "../core/device-cookie.server";
+import { PASSWORD_MESSAGES, rateLimitedMessage } from "../core/errors";
+import { isLimitRefusal, reserveCredentialsAttempt, retryAfterMinutes } from "../core/limits.server";
+import { clientAddress, type AuthRequest } from "../core/request.server";
+import { refreshSession, revokeUserSessions, type CurrentSession } from "../core/session.server";
+import { toSessionUser } from "../accounts/users.server";
+import { MAX_PASSWORD_LENGTH, hashPassword, verifyPassword } from "../credentials/password.server";
+import { checkPassword } from "../credentials/password-policy.server";
+import { removeSignInMethod } from "../signin/methods.server";
+import { db } from "../../db/client.server";
+
+/** password-set needs a sign-in this recent (the sign-in, not the session's last roll). */
+export const PASSWORD_SET_WINDOW_SECONDS = 10 * 60;
+
+export const PASSWORD_INTENTS = ["password-set", "password-change", "password-remove"] as const;
+export type PasswordIntent = (typeof PASSWORD_INTENTS)[number];
+
+export function isPasswordIntent(intent: unknown): intent is PasswordIntent {
+  return (PASSWORD_INTENTS as readonly unknown[]).includes(intent);
+}
+
+export type PasswordIntentResult =
+  | { ok: true; notice: "password-set" | "password-changed" | "password-removed"; setCookies: string[] }
+  | {
+      ok: false;
+      status: number;
+      intent: PasswordIntent;
+      field: "password" | "currentPassword" | null;
+      message: string;
+      /** password-set too long after the sign-in: the page links to the sign-in page. */
+      signInAgain?: boolean;
+      retryAfterSeconds?: number;
+    };
+
+const text = (value: unknown) => (typeof value === "string" && value.length <= MAX_PASSWORD_LENGTH ? value : "");
+
+/** The user's address, the limits' name for the account (a user without one is named by id). */
+async function accountOf(userId: string) {
+  return db().user.findUnique({ where: { id: userId }, select: { id: true, email: true, name: true, image: true } });
+}
+
+/**
+ * The current password, checked as a credentials attempt (contract section 10): the same limits,
+ * a wrong one counted as a failure, a right one resetting the counters.
+ */
+async function checkCurrentPassword(
+  ar: AuthRequest,
+  userId: string,
+  email: string | null,
+  typed: string,
+  intent: PasswordIntent,
+): Promise<PasswordIntentResult | null> {
+  const address = email ?? `user:${userId}`;
+  const deviceId = email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, email) : null;
+  const reservation = await reserveCredentialsAttempt(ar.config.rateLimits, { address, client: clientAddress(ar), deviceId });
+  if (isLimitRefusal(reservation)) {
+    await recordEvent("rate-limited", { userId, ...eventSource(ar), detail: { bucket: reservation.limit } });
+    return {
+      ok: false,
+      status: 429,
+      intent,
+      field: "currentPassword",
+      message: rateLimitedMessage(retryAfterMinutes(reservation.retryAfterSeconds)),
+      retryAfterSeconds: reservation.retryAfterSeconds,
+    };
+  }
+  const stored = await passwordHashOf(userId);
+  const ok = stored !== null && typed !== "" && (await verifyPassword(stored, typed));
+  await reservation.settle(ok);
+  if (ok) return null;
+  await recordEvent("signin-failed", { userId, ...eventSource(ar), detail: { provider: "credentials", intent } });
+  return { ok: false, status: 400, intent, field: "currentPassword", message: PASSWORD_MESSAGES.currentWrong };
+}
+
+export async function passwordIntent(
+  ar: AuthRequest,
+  session: CurrentSession,
+  intent: PasswordIntent,
+  body: Record<string, unknown>,
+  now = new Date(),
+): Promise<PasswordIntentResult> {
+  const userId = session.userId;
+  const user = await accountOf(userId);
+  if (!user) return { ok: false, status: 404, intent, field: null, message: PASSWORD_MESSAGES.notSet };
+  const stored = await passwordHashOf(userId);
+
+  if (intent === "password-set") {
+    if (stored !== null) return { ok: false, status: 400, intent, field: "password", message: PASSWORD_MESSAGES.alreadySet };
+    if (now.getTime() / 1000 - session.signedInAt > PASSWORD_SET_WINDOW_SECONDS) {
+      return { ok: false, status: 403, intent, field: "password", message: PASSWORD_MESSAGES.signInAgain, signInAgain: true };
+    }
+    const policy = await checkPassword(text(body.password), user.email, ar.config);
+    if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
+    if (!(await createPassword(userId, await hashPassword(policy.password)))) {
+      return { ok: false, status: 400, intent, field: "password", message: PASSWORD_MESSAGES.alreadySet };
+    }
+    await recordEvent("password-set", { userId, ...eventSource(ar) });
+    return { ok: true, notice: "password-set", setCookies: [] };
+  }
+
+  if (stored === null) return { ok: false, status: 400, intent, field: "currentPassword", message: PASSWORD_MESSAGES.notSet };
+
+  if (intent === "password-change") {
+    // The new password's policy first: a refusal there costs no attempt at the current one.
+    const policy = await checkPassword(text(body.password), user.email, ar.config);
+    if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
+    const refused = await checkCurrentPassword(ar, userId, user.email, text(body.currentPassword), intent);
+    if (refused) return refused;
+    if (!(await replacePassword(userId, stored, await hashPassword(policy.password)))) {
+      // Another tab changed it between our read and our write: this one's current password is stale.
+      return { ok: false, status: 400, intent, field: "currentPassword", message: PASSWORD_MESSAGES.currentWrong };
+    }
+    // Every other session ends on every instance. This browser's jwt is written again from the
+    // cookie it carried (refreshSession, as after an e-mail change), so that it is issued after the
+    // cut-off; reading it back first (reissueSession) would find it under that cut-off once the
+    // sign-in was more than a second ago.
+    await revokeUserSessions(userId, { except: session.sessionId });
+    await recordEvent("password-changed", { userId, ...eventSource(ar) });
+    const refreshed = await refreshSession(ar, toSessionUser(user));
+    return { ok: true, notice: "password-changed", setCookies: refreshed.setCookies };
+  }
+
+  // password-remove
+  const refused = await checkCurrentPassword(ar, userId, user.email, text(body.currentPassword), intent);
+  if (refused) return refused;
+  const removed = await removeSignInMethod(ar.config, userId, { kind: "password" });
+  if (removed === "last-method") return { ok: false, status: 409, intent, field: "currentPassword", message: PASSWORD_MESSAGES.lastMethod };
+  if (removed === "not-found") return { ok: false, status: 400, intent, field: "currentPassword", message: PASSWORD_MESSAGES.notSet };
+  await recordEvent("password-removed", { userId, ...eventSource(ar) });
+  return { ok: true, notice: "password-removed", setCookies: [] };
+}

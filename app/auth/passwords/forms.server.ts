@@ -1,0 +1,63 @@
+// What the sign-up, forgotten-password and new-password pages share: reading the POST, the CSRF
+// check, and the re-rendered form's shape (contract section 15: refused fields are a 400 with the
+// typed values kept, passwords and codes never echoed; a POST without a valid token is a 403 that
+// changes nothing).
+import { readBody, type Body } from "../core/body.server";
+import { toRelative } from "../core/callback-url.server";
+import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
+import { ADDRESS_FORM_MESSAGES, PASSWORD_MESSAGES } from "../core/errors";
+import { authRequest, type AuthRequest } from "../core/request.server";
+import { wantsJsonRedirect } from "../core/respond.server";
+
+export type FieldErrors = Partial<Record<"email" | "name" | "password" | "code", string>>;
+
+/** A page's form again: status, the error texts, and what was typed (never a password or code). */
+export type FormAnswer<Values> = {
+  kind: "form";
+  status: number;
+  csrfToken: string;
+  setCookies: string[];
+  formError: string | null;
+  fieldErrors: FieldErrors;
+  values: Values;
+  retryAfterSeconds?: number;
+};
+
+export type Answer<Values> = { kind: "response"; response: Response } | FormAnswer<Values>;
+
+export type ReadPost = { ar: AuthRequest; body: Body; json: boolean; csrfToken: string; setCookies: string[]; csrfOk: boolean };
+
+/** Reads the body (a refused body answers as the form with 400) and checks the CSRF token. */
+export async function readPost(request: Request): Promise<ReadPost | { refused: true; ar: AuthRequest; csrfToken: string; setCookies: string[] }> {
+  const ar = authRequest(request);
+  const csrf = ensureCsrfToken(ar);
+  const setCookies = csrf.setCookie ? [csrf.setCookie] : [];
+  let body: Body;
+  try {
+    body = await readBody(request);
+  } catch {
+    return { refused: true, ar, csrfToken: csrf.token, setCookies };
+  }
+  return { ar, body, json: wantsJsonRedirect(request, body), csrfToken: csrf.token, setCookies, csrfOk: verifyCsrf(ar, body.csrfToken) };
+}
+
+export const FORM_EXPIRED = PASSWORD_MESSAGES.expiredForm;
+export const UNREADABLE = "Unknown request.";
+
+/** A typed text field as kept for the re-rendered form (strings only, bounded). */
+export function typed(value: unknown, max = 320): string {
+  return typeof value === "string" ? value.slice(0, max) : "";
+}
+
+/** An optional display name: trimmed, at most 100 characters, no control characters. */
+export function readName(value: unknown): { ok: true; name: string | null } | { ok: false; message: string } {
+  if (value === undefined || value === null || value === "") return { ok: true, name: null };
+  if (typeof value !== "string") return { ok: false, message: ADDRESS_FORM_MESSAGES.name };
+  const name = value.trim();
+  if (name.length > 100 || /[\u0000-\u001f\u007f]/.test(name)) return { ok: false, message: ADDRESS_FORM_MESSAGES.name };
+  return { ok: true, name: name === "" ? null : name };
+}
+
+export function relativeCallback(url: string): string {
+  return toRelative(url);
+}

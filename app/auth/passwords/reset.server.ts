@@ -1,0 +1,181 @@
+// Forgotten password (contract section 15).
+//
+//   GET  /auth/forgot-password   a form with the address
+//   POST /auth/forgot-password   always 302 to /auth/verify-request?provider=email&type=reset, with the
+//                                code cookie, for every address: the limits counted, a request stored
+//                                and sealed; only an existing user's request is mailed (after the
+//                                answer, so that the answer takes the same time either way).
+//   GET  /auth/reset-password    ?token&email: the new-password form for a live link (not used up)
+//   POST /auth/reset-password    token + email + password, or code + password from the asking
+//                                browser. A refused password is a 400 and uses nothing up. Success
+//                                sets the password, ends every session of the user on every instance,
+//                                signs this browser in and lands on /account.
+import { resetPasswordMessage } from "../../mail/templates.server";
+import { db } from "../../db/client.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
+import { toSessionUser } from "../accounts/users.server";
+import { normalizeEmailAddress } from "../core/email-address";
+import { PASSWORD_RESET_LINK_MAX_AGE } from "../core/config.server";
+import { ADDRESS_FORM_MESSAGES, EMAIL_CODE_MESSAGES, rateLimitedMessage } from "../core/errors";
+import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
+import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
+import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
+import { ensureCsrfToken } from "../core/csrf.server";
+import { revokeUserSessions } from "../core/session.server";
+import { hashPassword } from "../credentials/password.server";
+import { checkPassword } from "../credentials/password-policy.server";
+import { attemptEmailCode, clearEmailCodeCookie, pendingCodeAddress, readEmailCodeCookie, typedCode } from "../email/email-code.server";
+import { sendLinkEmail } from "../email/send.server";
+import { consumeTokenRow, isWellFormedToken, peekToken } from "../email/verification-token.server";
+import { completeSignIn } from "../signin/flow.server";
+import { passwordPagesOffered } from "../signin/registry.server";
+import { FORM_EXPIRED, readPost, typed, UNREADABLE, type Answer, type FormAnswer } from "./forms.server";
+
+const RESET_LINK_MAX_AGE = PASSWORD_RESET_LINK_MAX_AGE;
+
+export type ForgotValues = { email: string };
+
+export function forgotPasswordPageData(request: Request) {
+  const ar = authRequest(request);
+  if (!passwordPagesOffered(ar.config).forgotPassword) return null;
+  const csrf = ensureCsrfToken(ar);
+  const email = ar.url.searchParams.get("email");
+  return { csrfToken: csrf.token, setCookies: csrf.setCookie ? [csrf.setCookie] : [], values: { email: typed(email) } satisfies ForgotValues };
+}
+
+export async function forgotPasswordAction(request: Request): Promise<Answer<ForgotValues>> {
+  const read = await readPost(request);
+  const ar = read.ar;
+  if (!passwordPagesOffered(ar.config).forgotPassword) return { kind: "response", response: badRequest() };
+  const form = (status: number, errors: Pick<FormAnswer<ForgotValues>, "formError" | "fieldErrors">, values: ForgotValues): FormAnswer<ForgotValues> => ({
+    kind: "form",
+    status,
+    csrfToken: read.csrfToken,
+    setCookies: read.setCookies,
+    values,
+    ...errors,
+  });
+  if ("refused" in read) return form(400, { formError: UNREADABLE, fieldErrors: {} }, { email: "" });
+  const { body, json } = read;
+  const values = { email: typed(body.email) };
+  if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED, fieldErrors: {} }, values);
+  const address = normalizeEmailAddress(body.email);
+  if (!address.ok) return form(400, { formError: null, fieldErrors: { email: ADDRESS_FORM_MESSAGES.invalid } }, values);
+
+  const refused = await countEmailSend(ar.config.rateLimits, address.address, clientAddress(ar));
+  if (refused) {
+    await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: refused.limit } });
+    return {
+      ...form(429, { formError: rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds)), fieldErrors: {} }, values),
+      retryAfterSeconds: refused.retryAfterSeconds,
+    };
+  }
+  const user = await db().user.findUnique({ where: { email: address.address }, select: { id: true } });
+  const host = new URL(ar.origin).host;
+  // Both kinds of address: a request stored and sealed in the cookie. Only a user's is mailed, and
+  // after the answer, so neither the answer nor its time says which it was.
+  const { setCookie } = await sendLinkEmail(ar, {
+    address: address.address,
+    purpose: "reset",
+    maxAgeSeconds: RESET_LINK_MAX_AGE,
+    link: (token) => `${ar.origin}${ar.config.basePath}/reset-password?${new URLSearchParams({ token, email: address.address })}`,
+    message: (url, code) => resetPasswordMessage({ to: address.address, url, host, maxAgeSeconds: RESET_LINK_MAX_AGE, code }),
+    deliver: user ? "background" : "never",
+  });
+  await recordEvent("email-sent", { userId: user?.id ?? null, ...eventSource(ar), detail: { purpose: "reset" } });
+  const next = `${ar.origin}${ar.config.basePath}/verify-request?${new URLSearchParams({ provider: "email", type: "reset" })}`;
+  return { kind: "response", response: redirectResponse(next, { json, setCookies: [setCookie] }) };
+}
+
+export type ResetValues = {
+  /** The link's token and address (hidden fields), or null for the code form. */
+  token: string | null;
+  email: string | null;
+  minLength: number;
+  /** The code form (from the asking browser) rather than the link's form. */
+  byCode: boolean;
+};
+
+/** GET /auth/reset-password: the form for a live link, without using it; otherwise Verification. */
+export async function resetPasswordPageData(request: Request): Promise<{ kind: "response"; response: Response } | { kind: "page"; csrfToken: string; setCookies: string[]; values: ResetValues }> {
+  const ar = authRequest(request);
+  if (!passwordPagesOffered(ar.config).forgotPassword) return { kind: "response", response: badRequest() };
+  const token = ar.url.searchParams.get("token");
+  const address = normalizeEmailAddress(ar.url.searchParams.get("email"));
+  const live = address.ok && isWellFormedToken(token) && (await peekToken({ identifier: address.address, token, purpose: "reset", secrets: ar.config.secrets })) !== null;
+  if (!live || !address.ok || token === null) return { kind: "response", response: errorRedirect(ar, "Verification") };
+  const csrf = ensureCsrfToken(ar);
+  return {
+    kind: "page",
+    csrfToken: csrf.token,
+    setCookies: csrf.setCookie ? [csrf.setCookie] : [],
+    values: { token, email: address.address, minLength: ar.config.passwordMinLength, byCode: false },
+  };
+}
+
+export async function resetPasswordAction(request: Request): Promise<Answer<ResetValues>> {
+  const read = await readPost(request);
+  const ar = read.ar;
+  if (!passwordPagesOffered(ar.config).forgotPassword) return { kind: "response", response: badRequest() };
+  const minLength = ar.config.passwordMinLength;
+  const form = (status: number, errors: Pick<FormAnswer<ResetValues>, "formError" | "fieldErrors">, values: ResetValues): FormAnswer<ResetValues> => ({
+    kind: "form",
+    status,
+    csrfToken: read.csrfToken,
+    setCookies: read.setCookies,
+    values,
+    ...errors,
+  });
+  if ("refused" in read) return form(400, { formError: UNREADABLE, fieldErrors: {} }, { token: null, email: null, minLength, byCode: true });
+  const { body, json } = read;
+  const verification = (): Answer<ResetValues> => ({ kind: "response", response: errorRedirect(ar, "Verification", { json }) });
+  const byCode = body.token === undefined;
+  const values: ResetValues = byCode
+    ? { token: null, email: null, minLength, byCode: true }
+    : { token: typed(body.token, 64), email: typed(body.email), minLength, byCode: false };
+  if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED, fieldErrors: {} }, values);
+
+  let address: string;
+  if (byCode) {
+    const pending = await readEmailCodeCookie(ar);
+    const known = pending?.purpose === "reset" ? await pendingCodeAddress(pending) : null;
+    if (!known) return verification();
+    address = known;
+  } else {
+    const check = normalizeEmailAddress(body.email);
+    if (!check.ok || !(await peekToken({ identifier: check.address, token: body.token, purpose: "reset", secrets: ar.config.secrets }))) return verification();
+    address = check.address;
+  }
+  // The policy before anything is used up: a refused password costs neither the link nor a try.
+  const policy = await checkPassword(body.password, address, ar.config);
+  if (!policy.ok) return form(400, { formError: null, fieldErrors: { password: policy.message } }, values);
+
+  if (byCode) {
+    const code = typedCode(body.code);
+    if (code === null) return form(400, { formError: null, fieldErrors: { code: EMAIL_CODE_MESSAGES.required } }, values);
+    const attempt = await attemptEmailCode(ar, code, ["reset"]);
+    if (attempt.result === "wrong") return form(400, { formError: null, fieldErrors: { code: attempt.message } }, values);
+    if (attempt.result === "ended") return { kind: "response", response: errorRedirect(ar, "Verification", { json, setCookies: [clearEmailCodeCookie(ar)] }) };
+  } else if (!(await consumeTokenRow({ identifier: address, token: body.token, purposes: ["reset"], secrets: ar.config.secrets }))) {
+    return verification();
+  }
+  return { kind: "response", response: await setNewPassword(ar, address, policy.password, json) };
+}
+
+/** Sets the password, ends every session of the user, and signs this browser in with a new one. */
+async function setNewPassword(ar: AuthRequest, address: string, password: string, json: boolean): Promise<Response> {
+  const hash = await hashPassword(password);
+  const user = await db().user.findUnique({ where: { email: address } });
+  if (!user) return errorRedirect(ar, "Verification", { json });
+  await db().password.upsert({ where: { userId: user.id }, create: { userId: user.id, hash }, update: { hash } });
+  await revokeUserSessions(user.id);
+  await recordEvent("password-reset", { userId: user.id, ...eventSource(ar) });
+  const setCookies = ar.cookies.has(ar.names.emailCode) ? [clearEmailCodeCookie(ar)] : [];
+  // The reset proved the mailbox, one factor: a user with a second factor still gives it
+  // (two-factor/policy.server.ts) before this browser gets a session.
+  return completeSignIn(
+    { ar, json, callbackUrl: `${ar.origin}/account`, setCookies, providerType: "email" },
+    "credentials",
+    { user: toSessionUser(user), isNewUser: false },
+  );
+}

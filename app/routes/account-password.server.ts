@@ -1,0 +1,24 @@
+// The /account action's password intents (contract section 15), kept here so account.server.ts
+// only dispatches: app/auth/passwords answers in plain data, this wraps it for the page.
+import { data, redirect } from "react-router";
+import { headersWith, type AuthRequest } from "~/auth/core";
+import type { CurrentSession } from "~/auth/core/session.server";
+import { passwordIntent, type PasswordIntentResult } from "~/auth/passwords";
+
+type Intent = Extract<PasswordIntentResult, { ok: false }>["intent"];
+
+export async function passwordIntentResponse(ar: AuthRequest, session: CurrentSession, intent: Intent, body: Record<string, unknown>) {
+  const result = await passwordIntent(ar, session, intent, body);
+  if (result.ok) throw redirect(`/account?updated=${result.notice}`, { headers: headersWith(result.setCookies) });
+  const headers = new Headers();
+  if (result.retryAfterSeconds !== undefined) headers.set("Retry-After", String(result.retryAfterSeconds));
+  return data(
+    {
+      formError: result.field ? null : result.message,
+      fieldErrors: result.field ? { [result.field]: result.message } : {},
+      passwordIntent: result.intent,
+      signInAgain: result.signInAgain ?? false,
+    },
+    { status: result.status, headers },
+  );
+}

@@ -1,0 +1,211 @@
+// E-mailed codes beside the link (contract section 15), end to end: the real routes, the SMTP sink,
+// the database. A code works only in the browser that asked (its sealed authjs.email-code cookie),
+// link and code end together, the fifth wrong code ends both.
+import { createHash, createHmac } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
+import * as verifyRequest from "../../../app/routes/auth/verify-request.tsx";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { listOutbox } from "../../../app/mail/outbox.server.ts";
+import { dbLabel, testDb } from "../../support/db.ts";
+import { callRoute, CookieJar, get, post } from "../../support/http.ts";
+import { linkIn, type ReceivedMessage } from "../../support/smtp-sink.ts";
+import { configure, csrfFor, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv, TEST_AUTH_SECRET, useSmtpSink } from "./helpers.ts";
+
+const smtp = useSmtpSink();
+
+export function codeIn(message: ReceivedMessage): string {
+  const m = /code in the browser where you asked: (\d{6})/.exec(message.text ?? "");
+  if (!m) throw new Error(`no code in the message:\n${message.text}`);
+  return m[1]!;
+}
+
+async function asked(jar = new CookieJar(), email = "sam@example.com", extra: Record<string, unknown> = {}) {
+  const before = smtp.sink.messages.length;
+  const res = await requestLink(jar, { email, callbackUrl: "/account", ...extra });
+  const message = (await smtp.sink.waitFor(before + 1)).at(-1)!;
+  return { jar, res, message, code: codeIn(message), link: linkIn(message) };
+}
+
+async function typeCode(jar: CookieJar, code: string, options: { csrf?: string | null; headers?: Record<string, string>; extra?: Record<string, string> } = {}) {
+  const csrfToken = options.csrf === undefined ? await csrfFor(jar) : options.csrf;
+  const body: Record<string, string> = { code, ...options.extra };
+  if (csrfToken !== null) body.csrfToken = csrfToken;
+  const res = await callRoute(callbackEmail.action, post("/auth/callback/email", body, { jar, headers: options.headers }));
+  jar.apply(res);
+  return res;
+}
+
+async function codeFormOf(jar: CookieJar, type = "email") {
+  const res = await callRoute(verifyRequest.loader, get(`/auth/verify-request?provider=email&type=${type}`, { jar }));
+  return ((await res.json()) as { codeForm: { action: string; callbackUrl: string | null } | null }).codeForm;
+}
+
+const refusalOf = async (res: Response) => ((await res.json()) as { codeRefused: { message: string } }).codeRefused.message;
+
+describe(`e-mailed codes (${dbLabel})`, () => {
+  it("every sign-in e-mail carries a 6-digit code; the answer sets a sealed authjs.email-code cookie; the row keeps only an HMAC", async () => {
+    const { res, message, code, jar } = await asked();
+    expect(res).toHaveRedirect(`${ORIGIN}/auth/verify-request?provider=email&type=email`);
+    expect(code).toMatch(/^\d{6}$/);
+    expect(message.html).toContain(code);
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith("authjs.email-code="))!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).toMatch(/Max-Age=(59\d|600)/);
+    // Neither the code nor the address can be read from it.
+    const value = jar.get("authjs.email-code")!;
+    expect(value.split(".")).toHaveLength(5);
+    expect(value).not.toContain(code);
+    expect(Buffer.from(value.split(".")[0]!, "base64url").toString()).not.toContain("sam");
+    const [row] = await testDb().verificationToken.findMany();
+    expect(row!.codeHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(row!.codeHash).toBe(createHmac("sha256", TEST_AUTH_SECRET).update(`email-code\n${row!.requestId}\n${code}`).digest("hex"));
+    expect(row!.codeHash).not.toBe(createHash("sha256").update(code).digest("hex"));
+    expect(JSON.stringify(row)).not.toContain(`"${code}"`);
+    const codeLife = row!.codeExpires!.getTime() - row!.createdAt.getTime();
+    expect(Math.abs(codeLife - 600_000)).toBeLessThan(5_000);
+  });
+
+  it("the verify-request page shows the code form only in the browser that asked", async () => {
+    const { jar } = await asked();
+    expect(await codeFormOf(jar)).toMatchObject({ action: "/auth/callback/email", callbackUrl: "/account" });
+    expect(await codeFormOf(new CookieJar())).toBeNull();
+  });
+
+  it("a right code behaves as the link (a new user lands on /welcome) and then the link is dead", async () => {
+    const { jar, code, link } = await asked();
+    const res = await typeCode(jar, code);
+    expect(res).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Faccount`);
+    expect(res).toHaveSessionCookie();
+    expect(jar.get("authjs.email-code")).toBeUndefined();
+    expect((await sessionOf(jar))?.user.email).toBe("sam@example.com");
+    expect(await openLink(link)).toHaveErrorRedirect("Verification");
+  });
+
+  it("a used link ends the code too", async () => {
+    const { jar, code, link } = await asked();
+    expect(await openLink(link)).toHaveSessionCookie();
+    const res = await typeCode(jar, code);
+    expect(res).toHaveErrorRedirect("Verification");
+    expect(res.headers.get("Location")).toBe(`${ORIGIN}/auth/error?error=Verification`);
+  });
+
+  it("a wrong code is a 400 saying how many tries are left; the right code right after a mistake works (the honest typo)", async () => {
+    const { jar, code } = await asked();
+    const wrong = code === "000000" ? "000001" : "000000";
+    const res = await typeCode(jar, wrong);
+    expect(res.status).toBe(400);
+    expect(await refusalOf(res)).toBe("That code is not right. 4 tries are left.");
+    const again = await typeCode(jar, ` ${code.slice(0, 3)} ${code.slice(3)} `);
+    expect(again).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Faccount`);
+  });
+
+  it("the fifth wrong code ends the request and its link; a sixth guess, even the right code, is Verification", async () => {
+    const { jar, code, link } = await asked();
+    const wrong = code === "000000" ? "000001" : "000000";
+    for (const left of [4, 3, 2, 1]) expect(await refusalOf(await typeCode(jar, wrong))).toMatch(new RegExp(`${left} tr(y is|ies are) left`));
+    expect(await typeCode(jar, wrong)).toHaveErrorRedirect("Verification");
+    expect(await typeCode(jar, code)).toHaveErrorRedirect("Verification");
+    expect(await openLink(link)).toHaveErrorRedirect("Verification");
+    expect(await testDb().verificationToken.count()).toBe(0);
+    expect(await testDb().user.count()).toBe(0);
+  });
+
+  it("twenty wrong guesses at once get five comparisons at most, and the request ends", async () => {
+    const { jar, code } = await asked();
+    const wrong = code === "000000" ? "000001" : "000000";
+    const csrf = await csrfFor(jar);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => typeCode(jar, wrong, { csrf })));
+    // Attempts are reserved before the comparison: the row never counts more than five.
+    expect(answers.filter((r) => r.status === 400).length).toBeLessThanOrEqual(4);
+    for (const r of answers.filter((r) => r.status !== 400)) expect(r).toHaveErrorRedirect("Verification");
+    expect(await testDb().verificationToken.count()).toBe(0);
+    expect(await typeCode(jar, code, { csrf })).toHaveErrorRedirect("Verification");
+  });
+
+  it("the same code from another browser is refused, with or without email=, and does not spend the asking browser's tries", async () => {
+    const { jar, code } = await asked();
+    const other = new CookieJar();
+    expect(await typeCode(other, code)).toHaveErrorRedirect("Verification");
+    expect(await typeCode(other, code, { extra: { email: "sam@example.com" } })).toHaveErrorRedirect("Verification");
+    // A cookie from the attacker's own request does not open the victim's.
+    const attacker = await asked(new CookieJar(), "mallory@example.com");
+    expect(await typeCode(attacker.jar, code === attacker.code ? "999999" : code)).toMatchObject({ status: 400 });
+    expect(await testDb().user.count()).toBe(0);
+    expect(await typeCode(jar, code)).toHaveSessionCookie();
+  });
+
+  it("a newer request from the same browser replaces the older one's code", async () => {
+    const first = await asked();
+    const second = await asked(first.jar);
+    if (first.code !== second.code) expect((await typeCode(first.jar, first.code)).status).toBe(400);
+    expect(await typeCode(first.jar, second.code)).toHaveSessionCookie();
+  });
+
+  it("JSON mode: a right code answers {url} with the session cookie", async () => {
+    const { jar, code } = await asked();
+    const res = await typeCode(jar, code, { headers: { "X-Auth-Return-Redirect": "1" } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ url: `${ORIGIN}/welcome?callbackUrl=%2Faccount` });
+    expect(res).toHaveSessionCookie();
+  });
+
+  it("a known user signs in with the code and lands on the callback URL", async () => {
+    await testDb().user.create({ data: { email: "sam@example.com", emailVerified: new Date() } });
+    const { jar, code } = await asked();
+    expect(await typeCode(jar, code)).toHaveRedirect(`${ORIGIN}/account`);
+  });
+
+  it("a code POST without a valid CSRF token changes nothing and uses no try", async () => {
+    const { jar, code } = await asked();
+    expect(await typeCode(jar, code, { csrf: null })).toHaveErrorRedirect("MissingCSRF");
+    expect(await typeCode(jar, code, { csrf: "f".repeat(64) })).toHaveErrorRedirect("MissingCSRF");
+    const [row] = await testDb().verificationToken.findMany();
+    expect(row!.codeAttempts).toBe(0);
+    expect(await testDb().user.count()).toBe(0);
+    expect(await typeCode(jar, code)).toHaveSessionCookie();
+  });
+
+  it("AUTH_EMAIL_CODE=false: the e-mail carries only the link; no cookie, no form", async () => {
+    configure(smtpEnv(smtp.sink.url, { AUTH_EMAIL_CODE: "false" }));
+    const jar = new CookieJar();
+    const res = await requestLink(jar, { email: "sam@example.com" });
+    const [message] = await smtp.sink.waitFor(1);
+    expect(message!.text).not.toMatch(/code/i);
+    expect(res.headers.getSetCookie().some((c) => c.startsWith("authjs.email-code"))).toBe(false);
+    expect(await codeFormOf(jar)).toBeNull();
+    expect((await testDb().verificationToken.findFirstOrThrow()).codeHash).toBeNull();
+  });
+
+  it("a code never outlives a shorter link (AUTH_EMAIL_MAX_AGE=120)", async () => {
+    configure(smtpEnv(smtp.sink.url, { AUTH_EMAIL_MAX_AGE: "120" }));
+    const { message } = await asked();
+    expect(message.text).toMatch(/The code expires in 2 minutes/);
+    const row = await testDb().verificationToken.findFirstOrThrow();
+    expect(row.codeExpires!.getTime()).toBeLessThanOrEqual(row.expires.getTime());
+  });
+
+  it("on https the cookie is __Host-authjs.email-code", async () => {
+    configure(smtpEnv(smtp.sink.url, { AUTH_URL: "https://app.example.com" }));
+    const jar = new CookieJar();
+    const res = await requestLink(jar, { email: "sam@example.com" }, { headers: { Origin: "https://app.example.com" } });
+    const cookie = res.headers.getSetCookie().find((c) => c.includes("email-code"))!;
+    expect(cookie).toMatch(/^__Host-authjs\.email-code=/);
+    expect(cookie).toMatch(/Secure/);
+    expect(cookie).not.toMatch(/Domain=/);
+    expect(location(res).pathname).toBe("/auth/verify-request");
+  });
+
+  it("the dev outbox (no SMTP server, not production) keeps and shows the code", async () => {
+    configure({ AUTH_EMAIL_SERVER: undefined, AUTH_EMAIL_FROM: undefined });
+    const jar = new CookieJar();
+    const res = await requestLink(jar, { email: "dev@example.com" });
+    expect(location(res).pathname).toBe("/auth/verify-request");
+    const [stored] = await listOutbox(getConfig().dataDir, 1);
+    expect(stored!.to).toBe("dev@example.com");
+    expect(stored!.code).toMatch(/^\d{6}$/);
+    expect(stored!.text).toContain(stored!.code!);
+    expect(await typeCode(jar, stored!.code!)).toHaveSessionCookie();
+  });
+});

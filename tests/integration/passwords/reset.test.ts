@@ -1,0 +1,177 @@
+// Forgotten password (contract section 15): always the same answer, a one-hour link and a code for
+// an existing user only, single use; a refused password uses nothing up; success ends every
+// session of the user and signs this browser in.
+import { describe, expect, it } from "vitest";
+import * as account from "../../../app/routes/account.tsx";
+import * as verifyRequest from "../../../app/routes/auth/verify-request.tsx";
+import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
+import { dbLabel, testDb } from "../../support/db.ts";
+import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
+import { linkIn } from "../../support/smtp-sink.ts";
+import { configure, ORIGIN, sessionOf, smtpEnv, useSmtpSink } from "../email/helpers.ts";
+import { askReset, codeIn, median, openResetPage, postReset, setCookieNames } from "./helpers.ts";
+
+const smtp = useSmtpSink();
+const NEW = "velvet lantern orbit";
+const VERIFY = `${ORIGIN}/auth/verify-request?provider=email&type=reset`;
+
+async function asked(email = "ada@example.com", jar = new CookieJar()) {
+  const before = smtp.sink.messages.length;
+  const res = await askReset(jar, email);
+  const message = (await smtp.sink.waitFor(before + 1)).at(-1)!;
+  return { jar, res, message, link: linkIn(message), code: codeIn(message) };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+describe(`forgotten password (${dbLabel})`, () => {
+  it("an existing user gets a one-hour link to /auth/reset-password and a code; the answer is 302 to verify-request?type=reset", async () => {
+    await createUser();
+    const { res, message, link } = await asked();
+    expect(res).toHaveRedirect(VERIFY);
+    expect(message.envelope.to).toEqual(["ada@example.com"]);
+    expect(link.pathname).toBe("/auth/reset-password");
+    expect([...link.searchParams.keys()]).toEqual(["token", "email"]);
+    expect(message.text).toContain("1 hour");
+    const row = await testDb().verificationToken.findFirstOrThrow();
+    expect(row.purpose).toBe("reset");
+    expect(Math.abs(row.expires.getTime() - row.createdAt.getTime() - 3600_000)).toBeLessThan(5_000);
+  });
+
+  it("cannot tell whether an address has an account: same status, Location and Set-Cookie names; only the user is mailed; same time within noise", async () => {
+    await createUser();
+    const known = await askReset(new CookieJar(), "ada@example.com");
+    const unknown = await askReset(new CookieJar(), "nobody@example.com");
+    expect(known.status).toBe(302);
+    expect(known.headers.get("Location")).toBe(unknown.headers.get("Location"));
+    expect(setCookieNames(known)).toEqual(setCookieNames(unknown));
+    await smtp.sink.waitFor(1);
+    await settle();
+    expect(smtp.sink.messages.map((m) => m.envelope.to[0])).toEqual(["ada@example.com"]);
+
+    const runs = 15;
+    const times = { known: [] as number[], unknown: [] as number[] };
+    for (let i = 0; i < runs; i++) {
+      for (const kind of ["known", "unknown"] as const) {
+        const jar = new CookieJar();
+        await fetchCsrf(jar);
+        const started = performance.now();
+        const res = await askReset(jar, kind === "known" ? "ada@example.com" : `nobody-${i}@example.com`, { csrf: undefined });
+        times[kind].push(performance.now() - started);
+        expect(res.status).toBe(302);
+      }
+      await testDb().limitCounter.deleteMany();
+    }
+    const k = median(times.known);
+    const u = median(times.unknown);
+    // Every known address's e-mail went out (after its answer); nothing for the others.
+    await smtp.sink.waitFor(1 + runs);
+    await settle();
+    expect(smtp.sink.messages).toHaveLength(1 + runs);
+    console.log(`forgot-password timing (${dbLabel}, ${runs} runs each): known median ${k.toFixed(1)} ms, unknown median ${u.toFixed(1)} ms, difference ${(k - u).toFixed(1)} ms`);
+    expect(Math.abs(k - u)).toBeLessThan(Math.max(15, 0.5 * Math.max(k, u)));
+  });
+
+  it("GET with a live link shows the form without using it; a bad, foreign or used link is Verification", async () => {
+    await createUser();
+    const { link } = await asked();
+    const page = await openResetPage(link);
+    expect(page.status).toBe(200);
+    expect(((await page.json()) as { values: unknown }).values).toMatchObject({ email: "ada@example.com", token: link.searchParams.get("token") });
+    expect((await openResetPage(link)).status).toBe(200);
+    const foreign = new URL(link);
+    foreign.searchParams.set("email", "eve@example.com");
+    expect(await openResetPage(foreign)).toHaveErrorRedirect("Verification");
+    const bad = new URL(link);
+    bad.searchParams.set("token", "0".repeat(64));
+    expect(await openResetPage(bad)).toHaveErrorRedirect("Verification");
+  });
+
+  it("a refused password is a 400 and uses nothing up; the right one sets it, ends every session, signs this browser in, lands on /account", async () => {
+    await createUser();
+    const { jar: phone } = await signIn();
+    const { jar: laptop } = await signIn();
+    const { link } = await asked();
+    const token = link.searchParams.get("token")!;
+    const browser = new CookieJar();
+    const weak = await postReset(browser, { token, email: "ada@example.com", password: "password" });
+    expect(weak.status).toBe(400);
+    const body = (await weak.json()) as { fieldErrors: Record<string, string> };
+    expect(body.fieldErrors.password).toMatch(/too common/);
+    expect(Object.keys((body as unknown as { values: object }).values)).not.toContain("password");
+    expect(await testDb().verificationToken.count()).toBe(1);
+
+    const res = await postReset(browser, { token, email: "ada@example.com", password: NEW });
+    expect(res).toHaveRedirect(`${ORIGIN}/account`);
+    expect(res).toHaveSessionCookie();
+    expect((await sessionOf(browser))?.user.email).toBe("ada@example.com");
+    expect(await sessionOf(phone)).toBeNull();
+    expect(await sessionOf(laptop)).toBeNull();
+    expect((await signIn(new CookieJar(), "ada@example.com", PASSWORD)).res).toHaveErrorRedirect("CredentialsSignin");
+    expect((await signIn(new CookieJar(), "ada@example.com", NEW)).res).toHaveSessionCookie();
+    // Single use.
+    expect(await postReset(new CookieJar(), { token, email: "ada@example.com", password: "another fine phrase" })).toHaveErrorRedirect("Verification");
+    expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
+  });
+
+  it("the code form in the asking browser: verify-request shows it; code + password resets; a wrong code is a 400 on code; another browser's code is Verification", async () => {
+    await createUser();
+    const { jar, code, link } = await asked();
+    const page = await callRoute(verifyRequest.loader, get("/auth/verify-request?provider=email&type=reset", { jar }));
+    expect(((await page.json()) as { codeForm: { action: string; withPassword: boolean } }).codeForm).toMatchObject({
+      action: "/auth/reset-password",
+      withPassword: true,
+    });
+    expect(await postReset(new CookieJar(), { code, password: NEW })).toHaveErrorRedirect("Verification");
+    const wrong = await postReset(jar, { code: code === "000000" ? "000001" : "000000", password: NEW });
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as { fieldErrors: Record<string, string> }).fieldErrors.code).toMatch(/4 tries are left/);
+    // A refused password costs no try.
+    expect((await postReset(jar, { code, password: "short" })).status).toBe(400);
+    expect((await testDb().verificationToken.findFirstOrThrow()).codeAttempts).toBe(1);
+    const ok = await postReset(jar, { code, password: NEW });
+    expect(ok).toHaveRedirect(`${ORIGIN}/account`);
+    expect(jar.get("authjs.email-code")).toBeUndefined();
+    // Link and code end together.
+    expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
+  });
+
+  it("a POST without a valid CSRF token is a 403 that uses nothing up", async () => {
+    await createUser();
+    const { jar, link, code } = await asked();
+    const token = link.searchParams.get("token")!;
+    expect((await postReset(jar, { token, email: "ada@example.com", password: NEW }, { csrf: null })).status).toBe(403);
+    expect((await postReset(jar, { code, password: NEW }, { csrf: "b".repeat(64) })).status).toBe(403);
+    expect((await askReset(new CookieJar(), "ada@example.com", { csrf: null })).status).toBe(403);
+    const row = await testDb().verificationToken.findFirstOrThrow();
+    expect(row.codeAttempts).toBe(0);
+    expect(await testDb().verificationToken.count()).toBe(1);
+    await settle();
+    expect(smtp.sink.messages).toHaveLength(1);
+  });
+
+  it("the honest user: a reset after a password change works, and the old reset link of before does not outlive a new one's use", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    const csrfToken = await fetchCsrf(jar);
+    const changed = await callRoute(account.action, post("/account", { csrfToken, intent: "password-change", currentPassword: PASSWORD, password: "first new phrase" }, { jar }));
+    expect(changed).toHaveRedirect("/account?updated=password-changed");
+    const { link } = await asked();
+    const res = await postReset(new CookieJar(), { token: link.searchParams.get("token")!, email: "ada@example.com", password: NEW });
+    expect(res).toHaveRedirect(`${ORIGIN}/account`);
+    expect((await signIn(new CookieJar(), "ada@example.com", NEW)).res).toHaveSessionCookie();
+  });
+
+  it("a user who has no password yet (e-mail sign-in only) sets one by reset", async () => {
+    await testDb().user.create({ data: { email: "link@example.com", emailVerified: new Date() } });
+    const { link } = await asked("link@example.com");
+    const res = await postReset(new CookieJar(), { token: link.searchParams.get("token")!, email: "link@example.com", password: NEW });
+    expect(res).toHaveRedirect(`${ORIGIN}/account`);
+    expect((await signIn(new CookieJar(), "link@example.com", NEW)).res).toHaveSessionCookie();
+  });
+
+  it("is not offered without credentials sign-in", async () => {
+    configure(smtpEnv(smtp.sink.url, { AUTH_CREDENTIALS: "false" }));
+    expect((await askReset(new CookieJar(), "ada@example.com")).status).toBe(400);
+  });
+});

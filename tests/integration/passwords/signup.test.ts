@@ -1,0 +1,196 @@
+// Sign-up with a verified address (contract section 15), through the real routes, the SMTP sink
+// and the database: no user before the address is proved; an existing address is told by e-mail
+// and never touched; the answer is the same for both kinds of address.
+import { describe, expect, it } from "vitest";
+import { verifyPassword } from "../../../app/auth/credentials/password.server.ts";
+import * as signinRoute from "../../../app/routes/auth/signin.tsx";
+import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
+import { dbLabel, testDb } from "../../support/db.ts";
+import { callRoute, CookieJar, get } from "../../support/http.ts";
+import { linkIn } from "../../support/smtp-sink.ts";
+import { configure, location, openLink, ORIGIN, sessionOf, smtpEnv, useSmtpSink } from "../email/helpers.ts";
+import { codeIn, linksIn, median, pageOf, setCookieNames, signUp, signup, typeCode } from "./helpers.ts";
+
+const smtp = useSmtpSink();
+const CHOSEN = "velvet lantern orbit";
+const VERIFY = `${ORIGIN}/auth/verify-request?provider=email&type=signup`;
+
+async function signedUp(email = "new@example.com", extra: Record<string, string> = {}, jar = new CookieJar()) {
+  const before = smtp.sink.messages.length;
+  const res = await signUp(jar, { email, password: CHOSEN, name: "Nova", callbackUrl: "/account", ...extra });
+  const message = res.status === 302 ? (await smtp.sink.waitFor(before + 1)).at(-1)! : null;
+  return { jar, res, message };
+}
+
+describe(`sign-up (${dbLabel})`, () => {
+  it("shows the form (email, name, password, callbackUrl, csrfToken) and the sign-in page links to it and to the forgotten-password page", async () => {
+    const page = await pageOf(signup.loader, "/auth/signup?callbackUrl=%2Faccount");
+    expect(page.status).toBe(200);
+    const body = (await page.json()) as { csrfToken: string; values: { callbackUrl: string; minLength: number } };
+    expect(body.csrfToken).toMatch(/^[0-9a-f]{64}$/);
+    expect(body.values).toMatchObject({ callbackUrl: "/account", minLength: 8 });
+    const signin = (await (await callRoute(signinRoute.loader, get("/auth/signin"))).json()) as { passwordPages: unknown };
+    expect(signin.passwordPages).toEqual({ signup: true, forgotPassword: true });
+  });
+
+  it("AUTH_SIGNUP=false: /auth/signup is an unknown action (400) and the sign-in page does not link to it", async () => {
+    configure(smtpEnv(smtp.sink.url, { AUTH_SIGNUP: "false" }));
+    expect((await pageOf(signup.loader, "/auth/signup")).status).toBe(400);
+    const res = await signUp(new CookieJar(), { email: "new@example.com", password: CHOSEN });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toBe("Bad request.");
+    const signin = (await (await callRoute(signinRoute.loader, get("/auth/signin"))).json()) as { passwordPages: { signup: boolean } };
+    expect(signin.passwordPages.signup).toBe(false);
+    expect(smtp.sink.messages).toHaveLength(0);
+  });
+
+  it("a new address: no user until the link is used; the pending row keeps only the password's hash; the link lands on /welcome signed in", async () => {
+    const { res, message } = await signedUp();
+    expect(res).toHaveRedirect(VERIFY);
+    expect(res).not.toHaveSessionCookie();
+    expect(await testDb().user.count()).toBe(0);
+    const [row] = await testDb().verificationToken.findMany();
+    expect(row!.purpose).toBe("signup");
+    expect(row!.passwordHash).toMatch(/^\$argon2id\$/);
+    expect(JSON.stringify(row)).not.toContain(CHOSEN);
+    expect(row!.name).toBe("Nova");
+    expect(message!.subject).toMatch(/Finish creating/);
+    expect(message!.envelope.to).toEqual(["new@example.com"]);
+
+    const device = new CookieJar();
+    const opened = await openLink(linkIn(message!), device);
+    expect(opened).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Faccount`);
+    const user = await testDb().user.findUniqueOrThrow({ where: { email: "new@example.com" }, include: { password: true } });
+    expect(user.emailVerified).not.toBeNull();
+    expect(user.name).toBe("Nova");
+    expect(await verifyPassword(user.password!.hash, CHOSEN)).toBe(true);
+    expect((await sessionOf(device))?.user.email).toBe("new@example.com");
+    // The password signs in from now on.
+    expect((await signIn(new CookieJar(), "new@example.com", CHOSEN)).res).toHaveSessionCookie();
+  });
+
+  it("a new address: the code typed in the browser that asked finishes it the same way", async () => {
+    const { jar, message } = await signedUp();
+    const res = await typeCode(jar, codeIn(message!));
+    expect(res).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Faccount`);
+    expect(res).toHaveSessionCookie();
+    expect(await testDb().user.count()).toBe(1);
+    expect(await openLink(linkIn(message!))).toHaveErrorRedirect("Verification");
+  });
+
+  it("an attacker cannot set a password on an existing account: the owner gets an 'already have an account' e-mail; nothing changes", async () => {
+    const owner = await createUser("owner@example.com", "Owner");
+    const before = await testDb().password.findUniqueOrThrow({ where: { userId: owner.id } });
+    const { res, message, jar } = await signedUp("owner@example.com", { password: "attacker chosen phrase", name: "Mallory" });
+    expect(res).toHaveRedirect(VERIFY);
+    expect(message!.envelope.to).toEqual(["owner@example.com"]);
+    expect(message!.subject).toMatch(/already have/);
+    const links = linksIn(message!);
+    expect(links[0]!.pathname).toBe("/auth/callback/email");
+    expect(links.some((l) => l.pathname === "/auth/forgot-password")).toBe(true);
+    expect(codeIn(message!)).toMatch(/^\d{6}$/);
+    // The typed password is discarded: never stored, never set.
+    expect(JSON.stringify(await testDb().verificationToken.findMany())).not.toMatch(/argon2/);
+    expect((await signIn(new CookieJar(), "owner@example.com", "attacker chosen phrase")).res).toHaveErrorRedirect("CredentialsSignin");
+    // The attacker's browser holds a code cookie, but without the e-mail it has nothing to type.
+    expect(await typeCode(jar, "000000")).toMatchObject({ status: 400 });
+    // The owner's link signs the owner in (not a new user) and changes nothing else.
+    const opened = await openLink(links[0]!);
+    expect(opened).toHaveRedirect(`${ORIGIN}/account`);
+    const after = await testDb().user.findUniqueOrThrow({ where: { id: owner.id }, include: { password: true } });
+    expect(after.password!.hash).toBe(before.hash);
+    expect(after.name).toBe("Owner");
+    expect((await signIn(new CookieJar(), "owner@example.com", PASSWORD)).res).toHaveSessionCookie();
+  });
+
+  it("cannot tell whether an address has an account: same status, Location, Set-Cookie names and one e-mail each; same time within noise", async () => {
+    await createUser("owner@example.com");
+    const known = await signedUp("owner@example.com");
+    const unknown = await signedUp("nobody@example.com");
+    expect(known.res.status).toBe(unknown.res.status);
+    expect(known.res.headers.get("Location")).toBe(unknown.res.headers.get("Location"));
+    expect(setCookieNames(known.res)).toEqual(setCookieNames(unknown.res));
+    expect(setCookieNames(known.res)).toContain("authjs.email-code");
+    expect(smtp.sink.messages.map((m) => m.envelope.to[0])).toEqual(["owner@example.com", "nobody@example.com"]);
+
+    // Timing: alternate known and unknown addresses, compare the medians.
+    const runs = 12;
+    const times = { known: [] as number[], unknown: [] as number[] };
+    for (let i = 0; i < runs; i++) {
+      for (const kind of ["known", "unknown"] as const) {
+        const email = kind === "known" ? "owner@example.com" : `nobody-${i}@example.com`;
+        const jar = new CookieJar();
+        await signUp(jar, { email: "warm@example.com", password: "x" }); // warms the CSRF cookie (a 400)
+        const started = performance.now();
+        const res = await signUp(jar, { email, password: CHOSEN, callbackUrl: "/" });
+        times[kind].push(performance.now() - started);
+        expect(res.status).toBe(302);
+      }
+      // The limits are per address and client: keep the known address under its hourly budget.
+      await testDb().limitCounter.deleteMany();
+    }
+    const k = median(times.known);
+    const u = median(times.unknown);
+    console.log(`sign-up timing (${dbLabel}, ${runs} runs each): known median ${k.toFixed(1)} ms, unknown median ${u.toFixed(1)} ms, difference ${(k - u).toFixed(1)} ms`);
+    expect(Math.abs(k - u)).toBeLessThan(Math.max(25, 0.35 * Math.max(k, u)));
+  });
+
+  it("a refused password or address is the same 400 for known and unknown addresses, keeps what was typed and never echoes the password", async () => {
+    await createUser("owner@example.com");
+    for (const email of ["owner@example.com", "nobody@example.com"]) {
+      const res = await signUp(new CookieJar(), { email, password: "password1", name: "Kim" });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { fieldErrors: Record<string, string>; values: Record<string, unknown> };
+      expect(body.fieldErrors).toEqual({ password: expect.stringMatching(/too common/) });
+      expect(body.values).toMatchObject({ email, name: "Kim" });
+      expect(JSON.stringify(body)).not.toContain("password1");
+    }
+    const bad = await signUp(new CookieJar(), { email: "two@@example.com", password: CHOSEN });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { fieldErrors: Record<string, string> }).fieldErrors.email).toMatch(/one e-mail address/);
+    const mine = await signUp(new CookieJar(), { email: "sam.smith@example.com", password: "Sam.Smith" });
+    expect(((await mine.json()) as { fieldErrors: Record<string, string> }).fieldErrors.password).toMatch(/e-mail address/);
+    expect(smtp.sink.messages).toHaveLength(0);
+    expect(await testDb().verificationToken.count()).toBe(0);
+  });
+
+  it("a POST without a valid CSRF token is a 403 that sends nothing and stores nothing", async () => {
+    const jar = new CookieJar();
+    const res = await signUp(jar, { email: "new@example.com", password: CHOSEN }, { csrf: null });
+    expect(res.status).toBe(403);
+    const forged = await signUp(jar, { email: "new@example.com", password: CHOSEN }, { csrf: "a".repeat(64) });
+    expect(forged.status).toBe(403);
+    expect(smtp.sink.messages).toHaveLength(0);
+    expect(await testDb().verificationToken.count()).toBe(0);
+    expect(await testDb().limitCounter.count()).toBe(0);
+  });
+
+  it("finishing one sign-up ends every other pending sign-up for that address (two tabs)", async () => {
+    const first = await signedUp();
+    const second = await signedUp();
+    expect(await openLink(linkIn(second.message!))).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Faccount`);
+    expect(await openLink(linkIn(first.message!))).toHaveErrorRedirect("Verification");
+    expect(await testDb().user.count()).toBe(1);
+  });
+
+  it("a pending sign-up whose address got an account meanwhile ends on Verification and sets nothing", async () => {
+    const { message } = await signedUp("late@example.com");
+    await createUser("late@example.com", "Early");
+    const res = await openLink(linkIn(message!));
+    expect(res).toHaveErrorRedirect("Verification");
+    expect(res).not.toHaveSessionCookie();
+    expect((await testDb().user.findUniqueOrThrow({ where: { email: "late@example.com" } })).name).toBe("Early");
+  });
+
+  it("counts against the e-mail send limits for both kinds of address", async () => {
+    await createUser("owner@example.com");
+    for (const email of ["owner@example.com", "nobody@example.com"]) {
+      for (let i = 0; i < 5; i++) expect((await signUp(new CookieJar(), { email, password: CHOSEN })).status).toBe(302);
+      const res = await signUp(new CookieJar(), { email, password: CHOSEN });
+      expect(res.status).toBe(429);
+      expect(res.headers.get("Retry-After")).toMatch(/^\d+$/);
+      expect(((await res.json()) as { formError: string }).formError).toMatch(/^Too many attempts/);
+    }
+    expect(location(await signUp(new CookieJar(), { email: "third@example.com", password: CHOSEN })).pathname).toBe("/auth/verify-request");
+  });
+});
