@@ -1,0 +1,56 @@
+// Passkeys probed as an outside attacker would (security review): each test reproduces a finding
+// through the real routes, and holds the honest user's case next to it so a fix cannot overreach.
+import { beforeEach, describe, expect, it } from "vitest";
+import * as callbackRoute from "../../../app/routes/auth/callback";
+import * as optionsRoute from "../../../app/routes/auth/webauthn-options";
+import { createUser, signIn } from "../../support/auth.ts";
+import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
+import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
+
+beforeEach(() => resetDatabase());
+
+async function options(jar: CookieJar, action?: string) {
+  const res = await callRoute(optionsRoute.loader, get(`/auth/webauthn-options/passkey${action ? `?action=${action}` : ""}`, { jar }), { provider: "passkey" });
+  jar.apply(res);
+  return (await res.json()) as { action: string; options: any };
+}
+
+async function answer(jar: CookieJar, action: string, data: unknown) {
+  const csrfToken = await fetchCsrf(jar);
+  const res = await callRoute(callbackRoute.action, post("/auth/callback/passkey", { csrfToken, action, data: JSON.stringify(data) }, { jar }), { provider: "passkey" });
+  jar.apply(res);
+  return res;
+}
+
+/** Ada, signed in with her password, registers `registration` (an authenticator's answer, possibly altered). */
+async function adaRegisters(alter: (r: ReturnType<SoftwareAuthenticator["register"]>) => unknown = (r) => r) {
+  await createUser();
+  const { jar } = await signIn();
+  const body = await options(jar, "register");
+  const res = await answer(jar, "register", alter(new SoftwareAuthenticator().register(body.options)));
+  return { jar, res };
+}
+
+describe(`passkeys under attack (${dbLabel})`, () => {
+  it("stores only the transports WebAuthn defines: markup, commas and control characters from the browser are dropped", async () => {
+    const { jar, res } = await adaRegisters((r) => ({
+      ...r,
+      response: { ...r.response, transports: ["usb", "<img src=x onerror=alert(1)>", "nfc,ble", "hybrid\u0007", "internal", "usb"] },
+    }));
+    expect(res).toHaveRedirect("/account");
+    expect((await testDb().passkey.findFirstOrThrow()).transports).toBe("usb,internal");
+    // The next registration's options echo only those back (excludeCredentials).
+    const next = await options(jar, "register");
+    expect(next.options.excludeCredentials[0].transports).toEqual(["usb", "internal"]);
+  });
+
+  it("an honest authenticator's transports are kept as sent, and none at all stays none", async () => {
+    expect((await adaRegisters()).res).toHaveRedirect("/account");
+    expect((await testDb().passkey.findFirstOrThrow()).transports).toBe("internal,hybrid");
+    await resetDatabase();
+    const { res } = await adaRegisters((r) => ({ ...r, response: { ...r.response, transports: ["smart-card-2030"] } }));
+    expect(res).toHaveRedirect("/account");
+    expect((await testDb().passkey.findFirstOrThrow()).transports).toBeNull();
+  });
+});
