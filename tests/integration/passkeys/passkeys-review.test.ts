@@ -1,6 +1,7 @@
 // Passkeys probed as an outside attacker would (security review): each test reproduces a finding
 // through the real routes, and holds the honest user's case next to it so a fix cannot overreach.
 import { beforeEach, describe, expect, it } from "vitest";
+import * as account from "../../../app/routes/account.tsx";
 import * as callbackRoute from "../../../app/routes/auth/callback";
 import * as optionsRoute from "../../../app/routes/auth/webauthn-options";
 import { createUser, signIn } from "../../support/auth.ts";
@@ -21,6 +22,11 @@ async function answer(jar: CookieJar, action: string, data: unknown) {
   const res = await callRoute(callbackRoute.action, post("/auth/callback/passkey", { csrfToken, action, data: JSON.stringify(data) }, { jar }), { provider: "passkey" });
   jar.apply(res);
   return res;
+}
+
+async function accountPost(jar: CookieJar, body: Record<string, string>) {
+  const csrfToken = await fetchCsrf(jar);
+  return callRoute(account.action, post("/account", { csrfToken, ...body }, { jar }));
 }
 
 /** Ada, signed in with her password, registers `registration` (an authenticator's answer, possibly altered). */
@@ -52,5 +58,21 @@ describe(`passkeys under attack (${dbLabel})`, () => {
     const { res } = await adaRegisters((r) => ({ ...r, response: { ...r.response, transports: ["smart-card-2030"] } }));
     expect(res).toHaveRedirect("/account");
     expect((await testDb().passkey.findFirstOrThrow()).transports).toBeNull();
+  });
+
+  it("refuses a passkey name with C1 control characters, bidirectional overrides or line separators; keeps emoji and accents", async () => {
+    const { jar } = await adaRegisters();
+    const passkey = await testDb().passkey.findFirstOrThrow();
+    for (const name of ["Work\u0085laptop", "Invoice\u202Efdp.exe", "a\u2066b\u2069", "one\u2028two", "mark\u200Fx", "tab\u009Bx"]) {
+      const res = await accountPost(jar, { intent: "passkey-rename", passkeyId: passkey.id, name });
+      expect(res.status, JSON.stringify(name)).toBe(400);
+      expect((await res.json()).fieldErrors.passkeyName).toMatch(/control characters/);
+    }
+    expect((await testDb().passkey.findFirstOrThrow()).name).toBe("Passkey");
+    // Honest names: an emoji family (joined by U+200D), accents, CJK.
+    for (const name of ["👨‍👩‍👧 Family iPad", "Téléphone de Zoë", "仕事のノートPC"]) {
+      expect(await accountPost(jar, { intent: "passkey-rename", passkeyId: passkey.id, name })).toHaveRedirect("/account?updated=passkey-renamed");
+      expect((await testDb().passkey.findFirstOrThrow()).name).toBe(name);
+    }
   });
 });
