@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import * as account from "../../../app/routes/account.tsx";
 import * as callbackRoute from "../../../app/routes/auth/callback";
 import * as optionsRoute from "../../../app/routes/auth/webauthn-options";
-import { createUser, signIn } from "../../support/auth.ts";
+import { createUser, signIn, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
 import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
@@ -36,6 +36,15 @@ async function adaRegisters(alter: (r: ReturnType<SoftwareAuthenticator["registe
   const body = await options(jar, "register");
   const res = await answer(jar, "register", alter(new SoftwareAuthenticator().register(body.options)));
   return { jar, res };
+}
+
+/** Ada, signed in with her password, registers `authenticator` untouched. */
+async function adaRegistersWith(authenticator: SoftwareAuthenticator) {
+  await createUser();
+  const { jar } = await signIn();
+  const res = await answer(jar, "register", authenticator.register((await options(jar, "register")).options));
+  expect(res).toHaveRedirect("/account");
+  return { jar };
 }
 
 describe(`passkeys under attack (${dbLabel})`, () => {
@@ -74,5 +83,90 @@ describe(`passkeys under attack (${dbLabel})`, () => {
       expect(await accountPost(jar, { intent: "passkey-rename", passkeyId: passkey.id, name })).toHaveRedirect("/account?updated=passkey-renamed");
       expect((await testDb().passkey.findFirstOrThrow()).name).toBe(name);
     }
+  });
+
+  it("AUTH_PASSKEYS=false closes every passkey endpoint: options, both callback actions, and a registered passkey signs nobody in", async () => {
+    const authenticator = new SoftwareAuthenticator();
+    await createUser();
+    const { jar } = await signIn();
+    const registration = authenticator.register((await options(jar, "register")).options);
+    expect(await answer(jar, "register", registration)).toHaveRedirect("/account");
+    const visitor = new CookieJar();
+    const assertion = authenticator.authenticate((await options(visitor)).options);
+    const undo = withEnv({ AUTH_PASSKEYS: "false" });
+    try {
+      for (const action of ["authenticate", "register"]) {
+        expect((await callRoute(optionsRoute.loader, get(`/auth/webauthn-options/passkey?action=${action}`, { jar }), { provider: "passkey" })).status).toBe(400);
+      }
+      const signInAttempt = await answer(visitor, "authenticate", assertion);
+      expect(signInAttempt.status).toBe(400);
+      expect(signInAttempt).not.toHaveSessionCookie();
+      expect((await answer(jar, "register", new SoftwareAuthenticator().register({ challenge: "AAAA", rp: { id: "localhost" }, user: { id: "x" } }))).status).toBe(400);
+    } finally {
+      undo();
+    }
+    expect(await testDb().passkey.count()).toBe(1);
+    // Turned back on, the same (unused) assertion still signs in once: nothing was spent while off.
+    expect(await answer(visitor, "authenticate", assertion)).toHaveSessionCookie();
+  });
+
+  it("refuses an answer from another site's page even with a valid CSRF token (Origin), and signs nobody in", async () => {
+    const authenticator = new SoftwareAuthenticator();
+    await adaRegistersWith(authenticator);
+    const jar = new CookieJar();
+    const assertion = authenticator.authenticate((await options(jar)).options);
+    const csrfToken = await fetchCsrf(jar);
+    const res = await callRoute(
+      callbackRoute.action,
+      post("/auth/callback/passkey", { csrfToken, action: "authenticate", data: JSON.stringify(assertion) }, { jar, headers: { Origin: "https://evil.example" } }),
+      { provider: "passkey" },
+    );
+    expect(res).toHaveErrorRedirect("MissingCSRF");
+    expect(res).not.toHaveSessionCookie();
+    // The same answer from our own page still works: nothing was spent.
+    expect(await answer(jar, "authenticate", assertion)).toHaveSessionCookie();
+  });
+
+  it("refuses attestation formats we did not ask for, without a 5xx and without storing anything", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    for (const fmt of ["packed", "fido-u2f", "tpm", "android-key", "android-safetynet", "apple", "made-up"]) {
+      const body = await options(jar, "register");
+      const res = await answer(jar, "register", new SoftwareAuthenticator().register(body.options, { fmt }));
+      expect(res, fmt).toHaveErrorRedirect("WebAuthnVerificationError");
+    }
+    expect(await testDb().passkey.count()).toBe(0);
+  });
+
+  it("refuses an enormous answer at the body limit (413), never a 5xx", async () => {
+    const jar = new CookieJar();
+    await options(jar);
+    const csrfToken = await fetchCsrf(jar);
+    const res = await callRoute(
+      callbackRoute.action,
+      post("/auth/callback/passkey", { csrfToken, action: "authenticate", data: "A".repeat(70_000) }, { jar }),
+      { provider: "passkey" },
+    );
+    expect(res.status).toBeLessThan(500);
+    expect(res).not.toHaveSessionCookie();
+  });
+
+  it("honest: two tabs, the autofill request and the button, answered in any order, each sign in; two passkeys both reach the same account", async () => {
+    const first = new SoftwareAuthenticator();
+    const second = new SoftwareAuthenticator();
+    const { jar: owner } = await adaRegistersWith(first);
+    expect(await answer(owner, "register", second.register((await options(owner, "register")).options))).toHaveRedirect("/account");
+    expect(await testDb().passkey.count()).toBe(2);
+
+    const jar = new CookieJar();
+    const autofill = (await options(jar)).options;
+    const tab1 = (await options(jar)).options;
+    const tab2 = (await options(jar)).options;
+    for (const [authenticator, o] of [[second, tab2], [first, autofill], [second, tab1]] as const) {
+      const res = await answer(jar, "authenticate", authenticator.authenticate(o));
+      expect(res).toHaveSessionCookie();
+    }
+    const session = await (await callRoute((await import("../../../app/routes/auth/session")).loader, get("/auth/session", { jar }))).json();
+    expect(session.user.email).toBe("ada@example.com");
   });
 });
