@@ -8,6 +8,7 @@ import { createUser, signIn, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
 import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
+import { enrol, PENDING } from "../two-factor/helpers.ts";
 
 beforeEach(() => resetDatabase());
 
@@ -168,5 +169,40 @@ describe(`passkeys under attack (${dbLabel})`, () => {
     }
     const session = await (await callRoute((await import("../../../app/routes/auth/session")).loader, get("/auth/session", { jar }))).json();
     expect(session.user.email).toBe("ada@example.com");
+  });
+
+  it("a TOTP user's passkey sign-in skips the code only with user verification: without UV no session and no pending sign-in", async () => {
+    await createUser();
+    const { jar } = await enrol();
+    const authenticator = new SoftwareAuthenticator();
+    // Registration without UV is refused too, so no passkey that never verified its user exists.
+    expect(await answer(jar, "register", authenticator.register((await options(jar, "register")).options, { uv: false }))).toHaveErrorRedirect("WebAuthnVerificationError");
+    expect(await testDb().passkey.count()).toBe(0);
+    expect(await answer(jar, "register", authenticator.register((await options(jar, "register")).options))).toHaveRedirect("/account");
+
+    const attacker = new CookieJar();
+    const noUv = await answer(attacker, "authenticate", authenticator.authenticate((await options(attacker)).options, { uv: false }));
+    expect(noUv).toHaveErrorRedirect("WebAuthnVerificationError");
+    expect(noUv).not.toHaveSessionCookie();
+    expect(noUv.headers.getSetCookie().some((c) => c.startsWith(`${PENDING}=`) && !/Max-Age=0/.test(c))).toBe(false);
+
+    const owner = new CookieJar();
+    const withUv = await answer(owner, "authenticate", authenticator.authenticate((await options(owner)).options));
+    expect(withUv).toHaveSessionCookie();
+    expect(withUv.headers.get("Location")).not.toMatch(/two-factor/);
+  });
+
+  it("two passkeys as the only ways in, removed concurrently from two tabs: exactly one stays", async () => {
+    const { jar } = await adaRegistersWith(new SoftwareAuthenticator());
+    expect(await answer(jar, "register", new SoftwareAuthenticator().register((await options(jar, "register")).options))).toHaveRedirect("/account");
+    const user = await testDb().user.findFirstOrThrow();
+    // No address and no password left: the passkeys are Ada's only ways in.
+    await testDb().password.deleteMany({ where: { userId: user.id } });
+    await testDb().user.update({ where: { id: user.id }, data: { email: null } });
+    const ids = (await testDb().passkey.findMany()).map((p) => p.id);
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => accountPost(jar, { intent: "passkey-remove", passkeyId: ids[i % 2]! })));
+    expect(await testDb().passkey.count()).toBe(1);
+    expect(answers.filter((r) => r.status === 302)).toHaveLength(1);
+    expect(answers.map((r) => r.status).filter((s) => s !== 302 && s !== 409 && s !== 404)).toEqual([]);
   });
 });
