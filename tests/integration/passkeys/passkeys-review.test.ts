@@ -1,6 +1,6 @@
 // Passkeys probed as an outside attacker would (security review): each test reproduces a finding
 // through the real routes, and holds the honest user's case next to it so a fix cannot overreach.
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import * as account from "../../../app/routes/account.tsx";
 import * as callbackRoute from "../../../app/routes/auth/callback";
 import * as optionsRoute from "../../../app/routes/auth/webauthn-options";
@@ -11,6 +11,7 @@ import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
 import { enrol, PENDING } from "../two-factor/helpers.ts";
 
 beforeEach(() => resetDatabase());
+afterEach(() => vi.useRealTimers());
 
 async function options(jar: CookieJar, action?: string) {
   const res = await callRoute(optionsRoute.loader, get(`/auth/webauthn-options/passkey${action ? `?action=${action}` : ""}`, { jar }), { provider: "passkey" });
@@ -204,5 +205,38 @@ describe(`passkeys under attack (${dbLabel})`, () => {
     expect(await testDb().passkey.count()).toBe(1);
     expect(answers.filter((r) => r.status === 302)).toHaveLength(1);
     expect(answers.map((r) => r.status).filter((s) => s !== 302 && s !== 409 && s !== 404)).toEqual([]);
+  });
+
+  it("a session cookie taken from the owner's browser cannot add a passkey (a lasting way in that skips the second factor): registration needs a sign-in from the last 10 minutes", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: new Date() });
+    await createUser();
+    const { jar } = await enrol();
+    const stolen = jar.get("authjs.session-token")!;
+    vi.setSystemTime(new Date(Date.now() + 11 * 60 * 1000));
+    const thief = new CookieJar({ "authjs.session-token": stolen });
+    const refused = await callRoute(optionsRoute.loader, get("/auth/webauthn-options/passkey?action=register", { jar: thief }), { provider: "passkey" });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({ error: "Sign in again to add a passkey." });
+    // Nor with a register challenge minted while the session was fresh.
+    const early = new CookieJar({ "authjs.session-token": stolen });
+    vi.setSystemTime(new Date(Date.now() - 2 * 60 * 1000));
+    const { options: fresh } = await options(early, "register");
+    vi.setSystemTime(new Date(Date.now() + 2 * 60 * 1000));
+    const late = await answer(early, "register", new SoftwareAuthenticator().register(fresh));
+    expect(late).toHaveErrorRedirect("SessionRequired");
+    expect(await testDb().passkey.count()).toBe(0);
+  });
+
+  it("honest: the owner on /account long after signing in is sent to sign in again, and then adds the passkey", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: new Date() });
+    await createUser();
+    const { jar } = await signIn();
+    const page = async () => (await (await callRoute(account.loader, get("/account", { jar }))).json()).passkeys;
+    expect(await page()).toMatchObject({ offer: true, signInAgain: false });
+    vi.setSystemTime(new Date(Date.now() + 11 * 60 * 1000));
+    expect(await page()).toMatchObject({ offer: false, signInAgain: true });
+    await signIn(jar);
+    expect(await page()).toMatchObject({ offer: true, signInAgain: false });
+    expect(await answer(jar, "register", new SoftwareAuthenticator().register((await options(jar, "register")).options))).toHaveRedirect("/account");
   });
 });
