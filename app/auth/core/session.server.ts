@@ -280,7 +280,7 @@ export async function refreshSession(ar: AuthRequest, user: SessionUser, now = n
     // A row left at the old expiry would drop out of /account's list, and an ending of this
     // session would be forgotten (revocation list, cleanup) while the cookie still lives.
     const sid = payload ? sidOf(payload) : null;
-    if (sid) await recordJwtSession(ar, { sid, userId: user.id, method: null, signedInAt, expires: written.expires }, now);
+    if (sid) await recordJwtSession(ar, { sid, userId: user.id, method: null, factors: factorsText(payload?.amr), signedInAt, expires: written.expires }, now);
     return {
       session: {
         data: { user: { name: user.name, email: user.email, image: user.image }, expires: written.expires.toISOString() },
