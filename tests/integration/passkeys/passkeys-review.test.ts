@@ -239,4 +239,67 @@ describe(`passkeys under attack (${dbLabel})`, () => {
     expect(await page()).toMatchObject({ offer: true, signInAgain: false });
     expect(await answer(jar, "register", new SoftwareAuthenticator().register((await options(jar, "register")).options))).toHaveRedirect("/account");
   });
+
+  it("the challenge cookie keeps the newest 5 and stays small: a sixth and seventh request evict the oldest, which then sign nobody in", async () => {
+    const authenticator = new SoftwareAuthenticator();
+    await adaRegistersWith(authenticator);
+    const jar = new CookieJar();
+    const issued = [];
+    for (let i = 0; i < 7; i++) issued.push((await options(jar)).options);
+    expect(jar.get("authjs.challenge")!.length).toBeLessThan(2048);
+    for (const evicted of issued.slice(0, 2)) {
+      const res = await answer(jar, "authenticate", authenticator.authenticate(evicted));
+      expect(res).toHaveErrorRedirect("WebAuthnVerificationError");
+      expect(res).not.toHaveSessionCookie();
+    }
+    for (const kept of issued.slice(2)) expect(await answer(jar, "authenticate", authenticator.authenticate(kept))).toHaveSessionCookie();
+  });
+
+  it("authenticate options name nobody: the same shape signed out, signed in, for a user with passkeys or without", async () => {
+    const { jar } = await adaRegistersWith(new SoftwareAuthenticator());
+    const user = await testDb().user.findFirstOrThrow();
+    const signedIn = await options(jar, "authenticate");
+    const signedOut = await options(new CookieJar());
+    for (const body of [signedIn, signedOut]) {
+      expect(Object.keys(body.options).sort()).toEqual(Object.keys(signedOut.options).sort());
+      const text = JSON.stringify(body);
+      expect(text).not.toContain(user.id);
+      expect(text).not.toContain(Buffer.from(user.id).toString("base64url"));
+      expect(text).not.toContain("ada@example.com");
+      expect(body.options.allowCredentials ?? []).toEqual([]);
+    }
+  });
+
+  it("no challenge, signature, CSRF or session token reaches a log line, through a registration, a sign-in and refusals", async () => {
+    const lines: string[] = [];
+    const capture = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
+    const spies = [vi.spyOn(console, "log").mockImplementation(capture), vi.spyOn(console, "error").mockImplementation(capture), vi.spyOn(console, "warn").mockImplementation(capture)];
+    const secrets: string[] = [];
+    try {
+      const authenticator = new SoftwareAuthenticator();
+      await createUser();
+      const { jar } = await signIn();
+      const reg = (await options(jar, "register")).options;
+      secrets.push(reg.challenge, jar.get("authjs.session-token")!, (await fetchCsrf(jar)));
+      await answer(jar, "register", authenticator.register(reg, { origin: "https://evil.example" }));
+      await answer(jar, "register", authenticator.register((await options(jar, "register")).options));
+      const visitor = new CookieJar();
+      const noUv = authenticator.authenticate((await options(visitor)).options, { uv: false, counter: 99 });
+      secrets.push(noUv.response.signature);
+      await answer(visitor, "authenticate", noUv);
+      const otherHandle = authenticator.authenticate((await options(visitor)).options);
+      await answer(visitor, "authenticate", { ...otherHandle, response: { ...otherHandle.response, userHandle: "QUJD" } });
+      const auth = (await options(visitor)).options;
+      const good = authenticator.authenticate(auth);
+      secrets.push(auth.challenge, good.response.signature, good.response.authenticatorData);
+      const ok = await answer(visitor, "authenticate", good);
+      expect(ok).toHaveSessionCookie();
+      secrets.push(visitor.get("authjs.session-token")!);
+      await answer(visitor, "authenticate", good);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(lines.length).toBeGreaterThan(0);
+    for (const secret of secrets) expect(lines.filter((l) => l.includes(secret))).toEqual([]);
+  });
 });
