@@ -6,11 +6,8 @@ import { data, redirect } from "react-router";
 import { eventSource, recordEvent } from "~/auth/accounts";
 import { type AuthRequest } from "~/auth/core";
 import { PASSKEY_MESSAGES } from "~/auth/core/errors";
-import { listPasskeys, MAX_PASSKEY_NAME, PasskeyRemove, PasskeyRename, renamePasskey } from "~/auth/passkeys";
+import { isRecentSignIn, listPasskeys, MAX_PASSKEY_NAME, PasskeyRemove, PasskeyRename, renamePasskey } from "~/auth/passkeys";
 import { getProviders, removePasskey } from "~/auth/signin";
-
-/** How long after a sign-in /account offers to add a passkey to a user who has none. */
-const OFFER_WINDOW_MS = 10 * 60 * 1000;
 
 export type PasskeysData = {
   enabled: boolean;
@@ -18,6 +15,8 @@ export type PasskeysData = {
   passkeys: { id: string; name: string; createdAt: string; lastUsedAt: string | null; deviceType: string; backedUp: boolean }[];
   /** Offer "Add a passkey for next time" (no passkey yet, and this session signed in moments ago). */
   offer: boolean;
+  /** Adding a passkey needs a fresh sign-in first (ADR 042): the section links to the sign-in page instead. */
+  signInAgain: boolean;
   notice: string | null;
 };
 
@@ -25,6 +24,7 @@ export async function passkeysData(ar: AuthRequest, userId: string, signedInAt: 
   const enabled = getProviders(ar.config).some((p) => p.type === "webauthn");
   const passkeys = await listPasskeys(userId);
   const updated = ar.url.searchParams.get("updated");
+  const recent = isRecentSignIn(signedInAt);
   return {
     enabled,
     maxName: MAX_PASSKEY_NAME,
@@ -36,7 +36,8 @@ export async function passkeysData(ar: AuthRequest, userId: string, signedInAt: 
       deviceType: p.deviceType,
       backedUp: p.backedUp,
     })),
-    offer: enabled && passkeys.length === 0 && signedInAt !== null && Date.now() - signedInAt.getTime() < OFFER_WINDOW_MS,
+    offer: enabled && passkeys.length === 0 && recent,
+    signInAgain: enabled && !recent,
     notice:
       updated === "passkey-added"
         ? PASSKEY_MESSAGES.added

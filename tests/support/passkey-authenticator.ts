@@ -35,6 +35,8 @@ export type CeremonyOverrides = {
   counter?: number;
   /** clientDataJSON's challenge instead of the options' one. */
   challenge?: string;
+  /** Registration: the attestation format to claim instead of "none" (its statement stays empty). */
+  fmt?: string;
 };
 
 type CreationOptions = { challenge: string; rp: { id?: string }; user: { id: string } };
@@ -96,7 +98,7 @@ export class SoftwareAuthenticator {
     const attestationObject = Buffer.concat([
       Buffer.from([0xa3]),
       cborText("fmt"),
-      cborText("none"),
+      cborText(o.fmt ?? "none"),
       cborText("attStmt"),
       Buffer.from([0xa0]),
       cborText("authData"),

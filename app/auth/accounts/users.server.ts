@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { db } from "../../db/client.server";
 import type { SessionUser } from "../core/session.server";
+import { hasControlCharacters } from "../core/display-text";
 
 
 export function toSessionUser(u: { id: string; name: string | null; email: string | null; image: string | null }): SessionUser {
@@ -15,7 +16,7 @@ export const ProfileUpdate = z
       .trim()
       .min(1, "Name cannot be empty.")
       .max(100, "Name must be at most 100 characters.")
-      .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "Name cannot contain control characters.")
+      .refine((v) => !hasControlCharacters(v), "Name cannot contain control characters.")
       .optional(),
     image: z
       .union([z.literal(""), z.url({ protocol: /^https?$/, error: "Image must be an http(s) URL." }).max(2048)])

@@ -132,6 +132,8 @@ export const WEBAUTHN_OPTIONS_ERRORS = {
   invalidAction: { status: 400, error: "Invalid action" },
   invalidRequest: { status: 400, error: "Invalid request" },
   signInToRegister: { status: 401, error: "Sign in to add a passkey." },
+  // Adding a passkey needs a sign-in from the last minutes (ADR 042).
+  signInAgainToRegister: { status: 403, error: "Sign in again to add a passkey." },
   // The database did not answer (contract §12: JSON endpoints answer 503).
   unavailable: { status: 503, error: "Service unavailable." },
 } as const;

@@ -9,6 +9,18 @@ import { z } from "zod";
 const MAX_FIELD = 16_384;
 const base64url = (max = MAX_FIELD) => z.string().min(1).max(max).regex(/^[A-Za-z0-9_-]+={0,2}$/);
 
+/**
+ * The transports WebAuthn defines (AuthenticatorTransportFuture). The browser reports them and we
+ * store them to hand back in later options, so anything else — markup, a comma that would split
+ * into extra entries on reading, control characters — is dropped rather than kept; an unknown
+ * future transport only costs the browser a hint.
+ */
+const KNOWN_TRANSPORTS: ReadonlySet<string> = new Set(["ble", "cable", "hybrid", "internal", "nfc", "smart-card", "usb"]);
+const Transports = z
+  .array(z.string().max(32))
+  .max(10)
+  .transform((list) => [...new Set(list.filter((t) => KNOWN_TRANSPORTS.has(t)))]);
+
 const Common = {
   id: base64url(1_366),
   rawId: base64url(1_366),
@@ -23,7 +35,7 @@ const Registration = z.object({
     clientDataJSON: base64url(),
     attestationObject: base64url(),
     authenticatorData: base64url().optional(),
-    transports: z.array(z.string().max(32)).max(10).optional(),
+    transports: Transports.optional(),
     publicKeyAlgorithm: z.number().int().optional(),
     publicKey: base64url().optional(),
   }),

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { db } from "../../db/client.server";
 import { PASSKEY_MESSAGES } from "../core/errors";
 import { idField } from "../core/ids";
+import { hasControlCharacters } from "../core/display-text";
 
 export const MAX_PASSKEY_NAME = 60;
 
@@ -15,7 +16,7 @@ export const PasskeyRename = z.object({
     .trim()
     .min(1, PASSKEY_MESSAGES.nameEmpty)
     .max(MAX_PASSKEY_NAME, PASSKEY_MESSAGES.nameTooLong)
-    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), PASSKEY_MESSAGES.nameControl),
+    .refine((v) => !hasControlCharacters(v), PASSKEY_MESSAGES.nameControl),
 });
 
 export const PasskeyRemove = z.object({ passkeyId: idField() });

@@ -11,6 +11,7 @@ import type { AuthRequest } from "../core/request.server";
 import { jsonResponse } from "../core/respond.server";
 import { getSession } from "../core/session.server";
 import { issueChallenge } from "./challenge.server";
+import { mayRegisterPasskey } from "./recent-sign-in.server";
 import { relyingParty } from "./relying-party.server";
 
 /** Milliseconds the browser gives the person to answer (it is a hint; the cookie lasts 900 s). */
@@ -42,6 +43,7 @@ export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response
   }
 
   if (!session) return refusal("signInToRegister");
+  if (!(await mayRegisterPasskey(session))) return refusal("signInAgainToRegister");
   const user = await db().user.findUnique({
     where: { id: session.userId },
     select: { id: true, email: true, name: true, passkeys: { select: { credentialId: true, transports: true } } },

@@ -13,6 +13,7 @@ import { getSession } from "../core/session.server";
 import type { FlowContext } from "../signin/provider";
 import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge } from "./challenge.server";
 import { parseRegistration, signedChallenge } from "./credential-response.server";
+import { mayRegisterPasskey } from "./recent-sign-in.server";
 import { relyingParty } from "./relying-party.server";
 
 /** A new passkey's name until its owner renames it: "Passkey", "Passkey 2", … */
@@ -25,6 +26,8 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
   const { ar } = ctx;
   const { session } = await getSession(ar, { roll: false });
   if (!session) throw new AuthError("SessionRequired", { log: "passkey registration without a session" });
+  // Checked again here: a challenge fetched while the sign-in was fresh does not outlast it (ADR 042).
+  if (!(await mayRegisterPasskey(session))) throw new AuthError("SessionRequired", { log: "passkey registration without a recent sign-in" });
   const response = parseRegistration(ctx.body.data);
   if (!response) throw new AuthError("WebAuthnVerificationError", { log: "malformed registration response" });
 
