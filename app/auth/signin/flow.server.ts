@@ -18,6 +18,10 @@ import { issuePendingSignIn } from "../two-factor/pending.server";
 import { factorsOf, firstFactorOf, needsSecondFactor } from "../two-factor/policy.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
 
+// For methods that add a sign-in the second factor does not cover (passkeys): whether the current
+// session may (ADR 045). Methods reach two-factor/ only through the flow.
+export { sessionMayAddExemptMethod } from "../two-factor/store.server";
+
 /** Maps any failure to its response; causes go to the log, never to the visitor. */
 export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, setCookies: string[] = []): Response {
   if (error instanceof Response) return error;
