@@ -14,7 +14,7 @@ import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { createSession } from "../core/session.server";
 import type { SignInResult } from "../accounts/users.server";
-import { issuePendingSignIn } from "../two-factor/pending.server";
+import { clearPendingSignIn, issuePendingSignIn } from "../two-factor/pending.server";
 import { factorsOf, firstFactorOf, needsSecondFactor } from "../two-factor/policy.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
 
@@ -104,7 +104,10 @@ export async function completeSignIn(ctx: FlowContext, providerId: string, resul
     });
     return redirectResponse(`${ar.origin}${ar.config.basePath}/two-factor`, { json: ctx.json, setCookies: [...ctx.setCookies, pending] });
   }
-  return startSession(ctx, providerId, result, factorsOf(ctx.providerType));
+  // Someone else's first factor may still wait in this browser (a family's shared computer): a
+  // sign-in that needs no code ends it, as one that needs a code replaces it.
+  const setCookies = ar.cookies.has(ar.names.twoFactor) ? [...ctx.setCookies, ...clearPendingSignIn(ar)] : ctx.setCookies;
+  return startSession({ ...ctx, setCookies }, providerId, result, factorsOf(ctx.providerType));
 }
 
 /**

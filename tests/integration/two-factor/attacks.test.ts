@@ -66,6 +66,19 @@ describe(`no session without the second factor (${dbLabel})`, () => {
     expect(results.filter((r) => r.headers.getSetCookie().some((c) => c.startsWith(`${SESSION}=`) && !/max-age=0/i.test(c)))).toHaveLength(1);
   });
 
+  it("a pending sign-in minted for Ada cannot be finished with Mallory's own code or recovery code", async () => {
+    await enrol();
+    await createUser("mallory@example.com", "Mallory");
+    const mallory = await enrol("mallory@example.com");
+    const jar = new CookieJar();
+    await firstFactor(jar, "ada@example.com");
+    for (const code of [codeAt(mallory.secret), mallory.recoveryCodes[0]!]) {
+      const res = await submitCode(jar, code);
+      expect(res).not.toHaveSessionCookie();
+    }
+    expect(await sessionOf(jar)).toBeNull();
+  });
+
   it("a code field that is not a string (JSON array, object, huge) is a wrong code, never a 5xx", async () => {
     await enrol();
     const jar = new CookieJar();

@@ -1,11 +1,12 @@
-// Sign-out (contract §3) ends a pending sign-in too: a first factor waiting for its code must not
-// outlive a sign-out on a browser someone else uses next.
+// A first factor waiting for its code must not outlive the next person's use of a shared browser:
+// sign-out (contract §3) ends the pending sign-in, and so does someone else's sign-in that needs
+// no code (one that needs a code replaces it, ADR 043).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import * as signout from "../../../app/routes/auth/signout.tsx";
-import { createUser } from "../../support/auth.ts";
+import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, resetDatabase } from "../../support/db.ts";
-import { callRoute, fetchCsrf, post } from "../../support/http.ts";
-import { enrol, firstFactor, PENDING, useStepClock } from "./helpers.ts";
+import { callRoute, CookieJar, fetchCsrf, post } from "../../support/http.ts";
+import { codeAt, enrol, firstFactor, PENDING, submitCode, useStepClock } from "./helpers.ts";
 
 beforeEach(async () => {
   await resetDatabase();
@@ -37,5 +38,25 @@ describe(`sign-out ends a pending sign-in (${dbLabel})`, () => {
     const res = await callRoute(signout.action, post("/auth/signout", { csrfToken }, { jar }));
     expect(res.headers.getSetCookie().some((c) => c.startsWith(`${PENDING}=`))).toBe(false);
   });
-});
 
+  it("a family member signing in without a second factor on the same browser ends the other's pending sign-in", async () => {
+    await enrol();
+    await createUser("ben@example.com", "Ben");
+    const shared = new CookieJar();
+    await firstFactor(shared);
+    expect(shared.get(PENDING)).toBeTruthy();
+    const { res } = await signIn(shared, "ben@example.com");
+    expect(res).toHaveSessionCookie();
+    expect(cleared(res, PENDING)).toBe(true);
+    expect(shared.get(PENDING)).toBeFalsy();
+  });
+
+  it("the owner finishing with a code still ends up with the session and no pending cookie", async () => {
+    const { secret } = await enrol();
+    const jar = new CookieJar();
+    await firstFactor(jar);
+    const res = await submitCode(jar, codeAt(secret));
+    expect(res).toHaveSessionCookie();
+    expect(jar.get(PENDING)).toBeFalsy();
+  });
+});
