@@ -235,10 +235,15 @@ const finishedKey = (pendingId: string) => subjectKey("pending-finished", pendin
  * second submission of it (a double click, a resubmitted form) is told it is done rather than
  * refused as if someone had guessed.
  */
-export async function spendPendingSignIn(limits: LimitTable, pendingId: string): Promise<void> {
+export async function spendPendingSignIn(limits: LimitTable, pendingId: string, pendingLifetimeSeconds: number): Promise<void> {
   const limit = limits.TWO_FACTOR_PENDING;
-  const pending = limiter("TWO_FACTOR_PENDING", limit);
-  await Promise.all([pending.penalty(subjectKey("pending", pendingId), limit.count), pending.penalty(finishedKey(pendingId), 1)]);
+  // The mark outlives the pending cookie (`pendingLifetimeSeconds`) even when the budget's window
+  // is configured shorter: a replay is recognised for as long as the cookie could be read.
+  const finished = limiter("TWO_FACTOR_PENDING", { count: limit.count, seconds: Math.max(limit.seconds, pendingLifetimeSeconds) });
+  await Promise.all([
+    limiter("TWO_FACTOR_PENDING", limit).penalty(subjectKey("pending", pendingId), limit.count),
+    finished.penalty(finishedKey(pendingId), 1),
+  ]);
 }
 
 /** True when a code already finished this pending sign-in (spendPendingSignIn). */

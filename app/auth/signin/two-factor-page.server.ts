@@ -14,7 +14,7 @@ import { isSecondFactorRefusal, pendingSignInFinished, reserveSecondFactorAttemp
 import { log } from "../core/log.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
-import { clearPendingSignIn, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
+import { clearPendingSignIn, PENDING_SIGN_IN_MAX_AGE, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
 import { withSecondFactor } from "../two-factor/policy.server";
 import { spendSecondFactorCode } from "../two-factor/store.server";
 import { failureResponse, parsePost, startSession } from "./flow.server";
@@ -86,7 +86,7 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
   const factor = code ? await spendSecondFactorCode(pending.userId, code, ar.config.secrets) : null;
   if (factor) {
     // Finished first, so that a twin request of the same pending sign-in sees it as soon as possible.
-    await spendPendingSignIn(limits, pending.id);
+    await spendPendingSignIn(limits, pending.id, PENDING_SIGN_IN_MAX_AGE);
     await attempt.refund();
     if (factor.kind === "recovery") {
       await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method, left: factor.left } });
