@@ -80,7 +80,11 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
   const limits = ar.config.rateLimits;
   if (await pendingSignInFinished(limits, pending.id)) return { type: "response", response: alreadyFinished(ar, pending, json) };
   const attempt = await reserveSecondFactorAttempt(limits, pending.id, pending.userId);
-  if (isSecondFactorRefusal(attempt)) return { type: "response", response: await endPending(ar, pending, attempt, json) };
+  if (isSecondFactorRefusal(attempt)) {
+    // Its twin may have finished it between the check above and this reservation.
+    if (await pendingSignInFinished(limits, pending.id)) return { type: "response", response: alreadyFinished(ar, pending, json) };
+    return { type: "response", response: await endPending(ar, pending, attempt, json) };
+  }
 
   const code = typeof typed === "string" ? typed.slice(0, MAX_CODE_LENGTH) : "";
   const factor = code ? await spendSecondFactorCode(pending.userId, code, ar.config.secrets) : null;
