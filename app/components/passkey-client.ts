@@ -9,9 +9,22 @@ const PROVIDER = "passkey";
 
 type Action = "authenticate" | "register";
 
+/** The server refused the options; `reason` is its own text for the person (e.g. sign in again with a code). */
+export class OptionsRefused extends Error {
+  constructor(
+    status: number,
+    readonly reason: string | null,
+  ) {
+    super(`options refused (${status})`);
+  }
+}
+
 async function fetchOptions(action: Action) {
   const res = await fetch(`${BASE}/webauthn-options/${PROVIDER}?action=${action}`, { credentials: "same-origin", headers: { Accept: "application/json" } });
-  if (!res.ok) throw new Error(`options refused (${res.status})`);
+  if (!res.ok) {
+    const body = (await res.json().catch(() => null)) as { error?: unknown } | null;
+    throw new OptionsRefused(res.status, typeof body?.error === "string" ? body.error : null);
+  }
   const body = (await res.json()) as { action: Action; options: any };
   if (body.action !== action) throw new Error("unexpected options");
   return body.options;

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "react";
 import { Form } from "react-router";
 import { CsrfField } from "./auth-forms";
-import { isCancelled, passkeysSupported, registerPasskey } from "./passkey-client";
+import { isCancelled, OptionsRefused, passkeysSupported, registerPasskey } from "./passkey-client";
 
 export type PasskeyRow = { id: string; name: string; createdAt: string; lastUsedAt: string | null; deviceType: string; backedUp: boolean };
 
@@ -49,7 +49,8 @@ export function AddPasskeyButton({ csrfToken, label = "Add a passkey", callbackU
       await registerPasskey(csrfToken, callbackUrl);
     } catch (e) {
       setBusy(false);
-      if (!isCancelled(e)) setError("The passkey could not be added. Try again.");
+      // A refusal the server explains (a session that has not passed the second factor, ADR 045) says why.
+      if (!isCancelled(e)) setError(e instanceof OptionsRefused && e.reason ? e.reason : "The passkey could not be added. Try again.");
     }
   };
   return (

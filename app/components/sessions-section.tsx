@@ -4,8 +4,24 @@ import { describeDevice } from "./device";
 
 type Props = {
   csrfToken: string;
-  sessions: { id: string; current: boolean; userAgent: string | null; method: string | null; createdAt: string; lastUsedAt: string }[];
+  sessions: { id: string; current: boolean; userAgent: string | null; method: string | null; factors: string[]; createdAt: string; lastUsedAt: string }[];
 };
+
+/** What each recorded factor (the session's amr-like names) was, in the owner's words. */
+const FACTOR_LABELS: Readonly<Record<string, string>> = {
+  pwd: "password",
+  email: "e-mail link",
+  fed: "another site's sign-in",
+  hwk: "passkey",
+  otp: "authenticator code",
+  rcv: "recovery code",
+};
+
+/** "password + authenticator code", or null when the sign-in recorded none we can name. */
+function describeFactors(factors: readonly string[]): string | null {
+  const named = factors.map((f) => FACTOR_LABELS[f]).filter((label): label is string => Boolean(label));
+  return named.length ? named.join(" + ") : null;
+}
 
 /**
  * /account: where the user is signed in, whichever session strategy the site uses (contract
@@ -28,6 +44,11 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
                 {s.method ? `Signed in with ${s.method}, ` : "Signed in "}
                 {new Date(s.createdAt).toUTCString()} · last used {new Date(s.lastUsedAt).toUTCString()}
               </div>
+              {describeFactors(s.factors) ? (
+                <div className="muted" data-factors={s.factors.join(" ")}>
+                  Proved with {describeFactors(s.factors)}
+                </div>
+              ) : null}
             </div>
             <Form method="post">
               <CsrfField token={csrfToken} />

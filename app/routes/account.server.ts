@@ -71,6 +71,7 @@ export async function accountPageData(request: Request) {
         current: s.current,
         userAgent: s.userAgent,
         method: methodName(s.method),
+        factors: s.factors,
         createdAt: s.createdAt.toISOString(),
         lastUsedAt: s.lastUsedAt.toISOString(),
       })),

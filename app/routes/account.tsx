@@ -20,6 +20,15 @@ export async function loader({ request }: Route.LoaderArgs) {
 
 export const action = ({ request }: Route.ActionArgs) => accountAction(request);
 
+export function headers({ parentHeaders }: Route.HeadersArgs) {
+  // The page shows the user's sessions and activity, and its answers to totp-start, totp-confirm
+  // and recovery-codes show the TOTP secret and the recovery codes: no cache, shared or private,
+  // may keep a copy (a shared computer's back button, a proxy).
+  const headers = new Headers(parentHeaders);
+  headers.set("Cache-Control", "private, no-store");
+  return headers;
+}
+
 function passkeyRenameError(actionData: unknown): { passkeyId: string; message: string } | null {
   const errors = (actionData as { fieldErrors?: Record<string, unknown> } | undefined)?.fieldErrors;
   return errors && typeof errors.passkeyName === "string" ? { passkeyId: String(errors.passkeyId ?? ""), message: errors.passkeyName } : null;

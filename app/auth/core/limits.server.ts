@@ -233,11 +233,28 @@ export async function reserveSecondFactorAttempt(
   };
 }
 
+/** Marks a pending sign-in finished, apart from its count of wrong codes. */
+const finishedKey = (pendingId: string) => subjectKey("pending-finished", pendingId);
+
 /**
  * Ends a pending sign-in for good once its code was accepted: its budget is spent, so the same
- * pending cookie, replayed, cannot be completed a second time.
+ * pending cookie, replayed, cannot be completed a second time, and it is marked finished, so a
+ * second submission of it (a double click, a resubmitted form) is told it is done rather than
+ * refused as if someone had guessed.
  */
-export async function spendPendingSignIn(limits: LimitTable, pendingId: string): Promise<void> {
+export async function spendPendingSignIn(limits: LimitTable, pendingId: string, pendingLifetimeSeconds: number): Promise<void> {
   const limit = limits.TWO_FACTOR_PENDING;
-  await limiter("TWO_FACTOR_PENDING", limit).penalty(subjectKey("pending", pendingId), limit.count);
+  // The mark outlives the pending cookie (`pendingLifetimeSeconds`) even when the budget's window
+  // is configured shorter: a replay is recognised for as long as the cookie could be read.
+  const finished = limiter("TWO_FACTOR_PENDING", { count: limit.count, seconds: Math.max(limit.seconds, pendingLifetimeSeconds) });
+  await Promise.all([
+    limiter("TWO_FACTOR_PENDING", limit).penalty(subjectKey("pending", pendingId), limit.count),
+    finished.penalty(finishedKey(pendingId), 1),
+  ]);
+}
+
+/** True when a code already finished this pending sign-in (spendPendingSignIn). */
+export async function pendingSignInFinished(limits: LimitTable, pendingId: string): Promise<boolean> {
+  const state = await limiter("TWO_FACTOR_PENDING", limits.TWO_FACTOR_PENDING).get(finishedKey(pendingId));
+  return (state?.consumedPoints ?? 0) > 0;
 }

@@ -326,6 +326,8 @@ export type DeviceSession = {
   id: string;
   kind: "jwt" | "database";
   method: string | null;
+  /** The factors its sign-in proved (amr-like names, e.g. pwd otp mfa); empty when not recorded. */
+  factors: string[];
   createdAt: Date;
   lastUsedAt: Date;
   expires: Date;
@@ -338,9 +340,14 @@ export async function listSessions(userId: string, currentSessionId: string | nu
   const rows = await db().session.findMany({
     where: { userId, expires: { gt: now }, revokedAt: null },
     orderBy: [{ lastUsedAt: "desc" }, { createdAt: "desc" }],
-    select: { id: true, kind: true, method: true, createdAt: true, lastUsedAt: true, expires: true, userAgent: true },
+    select: { id: true, kind: true, method: true, factors: true, createdAt: true, lastUsedAt: true, expires: true, userAgent: true },
   });
-  return rows.map((r) => ({ ...r, kind: r.kind === "jwt" ? "jwt" : "database", current: r.id === currentSessionId }));
+  return rows.map((r) => ({
+    ...r,
+    kind: r.kind === "jwt" ? "jwt" : "database",
+    factors: r.factors ? r.factors.split(" ") : [],
+    current: r.id === currentSessionId,
+  }));
 }
 
 /** Ends one of the user's sessions, of either strategy; false when it is not theirs or already ended. */

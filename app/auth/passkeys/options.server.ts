@@ -10,6 +10,7 @@ import { WEBAUTHN_OPTIONS_ERRORS } from "../core/errors";
 import type { AuthRequest } from "../core/request.server";
 import { jsonResponse } from "../core/respond.server";
 import { getSession } from "../core/session.server";
+import { sessionMayAddExemptMethod } from "../signin/flow.server";
 import { issueChallenge } from "./challenge.server";
 import { mayRegisterPasskey } from "./recent-sign-in.server";
 import { relyingParty } from "./relying-party.server";
@@ -49,6 +50,7 @@ export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response
     select: { id: true, email: true, name: true, passkeys: { select: { credentialId: true, transports: true } } },
   });
   if (!user) return refusal("signInToRegister");
+  if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId))) return refusal("secondFactorToRegister");
   const options = await generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,

@@ -10,6 +10,7 @@ import { AuthError } from "../core/errors";
 import { log } from "../core/log.server";
 import { redirectResponse } from "../core/respond.server";
 import { getSession } from "../core/session.server";
+import { sessionMayAddExemptMethod } from "../signin/flow.server";
 import type { FlowContext } from "../signin/provider";
 import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge } from "./challenge.server";
 import { parseRegistration, signedChallenge } from "./credential-response.server";
@@ -28,6 +29,10 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
   if (!session) throw new AuthError("SessionRequired", { log: "passkey registration without a session" });
   // Checked again here: a challenge fetched while the sign-in was fresh does not outlast it (ADR 042).
   if (!(await mayRegisterPasskey(session))) throw new AuthError("SessionRequired", { log: "passkey registration without a recent sign-in" });
+  // A passkey skips the second factor: only a session that proved it may add one (ADR 045).
+  if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId))) {
+    throw new AuthError("SessionRequired", { log: "passkey registration by a session that did not prove the second factor" });
+  }
   const response = parseRegistration(ctx.body.data);
   if (!response) throw new AuthError("WebAuthnVerificationError", { log: "malformed registration response" });
 

@@ -15,9 +15,13 @@ import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { createSession } from "../core/session.server";
 import type { SignInResult } from "../accounts/users.server";
-import { issuePendingSignIn } from "../two-factor/pending.server";
+import { clearPendingSignIn, issuePendingSignIn } from "../two-factor/pending.server";
 import { factorsOf, firstFactorOf, needsSecondFactor } from "../two-factor/policy.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
+
+// For methods that add a sign-in the second factor does not cover (passkeys): whether the current
+// session may (ADR 045). Methods reach two-factor/ only through the flow.
+export { sessionMayAddExemptMethod } from "../two-factor/store.server";
 
 /** Maps any failure to its response; causes go to the log, never to the visitor. */
 export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, setCookies: string[] = []): Response {
@@ -110,7 +114,10 @@ export async function completeSignIn(
     });
     return redirectResponse(`${ar.origin}${ar.config.basePath}/two-factor`, { json: ctx.json, setCookies: [...ctx.setCookies, pending] });
   }
-  return startSession(ctx, providerId, result, factorsOf(ctx.providerType));
+  // Someone else's first factor may still wait in this browser (a family's shared computer): a
+  // sign-in that needs no code ends it, as one that needs a code replaces it.
+  const setCookies = ar.cookies.has(ar.names.twoFactor) ? [...ctx.setCookies, ...clearPendingSignIn(ar)] : ctx.setCookies;
+  return startSession({ ...ctx, setCookies }, providerId, result, factorsOf(ctx.providerType));
 }
 
 /**

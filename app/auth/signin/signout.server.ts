@@ -10,6 +10,7 @@ import { endSession } from "../core/session.server";
 import { failureResponse, parsePost } from "./flow.server";
 import { log } from "../core/log.server";
 import { signOutHooks } from "./registry.server";
+import { clearPendingSignIn } from "../two-factor/pending.server";
 
 /**
  * Runs every hook at once and waits for them together at most the OAuth time budget
@@ -48,7 +49,10 @@ export async function signOutAction(request: Request): Promise<Response> {
       if (next) location = next;
       await recordEvent("signout", { userId, ...eventSource(ar) });
     }
-    return redirectResponse(location, { json, setCookies: [setCookie, ...setCookies] });
+    // A first factor waiting for its code ends too: on a shared browser, the next person must not
+    // find someone's half-finished sign-in (the pending cookie outlives no sign-out).
+    const pending = ar.cookies.has(ar.names.twoFactor) ? clearPendingSignIn(ar) : [];
+    return redirectResponse(location, { json, setCookies: [setCookie, ...setCookies, ...pending] });
   } catch (error) {
     return failureResponse(ar, error, json);
   }

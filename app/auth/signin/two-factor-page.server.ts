@@ -10,11 +10,11 @@ import { toSessionUser } from "../accounts/users.server";
 import { validateCallbackUrl } from "../core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { AuthError, secondFactorRefusedMessage } from "../core/errors";
-import { isSecondFactorRefusal, reserveSecondFactorAttempt, spendPendingSignIn, type LimitRefusal } from "../core/limits.server";
+import { isSecondFactorRefusal, pendingSignInFinished, reserveSecondFactorAttempt, spendPendingSignIn, type LimitRefusal } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
-import { clearPendingSignIn, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
+import { clearPendingSignIn, PENDING_SIGN_IN_MAX_AGE, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
 import { withSecondFactor } from "../two-factor/policy.server";
 import { spendSecondFactorCode } from "../two-factor/store.server";
 import { failureResponse, parsePost, startSession } from "./flow.server";
@@ -32,6 +32,16 @@ export type TwoFactorOutcome =
 function pendingGone(ar: AuthRequest, json: boolean): Response {
   const setCookies = ar.cookies.has(ar.names.twoFactor) ? clearPendingSignIn(ar) : [];
   return errorRedirect(ar, "TwoFactorExpired", { json, setCookies });
+}
+
+/**
+ * A code already finished this pending sign-in (a double click, a resubmitted form, a second
+ * tab): no second session and nothing counted or recorded as a failure. The browser goes where
+ * the sign-in was going; if the first answer's session cookie reached it, it is signed in there.
+ */
+function alreadyFinished(ar: AuthRequest, pending: PendingSignIn, json: boolean): Response {
+  const callbackUrl = validateCallbackUrl(pending.callbackUrl, ar.origin) ?? `${ar.origin}/`;
+  return redirectResponse(callbackUrl, { json, setCookies: clearPendingSignIn(ar) });
 }
 
 async function endPending(ar: AuthRequest, pending: PendingSignIn, refusal: LimitRefusal, json: boolean): Promise<Response> {
@@ -68,14 +78,20 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
   const user = await db().user.findUnique({ where: { id: pending.userId } });
   if (!user) return { type: "response", response: pendingGone(ar, json) };
   const limits = ar.config.rateLimits;
+  if (await pendingSignInFinished(limits, pending.id)) return { type: "response", response: alreadyFinished(ar, pending, json) };
   const attempt = await reserveSecondFactorAttempt(limits, pending.id, pending.userId);
-  if (isSecondFactorRefusal(attempt)) return { type: "response", response: await endPending(ar, pending, attempt, json) };
+  if (isSecondFactorRefusal(attempt)) {
+    // Its twin may have finished it between the check above and this reservation.
+    if (await pendingSignInFinished(limits, pending.id)) return { type: "response", response: alreadyFinished(ar, pending, json) };
+    return { type: "response", response: await endPending(ar, pending, attempt, json) };
+  }
 
   const code = typeof typed === "string" ? typed.slice(0, MAX_CODE_LENGTH) : "";
   const factor = code ? await spendSecondFactorCode(pending.userId, code, ar.config.secrets) : null;
   if (factor) {
+    // Finished first, so that a twin request of the same pending sign-in sees it as soon as possible.
+    await spendPendingSignIn(limits, pending.id, PENDING_SIGN_IN_MAX_AGE);
     await attempt.refund();
-    await spendPendingSignIn(limits, pending.id);
     if (factor.kind === "recovery") {
       await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method, left: factor.left } });
     }
@@ -89,6 +105,11 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
     return { type: "response", response };
   }
 
+  // The same code submitted twice at once: the twin finished the sign-in while this one checked.
+  if (await pendingSignInFinished(limits, pending.id)) {
+    await attempt.refund();
+    return { type: "response", response: alreadyFinished(ar, pending, json) };
+  }
   await recordEvent("two-factor-failed", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method } });
   const triesLeft = attempt.triesLeftIfWrong;
   log("info", "two-factor-refused", { triesLeft });

@@ -20,6 +20,19 @@ export async function secondFactorEnabled(userId: string): Promise<boolean> {
   return Boolean(row?.confirmedAt);
 }
 
+/**
+ * True when the session `sessionId` of `userId` may add a way to sign in that the second factor
+ * does not cover (a passkey, ADR 045): the user's second factor is off, or that session proved two
+ * factors itself (its recorded factors include `mfa`). A session from before the factor was turned
+ * on, or of unknown factors, may not.
+ */
+export async function sessionMayAddExemptMethod(userId: string, sessionId: string | null): Promise<boolean> {
+  if (!(await secondFactorEnabled(userId))) return true;
+  if (!sessionId) return false;
+  const row = await db().session.findFirst({ where: { id: sessionId, userId }, select: { factors: true } });
+  return Boolean(row?.factors?.split(" ").includes("mfa"));
+}
+
 export async function twoFactorStatus(userId: string): Promise<TwoFactorStatus> {
   const [row, left] = await Promise.all([
     db().twoFactorCredential.findUnique({ where: { userId }, select: { confirmedAt: true } }),
