@@ -203,6 +203,7 @@ describe(`models on ${dbLabel}`, () => {
     await db().verificationToken.create({ data: { identifier: "a", tokenHash: "t", expires: new Date() } });
     await db().limitCounter.create({ data: { key: "k", points: 1 } });
     await db().sessionCutoff.create({ data: { userId: ada.id, notBefore: new Date(), expires: new Date() } });
+    await db().sessionRevocation.create({ data: { sessionId: "gone", revokedAt: new Date(), expires: new Date() } });
 
     await resetDatabase();
 
@@ -215,8 +216,9 @@ describe(`models on ${dbLabel}`, () => {
       db().verificationToken.count(),
       db().limitCounter.count(),
       db().sessionCutoff.count(),
+      db().sessionRevocation.count(),
     ]);
-    expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0]);
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);
   });
 });
