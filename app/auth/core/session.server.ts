@@ -123,7 +123,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date):
     // Orphaned chunks (say .1 without .0) read as absent; clear them so they stop being sent.
     return { session: null, setCookies: chunkNames(ar.cookies, ar.names.sessionToken).length ? clearSessionCookies(ar) : [] };
   }
-  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.sessionToken, now });
+  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.sessionToken, now, remember: true });
   const sub = str(payload?.sub);
   if (!payload || !sub || typeof payload.exp !== "number") return { session: null, setCookies: clearSessionCookies(ar) };
 
