@@ -27,6 +27,8 @@ export type Server = {
   env: NodeJS.ProcessEnv;
   /** Milliseconds from spawn to the ready line. */
   startMs: number;
+  /** Server CPU time (µs) spent by then: the start's cost, whatever else the machine runs. */
+  startCpuUs: number;
   output: () => string;
   stop: () => Promise<void>;
 };
@@ -65,6 +67,7 @@ export async function startServer(name: string, args: string[], env: NodeJS.Proc
     });
   });
   const startMs = performance.now() - started;
+  const startCpuUs = cpuMicros(child.pid!);
   child.removeAllListeners("exit");
   return {
     name,
@@ -74,6 +77,7 @@ export async function startServer(name: string, args: string[], env: NodeJS.Proc
     child,
     env,
     startMs,
+    startCpuUs,
     output: () => out,
     stop: async () => {
       if (child.exitCode !== null) return;
@@ -151,7 +155,7 @@ export type LoadOptions = {
 
 /** Drives `server` with bench/load-generator.mjs (on its own core) and reads the server's CPU over the measured window. */
 export async function measure(name: string, server: Server, options: LoadOptions): Promise<Measurement> {
-  const input = JSON.stringify({ port: server.port, warmupMs: 1_000, expectStatus: 200, ...options });
+  const input = JSON.stringify({ port: server.port, warmupMs: 2_000, expectStatus: 200, ...options });
   const script = path.join(root, "bench/load-generator.mjs");
   const child = PINNED
     ? spawn("taskset", ["-c", LOAD_CORE, process.execPath, script, input], { stdio: ["ignore", "pipe", "inherit"] })

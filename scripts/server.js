@@ -1,8 +1,14 @@
 // `npm start`: the production build on node:http — React Router's request listener plus sirv for
 // the built assets. No framework server, no per-request log line: see docs/decisions.
 import { createServer } from "node:http";
+import { enableCompileCache } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+
+// Node keeps the compiled code of every module loaded from here on in its on-disk cache (the
+// system's temporary folder, or NODE_COMPILE_CACHE), so a restart skips most of the parsing and
+// compiling of the app and its dependencies (docs/decisions/057).
+enableCompileCache?.();
 
 // Before React loads: its CommonJS entry picks the development or production build from
 // NODE_ENV at first require, and every copy in the process must agree.
