@@ -141,7 +141,60 @@ export type Measurement = {
   rssMb: number;
   /** Open-loop runs: the rate asked for. */
   rate?: number;
+  /** Seconds measured, server CPU in total (µs), latency histogram ([µs, count]) or raw latencies (ms): to merge runs. */
+  seconds: number;
+  cpuTotalUs: number;
+  hist?: [number, number][];
+  latencies?: number[];
 };
+
+function percentileOf(hist: [number, number][], total: number, p: number): number {
+  const target = Math.max(1, Math.ceil(total * p));
+  let seen = 0;
+  for (const [us, count] of hist) {
+    seen += count;
+    if (seen >= target) return us / 1000;
+  }
+  return NaN;
+}
+
+/**
+ * One figure from several runs of one scenario (interleaved with the other scenarios, so that
+ * whatever else the machine runs weighs on each scenario alike): requests and seconds, CPU and
+ * latencies added up.
+ */
+export function combine(runs: Measurement[]): Measurement {
+  const first = runs[0]!;
+  const requests = runs.reduce((a, r) => a + r.requests, 0);
+  const seconds = runs.reduce((a, r) => a + r.seconds, 0);
+  const cpuTotalUs = runs.reduce((a, r) => a + r.cpuTotalUs, 0);
+  let p50 = NaN;
+  let p99 = NaN;
+  if (runs.every((r) => r.hist)) {
+    const merged = new Map<number, number>();
+    for (const r of runs) for (const [us, n] of r.hist!) merged.set(us, (merged.get(us) ?? 0) + n);
+    const hist = [...merged].sort((a, b) => a[0] - b[0]);
+    p50 = percentileOf(hist, requests, 0.5);
+    p99 = percentileOf(hist, requests, 0.99);
+  } else if (runs.every((r) => r.latencies)) {
+    const all = runs.flatMap((r) => r.latencies!).sort((a, b) => a - b);
+    p50 = all[Math.max(0, Math.ceil(all.length * 0.5) - 1)] ?? NaN;
+    p99 = all[Math.max(0, Math.ceil(all.length * 0.99) - 1)] ?? NaN;
+  }
+  return {
+    name: first.name,
+    server: first.server,
+    rps: requests / seconds,
+    p50,
+    p99,
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    requests,
+    cpuUs: cpuTotalUs / Math.max(1, requests),
+    rssMb: runs.at(-1)!.rssMb,
+    seconds,
+    cpuTotalUs,
+  };
+}
 
 export type LoadOptions = {
   requests: string[];
@@ -155,7 +208,7 @@ export type LoadOptions = {
 
 /** Drives `server` with bench/load-generator.mjs (on its own core) and reads the server's CPU over the measured window. */
 export async function measure(name: string, server: Server, options: LoadOptions): Promise<Measurement> {
-  const input = JSON.stringify({ port: server.port, warmupMs: 2_000, expectStatus: 200, ...options });
+  const input = JSON.stringify({ port: server.port, warmupMs: 500, expectStatus: 200, ...options });
   const script = path.join(root, "bench/load-generator.mjs");
   const child = PINNED
     ? spawn("taskset", ["-c", LOAD_CORE, process.execPath, script, input], { stdio: ["ignore", "pipe", "inherit"] })
@@ -183,14 +236,17 @@ export async function measure(name: string, server: Server, options: LoadOptions
     cpuUs: result.requests ? (cpuEnd - cpuStart) / result.requests : NaN,
     rssMb: memoryMb(server.pid).rss,
     ...(options.rate ? { rate: options.rate } : {}),
+    seconds: result.seconds,
+    cpuTotalUs: cpuEnd - cpuStart,
+    hist: result.hist,
   };
 }
 
 /** Closed-loop load of a multi-request flow (e.g. a sign-in) from this process, with the server's CPU per flow. */
-export async function measureFlow(name: string, server: Server, connections: number, seconds: number, once: () => Promise<boolean>): Promise<Measurement> {
+export async function measureFlow(name: string, server: Server, connections: number, seconds: number, once: () => Promise<boolean>, warmupMs = 1_000): Promise<Measurement> {
   const latencies: number[] = [];
   let errors = 0;
-  const warmEnd = performance.now() + 1_000;
+  const warmEnd = performance.now() + warmupMs;
   const end = warmEnd + seconds * 1_000;
   let cpuStart = NaN;
   let measuredFrom = warmEnd;
@@ -224,6 +280,9 @@ export async function measureFlow(name: string, server: Server, connections: num
     requests: latencies.length,
     cpuUs: (cpuEnd - cpuStart) / Math.max(1, latencies.length),
     rssMb: memoryMb(server.pid).rss,
+    seconds: elapsed,
+    cpuTotalUs: cpuEnd - cpuStart,
+    latencies,
   };
 }
 

@@ -39,6 +39,13 @@ function record(latencyMs, ok) {
   if (!ok) errors++;
 }
 
+/** The latency histogram's non-empty buckets, [µs, count], so runs can be merged. */
+function buckets() {
+  const out = [];
+  for (let us = 0; us <= HIST_US; us++) if (hist[us]) out.push([us, hist[us]]);
+  return out;
+}
+
 function percentile(p) {
   const target = Math.max(1, Math.ceil(counted * p));
   let seen = 0;
@@ -160,7 +167,7 @@ setTimeout(() => {
   measuring = false;
   const elapsed = (performance.now() - measureStart) / 1000;
   process.stdout.write(
-    `${JSON.stringify({ requests: counted, errors, seconds: elapsed, rps: counted / elapsed, p50: percentile(0.5), p99: percentile(0.99) })}\n`,
+    `${JSON.stringify({ requests: counted, errors, seconds: elapsed, rps: counted / elapsed, p50: percentile(0.5), p99: percentile(0.99), hist: buckets() })}\n`,
   );
   setTimeout(() => process.exit(), 50);
 }, end - start);

@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import {
   agent,
+  combine,
   cookiesOf,
   CORES,
   freePort,
@@ -156,64 +157,80 @@ function ratios(m: Measurement, refs: [string, Measurement | undefined][]) {
 // ---------------------------------------------------------------------------------------------
 // Parts
 
-/** The three references. */
-async function references(ctx: BenchContext) {
-  const sessionReq = (s: Server, cookie?: string) => ({ requests: [rawGet(s, "/auth/session", cookie)], connections: CONNECTIONS, seconds: SECONDS, expectBodyPrefix: '{"user"' });
-  const r = ctx.results;
-  r.bare = await measure("bare node:http (same JSON)", ctx.refs.bare, sessionReq(ctx.refs.bare));
-  r.trivial = await measure("trivial React Router resource route", ctx.refs.trivial, sessionReq(ctx.refs.trivial));
-  r.authjsSession = await measure("Auth.js GET /auth/session (jwt)", ctx.refs.authjs, sessionReq(ctx.refs.authjs, ctx.cookies.authjs));
-  r.authjsCsrf = await measure("Auth.js GET /auth/csrf", ctx.refs.authjs, { requests: [rawGet(ctx.refs.authjs, "/auth/csrf", ctx.cookies.authjsCsrf)], connections: CONNECTIONS, seconds: SECONDS });
-  r.authjsProviders = await measure("Auth.js GET /auth/providers", ctx.refs.authjs, { requests: [rawGet(ctx.refs.authjs, "/auth/providers")], connections: CONNECTIONS, seconds: SECONDS });
-  for (const k of ["bare", "trivial", "authjsSession", "authjsCsrf", "authjsProviders"]) console.log(line(r[k]!));
+const SCENARIOS: { key: string; name: string; server: (ctx: BenchContext) => Server | null; path: string; cookie?: (ctx: BenchContext) => string | null; prefix?: string; authjs?: string }[] = [
+  { key: "bare", name: "bare node:http (same JSON)", server: (c) => c.refs.bare, path: "/auth/session", prefix: '{"user"' },
+  { key: "trivial", name: "trivial React Router resource route", server: (c) => c.refs.trivial, path: "/auth/session", prefix: '{"user"' },
+  { key: "authjsSession", name: "Auth.js GET /auth/session (jwt)", server: (c) => c.refs.authjs, path: "/auth/session", cookie: (c) => c.cookies.authjs, prefix: '{"user"' },
+  { key: "authjsCsrf", name: "Auth.js GET /auth/csrf", server: (c) => c.refs.authjs, path: "/auth/csrf", cookie: (c) => c.cookies.authjsCsrf },
+  { key: "authjsProviders", name: "Auth.js GET /auth/providers", server: (c) => c.refs.authjs, path: "/auth/providers" },
+  { key: "sessionJwt", name: "GET /auth/session (jwt)", server: (c) => c.apps.jwt, path: "/auth/session", cookie: (c) => c.cookies.jwt, prefix: '{"user"', authjs: "authjsSession" },
+  { key: "sessionSqlite", name: "GET /auth/session (database, SQLite)", server: (c) => c.apps.sqlite, path: "/auth/session", cookie: (c) => c.cookies.sqlite, prefix: '{"user"', authjs: "authjsSession" },
+  { key: "sessionPostgres", name: "GET /auth/session (database, PostgreSQL)", server: (c) => c.apps.postgres, path: "/auth/session", cookie: (c) => c.cookies.postgres, prefix: '{"user"', authjs: "authjsSession" },
+  { key: "csrf", name: "GET /auth/csrf", server: (c) => c.apps.jwt, path: "/auth/csrf", cookie: (c) => c.cookies.csrf, authjs: "authjsCsrf" },
+  { key: "providers", name: "GET /auth/providers", server: (c) => c.apps.jwt, path: "/auth/providers", authjs: "authjsProviders" },
+];
+const APP_KEYS = ["sessionJwt", "sessionSqlite", "sessionPostgres", "csrf", "providers"];
+const ROUNDS = 4;
+
+function loadOf(ctx: BenchContext, s: (typeof SCENARIOS)[number], seconds: number) {
+  const server = s.server(ctx)!;
+  return { requests: [rawGet(server, s.path, s.cookie?.(ctx) ?? undefined)], connections: CONNECTIONS, seconds, ...(s.prefix ? { expectBodyPrefix: s.prefix } : {}) };
 }
 
-const APP_SCENARIOS: { key: string; name: string; app: "jwt" | "sqlite" | "postgres"; path: string; cookie?: "jwt" | "sqlite" | "postgres" | "csrf"; authjs: string; prefix?: string }[] = [
-  { key: "sessionJwt", name: "GET /auth/session (jwt)", app: "jwt", path: "/auth/session", cookie: "jwt", authjs: "authjsSession", prefix: '{"user"' },
-  { key: "sessionSqlite", name: "GET /auth/session (database, SQLite)", app: "sqlite", path: "/auth/session", cookie: "sqlite", authjs: "authjsSession", prefix: '{"user"' },
-  { key: "sessionPostgres", name: "GET /auth/session (database, PostgreSQL)", app: "postgres", path: "/auth/session", cookie: "postgres", authjs: "authjsSession", prefix: '{"user"' },
-  { key: "csrf", name: "GET /auth/csrf", app: "jwt", path: "/auth/csrf", cookie: "csrf", authjs: "authjsCsrf" },
-  { key: "providers", name: "GET /auth/providers", app: "jwt", path: "/auth/providers", authjs: "authjsProviders" },
-];
-
-/** Vestibule's JSON endpoints. */
-async function endpoints(ctx: BenchContext) {
-  for (const s of APP_SCENARIOS) {
-    const app = ctx.apps[s.app];
-    if (!app) continue;
-    const cookie = s.cookie ? (ctx.cookies[s.cookie] ?? undefined) : undefined;
-    const m = await measure(s.name, app, { requests: [rawGet(app, s.path, cookie)], connections: CONNECTIONS, seconds: SECONDS, ...(s.prefix ? { expectBodyPrefix: s.prefix } : {}) });
-    ctx.results[s.key] = m;
+/**
+ * The references and Vestibule's endpoints side by side: after a warm-up of each server, ROUNDS
+ * rounds in which every scenario runs for SECONDS / ROUNDS, in a rotating order — so that other
+ * work on the machine weighs on all of them alike — then one figure per scenario.
+ */
+async function sideBySide(ctx: BenchContext) {
+  const scenarios = SCENARIOS.filter((s) => s.server(ctx));
+  for (const s of scenarios) await measure(s.name, s.server(ctx)!, { ...loadOf(ctx, s, 1.5), warmupMs: 500 });
+  const runs = new Map<string, Measurement[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = scenarios.map((_, i) => scenarios[(i + round) % scenarios.length]!);
+    for (const s of order) {
+      const m = await measure(s.name, s.server(ctx)!, { ...loadOf(ctx, s, SECONDS / ROUNDS), warmupMs: 300 });
+      runs.set(s.key, [...(runs.get(s.key) ?? []), m]);
+    }
+  }
+  for (const s of scenarios) ctx.results[s.key] = combine(runs.get(s.key)!);
+  for (const s of scenarios) {
+    const m = ctx.results[s.key]!;
     console.log(line(m));
-    console.log(`${"".padEnd(38)} ${ratios(m, [["bare", ctx.results.bare], ["RR", ctx.results.trivial], ["Auth.js", ctx.results[s.authjs]]])}`);
+    if (APP_KEYS.includes(s.key)) console.log(`${"".padEnd(38)} ${ratios(m, [["bare", ctx.results.bare], ["RR", ctx.results.trivial], ["Auth.js", ctx.results[s.authjs!]]])}`);
   }
 }
 
-/** A full credentials sign-in (GET csrf + POST), Vestibule and Auth.js, 4 at a time. */
+/** A full credentials sign-in (GET csrf + POST), Vestibule and Auth.js, 4 at a time, in alternating rounds. */
 async function signIns(ctx: BenchContext) {
   let n = 0;
-  const ours = await measureFlow("credentials sign-in (csrf + POST)", ctx.apps.jwt, 4, SECONDS, async () => {
-    const i = n++;
-    return (await signIn(ctx.apps.jwt.url, `bench-${i % SIGNIN_USERS}@example.com`, `10.9.${(i >> 8) & 255}.${i & 255}`)).length > 0;
-  });
-  const theirs = await measureFlow("Auth.js credentials sign-in", ctx.refs.authjs, 4, SECONDS, async () => (await signIn(ctx.refs.authjs.url)).length > 0);
-  ctx.results.signin = ours;
-  ctx.results.authjsSignin = theirs;
-  console.log(line(theirs));
-  console.log(line(ours));
-  console.log(`${"".padEnd(38)} ${ratios(ours, [["Auth.js", theirs]])}`);
+  const ours: Measurement[] = [];
+  const theirs: Measurement[] = [];
+  for (let round = 0; round < 2; round++) {
+    ours.push(
+      await measureFlow("credentials sign-in (csrf + POST)", ctx.apps.jwt, 4, SECONDS / 2, async () => {
+        const i = n++;
+        return (await signIn(ctx.apps.jwt.url, `bench-${i % SIGNIN_USERS}@example.com`, `10.9.${(i >> 8) & 255}.${i & 255}`)).length > 0;
+      }, 500),
+    );
+    theirs.push(await measureFlow("Auth.js credentials sign-in", ctx.refs.authjs, 4, SECONDS / 2, async () => (await signIn(ctx.refs.authjs.url)).length > 0, 500));
+  }
+  ctx.results.signin = combine(ours);
+  ctx.results.authjsSignin = combine(theirs);
+  console.log(line(ctx.results.authjsSignin));
+  console.log(line(ctx.results.signin));
+  console.log(`${"".padEnd(38)} ${ratios(ctx.results.signin, [["Auth.js", ctx.results.authjsSignin]])}`);
 }
 
 /** p99 with requests arriving at half the rate each endpoint reached (open loop). */
 async function halfRate(ctx: BenchContext) {
   console.log("\np99 at half the maximum rate (open loop):");
-  for (const s of APP_SCENARIOS) {
-    const app = ctx.apps[s.app];
+  for (const s of SCENARIOS.filter((x) => APP_KEYS.includes(x.key))) {
+    const app = s.server(ctx);
     const max = ctx.results[s.key];
     if (!app || !max) continue;
-    const cookie = s.cookie ? (ctx.cookies[s.cookie] ?? undefined) : undefined;
     const rate = Math.max(1, Math.round(max.rps / 2));
-    const m = await measure(`${s.name} at ${rate} req/s`, app, { requests: [rawGet(app, s.path, cookie)], connections: CONNECTIONS, seconds: Math.min(SECONDS, 3), rate });
+    const m = await measure(`${s.name} at ${rate} req/s`, app, { ...loadOf(ctx, s, Math.min(SECONDS, 3)), rate });
     ctx.results[`${s.key}HalfRate`] = m;
     console.log(line(m));
   }
@@ -251,7 +268,7 @@ async function coldStart(ctx: BenchContext) {
   );
 }
 
-const PARTS: ((ctx: BenchContext) => Promise<void>)[] = [references, endpoints, signIns, halfRate, soak, coldStart];
+const PARTS: ((ctx: BenchContext) => Promise<void>)[] = [sideBySide, signIns, halfRate, soak, coldStart];
 
 function verdicts(ctx: BenchContext) {
   const r = ctx.results;
