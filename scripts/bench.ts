@@ -47,7 +47,7 @@ const SOAK_SECONDS = Number(opts["soak-seconds"]);
 const EMAIL = "bench@example.com";
 const PASSWORD = "bench-password-123";
 const SECRET = "bench-secret-0123456789abcdef0123456789abcdef";
-const SIGNIN_USERS = 60;
+const SIGNIN_USERS = 40;
 const PG_ADMIN_URL = process.env.VESTIBULE_BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
 export type BenchContext = {
@@ -184,7 +184,7 @@ function loadOf(ctx: BenchContext, s: (typeof SCENARIOS)[number], seconds: numbe
  */
 async function sideBySide(ctx: BenchContext) {
   const scenarios = SCENARIOS.filter((s) => s.server(ctx));
-  for (const s of scenarios) await measure(s.name, s.server(ctx)!, { ...loadOf(ctx, s, 1.5), warmupMs: 500 });
+  for (const s of scenarios) await measure(s.name, s.server(ctx)!, { ...loadOf(ctx, s, 1), warmupMs: 500 });
   const runs = new Map<string, Measurement[]>();
   for (let round = 0; round < ROUNDS; round++) {
     const order = scenarios.map((_, i) => scenarios[(i + round) % scenarios.length]!);
@@ -247,13 +247,13 @@ async function soak(ctx: BenchContext) {
   console.log(`\n${line(m)}\nRSS after ${SOAK_SECONDS} s of load: ${fmt(memory.rss)} MB (peak ${fmt(memory.peak)} MB)`);
 }
 
-/** The start command from spawn to listening: a fresh data folder (migrations run), then a restart on it. */
+/** The start command from spawn to listening: a fresh data folder (migrations run), then a restart on it (the compile cache warm). */
 async function coldStart(ctx: BenchContext) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-bench-cold-"));
   const times: number[] = [];
   const cpu: number[] = [];
   try {
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 2; i++) {
       const app = await startApp(`cold-${i}`, {}, dataDir);
       times.push(app.startMs);
       cpu.push(app.startCpuUs / 1000);
@@ -291,8 +291,12 @@ function verdicts(ctx: BenchContext) {
   for (const [k, p99] of p99s) console.log(`  ${p99 < 5 ? "met   " : "MISSED"} p99 < 5 ms at half rate, ${k}: ${fmt(p99, 2)} ms`);
   const soakMem = ctx.notes.soakMemoryMb as { rss: number } | undefined;
   if (soakMem) console.log(`  ${soakMem.rss < 150 ? "met   " : "MISSED"} RSS < 150 MB after ${SOAK_SECONDS} s of load: ${fmt(soakMem.rss)} MB`);
-  const cold = ctx.notes.coldStartMs as { restarts: number[] } | undefined;
-  if (cold) console.log(`  ${Math.max(...cold.restarts) < 1500 ? "met   " : "MISSED"} cold start < 1.5 s: ${cold.restarts.map((t) => fmt(t)).join(" / ")} ms`);
+  const cold = ctx.notes.coldStartMs as { restarts: number[]; cpuMs: number[] } | undefined;
+  if (cold) {
+    console.log(
+      `  ${Math.max(...cold.restarts) < 1500 ? "met   " : "MISSED"} cold start < 1.5 s: ${cold.restarts.map((t) => fmt(t)).join(" / ")} ms wall (${cold.cpuMs.map((t) => fmt(t)).join(" / ")} ms of CPU, fresh data folder first)`,
+    );
+  }
   return out;
 }
 
