@@ -59,12 +59,20 @@ export type BenchContext = {
   cookies: { jwt: string; sqlite: string; postgres: string | null; authjs: string; csrf: string; authjsCsrf: string };
 };
 
-/** The node flags of `npm start` (package.json), so the bench runs the server exactly as operators do. */
-function startCommandFlags(): string[] {
+/**
+ * The environment assignments and node flags of `npm start` (package.json), so the bench runs
+ * the server exactly as operators do: `[NAME=value …] node [flags …] scripts/server.js`.
+ */
+function startCommand(): { env: Record<string, string>; flags: string[] } {
   const start: string = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start;
   const words = start.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (words.length && /^[A-Z_][A-Z0-9_]*=/.test(words[0]!)) {
+    const [name, ...value] = words.shift()!.split("=");
+    env[name!] = value.join("=");
+  }
   if (words[0] !== "node" || words.at(-1) !== "scripts/server.js") throw new Error(`unexpected start script: ${start}`);
-  return words.slice(1, -1);
+  return { env, flags: words.slice(1, -1) };
 }
 
 async function startApp(name: string, env: Record<string, string>, dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-bench-"))): Promise<Server> {
@@ -80,7 +88,8 @@ async function startApp(name: string, env: Record<string, string>, dataDir = mkd
     ...env,
   };
   if (!env.DATABASE_URL) delete fullEnv.DATABASE_URL;
-  return startServer(name, [...startCommandFlags(), path.join(root, "scripts/server.js")], fullEnv, port);
+  const start = startCommand();
+  return startServer(name, [...start.flags, path.join(root, "scripts/server.js")], { ...fullEnv, ...start.env }, port);
 }
 
 function addUser(app: Server, email: string) {
@@ -373,7 +382,7 @@ async function main() {
       `${JSON.stringify(
         {
           date: new Date().toISOString(),
-          conditions: { cores: CORES, pinned: PINNED, node: process.version, seconds: SECONDS, connections: CONNECTIONS, loadAverageBefore: loadBefore, loadAverageAfter: loadAfter, startFlags: startCommandFlags() },
+          conditions: { cores: CORES, pinned: PINNED, node: process.version, seconds: SECONDS, connections: CONNECTIONS, loadAverageBefore: loadBefore, loadAverageAfter: loadAfter, startCommand: startCommand() },
           results: ctx.results,
           notes: ctx.notes,
           targets,
