@@ -134,7 +134,12 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date):
   const signedInAt = typeof payload.auth_time === "number" ? payload.auth_time : iat;
   const loading = revocationsReady();
   if (loading) await loading;
-  if (isRevoked(sid, sub, iat) || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
+  // Re-issuing at once ("now") follows a cut-off this very request wrote for the user's other
+  // sessions, after this one was read and kept: only an end of this session itself refuses it.
+  // Checking the cut-off here would refuse every cookie issued before this second — the one being
+  // kept included — and sign the device out with the others.
+  const revoked = roll === "now" ? sid !== null && isSessionRevoked(sid) : isRevoked(sid, sub, iat);
+  if (revoked || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
 
   let exp = payload.exp;
   let setCookies: string[] = [];
