@@ -1,108 +1,118 @@
-// npm run bench [-- --seconds 5 --connections 16 --no-build --only=logs|sizes]
-// Starts the production build (jwt and database sessions) and a bare node:http server answering
-// the same JSON, then measures requests per second and p50/p99 latency on loopback for each
-// scenario of the contract (§9), printing the ratio to the baseline measured in the same run.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import http from "node:http";
+// npm run bench [-- --seconds 5 --connections 16 --soak-seconds 60 --no-build --only=main|logs|sizes]
+// Contract §9: the production build (jwt sessions; database sessions on SQLite and, when it
+// answers, PostgreSQL) measured on loopback next to three references started in the same run —
+// a bare node:http server answering the same JSON (the limit), a trivial React Router resource
+// route served the same way as the app (the framework floor, bench/trivial) and Auth.js
+// (bench/authjs-server.mjs). Each figure is printed with its ratio to each reference; server and
+// load generator each get a core of their own when there are two. Then: p99 at half the maximum
+// rate, RSS after a sustained load, and the cold start of the start command. Results go to
+// bench/results/<date>.json. The parts are functions of one BenchContext (bench/harness.ts), so
+// a new part is one more entry in PARTS.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import pg from "pg";
+import {
+  agent,
+  combine,
+  cookiesOf,
+  CORES,
+  freePort,
+  loadAverage,
+  measure,
+  measureFlow,
+  memoryMb,
+  PINNED,
+  rawGet,
+  request,
+  root,
+  startServer,
+  type Measurement,
+  type Server,
+} from "../bench/harness";
 import { runOpsBench } from "./bench-ops";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values: opts } = parseArgs({
   options: {
     seconds: { type: "string", default: "5" },
     connections: { type: "string", default: "16" },
+    "soak-seconds": { type: "string", default: "60" },
     "no-build": { type: "boolean", default: false },
-    // Only the operations part (scripts/bench-ops.ts): logging cost, or lookup cost at size.
+    // One part alone: the comparison with the references (main), or the operations part
+    // (scripts/bench-ops.ts): logging cost (logs) or session lookup cost at size (sizes).
     only: { type: "string" },
   },
 });
-if (opts.only !== undefined && opts.only !== "logs" && opts.only !== "sizes") throw new Error("--only takes logs or sizes");
-const ONLY = (opts.only ?? null) as "logs" | "sizes" | null;
+if (opts.only !== undefined && !["main", "logs", "sizes"].includes(opts.only)) throw new Error("--only takes main, logs or sizes");
+const ONLY = (opts.only ?? null) as "main" | "logs" | "sizes" | null;
 const SECONDS = Number(opts.seconds);
 const CONNECTIONS = Number(opts.connections);
+const SOAK_SECONDS = Number(opts["soak-seconds"]);
 const EMAIL = "bench@example.com";
 const PASSWORD = "bench-password-123";
+const SECRET = "bench-secret-0123456789abcdef0123456789abcdef";
+const SIGNIN_USERS = 40;
+const PG_ADMIN_URL = process.env.VESTIBULE_BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
-type Server = { url: string; child: ChildProcess; dir: string; env: NodeJS.ProcessEnv };
+export type BenchContext = {
+  servers: Server[];
+  results: Record<string, Measurement>;
+  notes: Record<string, unknown>;
+  apps: { jwt: Server; sqlite: Server; postgres: Server | null };
+  refs: { bare: Server; trivial: Server; authjs: Server };
+  cookies: { jwt: string; sqlite: string; postgres: string | null; authjs: string; csrf: string; authjsCsrf: string };
+};
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
+/**
+ * The environment assignments and node flags of `npm start` (package.json), so the bench runs
+ * the server exactly as operators do: `[NAME=value …] node [flags …] scripts/server.js`.
+ */
+function startCommand(): { env: Record<string, string>; flags: string[] } {
+  const start: string = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start;
+  const words = start.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (words.length && /^[A-Z_][A-Z0-9_]*=/.test(words[0]!)) {
+    const [name, ...value] = words.shift()!.split("=");
+    env[name!] = value.join("=");
+  }
+  if (words[0] !== "node" || words.at(-1) !== "scripts/server.js") throw new Error(`unexpected start script: ${start}`);
+  return { env, flags: words.slice(1, -1) };
 }
 
-async function waitFor(child: ChildProcess, text: string) {
-  let out = "";
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not ready:\n${out}`)), 20_000);
-    const on = (d: Buffer) => {
-      out += d;
-      if (out.includes(text)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on("data", on);
-    child.stderr!.on("data", (d) => (out += d));
-    child.on("exit", (code) => reject(new Error(`exited ${code}:\n${out}`)));
-  });
-}
-
-async function startApp(strategy: "jwt" | "database", extra: Record<string, string> = {}): Promise<Server> {
+async function startApp(name: string, env: Record<string, string>, dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-bench-"))): Promise<Server> {
   const port = await freePort();
-  const dir = mkdtempSync(path.join(os.tmpdir(), "vestibule-bench-"));
-  const env: NodeJS.ProcessEnv = {
+  const fullEnv: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: "production",
     PORT: String(port),
     HOST: "127.0.0.1",
     AUTH_URL: `http://127.0.0.1:${port}`,
-    AUTH_SECRET: "bench-secret-0123456789abcdef0123456789abcdef",
-    AUTH_SESSION_STRATEGY: strategy,
-    VESTIBULE_DATA_DIR: dir,
-    VESTIBULE_LOG: "silent",
-    ...extra,
+    AUTH_SECRET: SECRET,
+    VESTIBULE_DATA_DIR: dataDir,
+    ...env,
   };
-  delete env.DATABASE_URL;
-  const child = spawn(process.execPath, [path.join(root, "scripts/server.js")], { env, stdio: ["ignore", "pipe", "pipe"] });
-  await waitFor(child, "listening on");
-  const add = spawnSync(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/user-add.ts"), "--email", EMAIL, "--password", PASSWORD, "--name", "Bench"], { env, encoding: "utf8" });
+  if (!env.DATABASE_URL) delete fullEnv.DATABASE_URL;
+  const start = startCommand();
+  return startServer(name, [...start.flags, path.join(root, "scripts/server.js")], { ...fullEnv, ...start.env }, port);
+}
+
+function addUser(app: Server, email: string) {
+  const add = spawnSync(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/user-add.ts"), "--email", email, "--password", PASSWORD, "--name", "Bench"], { env: app.env, encoding: "utf8" });
   if (add.status !== 0) throw new Error(add.stderr);
-  return { url: `http://127.0.0.1:${port}`, child, dir, env };
 }
 
-async function startBaseline(body: string): Promise<Server> {
-  const port = await freePort();
-  const code = `require("node:http").createServer((q, s) => { s.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "private, no-cache, no-store" }); s.end(${JSON.stringify(body)}); }).listen(${port}, "127.0.0.1", () => console.log("listening on"));`;
-  const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "pipe"] });
-  await waitFor(child, "listening on");
-  return { url: `http://127.0.0.1:${port}`, child, dir: "", env: {} };
+/** The sign-in scenario's users, straight in the jwt app's database (one process, one hash each). */
+async function createUsers(app: Server) {
+  process.env.VESTIBULE_DATA_DIR = app.env.VESTIBULE_DATA_DIR;
+  process.env.AUTH_SECRET = SECRET;
+  delete process.env.DATABASE_URL;
+  const { upsertCredentialsUser } = await import("../app/auth/credentials/users.server");
+  const { closeDb } = await import("../app/db/client.server");
+  for (let i = 0; i < SIGNIN_USERS; i++) await upsertCredentialsUser({ email: `bench-${i}@example.com`, password: PASSWORD });
+  await closeDb();
 }
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-
-function request(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
-  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
-    const req = http.request(url, { method: init.method ?? "GET", headers: init.headers, agent }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (d) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
-    req.on("error", reject);
-    req.end(init.body);
-  });
-}
-
-const cookiesOf = (h: http.IncomingHttpHeaders) => (h["set-cookie"] ?? []).map((c) => c.split(";")[0]!);
 
 async function csrf(base: string) {
   const r = await request(`${base}/auth/csrf`);
@@ -122,102 +132,285 @@ async function signIn(base: string, email = EMAIL, client?: string): Promise<str
   return session;
 }
 
-const SIGNIN_USERS = 60;
-let signins = 0;
-
-/** Creates the sign-in scenario's users straight in the app's database (one process, one hash each). */
-async function createUsers(app: Server) {
-  process.env.VESTIBULE_DATA_DIR = app.env.VESTIBULE_DATA_DIR;
-  process.env.AUTH_SECRET = app.env.AUTH_SECRET;
-  const { upsertCredentialsUser } = await import("../app/auth/credentials/users.server");
-  const { closeDb } = await import("../app/db/client.server");
-  for (let i = 0; i < SIGNIN_USERS; i++) await upsertCredentialsUser({ email: `bench-${i}@example.com`, password: PASSWORD });
-  await closeDb();
+async function postgresDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 2_000 });
+  admin.on("error", () => {});
+  try {
+    await admin.connect();
+  } catch (e) {
+    console.log(`PostgreSQL at ${new URL(PG_ADMIN_URL).host} unreachable (${(e as Error).message}): its scenario is skipped`);
+    await admin.end().catch(() => {});
+    return null;
+  }
+  const name = `vestibule_bench_${process.pid}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+      await admin.end();
+    },
+  };
 }
 
-type Result = { name: string; rps: number; p50: number; p99: number; errors: number };
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "—");
 
-async function measure(name: string, connections: number, once: () => Promise<boolean>): Promise<Result> {
-  const latencies: number[] = [];
-  let errors = 0;
-  const end = performance.now() + SECONDS * 1000;
-  const warmEnd = performance.now() + 500;
-  const start = performance.now();
-  let counted = 0;
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (performance.now() < end) {
-        const t = performance.now();
-        const ok = await once().catch(() => false);
-        const now = performance.now();
-        if (t >= warmEnd) {
-          latencies.push(now - t);
-          counted++;
-          if (!ok) errors++;
-        }
-      }
-    }),
+function line(m: Measurement) {
+  return `${m.name.padEnd(38)} ${fmt(m.rps).padStart(7)} req/s  p50 ${fmt(m.p50, 2).padStart(6)} ms  p99 ${fmt(m.p99, 2).padStart(7)} ms  CPU ${fmt(m.cpuUs).padStart(5)} µs/req  RSS ${fmt(m.rssMb).padStart(4)} MB${m.errors ? `  ${m.errors} errors` : ""}`;
+}
+
+/** Ratios to each reference: throughput (ours / theirs) and CPU per request (theirs / ours); above 1 is better for both. */
+function ratios(m: Measurement, refs: [string, Measurement | undefined][]) {
+  return refs
+    .filter((r): r is [string, Measurement] => r[1] !== undefined)
+    .map(([label, ref]) => `${label} ${fmt(m.rps / ref.rps, 2)}× req/s, ${fmt(ref.cpuUs / m.cpuUs, 2)}× less CPU`)
+    .join("  |  ");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parts
+
+const SCENARIOS: { key: string; name: string; server: (ctx: BenchContext) => Server | null; path: string; cookie?: (ctx: BenchContext) => string | null; prefix?: string; authjs?: string }[] = [
+  { key: "bare", name: "bare node:http (same JSON)", server: (c) => c.refs.bare, path: "/auth/session", prefix: '{"user"' },
+  { key: "trivial", name: "trivial React Router resource route", server: (c) => c.refs.trivial, path: "/auth/session", prefix: '{"user"' },
+  { key: "authjsSession", name: "Auth.js GET /auth/session (jwt)", server: (c) => c.refs.authjs, path: "/auth/session", cookie: (c) => c.cookies.authjs, prefix: '{"user"' },
+  { key: "authjsCsrf", name: "Auth.js GET /auth/csrf", server: (c) => c.refs.authjs, path: "/auth/csrf", cookie: (c) => c.cookies.authjsCsrf },
+  { key: "authjsProviders", name: "Auth.js GET /auth/providers", server: (c) => c.refs.authjs, path: "/auth/providers" },
+  { key: "sessionJwt", name: "GET /auth/session (jwt)", server: (c) => c.apps.jwt, path: "/auth/session", cookie: (c) => c.cookies.jwt, prefix: '{"user"', authjs: "authjsSession" },
+  { key: "sessionSqlite", name: "GET /auth/session (database, SQLite)", server: (c) => c.apps.sqlite, path: "/auth/session", cookie: (c) => c.cookies.sqlite, prefix: '{"user"', authjs: "authjsSession" },
+  { key: "sessionPostgres", name: "GET /auth/session (database, PostgreSQL)", server: (c) => c.apps.postgres, path: "/auth/session", cookie: (c) => c.cookies.postgres, prefix: '{"user"', authjs: "authjsSession" },
+  { key: "csrf", name: "GET /auth/csrf", server: (c) => c.apps.jwt, path: "/auth/csrf", cookie: (c) => c.cookies.csrf, authjs: "authjsCsrf" },
+  { key: "providers", name: "GET /auth/providers", server: (c) => c.apps.jwt, path: "/auth/providers", authjs: "authjsProviders" },
+];
+const APP_KEYS = ["sessionJwt", "sessionSqlite", "sessionPostgres", "csrf", "providers"];
+const ROUNDS = 4;
+
+function loadOf(ctx: BenchContext, s: (typeof SCENARIOS)[number], seconds: number) {
+  const server = s.server(ctx)!;
+  return { requests: [rawGet(server, s.path, s.cookie?.(ctx) ?? undefined)], connections: CONNECTIONS, seconds, ...(s.prefix ? { expectBodyPrefix: s.prefix } : {}) };
+}
+
+/**
+ * The references and Vestibule's endpoints side by side: after a warm-up of each server, ROUNDS
+ * rounds in which every scenario runs for SECONDS / ROUNDS, in a rotating order — so that other
+ * work on the machine weighs on all of them alike — then one figure per scenario.
+ */
+async function sideBySide(ctx: BenchContext) {
+  const scenarios = SCENARIOS.filter((s) => s.server(ctx));
+  for (const s of scenarios) await measure(s.name, s.server(ctx)!, { ...loadOf(ctx, s, 1), warmupMs: 500 });
+  const runs = new Map<string, Measurement[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = scenarios.map((_, i) => scenarios[(i + round) % scenarios.length]!);
+    for (const s of order) {
+      const m = await measure(s.name, s.server(ctx)!, { ...loadOf(ctx, s, SECONDS / ROUNDS), warmupMs: 300 });
+      runs.set(s.key, [...(runs.get(s.key) ?? []), m]);
+    }
+  }
+  for (const s of scenarios) ctx.results[s.key] = combine(runs.get(s.key)!);
+  for (const s of scenarios) {
+    const m = ctx.results[s.key]!;
+    console.log(line(m));
+    if (APP_KEYS.includes(s.key)) console.log(`${"".padEnd(38)} ${ratios(m, [["bare", ctx.results.bare], ["RR", ctx.results.trivial], ["Auth.js", ctx.results[s.authjs!]]])}`);
+  }
+}
+
+/** A full credentials sign-in (GET csrf + POST), Vestibule and Auth.js, 4 at a time, in alternating rounds. */
+async function signIns(ctx: BenchContext) {
+  let n = 0;
+  const ours: Measurement[] = [];
+  const theirs: Measurement[] = [];
+  for (let round = 0; round < 2; round++) {
+    ours.push(
+      await measureFlow("credentials sign-in (csrf + POST)", ctx.apps.jwt, 4, SECONDS / 2, async () => {
+        const i = n++;
+        return (await signIn(ctx.apps.jwt.url, `bench-${i % SIGNIN_USERS}@example.com`, `10.9.${(i >> 8) & 255}.${i & 255}`)).length > 0;
+      }, 500),
+    );
+    theirs.push(await measureFlow("Auth.js credentials sign-in", ctx.refs.authjs, 4, SECONDS / 2, async () => (await signIn(ctx.refs.authjs.url)).length > 0, 500));
+  }
+  ctx.results.signin = combine(ours);
+  ctx.results.authjsSignin = combine(theirs);
+  console.log(line(ctx.results.authjsSignin));
+  console.log(line(ctx.results.signin));
+  console.log(`${"".padEnd(38)} ${ratios(ctx.results.signin, [["Auth.js", ctx.results.authjsSignin]])}`);
+}
+
+/** p99 with requests arriving at half the rate each endpoint reached (open loop). */
+async function halfRate(ctx: BenchContext) {
+  console.log("\np99 at half the maximum rate (open loop):");
+  for (const s of SCENARIOS.filter((x) => APP_KEYS.includes(x.key))) {
+    const app = s.server(ctx);
+    const max = ctx.results[s.key];
+    if (!app || !max) continue;
+    const rate = Math.max(1, Math.round(max.rps / 2));
+    const m = await measure(`${s.name} at ${rate} req/s`, app, { ...loadOf(ctx, s, Math.min(SECONDS, 3)), rate });
+    ctx.results[`${s.key}HalfRate`] = m;
+    console.log(line(m));
+  }
+}
+
+/** Sustained mixed load on the jwt app, then its resident memory. */
+async function soak(ctx: BenchContext) {
+  const app = ctx.apps.jwt;
+  const requests = [rawGet(app, "/auth/session", ctx.cookies.jwt), rawGet(app, "/auth/csrf", ctx.cookies.csrf), rawGet(app, "/auth/providers")];
+  const m = await measure(`mixed load for ${SOAK_SECONDS} s (jwt app)`, app, { requests, connections: CONNECTIONS, seconds: SOAK_SECONDS });
+  const memory = memoryMb(app.pid);
+  ctx.results.soak = m;
+  ctx.notes.soakMemoryMb = memory;
+  console.log(`\n${line(m)}\nRSS after ${SOAK_SECONDS} s of load: ${fmt(memory.rss)} MB (peak ${fmt(memory.peak)} MB)`);
+}
+
+/** The start command from spawn to listening: a fresh data folder (migrations run), then a restart on it (the compile cache warm). */
+async function coldStart(ctx: BenchContext) {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-bench-cold-"));
+  const times: number[] = [];
+  const cpu: number[] = [];
+  try {
+    for (let i = 0; i < 2; i++) {
+      const app = await startApp(`cold-${i}`, {}, dataDir);
+      times.push(app.startMs);
+      cpu.push(app.startCpuUs / 1000);
+      await app.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  ctx.notes.coldStartMs = { freshDataFolder: times[0], restarts: times.slice(1), cpuMs: cpu };
+  console.log(
+    `\ncold start (spawn → listening): ${fmt(times[0]!)} ms with a fresh data folder (migrations), ${times.slice(1).map((t) => fmt(t)).join(" / ")} ms on restart; CPU time to listening ${cpu.map((t) => fmt(t)).join(" / ")} ms`,
   );
-  const elapsed = (performance.now() - Math.max(start, warmEnd - 500) - 500) / 1000;
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
-  return { name, rps: counted / elapsed, p50: pct(0.5), p99: pct(0.99), errors };
 }
 
-function row(r: Result, baseline?: Result) {
-  const ratio = baseline ? `${(r.rps / baseline.rps).toFixed(2)}× baseline` : "";
-  return `${r.name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms   ${ratio}${r.errors ? `   ${r.errors} errors` : ""}`;
+const PARTS: ((ctx: BenchContext) => Promise<void>)[] = [sideBySide, signIns, halfRate, soak, coldStart];
+
+function verdicts(ctx: BenchContext) {
+  const r = ctx.results;
+  const ratio = (a?: Measurement, b?: Measurement) => (a && b ? a.rps / b.rps : NaN);
+  const checks: [string, number, number][] = [
+    ["session jwt ≥ 2× trivial React Router route", ratio(r.sessionJwt, r.trivial), 2],
+    ["session jwt ≥ 6× Auth.js", ratio(r.sessionJwt, r.authjsSession), 6],
+    ["session database (SQLite) ≥ 1× trivial route", ratio(r.sessionSqlite, r.trivial), 1],
+    ["session database (PostgreSQL) ≥ 0.6× trivial route", ratio(r.sessionPostgres, r.trivial), 0.6],
+    ["csrf ≥ 1.5× Auth.js", ratio(r.csrf, r.authjsCsrf), 1.5],
+    ["providers ≥ 1.5× Auth.js", ratio(r.providers, r.authjsProviders), 1.5],
+  ];
+  console.log("\ntargets:");
+  const out: Record<string, unknown> = {};
+  for (const [label, value, target] of checks) {
+    console.log(`  ${Number.isFinite(value) ? (value >= target ? "met   " : "MISSED") : "n/a   "} ${label}: ${fmt(value, 2)}×`);
+    out[label] = { value, target, met: value >= target };
+  }
+  const p99s = Object.entries(r).filter(([k]) => k.endsWith("HalfRate")).map(([k, m]) => [k, m.p99] as const);
+  for (const [k, p99] of p99s) console.log(`  ${p99 < 5 ? "met   " : "MISSED"} p99 < 5 ms at half rate, ${k}: ${fmt(p99, 2)} ms`);
+  const soakMem = ctx.notes.soakMemoryMb as { rss: number } | undefined;
+  if (soakMem) console.log(`  ${soakMem.rss < 150 ? "met   " : "MISSED"} RSS < 150 MB after ${SOAK_SECONDS} s of load: ${fmt(soakMem.rss)} MB`);
+  const cold = ctx.notes.coldStartMs as { restarts: number[]; cpuMs: number[] } | undefined;
+  if (cold) {
+    console.log(
+      `  ${Math.max(...cold.restarts) < 1500 ? "met   " : "MISSED"} cold start < 1.5 s: ${cold.restarts.map((t) => fmt(t)).join(" / ")} ms wall (${cold.cpuMs.map((t) => fmt(t)).join(" / ")} ms of CPU, fresh data folder first)`,
+    );
+  }
+  return out;
 }
 
 async function main() {
+  const began = performance.now();
+  const loadBefore = loadAverage();
   if (!opts["no-build"]) {
-    const b = spawnSync(process.execPath, [path.join(root, "node_modules/@react-router/dev/bin.cjs"), "build"], { cwd: root, stdio: "ignore", env: { ...process.env, NODE_ENV: "production" } });
-    if (b.status !== 0) throw new Error("react-router build failed");
-  }
-  if (ONLY) return runOpsBench({ only: ONLY, seconds: SECONDS, connections: CONNECTIONS });
-  const servers: Server[] = [];
-  try {
-    // The sign-in scenario would meet the per-address and per-client limits within seconds, so
-    // it signs in as SIGNIN_USERS users from varied client addresses (X-Forwarded-For, believed
-    // with the bench as the one trusted proxy hop).
-    const jwtApp = await startApp("jwt", { AUTH_TRUSTED_PROXIES: "1" });
-    await createUsers(jwtApp);
-    const dbApp = await startApp("database");
-    servers.push(jwtApp, dbApp);
-    const jwtCookie = await signIn(jwtApp.url);
-    const dbCookie = await signIn(dbApp.url);
-    const sessionBody = (await request(`${jwtApp.url}/auth/session`, { headers: { Cookie: jwtCookie } })).body;
-    const baseline = await startBaseline(sessionBody);
-    servers.push(baseline);
-    const csrfJar = await csrf(jwtApp.url);
-
-    console.log(`Vestibule benchmark: ${SECONDS}s per scenario, ${CONNECTIONS} connections, loopback, ${os.cpus().length} cores, Node ${process.version}\n`);
-    const base = await measure("baseline node:http (same JSON)", CONNECTIONS, async () => (await request(baseline.url)).status === 200);
-    console.log(row(base));
-    const scenarios: [string, number, () => Promise<boolean>][] = [
-      ["GET /auth/session (jwt)", CONNECTIONS, async () => (await request(`${jwtApp.url}/auth/session`, { headers: { Cookie: jwtCookie } })).body.startsWith('{"user"')],
-      ["GET /auth/session (database)", CONNECTIONS, async () => (await request(`${dbApp.url}/auth/session`, { headers: { Cookie: dbCookie } })).body.startsWith('{"user"')],
-      ["GET /auth/csrf", CONNECTIONS, async () => (await request(`${jwtApp.url}/auth/csrf`, { headers: { Cookie: csrfJar.cookie } })).status === 200],
-      ["GET /auth/providers", CONNECTIONS, async () => (await request(`${jwtApp.url}/auth/providers`)).status === 200],
-      ["credentials sign-in (csrf + POST)", 4, async () => {
-        const n = signins++;
-        return (await signIn(jwtApp.url, `bench-${n % SIGNIN_USERS}@example.com`, `10.9.${(n >> 8) & 255}.${n & 255}`)).length > 0;
-      }],
-    ];
-    for (const [name, connections, once] of scenarios) console.log(row(await measure(name, connections, once), base));
-    const rss = (pid: number | undefined) => {
-      const r = spawnSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" });
-      return `${(Number(r.stdout.trim()) / 1024).toFixed(0)} MB`;
-    };
-    console.log(`\nRSS after the run: jwt app ${rss(jwtApp.child.pid)}, database app ${rss(dbApp.child.pid)}, baseline ${rss(baseline.child.pid)}`);
-  } finally {
-    for (const s of servers) {
-      s.child.kill("SIGTERM");
-      if (s.dir) rmSync(s.dir, { recursive: true, force: true });
+    for (const dir of [root, path.join(root, "bench/trivial")]) {
+      const b = spawnSync(process.execPath, [path.join(root, "node_modules/@react-router/dev/bin.cjs"), "build", dir], { cwd: root, stdio: "ignore", env: { ...process.env, NODE_ENV: "production" } });
+      if (b.status !== 0) throw new Error(`react-router build of ${dir} failed`);
     }
+  }
+  if (ONLY === "logs" || ONLY === "sizes") return runOpsBench({ only: ONLY, seconds: SECONDS, connections: CONNECTIONS });
+  await comparison(began, loadBefore);
+  if (ONLY !== "main") await runOpsBench({ only: null, seconds: SECONDS, connections: CONNECTIONS });
+}
+
+/** Contract §9: our endpoints beside the three references, then the half-rate, soak and cold-start parts. */
+async function comparison(began: number, loadBefore: string) {
+  const servers: Server[] = [];
+  const postgres = await postgresDatabase();
+  try {
+    // The sign-in scenario would meet the per-address limits within seconds, so it signs in as
+    // SIGNIN_USERS users from varied client addresses (X-Forwarded-For, believed with the bench
+    // as the one trusted proxy hop).
+    const jwt = await startApp("jwt app", { AUTH_TRUSTED_PROXIES: "1" });
+    servers.push(jwt);
+    await createUsers(jwt);
+    addUser(jwt, EMAIL);
+    const sqlite = await startApp("database app (SQLite)", { AUTH_SESSION_STRATEGY: "database" });
+    servers.push(sqlite);
+    addUser(sqlite, EMAIL);
+    let pgApp: Server | null = null;
+    if (postgres) {
+      pgApp = await startApp("database app (PostgreSQL)", { AUTH_SESSION_STRATEGY: "database", DATABASE_URL: postgres.url });
+      servers.push(pgApp);
+      addUser(pgApp, EMAIL);
+    }
+    const jwtCookie = await signIn(jwt.url);
+    const sessionBody = (await request(`${jwt.url}/auth/session`, { headers: { Cookie: jwtCookie } })).body;
+
+    const barePort = await freePort();
+    const bareCode = `require("node:http").createServer((q, s) => { s.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "private, no-cache, no-store" }); s.end(${JSON.stringify(sessionBody)}); }).listen(${barePort}, "127.0.0.1", () => console.log("listening on"));`;
+    const bare = await startServer("bare node:http", ["-e", bareCode], process.env, barePort);
+    const trivialPort = await freePort();
+    const trivial = await startServer("trivial React Router", [path.join(root, "bench/trivial/server.mjs")], { ...process.env, NODE_ENV: "production", PORT: String(trivialPort) }, trivialPort);
+    const authjsPort = await freePort();
+    const authjs = await startServer("Auth.js", [path.join(root, "bench/authjs-server.mjs")], { ...process.env, NODE_ENV: "production", PORT: String(authjsPort), AUTH_SECRET: SECRET, BENCH_EMAIL: EMAIL, BENCH_PASSWORD: PASSWORD }, authjsPort);
+    servers.push(bare, trivial, authjs);
+
+    const ctx: BenchContext = {
+      servers,
+      results: {},
+      notes: {},
+      apps: { jwt, sqlite, postgres: pgApp },
+      refs: { bare, trivial, authjs },
+      cookies: {
+        jwt: jwtCookie,
+        sqlite: await signIn(sqlite.url),
+        postgres: pgApp ? await signIn(pgApp.url) : null,
+        authjs: await signIn(authjs.url),
+        csrf: (await csrf(jwt.url)).cookie,
+        authjsCsrf: (await csrf(authjs.url)).cookie,
+      },
+    };
+
+    console.log(
+      `Vestibule benchmark: ${SECONDS} s per scenario, ${CONNECTIONS} connections, loopback, ${CORES} cores${PINNED ? " (server and load generator pinned to separate cores)" : " (not pinned)"}, Node ${process.version}, load average ${loadBefore}\n`,
+    );
+    for (const part of PARTS) await part(ctx);
+    const targets = verdicts(ctx);
+    const loadAfter = loadAverage();
+    const seconds = (performance.now() - began) / 1000;
+    console.log(`\nload average before ${loadBefore}, after ${loadAfter}; ${fmt(seconds)} s in all`);
+
+    const date = new Date().toISOString().slice(0, 10);
+    mkdirSync(path.join(root, "bench/results"), { recursive: true });
+    const file = path.join(root, "bench/results", `${date}.json`);
+    writeFileSync(
+      file,
+      `${JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          conditions: { cores: CORES, pinned: PINNED, node: process.version, seconds: SECONDS, connections: CONNECTIONS, loadAverageBefore: loadBefore, loadAverageAfter: loadAfter, startCommand: startCommand() },
+          results: ctx.results,
+          notes: ctx.notes,
+          targets,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    console.log(`results written to ${path.relative(root, file)}`);
+  } finally {
+    for (const s of servers) await s.stop();
+    for (const s of servers) if (s.env.VESTIBULE_DATA_DIR?.includes("vestibule-bench-")) rmSync(s.env.VESTIBULE_DATA_DIR, { recursive: true, force: true });
+    await postgres?.drop();
     agent.destroy();
   }
-  await runOpsBench({ only: null, seconds: SECONDS, connections: CONNECTIONS });
 }
 
 main().catch((error) => {

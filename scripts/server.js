@@ -1,8 +1,14 @@
 // `npm start`: the production build on node:http — React Router's request listener plus sirv for
 // the built assets. No framework server; an access line per request only with LOG_REQUESTS=true (docs/decisions/050).
 import { createServer } from "node:http";
+import { enableCompileCache } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+
+// Node keeps the compiled code of every module loaded from here on in its on-disk cache (the
+// system's temporary folder, or NODE_COMPILE_CACHE), so a restart skips most of the parsing and
+// compiling of the app and its dependencies (docs/decisions/057).
+enableCompileCache?.();
 
 // Before React loads: its CommonJS entry picks the development or production build from
 // NODE_ENV at first require, and every copy in the process must agree.
@@ -27,7 +33,17 @@ const shutdownTimeoutMs = (() => {
   );
   process.exit(1);
 })();
+// The fast path for the auth JSON endpoints (scripts/fast-path.js, docs/decisions/055) is on
+// unless VESTIBULE_FAST_PATH=off: the test that compares both paths, and a way to rule it out.
+const fastPathOn = (() => {
+  const raw = process.env.VESTIBULE_FAST_PATH?.trim();
+  if (!raw || raw === "on") return true;
+  if (raw === "off") return false;
+  console.error("Invalid configuration:\n  - VESTIBULE_FAST_PATH must be on or off (default on)");
+  process.exit(1);
+})();
 const { default: closeWithGrace } = await import("close-with-grace");
+const { createFastPath } = await import("./fast-path.js");
 
 const build = await import(path.join(root, "build/server/index.js"));
 const entry = build.entry.module;
@@ -47,6 +63,7 @@ const assets = sirv(path.join(root, "build/client"), {
   },
 });
 const handle = createRequestListener({ build, mode: process.env.NODE_ENV });
+const fastPath = fastPathOn ? createFastPath(build, { clientDirectory: path.join(root, "build/client") }) : () => false;
 // nosniff, Referrer-Policy, X-Frame-Options, COOP, HSTS on https: set first on every answer, so
 // the probes, the refusals below and the static assets carry them as React Router's answers do.
 const securityHeaders = Object.entries(entry.baseSecurityHeaders(config));
@@ -190,6 +207,7 @@ function serve(req, res) {
   // never a header a client sent. app/auth/client-address.server.ts normalises it and decides,
   // from AUTH_TRUSTED_PROXIES, whether this peer's X-Forwarded-For is believed.
   req.headers["x-vestibule-remote-addr"] = req.socket.remoteAddress ?? "";
+  if (fastPath(req, res)) return;
   if (req.method === "GET" || req.method === "HEAD") assets(req, res, () => handle(req, res));
   else handle(req, res);
 }

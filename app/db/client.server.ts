@@ -4,6 +4,8 @@
 import { mkdirSync } from "node:fs";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
+import Database from "better-sqlite3";
+import pg from "pg";
 import { getConfig } from "../auth/core/config.server.ts";
 import { PrismaClient as PostgresClient } from "../../prisma/generated/postgres/client.ts";
 import { PrismaClient as SqliteClient } from "../../prisma/generated/sqlite/client.ts";
@@ -12,7 +14,14 @@ import { SQLITE_BUSY_TIMEOUT_MS, sqliteFile } from "./location.server.ts";
 export type Db = SqliteClient;
 export type DbProvider = "sqlite" | "postgres";
 
-type Held = { key: string; client: Db; provider: DbProvider };
+/**
+ * The drivers under the client, for the few reads that skip the ORM (session-lookup.server.ts):
+ * PostgreSQL's pool is the one the client uses; SQLite gets a connection of its own (only ever reading) to
+ * the same file (WAL: it sees every commit of the client's connection), opened on first use.
+ */
+export type RawDriver = { provider: "postgres"; pool: pg.Pool } | { provider: "sqlite"; sqlite: Database.Database };
+
+type Held = { key: string; client: Db; provider: DbProvider; pool?: pg.Pool; file?: string; sqlite?: Database.Database };
 
 // Kept on globalThis so that the Vite dev server re-evaluating this module after an edit reuses
 // the open client instead of piling up connections to the same database.
@@ -42,13 +51,15 @@ function target(): Target {
     : { key: `sqlite:${sqliteFile(dataDir)}`, provider: "sqlite", databaseUrl: null, dataDir, poolMax, timeoutMs };
 }
 
-function create(t: Target): Db {
+function create(t: Target): Held {
   if (t.databaseUrl) {
     // DATABASE_TIMEOUT_MS bounds each step that can hang on a stalled network or server: opening a
     // connection, waiting for its answer (client side: a black-holed socket never reaches the
     // server's statement_timeout), and the server's own work. A connection whose query timed out
     // is dropped by the pool, so the pool heals once the database answers again (ADR 052).
-    const adapter = new PrismaPg({
+    // The pool is ours so that the raw session reads (session-lookup.server.ts) share it and its
+    // bounds; the adapter listens for its idle-client errors and ends it when the client disconnects.
+    const pool = new pg.Pool({
       connectionString: t.databaseUrl,
       max: t.poolMax,
       connectionTimeoutMillis: t.timeoutMs,
@@ -56,14 +67,17 @@ function create(t: Target): Db {
       statement_timeout: t.timeoutMs,
       idleTimeoutMillis: 30_000,
     });
-    const client = new PostgresClient({ adapter, transactionOptions: { maxWait: t.timeoutMs, timeout: Math.max(t.timeoutMs, 5_000) } });
+    const client = new PostgresClient({
+      adapter: new PrismaPg(pool, { disposeExternalPool: true }),
+      transactionOptions: { maxWait: t.timeoutMs, timeout: Math.max(t.timeoutMs, 5_000) },
+    });
     // Same models, same delegates: only the generated SQL dialect differs.
-    return client as unknown as Db;
+    return { key: t.key, client: client as unknown as Db, provider: t.provider, pool };
   }
   mkdirSync(t.dataDir, { recursive: true });
-  return new SqliteClient({
-    adapter: new SqliteAdapterFactory({ url: sqliteFile(t.dataDir), timeout: SQLITE_BUSY_TIMEOUT_MS }),
-  });
+  const file = sqliteFile(t.dataDir);
+  const client = new SqliteClient({ adapter: new SqliteAdapterFactory({ url: file, timeout: SQLITE_BUSY_TIMEOUT_MS }) });
+  return { key: t.key, client, provider: t.provider, file };
 }
 
 /**
@@ -75,10 +89,26 @@ export function db(): Db {
   const t = target();
   const held = holder[HELD];
   if (held?.key === t.key) return held.client;
-  if (held) void held.client.$disconnect().catch(() => {});
-  const client = create(t);
-  holder[HELD] = { key: t.key, client, provider: t.provider };
-  return client;
+  if (held) release(held);
+  const next = create(t);
+  holder[HELD] = next;
+  return next.client;
+}
+
+function release(held: Held) {
+  held.sqlite?.close();
+  void held.client.$disconnect().catch(() => {});
+}
+
+/** The driver under the current client (see RawDriver). */
+export function rawDriver(): RawDriver {
+  db();
+  const held = holder[HELD]!;
+  if (held.pool) return { provider: "postgres", pool: held.pool };
+  if (!held.sqlite) {
+    held.sqlite = new Database(held.file!, { fileMustExist: true, timeout: SQLITE_BUSY_TIMEOUT_MS });
+  }
+  return { provider: "sqlite", sqlite: held.sqlite };
 }
 
 /** Which database the current configuration selects. */
@@ -91,5 +121,6 @@ export async function closeDb(): Promise<void> {
   const held = holder[HELD];
   if (!held) return;
   holder[HELD] = undefined;
+  held.sqlite?.close();
   await held.client.$disconnect();
 }

@@ -58,6 +58,11 @@ export type DecodeParams = {
   salt: string;
   clockTolerance?: number;
   now?: Date;
+  /**
+   * Keep the claims for this exact token (the session cookie, sent again and again). The claims
+   * returned are then shared and frozen: a caller reads them, never changes them.
+   */
+  remember?: boolean;
 };
 
 class JweError extends Error {}
@@ -108,13 +113,24 @@ async function decodeCbcHs512(token: string, secrets: readonly string[], salt: s
       throw new JweError("payload is not JSON");
     }
     if (payload === null || typeof payload !== "object" || Array.isArray(payload)) throw new JweError("payload is not an object");
-    const t = Math.floor((now ?? new Date()).getTime() / 1000);
-    if (payload.exp !== undefined && (typeof payload.exp !== "number" || payload.exp <= t - clockTolerance)) throw new JweError("expired");
-    if (payload.nbf !== undefined && (typeof payload.nbf !== "number" || payload.nbf > t + clockTolerance)) throw new JweError("not yet valid");
+    checkTimes(payload, clockTolerance, now);
     if (payload.iat !== undefined && typeof payload.iat !== "number") throw new JweError("bad iat");
     return payload;
   }
   throw new JweError("no matching decryption secret");
+}
+
+// Tokens decrypted lately, by secrets, salt and the token's exact text: a browser or client that
+// polls GET /auth/session sends the same cookie again and again, and the same bytes always
+// decrypt to the same claims, so the HMAC, the AES and the JSON parse run once per token. Times
+// are checked again at every use; only tokens that decrypted are kept; bounded, oldest first.
+const DECODED_MAX = 10_000;
+const decoded = new WeakMap<readonly string[], Map<string, JWTPayload>>();
+
+function checkTimes(payload: JWTPayload, clockTolerance: number, now: Date | undefined) {
+  const t = Math.floor((now ?? new Date()).getTime() / 1000);
+  if (payload.exp !== undefined && (typeof payload.exp !== "number" || payload.exp <= t - clockTolerance)) throw new JweError("expired");
+  if (payload.nbf !== undefined && (typeof payload.nbf !== "number" || payload.nbf > t + clockTolerance)) throw new JweError("not yet valid");
 }
 
 /** Decrypts and checks `exp` (15 s tolerance); throws on anything wrong. Tries every secret. */
@@ -124,9 +140,24 @@ export async function decodeJwt({
   salt,
   clockTolerance = SESSION_CLOCK_TOLERANCE,
   now,
+  remember = false,
 }: DecodeParams): Promise<JWTPayload> {
+  let bySecrets = decoded.get(secrets);
+  if (!bySecrets) decoded.set(secrets, (bySecrets = new Map()));
+  const key = `${salt}\u0000${token}`;
+  const known = remember ? bySecrets.get(key) : undefined;
+  if (known) {
+    checkTimes(known, clockTolerance, now);
+    return known;
+  }
   const fast = await decodeCbcHs512(token, secrets, salt, clockTolerance, now);
-  if (fast) return fast;
+  if (fast && !remember) return fast;
+  if (fast) {
+    Object.freeze(fast);
+    if (bySecrets.size >= DECODED_MAX) bySecrets.delete(bySecrets.keys().next().value!);
+    bySecrets.set(key, fast);
+    return fast;
+  }
   const { payload } = await jwtDecrypt(
     token,
     async ({ kid, enc }) => {

@@ -15,7 +15,20 @@ export type AuthRequest = {
   cookies: Map<string, string>;
 };
 
+// One parsed view per Request: the root middleware, a page's loader and the auth core functions it
+// calls each ask for it, and the URL and cookies are parsed once (a Request's URL and headers
+// cannot change under it). Keyed by configuration too, for the tests that switch it mid-request.
+const parsed = new WeakMap<Request, AuthRequest>();
+
 export function authRequest(request: Request, config: AuthConfig = getConfig()): AuthRequest {
+  const held = parsed.get(request);
+  if (held?.config === config) return held;
+  const ar = parseAuthRequest(request, config);
+  parsed.set(request, ar);
+  return ar;
+}
+
+function parseAuthRequest(request: Request, config: AuthConfig): AuthRequest {
   const url = new URL(request.url);
   const origin = requestOrigin(request, url, config);
   const secure = origin.startsWith("https:");

@@ -19,13 +19,28 @@ function withCookies(headers: Headers, setCookies: readonly (string | null | und
   return headers;
 }
 
+const JSON_HEADERS: readonly [string, string][] = [["Content-Type", "application/json"]];
+const JSON_NO_CACHE_HEADERS: readonly [string, string][] = [...JSON_HEADERS, ...Object.entries(NO_CACHE_HEADERS)];
+
 export function jsonResponse(
   body: unknown,
   init: { status?: number; setCookies?: readonly (string | null | undefined)[]; noCache?: boolean } = {},
 ): Response {
-  const headers = withCookies(new Headers({ "Content-Type": "application/json" }), init.setCookies ?? []);
-  if (init.noCache) for (const [k, v] of Object.entries(NO_CACHE_HEADERS)) headers.set(k, v);
-  return new Response(JSON.stringify(body), { status: init.status ?? 200, headers });
+  return jsonTextResponse(JSON.stringify(body), init);
+}
+
+/**
+ * jsonResponse for a body already serialised (a constant answer built once). The header list is
+ * handed to the Response as is: no Headers object built and then copied.
+ */
+export function jsonTextResponse(
+  text: string,
+  init: { status?: number; setCookies?: readonly (string | null | undefined)[]; noCache?: boolean } = {},
+): Response {
+  const fixed = init.noCache ? JSON_NO_CACHE_HEADERS : JSON_HEADERS;
+  const cookies = init.setCookies?.filter((c): c is string => Boolean(c)) ?? [];
+  const headers = cookies.length ? [...fixed, ...cookies.map((c): [string, string] => ["Set-Cookie", c])] : (fixed as [string, string][]);
+  return new Response(text, { status: init.status ?? 200, headers });
 }
 
 /** 302 to `location`, or 200 `{url}` with the same Set-Cookie headers in JSON-redirect mode. */

@@ -1,7 +1,9 @@
-// Ended jwt sessions (contract section 11, ADR 036). A stateless cookie cannot be deleted, so each
+// Ended sessions (contract section 11, ADR 036). A stateless cookie cannot be deleted, so each
 // process keeps the list of what is refused in memory — revoked session ids, and per user a "not
 // before" time for cookies issued earlier — and refreshes it from the database every
-// REVOCATION_POLL_MS. Reading a session checks a Set and a Map, never the database. When the
+// REVOCATION_POLL_MS. Ended database sessions are on the list too (their SessionRevocation
+// notes): a process may hold a copy of a database session for a few seconds
+// (session-cache.server.ts, ADR 056), and the list is what drops it everywhere within the bound. Reading a session checks a Set and a Map, never the database. When the
 // database cannot be reached the last list stays in force, and the outage is logged once.
 import { db } from "../../db/client.server";
 import { log } from "./log.server";
@@ -55,7 +57,7 @@ export async function refreshRevocations(now = new Date()): Promise<boolean> {
   try {
     const client = db();
     const changed = s.since === null ? null : new Date(s.since - POLL_OVERLAP_MS);
-    const [sessions, cutoffs] = await Promise.all([
+    const [sessions, cutoffs, ended] = await Promise.all([
       client.session.findMany({
         where: changed ? { revokedAt: { gte: changed } } : { revokedAt: { not: null }, expires: { gt: now } },
         select: { id: true, expires: true },
@@ -64,7 +66,12 @@ export async function refreshRevocations(now = new Date()): Promise<boolean> {
         where: changed ? { notBefore: { gte: changed } } : { expires: { gt: now } },
         select: { userId: true, notBefore: true, expires: true },
       }),
+      client.sessionRevocation.findMany({
+        where: changed ? { revokedAt: { gte: changed } } : { expires: { gt: now } },
+        select: { sessionId: true, expires: true },
+      }),
     ]);
+    for (const r of ended) addRevoked(s, r.sessionId, r.expires.getTime());
     for (const r of sessions) addRevoked(s, r.id, r.expires.getTime());
     for (const c of cutoffs) addCutoff(s, c.userId, Math.floor(c.notBefore.getTime() / 1000), c.expires.getTime());
     for (const [sid, expires] of s.revoked) if (expires <= started) s.revoked.delete(sid);
@@ -100,6 +107,11 @@ export function revocationsReady(): Promise<void> | null {
     state().loading = null;
   });
   return s.loading;
+}
+
+/** Whether the session with this id (a jwt sid or a database row id) has been ended. */
+export function isSessionRevoked(id: string): boolean {
+  return state().revoked.has(id);
 }
 
 /**

@@ -13,7 +13,18 @@ const HSTS_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
  * What every answer carries, pages and JSON alike: no MIME sniffing, the Referer only towards
  * ourselves, no framing, a browsing context of our own, and, when AUTH_URL is https, HSTS.
  */
-export function baseSecurityHeaders(config: AuthConfig): Record<string, string> {
+const baseHeaders = new WeakMap<AuthConfig, Readonly<Record<string, string>>>();
+
+export function baseSecurityHeaders(config: AuthConfig): Readonly<Record<string, string>> {
+  let held = baseHeaders.get(config);
+  if (!held) {
+    held = Object.freeze(buildBaseSecurityHeaders(config));
+    baseHeaders.set(config, held);
+  }
+  return held;
+}
+
+function buildBaseSecurityHeaders(config: AuthConfig): Record<string, string> {
   const headers: Record<string, string> = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
@@ -49,13 +60,13 @@ export function contentSecurityPolicy(nonce: string, formActionOrigins: readonly
 }
 
 /** Sets `values` on `response`, copying it first when its headers are immutable. */
-export function withHeaders(response: Response, values: Record<string, string>): Response {
+export function withHeaders(response: Response, values: Readonly<Record<string, string>>): Response {
   try {
-    for (const [name, value] of Object.entries(values)) response.headers.set(name, value);
+    for (const name in values) response.headers.set(name, values[name]!);
     return response;
   } catch {
     const copy = new Response(response.body, response);
-    for (const [name, value] of Object.entries(values)) copy.headers.set(name, value);
+    for (const name in values) copy.headers.set(name, values[name]!);
     return copy;
   }
 }

@@ -6,13 +6,15 @@
 import { randomUUID } from "node:crypto";
 import type { JWTPayload } from "jose";
 import { db } from "../../db/client.server";
+import { findSessionByTokenHash, type SessionLookupRow } from "../../db/session-lookup.server";
 import { SESSION_MAX_AGE } from "./config.server";
 import { chunkNames, clearChunkedCookie, readChunkedCookie, serializeCookie, writeChunkedCookie } from "./cookies.server";
 import { randomToken, sha256hex } from "./crypto.server";
 import { encodeJwt, tryDecodeJwt } from "./jwt.server";
 import { log } from "./log.server";
 import type { AuthRequest } from "./request.server";
-import { endedInDatabase, isRevoked, noteRevoked, revocationsReady } from "./revocation.server";
+import { endedInDatabase, isRevoked, isSessionRevoked, noteRevoked, revocationsReady } from "./revocation.server";
+import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "./session-cache.server";
 
 /** The user as a session carries it. */
 export type SessionUser = { id: string; name: string | null; email: string | null; image: string | null };
@@ -125,7 +127,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
     // Orphaned chunks (say .1 without .0) read as absent; clear them so they stop being sent.
     return { session: null, setCookies: chunkNames(ar.cookies, ar.names.sessionToken).length ? clearSessionCookies(ar) : [] };
   }
-  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.sessionToken, now });
+  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.sessionToken, now, remember: true });
   const sub = str(payload?.sub);
   if (!payload || !sub || typeof payload.exp !== "number") return { session: null, setCookies: clearSessionCookies(ar) };
 
@@ -167,18 +169,35 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
   };
 }
 
+/**
+ * The row of a database session token: a copy read in the last few seconds when there is one and
+ * the revocation list has not ended it, else one prepared statement (ADR 056).
+ */
+async function databaseSessionRow(tokenHash: string, now: Date): Promise<SessionLookupRow | null> {
+  const loading = revocationsReady();
+  if (loading) await loading;
+  const cached = cachedSession(tokenHash, now.getTime());
+  if (cached) {
+    if (!isSessionRevoked(cached.id)) return cached;
+    forgetSession(tokenHash);
+    return null;
+  }
+  const row = await findSessionByTokenHash(tokenHash);
+  if (row && !isSessionRevoked(row.id)) cacheSession(tokenHash, row, now.getTime());
+  return row;
+}
+
 async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Promise<SessionResult> {
   const token = ar.cookies.get(ar.names.sessionToken);
   // Chunks alone (left from a jwt session before a strategy switch) are undecodable here: clear them.
   if (!token) return { session: null, setCookies: chunkNames(ar.cookies, ar.names.sessionToken).length ? clearSessionCookies(ar) : [] };
   if (!DB_TOKEN_PATTERN.test(token)) return { session: null, setCookies: clearSessionCookies(ar) };
-  const client = db();
-  const row = await client.session.findUnique({
-    where: { tokenHash: sha256hex(token) },
-    include: { user: { select: { name: true, email: true, image: true } } },
-  });
+  const tokenHash = sha256hex(token);
+  const row = await databaseSessionRow(tokenHash, now);
   if (!row) return { session: null, setCookies: clearSessionCookies(ar) };
+  const client = db();
   if (row.expires.getTime() <= now.getTime() || pastAbsoluteMaxAge(ar, row.createdAt.getTime() / 1000, now)) {
+    forgetSession(tokenHash);
     await client.session.deleteMany({ where: { id: row.id } });
     return { session: null, setCookies: clearSessionCookies(ar) };
   }
@@ -189,19 +208,44 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
   if (roll && now.getTime() - lastExtended >= sessionUpdateAge * 1000) {
     expires = new Date(now.getTime() + lifetime(ar, Math.floor(row.createdAt.getTime() / 1000), now) * 1000);
     await client.session.update({ where: { id: row.id }, data: { expires, lastUsedAt: now } });
+    cacheSession(tokenHash, { ...row, expires, lastUsedAt: now }, now.getTime());
     setCookies = [dbCookie(ar, token, expires)];
   } else if (now.getTime() - row.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
     await client.session.update({ where: { id: row.id }, data: { lastUsedAt: now } });
+    cacheSession(tokenHash, { ...row, lastUsedAt: now }, now.getTime());
   }
   return {
     session: {
-      data: { user: row.user, expires: expires.toISOString() },
+      data: { user: { ...row.user }, expires: expires.toISOString() },
       userId: row.userId,
       sessionId: row.id,
       signedInAt: Math.floor(row.createdAt.getTime() / 1000),
     },
     setCookies,
   };
+}
+
+/**
+ * Ends the database sessions `where` selects: their rows go, and a SessionRevocation note for
+ * each tells every instance to drop a copy it may hold (this one at once). Returns how many.
+ */
+async function endDatabaseSessions(where: { userId?: string; id?: string | { not: string }; tokenHash?: string }, now: Date): Promise<number> {
+  const ended = await db().$transaction(async (tx) => {
+    const rows = await tx.session.findMany({ where: { ...where, kind: "database" }, select: { id: true, userId: true, expires: true } });
+    if (rows.length === 0) return rows;
+    await tx.session.deleteMany({ where: { id: { in: rows.map((r) => r.id) } } });
+    for (const r of rows) {
+      await tx.sessionRevocation.upsert({
+        where: { sessionId: r.id },
+        create: { sessionId: r.id, revokedAt: now, expires: r.expires },
+        update: { revokedAt: now, expires: r.expires },
+      });
+    }
+    return rows;
+  });
+  noteRevoked(ended);
+  for (const userId of new Set(ended.map((r) => r.userId))) forgetUserSessions(userId);
+  return ended.length;
 }
 
 /** The jwt cookie the request carries, decoded (or null). */
@@ -252,9 +296,7 @@ export async function createSession(
     return written.setCookies;
   }
   const previous = ar.cookies.get(ar.names.sessionToken);
-  if (previous && DB_TOKEN_PATTERN.test(previous)) {
-    await db().session.deleteMany({ where: { tokenHash: sha256hex(previous) } });
-  }
+  if (previous && DB_TOKEN_PATTERN.test(previous)) await endDatabaseSessions({ tokenHash: sha256hex(previous) }, now);
   const token = randomToken(32);
   const expires = new Date(now.getTime() + lifetime(ar, Math.floor(now.getTime() / 1000), now) * 1000);
   await db().session.create({
@@ -307,6 +349,8 @@ export async function refreshSession(ar: AuthRequest, user: SessionUser, { now =
       setCookies: written.setCookies,
     };
   }
+  // The user's name, address or picture just changed here: read the row, not a copy.
+  forgetUserSessions(user.id);
   return getSession(ar, { roll: true, now });
 }
 
@@ -315,7 +359,7 @@ export async function endSession(ar: AuthRequest, now = new Date()): Promise<{ u
   const { session } = await getSession(ar, { roll: false, now });
   if (ar.config.sessionStrategy === "database") {
     const token = ar.cookies.get(ar.names.sessionToken);
-    if (token && DB_TOKEN_PATTERN.test(token)) await db().session.deleteMany({ where: { tokenHash: sha256hex(token) } });
+    if (token && DB_TOKEN_PATTERN.test(token)) await endDatabaseSessions({ tokenHash: sha256hex(token) }, now);
   } else if (session?.sessionId) {
     await revokeJwtSessions({ id: session.sessionId, userId: session.userId }, now);
   }
@@ -352,8 +396,7 @@ export async function listSessions(userId: string, currentSessionId: string | nu
 
 /** Ends one of the user's sessions, of either strategy; false when it is not theirs or already ended. */
 export async function revokeSession(userId: string, sessionId: string, now = new Date()): Promise<boolean> {
-  const { count } = await db().session.deleteMany({ where: { id: sessionId, userId, kind: "database" } });
-  if (count > 0) return true;
+  if ((await endDatabaseSessions({ id: sessionId, userId }, now)) > 0) return true;
   return (await revokeJwtSessions({ id: sessionId, userId }, now)).length > 0;
 }
 
@@ -367,7 +410,7 @@ export async function revokeSession(userId: string, sessionId: string, now = new
 export async function revokeUserSessions(userId: string, { except = null as string | null, now = new Date() } = {}): Promise<number> {
   const client = db();
   const keep = except ? { not: except } : undefined;
-  const { count } = await client.session.deleteMany({ where: { userId, kind: "database", ...(keep ? { id: keep } : {}) } });
+  const count = await endDatabaseSessions({ userId, ...(keep ? { id: keep } : {}) }, now);
   const jwt = await revokeJwtSessions({ userId, ...(keep ? { id: keep } : {}) }, now);
   const notBefore = new Date(Math.floor(now.getTime() / 1000) * 1000);
   const expires = new Date(notBefore.getTime() + SESSION_MAX_AGE * 1000);

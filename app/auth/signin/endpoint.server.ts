@@ -7,22 +7,36 @@ import { verifyCsrf } from "../core/csrf.server";
 import { WEBAUTHN_OPTIONS_ERRORS } from "../core/errors";
 import { log } from "../core/log.server";
 import { authBaseUrl, authRequest, type AuthRequest } from "../core/request.server";
-import { badRequest, errorRedirect, jsonResponse, wantsJsonRedirect } from "../core/respond.server";
+import { badRequest, errorRedirect, jsonResponse, jsonTextResponse, wantsJsonRedirect } from "../core/respond.server";
 import { getAuthenticator } from "./authenticator.server";
 import { failureResponse, parsePost } from "./flow.server";
 import type { FlowContext } from "./provider";
 import { findProvider, getProviders } from "./registry.server";
 
+// GET /auth/providers answers the same text for one configuration and origin (the origin varies
+// only with AUTH_TRUST_HOST): serialised once, a handful of entries per configuration.
+const providersText = new WeakMap<object, Map<string, string>>();
+const PROVIDERS_ORIGINS_KEPT = 16;
+
 export function providersResponse(request: Request): Response {
   const ar = authRequest(request);
-  const base = authBaseUrl(ar);
-  const body = Object.fromEntries(
-    getProviders(ar.config).map((p) => [
-      p.id,
-      { id: p.id, name: p.name, type: p.type, signinUrl: `${base}/signin/${p.id}`, callbackUrl: `${base}/callback/${p.id}` },
-    ]),
-  );
-  return jsonResponse(body);
+  let byOrigin = providersText.get(ar.config);
+  if (!byOrigin) providersText.set(ar.config, (byOrigin = new Map()));
+  let text = byOrigin.get(ar.origin);
+  if (text === undefined) {
+    const base = authBaseUrl(ar);
+    text = JSON.stringify(
+      Object.fromEntries(
+        getProviders(ar.config).map((p) => [
+          p.id,
+          { id: p.id, name: p.name, type: p.type, signinUrl: `${base}/signin/${p.id}`, callbackUrl: `${base}/callback/${p.id}` },
+        ]),
+      ),
+    );
+    if (byOrigin.size >= PROVIDERS_ORIGINS_KEPT) byOrigin.clear();
+    byOrigin.set(ar.origin, text);
+  }
+  return jsonTextResponse(text);
 }
 
 function strategyRequest(request: Request, body: Body): Request {

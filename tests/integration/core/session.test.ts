@@ -4,7 +4,8 @@ import { sha256hex } from "../../../app/auth/core/crypto.server";
 import { encodeJwt } from "../../../app/auth/core/jwt.server";
 import { writeChunkedCookie } from "../../../app/auth/core/cookies.server";
 import { authRequest } from "../../../app/auth/core/request.server";
-import { getSession } from "../../../app/auth/core/session.server";
+import { getSession, reissueSession, revokeUserSessions } from "../../../app/auth/core/session.server";
+import { resetSessionCache } from "../../../app/auth/core/session-cache.server";
 import * as sessionRoute from "../../../app/routes/auth/session";
 import * as signoutRoute from "../../../app/routes/auth/signout";
 import { createUser, signIn, withEnv } from "../../support/auth";
@@ -121,6 +122,26 @@ describe("jwt sessions", () => {
   });
 });
 
+describe("jwt sessions: ending the others keeps this one", () => {
+  it("re-issues the kept cookie past the cut-off written a few seconds after its sign-in; the others stay ended", async () => {
+    const user = await createUser();
+    const { jar: laptop } = await signIn(new CookieJar(), "ada@example.com");
+    const { jar: phone } = await signIn(new CookieJar(), "ada@example.com");
+    // The owner clicks "sign out of other devices" a few seconds after signing in (always a later
+    // second than the cookie's issue time in real use).
+    const later = new Date(Date.now() + 5_000);
+    const ar = authRequest(get("/account", { jar: laptop }));
+    const kept = (await getSession(ar, { now: later })).session!;
+    await revokeUserSessions(user.id, { except: kept.sessionId, now: later });
+    const reissued = await reissueSession(ar, later);
+    expect(reissued).toHaveLength(1);
+    laptop.apply(reissued);
+    const stillLater = new Date(later.getTime() + 1_000);
+    expect((await getSession(authRequest(get("/auth/session", { jar: laptop })), { now: stillLater })).session?.data.user.email).toBe("ada@example.com");
+    expect((await getSession(authRequest(get("/auth/session", { jar: phone })), { now: stillLater })).session).toBeNull();
+  });
+});
+
 describe("database sessions", () => {
   beforeEach(() => {
     undoEnv = withEnv({ AUTH_SESSION_STRATEGY: "database" });
@@ -149,6 +170,8 @@ describe("database sessions", () => {
     // Pretend the session was last extended 2 days ago.
     const [row] = await testDb().session.findMany();
     await testDb().session.update({ where: { id: row!.id }, data: { expires: new Date(Date.now() + 28 * DAY) } });
+    // A write behind the app's back reaches a process after its copy's lifetime (ADR 056); start without one.
+    resetSessionCache();
     const rolled = await readSession(jar);
     expect(sessionCookie(rolled)).toHaveLength(1);
     const after = await testDb().session.findUniqueOrThrow({ where: { id: row!.id } });

@@ -207,6 +207,7 @@ describe(`models on ${dbLabel}`, () => {
     await db().passkeyChallenge.create({ data: { challengeHash: "h", expires: new Date() } });
     await db().twoFactorCredential.create({ data: { userId: ada.id, secretSealed: "sealed" } });
     await db().recoveryCode.create({ data: { userId: ada.id, hash: "h" } });
+    await db().sessionRevocation.create({ data: { sessionId: "gone", revokedAt: new Date(), expires: new Date() } });
 
     await resetDatabase();
 
@@ -223,6 +224,7 @@ describe(`models on ${dbLabel}`, () => {
       db().passkeyChallenge.count(),
       db().twoFactorCredential.count(),
       db().recoveryCode.count(),
+      db().sessionRevocation.count(),
     ]);
     expect(counts).toEqual(counts.map(() => 0));
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);

@@ -81,3 +81,27 @@ describe("session JWE", () => {
     expect(await tryDecodeJwt({ token: noKid, secrets: [secret], salt })).toBeNull();
   });
 });
+
+describe("claims remembered for a session cookie sent again and again", () => {
+  it("answers the same claims, checks the expiry again at each use, and never remembers a refused token", async () => {
+    const secrets = [secret];
+    const now = new Date();
+    const token = await encodeJwt({ payload: claims, secrets, salt, maxAge: 60, now });
+    const first = await decodeJwt({ token, secrets, salt, now, remember: true });
+    const again = await decodeJwt({ token, secrets, salt, now, remember: true });
+    expect(again).toBe(first);
+    expect(Object.isFrozen(again)).toBe(true);
+    // Past exp + 15 s tolerance: refused although it was remembered.
+    expect(await tryDecodeJwt({ token, secrets, salt, now: new Date(now.getTime() + 76_000), remember: true })).toBeNull();
+    // Another salt (another cookie) or other secrets never share what was remembered.
+    expect(await tryDecodeJwt({ token, secrets, salt: "authjs.state", now, remember: true })).toBeNull();
+    expect(await tryDecodeJwt({ token, secrets: ["another-secret-0123456789abcdef0123456789"], salt, now, remember: true })).toBeNull();
+    // A tampered token is refused every time, never remembered as valid.
+    const tampered = token.slice(0, -2) + (token.endsWith("A") ? "BB" : "AA");
+    for (let i = 0; i < 2; i++) expect(await tryDecodeJwt({ token: tampered, secrets, salt, now, remember: true })).toBeNull();
+    // Without remember, every call decrypts on its own and returns claims of its own.
+    const own = await decodeJwt({ token, secrets, salt, now });
+    expect(own).not.toBe(first);
+    expect(own).toEqual(first);
+  });
+});

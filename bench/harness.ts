@@ -1,0 +1,292 @@
+// What every part of `npm run bench` shares: starting a server pinned to its core, driving load
+// from bench/load-generator.mjs pinned to another, and reading the server's CPU time and memory
+// from /proc. scripts/bench.ts composes the parts; a new part takes a BenchContext and calls
+// measure() or measureFlow() with a server it started through startServer().
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Server on the last core, load generator on the first, when there are two or more. */
+export const CORES = os.cpus().length;
+export const PINNED = CORES >= 2 && spawnSync("taskset", ["-c", "0", "true"]).status === 0;
+const SERVER_CORE = String(CORES - 1);
+const LOAD_CORE = "0";
+const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
+
+export type Server = {
+  name: string;
+  url: string;
+  port: number;
+  pid: number;
+  child: ChildProcess;
+  env: NodeJS.ProcessEnv;
+  /** Milliseconds from spawn to the ready line. */
+  startMs: number;
+  /** Server CPU time (µs) spent by then: the start's cost, whatever else the machine runs. */
+  startCpuUs: number;
+  output: () => string;
+  stop: () => Promise<void>;
+};
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = http.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns `node <args>` (pinned to the server core) and waits for `ready` on its output. */
+export async function startServer(name: string, args: string[], env: NodeJS.ProcessEnv, port: number, ready = "listening on"): Promise<Server> {
+  const started = performance.now();
+  const command = PINNED ? "taskset" : process.execPath;
+  const argv = PINNED ? ["-c", SERVER_CORE, process.execPath, ...args] : args;
+  const child = spawn(command, argv, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} not ready in 30 s:\n${out}`)), 30_000);
+    const check = () => {
+      if (out.includes(ready)) {
+        clearTimeout(timer);
+        child.stdout!.off("data", check);
+        resolve();
+      }
+    };
+    child.stdout!.on("data", check);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited ${code}:\n${out}`));
+    });
+  });
+  const startMs = performance.now() - started;
+  const startCpuUs = cpuMicros(child.pid!);
+  child.removeAllListeners("exit");
+  return {
+    name,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    pid: child.pid!,
+    child,
+    env,
+    startMs,
+    startCpuUs,
+    output: () => out,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 3_000))]);
+      if (child.exitCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+/** User + system CPU time of a process so far, in microseconds. */
+export function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLK_TCK;
+}
+
+/** Resident memory (VmRSS) and its peak (VmHWM) in MB. */
+export function memoryMb(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
+
+export const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+export type Answer = { status: number; headers: http.IncomingHttpHeaders; body: string };
+
+/** One request with Node's client (setup and the sign-in flow; not for peak load). */
+export function request(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: init.method ?? "GET", headers: init.headers, agent }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (d) => (body += d));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+    });
+    req.on("error", reject);
+    req.end(init.body);
+  });
+}
+
+export const cookiesOf = (h: http.IncomingHttpHeaders) => (h["set-cookie"] ?? []).map((c) => c.split(";")[0]!);
+
+/** A raw HTTP/1.1 GET for the load generator. */
+export function rawGet(server: Server, target: string, cookie?: string): string {
+  return `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n${cookie ? `Cookie: ${cookie}\r\n` : ""}\r\n`;
+}
+
+export type Measurement = {
+  name: string;
+  server: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  requests: number;
+  /** Server CPU time per request, µs (user + system, /proc/<pid>/stat). */
+  cpuUs: number;
+  rssMb: number;
+  /** Open-loop runs: the rate asked for. */
+  rate?: number;
+  /** Seconds measured, server CPU in total (µs), latency histogram ([µs, count]) or raw latencies (ms): to merge runs. */
+  seconds: number;
+  cpuTotalUs: number;
+  hist?: [number, number][];
+  latencies?: number[];
+};
+
+function percentileOf(hist: [number, number][], total: number, p: number): number {
+  const target = Math.max(1, Math.ceil(total * p));
+  let seen = 0;
+  for (const [us, count] of hist) {
+    seen += count;
+    if (seen >= target) return us / 1000;
+  }
+  return NaN;
+}
+
+/**
+ * One figure from several runs of one scenario (interleaved with the other scenarios, so that
+ * whatever else the machine runs weighs on each scenario alike): requests and seconds, CPU and
+ * latencies added up.
+ */
+export function combine(runs: Measurement[]): Measurement {
+  const first = runs[0]!;
+  const requests = runs.reduce((a, r) => a + r.requests, 0);
+  const seconds = runs.reduce((a, r) => a + r.seconds, 0);
+  const cpuTotalUs = runs.reduce((a, r) => a + r.cpuTotalUs, 0);
+  let p50 = NaN;
+  let p99 = NaN;
+  if (runs.every((r) => r.hist)) {
+    const merged = new Map<number, number>();
+    for (const r of runs) for (const [us, n] of r.hist!) merged.set(us, (merged.get(us) ?? 0) + n);
+    const hist = [...merged].sort((a, b) => a[0] - b[0]);
+    p50 = percentileOf(hist, requests, 0.5);
+    p99 = percentileOf(hist, requests, 0.99);
+  } else if (runs.every((r) => r.latencies)) {
+    const all = runs.flatMap((r) => r.latencies!).sort((a, b) => a - b);
+    p50 = all[Math.max(0, Math.ceil(all.length * 0.5) - 1)] ?? NaN;
+    p99 = all[Math.max(0, Math.ceil(all.length * 0.99) - 1)] ?? NaN;
+  }
+  return {
+    name: first.name,
+    server: first.server,
+    rps: requests / seconds,
+    p50,
+    p99,
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    requests,
+    cpuUs: cpuTotalUs / Math.max(1, requests),
+    rssMb: runs.at(-1)!.rssMb,
+    seconds,
+    cpuTotalUs,
+  };
+}
+
+export type LoadOptions = {
+  requests: string[];
+  connections: number;
+  seconds: number;
+  warmupMs?: number;
+  rate?: number;
+  expectStatus?: number;
+  expectBodyPrefix?: string;
+};
+
+/** Drives `server` with bench/load-generator.mjs (on its own core) and reads the server's CPU over the measured window. */
+export async function measure(name: string, server: Server, options: LoadOptions): Promise<Measurement> {
+  const input = JSON.stringify({ port: server.port, warmupMs: 500, expectStatus: 200, ...options });
+  const script = path.join(root, "bench/load-generator.mjs");
+  const child = PINNED
+    ? spawn("taskset", ["-c", LOAD_CORE, process.execPath, script, input], { stdio: ["ignore", "pipe", "inherit"] })
+    : spawn(process.execPath, [script, input], { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  let cpuStart = 0;
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on("data", (d) => {
+      const before = out;
+      out += d;
+      if (!before.includes("measuring") && out.includes("measuring")) cpuStart = cpuMicros(server.pid);
+    });
+    child.once("exit", (code) => (code === 0 || out.includes("{") ? resolve() : reject(new Error(`load generator exited ${code}`))));
+  });
+  const cpuEnd = cpuMicros(server.pid);
+  const result = JSON.parse(out.slice(out.indexOf("{")));
+  return {
+    name,
+    server: server.name,
+    rps: result.rps,
+    p50: result.p50,
+    p99: result.p99,
+    errors: result.errors,
+    requests: result.requests,
+    cpuUs: result.requests ? (cpuEnd - cpuStart) / result.requests : NaN,
+    rssMb: memoryMb(server.pid).rss,
+    ...(options.rate ? { rate: options.rate } : {}),
+    seconds: result.seconds,
+    cpuTotalUs: cpuEnd - cpuStart,
+    hist: result.hist,
+  };
+}
+
+/** Closed-loop load of a multi-request flow (e.g. a sign-in) from this process, with the server's CPU per flow. */
+export async function measureFlow(name: string, server: Server, connections: number, seconds: number, once: () => Promise<boolean>, warmupMs = 1_000): Promise<Measurement> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const warmEnd = performance.now() + warmupMs;
+  const end = warmEnd + seconds * 1_000;
+  let cpuStart = NaN;
+  let measuredFrom = warmEnd;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        if (t >= warmEnd && Number.isNaN(cpuStart)) {
+          cpuStart = cpuMicros(server.pid);
+          measuredFrom = t;
+        }
+        const ok = await once().catch(() => false);
+        if (t >= warmEnd) {
+          latencies.push(performance.now() - t);
+          if (!ok) errors++;
+        }
+      }
+    }),
+  );
+  const cpuEnd = cpuMicros(server.pid);
+  const elapsed = (performance.now() - measuredFrom) / 1_000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * p) - 1)] ?? NaN;
+  return {
+    name,
+    server: server.name,
+    rps: latencies.length / elapsed,
+    p50: pct(0.5),
+    p99: pct(0.99),
+    errors,
+    requests: latencies.length,
+    cpuUs: (cpuEnd - cpuStart) / Math.max(1, latencies.length),
+    rssMb: memoryMb(server.pid).rss,
+    seconds: elapsed,
+    cpuTotalUs: cpuEnd - cpuStart,
+    latencies,
+  };
+}
+
+/** The machine's load while the bench ran (other work on the cores skews absolute figures, not same-run ratios). */
+export function loadAverage(): string {
+  return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+}

@@ -1,0 +1,173 @@
+// The load generator of `npm run bench`, run as its own process (pinned to its own core by
+// scripts/bench.ts) so that it never competes with the server it measures. Node's http client
+// tops out well below what a bare node:http server answers, which would flatten every ratio;
+// this one writes pre-built request bytes on keep-alive sockets and reads only the status line
+// and the framing of each answer.
+//
+// Input: one JSON argument — { port, requests: [raw HTTP/1.1 request text, …] (used in turn),
+// connections, seconds, warmupMs, rate? (requests/s in total: open loop, latency counted from
+// each request's scheduled time), expectStatus, expectBodyPrefix? }.
+// Output: the line "measuring" when the warm-up ends, then one JSON line with the results.
+import net from "node:net";
+
+const opts = JSON.parse(process.argv[2]);
+const requests = opts.requests.map((r) => Buffer.from(r, "latin1"));
+const expectPrefix = opts.expectBodyPrefix ? Buffer.from(opts.expectBodyPrefix) : null;
+const HIST_US = 1_000_000; // 1 µs buckets up to 1 s, then one overflow bucket
+const hist = new Uint32Array(HIST_US + 1);
+let counted = 0;
+let errors = 0;
+let measuring = false;
+let stopped = false;
+let next = 0;
+
+const start = performance.now();
+const warmEnd = start + opts.warmupMs;
+const end = warmEnd + opts.seconds * 1000;
+let measureStart = warmEnd;
+
+// Open loop: requests become due at a fixed rate; an idle connection takes the oldest due one.
+const interval = opts.rate ? 1000 / opts.rate : 0;
+let nextDue = start;
+const idle = [];
+
+function record(latencyMs, ok) {
+  if (!measuring) return;
+  const us = Math.min(HIST_US, Math.round(latencyMs * 1000));
+  hist[us]++;
+  counted++;
+  if (!ok) errors++;
+}
+
+/** The latency histogram's non-empty buckets, [µs, count], so runs can be merged. */
+function buckets() {
+  const out = [];
+  for (let us = 0; us <= HIST_US; us++) if (hist[us]) out.push([us, hist[us]]);
+  return out;
+}
+
+function percentile(p) {
+  const target = Math.max(1, Math.ceil(counted * p));
+  let seen = 0;
+  for (let us = 0; us <= HIST_US; us++) {
+    seen += hist[us];
+    if (seen >= target) return us / 1000;
+  }
+  return NaN;
+}
+
+function connection() {
+  const socket = net.connect({ port: opts.port, host: "127.0.0.1", noDelay: true });
+  let buf = Buffer.alloc(0);
+  let sentAt = 0;
+  let busy = false;
+  const self = { send };
+
+  function send(scheduledAt) {
+    busy = true;
+    sentAt = scheduledAt ?? performance.now();
+    socket.write(requests[next++ % requests.length]);
+  }
+
+  // Parses one whole answer from buf; returns [bytes used, ok] or null when incomplete.
+  function parse() {
+    const head = buf.indexOf("\r\n\r\n");
+    if (head < 0) return null;
+    const status = Number(buf.toString("latin1", 9, 12));
+    const headers = buf.toString("latin1", 0, head).toLowerCase();
+    const bodyStart = head + 4;
+    const cl = /\r\ncontent-length: *(\d+)/.exec(headers);
+    let bodyEnd;
+    let firstBody;
+    if (opts.head || status === 204 || status === 304) {
+      bodyEnd = bodyStart;
+      firstBody = Buffer.alloc(0);
+    } else if (cl) {
+      bodyEnd = bodyStart + Number(cl[1]);
+      if (buf.length < bodyEnd) return null;
+      firstBody = buf.subarray(bodyStart, bodyEnd);
+    } else if (headers.includes("transfer-encoding: chunked")) {
+      let at = bodyStart;
+      firstBody = null;
+      for (;;) {
+        const lineEnd = buf.indexOf("\r\n", at);
+        if (lineEnd < 0) return null;
+        const size = parseInt(buf.toString("latin1", at, lineEnd), 16);
+        if (size === 0) {
+          if (buf.length < lineEnd + 4) return null;
+          bodyEnd = lineEnd + 4;
+          break;
+        }
+        if (buf.length < lineEnd + 2 + size + 2) return null;
+        firstBody ??= buf.subarray(lineEnd + 2, lineEnd + 2 + size);
+        at = lineEnd + 2 + size + 2;
+      }
+      firstBody ??= Buffer.alloc(0);
+    } else {
+      bodyEnd = bodyStart;
+      firstBody = Buffer.alloc(0);
+    }
+    let ok = status === opts.expectStatus;
+    if (ok && expectPrefix) ok = firstBody.subarray(0, expectPrefix.length).equals(expectPrefix);
+    return [bodyEnd, ok];
+  }
+
+  socket.on("data", (chunk) => {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+    for (;;) {
+      const parsed = parse();
+      if (!parsed) return;
+      buf = buf.subarray(parsed[0]);
+      busy = false;
+      const now = performance.now();
+      record(now - sentAt, parsed[1]);
+      if (stopped) return socket.destroy();
+      if (interval) dispatch(self, now);
+      else send();
+    }
+  });
+  socket.on("error", () => {
+    if (!stopped) {
+      errors++;
+      process.exitCode = 1;
+    }
+  });
+  socket.on("connect", () => (interval ? dispatch(self, performance.now()) : send()));
+  self.busy = () => busy;
+  return self;
+}
+
+function dispatch(conn, now) {
+  if (nextDue <= now) {
+    const due = nextDue;
+    nextDue += interval;
+    conn.send(due);
+  } else idle.push(conn);
+}
+
+const conns = Array.from({ length: opts.connections }, connection);
+if (interval) {
+  // Hands due requests to idle connections between answers.
+  const tick = setInterval(() => {
+    const now = performance.now();
+    while (idle.length && nextDue <= now) dispatch(idle.shift(), now);
+  }, 1);
+  tick.unref();
+}
+void conns;
+
+setTimeout(() => {
+  measuring = true;
+  measureStart = performance.now();
+  process.stdout.write("measuring\n");
+}, opts.warmupMs);
+
+setTimeout(() => {
+  stopped = true;
+  measuring = false;
+  const elapsed = (performance.now() - measureStart) / 1000;
+  process.stdout.write(
+    `${JSON.stringify({ requests: counted, errors, seconds: elapsed, rps: counted / elapsed, p50: percentile(0.5), p99: percentile(0.99), hist: buckets() })}\n`,
+  );
+  setTimeout(() => process.exit(), 50);
+}, end - start);
