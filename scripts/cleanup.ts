@@ -20,6 +20,7 @@ async function main() {
       `${c.limitCounters} ended rate-limit windows`,
       `${c.sessionCutoffs} expired revocations`,
       `${c.passkeyChallenges} spent passkey challenges`,
+      `${c.sessionRevocations} expired session revocation notes`,
       `${c.authEvents} auth events older than ${getConfig().authEventRetentionDays} days`,
     ].join(", "),
   );

@@ -39,6 +39,7 @@ export type CleanupCounts = {
   limitCounters: number;
   authEvents: number;
   passkeyChallenges: number;
+  sessionRevocations: number;
 };
 export type CleanupResult = { ran: true; counts: CleanupCounts } | { ran: false; reason: "locked" };
 
@@ -86,7 +87,16 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
           (await tx.passkeyChallenge.findMany({ where: { expires: { lte: now } }, select: { challengeHash: true }, take })).map((r) => r.challengeHash),
         (hashes) => tx.passkeyChallenge.deleteMany({ where: { challengeHash: { in: hashes } } }),
       );
-      return { ran: true, counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges } } as const;
+      // A database session's revocation note is needed only while a cached copy could outlive it.
+      const sessionRevocations = await inBatches(
+        batch,
+        async (take) => (await tx.sessionRevocation.findMany({ where: { expires: { lte: now } }, select: { sessionId: true }, take })).map((r) => r.sessionId),
+        (ids) => tx.sessionRevocation.deleteMany({ where: { sessionId: { in: ids } } }),
+      );
+      return {
+        ran: true,
+        counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges, sessionRevocations },
+      } as const;
     },
     { maxWait: config.databaseTimeoutMs, timeout: CLEANUP_TRANSACTION_MS },
   );

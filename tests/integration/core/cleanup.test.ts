@@ -54,6 +54,8 @@ async function seed() {
   await event("e-recent", at(-DAY));
   await db.passkeyChallenge.create({ data: { challengeHash: "c-expired", expires: at(-1) } });
   await db.passkeyChallenge.create({ data: { challengeHash: "c-live", expires: at(1) } });
+  await db.sessionRevocation.create({ data: { sessionId: "r-expired", revokedAt: at(-DAY), expires: at(-1) } });
+  await db.sessionRevocation.create({ data: { sessionId: "r-live", revokedAt: at(-1), expires: at(1) } });
   return { user, other };
 }
 
@@ -63,7 +65,7 @@ describe(`cleanup (${dbLabel})`, () => {
     const result = await runCleanup(NOW);
     expect(result).toEqual({
       ran: true,
-      counts: { sessions: 4, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 1, authEvents: 1, passkeyChallenges: 1 },
+      counts: { sessions: 4, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 1, authEvents: 1, passkeyChallenges: 1, sessionRevocations: 1 },
     });
     const db = testDb();
     expect((await db.session.findMany({ orderBy: { id: "asc" } })).map((s) => s.id)).toEqual(["s-jwt-revoked-live", "s-live-1ms"]);
@@ -72,9 +74,10 @@ describe(`cleanup (${dbLabel})`, () => {
     expect((await db.limitCounter.findMany({ orderBy: { key: "asc" } })).map((c) => c.key)).toEqual(["CREDENTIALS_CLIENT:forever", "CREDENTIALS_CLIENT:live"]);
     expect((await db.authEvent.findMany({ orderBy: { id: "asc" } })).map((e) => e.id)).toEqual(["e-boundary", "e-recent"]);
     expect((await db.passkeyChallenge.findMany()).map((c) => c.challengeHash)).toEqual(["c-live"]);
+    expect((await db.sessionRevocation.findMany()).map((r) => r.sessionId)).toEqual(["r-live"]);
 
     // A second run finds nothing more.
-    expect(await runCleanup(NOW)).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0 } });
+    expect(await runCleanup(NOW)).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0 } });
   });
 
   it("deletes in batches: a backlog larger than one batch goes in one run, the live rows stay", async () => {
@@ -88,7 +91,7 @@ describe(`cleanup (${dbLabel})`, () => {
     const result = await runCleanup(NOW, { batch: 2 });
     expect(result).toEqual({
       ran: true,
-      counts: { sessions: 11, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 8, authEvents: 8, passkeyChallenges: 1 },
+      counts: { sessions: 11, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 8, authEvents: 8, passkeyChallenges: 1, sessionRevocations: 1 },
     });
     expect((await db.session.findMany({ orderBy: { id: "asc" } })).map((s) => s.id)).toEqual(["s-jwt-revoked-live", "s-live-1ms"]);
     expect(await db.limitCounter.count()).toBe(2);
@@ -124,7 +127,7 @@ describe(`cleanup (${dbLabel})`, () => {
     expect(sessionsBefore).toBe(3);
 
     const result = await runCleanup();
-    expect(result).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0 } });
+    expect(result).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0 } });
     expect(await testDb().session.count()).toBe(3);
     expect(await testDb().limitCounter.findMany({ orderBy: { key: "asc" } })).toEqual(countersBefore);
   });
@@ -157,7 +160,7 @@ describe(`cleanup (${dbLabel})`, () => {
     });
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
-    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ auth events older than 90 days/);
+    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ expired session revocation notes, \d+ auth events older than 90 days/);
     expect(await testDb().session.count({ where: { id: "s-script" } })).toBe(0);
   });
 });
