@@ -13,11 +13,19 @@ const ADAPTER_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "Sock
 const DRIVER_MESSAGES =
   /Query read timeout|timeout exceeded when trying to connect|Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|connect ECONNREFUSED|Can't reach database server|Server has closed the connection|Transaction already closed|Unable to start a transaction/i;
 
+/**
+ * Failures the app already put down to another service (an OAuth provider, the SMTP server): a
+ * refused connection under one of these is that service's, never the database's, and keeps the
+ * error code its caller gave it (OAuthCallback, EmailSignin).
+ */
+const OTHER_SERVICE_ERRORS = new Set(["OutboundError", "MailError"]);
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; depth < 6 && current; depth++) {
     if (typeof current !== "object") return typeof current === "string" && DRIVER_MESSAGES.test(current);
     const e = current as { name?: unknown; code?: unknown; kind?: unknown; message?: unknown; cause?: unknown; errorCode?: unknown };
+    if (typeof e.name === "string" && OTHER_SERVICE_ERRORS.has(e.name)) return false;
     if (e.name === "PrismaClientInitializationError" || e.name === "DatabaseUnavailableError") return true;
     for (const code of [e.code, e.errorCode]) {
       if (typeof code === "string" && (PRISMA_OUTAGE_CODES.has(code) || SOCKET_CODES.has(code))) return true;

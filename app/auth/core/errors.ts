@@ -24,13 +24,14 @@ export const DEFAULT_SIGNIN_ERROR_MESSAGE = "Unable to sign in.";
  * Codes that send the visitor back to the sign-in page with `?error=`. EmailInvalid: the e-mail
  * form got something that is not one plain address (shown at the field, §7's "any other" text).
  */
-export type SigninErrorCode =
-  | keyof typeof SIGNIN_ERROR_MESSAGES
-  | "MissingCSRF"
-  | "RateLimited"
-  | "EmailInvalid"
+export const OTHER_SIGNIN_ERROR_CODES = [
+  "MissingCSRF",
+  "RateLimited",
+  "EmailInvalid",
   // A passkey answer that did not verify (Auth.js's name); shown with §7's "any other" text.
-  | "WebAuthnVerificationError";
+  "WebAuthnVerificationError",
+] as const;
+export type SigninErrorCode = keyof typeof SIGNIN_ERROR_MESSAGES | (typeof OTHER_SIGNIN_ERROR_CODES)[number];
 
 export const ERROR_PAGES = {
   Configuration: {

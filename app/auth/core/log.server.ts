@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import pino, { type Logger } from "pino";
 import { logSettings, type LogSettings } from "./config.server";
-import { ERROR_PAGES, SIGNIN_ERROR_MESSAGES } from "./errors";
+import { ERROR_PAGES, OTHER_SIGNIN_ERROR_CODES, SIGNIN_ERROR_MESSAGES } from "./errors";
 import { currentRequestId, runWithRequestId } from "./request-context.server";
 
 export { currentRequestId, runWithRequestId };
@@ -73,7 +73,7 @@ export const REDACTED = "[redacted]";
  * which are no secret and are what an operator searches for; any other value under `code` — an
  * OAuth authorization code, an e-mailed code — is censored.
  */
-const ERROR_CODES = new Set<string>([...Object.keys(SIGNIN_ERROR_MESSAGES), ...Object.keys(ERROR_PAGES), "MissingCSRF", "RateLimited", "EmailInvalid"]);
+const ERROR_CODES = new Set<string>([...Object.keys(SIGNIN_ERROR_MESSAGES), ...Object.keys(ERROR_PAGES), ...OTHER_SIGNIN_ERROR_CODES]);
 function censor(value: unknown, path: string[]): unknown {
   if (path[path.length - 1] === "code" && typeof value === "string" && (ERROR_CODES.has(value) || /^[A-Z][A-Z0-9_]{0,63}$/.test(value))) {
     return value;

@@ -122,7 +122,8 @@ export async function passwordIntent(
     // sign-in was more than a second ago.
     await revokeUserSessions(userId, { except: session.sessionId });
     await recordEvent("password-changed", { userId, ...eventSource(ar) });
-    const refreshed = await refreshSession(ar, toSessionUser(user));
+    // kept: this session was spared by the revocation just written (its cut-off does not apply).
+    const refreshed = await refreshSession(ar, toSessionUser(user), { kept: true });
     return { ok: true, notice: "password-changed", setCookies: refreshed.setCookies };
   }
 

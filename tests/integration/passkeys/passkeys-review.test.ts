@@ -8,10 +8,19 @@ import { createUser, signIn, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
 import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
-import { enrol, PENDING } from "../two-factor/helpers.ts";
+import { codeAt, enrol, firstFactor, PENDING, submitCode } from "../two-factor/helpers.ts";
 
 beforeEach(() => resetDatabase());
 afterEach(() => vi.useRealTimers());
+
+/** A TOTP user's session that passed the code: only such a session adds a passkey (ADR 045). */
+async function secondFactorSession(): Promise<CookieJar> {
+  const { secret } = await enrol();
+  const jar = new CookieJar();
+  await firstFactor(jar);
+  await submitCode(jar, codeAt(secret));
+  return jar;
+}
 
 async function options(jar: CookieJar, action?: string) {
   const res = await callRoute(optionsRoute.loader, get(`/auth/webauthn-options/passkey${action ? `?action=${action}` : ""}`, { jar }), { provider: "passkey" });
@@ -174,7 +183,7 @@ describe(`passkeys under attack (${dbLabel})`, () => {
 
   it("a TOTP user's passkey sign-in skips the code only with user verification: without UV no session and no pending sign-in", async () => {
     await createUser();
-    const { jar } = await enrol();
+    const jar = await secondFactorSession();
     const authenticator = new SoftwareAuthenticator();
     // Registration without UV is refused too, so no passkey that never verified its user exists.
     expect(await answer(jar, "register", authenticator.register((await options(jar, "register")).options, { uv: false }))).toHaveErrorRedirect("WebAuthnVerificationError");
@@ -210,7 +219,7 @@ describe(`passkeys under attack (${dbLabel})`, () => {
   it("a session cookie taken from the owner's browser cannot add a passkey (a lasting way in that skips the second factor): registration needs a sign-in from the last 10 minutes", async () => {
     vi.useFakeTimers({ toFake: ["Date"], now: new Date() });
     await createUser();
-    const { jar } = await enrol();
+    const jar = await secondFactorSession();
     const stolen = jar.get("authjs.session-token")!;
     vi.setSystemTime(new Date(Date.now() + 11 * 60 * 1000));
     const thief = new CookieJar({ "authjs.session-token": stolen });

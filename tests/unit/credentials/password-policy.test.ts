@@ -164,7 +164,7 @@ describe("the Have I Been Pwned range check", () => {
 
   it("fails open on a status other than 200, logging one warn line password.breach_check_unavailable", async () => {
     mode = "error";
-    const warn = vi.spyOn(console, "error").mockImplementation(() => {});
+    const warn = vi.spyOn(console, "log").mockImplementation(() => {}); // log lines go to stdout (ADR 050)
     expect(await reasonOf("quiet amber harbor", null, hibp())).toBe("ok");
     const lines = warn.mock.calls.map((c) => JSON.parse(String(c[0])));
     expect(lines).toHaveLength(1);
@@ -173,7 +173,7 @@ describe("the Have I Been Pwned range check", () => {
   });
 
   it("fails open on a network error", async () => {
-    const warn = vi.spyOn(console, "error").mockImplementation(() => {});
+    const warn = vi.spyOn(console, "log").mockImplementation(() => {}); // log lines go to stdout (ADR 050)
     const result = await checkPassword("quiet amber harbor", null, { passwordMinLength: 8, passwordBreachCheck: { url: "http://127.0.0.1:1" } });
     expect(result.ok).toBe(true);
     expect(warn.mock.calls.map((c) => JSON.parse(String(c[0])).event)).toEqual(["password.breach_check_unavailable"]);
@@ -181,7 +181,7 @@ describe("the Have I Been Pwned range check", () => {
 
   it("stops waiting after 2 s and fails open", async () => {
     mode = "hang";
-    const warn = vi.spyOn(console, "error").mockImplementation(() => {});
+    const warn = vi.spyOn(console, "log").mockImplementation(() => {}); // log lines go to stdout (ADR 050)
     const started = Date.now();
     expect(await reasonOf("quiet amber harbor", null, hibp())).toBe("ok");
     const waited = Date.now() - started;

@@ -44,4 +44,14 @@ describe("isDatabaseUnavailable", () => {
       expect(isDatabaseUnavailable(error)).toBe(false);
     }
   });
+
+  it("is false for another service's refused connection: an OAuth provider's (OutboundError) or the SMTP server's (MailError)", () => {
+    const refused = () => withCode("connect ECONNREFUSED 127.0.0.1:1", "ECONNREFUSED");
+    const outbound = Object.assign(new Error("token network", { cause: refused() }), { name: "OutboundError" });
+    const mail = Object.assign(new Error("SMTP send failed", { cause: refused() }), { name: "MailError" });
+    expect(isDatabaseUnavailable(new Error("OAuthCallback", { cause: outbound }))).toBe(false);
+    expect(isDatabaseUnavailable(new Error("EmailSignin", { cause: mail }))).toBe(false);
+    // Control: the same refusal without the service's error around it is the database's.
+    expect(isDatabaseUnavailable(new Error("EmailSignin", { cause: refused() }))).toBe(true);
+  });
 });
