@@ -439,27 +439,35 @@ async function faintInputBorders(page: Page): Promise<string[]> {
   });
 }
 
+/** One step of a page (a click, a wait) may take this long while several pages are checked at once. */
+const PAGE_STEP_TIMEOUT_MS = 20_000;
+
 for (const javaScriptEnabled of [false, true]) {
   describe(`every page with JavaScript ${javaScriptEnabled ? "on" : "off"}`, () => {
-    const contexts = new Map<string, BrowserContext>();
-    let analysisContext: BrowserContext | undefined;
-    const analysis = async () => (analysisContext ??= await browser.newContext({ javaScriptEnabled: true }));
-    const contextFor = async (sessions: Sessions, signedIn: boolean) => {
+    // The pages are checked side by side (it.concurrent): each context is made once, by whichever
+    // page asks first, and shared by the pages that need the same one.
+    const contexts = new Map<string, Promise<BrowserContext>>();
+    let analysisContext: Promise<BrowserContext> | undefined;
+    const analysis = () => (analysisContext ??= browser.newContext({ javaScriptEnabled: true }));
+    const contextFor = (sessions: Sessions, signedIn: boolean) => {
       const key = `${sessions} ${signedIn}`;
       let context = contexts.get(key);
       if (!context) {
-        context = await browser.newContext({ javaScriptEnabled, storageState: signedIn ? sites[sessions].signedIn : undefined });
-        context.setDefaultTimeout(8_000);
+        context = browser.newContext({ javaScriptEnabled, storageState: signedIn ? sites[sessions].signedIn : undefined }).then((c) => {
+          c.setDefaultTimeout(PAGE_STEP_TIMEOUT_MS);
+          return c;
+        });
         contexts.set(key, context);
       }
       return context;
     };
     afterAll(async () => {
-      await Promise.all([...contexts.values(), ...(analysisContext ? [analysisContext] : [])].map((c) => c.close()));
+      const all = await Promise.all([...contexts.values(), ...(analysisContext ? [analysisContext] : [])]);
+      await Promise.all(all.map((c) => c.close()));
     });
 
     for (const entry of PAGES) {
-      it(`${entry.name}: one <title> and one <h1>, no WCAG 2.2 A/AA violation in light or dark`, async () => {
+      it.concurrent(`${entry.name}: one <title> and one <h1>, no WCAG 2.2 A/AA violation in light or dark`, async ({ expect }) => {
         const sessions = entry.sessions ?? "database";
         // A pending sign-in lives 300 s: each such page gets its own, made just before it is opened.
         const pending = entry.pendingSecondFactor
@@ -469,8 +477,8 @@ for (const javaScriptEnabled of [false, true]) {
         await pending?.close();
         const context = pendingState ? await browser.newContext({ javaScriptEnabled, storageState: pendingState }) : await contextFor(sessions, entry.signedIn);
         if (pendingState) {
-          context.setDefaultTimeout(8_000);
-          contexts.set(`pending ${entry.name}`, context);
+          context.setDefaultTimeout(PAGE_STEP_TIMEOUT_MS);
+          contexts.set(`pending ${entry.name}`, Promise.resolve(context));
         }
         const page = await context.newPage();
         const errors: string[] = [];
@@ -501,8 +509,8 @@ for (const javaScriptEnabled of [false, true]) {
         expect(errors).toEqual([]);
         if (axePage !== page) await axePage.close();
         await page.close();
-        // Two colour schemes of axe, plus a sign-in and a refused form for some pages, on a shared machine.
-      }, 60_000);
+        // Two colour schemes of axe, plus a sign-in and a refused form for some pages, several pages at once.
+      }, 120_000);
     }
   });
 }
