@@ -10,28 +10,15 @@ import { call, credentialsSignIn, csrfToken, requestEmailLink, sessionEmail } fr
 import { addUser, freePort, startApp, type RunningApp } from "../support/browser";
 import { DatabaseRelay } from "../support/db-relay";
 import { CookieJar } from "../support/http";
-import { ADMIN_URL, databaseUrl, describeServer, runDatabasePrefix } from "../support/postgres";
+import { postgresUnreachable } from "../support/postgres-required";
+import { ADMIN_URL, databaseUrl, runDatabasePrefix } from "../support/postgres";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 
 const TIMEOUT_MS = 1_000;
 /** What an answer may take beyond the timeout: the request's own work and a loaded machine. */
 const SLACK_MS = 1_500;
 
-const unreachable = await (async () => {
-  const probe = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3_000 });
-  probe.on("error", () => {});
-  try {
-    await probe.connect();
-    await probe.end();
-    return null;
-  } catch (e) {
-    await probe.end().catch(() => {});
-    const reason = `PostgreSQL at ${describeServer(ADMIN_URL)} unreachable (${e instanceof Error ? e.message : String(e)})`;
-    if (process.env.CI === "true") throw new Error(`${reason}; CI requires it for the database fault tests`);
-    console.log(`${reason}: database fault tests skipped`);
-    return reason;
-  }
-})();
+const unreachable = await postgresUnreachable("database fault tests");
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const started = Date.now();

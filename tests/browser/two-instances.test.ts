@@ -9,30 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oauthSignIn, requestEmailLink, sessionEmail, call as visit } from "../support/app-client";
 import { addUser, startApp, type RunningApp } from "../support/browser";
 import { CookieJar } from "../support/http";
+import { postgresUnreachable } from "../support/postgres-required";
 import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
-import { ADMIN_URL, databaseUrl, describeServer, runDatabasePrefix } from "../support/postgres";
+import { ADMIN_URL, databaseUrl, runDatabasePrefix } from "../support/postgres";
 
 /** The bound contract §11 gives another instance to refuse an ended session. */
 const REVOCATION_BOUND_MS = 5_000;
 const POLL_EVERY_MS = 100;
 
 // PostgreSQL is required in CI; on a developer's machine without it the file is skipped with a reason.
-const unreachable = await (async () => {
-  const probe = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3_000 });
-  probe.on("error", () => {});
-  try {
-    await probe.connect();
-    await probe.end();
-    return null;
-  } catch (e) {
-    await probe.end().catch(() => {});
-    const reason = `PostgreSQL at ${describeServer(ADMIN_URL)} unreachable (${e instanceof Error ? e.message : String(e)})`;
-    if (process.env.CI === "true") throw new Error(`${reason}; CI requires it for the two-instance tests`);
-    console.log(`${reason}: two-instance tests skipped`);
-    return reason;
-  }
-})();
+const unreachable = await postgresUnreachable("two-instance tests");
 
 async function call(
   app: RunningApp,
