@@ -41,6 +41,18 @@ export async function readPost(request: Request): Promise<ReadPost | { refused: 
   return { ar, body, json: wantsJsonRedirect(request, body), csrfToken: csrf.token, setCookies, csrfOk: verifyCsrf(ar, body.csrfToken) };
 }
 
+/** The page's form again, with `read`'s CSRF token and cookies: what every refusal of these pages answers. */
+export function formAnswerFor<Values>(read: { csrfToken: string; setCookies: string[] }) {
+  return (status: number, errors: Pick<FormAnswer<Values>, "formError" | "fieldErrors">, values: Values): FormAnswer<Values> => ({
+    kind: "form",
+    status,
+    csrfToken: read.csrfToken,
+    setCookies: read.setCookies,
+    values,
+    ...errors,
+  });
+}
+
 export const FORM_EXPIRED = PASSWORD_MESSAGES.expiredForm;
 export const UNREADABLE = "Unknown request.";
 

@@ -29,7 +29,7 @@ import { sendLinkEmail } from "../email/send.server";
 import { consumeTokenRow, isWellFormedToken, peekToken } from "../email/verification-token.server";
 import { completeSignIn } from "../signin/flow.server";
 import { passwordPagesOffered } from "../signin/registry.server";
-import { FORM_EXPIRED, readPost, typed, UNREADABLE, type Answer, type FormAnswer } from "./forms.server";
+import { FORM_EXPIRED, formAnswerFor, readPost, typed, UNREADABLE, type Answer, type FormAnswer } from "./forms.server";
 
 const RESET_LINK_MAX_AGE = PASSWORD_RESET_LINK_MAX_AGE;
 
@@ -47,14 +47,7 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   const read = await readPost(request);
   const ar = read.ar;
   if (!passwordPagesOffered(ar.config).forgotPassword) return { kind: "response", response: badRequest() };
-  const form = (status: number, errors: Pick<FormAnswer<ForgotValues>, "formError" | "fieldErrors">, values: ForgotValues): FormAnswer<ForgotValues> => ({
-    kind: "form",
-    status,
-    csrfToken: read.csrfToken,
-    setCookies: read.setCookies,
-    values,
-    ...errors,
-  });
+  const form = formAnswerFor<ForgotValues>(read);
   if ("refused" in read) return form(400, { formError: UNREADABLE, fieldErrors: {} }, { email: "" });
   const { body, json } = read;
   const values = { email: typed(body.email) };
@@ -118,14 +111,7 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
   const ar = read.ar;
   if (!passwordPagesOffered(ar.config).forgotPassword) return { kind: "response", response: badRequest() };
   const minLength = ar.config.passwordMinLength;
-  const form = (status: number, errors: Pick<FormAnswer<ResetValues>, "formError" | "fieldErrors">, values: ResetValues): FormAnswer<ResetValues> => ({
-    kind: "form",
-    status,
-    csrfToken: read.csrfToken,
-    setCookies: read.setCookies,
-    values,
-    ...errors,
-  });
+  const form = formAnswerFor<ResetValues>(read);
   if ("refused" in read) return form(400, { formError: UNREADABLE, fieldErrors: {} }, { token: null, email: null, minLength, byCode: true });
   const { body, json } = read;
   const verification = (): Answer<ResetValues> => ({ kind: "response", response: errorRedirect(ar, "Verification", { json }) });

@@ -25,7 +25,7 @@ import { checkPassword } from "../credentials/password-policy.server";
 import { sendLinkEmail } from "../email/send.server";
 import { signInLink } from "../email/strategy.server";
 import { passwordPagesOffered } from "../signin/registry.server";
-import { FORM_EXPIRED, readName, readPost, relativeCallback, typed, UNREADABLE, type Answer, type FormAnswer } from "./forms.server";
+import { FORM_EXPIRED, formAnswerFor, readName, readPost, relativeCallback, typed, UNREADABLE, type Answer, type FormAnswer } from "./forms.server";
 
 export type SignupValues = { email: string; name: string; callbackUrl: string; minLength: number };
 
@@ -46,14 +46,7 @@ export async function signupAction(request: Request): Promise<Answer<SignupValue
   const read = await readPost(request);
   const ar = read.ar;
   if (!passwordPagesOffered(ar.config).signup) return { kind: "response", response: badRequest() };
-  const form = (status: number, errors: Pick<FormAnswer<SignupValues>, "formError" | "fieldErrors">, values: SignupValues): FormAnswer<SignupValues> => ({
-    kind: "form",
-    status,
-    csrfToken: read.csrfToken,
-    setCookies: read.setCookies,
-    values,
-    ...errors,
-  });
+  const form = formAnswerFor<SignupValues>(read);
   const minLength = ar.config.passwordMinLength;
   if ("refused" in read) return form(400, { formError: UNREADABLE, fieldErrors: {} }, { email: "", name: "", callbackUrl: "/", minLength });
   const { body, json } = read;
