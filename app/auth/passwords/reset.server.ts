@@ -29,7 +29,7 @@ import { sendLinkEmail } from "../email/send.server";
 import { consumeTokenRow, isWellFormedToken, peekToken } from "../email/verification-token.server";
 import { completeSignIn } from "../signin/flow.server";
 import { passwordPagesOffered } from "../signin/registry.server";
-import { FORM_EXPIRED, formAnswerFor, readPost, typed, UNREADABLE, type Answer, type FormAnswer } from "./forms.server";
+import { FORM_EXPIRED, formAnswerFor, readPost, typed, UNREADABLE, type Answer } from "./forms.server";
 
 const RESET_LINK_MAX_AGE = PASSWORD_RESET_LINK_MAX_AGE;
 

@@ -25,7 +25,7 @@ import { checkPassword } from "../credentials/password-policy.server";
 import { sendLinkEmail } from "../email/send.server";
 import { signInLink } from "../email/strategy.server";
 import { passwordPagesOffered } from "../signin/registry.server";
-import { FORM_EXPIRED, formAnswerFor, readName, readPost, relativeCallback, typed, UNREADABLE, type Answer, type FormAnswer } from "./forms.server";
+import { FORM_EXPIRED, formAnswerFor, readName, readPost, relativeCallback, typed, UNREADABLE, type Answer } from "./forms.server";
 
 export type SignupValues = { email: string; name: string; callbackUrl: string; minLength: number };
 
