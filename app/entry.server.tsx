@@ -13,7 +13,7 @@ import { methodNotAllowed } from "./method-not-allowed";
 
 export const streamTimeout = 5_000;
 
-// For scripts/server.js, which sees the app only through this module: GET /readyz, the database
+// For server/main.ts, which sees the app only through this module: GET /readyz, the database
 // pool to close at shutdown, and the log line format (docs/decisions/031).
 export { checkReadiness } from "./db/readiness.server";
 export { closeDb } from "./db/client.server";
@@ -26,7 +26,7 @@ export { logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "
 export { baseSecurityHeaders } from "./auth/core/security-headers.server";
 
 /**
- * Run by scripts/server.js before it listens: a bad configuration stops the start with the
+ * Run by server/main.ts before it listens: a bad configuration stops the start with the
  * variable's name, and the database is migrated (idempotent; PostgreSQL takes an advisory lock
  * so several instances can start at once).
  */

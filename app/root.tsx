@@ -22,7 +22,7 @@ export async function loader({ request }: Route.LoaderArgs) {
 // refuses it through its CSRF check), and every answer carries the base security headers. A
 // page's Content-Security-Policy, with its nonce, is set where it is rendered (entry.server.tsx).
 // docs/decisions/037-csp-and-origin.md
-// Outside scripts/server.js (dev server, in-process tests) it also gives the request its id and
+// Outside server/main.ts (dev server, in-process tests) it also gives the request its id and
 // access line, as the server does for every request (docs/decisions/050); and a page that failed
 // because the database is unavailable ends on the Configuration error page (docs/decisions/052).
 export const middleware: Route.MiddlewareFunction[] = [

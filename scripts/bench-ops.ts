@@ -52,7 +52,7 @@ async function startServer(env: Record<string, string>): Promise<Server> {
     ...env,
   };
   if (!env.DATABASE_URL) delete full.DATABASE_URL;
-  const child = spawn(process.execPath, [path.join(root, "scripts/server.js")], { env: full, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [path.join(root, "server/main.ts")], { env: full, stdio: ["ignore", "pipe", "pipe"] });
   let bytes = 0;
   let text = "";
   // Every byte is read (and counted), so logging pays for its pipe as it would in production.

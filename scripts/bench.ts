@@ -67,7 +67,7 @@ export type BenchContext = {
 
 /**
  * The environment assignments and node flags of `npm start` (package.json), so the bench runs
- * the server exactly as operators do: `[NAME=value …] node [flags …] scripts/server.js`.
+ * the server exactly as operators do: `[NAME=value …] node [flags …] server/main.ts`.
  */
 function startCommand(): { env: Record<string, string>; flags: string[] } {
   const start: string = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start;
@@ -77,7 +77,7 @@ function startCommand(): { env: Record<string, string>; flags: string[] } {
     const [name, ...value] = words.shift()!.split("=");
     env[name!] = value.join("=");
   }
-  if (words[0] !== "node" || words.at(-1) !== "scripts/server.js") throw new Error(`unexpected start script: ${start}`);
+  if (words[0] !== "node" || words.at(-1) !== "server/main.ts") throw new Error(`unexpected start script: ${start}`);
   return { env, flags: words.slice(1, -1) };
 }
 
@@ -95,7 +95,7 @@ async function startApp(name: string, env: Record<string, string>, dataDir = mkd
   };
   if (!env.DATABASE_URL) delete fullEnv.DATABASE_URL;
   const start = startCommand();
-  return startServer(name, [...start.flags, path.join(root, "scripts/server.js")], { ...fullEnv, ...start.env }, port);
+  return startServer(name, [...start.flags, path.join(root, "server/main.ts")], { ...fullEnv, ...start.env }, port);
 }
 
 function addUser(app: Server, email: string) {

@@ -1,4 +1,4 @@
-// OAuth against the production build (scripts/server.js) and the bundled IdP module:
+// OAuth against the production build (server/main.ts) and the bundled IdP module:
 //   - HTTP level: a provider's response_mode=form_post answer is a cross-site POST (Origin: the
 //     IdP); the Origin rule must not reject it on /auth/callback/<id>, while the same foreign POST
 //     to a page route is still refused (the control). Every page runs under its CSP (ADR 037).

@@ -187,7 +187,7 @@ describe("logs of the production server", () => {
 
 describe("LOG_LEVEL", () => {
   it("a bad value stops the start naming the variable", () => {
-    const result = spawnSync(process.execPath, [path.join(root, "scripts/server.js")], {
+    const result = spawnSync(process.execPath, [path.join(root, "server/main.ts")], {
       cwd: root,
       env: { ...app.env, PORT: "0", LOG_LEVEL: "verbose" },
       encoding: "utf8",
@@ -200,7 +200,7 @@ describe("LOG_LEVEL", () => {
 
   it("LOG_LEVEL=warn leaves out info lines (no access lines even with LOG_REQUESTS=true) and keeps warnings", async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [path.join(root, "scripts/server.js")], {
+    const child = spawn(process.execPath, [path.join(root, "server/main.ts")], {
       cwd: root,
       env: { ...app.env, PORT: String(port), LOG_LEVEL: "warn", LOG_REQUESTS: "true" },
       stdio: ["ignore", "pipe", "pipe"],

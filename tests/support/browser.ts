@@ -1,4 +1,4 @@
-// The real thing for browser tests: the production build served by scripts/server.js on a free
+// The real thing for browser tests: the production build served by server/main.ts on a free
 // loopback port with its own data folder, and the system Chromium driven by playwright-core.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -60,7 +60,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
     VESTIBULE_DATA_DIR: dataDir,
     ...env,
   };
-  const child: ChildProcess = spawn(process.execPath, [path.join(root, "scripts/server.js")], {
+  const child: ChildProcess = spawn(process.execPath, [path.join(root, "server/main.ts")], {
     cwd: root,
     env: fullEnv,
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,5 +1,5 @@
 // Environment → typed configuration. The only module that reads process.env for auth settings.
-// Every problem is reported with the variable's name at start (see scripts/server.js and the dev
+// Every problem is reported with the variable's name at start (see server/main.ts and the dev
 // bootstrap, which call getConfig() before serving), never as a stack trace at the first request.
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -1,3 +1,4 @@
+// @ts-nocheck -- moved from server/fast-path.ts as it was; typed in the next commit.
 // The production server's fast path for the auth JSON endpoints (docs/decisions/055-fast-path.md).
 // GET /auth/session, /auth/csrf and /auth/providers and POST /auth/_log render nothing: React
 // Router's request handler would parse and normalise the URL, look for a manifest request, match

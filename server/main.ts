@@ -1,3 +1,4 @@
+// @ts-nocheck -- moved from server/main.ts as it was; typed in the next commit.
 // `npm start`: the production build on node:http — React Router's request listener plus sirv for
 // the built assets. No framework server; an access line per request only with LOG_REQUESTS=true (docs/decisions/050).
 import { createServer } from "node:http";
@@ -33,7 +34,7 @@ const shutdownTimeoutMs = (() => {
   );
   process.exit(1);
 })();
-// The fast path for the auth JSON endpoints (scripts/fast-path.js, docs/decisions/055) is on
+// The fast path for the auth JSON endpoints (server/fast-path.ts, docs/decisions/055) is on
 // unless VESTIBULE_FAST_PATH=off: the test that compares both paths, and a way to rule it out.
 const fastPathOn = (() => {
   const raw = process.env.VESTIBULE_FAST_PATH?.trim();
@@ -43,7 +44,7 @@ const fastPathOn = (() => {
   process.exit(1);
 })();
 const { default: closeWithGrace } = await import("close-with-grace");
-const { createFastPath } = await import("./fast-path.js");
+const { createFastPath } = await import("./fast-path.ts");
 
 const build = await import(path.join(root, "build/server/index.js"));
 const entry = build.entry.module;
