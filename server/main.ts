@@ -1,10 +1,16 @@
 // @ts-nocheck -- moved from server/main.ts as it was; typed in the next commit.
 // `npm start`: the production build on node:http — React Router's request listener plus sirv for
 // the built assets. No framework server; an access line per request only with LOG_REQUESTS=true (docs/decisions/050).
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { enableCompileCache } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import type { ServerBuild } from "react-router";
+import type * as ServerEntry from "../app/entry.server.tsx";
+
+/** A request as node:http hands it to a server: the target and method are always there. */
+type ServerRequest = IncomingMessage & { url: string; method: string };
 
 // Node keeps the compiled code of every module loaded from here on in its on-disk cache (the
 // system's temporary folder, or NODE_COMPILE_CACHE), so a restart skips most of the parsing and
@@ -46,12 +52,15 @@ const fastPathOn = (() => {
 const { default: closeWithGrace } = await import("close-with-grace");
 const { createFastPath } = await import("./fast-path.ts");
 
-const build = await import(path.join(root, "build/server/index.js"));
-const entry = build.entry.module;
-let config;
+// The build is plain JavaScript made by `npm run build`; the server sees the app only through its
+// entry module, whose exports are typed from app/entry.server.tsx.
+const build: ServerBuild = await import(path.join(root, "build/server/index.js"));
+const entry = build.entry.module as unknown as typeof ServerEntry;
+let config: Awaited<ReturnType<typeof entry.prepareServer>>;
 try {
   config = await entry.prepareServer((line) => entry.log("info", "migrate", { detail: line }));
-} catch (error) {
+} catch (caught) {
+  const error = caught as Error | undefined;
   // A ConfigError's message names each variable and what is wrong; no stack trace.
   console.error(error?.name === "ConfigError" ? error.message : `Startup failed: ${error?.message ?? error}`);
   process.exit(1);
@@ -75,13 +84,14 @@ const securityHeaders = Object.entries(entry.baseSecurityHeaders(config));
 // listener uses then decides the rest — a port over 65535, "[1::2::3]", "[1.2.3.4]" or
 // "999.999.999.999" have the shape but are no host.
 const HOST_HEADER = /^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
-const isHost = (value) => HOST_HEADER.test(value) && URL.canParse(`http://${value}`);
+const isHost = (value: string) => HOST_HEADER.test(value) && URL.canParse(`http://${value}`);
 
 // Probes answered here, before React Router: load balancers and orchestrators ask every few
 // seconds, and neither answer needs a route, a session or the Host header (docs/decisions/031).
 // What /readyz last answered, so that a change is logged once rather than at every probe.
-let readiness = "ready";
-const PROBES = {
+let readiness: string = "ready";
+type ProbeAnswer = { status: number; body: Record<string, string> };
+const PROBES: Record<string, () => Promise<ProbeAnswer>> = {
   "/healthz": async () => ({ status: 200, body: { status: "ok" } }),
   "/readyz": async () => {
     const result = await entry.checkReadiness();
@@ -94,7 +104,7 @@ const PROBES = {
   },
 };
 
-function answerProbe(req, res, probe) {
+function answerProbe(req: ServerRequest, res: ServerResponse, probe: () => Promise<ProbeAnswer>) {
   const headers = { "Content-Type": "application/json", "Cache-Control": "no-store" };
   if (req.method !== "GET" && req.method !== "HEAD") {
     res.writeHead(405, { ...headers, Allow: "GET, HEAD" });
@@ -108,10 +118,10 @@ function answerProbe(req, res, probe) {
 }
 
 // Responses not finished yet: at shutdown each is told to close its connection when it is done.
-const inFlight = new Set();
+const inFlight = new Set<ServerResponse>();
 let shuttingDown = false;
 
-function badRequest(res) {
+function badRequest(res: ServerResponse) {
   res.writeHead(400, { "Content-Type": "application/json" });
   res.end(JSON.stringify("Bad request."));
 }
@@ -122,7 +132,7 @@ function badRequest(res) {
 // absolute-form target is a proxy's form: served as its path when it names the host the Host
 // header names (RFC 9112 lets a server take it), 400 otherwise — we are nobody's proxy.
 // Returns false when the request has been answered.
-function toOriginForm(req, res) {
+function toOriginForm(req: ServerRequest, res: ServerResponse) {
   if (req.url.startsWith("/")) return true;
   if (req.url === "*") {
     if (req.method === "OPTIONS") {
@@ -148,7 +158,7 @@ function toOriginForm(req, res) {
 // resource route as React Router's 405 saying "Unexpected Server Error". Pages answer these
 // methods' cousins (PUT, OPTIONS, …) with their own 405 page (app/entry.server.tsx).
 const ROUTER_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
-function methodNotAllowed(res) {
+function methodNotAllowed(res: ServerResponse) {
   res.writeHead(405, { "Content-Type": "application/json", Allow: "GET, HEAD, POST" });
   res.end(JSON.stringify("Method not allowed."));
 }
@@ -164,10 +174,10 @@ const MAX_HEADER_BYTES = 16 * 1024;
 // away what still arrives — nothing is kept — and close for good when the client does or after
 // LINGER_MS. docs/decisions/024.
 const LINGER_MS = 2_000;
-function lingerOnClose(socket) {
+function lingerOnClose(socket: Socket & { vestibuleLinger?: boolean; destroySoon?: () => void }) {
   if (socket.vestibuleLinger) return;
   socket.vestibuleLinger = true;
-  socket.destroySoon = function lingeringClose() {
+  socket.destroySoon = function lingeringClose(this: Socket) {
     this.end();
     this.on("data", () => {});
     this.resume();
@@ -190,10 +200,10 @@ const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
       entry.logRequest({ method: req.method, url: req.url, status: res.statusCode, durationMs: performance.now() - started }),
     ),
   );
-  entry.runWithRequestId(reqId, () => serve(req, res));
+  entry.runWithRequestId(reqId, () => serve(req as ServerRequest, res));
 });
 
-function serve(req, res) {
+function serve(req: ServerRequest, res: ServerResponse) {
   lingerOnClose(req.socket);
   inFlight.add(res);
   res.once("close", () => inFlight.delete(res));
