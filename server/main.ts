@@ -233,15 +233,17 @@ server.listen(port, host, () => {
 
 // SIGTERM/SIGINT: stop listening (new connections are refused), close idle keep-alive
 // connections, let requests in flight finish — each answer closes its connection — then close the
-// database pool and exit 0. At SHUTDOWN_TIMEOUT_MS whatever is still running is cut off: exit 1.
-// A second signal exits 1 at once. docs/decisions/032.
+// database pool and exit 0. At SHUTDOWN_TIMEOUT_MS whatever is still running is cut off (its
+// connection closed without an answer), the pool is closed and the exit is 0 too: the deadline is
+// the configured end of a stop, not a failure (contract §12). A second signal exits 1 at once.
+// docs/decisions/032.
 closeWithGrace(
   {
-    delay: shutdownTimeoutMs,
+    // The deadline is kept below, so that it ends like a drain; close-with-grace's own would exit 1.
+    delay: null,
     // Only the two stop signals; crashes and other signals keep Node's own behaviour.
     skip: ["SIGHUP", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGUSR2", "uncaughtException", "unhandledRejection", "beforeExit"],
     logger: false,
-    onTimeout: () => entry.log("warn", "shutdown-timed-out", { timeoutMs: shutdownTimeoutMs, cutOff: inFlight.size }),
     onSecondSignal: (signal) => entry.log("warn", "shutdown-forced", { signal, cutOff: inFlight.size }),
   },
   async ({ signal }) => {
@@ -254,7 +256,13 @@ closeWithGrace(
       // An answer already streaming keeps its connection: close it once idle.
       res.once("finish", () => setImmediate(() => server.closeIdleConnections()));
     }
-    await closed;
+    let deadline: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<"timed-out">((resolve) => (deadline = setTimeout(resolve, shutdownTimeoutMs, "timed-out")));
+    if ((await Promise.race([closed, timedOut])) === "timed-out") {
+      entry.log("warn", "shutdown-timed-out", { timeoutMs: shutdownTimeoutMs, cutOff: inFlight.size });
+      server.closeAllConnections();
+    }
+    clearTimeout(deadline);
     await entry.closeDb();
     entry.log("info", "shutdown-complete", {});
   },
