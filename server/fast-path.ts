@@ -1,4 +1,3 @@
-// @ts-nocheck -- moved from server/fast-path.ts as it was; typed in the next commit.
 // The production server's fast path for the auth JSON endpoints (docs/decisions/055-fast-path.md).
 // GET /auth/session, /auth/csrf and /auth/providers and POST /auth/_log render nothing: React
 // Router's request handler would parse and normalise the URL, look for a manifest request, match
@@ -27,11 +26,11 @@ const ACTION_METHODS = new Set(["POST"]);
  * Router must. `clientDirectory` is the static assets folder: a path that is also a file there is
  * left to the server's normal order (assets first).
  */
-type RouteModule = ServerBuild["routes"][string]["module"];
+type RouteModule = NonNullable<ServerBuild["routes"][string]>["module"];
 type Handler = NonNullable<RouteModule["loader"]>;
 type HandlerArgs = Parameters<Handler>[0];
 type Middleware = (args: HandlerArgs, next: () => Promise<Response>) => Promise<Response | undefined | void> | Response | undefined | void;
-type FastRoute = { id: string; module: RouteModule; middleware: Middleware[] };
+type FastRoute = { path: string; module: RouteModule; middleware: Middleware[] };
 
 export type FastPath = ((req: IncomingMessage, res: ServerResponse) => boolean) & { paths: string[] };
 
@@ -46,7 +45,7 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
     // A route that renders (or could) is a document request: React Router's alone.
     if (m.default != null || m.ErrorBoundary != null || typeof m.loader !== "function" || typeof m.action !== "function") continue;
     if (clientDirectory && existsSync(path.join(clientDirectory, pathname))) continue;
-    routes.set(pathname, { id: route.id, module: m, middleware: [...(root.module.middleware ?? []), ...(m.middleware ?? [])] as Middleware[] });
+    routes.set(pathname, { path: pathname, module: m, middleware: [...(root.module.middleware ?? []), ...(m.middleware ?? [])] as Middleware[] });
   }
 
   const fastPath = Object.assign(answers, { paths: [...routes.keys()] });
@@ -72,7 +71,17 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
 
   async function answer(route: FastRoute, handler: Handler, request: Request, res: ServerResponse) {
     const context = new RouterContextProvider();
-    const args = { request, params: {}, context, unstable_pattern: `/${route.id}` } as HandlerArgs;
+    // What React Router hands a resource route's middleware and loader: `url` (the request's URL,
+    // built only when read) and `pattern` (the matched path, here the path itself).
+    const args = {
+      request,
+      params: {},
+      context,
+      pattern: route.path,
+      get url() {
+        return new URL(request.url);
+      },
+    } as unknown as HandlerArgs;
     let response: Response;
     try {
       response = await runMiddleware(route.middleware, args, async () => {

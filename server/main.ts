@@ -1,6 +1,7 @@
-// @ts-nocheck -- moved from server/main.ts as it was; typed in the next commit.
 // `npm start`: the production build on node:http — React Router's request listener plus sirv for
 // the built assets. No framework server; an access line per request only with LOG_REQUESTS=true (docs/decisions/050).
+// First: when started without the memory limits, the process restarts itself with them.
+import "./memory-limits.ts";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { enableCompileCache } from "node:module";
@@ -90,13 +91,13 @@ const isHost = (value: string) => HOST_HEADER.test(value) && URL.canParse(`http:
 // seconds, and neither answer needs a route, a session or the Host header (docs/decisions/031).
 // What /readyz last answered, so that a change is logged once rather than at every probe.
 let readiness: string = "ready";
-type ProbeAnswer = { status: number; body: Record<string, string> };
+type ProbeAnswer = { status: number; body: Record<string, string | undefined> };
 const PROBES: Record<string, () => Promise<ProbeAnswer>> = {
   "/healthz": async () => ({ status: 200, body: { status: "ok" } }),
   "/readyz": async () => {
     const result = await entry.checkReadiness();
     const now = result.ready ? "ready" : result.reason;
-    if (now !== readiness) entry.log(result.ready ? "info" : "warn", "readiness-changed", { readiness: now, error: result.error });
+    if (now !== readiness) entry.log(result.ready ? "info" : "warn", "readiness-changed", { readiness: now, error: result.ready ? undefined : result.error });
     readiness = now;
     return result.ready
       ? { status: 200, body: { status: "ready" } }
@@ -190,7 +191,8 @@ function lingerOnClose(socket: Socket & { vestibuleLinger?: boolean; destroySoon
 // Every request gets an id — the client's or proxy's X-Request-Id when well-formed, else a new
 // one — echoed in the answer and carried by every line logged while it is served, probes and
 // refusals included; with LOG_REQUESTS=true one access line follows each answer (docs/decisions/050).
-const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (incoming, res) => {
+  const req = incoming as ServerRequest;
   const header = req.headers["x-request-id"];
   const reqId = entry.requestIdFrom(typeof header === "string" ? header : undefined);
   res.setHeader(entry.REQUEST_ID_HEADER, reqId);
@@ -200,7 +202,7 @@ const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
       entry.logRequest({ method: req.method, url: req.url, status: res.statusCode, durationMs: performance.now() - started }),
     ),
   );
-  entry.runWithRequestId(reqId, () => serve(req as ServerRequest, res));
+  entry.runWithRequestId(reqId, () => serve(req, res));
 });
 
 function serve(req: ServerRequest, res: ServerResponse) {

@@ -1,6 +1,6 @@
 // The production build and `npm start` as operators run them: what the server bundle imports, and
 // the client address over a real socket behind a (simulated) proxy.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -45,6 +45,48 @@ describe("the server build", () => {
     expect(readFileSync(path.join(root, "build/server/index.js"), "utf8")).not.toContain("startDevIdp");
     expect(pkg.dependencies).not.toHaveProperty("oidc-provider");
     expect(pkg.devDependencies).toHaveProperty("oidc-provider");
+  });
+});
+
+describe("the production runtime (server/)", () => {
+  it("imports only production dependencies and Node's own modules, and runs with no build step of its own", () => {
+    const files = readdirSync(path.join(root, "server")).filter((f) => f.endsWith(".ts"));
+    expect(files).toContain("main.ts");
+    const imported = new Set<string>();
+    for (const file of files) {
+      const source = readFileSync(path.join(root, "server", file), "utf8");
+      for (const m of source.matchAll(/^import\s+(?!type\b)[^'"]*?["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm)) imported.add((m[1] ?? m[2])!);
+    }
+    const packages = [...imported].filter((s) => !s.startsWith(".") && !s.startsWith("node:")).map((s) => (s.startsWith("@") ? s.split("/").slice(0, 2).join("/") : s.split("/")[0]!));
+    expect(packages.filter((name) => !(name in pkg.dependencies))).toEqual([]);
+    // Node runs server/*.ts by stripping the types: the start command is `node server/main.ts`.
+    expect((pkg as unknown as { scripts: Record<string, string> }).scripts.start).toBe("node server/main.ts");
+  });
+
+  const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+
+  it("started as `node server/main.ts` with no flags, the server runs with its memory limits (same pid)", async () => {
+    const app = await startApp();
+    try {
+      expect(cmdline(app.pid)).toEqual(expect.arrayContaining(["--max-old-space-size=96", "--max-semi-space-size=2"]));
+      expect(environ(app.pid)).toContain("MALLOC_MMAP_THRESHOLD_=131072");
+      expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it("a limit the operator sets (NODE_OPTIONS, the variable) is kept, the others are added", async () => {
+    const app = await startApp({ NODE_OPTIONS: "--max-old-space-size=200", MALLOC_MMAP_THRESHOLD_: "262144" });
+    try {
+      const args = cmdline(app.pid);
+      expect(args).toContain("--max-semi-space-size=2");
+      expect(args.some((a) => a.startsWith("--max-old-space-size"))).toBe(false);
+      expect(environ(app.pid)).toContain("MALLOC_MMAP_THRESHOLD_=262144");
+    } finally {
+      await app.stop();
+    }
   });
 });
 
