@@ -21,7 +21,7 @@ export { closeDb } from "./db/client.server";
 export { scheduleCleanup } from "./auth/core/cleanup.server";
 export { log };
 // …the request id every line of a request carries, and the access line (docs/decisions/050).
-export { logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";
+export { accessLogEnabled, logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";
 // …and the headers it puts on its own answers (probes, refusals, static assets): docs/decisions/037.
 export { baseSecurityHeaders } from "./auth/core/security-headers.server";
 

@@ -196,12 +196,16 @@ const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (incoming, res)
   const header = req.headers["x-request-id"];
   const reqId = entry.requestIdFrom(typeof header === "string" ? header : undefined);
   res.setHeader(entry.REQUEST_ID_HEADER, reqId);
-  const started = performance.now();
-  res.once("finish", () =>
-    entry.runWithRequestId(reqId, () =>
-      entry.logRequest({ method: req.method, url: req.url, status: res.statusCode, durationMs: performance.now() - started }),
-    ),
-  );
+  // The access line's listener only when there is one to write: a closure and a listener per
+  // request otherwise (docs/decisions/069).
+  if (entry.accessLogEnabled()) {
+    const started = performance.now();
+    res.once("finish", () =>
+      entry.runWithRequestId(reqId, () =>
+        entry.logRequest({ method: req.method, url: req.url, status: res.statusCode, durationMs: performance.now() - started }),
+      ),
+    );
+  }
   entry.runWithRequestId(reqId, () => serve(req, res));
 });
 
@@ -211,7 +215,8 @@ function serve(req: ServerRequest, res: ServerResponse) {
   res.once("close", () => inFlight.delete(res));
   if (shuttingDown) res.setHeader("Connection", "close");
   for (const [name, value] of securityHeaders) res.setHeader(name, value);
-  const probe = PROBES[req.url.split("?", 1)[0]];
+  // Looked up only for a target that can be a probe: no string or array per request otherwise.
+  const probe = req.url.startsWith("/healthz") || req.url.startsWith("/readyz") ? PROBES[req.url.split("?", 1)[0]!] : undefined;
   if (probe) return answerProbe(req, res, probe);
   if (!isHost(req.headers.host ?? "")) return badRequest(res);
   if (!toOriginForm(req, res)) return;
