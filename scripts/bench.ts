@@ -34,7 +34,7 @@ import {
   type Measurement,
   type Server,
 } from "../bench/harness";
-import { runOpsBench } from "./bench-ops";
+import { runOpsBench } from "../bench/ops";
 
 const { values: opts } = parseArgs({
   options: {
@@ -43,7 +43,7 @@ const { values: opts } = parseArgs({
     "soak-seconds": { type: "string", default: "60" },
     "no-build": { type: "boolean", default: false },
     // One part alone: the comparison with the references (main), or the operations part
-    // (scripts/bench-ops.ts): logging cost (logs) or session lookup cost at size (sizes).
+    // (bench/ops.ts): logging cost (logs) or session lookup cost at size (sizes).
     only: { type: "string" },
   },
 });
