@@ -72,7 +72,11 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start within 20 s:\n${output}`)), 20_000);
+    // A server that did not start in time is stopped: left running, it would outlive the test run.
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`server did not start within 20 s:\n${output}`));
+    }, 20_000);
     const check = () => {
       if (output.includes("listening on")) {
         clearTimeout(timer);
