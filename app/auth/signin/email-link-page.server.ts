@@ -12,7 +12,6 @@ import { providerFlow } from "./endpoint.server";
 import { EMAIL_PROVIDER_ID } from "../email/strategy.server";
 import { peekToken } from "../email/verification-token.server";
 import { codeRefusal, readEmailCodeCookie } from "../email/email-code.server";
-import { wantsJsonRedirect } from "../core/respond.server";
 import { codeFormFor, type CodeForm, type VerifyRequestType } from "./verify-request-page.server";
 
 export type EmailConfirmPage = {
@@ -30,9 +29,8 @@ export type EmailCallbackOutcome =
 /** A refused code (contract section 15): the form again, with the text and the tries left. */
 export type EmailCodeRefusal = {
   type: "code-refused";
-  /** JSON-mode clients get the 400 JSON answer itself. */
+  /** The 400 JSON answer itself (what JSON-mode clients get, through the route's middleware). */
   response: Response;
-  json: boolean;
   message: string;
   form: CodeForm | null;
   verifyType: VerifyRequestType;
@@ -74,5 +72,10 @@ export async function emailCallbackAction(request: Request): Promise<{ type: "re
   const pending = await readEmailCodeCookie(authRequest(request));
   const verifyType: VerifyRequestType = pending?.purpose === "signup" ? "signup" : "email";
   const { form } = await codeFormFor(request, verifyType);
-  return { type: "code-refused", response, json: wantsJsonRedirect(request), message: refusal.message, form, verifyType };
+  return { type: "code-refused", response, message: refusal.message, form, verifyType };
+}
+
+/** JSON-mode clients always get the flow's Response itself: `{url}`, or a refused code's 400 JSON. */
+export async function emailCallbackJsonAction(request: Request): Promise<Response> {
+  return (await emailCallbackAction(request)).response;
 }

@@ -1,13 +1,15 @@
 import { data, isRouteErrorResponse, useRouteError } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
 import { EmailCodeForm, type CodeFormProps } from "~/components/email-code-form";
-import { headersWith } from "~/auth/core";
-import { emailCallbackAction, emailCallbackLoader } from "~/auth/signin";
+import { headersWith, jsonRedirectMiddleware } from "~/auth/core";
+import { emailCallbackAction, emailCallbackJsonAction, emailCallbackLoader } from "~/auth/signin";
 import type { Route } from "./+types/callback-email";
 
 // The e-mail link's landing URL. A page route (it has a static segment, so it wins over
 // auth/callback/:provider) because with AUTH_EMAIL_CONFIRM=true it shows a page; every other
-// outcome is a redirect, passed on with its cookies.
+// outcome is a redirect, passed on with its cookies. A JSON-mode client (the code form posted by
+// an Auth.js client) gets its answer as it is, `{url}` or the refused code's 400, before rendering.
+export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(emailCallbackJsonAction)];
 
 // The <title> comes from AuthCard, so it always matches the heading.
 export const meta: Route.MetaFunction = () => [{ name: "robots", content: "noindex" }];
@@ -30,7 +32,7 @@ export async function action({ request }: Route.ActionArgs) {
   // A wrong code (contract section 15): the code form again, 400, with how many tries are left.
   // Thrown, so the ErrorBoundary draws it: a returned 400 would have React Router run this route's
   // loader for the document, and a GET of this URL without a link is the Verification redirect.
-  if (outcome.json || !outcome.form) return outcome.response;
+  if (!outcome.form) throw outcome.response;
   throw data({ codeRefused: { message: outcome.message, form: outcome.form, verifyType: outcome.verifyType } }, { status: 400 });
 }
 
