@@ -121,6 +121,10 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     if (typed === null) throw codeRefusedResponse(null, EMAIL_CODE_MESSAGES.required);
     const attempt = await attemptEmailCode(ar, typed, ["signin", "signup"]);
     if (attempt.result === "wrong") throw codeRefusedResponse(attempt.triesLeft, attempt.message);
+    if (attempt.result === "limited") {
+      await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: attempt.refusal.limit } });
+      throw new AuthError("RateLimited", { log: `e-mail code limit ${attempt.refusal.limit}`, retryAfterSeconds: attempt.refusal.retryAfterSeconds });
+    }
     if (attempt.result === "ended") throw new AuthError("Verification", { log: "e-mail code for no live request of this browser" });
     return this.finish(ar, attempt.request);
   }

@@ -69,7 +69,7 @@ export async function emailCallbackAction(request: Request): Promise<{ type: "re
   const refusal = codeRefusal(response);
   if (!refusal) return { type: "response", response };
   // The form comes back for the request this browser's cookie names (sign-in or sign-up).
-  const pending = await readEmailCodeCookie(authRequest(request));
+  const [pending] = (await readEmailCodeCookie(authRequest(request))).filter((p) => p.purpose !== "reset");
   const verifyType: VerifyRequestType = pending?.purpose === "signup" ? "signup" : "email";
   const { form } = await codeFormFor(request, verifyType);
   return { type: "code-refused", response, message: refusal.message, form, verifyType };
