@@ -195,3 +195,28 @@ describe(`the password pages' POSTs in JSON mode (${dbLabel})`, () => {
     });
   }
 });
+
+describe(`the verify-request page after a sign-up (${dbLabel})`, () => {
+  /** The page as a browser gets it, CSRF tokens blanked. */
+  async function pageAfterSignUp(email: string, type: string | null) {
+    const jar = new CookieJar();
+    const res = await send(jar, "/auth/signup", { csrfToken: await csrf(jar), email, password: CHOSEN, callbackUrl: "/account" });
+    expect(res.status).toBe(302);
+    const page = await send(jar, `/auth/verify-request?provider=email${type ? `&type=${type}` : ""}`);
+    // Per-answer randomness blanked: CSRF tokens and the CSP nonce.
+    const html = (await page.text()).replace(/[0-9a-f]{64}/g, "<token>").replace(/nonce="[^"]*"/g, "nonce");
+    return { status: page.status, html, cookies: page.headers.getSetCookie().map((c) => c.slice(0, c.indexOf("="))).sort() };
+  }
+
+  for (const type of ["signup", "email", "reset", null]) {
+    it(`an attacker who signs up an address learns nothing from the page with type=${type ?? "(none)"}: the same HTML for an address with an account and one without`, async () => {
+      await createUser("owner@example.com");
+      const known = await pageAfterSignUp("owner@example.com", type);
+      const unknown = await pageAfterSignUp("nobody@example.com", type);
+      expect(known.status).toBe(200);
+      expect(known.status).toBe(unknown.status);
+      expect(known.cookies).toEqual(unknown.cookies);
+      expect(known.html).toBe(unknown.html);
+    });
+  }
+});
