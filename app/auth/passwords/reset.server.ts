@@ -21,7 +21,6 @@ import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
 import { ensureCsrfToken } from "../core/csrf.server";
-import { revokeUserSessions } from "../core/session.server";
 import { hashPassword } from "../credentials/password.server";
 import { checkPassword } from "../credentials/password-policy.server";
 import { attemptEmailCode, clearEmailCodeCookie, pendingCodeAddresses, typedCode } from "../email/email-code.server";
@@ -158,20 +157,20 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
   return { kind: "response", response: await setNewPassword(ar, address, policy.password, json) };
 }
 
-/** Sets the password, ends every session of the user, and signs this browser in with a new one. */
+/**
+ * Sets the password, ends every pending link and code and every session of the user, and signs
+ * this browser in with a new one. A user with the second factor on gives it first: nothing is
+ * written until then (completeSignIn carries the new hash sealed in the pending sign-in, ADR 062).
+ */
 async function setNewPassword(ar: AuthRequest, address: string, password: string, json: boolean): Promise<Response> {
   const hash = await hashPassword(password);
   const user = await db().user.findUnique({ where: { email: address } });
   if (!user) return errorRedirect(ar, "Verification", { json });
-  await db().password.upsert({ where: { userId: user.id }, create: { userId: user.id, hash }, update: { hash } });
-  await revokeUserSessions(user.id);
-  await recordEvent("password-reset", { userId: user.id, ...eventSource(ar) });
   const setCookies = ar.cookies.has(ar.names.emailCode) ? [clearEmailCodeCookie(ar)] : [];
-  // The reset proved the mailbox, one factor: a user with a second factor still gives it
-  // (two-factor/policy.server.ts) before this browser gets a session.
   return completeSignIn(
     { ar, json, callbackUrl: `${ar.origin}/account`, setCookies, providerType: "email" },
     "credentials",
     { user: toSessionUser(user), isNewUser: false },
+    { passwordHash: hash },
   );
 }
