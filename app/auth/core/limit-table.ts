@@ -12,6 +12,7 @@ export const LIMIT_NAMES = [
   "CLIENT_LOG",
   "TWO_FACTOR_PENDING",
   "TWO_FACTOR_ACCOUNT",
+  "EMAIL_CODE_ADDRESS",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -32,6 +33,9 @@ export const DEFAULT_LIMITS: LimitTable = {
   CLIENT_LOG: { count: 60, seconds: MINUTE },
   TWO_FACTOR_PENDING: { count: 5, seconds: HOUR },
   TWO_FACTOR_ACCOUNT: { count: 20, seconds: HOUR },
+  // Wrong e-mailed codes per address, across its pending requests (ADR 062): 5 sends × 5 tries
+  // would otherwise be 25 guesses an hour. Failures only; ten leaves room for every honest typo.
+  EMAIL_CODE_ADDRESS: { count: 10, seconds: HOUR },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";

@@ -258,3 +258,29 @@ export async function pendingSignInFinished(limits: LimitTable, pendingId: strin
   const state = await limiter("TWO_FACTOR_PENDING", limits.TWO_FACTOR_PENDING).get(finishedKey(pendingId));
   return (state?.consumedPoints ?? 0) > 0;
 }
+
+/** A granted e-mail code attempt, already counted: a right code takes it back (only failures count). */
+export type EmailCodeReservation = { refund(): Promise<void> };
+
+export function isEmailCodeRefusal(value: LimitRefusal | EmailCodeReservation): value is LimitRefusal {
+  return "limit" in value;
+}
+
+/**
+ * The per-address budget of wrong e-mailed codes (EMAIL_CODE_ADDRESS), across every pending
+ * request of the address, known to have an account or not alike. Checked and counted before the
+ * code is compared, like the second factor's: refused when spent; granted, `refund()` takes a right
+ * code's count back. `addresses` are those of the requests the code is compared with.
+ */
+export async function reserveEmailCodeAttempt(limits: LimitTable, addresses: readonly string[]): Promise<LimitRefusal | EmailCodeReservation> {
+  const counters: Counter[] = [...new Set(addresses)].map((address) => ({ name: "EMAIL_CODE_ADDRESS", subject: subjectKey("email-code", address) }));
+  const exhausted = await firstExhausted(limits, counters);
+  if (exhausted) return exhausted;
+  const raced = await countOn(limits, counters);
+  if (raced) return raced;
+  return {
+    async refund() {
+      await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
+    },
+  };
+}

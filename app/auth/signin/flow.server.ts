@@ -15,6 +15,7 @@ import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { createSession } from "../core/session.server";
 import type { SignInResult } from "../accounts/users.server";
+import { applyPasswordReset } from "../accounts/passwords.server";
 import { clearPendingSignIn, issuePendingSignIn } from "../two-factor/pending.server";
 import { factorsOf, firstFactorOf, needsSecondFactor } from "../two-factor/policy.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
@@ -97,11 +98,17 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
  * The first factor succeeded. A user who turned the second factor on gets no session yet: a
  * sealed pending sign-in and the second-factor page (`{url}` of it in JSON mode) — unless the
  * method proves two factors by itself (a passkey). Everyone else is signed in at once.
+ *
+ * `reset` (a password reset proved by its link or code): the new password is written, and every
+ * session ended, only when the sign-in completes — for a user with the second factor on, after the
+ * code, its hash sealed in the pending sign-in meanwhile (ADR 062), so the mailbox alone changes
+ * nothing and signs nobody out.
  */
 export async function completeSignIn(
   ctx: FinishContext & Pick<FlowContext, "providerType">,
   providerId: string,
   result: SignInResult,
+  reset: { passwordHash: string } | null = null,
 ): Promise<Response> {
   const { ar } = ctx;
   if (needsSecondFactor(ctx.providerType) && (await secondFactorEnabled(result.user.id))) {
@@ -111,12 +118,14 @@ export async function completeSignIn(
       firstFactor: firstFactorOf(ctx.providerType),
       callbackUrl: ctx.callbackUrl,
       isNewUser: result.isNewUser,
+      passwordHash: reset?.passwordHash ?? null,
     });
     return redirectResponse(`${ar.origin}${ar.config.basePath}/two-factor`, { json: ctx.json, setCookies: [...ctx.setCookies, pending] });
   }
   // Someone else's first factor may still wait in this browser (a family's shared computer): a
   // sign-in that needs no code ends it, as one that needs a code replaces it.
   const setCookies = ar.cookies.has(ar.names.twoFactor) ? [...ctx.setCookies, ...clearPendingSignIn(ar)] : ctx.setCookies;
+  if (reset) await applyPasswordReset(ar, result.user.id, reset.passwordHash);
   return startSession({ ...ctx, setCookies }, providerId, result, factorsOf(ctx.providerType));
 }
 

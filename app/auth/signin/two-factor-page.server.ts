@@ -4,6 +4,7 @@
 // so the device cookie, the audit trail and the callback URL or welcome page behave as for any
 // sign-in. Wrong codes count against the pending sign-in's budget and the account's (section 10);
 // spending either ends the pending sign-in.
+import { applyPasswordReset } from "../accounts/passwords.server";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { toSessionUser } from "../accounts/users.server";
@@ -95,6 +96,8 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
     if (factor.kind === "recovery") {
       await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method, left: factor.left } });
     }
+    // A reset waiting for this code (ADR 062): only now is the password written and every session ended.
+    if (pending.passwordHash) await applyPasswordReset(ar, user.id, pending.passwordHash);
     const callbackUrl = validateCallbackUrl(pending.callbackUrl, ar.origin) ?? `${ar.origin}/`;
     const response = await startSession(
       { ar, json, callbackUrl, setCookies: clearPendingSignIn(ar) },

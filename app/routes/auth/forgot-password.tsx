@@ -1,45 +1,32 @@
-import { data, isRouteErrorResponse, useRouteError } from "react-router";
-import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
-import { badRequest, headersWith } from "~/auth/core";
-import { forgotPasswordAction, forgotPasswordPageData } from "~/auth/passwords";
-import { passwordPageAnswer } from "../password-page.server";
+import { CsrfField, DocumentForm, Field } from "~/components/auth-forms";
+import { PasswordPageFrame, passwordPageErrorBoundary, type PasswordPage } from "~/components/password-page";
+import { badRequest } from "~/auth/core";
+import { forgotPasswordAction, forgotPasswordPageData, type ForgotValues } from "~/auth/passwords";
+import { passwordPageData, passwordPageHeaders, passwordPagePost } from "../password-page.server";
 import type { Route } from "./+types/forgot-password";
+
+const post = passwordPagePost(forgotPasswordAction);
+export const middleware: Route.MiddlewareFunction[] = post.middleware;
+export const action = post.action;
+
+export const headers = (args: Route.HeadersArgs) => passwordPageHeaders(args);
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = forgotPasswordPageData(request);
   if (!page) throw badRequest();
-  return data({ csrfToken: page.csrfToken, values: page.values, formError: null, fieldErrors: {} as Record<string, string> }, { headers: headersWith(page.setCookies) });
+  return passwordPageData(page);
 }
-
-export async function action({ request }: Route.ActionArgs) {
-  return passwordPageAnswer(await forgotPasswordAction(request));
-}
-
-type PageData = Route.ComponentProps["loaderData"];
 
 export default function ForgotPassword({ loaderData }: Route.ComponentProps) {
   return <View page={loaderData} />;
 }
 
-/** A refused POST: the form again, drawn from the action's answer (see password-page.server.ts). */
-export function ErrorBoundary() {
-  const error = useRouteError();
-  if (isRouteErrorResponse(error) && error.data && typeof error.data === "object" && "values" in error.data) {
-    return <View page={error.data as PageData} />;
-  }
-  throw error;
-}
+export const ErrorBoundary = passwordPageErrorBoundary(View);
 
-function View({ page }: { page: PageData }) {
-  const { csrfToken, values, formError } = page;
-  const fieldErrors = page.fieldErrors as Record<string, string | undefined>;
+function View({ page }: { page: PasswordPage<ForgotValues> }) {
+  const { csrfToken, values, formError, fieldErrors } = page;
   return (
-    <AuthCard title="Forgot your password?">
-      {formError ? (
-        <p className="alert" role="alert">
-          {formError}
-        </p>
-      ) : null}
+    <PasswordPageFrame title="Forgot your password?" formError={formError}>
       <p>Enter the address of your account. If it has one, we send it a link and a code to choose a new password.</p>
       <DocumentForm action="/auth/forgot-password" label="Send me a link" pendingLabel="Sending…" id="forgot-password-form">
         <CsrfField token={csrfToken} />
@@ -48,6 +35,6 @@ function View({ page }: { page: PageData }) {
       <p>
         <a href="/auth/signin">Back to sign in</a>
       </p>
-    </AuthCard>
+    </PasswordPageFrame>
   );
 }
