@@ -42,6 +42,7 @@ const fastPathOn = (() => {
   console.error("Invalid configuration:\n  - VESTIBULE_FAST_PATH must be on or off (default on)");
   process.exit(1);
 })();
+const shutdownDrainMs = readShutdownDrainMs(shutdownTimeoutMs);
 const { default: closeWithGrace } = await import("close-with-grace");
 const { createFastPath } = await import("./fast-path.js");
 
@@ -198,6 +199,7 @@ function serve(req, res) {
   res.once("close", () => inFlight.delete(res));
   if (shuttingDown) res.setHeader("Connection", "close");
   for (const [name, value] of securityHeaders) res.setHeader(name, value);
+  if (refusedWhileDraining(req, res)) return;
   const probe = PROBES[req.url.split("?", 1)[0]];
   if (probe) return answerProbe(req, res, probe);
   if (!isHost(req.headers.host ?? "")) return badRequest(res);
@@ -220,6 +222,39 @@ server.listen(port, host, () => {
   entry.log("info", "server-listening", { url: shown, message: `Vestibule listening on ${shown}` });
 });
 
+// Draining (docs/decisions/066): for SHUTDOWN_DRAIN_MS after SIGTERM/SIGINT the listener stays
+// open, /readyz answers 503 "shutdown", and GET/HEAD/OPTIONS are answered 503 with Retry-After —
+// a proxy retries those on another instance (nginx: proxy_next_upstream http_503) and takes this
+// one out of rotation — while a POST is still served here, since a proxy never resends one. Only
+// then does the listener close, when no new requests come, so no connection waiting in the
+// accept queue is reset. 0 (the default) closes the listener at once, as before.
+let draining = false;
+function readShutdownDrainMs(timeoutMs) {
+  const raw = process.env.SHUTDOWN_DRAIN_MS?.trim();
+  if (!raw) return 0;
+  const value = /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
+  if (value >= 0 && value < timeoutMs) return value;
+  console.error(`Invalid configuration:\n  - SHUTDOWN_DRAIN_MS must be a whole number of milliseconds from 0 to less than SHUTDOWN_TIMEOUT_MS (${timeoutMs})`);
+  process.exit(1);
+}
+async function drainBeforeClosing() {
+  if (shutdownDrainMs === 0) return;
+  draining = true;
+  entry.log("info", "shutdown-draining", { drainMs: shutdownDrainMs });
+  await new Promise((resolve) => setTimeout(resolve, shutdownDrainMs));
+}
+const SENT_ELSEWHERE_WHILE_DRAINING = new Set(["GET", "HEAD", "OPTIONS"]);
+/** Answers what a draining instance does not serve; false for what it still serves. */
+function refusedWhileDraining(req, res) {
+  if (!draining) return false;
+  const path = req.url.split("?", 1)[0];
+  if (path === "/healthz") return false;
+  if (path !== "/readyz" && !SENT_ELSEWHERE_WHILE_DRAINING.has(req.method)) return false;
+  res.writeHead(503, { "Content-Type": "application/json", "Cache-Control": "no-store", "Retry-After": "1", Connection: "close" });
+  res.end(req.method === "HEAD" ? undefined : JSON.stringify(path === "/readyz" ? { status: "unavailable", reason: "shutdown" } : "Service unavailable."));
+  return true;
+}
+
 // SIGTERM/SIGINT: stop listening (new connections are refused), close idle keep-alive
 // connections, let requests in flight finish — each answer closes its connection — then close the
 // database pool and exit 0. At SHUTDOWN_TIMEOUT_MS whatever is still running is cut off: exit 1.
@@ -237,6 +272,7 @@ closeWithGrace(
     shuttingDown = true;
     stopCleanup();
     entry.log("info", "shutdown-started", { signal, inFlight: inFlight.size, timeoutMs: shutdownTimeoutMs });
+    await drainBeforeClosing();
     const closed = new Promise((resolve) => server.close(resolve));
     for (const res of inFlight) {
       if (!res.headersSent) res.setHeader("Connection", "close");
