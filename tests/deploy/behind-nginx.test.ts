@@ -49,6 +49,10 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
     return { context, page: await context.newPage() };
   }
 
+  async function hydrated(page: Page) {
+    await page.waitForFunction(() => (window as unknown as { __reactRouterRouteModules?: unknown }).__reactRouterRouteModules !== undefined);
+  }
+
   /** Every cookie the site set is Secure and carries the __Secure- or __Host- prefix. */
   async function expectPrefixedCookies(context: BrowserContext) {
     const cookies = await context.cookies(stack.origin);
@@ -82,6 +86,23 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
     const old = tlsConnect({ host: "127.0.0.1", servername: "localhost", port: stack.httpsPort, ca: stack.certs.ca, minVersion: "TLSv1", maxVersion: "TLSv1.1" });
     await expect(new Promise((resolve, reject) => (old.once("secureConnect", resolve), old.once("error", reject)))).rejects.toThrow();
     old.destroy();
+  });
+
+  it("Chromium trusts the certificate only through the CA in its NSS database: without it the page is refused", async () => {
+    const emptyHome = mkdtempSync(path.join(os.tmpdir(), "vestibule-chromium-untrusting-"));
+    const untrusting = await chromium.launch({
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      env: { ...process.env, HOME: emptyHome },
+      args: ["--host-resolver-rules=MAP localhost [::1]", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-quic"],
+    });
+    try {
+      const page = await untrusting.newPage();
+      await expect(page.goto(`${stack.origin}/auth/signin`)).rejects.toThrow(/ERR_CERT_AUTHORITY_INVALID/);
+    } finally {
+      await untrusting.close();
+      rmSync(emptyHome, { recursive: true, force: true });
+    }
   });
 
   for (const javaScriptEnabled of [false, true]) {
@@ -157,6 +178,39 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
       await context.close();
     }, 60_000);
   }
+
+  it("passkey registration and sign-in with Chromium's virtual authenticator over https (JavaScript on)", async () => {
+    const email = "deploy-passkey@example.com";
+    addUserTo(stack, { email, password: "correct horse battery" });
+    const { context, page } = await newPage(true);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send("WebAuthn.enable");
+    const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    await page.goto(`${stack.origin}/auth/signin?callbackUrl=%2Faccount`);
+    await hydrated(page);
+    const form = page.locator("#credentials-form");
+    await form.getByLabel("Email").fill(email);
+    await form.getByLabel("Password").fill("correct horse battery");
+    await form.getByRole("button", { name: "Sign in with password" }).click();
+    await page.waitForURL(`${stack.origin}/account`);
+    await hydrated(page);
+    await page.getByRole("button", { name: "Add a passkey for next time" }).click();
+    await page.waitForURL(`${stack.origin}/account?updated=passkey-added`);
+    const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+    expect(credentials).toHaveLength(1);
+    expect(credentials[0]!.rpId).toBe("localhost");
+    // Signed out, the sign-in page's conditional request is answered by the authenticator.
+    await page.goto(`${stack.origin}/auth/signout`);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL((url) => url.origin === stack.origin && url.pathname === "/");
+    await page.goto(`${stack.origin}/auth/signin?callbackUrl=%2Faccount`);
+    await page.waitForURL(`${stack.origin}/account`);
+    await expect(page.locator("#sessions li[data-current]").textContent()).resolves.toContain("Signed in with Passkey");
+    await expectPrefixedCookies(context);
+    await context.close();
+  }, 90_000);
 
   it("an X-Forwarded-For the browser sends is not believed: /account shows the address nginx saw", async () => {
     const email = "deploy-spoof@example.com";
