@@ -25,9 +25,17 @@ function killGroup(pid: number, signal: NodeJS.Signals) {
     // already gone
   }
 }
-process.once("exit", () => {
+const killAll = () => {
   for (const pid of groups) killGroup(pid, "SIGKILL");
-});
+};
+process.once("exit", killAll);
+// A worker stopped by a signal does not run "exit" handlers: kill the groups, then die of it.
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.kill(process.pid, signal);
+  });
+}
 
 /** Spawns `command` in a process group of its own, killed with the test process at the latest. */
 function spawnGroup(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
