@@ -37,6 +37,17 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      // deploy/ run for real: nginx, TLS, two instances on PostgreSQL (docs/decisions/066).
+      {
+        extends: true,
+        test: {
+          name: "deploy",
+          include: ["tests/deploy/**/*.test.ts"],
+          globalSetup: ["tests/support/global-setup.ts", "tests/support/build-app.ts"],
+          env: { VESTIBULE_TEST_DB: "sqlite" },
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -50,6 +50,7 @@ const fastPathOn = (() => {
   console.error("Invalid configuration:\n  - VESTIBULE_FAST_PATH must be on or off (default on)");
   process.exit(1);
 })();
+const shutdownDrainMs = readShutdownDrainMs(shutdownTimeoutMs);
 const { default: closeWithGrace } = await import("close-with-grace");
 const { createFastPath } = await import("./fast-path.ts");
 
@@ -215,6 +216,7 @@ function serve(req: ServerRequest, res: ServerResponse) {
   res.once("close", () => inFlight.delete(res));
   if (shuttingDown) res.setHeader("Connection", "close");
   for (const [name, value] of securityHeaders) res.setHeader(name, value);
+  if (refusedWhileDraining(req, res)) return;
   // Looked up only for a target that can be a probe: no string or array per request otherwise.
   const probe = req.url.startsWith("/healthz") || req.url.startsWith("/readyz") ? PROBES[req.url.split("?", 1)[0]!] : undefined;
   if (probe) return answerProbe(req, res, probe);
@@ -238,6 +240,39 @@ server.listen(port, host, () => {
   entry.log("info", "server-listening", { url: shown, message: `Vestibule listening on ${shown}` });
 });
 
+// Draining (docs/decisions/066): for SHUTDOWN_DRAIN_MS after SIGTERM/SIGINT the listener stays
+// open, /readyz answers 503 "shutdown", and GET/HEAD/OPTIONS are answered 503 with Retry-After —
+// a proxy retries those on another instance (nginx: proxy_next_upstream http_503) and takes this
+// one out of rotation — while a POST is still served here, since a proxy never resends one. Only
+// then does the listener close, when no new requests come, so no connection waiting in the
+// accept queue is reset. 0 (the default) closes the listener at once, as before.
+let draining = false;
+function readShutdownDrainMs(timeoutMs: number): number {
+  const raw = process.env.SHUTDOWN_DRAIN_MS?.trim();
+  if (!raw) return 0;
+  const value = /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
+  if (value >= 0 && value < timeoutMs) return value;
+  console.error(`Invalid configuration:\n  - SHUTDOWN_DRAIN_MS must be a whole number of milliseconds from 0 to less than SHUTDOWN_TIMEOUT_MS (${timeoutMs})`);
+  process.exit(1);
+}
+async function drainBeforeClosing(): Promise<void> {
+  if (shutdownDrainMs === 0) return;
+  draining = true;
+  entry.log("info", "shutdown-draining", { drainMs: shutdownDrainMs });
+  await new Promise((resolve) => setTimeout(resolve, shutdownDrainMs));
+}
+const SENT_ELSEWHERE_WHILE_DRAINING = new Set(["GET", "HEAD", "OPTIONS"]);
+/** Answers what a draining instance does not serve; false for what it still serves. */
+function refusedWhileDraining(req: ServerRequest, res: ServerResponse): boolean {
+  if (!draining) return false;
+  const path = req.url.split("?", 1)[0]!;
+  if (path === "/healthz") return false;
+  if (path !== "/readyz" && !SENT_ELSEWHERE_WHILE_DRAINING.has(req.method)) return false;
+  res.writeHead(503, { "Content-Type": "application/json", "Cache-Control": "no-store", "Retry-After": "1", Connection: "close" });
+  res.end(req.method === "HEAD" ? undefined : JSON.stringify(path === "/readyz" ? { status: "unavailable", reason: "shutdown" } : "Service unavailable."));
+  return true;
+}
+
 // SIGTERM/SIGINT: stop listening (new connections are refused), close idle keep-alive
 // connections, let requests in flight finish — each answer closes its connection — then close the
 // database pool and exit 0. At SHUTDOWN_TIMEOUT_MS whatever is still running is cut off (its
@@ -257,6 +292,7 @@ closeWithGrace(
     shuttingDown = true;
     stopCleanup();
     entry.log("info", "shutdown-started", { signal, inFlight: inFlight.size, timeoutMs: shutdownTimeoutMs });
+    await drainBeforeClosing();
     const closed = new Promise((resolve) => server.close(resolve));
     for (const res of inFlight) {
       if (!res.headersSent) res.setHeader("Connection", "close");
@@ -264,7 +300,7 @@ closeWithGrace(
       res.once("finish", () => setImmediate(() => server.closeIdleConnections()));
     }
     let deadline: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<"timed-out">((resolve) => (deadline = setTimeout(resolve, shutdownTimeoutMs, "timed-out")));
+    const timedOut = new Promise<"timed-out">((resolve) => (deadline = setTimeout(resolve, shutdownTimeoutMs - shutdownDrainMs, "timed-out"))  // the drain counts toward the deadline);
     if ((await Promise.race([closed, timedOut])) === "timed-out") {
       entry.log("warn", "shutdown-timed-out", { timeoutMs: shutdownTimeoutMs, cutOff: inFlight.size });
       server.closeAllConnections();

@@ -5,7 +5,10 @@
 // notes): a process may hold a copy of a database session for a few seconds
 // (session-cache.server.ts, ADR 056), and the list is what drops it everywhere within the bound. Reading a session checks a Set and a Map, never the database. When the
 // database cannot be reached the last list stays in force, and the outage is logged once.
+// On PostgreSQL what one instance ends reaches the others at once by NOTIFY (ADR 067); the poll
+// stays as the fallback and re-reads what a listener that was not connected missed.
 import { db } from "../../db/client.server";
+import { publish, subscribe, type Subscription } from "../../db/listen.server";
 import { log } from "./log.server";
 
 /** How often each process asks the database for new revocations; the bound is this plus one query. */
@@ -27,13 +30,15 @@ type State = {
   loading: Promise<void> | null;
   timer: ReturnType<typeof setInterval> | null;
   outage: boolean;
+  /** The LISTEN on REVOCATION_CHANNEL (PostgreSQL), started with the poll. */
+  listener: Subscription | null;
 };
 
 const STATE = Symbol.for("vestibule.revocations");
 const holder = globalThis as typeof globalThis & { [STATE]?: State };
 
 function state(): State {
-  holder[STATE] ??= { revoked: new Map(), cutoffs: new Map(), since: null, loading: null, timer: null, outage: false };
+  holder[STATE] ??= { revoked: new Map(), cutoffs: new Map(), since: null, loading: null, timer: null, outage: false, listener: null };
   return holder[STATE];
 }
 
@@ -101,6 +106,7 @@ export function revocationsReady(): Promise<void> | null {
   if (!s.timer) {
     s.timer = setInterval(() => void refreshRevocations(), REVOCATION_POLL_MS);
     s.timer.unref();
+    s.listener = listenForRevocations();
   }
   if (s.since !== null || s.outage) return null;
   s.loading ??= refreshRevocations().then(() => {
@@ -165,9 +171,107 @@ export function noteRevoked(sids: readonly { id: string; expires: Date }[], cuto
   if (cutoff) addCutoff(s, cutoff.userId, Math.floor(cutoff.notBefore.getTime() / 1000), cutoff.expires.getTime());
 }
 
-/** Tests: forget the list and stop the poll, as a fresh process would start. */
+/**
+ * Ended by this process: refused here at once (noteRevoked) and announced to every other instance
+ * (NOTIFY on PostgreSQL; nothing on SQLite). A lost announcement costs only time: the others'
+ * poll finds the rows within REVOCATION_POLL_MS.
+ */
+export function revokedHere(sids: readonly { id: string; expires: Date }[], cutoff?: { userId: string; notBefore: Date; expires: Date }) {
+  noteRevoked(sids, cutoff);
+  const messages: RevocationMessage[] = [];
+  for (let i = 0; i < sids.length; i += IDS_PER_MESSAGE) {
+    messages.push({ v: 1, kind: "sessions", sessions: sids.slice(i, i + IDS_PER_MESSAGE).map((r) => ({ id: r.id, expires: r.expires.getTime() })) });
+  }
+  if (cutoff) messages.push({ v: 1, kind: "cutoff", userId: cutoff.userId, notBefore: cutoff.notBefore.getTime(), expires: cutoff.expires.getTime() });
+  for (const message of messages) {
+    publish(REVOCATION_CHANNEL, JSON.stringify(message)).catch((error: unknown) => log("warn", "session-revocation-notify-failed", { error }));
+  }
+}
+
+// ---- LISTEN/NOTIFY (ADR 067) -------------------------------------------------------------------
+
+/** The PostgreSQL channel every instance listens on. */
+export const REVOCATION_CHANNEL = "vestibule_revocations";
+/** Session ids per notification: keeps each payload well under PostgreSQL's 8 000 bytes. */
+const IDS_PER_MESSAGE = 100;
+
+/**
+ * What a notification carries (JSON, `v` 1). `sessions` and `cutoff` are applied as they arrive,
+ * without a query. `user-disabled` and `user-deleted` are reserved for account administration
+ * (contract §18): whoever sends them writes what the poll reads first, so today any other kind,
+ * version or shape makes the receiver re-read the database at once instead.
+ */
+export type RevocationMessage =
+  | { v: 1; kind: "sessions"; sessions: { id: string; expires: number }[] }
+  | { v: 1; kind: "cutoff"; userId: string; notBefore: number; expires: number }
+  | { v: 1; kind: "user-disabled" | "user-deleted"; userId: string };
+
+function parseMessage(payload: string): RevocationMessage | null {
+  try {
+    const m = JSON.parse(payload) as Partial<Record<string, unknown>> | null;
+    if (!m || m.v !== 1) return null;
+    if (m.kind === "sessions" && Array.isArray(m.sessions)) {
+      const sessions = m.sessions.filter(
+        (r): r is { id: string; expires: number } => typeof r?.id === "string" && Number.isFinite(r?.expires),
+      );
+      return sessions.length === m.sessions.length ? { v: 1, kind: "sessions", sessions } : null;
+    }
+    if (m.kind === "cutoff" && typeof m.userId === "string" && Number.isFinite(m.notBefore) && Number.isFinite(m.expires)) {
+      return { v: 1, kind: "cutoff", userId: m.userId, notBefore: m.notBefore as number, expires: m.expires as number };
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+/** One re-read at a time; a request for another while one runs starts one more after it. */
+let rereading: Promise<unknown> | null = null;
+let rereadAgain = false;
+function rereadSoon() {
+  if (rereading) {
+    rereadAgain = true;
+    return;
+  }
+  rereading = refreshRevocations().finally(() => {
+    rereading = null;
+    if (rereadAgain) {
+      rereadAgain = false;
+      rereadSoon();
+    }
+  });
+}
+
+function applyMessage(payload: string) {
+  const m = parseMessage(payload);
+  if (m?.kind === "sessions") {
+    const s = state();
+    for (const r of m.sessions) addRevoked(s, r.id, r.expires);
+  } else if (m?.kind === "cutoff") {
+    addCutoff(state(), m.userId, Math.floor(m.notBefore / 1000), m.expires);
+  } else {
+    rereadSoon();
+  }
+}
+
+function listenForRevocations(): Subscription | null {
+  return subscribe(REVOCATION_CHANNEL, {
+    onMessage: applyMessage,
+    onConnected(reconnected) {
+      // Notifications sent while no connection listened are gone: read what they said.
+      if (reconnected) {
+        log("info", "session-revocation-listener-restored", {});
+        rereadSoon();
+      }
+    },
+    onLost: (error) => log("warn", "session-revocation-listener-lost", { error, fallbackPollMs: REVOCATION_POLL_MS }),
+  });
+}
+
+/** Tests: forget the list and stop the poll and the listener, as a fresh process would start. */
 export function resetRevocations() {
   const s = holder[STATE];
   if (s?.timer) clearInterval(s.timer);
+  void s?.listener?.stop();
   holder[STATE] = undefined;
 }

@@ -13,7 +13,7 @@ import { randomToken, sha256hex } from "./crypto.server";
 import { encodeJwt, tryDecodeJwt } from "./jwt.server";
 import { log } from "./log.server";
 import type { AuthRequest } from "./request.server";
-import { endedInDatabase, isRevoked, isSessionRevoked, noteRevoked, revocationsReady } from "./revocation.server";
+import { endedInDatabase, isRevoked, isSessionRevoked, revocationsReady, revokedHere } from "./revocation.server";
 import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "./session-cache.server";
 
 /** The user as a session carries it. */
@@ -243,7 +243,7 @@ async function endDatabaseSessions(where: { userId?: string; id?: string | { not
     }
     return rows;
   });
-  noteRevoked(ended);
+  revokedHere(ended);
   for (const userId of new Set(ended.map((r) => r.userId))) forgetUserSessions(userId);
   return ended.length;
 }
@@ -263,7 +263,7 @@ async function revokeJwtSessions(where: { userId?: string; id?: string | { in: s
   });
   if (rows.length === 0) return rows;
   await client.session.updateMany({ where: { id: { in: rows.map((r) => r.id) }, revokedAt: null }, data: { revokedAt: now } });
-  noteRevoked(rows);
+  revokedHere(rows);
   return rows;
 }
 
@@ -415,7 +415,7 @@ export async function revokeUserSessions(userId: string, { except = null as stri
   const notBefore = new Date(Math.floor(now.getTime() / 1000) * 1000);
   const expires = new Date(notBefore.getTime() + SESSION_MAX_AGE * 1000);
   await client.sessionCutoff.upsert({ where: { userId }, create: { userId, notBefore, expires }, update: { notBefore, expires } });
-  noteRevoked([], { userId, notBefore, expires });
+  revokedHere([], { userId, notBefore, expires });
   return count + jwt.length;
 }
 
