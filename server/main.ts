@@ -300,7 +300,8 @@ closeWithGrace(
       res.once("finish", () => setImmediate(() => server.closeIdleConnections()));
     }
     let deadline: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<"timed-out">((resolve) => (deadline = setTimeout(resolve, shutdownTimeoutMs - shutdownDrainMs, "timed-out"))  // the drain counts toward the deadline);
+    // The drain counts toward the deadline: the stop ends SHUTDOWN_TIMEOUT_MS after the signal.
+    const timedOut = new Promise<"timed-out">((resolve) => (deadline = setTimeout(resolve, shutdownTimeoutMs - shutdownDrainMs, "timed-out")));
     if ((await Promise.race([closed, timedOut])) === "timed-out") {
       entry.log("warn", "shutdown-timed-out", { timeoutMs: shutdownTimeoutMs, cutOff: inFlight.size });
       server.closeAllConnections();
