@@ -58,7 +58,7 @@ describe("draining at SIGTERM (SHUTDOWN_DRAIN_MS)", () => {
 
   it("refuses to start with a drain not shorter than SHUTDOWN_TIMEOUT_MS, naming the variable", () => {
     const root = path.resolve(import.meta.dirname, "../..");
-    const result = spawnSync(process.execPath, [path.join(root, "scripts/server.js")], {
+    const result = spawnSync(process.execPath, [path.join(root, "server/main.ts")], {
       cwd: root,
       env: { ...process.env, NODE_ENV: "production", SHUTDOWN_TIMEOUT_MS: "1000", SHUTDOWN_DRAIN_MS: "1000" },
       encoding: "utf8",

@@ -275,7 +275,7 @@ export async function startInstance(port: number, env: Record<string, string>): 
     pid: () => child!.pid!,
     logs: () => output,
     async start() {
-      const started = spawnGroup(process.execPath, [path.join(root, "scripts/server.js")], { cwd: root, env: fullEnv });
+      const started = spawnGroup(process.execPath, [path.join(root, "server/main.ts")], { cwd: root, env: fullEnv });
       child = started;
       started.stdout!.on("data", (d) => (output += d));
       started.stderr!.on("data", (d) => (output += d));
