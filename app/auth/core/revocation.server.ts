@@ -1,6 +1,6 @@
 // Ended sessions (contract section 11, ADR 036). A stateless cookie cannot be deleted, so each
 // process keeps the list of what is refused in memory — revoked session ids, and per user a "not
-// before" time for cookies issued earlier — and refreshes it from the database every
+// before" time (ms) for cookies issued up to it — and refreshes it from the database every
 // REVOCATION_POLL_MS. Ended database sessions are on the list too (their SessionRevocation
 // notes): a process may hold a copy of a database session for a few seconds
 // (session-cache.server.ts, ADR 056), and the list is what drops it everywhere within the bound. Reading a session checks a Set and a Map, never the database. When the
@@ -20,7 +20,11 @@ const POLL_OVERLAP_MS = 60_000;
 type State = {
   /** sid → when its cookie expires at the latest (ms); pruned after. */
   revoked: Map<string, number>;
-  /** userId → cookies issued (iat) before this (s) are refused; with when the entry may go (ms). */
+  /**
+   * userId → cookies issued at or before this moment (ms) are refused; with when the entry may go
+   * (ms). Milliseconds, not the `iat` second: a cookie stolen in the same second as a "sign out
+   * everywhere" must not outlive it.
+   */
   cutoffs: Map<string, { notBefore: number; expires: number }>;
   /** Start of the last successful poll (ms); null until the first full load. */
   since: number | null;
@@ -73,7 +77,7 @@ export async function refreshRevocations(now = new Date()): Promise<boolean> {
     ]);
     for (const r of ended) addRevoked(s, r.sessionId, r.expires.getTime());
     for (const r of sessions) addRevoked(s, r.id, r.expires.getTime());
-    for (const c of cutoffs) addCutoff(s, c.userId, Math.floor(c.notBefore.getTime() / 1000), c.expires.getTime());
+    for (const c of cutoffs) addCutoff(s, c.userId, c.notBefore.getTime(), c.expires.getTime());
     for (const [sid, expires] of s.revoked) if (expires <= started) s.revoked.delete(sid);
     for (const [userId, c] of s.cutoffs) if (c.expires <= started) s.cutoffs.delete(userId);
     s.since = s.since === null ? started : Math.max(s.since, started);
@@ -115,16 +119,31 @@ export function isSessionRevoked(id: string): boolean {
 }
 
 /**
- * Whether the jwt cookie (its sid, user and issue time in seconds) has been ended. `cutoff: false`
- * asks about its sid alone: for the one session a "sign out everywhere else" kept, whose cookie
- * predates the cut-off that same request wrote.
+ * Whether a cookie issued at `issuedAtMs` is ended by a cut-off at `notBeforeMs`: every cookie
+ * issued up to and including the cut-off's own moment is.
  */
-export function isRevoked(sid: string | null, userId: string, issuedAt: number, { cutoff: applyCutoff = true } = {}): boolean {
+const cutOff = (issuedAtMs: number, notBeforeMs: number) => issuedAtMs <= notBeforeMs;
+
+/**
+ * Whether the jwt cookie (its sid, user and issue time in milliseconds) has been ended.
+ * `cutoff: false` asks about its sid alone: for the one session a "sign out everywhere else" kept,
+ * whose cookie predates the cut-off that same request wrote.
+ */
+export function isRevoked(sid: string | null, userId: string, issuedAtMs: number, { cutoff: applyCutoff = true } = {}): boolean {
   const s = state();
   if (sid !== null && s.revoked.has(sid)) return true;
   if (!applyCutoff && sid !== null) return false;
   const cutoff = s.cutoffs.get(userId);
-  return cutoff !== undefined && issuedAt < cutoff.notBefore;
+  return cutoff !== undefined && cutOff(issuedAtMs, cutoff.notBefore);
+}
+
+/**
+ * The user's cut-off this process knows (ms), or null. A cookie minted here is issued after it
+ * (session.server.ts): the one a "sign out everywhere else" keeps is re-issued in the same
+ * millisecond the cut-off was written, and must not fall under it.
+ */
+export function knownCutoff(userId: string): number | null {
+  return state().cutoffs.get(userId)?.notBefore ?? null;
 }
 
 /**
@@ -136,7 +155,7 @@ export function isRevoked(sid: string | null, userId: string, issuedAt: number, 
  * database cannot say, the list in memory decides (as between polls). `cutoff: false` as in
  * isRevoked.
  */
-export async function endedInDatabase(sid: string | null, userId: string, issuedAt: number, { cutoff: applyCutoff = true } = {}): Promise<boolean> {
+export async function endedInDatabase(sid: string | null, userId: string, issuedAtMs: number, { cutoff: applyCutoff = true } = {}): Promise<boolean> {
   try {
     const client = db();
     const [row, cutoff] = await Promise.all([
@@ -147,7 +166,7 @@ export async function endedInDatabase(sid: string | null, userId: string, issued
       noteRevoked([{ id: sid, expires: row.expires }]);
       return true;
     }
-    if (cutoff && issuedAt < Math.floor(cutoff.notBefore.getTime() / 1000)) {
+    if (cutoff && cutOff(issuedAtMs, cutoff.notBefore.getTime())) {
       noteRevoked([], { userId, notBefore: cutoff.notBefore, expires: cutoff.expires });
       return true;
     }
@@ -162,7 +181,7 @@ export async function endedInDatabase(sid: string | null, userId: string, issued
 export function noteRevoked(sids: readonly { id: string; expires: Date }[], cutoff?: { userId: string; notBefore: Date; expires: Date }) {
   const s = state();
   for (const r of sids) addRevoked(s, r.id, r.expires.getTime());
-  if (cutoff) addCutoff(s, cutoff.userId, Math.floor(cutoff.notBefore.getTime() / 1000), cutoff.expires.getTime());
+  if (cutoff) addCutoff(s, cutoff.userId, cutoff.notBefore.getTime(), cutoff.expires.getTime());
 }
 
 /** Tests: forget the list and stop the poll, as a fresh process would start. */
