@@ -12,6 +12,7 @@ export const LIMIT_NAMES = [
   "CLIENT_LOG",
   "TWO_FACTOR_PENDING",
   "TWO_FACTOR_ACCOUNT",
+  "PASSKEY_CLIENT",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -32,6 +33,9 @@ export const DEFAULT_LIMITS: LimitTable = {
   CLIENT_LOG: { count: 60, seconds: MINUTE },
   TWO_FACTOR_PENDING: { count: 5, seconds: HOUR },
   TWO_FACTOR_ACCOUNT: { count: 20, seconds: HOUR },
+  // Passkey answers that sign nobody in, per client (ADR 063). A person's own mistakes are rare
+  // (a cancelled prompt posts nothing); a client trying many is probing.
+  PASSKEY_CLIENT: { count: 30, seconds: 15 * MINUTE },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";

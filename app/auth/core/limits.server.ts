@@ -152,6 +152,25 @@ export function isLimitRefusal(value: LimitRefusal | CredentialsReservation): va
 }
 
 /**
+ * One passkey answer from `client` (ADR 063), checked before the answer is looked at: refused when
+ * the client's budget of failures is spent (nothing counted); granted, it is counted at once (so
+ * concurrent answers cannot all slip under the limit while they are verified) and `settle(true)`
+ * takes it back: a sign-in never counts.
+ */
+export async function reservePasskeyAnswer(limits: LimitTable, client: string | null): Promise<LimitRefusal | CredentialsReservation> {
+  const counted: Counter[] = [{ name: "PASSKEY_CLIENT", subject: subjectKey("passkey", clientSubject(client)) }];
+  const exhausted = await firstExhausted(limits, counted);
+  if (exhausted) return exhausted;
+  const raced = await countOn(limits, counted);
+  if (raced) return raced;
+  return {
+    async settle(succeeded) {
+      if (succeeded) await Promise.all(counted.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
+    },
+  };
+}
+
+/**
  * One e-mail link send: the client's budget first, then the address's. In that order a client over
  * its own budget stops charging the addresses it names, so it cannot lock other people out.
  */
