@@ -13,7 +13,7 @@ import { randomToken, sha256hex } from "./crypto.server";
 import { encodeJwt, tryDecodeJwt } from "./jwt.server";
 import { log } from "./log.server";
 import type { AuthRequest } from "./request.server";
-import { endedInDatabase, isRevoked, isSessionRevoked, knownCutoff, noteRevoked, revocationsReady } from "./revocation.server";
+import { endedInDatabase, isRevoked, isSessionRevoked, knownCutoff, noteRevoked, revocationsComplete, revocationsReady } from "./revocation.server";
 import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "./session-cache.server";
 
 /** The user as a session carries it. */
@@ -162,7 +162,12 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
   const loading = revocationsReady();
   if (loading) await loading;
   const issuedAtMs = issuedAtMsOf(payload);
-  if (isRevoked(sid, sub, issuedAtMs, { cutoff: !kept }) || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
+  // An incomplete list (past its cap, ADR 064) cannot clear a cookie: the database decides, and a
+  // database that cannot answer then ends it rather than let an ended one through.
+  const ended = revocationsComplete()
+    ? isRevoked(sid, sub, issuedAtMs, { cutoff: !kept })
+    : await endedInDatabase(sid, sub, issuedAtMs, { cutoff: !kept, failClosed: true });
+  if (ended || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
 
   let exp = payload.exp;
   let setCookies: string[] = [];
@@ -200,6 +205,9 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
 async function databaseSessionRow(tokenHash: string, now: Date): Promise<SessionLookupRow | null> {
   const loading = revocationsReady();
   if (loading) await loading;
+  // An incomplete list (past its cap, ADR 064) cannot tell a copy still stands: read the row, whose
+  // absence is the ending itself.
+  if (!revocationsComplete()) return findSessionByTokenHash(tokenHash);
   const cached = cachedSession(tokenHash, now.getTime());
   if (cached) {
     if (!isSessionRevoked(cached.id)) return cached;
