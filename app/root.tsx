@@ -8,7 +8,13 @@ import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.s
 import { refuseCrossOriginPost } from "~/auth/signin";
 import { pageTitle, SITE_NAME } from "./site";
 
-export const links: Route.LinksFunction = () => [{ rel: "stylesheet", href: stylesheet }];
+// The site's icon (public/, drawn by scripts/make-favicon.ts): SVG where the browser takes it, the
+// ICO for the rest and for the /favicon.ico every browser asks for anyway.
+export const links: Route.LinksFunction = () => [
+  { rel: "stylesheet", href: stylesheet },
+  { rel: "icon", href: "/favicon.ico", sizes: "32x32" },
+  { rel: "icon", href: "/favicon.svg", type: "image/svg+xml" },
+];
 
 export async function loader({ request }: Route.LoaderArgs) {
   // The layout only shows who is signed in; rolling the session is left to the page's loader

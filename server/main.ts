@@ -72,8 +72,15 @@ const assets = sirv(path.join(root, "build/client"), {
   etag: true,
   setHeaders(res, pathname) {
     if (pathname.startsWith("/assets/")) res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+    else publicFileHeaders(res, pathname);
   },
 });
+// public/ (the site icon): fixed names, not fingerprinted, so cached long but not for ever; sirv's
+// type table has no .ico.
+function publicFileHeaders(res: ServerResponse, pathname: string): void {
+  res.setHeader("Cache-Control", "public, max-age=604800");
+  if (pathname.endsWith(".ico")) res.setHeader("Content-Type", "image/x-icon");
+}
 const handle = createRequestListener({ build, mode: process.env.NODE_ENV });
 const fastPath = fastPathOn ? createFastPath(build, { clientDirectory: path.join(root, "build/client") }) : () => false;
 // nosniff, Referrer-Policy, X-Frame-Options, COOP, HSTS on https: set first on every answer, so

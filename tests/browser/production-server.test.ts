@@ -152,3 +152,41 @@ describe("the client address on a real socket (AUTH_TRUSTED_PROXIES=127.0.0.1, d
     expect(eventAddresses("signin")).toEqual(["2001:db8::b"]);
   });
 });
+
+describe("the site icon (public/)", () => {
+  let app: RunningApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(() => app?.stop());
+
+  it("a browser asking for /favicon.ico gets the icon, not the 404 page, cached for a week", async () => {
+    const res = await fetch(`${app.url}/favicon.ico`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("image/x-icon");
+    expect(res.headers.get("Cache-Control")).toBe("public, max-age=604800");
+    expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    const bytes = Buffer.from(await res.arrayBuffer());
+    // An ICO directory of one image, and that image a PNG.
+    expect([...bytes.subarray(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]);
+    expect(bytes.subarray(22, 26).toString("latin1")).toBe("\x89PNG");
+    expect(app.logs()).not.toMatch(/No route matches/);
+  });
+
+  it("the SVG icon is served as image/svg+xml with the same caching, and a revalidation is a 304", async () => {
+    const res = await fetch(`${app.url}/favicon.svg`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("image/svg+xml");
+    expect(res.headers.get("Cache-Control")).toBe("public, max-age=604800");
+    expect(await res.text()).toMatch(/^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    const again = await fetch(`${app.url}/favicon.svg`, { headers: { "If-None-Match": res.headers.get("ETag")! } });
+    expect(again.status).toBe(304);
+  });
+
+  it("every page links both icons", async () => {
+    const html = await (await fetch(`${app.url}/`)).text();
+    const icons = [...html.matchAll(/<link\b[^>]*>/g)].map((m) => m[0]).filter((tag) => /\brel="icon"/.test(tag));
+    expect(icons.some((tag) => /\bhref="\/favicon\.ico"/.test(tag))).toBe(true);
+    expect(icons.some((tag) => /\bhref="\/favicon\.svg"/.test(tag) && /\btype="image\/svg\+xml"/.test(tag))).toBe(true);
+  });
+});

@@ -13,7 +13,7 @@ import { randomToken, sha256hex } from "./crypto.server";
 import { encodeJwt, tryDecodeJwt } from "./jwt.server";
 import { log } from "./log.server";
 import type { AuthRequest } from "./request.server";
-import { endedInDatabase, isRevoked, isSessionRevoked, revocationsReady, revokedHere } from "./revocation.server";
+import { endedInDatabase, isRevoked, isSessionRevoked, knownCutoff, revocationsComplete, revocationsReady, revokedHere } from "./revocation.server";
 import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "./session-cache.server";
 
 /** The user as a session carries it. */
@@ -50,9 +50,25 @@ function claimsFor(user: SessionUser): Record<string, unknown> {
   return { name: user.name, email: user.email, picture: user.image, sub: user.id };
 }
 
+/**
+ * A private claim: the cookie's issue time in milliseconds. `iat` has whole seconds, and a cut-off
+ * must end every cookie issued up to its own moment, the ones of that same second included.
+ */
+const ISSUED_AT_MS = "iat_ms";
+
 function withoutRegistered(payload: JWTPayload): Record<string, unknown> {
-  const { iat: _iat, exp: _exp, jti: _jti, nbf: _nbf, ...claims } = payload;
+  const { iat: _iat, exp: _exp, jti: _jti, nbf: _nbf, [ISSUED_AT_MS]: _iatMs, ...claims } = payload;
   return claims;
+}
+
+/**
+ * When the cookie was issued (ms). A cookie without the claim (minted by Auth.js or before it
+ * existed) counts as issued at the start of its `iat` second, so a cut-off in that second ends it.
+ */
+function issuedAtMsOf(payload: JWTPayload): number {
+  const iat = typeof payload.iat === "number" ? payload.iat : 0;
+  const ms = payload[ISSUED_AT_MS];
+  return typeof ms === "number" && Number.isSafeInteger(ms) && Math.floor(ms / 1000) === iat ? ms : iat * 1000;
 }
 
 const str = (v: unknown) => (typeof v === "string" ? v : null);
@@ -77,8 +93,16 @@ function pastAbsoluteMaxAge(ar: AuthRequest, signedInAt: number, now: Date): boo
   return max !== null && now.getTime() / 1000 - signedInAt >= max;
 }
 
-async function writeJwtCookie(ar: AuthRequest, claims: Record<string, unknown>, now: Date, maxAge = ar.config.sessionMaxAge) {
-  const token = await encodeJwt({ payload: claims, secrets: ar.config.secrets, salt: ar.names.sessionToken, maxAge, now });
+/**
+ * Mints the user's jwt cookie. Every cookie minted here is issued after the user's cut-off this
+ * process knows: each caller has just checked the cookie it replaces (a roll, a profile update),
+ * signed the user in, or is re-issuing the one session a cut-off it wrote a moment ago keeps —
+ * possibly in that same millisecond, which without this would end it with the others.
+ */
+async function writeJwtCookie(ar: AuthRequest, userId: string, claims: Record<string, unknown>, at: Date, maxAge = ar.config.sessionMaxAge) {
+  const now = new Date(Math.max(at.getTime(), (knownCutoff(userId) ?? -1) + 1));
+  const payload = { ...claims, [ISSUED_AT_MS]: now.getTime() };
+  const token = await encodeJwt({ payload, secrets: ar.config.secrets, salt: ar.names.sessionToken, maxAge, now });
   const expires = new Date(Math.floor(now.getTime() / 1000) * 1000 + maxAge * 1000);
   return { expires, setCookies: writeChunkedCookie(ar.cookies, ar.names.sessionToken, token, { secure: ar.secure, expires }) };
 }
@@ -113,8 +137,7 @@ async function recordJwtSession(
 
 /**
  * Reads the session; `roll` (default true) refreshes it when it was last extended over a day ago,
- * "now" re-issues it at once (a jwt cookie then carries this second as its issue time, which keeps
- * it past a cut-off written just before).
+ * "now" re-issues it at once (a jwt cookie is then issued after every cut-off this process knows).
  */
 export async function getSession(ar: AuthRequest, { roll = true as boolean | "now", now = new Date() } = {}): Promise<SessionResult> {
   return ar.config.sessionStrategy === "database" ? getDatabaseSession(ar, roll !== false, now) : getJwtSession(ar, roll, now);
@@ -138,14 +161,20 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
   const signedInAt = typeof payload.auth_time === "number" ? payload.auth_time : iat;
   const loading = revocationsReady();
   if (loading) await loading;
-  if (isRevoked(sid, sub, iat, { cutoff: !kept }) || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
+  const issuedAtMs = issuedAtMsOf(payload);
+  // An incomplete list (past its cap, ADR 064) cannot clear a cookie: the database decides, and a
+  // database that cannot answer then ends it rather than let an ended one through.
+  const ended = revocationsComplete()
+    ? isRevoked(sid, sub, issuedAtMs, { cutoff: !kept })
+    : await endedInDatabase(sid, sub, issuedAtMs, { cutoff: !kept, failClosed: true });
+  if (ended || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
 
   let exp = payload.exp;
   let setCookies: string[] = [];
   if (roll === "now" || (roll && now.getTime() / 1000 - iat >= ar.config.sessionUpdateAge)) {
-    if (await endedInDatabase(sid, sub, iat, { cutoff: !kept })) return { session: null, setCookies: clearSessionCookies(ar) };
+    if (await endedInDatabase(sid, sub, issuedAtMs, { cutoff: !kept })) return { session: null, setCookies: clearSessionCookies(ar) };
     sid ??= randomUUID();
-    const written = await writeJwtCookie(ar, { ...withoutRegistered(payload), sid, auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
+    const written = await writeJwtCookie(ar, sub, { ...withoutRegistered(payload), sid, auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
     exp = written.expires.getTime() / 1000;
     setCookies = written.setCookies;
     try {
@@ -176,6 +205,9 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
 async function databaseSessionRow(tokenHash: string, now: Date): Promise<SessionLookupRow | null> {
   const loading = revocationsReady();
   if (loading) await loading;
+  // An incomplete list (past its cap, ADR 064) cannot tell a copy still stands: read the row, whose
+  // absence is the ending itself.
+  if (!revocationsComplete()) return findSessionByTokenHash(tokenHash);
   const cached = cachedSession(tokenHash, now.getTime());
   if (cached) {
     if (!isSessionRevoked(cached.id)) return cached;
@@ -291,7 +323,7 @@ export async function createSession(
     const sid = randomUUID();
     const signedInAt = Math.floor(now.getTime() / 1000);
     const amr = factors.length ? { amr: [...factors] } : {};
-    const written = await writeJwtCookie(ar, { ...claimsFor(user), sid, auth_time: signedInAt, ...amr }, now, lifetime(ar, signedInAt, now));
+    const written = await writeJwtCookie(ar, user.id, { ...claimsFor(user), sid, auth_time: signedInAt, ...amr }, now, lifetime(ar, signedInAt, now));
     await recordJwtSession(ar, { sid, userId: user.id, method, factors: factorsText(factors), signedInAt, expires: written.expires }, now);
     return written.setCookies;
   }
@@ -328,12 +360,12 @@ export async function refreshSession(ar: AuthRequest, user: SessionUser, { now =
   if (ar.config.sessionStrategy === "jwt") {
     const payload = await carriedJwt(ar, now);
     const iat = typeof payload?.iat === "number" ? payload.iat : Math.floor(now.getTime() / 1000);
-    if (payload && (await endedInDatabase(sidOf(payload), user.id, iat, { cutoff: !kept }))) {
+    if (payload && (await endedInDatabase(sidOf(payload), user.id, issuedAtMsOf(payload), { cutoff: !kept }))) {
       return { session: null, setCookies: clearSessionCookies(ar) };
     }
     const signedInAt = typeof payload?.auth_time === "number" ? payload.auth_time : iat;
     const claims = { ...(payload ? withoutRegistered(payload) : {}), ...claimsFor(user), auth_time: signedInAt };
-    const written = await writeJwtCookie(ar, claims, now, lifetime(ar, signedInAt, now));
+    const written = await writeJwtCookie(ar, user.id, claims, now, lifetime(ar, signedInAt, now));
     // The new cookie expires later than the one it replaces: its row says so too, as at a roll.
     // A row left at the old expiry would drop out of /account's list, and an ending of this
     // session would be forgotten (revocation list, cleanup) while the cookie still lives.
@@ -403,16 +435,19 @@ export async function revokeSession(userId: string, sessionId: string, now = new
 /**
  * Ends every session of the user, of both strategies, but `except` (a session id) when given:
  * "sign out everywhere", "sign out of other devices", a password or e-mail change. Besides each
- * listed jwt session, a cut-off refuses every jwt cookie of the user issued before now (those
- * minted without a sid, or rolled in this very moment); the caller re-issues the kept jwt cookie
- * (getSession with roll "now") so that it is issued at or after the cut-off.
+ * listed jwt session, a cut-off refuses every jwt cookie of the user issued up to and including
+ * now, to the millisecond (those minted without a sid, a stolen copy of the kept one, one rolled in
+ * this very moment); the caller re-issues the kept jwt cookie (reissueSession, or refreshSession
+ * with `kept`), which is minted after the cut-off.
  */
 export async function revokeUserSessions(userId: string, { except = null as string | null, now = new Date() } = {}): Promise<number> {
   const client = db();
   const keep = except ? { not: except } : undefined;
   const count = await endDatabaseSessions({ userId, ...(keep ? { id: keep } : {}) }, now);
   const jwt = await revokeJwtSessions({ userId, ...(keep ? { id: keep } : {}) }, now);
-  const notBefore = new Date(Math.floor(now.getTime() / 1000) * 1000);
+  // To the millisecond: every cookie issued up to this moment is refused, those of this same second
+  // included; the kept one is minted after it (writeJwtCookie).
+  const notBefore = now;
   const expires = new Date(notBefore.getTime() + SESSION_MAX_AGE * 1000);
   await client.sessionCutoff.upsert({ where: { userId }, create: { userId, notBefore, expires }, update: { notBefore, expires } });
   revokedHere([], { userId, notBefore, expires });
@@ -423,7 +458,8 @@ export async function revokeUserSessions(userId: string, { except = null as stri
  * Issues the request's jwt cookie again now (after revokeUserSessions kept it); database sessions
  * need nothing. The cookie was issued before the cut-off revokeUserSessions wrote a moment ago, so
  * that cut-off is not applied to it (only its sid, which was spared, is checked); the new cookie is
- * issued at or after the cut-off and passes it everywhere.
+ * issued after the cut-off (writeJwtCookie) and passes it everywhere; the old one, and any copy
+ * of it, stays refused.
  */
 export async function reissueSession(ar: AuthRequest, now = new Date()): Promise<string[]> {
   if (ar.config.sessionStrategy === "database") return [];

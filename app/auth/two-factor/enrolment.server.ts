@@ -55,7 +55,7 @@ async function checkCurrentCode(ar: AuthRequest, user: User, body: Record<string
   if (isSecondFactorRefusal(attempt)) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(attempt.retryAfterSeconds)) };
   const factor = await spendSecondFactorCode(user.id, codeOf(body), ar.config.secrets);
   if (factor) {
-    await attempt.refund();
+    await attempt.rightCode();
     if (factor.kind === "recovery") await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { left: factor.left } });
     return null;
   }

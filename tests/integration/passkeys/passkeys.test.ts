@@ -44,10 +44,10 @@ async function adaWithPasskey(authenticator = new SoftwareAuthenticator()) {
 }
 
 /** A fresh, signed-out browser answering authentication options with `authenticator`. */
-async function passkeySignIn(authenticator: SoftwareAuthenticator, o: CeremonyOverrides = {}, jar = new CookieJar()) {
+async function passkeySignIn(authenticator: SoftwareAuthenticator, o: CeremonyOverrides = {}, jar = new CookieJar(), headers: Record<string, string> = {}) {
   const { body } = await options(jar);
   expect(body.action).toBe("authenticate");
-  const res = await answer(jar, "authenticate", authenticator.authenticate(body.options, o), { callbackUrl: "/account" });
+  const res = await answer(jar, "authenticate", authenticator.authenticate(body.options, o), { callbackUrl: "/account" }, headers);
   return { res, jar };
 }
 
@@ -292,9 +292,12 @@ describe(`passkeys (${dbLabel})`, () => {
 
   it("failed passkey answers never lock the owner out", async () => {
     const { authenticator } = await adaWithPasskey();
+    // The failures come from another client: past its own budget that client is refused
+    // (passkey-limits.test.ts), which never touches the owner's.
+    const attacker = { "X-Vestibule-Remote-Addr": "203.0.113.66" };
     for (let i = 0; i < 25; i++) {
-      expect((await passkeySignIn(new SoftwareAuthenticator())).res).toHaveErrorRedirect("WebAuthnVerificationError");
-      expect((await passkeySignIn(authenticator, { uv: false })).res).toHaveErrorRedirect("WebAuthnVerificationError");
+      expect((await passkeySignIn(new SoftwareAuthenticator(), {}, new CookieJar(), attacker)).res).not.toHaveSessionCookie();
+      expect((await passkeySignIn(authenticator, { uv: false }, new CookieJar(), attacker)).res).not.toHaveSessionCookie();
     }
     expect((await passkeySignIn(authenticator)).res).toHaveSessionCookie();
   });
