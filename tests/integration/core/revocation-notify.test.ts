@@ -58,8 +58,9 @@ describe.skipIf(dbLabel !== "postgres")(`revocations announced by NOTIFY (${dbLa
       await until("the ended session refused", () => isSessionRevoked("s-ended-elsewhere"));
       const notBefore = Math.floor(Date.now() / 1000) * 1000;
       await other.query("SELECT pg_notify($1, $2)", [REVOCATION_CHANNEL, JSON.stringify({ v: 1, kind: "cutoff", userId: "u-elsewhere", notBefore, expires })]);
-      await until("the cut-off applied", () => isRevoked(null, "u-elsewhere", notBefore / 1000 - 1));
-      expect(isRevoked(null, "u-elsewhere", notBefore / 1000)).toBe(false);
+      // Issue times in ms (ADR 036): a cookie issued up to the cut-off's own millisecond is refused.
+      await until("the cut-off applied", () => isRevoked(null, "u-elsewhere", notBefore));
+      expect(isRevoked(null, "u-elsewhere", notBefore + 1)).toBe(false);
     } finally {
       await other.end();
     }
@@ -80,7 +81,7 @@ describe.skipIf(dbLabel !== "postgres")(`revocations announced by NOTIFY (${dbLa
       const notBefore = new Date(Math.floor(Date.now() / 1000) * 1000);
       await testDb().sessionCutoff.create({ data: { userId: user.id, notBefore, expires: new Date(Date.now() + 60_000) } });
       await other.query("SELECT pg_notify($1, $2)", [REVOCATION_CHANNEL, JSON.stringify({ v: 1, kind: "user-disabled", userId: user.id })]);
-      await until("the cut-off re-read", () => isRevoked(null, user.id, notBefore.getTime() / 1000 - 1));
+      await until("the cut-off re-read", () => isRevoked(null, user.id, notBefore.getTime()));
     } finally {
       await other.end();
     }
