@@ -13,6 +13,7 @@
 import { resetPasswordMessage } from "../../mail/templates.server";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
+import { notifySecurityChange } from "../accounts/security-notices.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
 import { PASSWORD_RESET_LINK_MAX_AGE } from "../core/config.server";
@@ -156,6 +157,7 @@ async function setNewPassword(ar: AuthRequest, address: string, password: string
   await db().password.upsert({ where: { userId: user.id }, create: { userId: user.id, hash }, update: { hash } });
   await revokeUserSessions(user.id);
   await recordEvent("password-reset", { userId: user.id, ...eventSource(ar) });
+  await notifySecurityChange(ar, user.id, { kind: "password-reset" });
   const setCookies = ar.cookies.has(ar.names.emailCode) ? [clearEmailCodeCookie(ar)] : [];
   // The reset proved the mailbox, one factor: a user with a second factor still gives it
   // (two-factor/policy.server.ts) before this browser gets a session.

@@ -27,11 +27,13 @@ export type PendingSignIn = {
   isNewUser: boolean;
   /** When the first factor was proved (seconds since the epoch). */
   firstFactorAt: number;
+  /** The stored way in of the first factor (a linked account), for the session it starts. */
+  credentialRef: string | null;
 };
 
 export async function issuePendingSignIn(
   ar: AuthRequest,
-  pending: Omit<PendingSignIn, "id" | "firstFactorAt">,
+  pending: Omit<PendingSignIn, "id" | "firstFactorAt" | "credentialRef"> & { credentialRef?: string | null },
   now = new Date(),
 ): Promise<string> {
   const name = ar.names.twoFactor;
@@ -43,6 +45,7 @@ export async function issuePendingSignIn(
     cb: pending.callbackUrl,
     new: pending.isNewUser,
     ft: Math.floor(now.getTime() / 1000),
+    ...(pending.credentialRef ? { cr: pending.credentialRef } : {}),
   };
   const sealed = await encodeJwt({ payload, secrets: ar.config.secrets, salt: name, maxAge: PENDING_SIGN_IN_MAX_AGE, now });
   return serializeCookie(name, sealed, { secure: ar.secure, maxAge: PENDING_SIGN_IN_MAX_AGE });
@@ -66,7 +69,7 @@ export async function readPendingSignIn(ar: AuthRequest, now = new Date()): Prom
   if (!id || !PENDING_ID.test(id) || !userId || !method || !firstFactor || !callbackUrl || firstFactorAt === null) return null;
   // Belt and braces beside `exp`: the first factor is never older than the pending lifetime.
   if (now.getTime() / 1000 - firstFactorAt > PENDING_SIGN_IN_MAX_AGE) return null;
-  return { id, userId, method, firstFactor, callbackUrl, isNewUser: payload.new === true, firstFactorAt };
+  return { id, userId, method, firstFactor, callbackUrl, isNewUser: payload.new === true, firstFactorAt, credentialRef: str(payload.cr, 128) };
 }
 
 /** Expires the pending cookie (a finished, ended or unreadable pending sign-in). */
