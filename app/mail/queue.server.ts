@@ -37,14 +37,15 @@ export function retryDelayMs(attempts: number): number {
 
 /**
  * Queues `message` for sending: inside the caller's transaction when given one (the message
- * exists exactly when the change does), else on its own. Wakes this instance's sender after the
- * write; the caller does not wait for the send.
+ * exists exactly when the change does), else on its own. Without a transaction it wakes this
+ * instance's sender at once; inside one the caller calls wakeMailSender() after the commit (a
+ * sender woken before could not see the row yet). The caller never waits for the send.
  */
 export async function enqueueMail(message: MailMessage & { kind: string }, tx?: Tx): Promise<void> {
   const { to, kind, ...rest } = message;
   const writer: Writer = tx ?? db();
   await writer.mailQueue.create({ data: { recipient: to, kind, payload: JSON.stringify(rest satisfies QueuedPayload) } });
-  wakeSender();
+  if (!tx) wakeMailSender();
 }
 
 type Claimed = { id: string; recipient: string; kind: string; payload: string; attempts: number; claimedUntil: Date };
@@ -125,8 +126,8 @@ const STATE = Symbol.for("vestibule.mail-sender");
 const holder = globalThis as typeof globalThis & { [STATE]?: SenderState };
 const sender = () => (holder[STATE] ??= { timer: null, running: null, again: false });
 
-/** Runs one round now, or once more after the round in progress. */
-function wakeSender(): void {
+/** Runs one round now, or once more after the round in progress; never waited for. */
+export function wakeMailSender(): void {
   const s = sender();
   if (s.running) {
     s.again = true;
@@ -138,7 +139,7 @@ function wakeSender(): void {
       s.running = null;
       if (s.again) {
         s.again = false;
-        wakeSender();
+        wakeMailSender();
       }
     });
   startMailSender();
@@ -152,7 +153,7 @@ function wakeSender(): void {
 export function startMailSender({ everyMs = MAIL_QUEUE_POLL_MS } = {}): () => void {
   const s = sender();
   if (!s.timer) {
-    s.timer = setInterval(wakeSender, everyMs);
+    s.timer = setInterval(wakeMailSender, everyMs);
     s.timer.unref();
   }
   return stopMailSender;

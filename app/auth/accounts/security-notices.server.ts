@@ -6,7 +6,7 @@
 import { describeDevice } from "../../components/device";
 import { db } from "../../db/client.server";
 import { getMailer } from "../../mail/mailer.server";
-import { enqueueMail } from "../../mail/queue.server";
+import { enqueueMail, wakeMailSender } from "../../mail/queue.server";
 import { SITE_NAME, securityNoticeMessage } from "../../mail/templates.server";
 import { log } from "../core/log.server";
 import type { AuthRequest } from "../core/request.server";
@@ -64,6 +64,11 @@ function describe(change: SecurityChange): { subject: string; what: string } {
               : "Every device signed in to your account was signed out.",
       };
   }
+}
+
+/** After the commit of a transaction that queued notices (notifySecurityChange with `tx`): send them now. */
+export function sendQueuedNotices(): void {
+  wakeMailSender();
 }
 
 /**

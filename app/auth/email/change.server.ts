@@ -21,7 +21,7 @@ import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { isRecentAuth, reauthUrl } from "../core/recent-auth.server";
 import { getSession, refreshSession, revokeUserSessions } from "../core/session.server";
-import { notifySecurityChange } from "../accounts/security-notices.server";
+import { notifySecurityChange, sendQueuedNotices } from "../accounts/security-notices.server";
 import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "./change";
 import { toSessionUser } from "../accounts/users.server";
 import { consumeToken, discardToken, issueToken, peekToken } from "./verification-token.server";
@@ -146,6 +146,7 @@ export async function confirmEmailChange(request: Request): Promise<EmailChangeO
     throw error;
   }
   if (!user) return { state: "invalid" };
+  sendQueuedNotices();
 
   await recordEvent("email-changed", { userId: user.id, ...eventSource(ar) });
   // The browser that confirms is the user's own: it stays signed in, with the new address at

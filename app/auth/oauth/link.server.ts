@@ -17,7 +17,7 @@ import { AuthError } from "../core/errors";
 import { authRequest, clientAddress } from "../core/request.server";
 import { isRecentAuth } from "../core/recent-auth.server";
 import { getSession } from "../core/session.server";
-import { notifySecurityChange } from "../accounts/security-notices.server";
+import { notifySecurityChange, sendQueuedNotices } from "../accounts/security-notices.server";
 import type { OAuthProfile } from "./presets/definition";
 import { accountTokenColumns, type TokenSet } from "./tokens.server";
 
@@ -74,6 +74,7 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
         await notifySecurityChange(ar, current.id, { kind: "account-linked", provider: provider.name ?? provider.id }, { tx });
         return account;
       });
+      sendQueuedNotices();
       await recordEvent("account-linked", { userId: current.id, ...eventSource(ar), detail: { provider: provider.id } });
       return { user: toSessionUser(current), isNewUser: false, linked: true, credentialRef: accountCredentialRef(linked.id) };
     }

@@ -11,7 +11,7 @@ import { log } from "../core/log.server";
 import { redirectResponse } from "../core/respond.server";
 import { isRecentAuth } from "../core/recent-auth.server";
 import { getSession } from "../core/session.server";
-import { notifySecurityChange } from "../accounts/security-notices.server";
+import { notifySecurityChange, sendQueuedNotices } from "../accounts/security-notices.server";
 import { sessionMayAddExemptMethod } from "../signin/flow.server";
 import type { FlowContext } from "../signin/provider";
 import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge } from "./challenge.server";
@@ -85,6 +85,7 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
     log("info", "passkey-registration-refused", { reason: (error as { code?: string }).code });
     throw new AuthError("WebAuthnVerificationError", { log: "passkey not stored" });
   }
+  sendQueuedNotices();
   await recordEvent("passkey-added", { userId: session.userId, ...eventSource(ar), detail: { provider: providerId, deviceType: credentialDeviceType } });
   await forgetExpiredChallenges().catch(() => {});
   // callbackUrl: the one this request named; by default /account (not the cookie's, which names
