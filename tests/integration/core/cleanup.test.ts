@@ -168,7 +168,7 @@ describe(`cleanup (${dbLabel})`, () => {
     });
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
-    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ expired session revocation notes, \d+ auth events older than 90 days/);
+    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ expired session revocation notes, \d+ sent or abandoned queued e-mails, \d+ auth events older than 90 days/);
     expect(await testDb().session.count({ where: { id: "s-script" } })).toBe(0);
   });
 });
