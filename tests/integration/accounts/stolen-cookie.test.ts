@@ -3,6 +3,7 @@
 // changes nothing about how the account is protected, and the owner hears of every change that
 // does happen. The copy is aged by moving its session row's authenticatedAt back (no sleeping).
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { requireRecentAuth } from "../../../app/auth/core/index.ts";
 import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { refreshRevocations, resetRevocations } from "../../../app/auth/core/revocation.server.ts";
 import { createSession, getSession } from "../../../app/auth/core/session.server.ts";
@@ -263,6 +264,23 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
     expect((await sessionOf(jar))?.user.email).toBe("owner@example.com");
     const [notice] = await queued("passkey-removed");
     expect(JSON.parse(notice!.payload).text).toContain('"Phone"');
+  });
+
+  it("an app route's requireRecentAuth passes the owner right after sign-in and refuses the thief's old copy with the JSON 403", async () => {
+    const user = await owner();
+    const jar = await signedIn(user);
+    const thief = copyOf(jar);
+    expect((await requireRecentAuth(get("/app/transfer", { jar }))).session.userId).toBe(user.id);
+    await ageSignIns(user.id, 11);
+    const refused = await requireRecentAuth(get("/app/transfer?x=1", { jar: thief })).catch((thrown: unknown) => thrown);
+    expect(refused).toBeInstanceOf(Response);
+    expect((refused as Response).status).toBe(403);
+    expect(await (refused as Response).json()).toEqual({ error: "ReauthRequired", url: `${ORIGIN}/auth/signin?callbackUrl=%2Fapp%2Ftransfer%3Fx%3D1` });
+    // A longer window of its own lets it through.
+    expect((await requireRecentAuth(get("/app/transfer", { jar: thief }), { maxAge: 3600 })).session.userId).toBe(user.id);
+    // Signed out: the usual sign-in redirect.
+    const signedOut = await requireRecentAuth(get("/app/transfer")).catch((thrown: unknown) => thrown);
+    expect((signedOut as Response).headers.get("Location")).toMatch(/^\/auth\/signin\?error=SessionRequired/);
   });
 
   it("AUTH_SECURITY_EMAILS=false queues nothing", async () => {
