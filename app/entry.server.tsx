@@ -19,6 +19,8 @@ export { checkReadiness } from "./db/readiness.server";
 export { closeDb } from "./db/client.server";
 // …and the hourly cleanup, one instance at a time (docs/decisions/051).
 export { scheduleCleanup } from "./auth/core/cleanup.server";
+// …and the security e-mails' sender, which sends what the queue holds, a restart's leftovers first (ADR 059).
+export { startMailSender } from "./mail/queue.server";
 export { log };
 // …the request id every line of a request carries, and the access line (docs/decisions/050).
 export { accessLogEnabled, logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";

@@ -7,6 +7,7 @@ import { pageOutageRedirect } from "~/auth/core/outage.server";
 import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.server";
 import { refuseCrossOriginPost } from "~/auth/signin";
 import { pageTitle, SITE_NAME } from "./site";
+import { REAUTH_REQUIRED_MESSAGE } from "~/auth/core/errors";
 
 // The site's icon (public/, drawn by scripts/make-favicon.ts): SVG where the browser takes it, the
 // ICO for the rest and for the /favicon.ico every browser asks for anyway.
@@ -85,9 +86,40 @@ export default function App() {
   return <Outlet />;
 }
 
+/** The sign-in-again URL of a `403 {"error":"ReauthRequired","url"}` answer (same origin only), else null. */
+function reauthOf(data: unknown): string | null {
+  if (typeof data !== "object" || data === null) return null;
+  const { error, url } = data as { error?: unknown; url?: unknown };
+  if (error !== "ReauthRequired" || typeof url !== "string") return null;
+  try {
+    const parsed = new URL(url, "http://relative.invalid");
+    return parsed.pathname.startsWith("/auth/") ? parsed.pathname + parsed.search : null;
+  } catch {
+    return null;
+  }
+}
+
 export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
   // Never show a stack trace or an internal message: only the status and a plain sentence.
   const status = isRouteErrorResponse(error) ? error.status : 500;
+  // requireRecentAuth's refusal (ADR 058): the page says to sign in again, with the link.
+  const reauth = isRouteErrorResponse(error) && status === 403 ? reauthOf(error.data) : null;
+  if (reauth) {
+    return (
+      <main>
+        <title>{pageTitle("Sign in again")}</title>
+        <section className="card">
+          <h1>Sign in again</h1>
+          <p>{REAUTH_REQUIRED_MESSAGE}</p>
+          <p>
+            <a className="button inline" href={reauth}>
+              Sign in again
+            </a>
+          </p>
+        </section>
+      </main>
+    );
+  }
   const message =
     status === 404 ? "This page does not exist." : status === 400 ? "Bad request." : "Something went wrong on our side.";
   const heading = status === 404 ? "Page not found" : status === 400 ? "Bad request" : "Server error";

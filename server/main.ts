@@ -241,6 +241,8 @@ function serve(req: ServerRequest, res: ServerResponse) {
 server.keepAliveTimeout = 65_000;
 // Expired rows go every hour, the first time a few minutes after the start (docs/decisions/051).
 const stopCleanup = entry.scheduleCleanup();
+// Queued security e-mails go out from every instance, each row from one (docs/decisions/059).
+const stopMailSender = entry.startMailSender();
 server.listen(port, host, () => {
   const address = server.address();
   const shown = typeof address === "object" && address ? `http://${host === "0.0.0.0" ? "localhost" : host}:${address.port}` : String(address);
@@ -298,6 +300,7 @@ closeWithGrace(
   async ({ signal }) => {
     shuttingDown = true;
     stopCleanup();
+    stopMailSender();
     entry.log("info", "shutdown-started", { signal, inFlight: inFlight.size, timeoutMs: shutdownTimeoutMs });
     await drainBeforeClosing();
     const closed = new Promise((resolve) => server.close(resolve));

@@ -13,6 +13,7 @@ type Props = {
   offer: boolean;
   /** The sign-in is too old to add a passkey (ADR 042): a link to sign in again instead of the button. */
   signInAgain: boolean;
+  signInAgainUrl: string;
   notice: string | null;
   /** The rename form's refusal: which passkey and why. */
   renameError: { passkeyId: string; message: string } | null;
@@ -68,7 +69,7 @@ export function AddPasskeyButton({ csrfToken, label = "Add a passkey", callbackU
 }
 
 /** /account: the user's passkeys (contract §13), renamed and removed by plain forms. */
-export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, signInAgain, notice, renameError }: Props) {
+export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, signInAgain, signInAgainUrl, notice, renameError }: Props) {
   if (!enabled && passkeys.length === 0) return null;
   return (
     <section className="card" aria-labelledby="passkeys-heading" id="passkeys">
@@ -139,7 +140,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
       )}
       {enabled && signInAgain ? (
         <p id="passkey-sign-in-again">
-          To add a passkey, <a href="/auth/signin?callbackUrl=%2Faccount%23passkeys">sign in again</a>: adding one needs a sign-in from the last few
+          To add a passkey, <a href={signInAgainUrl}>sign in again</a>: adding one needs a sign-in from the last few
           minutes.
         </p>
       ) : enabled ? (

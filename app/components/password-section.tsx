@@ -5,7 +5,6 @@ export type PasswordSectionError = {
   intent: string;
   field: "password" | "currentPassword";
   message: string;
-  signInAgain: boolean;
 } | null;
 
 /**
@@ -27,12 +26,7 @@ export function PasswordSection({
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const errorFor = (intent: string, field: string) => {
     if (!error || error.intent !== intent || error.field !== field) return null;
-    if (!error.signInAgain) return error.message;
-    return (
-      <>
-        {error.message} <a href="/auth/signin?callbackUrl=%2Faccount">Sign in again</a>
-      </>
-    );
+    return error.message;
   };
   const hint = `At least ${minLength} characters. Long phrases of unrelated words are good; common passwords are refused.`;
   return (

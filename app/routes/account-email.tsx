@@ -1,7 +1,8 @@
 import { data, redirect } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
 import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "~/auth/email/change";
-import { BadRequestError, headersWith, readBody } from "~/auth/core";
+import { BadRequestError, headersWith, readBody, REAUTH_REQUIRED } from "~/auth/core";
+import { REAUTH_REQUIRED_MESSAGE } from "~/auth/core/errors";
 import { confirmEmailChange, emailChangePageData } from "~/auth/email";
 import type { Route } from "./+types/account-email";
 
@@ -28,6 +29,8 @@ export async function action({ request }: Route.ActionArgs) {
   if (outcome.state === "changed" && outcome.signedIn) {
     throw redirect("/account?updated=email", { headers: headersWith(outcome.setCookies) });
   }
+  // Not a recent sign-in of the account that asked (ADR 058): nothing changed, the link still works.
+  if (outcome.state === "reauth") return data({ state: outcome.state, error: REAUTH_REQUIRED, url: outcome.url }, { status: 403 });
   const status = outcome.state === "changed" ? 200 : outcome.state === "taken" ? 409 : 403;
   return data(outcome.state === "changed" ? { state: outcome.state, address: outcome.address } : { state: outcome.state }, { status });
 }
@@ -42,6 +45,18 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
 }
 
 export default function ConfirmEmailChange({ loaderData, actionData }: Route.ComponentProps) {
+  if (actionData?.state === "reauth" && "url" in actionData) {
+    return (
+      <AuthCard title="Sign in again to confirm">
+        <p role="alert">{REAUTH_REQUIRED_MESSAGE}</p>
+        <p>
+          <a className="button inline" href={actionData.url}>
+            Sign in again
+          </a>
+        </p>
+      </AuthCard>
+    );
+  }
   if (actionData) {
     if (actionData.state === "changed" && "address" in actionData) {
       return (

@@ -3,7 +3,9 @@
 // the "unlink-account" intent, refused when it would remove the last way to sign in.
 import { data, redirect } from "react-router";
 import { z } from "zod";
-import { type AuthRequest, clientAddress } from "~/auth/core";
+import { type AuthRequest } from "~/auth/core";
+import type { CurrentSession } from "~/auth/core/session.server";
+import { signedOutByRemoval } from "./account-removal.server";
 // Directly: core/index.ts is being reworked alongside the session list.
 import { idField } from "~/auth/core/ids";
 import { canUnlink, getProviders, signInMethods, unlinkAccount } from "~/auth/signin";
@@ -42,10 +44,10 @@ export async function linkedAccountsData(ar: AuthRequest, userId: string): Promi
 
 const UnlinkBody = z.object({ provider: idField() });
 
-export async function unlinkAccountIntent(ar: AuthRequest, userId: string, body: Record<string, unknown>) {
+export async function unlinkAccountIntent(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>) {
   const parsed = UnlinkBody.safeParse(body);
   if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
-  const result = await unlinkAccount(ar.config, userId, parsed.data.provider, clientAddress(ar));
+  const { result, endedSessions } = await unlinkAccount(ar, session.userId, parsed.data.provider);
   if (result === "last-method") {
     return data(
       { formError: "That is your only way to sign in. Link another account or set up another method before removing it.", fieldErrors: {} },
@@ -53,5 +55,7 @@ export async function unlinkAccountIntent(ar: AuthRequest, userId: string, body:
     );
   }
   if (result === "not-linked") return data({ formError: "That account is not linked.", fieldErrors: {} }, { status: 404 });
+  // This session was started with that account: it ended with the others (contract section 13).
+  if (session.sessionId && endedSessions.includes(session.sessionId)) await signedOutByRemoval(ar);
   throw redirect(`/account?${new URLSearchParams({ updated: "unlinked", provider: parsed.data.provider })}`);
 }

@@ -8,8 +8,10 @@ import { PasswordSection, type PasswordSectionError } from "~/components/passwor
 import { SessionsSection } from "~/components/sessions-section";
 import { TwoFactorSection } from "~/components/two-factor-section";
 import { pageTitle } from "~/site";
+import { REAUTH_HINT } from "~/auth/core/errors";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
+import { reauthJsonMiddleware } from "./account-reauth.server";
 
 export const meta: Route.MetaFunction = () => [{ title: pageTitle("Your account") }];
 
@@ -19,6 +21,9 @@ export async function loader({ request }: Route.LoaderArgs) {
 }
 
 export const action = ({ request }: Route.ActionArgs) => accountAction(request);
+
+// A JSON client's change refused for want of a recent sign-in gets the JSON itself (ADR 058).
+export const middleware: Route.MiddlewareFunction[] = [reauthJsonMiddleware];
 
 export function headers({ parentHeaders }: Route.HeadersArgs) {
   // The page shows the user's sessions and activity, and its answers to totp-start, totp-confirm
@@ -39,11 +44,11 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
   if (!actionData || !("passwordIntent" in actionData)) return null;
   const [field, message] = Object.entries(actionData.fieldErrors ?? {})[0] ?? [];
   if (field !== "password" && field !== "currentPassword") return null;
-  return { intent: actionData.passwordIntent, field, message: String(message), signInAgain: actionData.signInAgain };
+  return { intent: actionData.passwordIntent, field, message: String(message) };
 }
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth } = loaderData;
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
@@ -59,8 +64,20 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       {actionData?.formError ? (
         <p className="alert" role="alert">
           {actionData.formError}
+          {"reauthUrl" in actionData && actionData.reauthUrl ? (
+            <>
+              {" "}
+              <a href={String(actionData.reauthUrl)}>Sign in again</a>
+            </>
+          ) : null}
         </p>
       ) : null}
+      {recentAuth.recent ? null : (
+        <p className="notice" id="reauth-hint">
+          {REAUTH_HINT} Your e-mail address, password, second factor, passkeys, linked accounts and other devices can be
+          changed for a few minutes after a sign-in. <a href={recentAuth.url}>Sign in again</a>
+        </p>
+      )}
 
       <section className="card" aria-labelledby="profile-heading">
         <h2 id="profile-heading">Profile</h2>

@@ -7,6 +7,7 @@
 // new password can set it again, or sign anyone in.
 import { db, type Db } from "../../db/client.server";
 import { eventSource, recordEvent } from "./audit.server";
+import { notifySecurityChange } from "./security-notices.server";
 import type { AuthRequest } from "../core/request.server";
 import { revokeUserSessions } from "../core/session.server";
 
@@ -55,4 +56,5 @@ export async function applyPasswordReset(ar: AuthRequest, userId: string, hash: 
   });
   await revokeUserSessions(userId);
   await recordEvent("password-reset", { userId, ...eventSource(ar) });
+  await notifySecurityChange(ar, userId, { kind: "password-reset" });
 }

@@ -16,7 +16,14 @@ export const SIGNIN_ERROR_MESSAGES = {
   TwoFactorRequired: "Enter the code from your authenticator app.",
   // Not in Auth.js: the pending sign-in of the second-factor page is gone (ADR 043).
   TwoFactorExpired: "Your sign-in expired before the code was entered. Sign in again.",
+  // Not in Auth.js: linking an account needs a recent sign-in (ADR 058); the visitor signs in again first.
+  ReauthRequired: "To link another account, sign in again first, then link it from your account page.",
 } as const;
+
+/** A change that needs a recent sign-in, refused (ADR 058): /account shows it with the link to sign in again. */
+export const REAUTH_REQUIRED_MESSAGE = "For your security, sign in again to make this change. Nothing was changed.";
+/** /account's hint, in place of a form that would be refused. */
+export const REAUTH_HINT = "Sign in again to change this.";
 
 export const DEFAULT_SIGNIN_ERROR_MESSAGE = "Unable to sign in.";
 
@@ -168,7 +175,6 @@ export const PASSWORD_MESSAGES = {
   alreadySet: "You already have a password. Use “Change your password” instead.",
   notSet: "You do not have a password.",
   lastMethod: "Your password is your only way to sign in. Add another way to sign in before removing it.",
-  signInAgain: "For your security, sign in again before setting a password: it can only be set within 10 minutes of signing in.",
   expiredForm: "Your form expired. Reload the page and try again.",
 } as const;
 

@@ -114,7 +114,16 @@ function dbCookie(ar: AuthRequest, token: string, expires: Date) {
 /** The jwt session's row, written at sign-in and at each roll so /account can list it. */
 async function recordJwtSession(
   ar: AuthRequest,
-  row: { sid: string; userId: string; method: string | null; factors: string | null; signedInAt: number; expires: Date },
+  row: {
+    sid: string;
+    userId: string;
+    method: string | null;
+    factors: string | null;
+    signedInAt: number;
+    expires: Date;
+    /** Only a sign-in says who it proved and how: a row a roll writes for a cookie minted elsewhere counts as long ago. */
+    signIn?: { authenticatedAt: Date; credentialRef: string | null };
+  },
   now: Date,
 ) {
   await db().session.upsert({
@@ -129,6 +138,8 @@ async function recordJwtSession(
       createdAt: new Date(row.signedInAt * 1000),
       lastUsedAt: now,
       userAgent: userAgentOf(ar),
+      authenticatedAt: row.signIn?.authenticatedAt ?? null,
+      credentialRef: row.signIn?.credentialRef ?? null,
     },
     // Never clears revokedAt: a roll racing a revocation does not bring the session back.
     update: { expires: row.expires, lastUsedAt: now },
@@ -261,7 +272,10 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
  * Ends the database sessions `where` selects: their rows go, and a SessionRevocation note for
  * each tells every instance to drop a copy it may hold (this one at once). Returns how many.
  */
-async function endDatabaseSessions(where: { userId?: string; id?: string | { not: string }; tokenHash?: string }, now: Date): Promise<number> {
+async function endDatabaseSessions(
+  where: { userId?: string; id?: string | { not: string }; tokenHash?: string; credentialRef?: string },
+  now: Date,
+): Promise<{ id: string }[]> {
   const ended = await db().$transaction(async (tx) => {
     const rows = await tx.session.findMany({ where: { ...where, kind: "database" }, select: { id: true, userId: true, expires: true } });
     if (rows.length === 0) return rows;
@@ -277,7 +291,7 @@ async function endDatabaseSessions(where: { userId?: string; id?: string | { not
   });
   revokedHere(ended);
   for (const userId of new Set(ended.map((r) => r.userId))) forgetUserSessions(userId);
-  return ended.length;
+  return ended;
 }
 
 /** The jwt cookie the request carries, decoded (or null). */
@@ -287,7 +301,7 @@ async function carriedJwt(ar: AuthRequest, now: Date) {
 }
 
 /** Ends one jwt session everywhere: its row is marked, and this process refuses it at once. */
-async function revokeJwtSessions(where: { userId?: string; id?: string | { in: string[] } | { not: string } }, now: Date) {
+async function revokeJwtSessions(where: { userId?: string; id?: string | { in: string[] } | { not: string }; credentialRef?: string }, now: Date) {
   const client = db();
   const rows = await client.session.findMany({
     where: { ...where, kind: "jwt", revokedAt: null, expires: { gt: now } },
@@ -314,7 +328,12 @@ function factorsText(factors: unknown): string | null {
 export async function createSession(
   ar: AuthRequest,
   user: SessionUser,
-  { method = null as string | null, factors = [] as readonly string[], now = new Date() } = {},
+  {
+    method = null as string | null,
+    factors = [] as readonly string[],
+    credentialRef = null as string | null,
+    now = new Date(),
+  } = {},
 ): Promise<string[]> {
   if (ar.config.sessionStrategy === "jwt") {
     const previous = await carriedJwt(ar, now);
@@ -324,7 +343,11 @@ export async function createSession(
     const signedInAt = Math.floor(now.getTime() / 1000);
     const amr = factors.length ? { amr: [...factors] } : {};
     const written = await writeJwtCookie(ar, user.id, { ...claimsFor(user), sid, auth_time: signedInAt, ...amr }, now, lifetime(ar, signedInAt, now));
-    await recordJwtSession(ar, { sid, userId: user.id, method, factors: factorsText(factors), signedInAt, expires: written.expires }, now);
+    await recordJwtSession(
+      ar,
+      { sid, userId: user.id, method, factors: factorsText(factors), signedInAt, expires: written.expires, signIn: { authenticatedAt: now, credentialRef } },
+      now,
+    );
     return written.setCookies;
   }
   const previous = ar.cookies.get(ar.names.sessionToken);
@@ -342,6 +365,8 @@ export async function createSession(
       createdAt: now,
       lastUsedAt: now,
       userAgent: userAgentOf(ar),
+      authenticatedAt: now,
+      credentialRef,
     },
   });
   // A JWT cookie from before a strategy switch may be chunked; expire any chunk besides the plain name.
@@ -428,7 +453,7 @@ export async function listSessions(userId: string, currentSessionId: string | nu
 
 /** Ends one of the user's sessions, of either strategy; false when it is not theirs or already ended. */
 export async function revokeSession(userId: string, sessionId: string, now = new Date()): Promise<boolean> {
-  if ((await endDatabaseSessions({ id: sessionId, userId }, now)) > 0) return true;
+  if ((await endDatabaseSessions({ id: sessionId, userId }, now)).length > 0) return true;
   return (await revokeJwtSessions({ id: sessionId, userId }, now)).length > 0;
 }
 
@@ -443,7 +468,7 @@ export async function revokeSession(userId: string, sessionId: string, now = new
 export async function revokeUserSessions(userId: string, { except = null as string | null, now = new Date() } = {}): Promise<number> {
   const client = db();
   const keep = except ? { not: except } : undefined;
-  const count = await endDatabaseSessions({ userId, ...(keep ? { id: keep } : {}) }, now);
+  const count = (await endDatabaseSessions({ userId, ...(keep ? { id: keep } : {}) }, now)).length;
   const jwt = await revokeJwtSessions({ userId, ...(keep ? { id: keep } : {}) }, now);
   // To the millisecond: every cookie issued up to this moment is refused, those of this same second
   // included; the kept one is minted after it (writeJwtCookie).
@@ -464,4 +489,29 @@ export async function revokeUserSessions(userId: string, { except = null as stri
 export async function reissueSession(ar: AuthRequest, now = new Date()): Promise<string[]> {
   if (ar.config.sessionStrategy === "database") return [];
   return (await getJwtSession(ar, "now", now, true)).setCookies;
+}
+
+/**
+ * Ends every session of the user that `credentialRef` started (an unlinked account, a removed
+ * passkey: contract section 13), of both strategies, on every instance through the revocation
+ * list. Returns the ended session ids, so the caller knows whether its own was among them.
+ */
+export async function endSessionsStartedWith(userId: string, credentialRef: string, now = new Date()): Promise<string[]> {
+  const database = await endDatabaseSessions({ userId, credentialRef }, now);
+  const jwt = await revokeJwtSessions({ userId, credentialRef }, now);
+  return [...database, ...jwt].map((r) => r.id);
+}
+
+/**
+ * When the person last proved who they are in this session (its row's authenticatedAt: the
+ * sign-in, never a roll). Null — counted as long ago — for a cookie naming no row, an ended or
+ * expired row, or a row written by a roll.
+ */
+export async function sessionAuthenticatedAt(session: CurrentSession, now = new Date()): Promise<Date | null> {
+  if (!session.sessionId) return null;
+  const row = await db().session.findFirst({
+    where: { id: session.sessionId, userId: session.userId, revokedAt: null, expires: { gt: now } },
+    select: { authenticatedAt: true },
+  });
+  return row?.authenticatedAt ?? null;
 }

@@ -8,7 +8,7 @@ import { verifyAuthenticationResponse, type AuthenticationResponseJSON, type Web
 import { Strategy } from "remix-auth/strategy";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
-import { toSessionUser, type SignInResult } from "../accounts/users.server";
+import { passkeyCredentialRef, toSessionUser, type SignInResult } from "../accounts/users.server";
 import type { AuthConfig } from "../core/config.server";
 import { AuthError } from "../core/errors";
 import { readBody } from "../core/body.server";
@@ -142,7 +142,7 @@ class PasskeyStrategy extends Strategy<SignInResult, never> {
       );
     if (!used) throw await fail("challenge already used or counter moved");
     await forgetExpiredChallenges().catch(() => {});
-    return { user: toSessionUser(passkey.user), isNewUser: false };
+    return { user: toSessionUser(passkey.user), isNewUser: false, credentialRef: passkeyCredentialRef(passkey.id) };
   }
 }
 

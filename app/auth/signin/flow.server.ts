@@ -77,7 +77,7 @@ export type FinishContext = Pick<FlowContext, "ar" | "json" | "callbackUrl" | "s
  */
 export async function startSession(ctx: FinishContext, providerId: string, result: SignInResult, factors: readonly string[]): Promise<Response> {
   const { ar } = ctx;
-  const sessionCookies = await createSession(ar, result.user, { method: providerId, factors });
+  const sessionCookies = await createSession(ar, result.user, { method: providerId, factors, credentialRef: result.credentialRef ?? null });
   // Every successful sign-in, whatever the method: this browser now has this account's own
   // credentials budget (contract section 10, ADR 035).
   if (result.user.email) {
@@ -111,6 +111,9 @@ export async function completeSignIn(
   reset: { passwordHash: string } | null = null,
 ): Promise<Response> {
   const { ar } = ctx;
+  // An account linked to the signed-in user: no sign-in happened, the owner keeps this session
+  // (a new one would end it, and a copy of it would decide who stays signed in).
+  if (result.linked) return redirectResponse(ctx.callbackUrl, { json: ctx.json, setCookies: ctx.setCookies });
   if (needsSecondFactor(ctx.providerType) && (await secondFactorEnabled(result.user.id))) {
     const pending = await issuePendingSignIn(ar, {
       userId: result.user.id,
@@ -119,6 +122,7 @@ export async function completeSignIn(
       callbackUrl: ctx.callbackUrl,
       isNewUser: result.isNewUser,
       passwordHash: reset?.passwordHash ?? null,
+      credentialRef: result.credentialRef ?? null,
     });
     return redirectResponse(`${ar.origin}${ar.config.basePath}/two-factor`, { json: ctx.json, setCookies: [...ctx.setCookies, pending] });
   }

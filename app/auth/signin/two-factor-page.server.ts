@@ -107,7 +107,7 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
     const response = await startSession(
       { ar, json, callbackUrl, setCookies: clearPendingSignIn(ar) },
       pending.method,
-      { user: toSessionUser(user), isNewUser: pending.isNewUser },
+      { user: toSessionUser(user), isNewUser: pending.isNewUser, credentialRef: pending.credentialRef },
       withSecondFactor(pending.firstFactor, factor.kind),
     );
     return { type: "response", response };

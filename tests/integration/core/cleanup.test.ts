@@ -56,6 +56,13 @@ async function seed() {
   await db.passkeyChallenge.create({ data: { challengeHash: "c-live", expires: at(1) } });
   await db.sessionRevocation.create({ data: { sessionId: "r-expired", revokedAt: at(-DAY), expires: at(-1) } });
   await db.sessionRevocation.create({ data: { sessionId: "r-live", revokedAt: at(-1), expires: at(1) } });
+  // Queued security e-mails: sent a week ago goes, sent yesterday stays; unsent a month on goes, unsent today stays.
+  const mail = (id: string, fields: { sentAt?: Date | null; createdAt: Date }) =>
+    db.mailQueue.create({ data: { id, recipient: "a@example.com", kind: "password-changed", payload: "{}", ...fields } });
+  await mail("m-sent-old", { sentAt: at(-7 * DAY), createdAt: at(-7 * DAY) });
+  await mail("m-sent-recent", { sentAt: at(-DAY), createdAt: at(-DAY) });
+  await mail("m-unsent-abandoned", { sentAt: null, createdAt: at(-30 * DAY) });
+  await mail("m-unsent-due", { sentAt: null, createdAt: at(-1) });
   return { user, other };
 }
 
@@ -65,7 +72,7 @@ describe(`cleanup (${dbLabel})`, () => {
     const result = await runCleanup(NOW);
     expect(result).toEqual({
       ran: true,
-      counts: { sessions: 4, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 1, authEvents: 1, passkeyChallenges: 1, sessionRevocations: 1 },
+      counts: { sessions: 4, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 1, authEvents: 1, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2 },
     });
     const db = testDb();
     expect((await db.session.findMany({ orderBy: { id: "asc" } })).map((s) => s.id)).toEqual(["s-jwt-revoked-live", "s-live-1ms"]);
@@ -75,9 +82,10 @@ describe(`cleanup (${dbLabel})`, () => {
     expect((await db.authEvent.findMany({ orderBy: { id: "asc" } })).map((e) => e.id)).toEqual(["e-boundary", "e-recent"]);
     expect((await db.passkeyChallenge.findMany()).map((c) => c.challengeHash)).toEqual(["c-live"]);
     expect((await db.sessionRevocation.findMany()).map((r) => r.sessionId)).toEqual(["r-live"]);
+    expect((await db.mailQueue.findMany({ orderBy: { id: "asc" } })).map((m) => m.id)).toEqual(["m-sent-recent", "m-unsent-due"]);
 
     // A second run finds nothing more.
-    expect(await runCleanup(NOW)).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0 } });
+    expect(await runCleanup(NOW)).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0 } });
   });
 
   it("deletes in batches: a backlog larger than one batch goes in one run, the live rows stay", async () => {
@@ -91,7 +99,7 @@ describe(`cleanup (${dbLabel})`, () => {
     const result = await runCleanup(NOW, { batch: 2 });
     expect(result).toEqual({
       ran: true,
-      counts: { sessions: 11, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 8, authEvents: 8, passkeyChallenges: 1, sessionRevocations: 1 },
+      counts: { sessions: 11, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 8, authEvents: 8, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2 },
     });
     expect((await db.session.findMany({ orderBy: { id: "asc" } })).map((s) => s.id)).toEqual(["s-jwt-revoked-live", "s-live-1ms"]);
     expect(await db.limitCounter.count()).toBe(2);
@@ -127,7 +135,7 @@ describe(`cleanup (${dbLabel})`, () => {
     expect(sessionsBefore).toBe(3);
 
     const result = await runCleanup();
-    expect(result).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0 } });
+    expect(result).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0 } });
     expect(await testDb().session.count()).toBe(3);
     expect(await testDb().limitCounter.findMany({ orderBy: { key: "asc" } })).toEqual(countersBefore);
   });
@@ -160,7 +168,7 @@ describe(`cleanup (${dbLabel})`, () => {
     });
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
-    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ expired session revocation notes, \d+ auth events older than 90 days/);
+    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ expired session revocation notes, \d+ sent or abandoned queued e-mails, \d+ auth events older than 90 days/);
     expect(await testDb().session.count({ where: { id: "s-script" } })).toBe(0);
   });
 });

@@ -183,6 +183,25 @@ describe(`passkeys (${dbLabel})`, () => {
     }
   });
 
+  it.each(["jwt", "database"] as const)("a session signed in with a passkey ends when that passkey is removed (%s sessions)", async (strategy) => {
+    const undo = withEnv({ AUTH_SESSION_STRATEGY: strategy });
+    try {
+      const { user, authenticator } = await adaWithPasskey();
+      const { jar } = await passkeySignIn(authenticator);
+      const passkey = await testDb().passkey.findFirstOrThrow();
+      expect((await testDb().session.findFirstOrThrow({ where: { userId: user.id, method: "passkey" } })).credentialRef).toBe(`passkey:${passkey.id}`);
+      // The owner, signed in with the password elsewhere, removes it.
+      const { jar: laptop } = await signIn();
+      const csrfToken = await fetchCsrf(laptop);
+      const res = await callRoute(account.action, post("/account", { csrfToken, intent: "passkey-remove", passkeyId: passkey.id }, { jar: laptop }));
+      expect(res).toHaveRedirect("/account?updated=passkey-removed");
+      expect(await sessionOf(jar)).toBeNull();
+      expect((await sessionOf(laptop))?.user.email).toBe("ada@example.com");
+    } finally {
+      undo();
+    }
+  });
+
   it("lets one of 10 concurrent posts of the same answer through, never more", async () => {
     const { user, authenticator } = await adaWithPasskey(new SoftwareAuthenticator({ counting: false }));
     const jar = new CookieJar();
