@@ -85,11 +85,12 @@ export async function emailCallbackLoader(request: Request): Promise<EmailCallba
   }
   const token = ar.url.searchParams.get("token");
   const address = normalizeEmailAddress(ar.url.searchParams.get("email"));
-  // A link that can no longer work says so now, not after the button is pressed.
-  const valid =
-    address.ok &&
-    token !== null &&
-    (await peekToken({ identifier: address.address, token, purpose: "signin", secrets: ar.config.secrets })) !== null;
+  // A link that can no longer work says so now, not after the button is pressed. A sign-up link
+  // reaching here was opened in the browser that asked (elsewhere it asked for a password above):
+  // its button finishes the sign-up as the link itself would.
+  const live = async (purpose: "signin" | "signup") =>
+    address.ok && token !== null && (await peekToken({ identifier: address.address, token, purpose, secrets: ar.config.secrets })) !== null;
+  const valid = (await live("signin")) || (await live("signup"));
   if (!valid || !address.ok || token === null) return { type: "response", response: errorRedirect(ar, "Verification") };
   const csrf = ensureCsrfToken(ar);
   const callbackUrl = validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin) ?? `${ar.origin}/`;
