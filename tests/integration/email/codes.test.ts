@@ -192,6 +192,21 @@ describe(`e-mailed codes (${dbLabel})`, () => {
     expect(await typeCode(other.jar, other.code)).toHaveSessionCookie();
   });
 
+  it("an attacker who burns the address's budget of wrong codes from his browser does not keep the owner out: her code is refused for the hour, her link still signs her in", async () => {
+    const owner = await asked(new CookieJar(), "sam@example.com");
+    let attacker = await asked(new CookieJar(), "sam@example.com");
+    for (let wrongs = 0; wrongs < 10; wrongs++) {
+      const res = await typeCode(attacker.jar, attacker.code === "000000" ? "000001" : "000000");
+      if (res.status !== 400) attacker = await asked(new CookieJar(), "sam@example.com");
+    }
+    // Her own request was never guessed at, but the budget is the address's: the code waits an hour.
+    expect(await typeCode(owner.jar, owner.code)).toHaveErrorRedirect("RateLimited");
+    // The link is no code: it is not counted, and it signs her in wherever she opens it.
+    const phone = new CookieJar();
+    expect(await openLink(owner.link, phone)).toHaveSessionCookie();
+    expect((await sessionOf(phone))?.user.email).toBe("sam@example.com");
+  });
+
   it("the honest user who mistypes twice, asks again and mistypes twice more is never refused", async () => {
     const first = await asked();
     const wrong = first.code === "000000" ? "000001" : "000000";
