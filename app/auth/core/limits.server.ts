@@ -301,8 +301,13 @@ export async function pendingSignInFinished(limits: LimitTable, pendingId: strin
   return (state?.consumedPoints ?? 0) > 0;
 }
 
-/** A granted e-mail code attempt, already counted: a right code takes it back (only failures count). */
-export type EmailCodeReservation = { refund(): Promise<void> };
+/**
+ * A granted e-mail code attempt, already counted on each address. `refund(address)`: the code was
+ * right for a request of that address, whose count is taken back (only failures count); for the
+ * other addresses the same code was a wrong guess, and stays counted. `refund()`: nothing was
+ * compared, every count is taken back.
+ */
+export type EmailCodeReservation = { refund(address?: string): Promise<void> };
 
 export function isEmailCodeRefusal(value: LimitRefusal | EmailCodeReservation): value is LimitRefusal {
   return "limit" in value;
@@ -315,14 +320,16 @@ export function isEmailCodeRefusal(value: LimitRefusal | EmailCodeReservation): 
  * code's count back. `addresses` are those of the requests the code is compared with.
  */
 export async function reserveEmailCodeAttempt(limits: LimitTable, addresses: readonly string[]): Promise<LimitRefusal | EmailCodeReservation> {
-  const counters: Counter[] = [...new Set(addresses)].map((address) => ({ name: "EMAIL_CODE_ADDRESS", subject: subjectKey("email-code", address) }));
+  const counterOf = (address: string): Counter => ({ name: "EMAIL_CODE_ADDRESS", subject: subjectKey("email-code", address) });
+  const counters = [...new Set(addresses)].map(counterOf);
   const exhausted = await firstExhausted(limits, counters);
   if (exhausted) return exhausted;
   const raced = await countOn(limits, counters);
   if (raced) return raced;
   return {
-    async refund() {
-      await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
+    async refund(address) {
+      const refunded = address === undefined ? counters : [counterOf(address)];
+      await Promise.all(refunded.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
     },
   };
 }

@@ -173,7 +173,9 @@ export async function attemptEmailCode(
   const matches = rows.map((row) => wellFormed && row.codeHash !== null && ar.config.secrets.some((secret) => constantTimeEqual(hmac(secret, row.requestId!, typed), row.codeHash!)));
   const right = rows.find((_, i) => matches[i]);
   if (right) {
-    await budget.refund();
+    // Only its own address's count is taken back: for the other requests named (another address's
+    // in the same cookie) it was a guess like any other.
+    await budget.refund(right.identifier);
     const { count } = await client.verificationToken.deleteMany({ where: { requestId: right.requestId, expires: { gt: now } } });
     if (count !== 1) return { result: "ended" };
     // One sign-in: the other requests this browser holds end with it.

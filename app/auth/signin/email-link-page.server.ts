@@ -11,7 +11,7 @@ import { errorRedirect } from "../core/respond.server";
 import { providerFlow } from "./endpoint.server";
 import { EMAIL_PROVIDER_ID } from "../email/strategy.server";
 import { consumeTokenRow, peekToken } from "../email/verification-token.server";
-import { browserAskedFor, codeRefusal, readEmailCodeCookie } from "../email/email-code.server";
+import { browserAskedFor, codeRefusal } from "../email/email-code.server";
 import { readBody, type Body } from "../core/body.server";
 import { verifyCsrf } from "../core/csrf.server";
 import { jsonResponse, wantsJsonRedirect } from "../core/respond.server";
@@ -20,7 +20,7 @@ import { hashPassword } from "../credentials/password.server";
 import { checkPassword } from "../credentials/password-policy.server";
 import { signInByEmail } from "../email/strategy.server";
 import { completeSignIn, failureResponse } from "./flow.server";
-import { codeFormFor, type CodeForm, type VerifyRequestType } from "./verify-request-page.server";
+import { codeFormFor, type CodeForm } from "./verify-request-page.server";
 
 export type EmailConfirmPage = {
   address: string;
@@ -72,7 +72,6 @@ export type EmailCodeRefusal = {
   response: Response;
   message: string;
   form: CodeForm | null;
-  verifyType: VerifyRequestType;
 };
 
 export async function emailCallbackLoader(request: Request): Promise<EmailCallbackOutcome> {
@@ -86,11 +85,12 @@ export async function emailCallbackLoader(request: Request): Promise<EmailCallba
   }
   const token = ar.url.searchParams.get("token");
   const address = normalizeEmailAddress(ar.url.searchParams.get("email"));
-  // A link that can no longer work says so now, not after the button is pressed.
-  const valid =
-    address.ok &&
-    token !== null &&
-    (await peekToken({ identifier: address.address, token, purpose: "signin", secrets: ar.config.secrets })) !== null;
+  // A link that can no longer work says so now, not after the button is pressed. A sign-up link
+  // reaching here was opened in the browser that asked (elsewhere it asked for a password above):
+  // its button finishes the sign-up as the link itself would.
+  const live = async (purpose: "signin" | "signup") =>
+    address.ok && token !== null && (await peekToken({ identifier: address.address, token, purpose, secrets: ar.config.secrets })) !== null;
+  const valid = (await live("signin")) || (await live("signup"));
   if (!valid || !address.ok || token === null) return { type: "response", response: errorRedirect(ar, "Verification") };
   const csrf = ensureCsrfToken(ar);
   const callbackUrl = validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin) ?? `${ar.origin}/`;
@@ -146,11 +146,12 @@ export async function emailCallbackAction(request: Request): Promise<{ type: "re
   const response = await providerFlow(request, EMAIL_PROVIDER_ID, "callback");
   const refusal = codeRefusal(response);
   if (!refusal) return { type: "response", response };
-  // The form comes back for the request this browser's cookie names (sign-in or sign-up).
-  const [pending] = (await readEmailCodeCookie(authRequest(request))).filter((p) => p.purpose !== "reset");
-  const verifyType: VerifyRequestType = pending?.purpose === "signup" ? "signup" : "email";
-  const { form } = await codeFormFor(request, verifyType);
-  return { type: "code-refused", response, message: refusal.message, form, verifyType };
+  // The form comes back for the sign-in or sign-up request this browser's cookie names. Which of
+  // the two it is stays out of the answer: a sign-up for an address with an account sends a
+  // sign-in request, so naming it would tell an attacker who signed up an address that it has an
+  // account (contract section 15). The form is the same for both.
+  const { form } = await codeFormFor(request, "email");
+  return { type: "code-refused", response, message: refusal.message, form };
 }
 
 /** JSON-mode clients always get the flow's Response itself: `{url}`, or a refused code's 400 JSON. */

@@ -35,7 +35,7 @@ export async function action({ request }: Route.ActionArgs) {
   // Thrown, so the ErrorBoundary draws it: a returned 400 would have React Router run this route's
   // loader for the document, and a GET of this URL without a link is the Verification redirect.
   if (!outcome.form) throw outcome.response;
-  throw data({ codeRefused: { message: outcome.message, form: outcome.form, verifyType: outcome.verifyType } }, { status: 400 });
+  throw data({ codeRefused: { message: outcome.message, form: outcome.form } }, { status: 400 });
 }
 
 export function ErrorBoundary() {

@@ -192,6 +192,40 @@ describe(`e-mailed codes (${dbLabel})`, () => {
     expect(await typeCode(other.jar, other.code)).toHaveSessionCookie();
   });
 
+  it("an attacker who burns the address's budget of wrong codes from his browser does not keep the owner out: her code is refused for the hour, her link still signs her in", async () => {
+    const owner = await asked(new CookieJar(), "sam@example.com");
+    let attacker = await asked(new CookieJar(), "sam@example.com");
+    for (let wrongs = 0; wrongs < 10; wrongs++) {
+      const res = await typeCode(attacker.jar, attacker.code === "000000" ? "000001" : "000000");
+      if (res.status !== 400) attacker = await asked(new CookieJar(), "sam@example.com");
+    }
+    // Her own request was never guessed at, but the budget is the address's: the code waits an hour.
+    expect(await typeCode(owner.jar, owner.code)).toHaveErrorRedirect("RateLimited");
+    // The link is no code: it is not counted, and it signs her in wherever she opens it.
+    const phone = new CookieJar();
+    expect(await openLink(owner.link, phone)).toHaveSessionCookie();
+    expect((await sessionOf(phone))?.user.email).toBe("sam@example.com");
+  });
+
+  it("an attacker who types his own right code with the victim's request in the same cookie spends the victim's budget all the same: a guess at her code is never free", async () => {
+    // A budget of three wrong codes, so that three rounds stay within the send limits. Each round: a
+    // request for her address and one for his, named by one cookie; the code of his own e-mail is
+    // right for his request and a guess at hers.
+    configure(smtpEnv(smtp.sink.url, { AUTH_RATE_LIMIT_EMAIL_CODE_ADDRESS: "3/3600" }));
+    for (let round = 0; round < 3; round++) {
+      const jar = new CookieJar();
+      const hers = await asked(jar, "sam@example.com");
+      const his = await asked(jar, "mallory@example.com");
+      if (his.code === hers.code) continue;
+      expect(await typeCode(jar, his.code)).toHaveSessionCookie();
+    }
+    // Three guesses at her codes were compared: her budget is spent, his is untouched.
+    const owner = await asked(new CookieJar(), "sam@example.com");
+    expect(await typeCode(owner.jar, owner.code)).toHaveErrorRedirect("RateLimited");
+    const attacker = await asked(new CookieJar(), "mallory@example.com");
+    expect(await typeCode(attacker.jar, attacker.code)).toHaveSessionCookie();
+  });
+
   it("the honest user who mistypes twice, asks again and mistypes twice more is never refused", async () => {
     const first = await asked();
     const wrong = first.code === "000000" ? "000001" : "000000";

@@ -220,3 +220,28 @@ describe(`the verify-request page after a sign-up (${dbLabel})`, () => {
     });
   }
 });
+
+describe(`a wrong code typed after a sign-up (${dbLabel})`, () => {
+  /** The refused code's answer as the client gets it, per-answer randomness blanked. */
+  async function wrongCodeAfterSignUp(email: string, shape: Shape) {
+    const jar = new CookieJar();
+    const res = await send(jar, "/auth/signup", { csrfToken: await csrf(jar), email, password: CHOSEN, callbackUrl: "/account" });
+    expect(res.status).toBe(302);
+    const code = codeIn(await messageTo(email));
+    const refused = await send(jar, "/auth/callback/email", { csrfToken: await csrf(jar), code: otherCode(code) }, shape);
+    const text = (await refused.text()).replace(/[0-9a-f]{64}/g, "<token>").replace(/nonce="[^"]*"/g, "nonce");
+    return { status: refused.status, text, cookies: refused.headers.getSetCookie().map((c) => c.slice(0, c.indexOf("="))).sort() };
+  }
+
+  for (const shape of SHAPES) {
+    it(`${shape}: an attacker who signs up an address and types a wrong code cannot tell from the refusal whether it has an account`, async () => {
+      await createUser("owner@example.com");
+      const known = await wrongCodeAfterSignUp("owner@example.com", shape);
+      const unknown = await wrongCodeAfterSignUp("nobody@example.com", shape);
+      expect(known.status).toBe(400);
+      expect(known.status).toBe(unknown.status);
+      expect(known.cookies).toEqual(unknown.cookies);
+      expect(known.text).toBe(unknown.text);
+    });
+  }
+});

@@ -8,7 +8,7 @@ import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar } from "../../support/http.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
-import { accountIntent, codeAt, enrol, submitCode, useStepClock } from "../two-factor/helpers.ts";
+import { accountIntent, advance, codeAt, enrol, PENDING, submitCode, useStepClock } from "../two-factor/helpers.ts";
 import { ORIGIN, requestLink, sessionOf, useSmtpSink } from "../email/helpers.ts";
 import { askReset, codeIn, postReset } from "./helpers.ts";
 import { mailSenderIdle } from "../../../app/mail/queue.server.ts";
@@ -128,5 +128,23 @@ describe(`a reset for a user with the second factor on asks the code before writ
     expect(await submitCode(browser, codeAt(secret))).not.toHaveSessionCookie();
     expect(await passwordOf()).toBe(before);
     expect((await sessionOf(owner))?.user.email).toBe("ada@example.com");
+  });
+
+  it("an attacker who copied the pending reset cookie replays it with a fresh code after the owner finished: nothing is written again, nobody signed in", async () => {
+    await createUser();
+    const { secret } = await enrol();
+    const mail = await resetMail();
+    const browser = new CookieJar();
+    expect(await postReset(browser, { ...mail.byLink, password: NEW })).toHaveRedirect(`${ORIGIN}/auth/two-factor`);
+    const copied = new CookieJar({ [PENDING]: browser.get(PENDING)! });
+    expect(await submitCode(browser, codeAt(secret))).toHaveRedirect(`${ORIGIN}/account`);
+    // The owner then changes it again; the sealed hash of the reset must not come back.
+    const later = "amber signal meadow";
+    expect(await accountIntent(browser, { intent: "password-change", currentPassword: NEW, password: later })).toHaveRedirect("/account?updated=password-changed");
+    advance(30);
+    const replayed = await submitCode(copied, codeAt(secret));
+    expect(replayed).not.toHaveSessionCookie();
+    expect(await verifyPassword(await passwordOf(), later)).toBe(true);
+    expect((await sessionOf(browser))?.user.email).toBe("ada@example.com");
   });
 });

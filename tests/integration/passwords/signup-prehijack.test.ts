@@ -10,7 +10,7 @@ import { signIn } from "../../support/auth.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, post } from "../../support/http.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
-import { csrfFor, openLink, ORIGIN, sessionOf, useSmtpSink } from "../email/helpers.ts";
+import { configure, csrfFor, openLink, ORIGIN, sessionOf, smtpEnv, useSmtpSink } from "../email/helpers.ts";
 import { signUp } from "./helpers.ts";
 
 const smtp = useSmtpSink();
@@ -93,5 +93,32 @@ describe(`sign-up links opened in another browser (${dbLabel})`, () => {
     expect(res).not.toHaveSessionCookie();
     expect(await testDb().user.count()).toBe(0);
     expect(await testDb().verificationToken.count()).toBe(1);
+  });
+
+  it("AUTH_EMAIL_CONFIRM=true: the honest user who opens her sign-up link in the browser that asked gets the button, and it finishes with her password", async () => {
+    configure(smtpEnv(smtp.sink.url, { AUTH_EMAIL_CONFIRM: "true" }));
+    const jar = new CookieJar();
+    const message = await signedUp(jar, HERS, "Vera");
+    // A mail scanner's GET, and hers, use nothing up.
+    expect((await openLink(linkIn(message))).status).toBe(200);
+    const opened = await openLink(linkIn(message), jar);
+    expect(opened.status).toBe(200);
+    expect(opened).not.toHaveSessionCookie();
+    const page = (await opened.json()) as { address: string; token: string; callbackUrl: string; csrfToken: string };
+    expect(page).toMatchObject({ address: "victim@example.com", token: linkIn(message).searchParams.get("token"), callbackUrl: "/account" });
+    expect(await testDb().verificationToken.count()).toBe(1);
+    const res = await callRoute(callbackEmail.action, post("/auth/callback/email", { csrfToken: page.csrfToken, token: page.token, email: page.address, callbackUrl: page.callbackUrl }, { jar }));
+    expect(res).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Faccount`);
+    expect(res).toHaveSessionCookie();
+    expect(await verifyPassword(await hashOf(), HERS)).toBe(true);
+  });
+
+  it("AUTH_EMAIL_CONFIRM=true: the victim who opens the attacker's sign-up link is asked to choose a password, not shown a button", async () => {
+    configure(smtpEnv(smtp.sink.url, { AUTH_EMAIL_CONFIRM: "true" }));
+    const his = await signedUp(new CookieJar(), ATTACKERS, "Mallory");
+    const victim = new CookieJar();
+    await signedUp(victim, HERS, "Vera");
+    const page = (await (await openLink(linkIn(his), victim)).json()) as { choosePassword?: { address: string } };
+    expect(page.choosePassword).toMatchObject({ address: "victim@example.com" });
   });
 });
