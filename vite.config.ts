@@ -32,9 +32,16 @@ export default defineConfig({
         test: {
           name: "browser",
           include: ["tests/browser/**/*.test.{ts,tsx}"],
-          globalSetup: ["tests/support/global-setup.ts", "tests/support/build-app.ts"],
+          // One production build and one Chromium for the whole run, shared by every file.
+          globalSetup: ["tests/support/global-setup.ts", "tests/support/build-app.ts", "tests/support/browser-server.ts"],
           env: { VESTIBULE_TEST_DB: "sqlite" },
-          fileParallelism: false,
+          // Files run side by side with the other projects' (no fileParallelism: false): each
+          // starts its own servers on free ports with their own data folders and PostgreSQL
+          // databases, and opens its own browser contexts. Every wait is for a state, so the
+          // timeouts only bound a hang; they are generous for a loaded 2-core machine.
+          // docs/decisions/065-test-suite-speed.md
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
         },
       },
     ],
