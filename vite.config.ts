@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { reactRouter } from "@react-router/dev/vite";
 import { defineConfig } from "vitest/config";
 import { devBootstrap } from "./scripts/dev-bootstrap.ts";
@@ -14,6 +15,11 @@ export default defineConfig({
     setupFiles: ["tests/support/setup-env.ts", "tests/support/matchers.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // One test file per core. Vitest's default for a run is one less than the cores: a single
+    // worker on a 2-core machine, so every file waited for the one before while much of each
+    // file's time is spent waiting on a database, a server or a browser. VITEST_MAX_WORKERS or
+    // --maxWorkers still override it. docs/decisions/065-test-suite-speed.md
+    maxWorkers: availableParallelism(),
     projects: [
       {
         extends: true,
