@@ -11,12 +11,24 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** The Playwright endpoint of the run's Chromium (chromium.connect). */
     vestibuleBrowserEndpoint: string;
+    /** Why there is no endpoint ("" when there is one). */
+    vestibuleBrowserError: string;
   }
 }
 
 export default async function startBrowserServer(project: TestProject) {
-  const server = await chromium.launchServer({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  let server: Awaited<ReturnType<typeof chromium.launchServer>>;
+  try {
+    server = await chromium.launchServer({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  } catch (e) {
+    // No Chromium: the files that need one fail with this reason (connectBrowser); the rest of
+    // the run (servers over HTTP, the other projects) still runs.
+    project.provide("vestibuleBrowserEndpoint", "");
+    project.provide("vestibuleBrowserError", `Chromium at ${CHROMIUM_PATH} did not start: ${e instanceof Error ? e.message : String(e)}`);
+    return;
+  }
   project.provide("vestibuleBrowserEndpoint", server.wsEndpoint());
+  project.provide("vestibuleBrowserError", "");
   return async () => {
     await server.close();
   };

@@ -152,8 +152,10 @@ export const STEP_LIMIT_MS = 60_000;
  * The run's one Chromium (started by tests/support/browser-server.ts), connected for this file.
  * Closing the returned Browser closes this file's contexts and leaves the browser to the others.
  */
-export function connectBrowser(): Promise<Browser> {
-  return chromium.connect(inject("vestibuleBrowserEndpoint"));
+export async function connectBrowser(): Promise<Browser> {
+  const endpoint = inject("vestibuleBrowserEndpoint");
+  if (!endpoint) throw new Error(`${inject("vestibuleBrowserError")} (install chromium or set CHROMIUM_PATH)`);
+  return chromium.connect(endpoint);
 }
 
 /** A fresh context (no cookies, storage or pages of another) whose steps wait up to STEP_LIMIT_MS. */
