@@ -13,8 +13,10 @@ export default defineConfig({
     // Each suite gets its own real database: see tests/support/setup-env.ts.
     globalSetup: ["tests/support/global-setup.ts"],
     setupFiles: ["tests/support/setup-env.ts", "tests/support/matchers.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Tests wait for states, not for a clock; these only bound a hang, generous enough for a
+    // loaded 2-core machine (30 s timed out a dozen sound tests there, issue 18).
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     // One test file per core. Vitest's default for a run is one less than the cores: a single
     // worker on a 2-core machine, so every file waited for the one before while much of each
     // file's time is spent waiting on a database, a server or a browser. VITEST_MAX_WORKERS or
@@ -43,11 +45,7 @@ export default defineConfig({
           env: { VESTIBULE_TEST_DB: "sqlite" },
           // Files run side by side with the other projects' (no fileParallelism: false): each
           // starts its own servers on free ports with their own data folders and PostgreSQL
-          // databases, and opens its own browser contexts. Every wait is for a state, so the
-          // timeouts only bound a hang; they are generous for a loaded 2-core machine.
-          // docs/decisions/065-test-suite-speed.md
-          testTimeout: 120_000,
-          hookTimeout: 180_000,
+          // databases, and opens its own browser contexts. docs/decisions/065-test-suite-speed.md
         },
       },
     ],
