@@ -82,7 +82,11 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
   await new Promise<void>((resolve, reject) => {
     // Not a wait for the start (that is "listening on" or the exit below): a bound so a server
     // that hangs fails with its output instead of the hook's bare timeout.
-    const timer = setTimeout(() => reject(new Error(`server did not start within ${STEP_LIMIT_MS} ms:\n${output}`)), STEP_LIMIT_MS);
+    const timer = setTimeout(() => {
+      // Not left running behind the failed test.
+      child.kill("SIGKILL");
+      reject(new Error(`server did not start within ${STEP_LIMIT_MS} ms:\n${output}`));
+    }, STEP_LIMIT_MS);
     const check = () => {
       if (output.includes("listening on")) {
         clearTimeout(timer);
