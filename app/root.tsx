@@ -1,3 +1,4 @@
+import { useEffect } from "react";
 import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, useRouteLoaderData } from "react-router";
 import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
@@ -46,6 +47,14 @@ export const middleware: Route.MiddlewareFunction[] = [
 
 export function Layout({ children }: { children: React.ReactNode }) {
   const data = useRouteLoaderData<typeof loader>("root");
+  // <html data-hydrated> says the page is interactive: effects run after React hydrated the
+  // document, and the layout's after every route component's (children first). The browser tests
+  // wait for it (tests/support/browser.ts gotoHydrated) instead of for a clock or for
+  // window.__reactRouterRouteModules, which is set before hydration starts, so a click could
+  // still land on server-rendered HTML with no handler. docs/decisions/065-test-suite-speed.md
+  useEffect(() => {
+    document.documentElement.dataset.hydrated = "true";
+  }, []);
   const user = data?.user ?? null;
   return (
     <html lang="en">
