@@ -57,6 +57,9 @@ export default defineConfig({
           globalSetup: ["tests/support/global-setup.ts", "tests/support/build-app.ts"],
           env: { VESTIBULE_TEST_DB: "sqlite" },
           fileParallelism: false,
+          // After every other project, alone: its rolling restart and revocation timings measure the
+          // deployment, not the rest of the suite competing for the same two cores.
+          sequence: { groupOrder: 1 },
         },
       },
     ],
