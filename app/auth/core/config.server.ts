@@ -84,6 +84,8 @@ export type AuthConfig = {
   databasePoolMax: number;
   /** DATABASE_TIMEOUT_MS: the longest a PostgreSQL connection or query may take before it fails as "database unavailable". */
   databaseTimeoutMs: number;
+  /** METRICS_TOKEN: the bearer token GET /metrics asks for; null: /metrics answers 404 (ADR 076). */
+  metricsToken: string | null;
 };
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -92,6 +94,8 @@ export type LogSettings = { level: LogLevelSetting; requests: boolean };
 export const AUTH_EVENT_RETENTION_DAYS = 90;
 export const DATABASE_POOL_MAX = 10;
 export const DATABASE_TIMEOUT_MS = 5_000;
+/** METRICS_TOKEN's shortest length: a scraper's secret, guessed by nobody (ADR 076). */
+export const METRICS_TOKEN_MIN_LENGTH = 32;
 
 const isLogLevel = (value: string): value is LogLevelSetting => (LOG_LEVELS as readonly string[]).includes(value);
 
@@ -322,6 +326,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const databasePoolMax = wholeNumber(env, "DATABASE_POOL_MAX", { min: 1, max: 1_000, fallback: DATABASE_POOL_MAX, unit: "connections" }, problems);
   const databaseTimeoutMs = wholeNumber(env, "DATABASE_TIMEOUT_MS", { min: 100, max: 600_000, fallback: DATABASE_TIMEOUT_MS, unit: "milliseconds" }, problems);
 
+  // Metrics (contract §18): a bearer token of RFC 6750's characters, long enough not to be guessed.
+  const metricsToken = env.METRICS_TOKEN?.trim() || null;
+  if (metricsToken && !(metricsToken.length >= METRICS_TOKEN_MIN_LENGTH && /^[A-Za-z0-9._~+/-]+=*$/.test(metricsToken))) {
+    problems.push(`METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (a bearer token, e.g. openssl rand -hex 32); leave it unset to turn /metrics off`);
+  }
+
   if (problems.length) throw new ConfigError(problems);
 
   return {
@@ -356,6 +366,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authEventRetentionDays,
     databasePoolMax,
     databaseTimeoutMs,
+    metricsToken,
   };
 }
 
