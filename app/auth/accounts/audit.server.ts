@@ -32,7 +32,8 @@ export type AuthEventType =
   | "password-set"
   | "password-changed"
   | "password-removed"
-  | "password-reset";
+  | "password-reset"
+  | "role-changed";
 
 export async function recordEvent(
   type: AuthEventType,
