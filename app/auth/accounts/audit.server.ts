@@ -33,7 +33,10 @@ export type AuthEventType =
   | "password-changed"
   | "password-removed"
   | "password-reset"
-  | "role-changed";
+  | "role-changed"
+  | "user-disabled"
+  | "user-enabled"
+  | "sessions-ended";
 
 export async function recordEvent(
   type: AuthEventType,

@@ -38,3 +38,9 @@ export async function updateProfile(userId: string, update: ProfileUpdate): Prom
 
 /** What every strategy's verify step resolves to. */
 export type SignInResult = { user: SessionUser; isNewUser: boolean };
+
+/** Whether an administrator disabled this user (ADR 078); read at every sign-in, never cached. */
+export async function isDisabled(userId: string): Promise<boolean> {
+  const user = await db().user.findUnique({ where: { id: userId }, select: { disabledAt: true } });
+  return Boolean(user?.disabledAt);
+}

@@ -117,7 +117,7 @@ describe(`requireAdmin (${dbLabel})`, () => {
     await setRole("ada@example.com", "admin", { source: "cli" });
     await setRole("grace@example.com", "admin", { source: "cli" });
     const { jar } = await signIn(new CookieJar(), "ada@example.com");
-    expect((await adminCheck(jar)).status).toBe(200);
+    expect(await adminCheck(jar)).toMatchObject({ status: 200 });
     await setRole("ada@example.com", "user", { source: "cli" });
     expect(await adminCheck(jar)).toEqual(notFoundAnswer());
   });
