@@ -34,7 +34,8 @@ describe("/metrics under npm start", () => {
 
   it("without the token, or with a wrong one, it is the 404 of an unknown URL", async () => {
     const unknown = await call(app, new CookieJar(), "/no-such-page");
-    for (const headers of [{}, { Authorization: "Bearer wrong-token-0123456789abcdef0123456789" }]) {
+    const attempts: Record<string, string>[] = [{}, { Authorization: "Bearer wrong-token-0123456789abcdef0123456789" }];
+    for (const headers of attempts) {
       const res = await call(app, new CookieJar(), "/metrics", { headers });
       expect(res.status).toBe(404);
       expect(res.headers.get("Content-Type")).toBe(unknown.headers.get("Content-Type"));

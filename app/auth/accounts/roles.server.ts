@@ -12,6 +12,6 @@ export function isRole(value: unknown): value is Role {
 
 /** Whether this user exists, is an admin and is not disabled. */
 export async function isAdmin(userId: string): Promise<boolean> {
-  const user = await db().user.findUnique({ where: { id: userId }, select: { role: true } });
-  return user?.role === "admin";
+  const user = await db().user.findUnique({ where: { id: userId }, select: { role: true, disabledAt: true } });
+  return user?.role === "admin" && user.disabledAt === null;
 }
