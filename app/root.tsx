@@ -4,6 +4,7 @@ import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
 import { getConfig, optionalSession } from "~/auth/core";
 import { withRequestContext } from "~/auth/core/log.server";
+import { observeRequest } from "~/auth/core/metrics.server";
 import { pageOutageRedirect } from "~/auth/core/outage.server";
 import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.server";
 import { refuseCrossOriginPost } from "~/auth/signin";
@@ -33,16 +34,21 @@ export async function loader({ request }: Route.LoaderArgs) {
 // Outside server/main.ts (dev server, in-process tests) it also gives the request its id and
 // access line, as the server does for every request (docs/decisions/050); and a page that failed
 // because the database is unavailable ends on the Configuration error page (docs/decisions/052).
+// Each answer's time to its headers is observed once, by its route pattern, for /metrics (ADR 076).
 export const middleware: Route.MiddlewareFunction[] = [
-  async ({ request }, next) =>
-    withRequestContext(
+  async ({ request, pattern }, next) => {
+    const started = performance.now();
+    const answer = await withRequestContext(
       request,
       async () => {
         const response = refuseCrossOriginPost(request) ?? pageOutageRedirect(request, await next());
         return withHeaders(response, baseSecurityHeaders(getConfig()));
       },
       (response, name, value) => withHeaders(response, { [name]: value }),
-    ),
+    );
+    observeRequest(pattern, request.method, answer.status, (performance.now() - started) / 1000);
+    return answer;
+  },
 ];
 
 export function Layout({ children }: { children: React.ReactNode }) {

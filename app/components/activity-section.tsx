@@ -29,6 +29,10 @@ const EVENT_LABELS: Record<string, string> = {
   "password-changed": "Password changed",
   "password-removed": "Password removed",
   "password-reset": "Password reset",
+  "role-changed": "Role changed",
+  "user-disabled": "Account disabled",
+  "user-enabled": "Account enabled",
+  "sessions-ended": "Sessions ended by an administrator",
 };
 
 /** /account: the user's latest auth events (contract section 11). */

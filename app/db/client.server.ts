@@ -124,3 +124,13 @@ export async function closeDb(): Promise<void> {
   held.sqlite?.close();
   await held.client.$disconnect();
 }
+
+/**
+ * The PostgreSQL pool's connections right now (for /metrics), or null on SQLite or before the
+ * first query: reading it never opens a client.
+ */
+export function poolUse(): { total: number; idle: number; waiting: number; max: number } | null {
+  const pool = holder[HELD]?.pool;
+  if (!pool) return null;
+  return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 0 };
+}

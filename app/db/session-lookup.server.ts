@@ -36,7 +36,7 @@ const SQLITE_SQL = `SELECT s."id" AS id, s."userId" AS userId,
   CAST(round(unixepoch(s."lastUsedAt", 'subsec') * 1000) AS INTEGER) AS lastUsedAt,
   u."name" AS name, u."email" AS email, u."image" AS image
 FROM "Session" s JOIN "User" u ON u."id" = s."userId"
-WHERE s."tokenHash" = ?`;
+WHERE s."tokenHash" = ? AND u."disabledAt" IS NULL`;
 
 // TIMESTAMP(3) columns hold UTC without a zone: the epoch is taken as such, never as local time.
 const POSTGRES_STATEMENT = "vestibule_session_by_token_hash";
@@ -46,7 +46,7 @@ const POSTGRES_SQL = `SELECT s."id" AS "id", s."userId" AS "userId",
   (extract(epoch FROM s."lastUsedAt") * 1000)::float8 AS "lastUsedAt",
   u."name" AS "name", u."email" AS "email", u."image" AS "image"
 FROM "Session" s JOIN "User" u ON u."id" = s."userId"
-WHERE s."tokenHash" = $1`;
+WHERE s."tokenHash" = $1 AND u."disabledAt" IS NULL`;
 
 const prepared = new WeakMap<object, Statement<[string], RawRow>>();
 
@@ -62,7 +62,7 @@ function toRow(r: RawRow | undefined): SessionLookupRow | null {
   };
 }
 
-/** The session row whose token hashes to `tokenHash`, with its user; null when there is none. */
+/** The session row whose token hashes to `tokenHash`, with its user; null when there is none or its user is disabled (ADR 078). */
 export async function findSessionByTokenHash(tokenHash: string): Promise<SessionLookupRow | null> {
   const driver = rawDriver();
   if (driver.provider === "sqlite") {

@@ -2,6 +2,7 @@
 // outbox (files in the data folder, /dev/outbox) when they are not and this is not production,
 // and nowhere in production without a server — then e-mail sign-in is simply not offered.
 import type { AuthConfig } from "../auth/core/config.server";
+import { countEmailFailed } from "../auth/core/metrics.server";
 import { createOutboxMailer } from "./outbox.server";
 import { createSmtpMailer } from "./smtp.server";
 import type { Mailer } from "./types";
@@ -15,7 +16,22 @@ export function getMailer(config: AuthConfig): Mailer | null {
       : config.production
         ? null
         : createOutboxMailer(config.dataDir);
-    cache.set(config, mailer);
+    cache.set(config, mailer && countingFailures(mailer));
   }
   return cache.get(config)!;
+}
+
+/** Every e-mail goes through here, so a refused one is counted once, by purpose (ADR 076). */
+function countingFailures(mailer: Mailer): Mailer {
+  return {
+    kind: mailer.kind,
+    async send(message) {
+      try {
+        await mailer.send(message);
+      } catch (error) {
+        countEmailFailed(message.purpose);
+        throw error;
+      }
+    },
+  };
 }

@@ -10,6 +10,8 @@ export type MailMessage = {
   link?: string;
   /** The one-time code the message carries beside its link, for the dev outbox. */
   code?: string;
+  /** What the message is for (signin, signup, reset, change-email, …): the label of a failed send in /metrics. */
+  purpose?: string;
 };
 
 export type Mailer = {

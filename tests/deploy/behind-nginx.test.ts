@@ -8,7 +8,7 @@ import path from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM_PATH } from "../support/browser";
+import { CHROMIUM_PATH } from "../support/chromium";
 import { deployToolsMissing, httpsRequest, trustCaForChromium } from "../support/deploy";
 import { ALICE } from "../support/idp";
 import { postgresUnreachable } from "../support/postgres-required";

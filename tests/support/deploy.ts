@@ -10,7 +10,7 @@ import https from "node:https";
 import { connect } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { CHROMIUM_PATH } from "./browser";
+import { CHROMIUM_PATH } from "./chromium";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const DEPLOY_DIR = path.join(root, "deploy");

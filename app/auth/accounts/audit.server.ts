@@ -1,6 +1,8 @@
-// The audit trail (AuthEvent rows). Writing it never breaks the flow that reports it.
+// The audit trail (AuthEvent rows). Writing it never breaks the flow that reports it. Each row
+// written also moves its /metrics series (core/metrics.server.ts).
 import { db } from "../../db/client.server";
 import { log } from "../core/log.server";
+import { countEvent } from "../core/metrics.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
 
 const MAX_USER_AGENT = 512;
@@ -30,7 +32,11 @@ export type AuthEventType =
   | "password-set"
   | "password-changed"
   | "password-removed"
-  | "password-reset";
+  | "password-reset"
+  | "role-changed"
+  | "user-disabled"
+  | "user-enabled"
+  | "sessions-ended";
 
 export async function recordEvent(
   type: AuthEventType,
@@ -46,6 +52,8 @@ export async function recordEvent(
         detail: fields.detail ? JSON.stringify(fields.detail) : null,
       },
     });
+    // The metrics move with the rows, here and nowhere else (ADR 076): they never disagree.
+    countEvent(type, fields.detail);
   } catch (error) {
     log("error", "audit-write-failed", { type, error });
   }

@@ -47,3 +47,9 @@ export type SignInResult = { user: SessionUser; isNewUser: boolean; credentialRe
 /** The credentialRef of a linked provider account and of a passkey. */
 export const accountCredentialRef = (accountId: string) => `account:${accountId}`;
 export const passkeyCredentialRef = (passkeyId: string) => `passkey:${passkeyId}`;
+
+/** Whether an administrator disabled this user (ADR 078); read at every sign-in, never cached. */
+export async function isDisabled(userId: string): Promise<boolean> {
+  const user = await db().user.findUnique({ where: { id: userId }, select: { disabledAt: true } });
+  return Boolean(user?.disabledAt);
+}

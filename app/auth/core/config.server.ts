@@ -88,6 +88,8 @@ export type AuthConfig = {
   reauthMaxAge: number;
   /** AUTH_SECURITY_EMAILS: the owner is told of each security change by e-mail (on unless "false"; ADR 059). */
   securityEmails: boolean;
+  /** METRICS_TOKEN: the bearer token GET /metrics asks for; null: /metrics answers 404 (ADR 076). */
+  metricsToken: string | null;
 };
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -98,6 +100,8 @@ export const DATABASE_POOL_MAX = 10;
 export const DATABASE_TIMEOUT_MS = 5_000;
 /** The recent sign-in window, seconds (contract section 16). */
 export const AUTH_REAUTH_MAX_AGE = 600;
+/** METRICS_TOKEN's shortest length: a scraper's secret, guessed by nobody (ADR 076). */
+export const METRICS_TOKEN_MIN_LENGTH = 32;
 
 const isLogLevel = (value: string): value is LogLevelSetting => (LOG_LEVELS as readonly string[]).includes(value);
 
@@ -331,6 +335,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // Assurance (contract section 16): from one minute to one day.
   const reauthMaxAge = wholeNumber(env, "AUTH_REAUTH_MAX_AGE", { min: 60, max: 86_400, fallback: AUTH_REAUTH_MAX_AGE, unit: "seconds" }, problems);
 
+  // Metrics (contract §18): a bearer token of RFC 6750's characters, long enough not to be guessed.
+  const metricsToken = env.METRICS_TOKEN?.trim() || null;
+  if (metricsToken && !(metricsToken.length >= METRICS_TOKEN_MIN_LENGTH && /^[A-Za-z0-9._~+/-]+=*$/.test(metricsToken))) {
+    problems.push(`METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (a bearer token, e.g. openssl rand -hex 32); leave it unset to turn /metrics off`);
+  }
+
   if (problems.length) throw new ConfigError(problems);
 
   return {
@@ -367,6 +377,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseTimeoutMs,
     reauthMaxAge,
     securityEmails: e.AUTH_SECURITY_EMAILS ?? true,
+    metricsToken,
   };
 }
 

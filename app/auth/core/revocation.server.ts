@@ -241,7 +241,7 @@ export function knownCutoff(userId: string): number | null {
 }
 
 /**
- * Whether the database already says this cookie has ended, for the moments a cookie is about to be
+ * Whether the database already says this cookie has ended (or its user is disabled), for the moments a cookie is about to be
  * issued again (a roll, at most once a day per session; a profile update) — never per request.
  * Re-issued, a cookie carries a fresh issue time, past every cut-off, so a cookie without a sid
  * re-issued in the seconds before this process's next poll would outlive the "sign out
@@ -258,10 +258,13 @@ export async function endedInDatabase(
 ): Promise<boolean> {
   try {
     const client = db();
-    const [row, cutoff] = await Promise.all([
+    const [row, cutoff, user] = await Promise.all([
       sid === null ? null : client.session.findUnique({ where: { id: sid }, select: { revokedAt: true, expires: true } }),
       applyCutoff ? client.sessionCutoff.findUnique({ where: { userId }, select: { notBefore: true, expires: true } }) : null,
+      client.user.findUnique({ where: { id: userId }, select: { disabledAt: true } }),
     ]);
+    // A disabled user's cookie is never issued again, whatever the list says (ADR 078).
+    if (user?.disabledAt) return true;
     if (sid !== null && row?.revokedAt) {
       noteRevoked([{ id: sid, expires: row.expires }]);
       return true;
@@ -379,6 +382,16 @@ function listenForRevocations(): Subscription | null {
     },
     onLost: (error) => log("warn", "session-revocation-listener-lost", { error, fallbackPollMs: REVOCATION_POLL_MS }),
   });
+}
+
+/**
+ * A user was just disabled (ADR 078): their sessions were ended (revokeUserSessions wrote the rows
+ * and the cut-off, and announced them); this tells every instance to re-read the database at once
+ * as well, the kind contract §18 reserved for it. Never throws.
+ */
+export function announceUserDisabled(userId: string) {
+  const message: RevocationMessage = { v: 1, kind: "user-disabled", userId };
+  publish(REVOCATION_CHANNEL, JSON.stringify(message)).catch((error: unknown) => log("warn", "session-revocation-notify-failed", { error }));
 }
 
 /** Tests: forget the list and stop the poll and the listener, as a fresh process would start (with this cap). */

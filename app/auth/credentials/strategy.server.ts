@@ -37,7 +37,9 @@ export function credentialsStrategy(config: AuthConfig) {
       throw new AuthError("RateLimited", { log: `credentials limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds });
     }
     const user = await db().user.findUnique({ where: { email }, include: { password: { select: { hash: true } } } });
-    const ok = await verifyPassword(user?.password?.hash, password);
+    // A disabled user's right password is a wrong one: the same answer, and counted as a failure,
+    // so neither the answer nor the limits tell the two apart (ADR 078).
+    const ok = (await verifyPassword(user?.password?.hash, password)) && !user?.disabledAt;
     await reservation.settle(Boolean(user && ok));
     if (!user || !ok) {
       await recordEvent("signin-failed", { userId: user?.id ?? null, ...eventSource(ar), detail: { provider: "credentials" } });

@@ -66,7 +66,7 @@ export async function requestEmailChange(
   });
   const link = `${ar.origin}${EMAIL_CHANGE_PATH}?${new URLSearchParams({ token, email: address })}`;
   try {
-    await mailer.send(changeEmailMessage({ to: address, url: link, host: new URL(ar.origin).host, maxAgeSeconds: ar.config.emailTokenMaxAge }));
+    await mailer.send({ ...changeEmailMessage({ to: address, url: link, host: new URL(ar.origin).host, maxAgeSeconds: ar.config.emailTokenMaxAge }), purpose: "change-email" });
   } catch (error) {
     await discardToken(address, token, ar.config.secrets);
     log("warn", "auth-failure", { code: "EmailSignin", reason: "change-email message not sent", cause: error, path: ar.url.pathname });

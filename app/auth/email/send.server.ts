@@ -51,7 +51,7 @@ export async function sendLinkEmail(ar: AuthRequest, email: LinkEmail): Promise<
   const deliver = email.deliver ?? "now";
   const send = async () => {
     try {
-      await mailer.send(email.message(link, mailCode));
+      await mailer.send({ ...email.message(link, mailCode), purpose: email.purpose });
     } catch (error) {
       await discardToken(email.address, token, ar.config.secrets);
       throw new AuthError("EmailSignin", { log: `${email.purpose} e-mail not sent`, cause: error });

@@ -10,11 +10,12 @@ import { issueDeviceCookie } from "../core/device-cookie.server";
 import { retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
-import type { FlowContext } from "./provider";
+import type { FlowContext, ProviderType } from "./provider";
 import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { createSession } from "../core/session.server";
-import type { SignInResult } from "../accounts/users.server";
+import { isDisabled, type SignInResult } from "../accounts/users.server";
+import type { AuthErrorCode } from "../core/errors";
 import { applyPasswordReset } from "../accounts/passwords.server";
 import { clearPendingSignIn, issuePendingSignIn } from "../two-factor/pending.server";
 import { factorsOf, firstFactorOf, needsSecondFactor } from "../two-factor/policy.server";
@@ -95,6 +96,20 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
 }
 
 /**
+ * What a disabled user's sign-in answers (ADR 078): each method's own answer to credentials that do
+ * not sign in — a wrong password, a used or expired link or code, a provider's failed callback, a
+ * passkey that did not verify — so the answer tells nothing the method would not tell anyway.
+ * (Credentials refuse before this, in their strategy, so that the rate limits count it too.)
+ */
+const DISABLED_ANSWER: Record<ProviderType, AuthErrorCode> = {
+  credentials: "CredentialsSignin",
+  email: "Verification",
+  oauth: "OAuthCallback",
+  oidc: "OAuthCallback",
+  webauthn: "WebAuthnVerificationError",
+};
+
+/**
  * The first factor succeeded. A user who turned the second factor on gets no session yet: a
  * sealed pending sign-in and the second-factor page (`{url}` of it in JSON mode) — unless the
  * method proves two factors by itself (a passkey). Everyone else is signed in at once.
@@ -111,6 +126,12 @@ export async function completeSignIn(
   reset: { passwordHash: string } | null = null,
 ): Promise<Response> {
   const { ar } = ctx;
+  // Before the second factor: a disabled user with one on must not learn that the first was right.
+  if (await isDisabled(result.user.id)) {
+    await recordEvent("signin-failed", { userId: result.user.id, ...eventSource(ar), detail: { provider: providerId, reason: "disabled" } });
+    const error = new AuthError(DISABLED_ANSWER[ctx.providerType], { log: "user disabled" });
+    return failureResponse(ar, error, ctx.json, ctx.setCookies);
+  }
   // An account linked to the signed-in user: no sign-in happened, the owner keeps this session
   // (a new one would end it, and a copy of it would decide who stays signed in).
   if (result.linked) return redirectResponse(ctx.callbackUrl, { json: ctx.json, setCookies: ctx.setCookies });

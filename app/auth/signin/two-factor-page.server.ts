@@ -93,7 +93,8 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
   }
 
   const code = typeof typed === "string" ? typed.slice(0, MAX_CODE_LENGTH) : "";
-  const factor = code ? await spendSecondFactorCode(pending.userId, code, ar.config.secrets) : null;
+  // Disabled since the first factor (ADR 078): every code is a wrong one, and none is spent.
+  const factor = code && !user.disabledAt ? await spendSecondFactorCode(pending.userId, code, ar.config.secrets) : null;
   if (factor) {
     // Finished first, so that a twin request of the same pending sign-in sees it as soon as possible.
     await spendPendingSignIn(limits, pending.id, PENDING_SIGN_IN_MAX_AGE);

@@ -1,0 +1,242 @@
+// GET /metrics in the Prometheus text format (contract §18, ADR 076). The auth series are counted
+// from the audit trail as each event is written (accounts/audit.server.ts calls countEvent), so a
+// metric and the audit rows never disagree; the request durations are observed once per request
+// by the root middleware, e-mail transport failures where the transport is picked
+// (mail/mailer.server.ts). Every label value is a bounded name — a method, a limit, a purpose, a
+// route pattern — never an address, an id or a raw URL: labelValue() turns anything else into "other".
+import client from "prom-client";
+import { poolUse } from "../../db/client.server";
+import { getConfig } from "./config.server";
+import { constantTimeEqual, sha256hex } from "./crypto.server";
+
+const PREFIX = "vestibule_";
+
+type Metrics = {
+  registry: client.Registry;
+  signins: client.Counter<"method" | "outcome">;
+  rateLimited: client.Counter<"limit">;
+  emailsSent: client.Counter<"purpose">;
+  emailsFailed: client.Counter<"purpose">;
+  sessionsCreated: client.Counter<"strategy">;
+  sessionsEnded: client.Counter<"strategy" | "reason">;
+  requestDuration: RequestDurations;
+};
+
+// Kept on globalThis: the Vite dev server re-evaluates this module after an edit, and a second
+// registry would start every counter from zero (and the default metrics cannot be registered twice).
+const HELD = Symbol.for("vestibule.metrics");
+const holder = globalThis as typeof globalThis & { [HELD]?: Metrics };
+
+function create(): Metrics {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry, prefix: PREFIX });
+  const registers = [registry];
+  const metrics: Metrics = {
+    registry,
+    signins: new client.Counter({
+      name: `${PREFIX}signins_total`,
+      help: "Sign-in attempts by method (provider id) and outcome (success, failure, second-factor-failure), as in the audit trail.",
+      labelNames: ["method", "outcome"],
+      registers,
+    }),
+    rateLimited: new client.Counter({
+      name: `${PREFIX}rate_limit_refusals_total`,
+      help: "Requests refused by a rate limit, by limit name (contract section 10).",
+      labelNames: ["limit"],
+      registers,
+    }),
+    emailsSent: new client.Counter({
+      name: `${PREFIX}emails_sent_total`,
+      help: "E-mails handed to the transport, by purpose (the audit trail's email-sent events).",
+      labelNames: ["purpose"],
+      registers,
+    }),
+    emailsFailed: new client.Counter({
+      name: `${PREFIX}emails_failed_total`,
+      help: "E-mails the transport did not accept, by purpose.",
+      labelNames: ["purpose"],
+      registers,
+    }),
+    sessionsCreated: new client.Counter({
+      name: `${PREFIX}sessions_created_total`,
+      help: "Sessions created, by session strategy.",
+      labelNames: ["strategy"],
+      registers,
+    }),
+    sessionsEnded: new client.Counter({
+      name: `${PREFIX}sessions_ended_total`,
+      help: "Sessions ended, by session strategy and reason (signout, revoked, disabled, admin).",
+      labelNames: ["strategy", "reason"],
+      registers,
+    }),
+    requestDuration: new RequestDurations(`${PREFIX}http_request_duration_seconds`),
+  };
+  registry.registerMetric(metrics.requestDuration as unknown as client.Metric);
+  // The PostgreSQL pool, read at each scrape; no series on SQLite or before the first query (the
+  // `pool` label is what lets a gauge show nothing rather than 0).
+  const poolGauge = (name: string, help: string, read: (u: NonNullable<ReturnType<typeof poolUse>>) => number) =>
+    new client.Gauge({
+      name: `${PREFIX}db_pool_${name}`,
+      help,
+      labelNames: ["pool"],
+      registers,
+      collect() {
+        const use = poolUse();
+        if (use) this.set({ pool: "main" }, read(use));
+        else this.reset();
+      },
+    });
+  poolGauge("connections", "PostgreSQL connections the pool holds (in use and idle).", (u) => u.total);
+  poolGauge("idle", "PostgreSQL connections idle in the pool.", (u) => u.idle);
+  poolGauge("waiting", "Queries waiting for a PostgreSQL connection.", (u) => u.waiting);
+  poolGauge("max", "DATABASE_POOL_MAX.", (u) => u.max);
+  return metrics;
+}
+
+function metrics(): Metrics {
+  holder[HELD] ??= create();
+  return holder[HELD];
+}
+
+const LABEL = /^[a-z0-9][a-z0-9_.-]{0,39}$/i;
+
+/** A label value from something the code named (a provider id, a limit, a purpose); anything else is "other". */
+export function labelValue(value: unknown): string {
+  return typeof value === "string" && LABEL.test(value) && !value.includes("@") ? value : "other";
+}
+
+/** Why a session-revoked/… event ended sessions, as the sessions_ended_total reason. */
+const ENDED_BY: Record<string, string> = { signout: "signout", "session-revoked": "revoked", "sessions-ended": "admin", "user-disabled": "disabled" };
+
+/**
+ * Counts one audit event that was just written (accounts/audit.server.ts): the one place the auth
+ * series move. Events without a series are ignored.
+ */
+export function countEvent(type: string, detail: Record<string, unknown> | undefined) {
+  const m = metrics();
+  const d = detail ?? {};
+  const strategy = () => labelValue(typeof d.strategy === "string" ? d.strategy : getConfig().sessionStrategy);
+  switch (type) {
+    case "signin":
+      m.signins.inc({ method: labelValue(d.provider), outcome: "success" });
+      m.sessionsCreated.inc({ strategy: strategy() });
+      return;
+    case "signin-failed":
+      m.signins.inc({ method: labelValue(d.provider ?? "unknown"), outcome: "failure" });
+      return;
+    case "two-factor-failed":
+      // The second-factor page's failures; a wrong code on /account is no sign-in.
+      if (typeof d.provider === "string") m.signins.inc({ method: labelValue(d.provider), outcome: "second-factor-failure" });
+      return;
+    case "rate-limited":
+      m.rateLimited.inc({ limit: labelValue(d.bucket) });
+      return;
+    case "email-sent":
+      m.emailsSent.inc({ purpose: labelValue(d.purpose) });
+      return;
+  }
+  const reason = ENDED_BY[type];
+  if (reason) {
+    const count = typeof d.count === "number" && Number.isInteger(d.count) && d.count >= 0 ? d.count : 1;
+    if (count > 0) m.sessionsEnded.inc({ strategy: strategy(), reason }, count);
+  }
+}
+
+/** An e-mail the transport refused (mail/mailer.server.ts). */
+export function countEmailFailed(purpose: string | undefined) {
+  metrics().emailsFailed.inc({ purpose: labelValue(purpose ?? "other") });
+}
+
+/** One request answered: `route` is the matched route pattern (bounded by the route table). */
+export function observeRequest(route: string, method: string, status: number, seconds: number) {
+  metrics().requestDuration.observe(route, method, status, seconds);
+}
+
+const DURATION_BOUNDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+type DurationSeries = { route: string; method: string; status: string; counts: Float64Array; sum: number };
+
+/**
+ * The request-duration histogram, written here rather than with prom-client's Histogram: its
+ * observe hashes a label object per call (microseconds), where this is one Map lookup by a
+ * string and a short bucket scan — it runs once for every request (ADR 076). The cumulative
+ * buckets are built only at a scrape. Registered with the registry as a metric of type histogram.
+ */
+class RequestDurations {
+  readonly type = "histogram";
+  readonly help = "Time to the response headers, by route pattern, method and status class.";
+  readonly aggregator = "sum";
+  private series = new Map<string, DurationSeries>();
+  constructor(readonly name: string) {}
+
+  observe(pattern: string, rawMethod: string, statusCode: number, seconds: number) {
+    const method = METHODS.has(rawMethod) ? rawMethod : "other";
+    const key = `${pattern} ${method} ${statusCode}`;
+    let s = this.series.get(key);
+    if (!s) {
+      // React Router says "auth/csrf", the server's fast path "/auth/session": one spelling.
+      const route = pattern.startsWith("/") ? pattern : `/${pattern}`;
+      s = { route, method, status: `${Math.floor(statusCode / 100)}xx`, counts: new Float64Array(DURATION_BOUNDS.length + 1), sum: 0 };
+      this.series.set(key, s);
+    }
+    let i = 0;
+    while (i < DURATION_BOUNDS.length && seconds > DURATION_BOUNDS[i]!) i++;
+    s.counts[i]!++;
+    s.sum += seconds;
+  }
+
+  /** prom-client's MetricObjectWithValues: _bucket (cumulative, with le), _sum and _count per series. */
+  async get() {
+    // Status codes of one class share a series in the output: merged here, at the scrape.
+    const merged = new Map<string, DurationSeries>();
+    for (const s of this.series.values()) {
+      const key = `${s.route} ${s.method} ${s.status}`;
+      const into = merged.get(key);
+      if (!into) merged.set(key, { ...s, counts: Float64Array.from(s.counts) });
+      else {
+        into.sum += s.sum;
+        for (let i = 0; i < s.counts.length; i++) into.counts[i]! += s.counts[i]!;
+      }
+    }
+    const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = [];
+    for (const s of merged.values()) {
+      const labels = { route: s.route, method: s.method, status: s.status };
+      let cumulative = 0;
+      for (let i = 0; i <= DURATION_BOUNDS.length; i++) {
+        cumulative += s.counts[i]!;
+        values.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le: i < DURATION_BOUNDS.length ? DURATION_BOUNDS[i]! : "+Inf" }, value: cumulative });
+      }
+      values.push({ metricName: `${this.name}_sum`, labels, value: s.sum });
+      values.push({ metricName: `${this.name}_count`, labels, value: cumulative });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  reset() {
+    this.series.clear();
+  }
+}
+
+/**
+ * The scrape: the text format for a request carrying `Authorization: Bearer <METRICS_TOKEN>`,
+ * null for every other request (the caller answers its ordinary 404) and whenever METRICS_TOKEN is
+ * unset. Both sides are hashed before the constant-time comparison, so neither the token's
+ * length nor its bytes show in the time taken.
+ */
+export async function metricsResponse(request: Request): Promise<Response | null> {
+  const token = getConfig().metricsToken;
+  if (!token) return null;
+  const header = request.headers.get("Authorization") ?? "";
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  if (!match || !constantTimeEqual(sha256hex(match[1]!), sha256hex(token))) return null;
+  const { registry } = metrics();
+  return new Response(await registry.metrics(), {
+    status: 200,
+    headers: { "Content-Type": registry.contentType, "Cache-Control": "no-store" },
+  });
+}
+
+/** Tests: every series back to zero. */
+export function resetMetrics() {
+  holder[HELD]?.registry.resetMetrics();
+}

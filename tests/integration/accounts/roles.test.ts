@@ -1,0 +1,125 @@
+// Roles (contract §18, ADR 077): `npm run user:role` run as an operator runs it, against this
+// file's database, and requireAdmin answering everyone but a signed-in admin with the ordinary 404.
+import { beforeEach, describe, expect, it } from "vitest";
+import { setRole } from "../../../app/auth/accounts/admin.server.ts";
+import * as notFound from "../../../app/routes/not-found.tsx";
+import { requireAdmin } from "../../../app/routes/admin-access.server.ts";
+import { createUser, signIn } from "../../support/auth.ts";
+import { runScript } from "../../support/cli.ts";
+import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { CookieJar, get } from "../../support/http.ts";
+
+beforeEach(() => resetDatabase());
+
+const role = (...args: string[]) => runScript("scripts/user-role.ts", args);
+
+async function roleOf(email: string) {
+  return (await testDb().user.findUniqueOrThrow({ where: { email } })).role;
+}
+
+/** What requireAdmin throws or returns, as status and body. */
+async function adminCheck(jar: CookieJar) {
+  try {
+    const admin = await requireAdmin(get("/admin", { jar }));
+    return { status: 200, userId: admin.userId };
+  } catch (thrown) {
+    return thrown as { init: { status: number }; data: unknown };
+  }
+}
+
+function notFoundAnswer() {
+  try {
+    notFound.loader();
+  } catch (thrown) {
+    return thrown;
+  }
+  throw new Error("not-found loader returned");
+}
+
+// Each command is a process of its own (a few seconds each on a busy machine).
+describe(`npm run user:role (${dbLabel})`, { timeout: 120_000 }, () => {
+  it("an operator makes a user admin and back, with an audit event from the command line", async () => {
+    const ada = await createUser("ada@example.com", "Ada");
+    await createUser("grace@example.com", "Grace");
+    expect(await roleOf("ada@example.com")).toBe("user");
+
+    const promoted = await role("--email", "Ada@Example.com", "--role", "admin");
+    expect(promoted).toMatchObject({ code: 0 });
+    expect(promoted.stdout).toContain("ada@example.com: role user → admin");
+    expect(await roleOf("ada@example.com")).toBe("admin");
+
+    const again = await role("--email", "ada@example.com", "--role", "admin");
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("nothing changed");
+
+    expect((await role("--email", "grace@example.com", "--role", "admin")).code).toBe(0);
+    expect((await role("--email", "ada@example.com", "--role", "user")).code).toBe(0);
+    expect(await roleOf("ada@example.com")).toBe("user");
+
+    const events = await testDb().authEvent.findMany({ where: { type: "role-changed", userId: ada.id }, orderBy: { at: "asc" } });
+    expect(events.map((e) => JSON.parse(e.detail!))).toEqual([
+      { role: "admin", previous: "user", source: "cli" },
+      { role: "user", previous: "admin", source: "cli" },
+    ]);
+  });
+
+  it("refuses to demote the last admin (exit 1), and says so", async () => {
+    await createUser("ada@example.com", "Ada");
+    await setRole("ada@example.com", "admin", { source: "cli" });
+    const refused = await role("--email", "ada@example.com", "--role", "user");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("last admin");
+    expect(await roleOf("ada@example.com")).toBe("admin");
+  });
+
+  it("answers an unknown address with exit 1 and bad usage with exit 2, changing nothing", async () => {
+    await createUser("ada@example.com", "Ada");
+    const unknown = await role("--email", "nobody@example.com", "--role", "admin");
+    expect(unknown).toMatchObject({ code: 1 });
+    expect(unknown.stderr).toContain("no user with the address nobody@example.com");
+    for (const args of [["--email", "ada@example.com", "--role", "root"], ["--role", "admin"], ["--email", "ada@example.com", "--role", "admin", "--force"]]) {
+      const r = await role(...args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr).toContain("usage: npm run user:role");
+    }
+    expect(await roleOf("ada@example.com")).toBe("user");
+    expect(await testDb().authEvent.count({ where: { type: "role-changed" } })).toBe(0);
+  });
+
+  it("two demotions at once leave one admin", async () => {
+    await createUser("ada@example.com", "Ada");
+    await createUser("grace@example.com", "Grace");
+    await setRole("ada@example.com", "admin", { source: "cli" });
+    await setRole("grace@example.com", "admin", { source: "cli" });
+    const results = await Promise.all([setRole("ada@example.com", "user", { source: "cli" }), setRole("grace@example.com", "user", { source: "cli" })]);
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    expect(results.filter((r) => !r.ok && r.reason === "last-admin")).toHaveLength(1);
+    expect(await testDb().user.count({ where: { role: "admin" } })).toBe(1);
+  });
+});
+
+describe(`requireAdmin (${dbLabel})`, () => {
+  it("answers a signed-out visitor and a signed-in user with the ordinary 404, and lets an admin through", async () => {
+    const ordinary = notFoundAnswer();
+    expect(await adminCheck(new CookieJar())).toEqual(ordinary);
+
+    const ada = await createUser("ada@example.com", "Ada");
+    const { jar } = await signIn(new CookieJar(), "ada@example.com");
+    expect(await adminCheck(jar)).toEqual(ordinary);
+
+    await setRole("ada@example.com", "admin", { source: "cli" });
+    expect(await adminCheck(jar)).toEqual({ status: 200, userId: ada.id });
+  });
+
+  it("an admin whose role is taken away gets the 404 at the next request, without signing in again", async () => {
+    await createUser("ada@example.com", "Ada");
+    await createUser("grace@example.com", "Grace");
+    await setRole("ada@example.com", "admin", { source: "cli" });
+    await setRole("grace@example.com", "admin", { source: "cli" });
+    const { jar } = await signIn(new CookieJar(), "ada@example.com");
+    expect(await adminCheck(jar)).toMatchObject({ status: 200 });
+    await setRole("ada@example.com", "user", { source: "cli" });
+    expect(await adminCheck(jar)).toEqual(notFoundAnswer());
+  });
+});
+
