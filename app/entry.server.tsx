@@ -6,7 +6,7 @@ import { isRouteErrorResponse, ServerRouter, type EntryContext, type HandleError
 import { getConfig } from "./auth/core/config.server";
 import { log } from "./auth/core/log.server";
 import { isDatabaseUnavailable, notePageFailedOnDatabase } from "./auth/core/outage.server";
-import { contentSecurityPolicy, createScriptNonce } from "./auth/core/security-headers.server";
+import { contentSecurityPolicy, createScriptNonce, REPORTING_ENDPOINTS } from "./auth/core/security-headers.server";
 import { authorizationOrigins } from "./auth/signin/registry.server";
 import { migrate } from "./db/migrate.server";
 import { methodNotAllowed } from "./method-not-allowed";
@@ -84,6 +84,7 @@ export default function handleRequest(
   // may run (docs/decisions/037). The base headers come from the root middleware.
   const nonce = createScriptNonce();
   headers.set("Content-Security-Policy", contentSecurityPolicy(nonce, authorizationOrigins(getConfig())));
+  headers.set("Reporting-Endpoints", REPORTING_ENDPOINTS);
   if (request.method.toUpperCase() === "HEAD") return new Response(null, { status, headers });
   if (status === 405) return methodNotAllowed(request, headers, routerContext);
   const userAgent = request.headers.get("User-Agent");

@@ -3,7 +3,7 @@ import { data, redirect } from "react-router";
 import { z } from "zod";
 import { db } from "~/db/client.server";
 import { eventSource, recentEvents, recordEvent, updateSessionData } from "~/auth/accounts";
-import { BadRequestError, endSession, ensureCsrfToken, headersWith, listSessions, readBody, reissueSession, requireSession, revokeSession, revokeUserSessions, verifyCsrf } from "~/auth/core";
+import { BadRequestError, endSession, ensureCsrfToken, headersWith, listSessions, readBody, reissueSession, requireSession, revokeSession, revokeUserSessions, signedOutHeaders, verifyCsrf } from "~/auth/core";
 import { emailChangeAvailable } from "~/auth/email";
 import { findProvider } from "~/auth/signin";
 import { changeEmailIntent } from "./account-email-intent.server";
@@ -33,7 +33,7 @@ export async function accountPageData(request: Request) {
   if (!user) {
     // The user was deleted while a stateless cookie still names them: end that session.
     const ended = await endSession(ar);
-    throw redirect("/", { headers: headersWith(ended.setCookies) });
+    throw redirect("/", { headers: signedOutHeaders(ended.setCookies) });
   }
   const strategy = ar.config.sessionStrategy;
   const [sessions, events, twoFactor] = await Promise.all([
@@ -155,7 +155,7 @@ export async function accountAction(request: Request) {
     await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "one" } });
     if (input.sessionId === session.sessionId) {
       const ended = await endSession(ar);
-      throw redirect("/", { headers: headersWith(ended.setCookies) });
+      throw redirect("/", { headers: signedOutHeaders(ended.setCookies) });
     }
     throw redirect("/account?updated=session");
   }
@@ -171,5 +171,5 @@ export async function accountAction(request: Request) {
   const count = await revokeUserSessions(session.userId);
   await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "all", count } });
   const ended = await endSession(ar);
-  throw redirect("/", { headers: headersWith(ended.setCookies) });
+  throw redirect("/", { headers: signedOutHeaders(ended.setCookies) });
 }

@@ -41,6 +41,8 @@ export type AuthConfig = {
   /** Public origin from AUTH_URL, e.g. "https://app.example.com"; null: the request's origin. */
   origin: string | null;
   trustHost: boolean;
+  /** AUTH_HSTS_SUBDOMAINS: HSTS (on an https AUTH_URL) covers the host's subdomains too; on unless "false". */
+  hstsSubdomains: boolean;
   /** AUTH_TRUSTED_PROXIES: which peers' X-Forwarded-For is believed; null: none (the TCP peer is the client). */
   trustedProxies: TrustedProxies | null;
   basePath: typeof BASE_PATH;
@@ -147,6 +149,7 @@ const EnvSchema = z.object({
   AUTH_URL: z.string().optional(),
   AUTH_TRUST_HOST: bool("AUTH_TRUST_HOST"),
   AUTH_TRUSTED_PROXIES: z.string().optional(),
+  AUTH_HSTS_SUBDOMAINS: bool("AUTH_HSTS_SUBDOMAINS"),
   DATABASE_URL: z.string().optional(),
   VESTIBULE_DATA_DIR: z.string().optional(),
   AUTH_SESSION_STRATEGY: z
@@ -329,6 +332,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     secrets: secrets as [string, ...string[]],
     origin,
     trustHost,
+    hstsSubdomains: e.AUTH_HSTS_SUBDOMAINS ?? true,
     trustedProxies,
     basePath: BASE_PATH,
     dataDir,

@@ -13,6 +13,7 @@ export const LIMIT_NAMES = [
   "TWO_FACTOR_PENDING",
   "TWO_FACTOR_ACCOUNT",
   "EMAIL_CODE_ADDRESS",
+  "CSP_REPORT",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -36,6 +37,9 @@ export const DEFAULT_LIMITS: LimitTable = {
   // Wrong e-mailed codes per address, across its pending requests (ADR 062): 5 sends × 5 tries
   // would otherwise be 25 guesses an hour. Failures only; ten leaves room for every honest typo.
   EMAIL_CODE_ADDRESS: { count: 10, seconds: HOUR },
+  // CSP violation reports per client (ADR 073): a page with a broken policy reports every blocked
+  // load, so a burst is normal; past this the reports only fill the log.
+  CSP_REPORT: { count: 60, seconds: MINUTE },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";
