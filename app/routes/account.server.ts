@@ -3,7 +3,7 @@ import { data, redirect } from "react-router";
 import { z } from "zod";
 import { db } from "~/db/client.server";
 import { eventSource, recentEvents, recordEvent, updateSessionData } from "~/auth/accounts";
-import { BadRequestError, endSession, ensureCsrfToken, headersWith, listSessions, readBody, reissueSession, requireSession, revokeSession, revokeUserSessions, signedOutHeaders, verifyCsrf } from "~/auth/core";
+import { BadRequestError, toRelative, validateCallbackUrl, endSession, ensureCsrfToken, headersWith, listSessions, readBody, reissueSession, requireSession, revokeSession, revokeUserSessions, signedOutHeaders, verifyCsrf } from "~/auth/core";
 import { emailChangeAvailable } from "~/auth/email";
 import { findProvider } from "~/auth/signin";
 import { changeEmailIntent } from "./account-email-intent.server";
@@ -43,6 +43,11 @@ export async function accountPageData(request: Request) {
   ]);
   const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
   const updated = ar.url.searchParams.get("updated");
+  // A sign-in finished by a recovery code lands here (ADR 074): how many are left, new ones
+  // offered, and a link on to where the sign-in was going.
+  const onward = updated === "recovery-code-used" ? validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin) : null;
+  const recoveryCodeUsed =
+    updated === "recovery-code-used" && twoFactor.enabled ? { left: twoFactor.recoveryCodesLeft, continueTo: onward ? toRelative(onward) : null } : null;
   return {
     data: {
       csrfToken: csrf.token,
@@ -83,6 +88,7 @@ export async function accountPageData(request: Request) {
         userAgent: e.userAgent,
         method: methodName(e.provider),
       })),
+      recoveryCodeUsed,
       notice:
         updated === "profile"
           ? "Your profile was saved."
