@@ -20,7 +20,7 @@ import { withSecondFactor } from "../two-factor/policy.server";
 import { spendSecondFactorCode } from "../two-factor/store.server";
 import { failureResponse, parsePost, startSession } from "./flow.server";
 
-/** Longest code field read: a 6-digit code or an 11-character recovery code, with some spacing. */
+/** Longest code field read: a 6-digit code or a 19-character recovery code (ADR 074), with some spacing. */
 const MAX_CODE_LENGTH = 64;
 
 export type TwoFactorPage = { csrfToken: string; error: string | null };
