@@ -3,7 +3,7 @@ import { createReadableStreamFromReadable } from "@react-router/node";
 import { isbot } from "isbot";
 import { renderToPipeableStream } from "react-dom/server";
 import { isRouteErrorResponse, ServerRouter, type EntryContext, type HandleErrorFunction } from "react-router";
-import { getConfig } from "./auth/core/config.server";
+import { getConfig, NIST_SINGLE_FACTOR_MIN_LENGTH } from "./auth/core/config.server";
 import { log } from "./auth/core/log.server";
 import { isDatabaseUnavailable, notePageFailedOnDatabase } from "./auth/core/outage.server";
 import { contentSecurityPolicy, createScriptNonce, REPORTING_ENDPOINTS } from "./auth/core/security-headers.server";
@@ -32,6 +32,14 @@ export { baseSecurityHeaders } from "./auth/core/security-headers.server";
  */
 export async function prepareServer(print: (line: string) => void = console.log) {
   const config = getConfig();
+  // Allowed (8 to 64), but below NIST SP 800-63B-4's floor for a password that is the only
+  // factor: said once, at the start, where the operator looks (docs/decisions/075).
+  if (config.passwordMinLength < NIST_SINGLE_FACTOR_MIN_LENGTH) {
+    log("warn", "password-min-length-below-nist", {
+      passwordMinLength: config.passwordMinLength,
+      message: `AUTH_PASSWORD_MIN_LENGTH=${config.passwordMinLength} is below the ${NIST_SINGLE_FACTOR_MIN_LENGTH} characters NIST SP 800-63B-4 requires of a password used without a second factor`,
+    });
+  }
   await migrate({ log: print });
   return config;
 }

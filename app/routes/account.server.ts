@@ -12,7 +12,7 @@ import { passkeyIntent, passkeysData } from "./account-passkeys.server";
 import { isTwoFactorIntent, twoFactorIntent } from "./account-two-factor.server";
 import { twoFactorStatus } from "~/auth/two-factor";
 import { idField } from "~/auth/core/ids";
-import { isPasswordIntent } from "~/auth/passwords";
+import { isPasswordIntent, passwordMinimumLength } from "~/auth/passwords";
 import { passwordIntentResponse } from "./account-password.server";
 
 export async function accountPageData(request: Request) {
@@ -60,7 +60,8 @@ export async function accountPageData(request: Request) {
         memberSince: user.createdAt.toISOString(),
       },
       hasPassword: user.password !== null,
-      passwordMinLength: ar.config.passwordMinLength,
+      // The floor for a password chosen now: 8 while the second factor is on (ADR 075).
+      passwordMinLength: passwordMinimumLength({ secondFactor: twoFactor.enabled }, ar.config),
       emailChange: { available: emailChangeAvailable(ar) },
       twoFactor,
       ways: await linkedAccountsData(ar, session.userId),

@@ -3,3 +3,4 @@ export { isPasswordIntent, passwordIntent, PASSWORD_SET_WINDOW_SECONDS, type Pas
 export { signupAction, signupPageData, type SignupValues } from "./signup.server";
 export { forgotPasswordAction, forgotPasswordPageData, resetPasswordAction, resetPasswordPageData, type ForgotValues, type ResetValues } from "./reset.server";
 export type { Answer, FieldErrors, FormAnswer } from "./forms.server";
+export { minimumLength as passwordMinimumLength } from "../credentials/password-policy.server";
