@@ -3,10 +3,10 @@ import { createReadableStreamFromReadable } from "@react-router/node";
 import { isbot } from "isbot";
 import { renderToPipeableStream } from "react-dom/server";
 import { isRouteErrorResponse, ServerRouter, type EntryContext, type HandleErrorFunction } from "react-router";
-import { getConfig } from "./auth/core/config.server";
+import { getConfig, NIST_SINGLE_FACTOR_MIN_LENGTH } from "./auth/core/config.server";
 import { log } from "./auth/core/log.server";
 import { isDatabaseUnavailable, notePageFailedOnDatabase } from "./auth/core/outage.server";
-import { contentSecurityPolicy, createScriptNonce } from "./auth/core/security-headers.server";
+import { contentSecurityPolicy, createScriptNonce, REPORTING_ENDPOINTS } from "./auth/core/security-headers.server";
 import { authorizationOrigins } from "./auth/signin/registry.server";
 import { migrate } from "./db/migrate.server";
 import { methodNotAllowed } from "./method-not-allowed";
@@ -34,6 +34,14 @@ export { baseSecurityHeaders } from "./auth/core/security-headers.server";
  */
 export async function prepareServer(print: (line: string) => void = console.log) {
   const config = getConfig();
+  // Allowed (8 to 64), but below NIST SP 800-63B-4's floor for a password that is the only
+  // factor: said once, at the start, where the operator looks (docs/decisions/075).
+  if (config.passwordMinLength < NIST_SINGLE_FACTOR_MIN_LENGTH) {
+    log("warn", "password-min-length-below-nist", {
+      passwordMinLength: config.passwordMinLength,
+      message: `AUTH_PASSWORD_MIN_LENGTH=${config.passwordMinLength} is below the ${NIST_SINGLE_FACTOR_MIN_LENGTH} characters NIST SP 800-63B-4 requires of a password used without a second factor`,
+    });
+  }
   await migrate({ log: print });
   return config;
 }
@@ -86,6 +94,7 @@ export default function handleRequest(
   // may run (docs/decisions/037). The base headers come from the root middleware.
   const nonce = createScriptNonce();
   headers.set("Content-Security-Policy", contentSecurityPolicy(nonce, authorizationOrigins(getConfig())));
+  headers.set("Reporting-Endpoints", REPORTING_ENDPOINTS);
   if (request.method.toUpperCase() === "HEAD") return new Response(null, { status, headers });
   if (status === 405) return methodNotAllowed(request, headers, routerContext);
   const userAgent = request.headers.get("User-Agent");

@@ -21,6 +21,7 @@ export default [
   route("auth/error", "routes/auth/error.tsx"),
   route("auth/two-factor", "routes/auth/two-factor.tsx"),
   route("auth/_log", "routes/auth/log.ts"),
+  route("auth/csp-report", "routes/auth/csp-report.ts"),
   // Passwords for visitors (contract section 15); off → the same 400 as an unknown action.
   route("auth/signup", "routes/auth/signup.tsx"),
   route("auth/forgot-password", "routes/auth/forgot-password.tsx"),

@@ -9,6 +9,9 @@ import {
   ensureCsrfToken,
   headersWith,
   isRecentAuth,
+  signedOutHeaders,
+  toRelative,
+  validateCallbackUrl,
   listSessions,
   readBody,
   reauthUrl,
@@ -26,7 +29,7 @@ import { passkeyIntent, passkeysData } from "./account-passkeys.server";
 import { isTwoFactorIntent, twoFactorIntent } from "./account-two-factor.server";
 import { twoFactorStatus } from "~/auth/two-factor";
 import { idField } from "~/auth/core/ids";
-import { isPasswordIntent } from "~/auth/passwords";
+import { isPasswordIntent, passwordMinimumLength } from "~/auth/passwords";
 import { passwordIntentResponse } from "./account-password.server";
 import { recentAuthRefusal } from "./account-reauth.server";
 
@@ -48,7 +51,7 @@ export async function accountPageData(request: Request) {
   if (!user) {
     // The user was deleted while a stateless cookie still names them: end that session.
     const ended = await endSession(ar);
-    throw redirect("/", { headers: headersWith(ended.setCookies) });
+    throw redirect("/", { headers: signedOutHeaders(ended.setCookies) });
   }
   const strategy = ar.config.sessionStrategy;
   const [sessions, events, twoFactor] = await Promise.all([
@@ -60,6 +63,11 @@ export async function accountPageData(request: Request) {
   // Past the recent sign-in window the page says so up front, rather than offer forms it would refuse (ADR 058).
   const recent = await isRecentAuth(ar, session);
   const updated = ar.url.searchParams.get("updated");
+  // A sign-in finished by a recovery code lands here (ADR 074): how many are left, new ones
+  // offered, and a link on to where the sign-in was going.
+  const onward = updated === "recovery-code-used" ? validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin) : null;
+  const recoveryCodeUsed =
+    updated === "recovery-code-used" && twoFactor.enabled ? { left: twoFactor.recoveryCodesLeft, continueTo: onward ? toRelative(onward) : null } : null;
   return {
     data: {
       csrfToken: csrf.token,
@@ -72,7 +80,8 @@ export async function accountPageData(request: Request) {
         memberSince: user.createdAt.toISOString(),
       },
       hasPassword: user.password !== null,
-      passwordMinLength: ar.config.passwordMinLength,
+      // The floor for a password chosen now: 8 while the second factor is on (ADR 075).
+      passwordMinLength: passwordMinimumLength({ secondFactor: twoFactor.enabled }, ar.config),
       emailChange: { available: emailChangeAvailable(ar) },
       twoFactor,
       ways: await linkedAccountsData(ar, session.userId),
@@ -101,6 +110,7 @@ export async function accountPageData(request: Request) {
         userAgent: e.userAgent,
         method: methodName(e.provider),
       })),
+      recoveryCodeUsed,
       notice:
         updated === "profile"
           ? "Your profile was saved."
@@ -177,7 +187,7 @@ export async function accountAction(request: Request) {
     if (input.sessionId !== session.sessionId) await notifySecurityChange(ar, session.userId, { kind: "sessions-ended", scope: "one" });
     if (input.sessionId === session.sessionId) {
       const ended = await endSession(ar);
-      throw redirect("/", { headers: headersWith(ended.setCookies) });
+      throw redirect("/", { headers: signedOutHeaders(ended.setCookies) });
     }
     throw redirect("/account?updated=session");
   }
@@ -195,5 +205,5 @@ export async function accountAction(request: Request) {
   await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "all", count } });
   await notifySecurityChange(ar, session.userId, { kind: "sessions-ended", scope: "all" });
   const ended = await endSession(ar);
-  throw redirect("/", { headers: headersWith(ended.setCookies) });
+  throw redirect("/", { headers: signedOutHeaders(ended.setCookies) });
 }

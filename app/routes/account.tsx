@@ -48,7 +48,7 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
 }
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth } = loaderData;
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
@@ -60,6 +60,22 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
         <p className="notice" role="status">
           {notice}
         </p>
+      ) : null}
+      {recoveryCodeUsed ? (
+        <div className="notice" role="status" id="recovery-code-used">
+          <p>
+            You signed in with a recovery code; it cannot be used again.{" "}
+            {recoveryCodeUsed.left === 0
+              ? "You have no recovery codes left."
+              : `You have ${recoveryCodeUsed.left} recovery ${recoveryCodeUsed.left === 1 ? "code" : "codes"} left.`}{" "}
+            <a href="#recovery-codes-code-form">Get new recovery codes</a>
+          </p>
+          {recoveryCodeUsed.continueTo ? (
+            <p>
+              <a href={recoveryCodeUsed.continueTo}>Continue</a>
+            </p>
+          ) : null}
+        </div>
       ) : null}
       {actionData?.formError ? (
         <p className="alert" role="alert">

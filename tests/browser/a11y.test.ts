@@ -246,7 +246,7 @@ const PAGES: PageCase[] = [
     heading: "Create an account",
     prepare: async (page) => {
       await page.locator("#signup-email").fill("new@example.com");
-      await page.locator("#signup-password").fill("iloveyou");
+      await page.locator("#signup-password").fill("passwordpassword");
       await page.getByRole("button", { name: "Create account" }).click();
       await page.locator("#signup-password-error").waitFor();
     },

@@ -110,7 +110,11 @@ for (const javaScriptEnabled of [false, true]) {
       if (javaScriptEnabled) await waitForHydration(page);
       await page.getByLabel("Code").fill(recoveryCodes[0]!);
       await page.getByRole("button", { name: "Verify" }).click();
-      await page.waitForURL(`${app.url}/account`);
+      // The page says a recovery code was used, how many are left, and links to new ones.
+      await page.waitForURL((url) => url.pathname === "/account" && url.searchParams.get("updated") === "recovery-code-used");
+      await expect(page.locator("#recovery-code-used").textContent()).resolves.toContain("You have 9 recovery codes left.");
+      await expect(page.locator("#recovery-code-used").getByRole("link", { name: "Get new recovery codes" }).getAttribute("href")).resolves.toBe("#recovery-codes-code-form");
+      await expect(page.locator("#recovery-codes-code-form").count()).resolves.toBe(1);
       await expect(page.locator("#two-factor-status").textContent()).resolves.toContain("9 recovery codes left");
       await expect(page.locator('#activity [data-event="recovery-code-used"]').count()).resolves.toBe(1);
 

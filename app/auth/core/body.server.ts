@@ -12,6 +12,8 @@ import { badRequest } from "./respond.server";
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 /** Contract §3: a client log event is at most 4 KiB. */
 export const CLIENT_LOG_BODY_LIMIT = 4 * 1024;
+/** A CSP violation report (one, or a few in a Reporting API batch) is well under 8 KiB (ADR 073). */
+export const CSP_REPORT_BODY_LIMIT = 8 * 1024;
 
 export const FORM_TYPE = "application/x-www-form-urlencoded";
 export const JSON_TYPE = "application/json";
@@ -58,7 +60,26 @@ export function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<
   });
 }
 
-async function readAndParse(request: Request, limit: number): Promise<Read> {
+/**
+ * A JSON document sent with one of `types` (say application/csp-report), any JSON value, under
+ * the same rules as readBody: the media type checked first (415), the bytes counted and the read
+ * stopped at `limit` (413), malformed JSON and NUL refused (400). Read once, like readBody.
+ */
+export function readJsonDocument(request: Request, types: readonly string[], limit: number): Promise<unknown> {
+  let read = reads.get(request);
+  if (!read) {
+    read = readAndParse(request, limit, types);
+    read.catch(() => {});
+    reads.set(request, read);
+  }
+  return read.then((r) => {
+    if (r.bytes > limit) throw tooLarge();
+    return r.body;
+  });
+}
+
+async function readAndParse(request: Request, limit: number, jsonTypes?: readonly string[]): Promise<Read> {
+  if (jsonTypes) return readJson(request, limit, jsonTypes);
   const type = mediaType(request);
   const declared = request.headers.get("Content-Length");
   if (type === "") {
@@ -84,6 +105,21 @@ async function readAndParse(request: Request, limit: number): Promise<Read> {
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new BadRequestError("The JSON body must be an object.");
+  }
+  refuseNul(value);
+  return { body: value as Body, bytes: bytes.byteLength };
+}
+
+async function readJson(request: Request, limit: number, types: readonly string[]): Promise<Read> {
+  if (!types.includes(mediaType(request))) throw new BadRequestError("Unsupported content type.", 415);
+  const declared = request.headers.get("Content-Length");
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge();
+  const bytes = await readLimited(request, limit);
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw new BadRequestError("Malformed JSON body.");
   }
   refuseNul(value);
   return { body: value as Body, bytes: bytes.byteLength };

@@ -169,6 +169,8 @@ export const PASSWORD_MESSAGES = {
   tooLong: (max: number) => `Use at most ${max} characters.`,
   tooCommon: "This password is too common and easy to guess. Choose another one, such as a few unrelated words.",
   yourAddress: "Do not use your e-mail address (or its part before the @) as your password.",
+  contextWord: "Do not use the name of this site or its address in your password.",
+  yourName: "Do not use your name in your password.",
   breached: "This password has appeared in a data breach, so attackers try it. Choose another one.",
   required: "Enter a password.",
   currentWrong: "That is not your current password.",
@@ -179,7 +181,7 @@ export const PASSWORD_MESSAGES = {
 } as const;
 
 /** Refused password-policy reasons, in the order they are checked. */
-export type PasswordRefusal = "tooShort" | "tooLong" | "tooCommon" | "yourAddress" | "breached";
+export type PasswordRefusal = "tooShort" | "tooLong" | "tooCommon" | "yourAddress" | "contextWord" | "yourName" | "breached";
 
 export const EMAIL_CODE_MESSAGES = {
   required: "Enter the 6-digit code from the e-mail.",

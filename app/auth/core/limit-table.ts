@@ -15,6 +15,7 @@ export const LIMIT_NAMES = [
   "EMAIL_CODE_ADDRESS",
   "TWO_FACTOR_DEVICE",
   "PASSKEY_CLIENT",
+  "CSP_REPORT",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -44,6 +45,9 @@ export const DEFAULT_LIMITS: LimitTable = {
   // Passkey answers that sign nobody in, per client (ADR 063). A person's own mistakes are rare
   // (a cancelled prompt posts nothing); a client trying many is probing.
   PASSKEY_CLIENT: { count: 30, seconds: 15 * MINUTE },
+  // CSP violation reports per client (ADR 073): a page with a broken policy reports every blocked
+  // load, so a burst is normal; past this the reports only fill the log.
+  CSP_REPORT: { count: 60, seconds: MINUTE },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";

@@ -6,10 +6,18 @@ import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "
 import { authRequest, type AuthRequest } from "./request.server";
 import { redirectResponse } from "./respond.server";
 import { getSession, type CurrentSession } from "./session.server";
+import { SIGNED_OUT_HEADERS } from "./security-headers.server";
 
 function headersWith(setCookies: readonly (string | null | undefined)[]): Headers {
   const headers = new Headers();
   for (const c of setCookies) if (c) headers.append("Set-Cookie", c);
+  return headers;
+}
+
+/** A page's answer that ended this browser's session: its cookie deletions and Clear-Site-Data. */
+export function signedOutHeaders(setCookies: readonly (string | null | undefined)[]): Headers {
+  const headers = headersWith(setCookies);
+  for (const [name, value] of Object.entries(SIGNED_OUT_HEADERS)) headers.set(name, value);
   return headers;
 }
 

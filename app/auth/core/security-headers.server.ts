@@ -4,7 +4,7 @@
 // app/entry.server.tsx: the Content-Security-Policy of each page) and server/main.ts (its own
 // answers and the static assets) only apply them.
 import { randomBytes } from "node:crypto";
-import type { AuthConfig } from "./config.server";
+import { BASE_PATH, type AuthConfig } from "./config.server";
 
 /** One year: browsers keep using https for the host that long after the last visit. */
 const HSTS_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
@@ -33,7 +33,11 @@ function buildBaseSecurityHeaders(config: AuthConfig): Record<string, string> {
   };
   // Only an https AUTH_URL says the deployment is https; a request's own scheme (or a forwarded
   // one) is not the operator's word, and HSTS on a plain-http host would lock its users out.
-  if (config.origin?.startsWith("https:")) headers["Strict-Transport-Security"] = `max-age=${HSTS_MAX_AGE_SECONDS}`;
+  // includeSubDomains unless AUTH_HSTS_SUBDOMAINS=false: a sibling host still on plain http
+  // could otherwise set cookies for ours (docs/decisions/073-headers-and-csp-reports.md).
+  if (config.origin?.startsWith("https:")) {
+    headers["Strict-Transport-Security"] = `max-age=${HSTS_MAX_AGE_SECONDS}${config.hstsSubdomains ? "; includeSubDomains" : ""}`;
+  }
   return headers;
 }
 
@@ -41,6 +45,26 @@ function buildBaseSecurityHeaders(config: AuthConfig): Record<string, string> {
 export function createScriptNonce(): string {
   return randomBytes(16).toString("base64");
 }
+
+/** Where browsers send the pages' CSP violation reports (POST, app/auth/core/csp-report.server.ts). */
+export const CSP_REPORT_PATH = `${BASE_PATH}/csp-report`;
+/** The Reporting API's name for that endpoint, in Reporting-Endpoints and the CSP's report-to. */
+const CSP_REPORT_GROUP = "csp";
+
+/**
+ * Reporting-Endpoints for a page: browsers with the Reporting API read report-to's group from it;
+ * the others use report-uri. A path, resolved against the page's own URL.
+ */
+export const REPORTING_ENDPOINTS = `${CSP_REPORT_GROUP}="${CSP_REPORT_PATH}"`;
+
+/**
+ * What every answer that ends this browser's own session carries (sign-out, revoking the current
+ * session or all of them): the browser drops its HTTP cache and its storage for our origin, so a
+ * page of the account seen before is not shown again from the cache on a shared computer.
+ * Not "cookies": the answer deletes its own cookies by name, and "cookies" would also drop the
+ * CSRF and callback-url cookies this very answer sets (docs/decisions/073).
+ */
+export const SIGNED_OUT_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "Clear-Site-Data": '"cache", "storage"' });
 
 /**
  * The page's policy: scripts only from us or carrying this response's nonce (never
@@ -56,6 +80,8 @@ export function contentSecurityPolicy(nonce: string, formActionOrigins: readonly
     "base-uri 'none'",
     "frame-ancestors 'none'",
     `form-action ${formAction}`,
+    `report-uri ${CSP_REPORT_PATH}`,
+    `report-to ${CSP_REPORT_GROUP}`,
   ].join("; ");
 }
 

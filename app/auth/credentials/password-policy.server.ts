@@ -1,14 +1,17 @@
 // The password policy of contract section 15 (NIST SP 800-63B rev. 4), applied wherever a password
 // is chosen — sign-up, reset, password-set, password-change — and never at sign-in:
-//   length in code points after NFKC, AUTH_PASSWORD_MIN_LENGTH..256, every code point counts;
-//   no composition rules; refused when in the bundled common-password list (case-insensitive),
-//   when it is the e-mail address or its local part, and (AUTH_PASSWORD_BREACH_CHECK=hibp) when
-//   the Have I Been Pwned range API lists it. Each reason has its own text (core/errors.ts).
+//   length in code points after NFKC, AUTH_PASSWORD_MIN_LENGTH..256 (8..256 while the account's
+//   second factor is on: contract §16, ADR 075), every code point counts; no composition rules;
+//   refused when in the bundled common-password list (case-insensitive), when it is the e-mail
+//   address or its local part, when it contains a context word (AUTH_PASSWORD_CONTEXT_WORDS, the
+//   site's name and host) or a word of the user's name of 4 characters or more, and
+//   (AUTH_PASSWORD_BREACH_CHECK=hibp) when the Have I Been Pwned range API lists it. Each reason
+//   has its own text (core/errors.ts).
 //
 // The list: @zxcvbn-ts/language-common's `passwords-common` dictionary (docs/decisions/048).
 import { createHash } from "node:crypto";
 import { dictionary } from "@zxcvbn-ts/language-common";
-import type { AuthConfig } from "../core/config.server";
+import { CONTEXT_WORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_SECOND_FACTOR, type AuthConfig } from "../core/config.server";
 import { PASSWORD_MESSAGES, type PasswordRefusal } from "../core/errors";
 import { log } from "../core/log.server";
 
@@ -39,32 +42,54 @@ export function commonPasswords(): ReadonlySet<string> {
 
 export type PolicyResult = { ok: true; password: string } | { ok: false; reason: PasswordRefusal; message: string };
 
-function refused(reason: PasswordRefusal, config: Pick<AuthConfig, "passwordMinLength">): PolicyResult {
+/** Whose password it is: the account's normalised address and name (null when it has none). */
+export type PasswordOwner = { email: string | null; name?: string | null; secondFactor?: boolean };
+
+type PolicyConfig = Pick<AuthConfig, "passwordMinLength" | "passwordContextWords">;
+
+/**
+ * The shortest password this owner may choose: the single-factor floor (AUTH_PASSWORD_MIN_LENGTH),
+ * or 8 while their second factor is on — never more than the floor.
+ */
+export function minimumLength(owner: Pick<PasswordOwner, "secondFactor">, config: Pick<AuthConfig, "passwordMinLength">): number {
+  return owner.secondFactor ? Math.min(PASSWORD_MIN_LENGTH_WITH_SECOND_FACTOR, config.passwordMinLength) : config.passwordMinLength;
+}
+
+function refused(reason: PasswordRefusal, min: number): PolicyResult {
   const message =
     reason === "tooShort"
-      ? PASSWORD_MESSAGES.tooShort(config.passwordMinLength)
+      ? PASSWORD_MESSAGES.tooShort(min)
       : reason === "tooLong"
         ? PASSWORD_MESSAGES.tooLong(POLICY_MAX_LENGTH)
         : PASSWORD_MESSAGES[reason];
   return { ok: false, reason, message };
 }
 
-/**
- * The checks that need no network: length, the list, the address. `email` is the normalised
- * address of the account the password is for (null when it has none).
- */
-export function checkPasswordLocally(password: string, email: string | null, config: Pick<AuthConfig, "passwordMinLength">): PolicyResult {
+/** The words of a name that count (letters and digits, 4 characters or more), lower case. */
+function nameWords(name: string | null | undefined): string[] {
+  if (!name) return [];
+  return normalizePassword(name)
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => codePointLength(w) >= CONTEXT_WORD_MIN_LENGTH);
+}
+
+/** The checks that need no network: length, the list, the address, the context words, the name. */
+export function checkPasswordLocally(password: string, owner: PasswordOwner, config: PolicyConfig): PolicyResult {
+  const min = minimumLength(owner, config);
   const normalized = normalizePassword(password);
   const length = codePointLength(normalized);
-  if (length < config.passwordMinLength) return refused("tooShort", config);
-  if (length > POLICY_MAX_LENGTH) return refused("tooLong", config);
+  if (length < min) return refused("tooShort", min);
+  if (length > POLICY_MAX_LENGTH) return refused("tooLong", min);
   const lower = normalized.toLowerCase();
-  if (commonPasswords().has(lower)) return refused("tooCommon", config);
-  if (email) {
-    const address = email.toLowerCase();
+  if (commonPasswords().has(lower)) return refused("tooCommon", min);
+  if (owner.email) {
+    const address = owner.email.toLowerCase();
     const local = address.slice(0, address.lastIndexOf("@"));
-    if (lower === address || lower === local) return refused("yourAddress", config);
+    if (lower === address || lower === local) return refused("yourAddress", min);
   }
+  if (config.passwordContextWords.some((word) => lower.includes(word))) return refused("contextWord", min);
+  if (nameWords(owner.name).some((word) => lower.includes(word))) return refused("yourName", min);
   return { ok: true, password: normalized };
 }
 
@@ -74,13 +99,14 @@ export function checkPasswordLocally(password: string, email: string | null, con
  */
 export async function checkPassword(
   password: unknown,
-  email: string | null,
-  config: Pick<AuthConfig, "passwordMinLength" | "passwordBreachCheck">,
+  owner: PasswordOwner,
+  config: PolicyConfig & Pick<AuthConfig, "passwordBreachCheck">,
 ): Promise<PolicyResult> {
-  if (typeof password !== "string") return refused("tooShort", config);
-  const local = checkPasswordLocally(password, email, config);
+  const min = minimumLength(owner, config);
+  if (typeof password !== "string") return refused("tooShort", min);
+  const local = checkPasswordLocally(password, owner, config);
   if (!local.ok || !config.passwordBreachCheck) return local;
-  return (await breached(local.password, config.passwordBreachCheck.url)) ? refused("breached", config) : local;
+  return (await breached(local.password, config.passwordBreachCheck.url)) ? refused("breached", min) : local;
 }
 
 /**

@@ -13,6 +13,7 @@ import { refreshSession, revokeUserSessions, type CurrentSession } from "../core
 import { toSessionUser } from "../accounts/users.server";
 import { MAX_PASSWORD_LENGTH, hashPassword, verifyPassword } from "../credentials/password.server";
 import { checkPassword } from "../credentials/password-policy.server";
+import { secondFactorEnabled } from "../two-factor/store.server";
 import { removeSignInMethod } from "../signin/methods.server";
 import { db } from "../../db/client.server";
 
@@ -84,10 +85,12 @@ export async function passwordIntent(
   const user = await accountOf(userId);
   if (!user) return { ok: false, status: 404, intent, field: null, message: PASSWORD_MESSAGES.notSet };
   const stored = await passwordHashOf(userId);
+  // While the second factor is on, 8 characters are enough (contract §16, ADR 075).
+  const secondFactor = await secondFactorEnabled(userId);
 
   if (intent === "password-set") {
     if (stored !== null) return { ok: false, status: 400, intent, field: "password", message: PASSWORD_MESSAGES.alreadySet };
-    const policy = await checkPassword(text(body.password), user.email, ar.config);
+    const policy = await checkPassword(text(body.password), { email: user.email, name: user.name, secondFactor }, ar.config);
     if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
     if (!(await createPassword(userId, await hashPassword(policy.password)))) {
       return { ok: false, status: 400, intent, field: "password", message: PASSWORD_MESSAGES.alreadySet };
@@ -101,7 +104,7 @@ export async function passwordIntent(
 
   if (intent === "password-change") {
     // The new password's policy first: a refusal there costs no attempt at the current one.
-    const policy = await checkPassword(text(body.password), user.email, ar.config);
+    const policy = await checkPassword(text(body.password), { email: user.email, name: user.name, secondFactor }, ar.config);
     if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
     const refused = await checkCurrentPassword(ar, userId, user.email, text(body.currentPassword), intent);
     if (refused) return refused;

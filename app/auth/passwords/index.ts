@@ -3,3 +3,4 @@ export { isPasswordIntent, passwordIntent, type PasswordIntentResult } from "./a
 export { signupAction, signupPageData, type SignupValues } from "./signup.server";
 export { forgotPasswordAction, forgotPasswordPageData, resetPasswordAction, resetPasswordPageData, type ForgotValues, type ResetValues } from "./reset.server";
 export type { Answer, FieldErrors, FormAnswer } from "./forms.server";
+export { minimumLength as passwordMinimumLength } from "../credentials/password-policy.server";

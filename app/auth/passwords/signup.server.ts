@@ -59,7 +59,7 @@ export async function signupAction(request: Request): Promise<Answer<SignupValue
   if (!address.ok) return form(400, { formError: null, fieldErrors: { email: ADDRESS_FORM_MESSAGES.invalid } }, values);
   const name = readName(body.name);
   if (!name.ok) return form(400, { formError: null, fieldErrors: { name: name.message } }, values);
-  const policy = await checkPassword(body.password, address.address, ar.config);
+  const policy = await checkPassword(body.password, { email: address.address, name: name.name }, ar.config);
   if (!policy.ok) return form(400, { formError: null, fieldErrors: { password: policy.message } }, values);
 
   // From here every address does the same work: count, hash, store and seal, send one e-mail.

@@ -116,7 +116,7 @@ async function finishSignupHere(ar: AuthRequest, body: Body, json: boolean): Pro
   if (!verifyCsrf(ar, body.csrfToken)) return { type: "response", response: errorRedirect(ar, "MissingCSRF", { json }) };
   const found = await signupFromElsewhere(ar, body.token, body.email);
   if (!found) return { type: "response", response: errorRedirect(ar, "Verification", { json }) };
-  const policy = await checkPassword(body.password, found.address, ar.config);
+  const policy = await checkPassword(body.password, { email: found.address, name: found.name }, ar.config);
   if (!policy.ok) {
     const { page } = choosePasswordPage(ar, found, body.callbackUrl);
     const response = jsonResponse({ fieldErrors: { password: policy.message } }, { status: 400, noCache: true });

@@ -4,11 +4,14 @@
 // refuses a foreign Origin itself and answers the way the protocol does, a MissingCSRF redirect
 // (or `{url}` in JSON-redirect mode); an OAuth callback checks no CSRF token, so a provider's
 // `response_mode=form_post` POST, whose Origin is the provider, reaches the state, PKCE and nonce
-// checks that tie it to the browser. Everything else answers 403.
+// checks that tie it to the browser. CSP violation reports are let through too: a browser may
+// send them with `Origin: null` (a sandboxed frame's), and they change nothing — the endpoint only
+// logs, size- and rate-limited (docs/decisions/073). Everything else answers 403.
 import { getConfig } from "../core/config.server";
 import { isCrossOriginPost } from "../core/origin.server";
 import { authRequest } from "../core/request.server";
 import { badRequest } from "../core/respond.server";
+import { CSP_REPORT_PATH } from "../core/security-headers.server";
 
 /** Paths under the base path whose POSTs are the sign-in flow's to refuse. */
 const FLOW_PATH = /^\/(?:signin(?:\/[^/]+)?|signout|callback\/[^/]+)\/?$/;
@@ -19,6 +22,7 @@ export function refuseCrossOriginPost(request: Request): Response | null {
   const ar = authRequest(request, getConfig());
   if (!isCrossOriginPost(ar)) return null;
   const path = ar.url.pathname.replace(/\.data$/, "");
+  if (path === CSP_REPORT_PATH) return null;
   const base = ar.config.basePath;
   if (path.startsWith(`${base}/`) && FLOW_PATH.test(path.slice(base.length))) return null;
   return badRequest(403, "Forbidden.");

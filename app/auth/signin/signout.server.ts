@@ -6,6 +6,7 @@ import { resolveCallbackUrl } from "../core/callback-url.server";
 import { verifyCsrf } from "../core/csrf.server";
 import type { AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
+import { SIGNED_OUT_HEADERS, withHeaders } from "../core/security-headers.server";
 import { endSession } from "../core/session.server";
 import { failureResponse, parsePost } from "./flow.server";
 import { log } from "../core/log.server";
@@ -52,7 +53,7 @@ export async function signOutAction(request: Request): Promise<Response> {
     // A first factor waiting for its code ends too: on a shared browser, the next person must not
     // find someone's half-finished sign-in (the pending cookie outlives no sign-out).
     const pending = ar.cookies.has(ar.names.twoFactor) ? clearPendingSignIn(ar) : [];
-    return redirectResponse(location, { json, setCookies: [setCookie, ...setCookies, ...pending] });
+    return withHeaders(redirectResponse(location, { json, setCookies: [setCookie, ...setCookies, ...pending] }), SIGNED_OUT_HEADERS);
   } catch (error) {
     return failureResponse(ar, error, json);
   }

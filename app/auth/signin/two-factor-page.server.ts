@@ -9,7 +9,7 @@ import { applyPasswordReset } from "../accounts/passwords.server";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { toSessionUser } from "../accounts/users.server";
-import { validateCallbackUrl } from "../core/callback-url.server";
+import { toRelative, validateCallbackUrl } from "../core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { deviceIdFor } from "../core/device-cookie.server";
 import { AuthError, secondFactorRefusedMessage } from "../core/errors";
@@ -22,7 +22,7 @@ import { withSecondFactor } from "../two-factor/policy.server";
 import { spendSecondFactorCode } from "../two-factor/store.server";
 import { failureResponse, parsePost, startSession } from "./flow.server";
 
-/** Longest code field read: a 6-digit code or an 11-character recovery code, with some spacing. */
+/** Longest code field read: a 6-digit code or a 19-character recovery code (ADR 074), with some spacing. */
 const MAX_CODE_LENGTH = 64;
 
 export type TwoFactorPage = { csrfToken: string; error: string | null };
@@ -104,7 +104,8 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
     }
     // A reset waiting for this code (ADR 062): only now is the password written and every session ended.
     if (pending.passwordHash) await applyPasswordReset(ar, user.id, pending.passwordHash);
-    const callbackUrl = validateCallbackUrl(pending.callbackUrl, ar.origin) ?? `${ar.origin}/`;
+    let callbackUrl = validateCallbackUrl(pending.callbackUrl, ar.origin) ?? `${ar.origin}/`;
+    if (factor.kind === "recovery") callbackUrl = recoveryCodeUsedUrl(ar, callbackUrl);
     const response = await startSession(
       { ar, json, callbackUrl, setCookies: clearPendingSignIn(ar) },
       pending.method,
@@ -129,6 +130,20 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
   }
   const csrf = ensureCsrfToken(ar);
   return { type: "page", status: 400, page: { csrfToken: csrf.token, error: secondFactorRefusedMessage(triesLeft) }, setCookies: [] };
+}
+
+/**
+ * Where a sign-in finished by a recovery code goes (ADR 074): /account, which says how many codes
+ * are left and offers new ones, with a link on to where the sign-in was going.
+ */
+const ACCOUNT_PATH = "/account";
+function recoveryCodeUsedUrl(ar: AuthRequest, callbackUrl: string): string {
+  const url = new URL(ACCOUNT_PATH, ar.origin);
+  url.searchParams.set("updated", "recovery-code-used");
+  const onward = toRelative(callbackUrl);
+  if (new URL(callbackUrl).pathname !== ACCOUNT_PATH) url.searchParams.set("callbackUrl", onward);
+  url.hash = "two-factor";
+  return url.toString();
 }
 
 /** JSON-mode clients (json=true, X-Auth-Return-Redirect: 1) always get a Response: `{url}`. */

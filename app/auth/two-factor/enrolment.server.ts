@@ -78,7 +78,7 @@ export async function disableTotp(ar: AuthRequest, user: User, body: Record<stri
 export async function replaceRecoveryCodes(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome> {
   const refused = await checkCurrentCode(ar, user, body);
   if (refused) return refused;
-  const recoveryCodes = await regenerateRecoveryCodes(user.id, ar.config.secrets);
+  const recoveryCodes = await regenerateRecoveryCodes(user.id);
   await recordEvent("recovery-codes-replaced", { userId: user.id, ...eventSource(ar) });
   await notifySecurityChange(ar, user.id, { kind: "recovery-codes-replaced" });
   return { ok: true, recoveryCodes };

@@ -4,7 +4,14 @@
 // the same code exactly one succeeds.
 import { db } from "../../db/client.server";
 import { openAtRest, sealAtRest } from "../core/sealed-at-rest.server";
-import { generateRecoveryCodes, normalizeRecoveryCode, recoveryCodeHashes } from "./recovery-codes.server";
+import {
+  generateRecoveryCodes,
+  hashRecoveryCode,
+  legacyRecoveryCodeHashes,
+  normalizeRecoveryCode,
+  recoveryCodeMatches,
+  storedTagPrefix,
+} from "./recovery-codes.server";
 import { generateTotpSecret, isTotpCode, matchTotpStep } from "./totp.server";
 
 const SEAL_PURPOSE = "vestibule.totp-secret";
@@ -74,14 +81,22 @@ export async function pendingEnrolmentSecret(userId: string, secrets: Secrets): 
   return openSecret(userId, row.secretSealed, secrets);
 }
 
-/** Writes fresh recovery codes in `tx` (the old ones go) and returns them, to be shown once. */
-async function replaceRecoveryCodes(tx: Pick<ReturnType<typeof db>, "recoveryCode">, userId: string, secrets: Secrets): Promise<string[]> {
+/** Fresh recovery codes and their stored values, hashed before any transaction opens (ADR 074). */
+type NewRecoveryCodes = { codes: string[]; stored: string[] };
+
+async function newRecoveryCodes(): Promise<NewRecoveryCodes> {
   const codes = generateRecoveryCodes();
+  // One at a time: ten Argon2id hashes at once would hold ten times its memory.
+  const stored: string[] = [];
+  for (const code of codes) stored.push(await hashRecoveryCode(normalizeRecoveryCode(code)!.code));
+  return { codes, stored };
+}
+
+/** Writes fresh recovery codes in `tx` (the old ones go) and returns them, to be shown once. */
+async function replaceRecoveryCodes(tx: Pick<ReturnType<typeof db>, "recoveryCode">, userId: string, fresh: NewRecoveryCodes): Promise<string[]> {
   await tx.recoveryCode.deleteMany({ where: { userId } });
-  await tx.recoveryCode.createMany({
-    data: codes.map((code) => ({ userId, hash: recoveryCodeHashes(userId, normalizeRecoveryCode(code)!, secrets)[0]! })),
-  });
-  return codes;
+  await tx.recoveryCode.createMany({ data: fresh.stored.map((hash) => ({ userId, hash })) });
+  return fresh.codes;
 }
 
 export type ConfirmOutcome = { ok: true; recoveryCodes: string[] } | { ok: false; reason: "not-started" | "wrong-code" };
@@ -97,6 +112,7 @@ export async function confirmEnrolment(userId: string, code: string, secrets: Se
   if (!secret) return { ok: false, reason: "not-started" };
   const step = matchTotpStep(secret, code, now);
   if (step === null) return { ok: false, reason: "wrong-code" };
+  const fresh = await newRecoveryCodes();
   const recoveryCodes = await db().$transaction(async (tx) => {
     // Conditional on the row read above: a concurrent start (new secret) or confirm wins alone.
     const { count } = await tx.twoFactorCredential.updateMany({
@@ -104,7 +120,7 @@ export async function confirmEnrolment(userId: string, code: string, secrets: Se
       data: { confirmedAt: now, lastUsedStep: step },
     });
     if (count !== 1) return null;
-    return replaceRecoveryCodes(tx, userId, secrets);
+    return replaceRecoveryCodes(tx, userId, fresh);
   });
   return recoveryCodes ? { ok: true, recoveryCodes } : { ok: false, reason: "not-started" };
 }
@@ -135,12 +151,41 @@ export async function spendSecondFactorCode(userId: string, typed: string, secre
   const canonical = normalizeRecoveryCode(code);
   if (!canonical) return null;
   if (!(await secondFactorEnabled(userId))) return null;
-  const { count } = await client.recoveryCode.updateMany({
-    where: { userId, hash: { in: recoveryCodeHashes(userId, canonical, secrets) }, usedAt: null },
+  const spent = canonical.format === "legacy" ? await spendLegacyRecoveryCode(userId, canonical.code, secrets, now) : await spendRecoveryCode(userId, canonical.code, now);
+  if (!spent) return null;
+  return { kind: "recovery", left: await client.recoveryCode.count({ where: { userId, usedAt: null } }) };
+}
+
+/**
+ * A code of the current format: the unused codes with its lookup tag (one, rarely two) are
+ * verified — at least one hash always, a dummy when none has the tag — and the one that matches is
+ * spent by a conditional UPDATE whose row count decides between concurrent requests.
+ */
+async function spendRecoveryCode(userId: string, canonical: string, now: Date): Promise<boolean> {
+  const client = db();
+  const candidates = await client.recoveryCode.findMany({
+    where: { userId, usedAt: null, hash: { startsWith: storedTagPrefix(canonical) } },
+    select: { id: true, hash: true },
+  });
+  if (candidates.length === 0) {
+    await recoveryCodeMatches(null, canonical);
+    return false;
+  }
+  for (const candidate of candidates) {
+    if (!(await recoveryCodeMatches(candidate.hash, canonical))) continue;
+    const { count } = await client.recoveryCode.updateMany({ where: { id: candidate.id, usedAt: null }, data: { usedAt: now } });
+    return count === 1;
+  }
+  return false;
+}
+
+/** A code of ADR 044's format, stored as a keyed hash: one indexed, conditional UPDATE. */
+async function spendLegacyRecoveryCode(userId: string, canonical: string, secrets: Secrets, now: Date): Promise<boolean> {
+  const { count } = await db().recoveryCode.updateMany({
+    where: { userId, hash: { in: legacyRecoveryCodeHashes(userId, canonical, secrets) }, usedAt: null },
     data: { usedAt: now },
   });
-  if (count !== 1) return null;
-  return { kind: "recovery", left: await client.recoveryCode.count({ where: { userId, usedAt: null } }) };
+  return count === 1;
 }
 
 /** totp-disable, once a code was accepted: the credential and every recovery code go, together. */
@@ -152,6 +197,7 @@ export async function removeSecondFactor(userId: string): Promise<void> {
 }
 
 /** recovery-codes, once a code was accepted: ten new codes replace the old ones. */
-export async function regenerateRecoveryCodes(userId: string, secrets: Secrets): Promise<string[]> {
-  return db().$transaction((tx) => replaceRecoveryCodes(tx, userId, secrets));
+export async function regenerateRecoveryCodes(userId: string): Promise<string[]> {
+  const fresh = await newRecoveryCodes();
+  return db().$transaction((tx) => replaceRecoveryCodes(tx, userId, fresh));
 }

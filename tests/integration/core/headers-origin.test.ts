@@ -120,7 +120,7 @@ describe("the OAuth form_post callback", () => {
 describe("base security headers", () => {
   it("HSTS only when AUTH_URL is https", () => {
     undoEnv = withEnv({ AUTH_URL: "https://app.example" });
-    expect(baseSecurityHeaders(getConfig())["Strict-Transport-Security"]).toBe("max-age=31536000");
+    expect(baseSecurityHeaders(getConfig())["Strict-Transport-Security"]).toBe("max-age=31536000; includeSubDomains");
     undoEnv();
     undoEnv = withEnv({ AUTH_URL: "http://localhost:3000" });
     expect(baseSecurityHeaders(getConfig())).not.toHaveProperty("Strict-Transport-Security");
@@ -134,6 +134,6 @@ describe("base security headers", () => {
 
   it("the CSP has a nonce for scripts and no 'unsafe-inline'", () => {
     const csp = contentSecurityPolicy("n0nce", []);
-    expect(csp).toBe("script-src 'self' 'nonce-n0nce'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'");
+    expect(csp).toBe("script-src 'self' 'nonce-n0nce'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'; report-uri /auth/csp-report; report-to csp");
   });
 });

@@ -62,11 +62,11 @@ for (const strategy of ["jwt", "database"] as const) {
     it("password-change: a refused new password is a 400 on password and costs no attempt", async () => {
       await createUser();
       const { jar } = await signIn();
-      const res = await intent(jar, { intent: "password-change", currentPassword: PASSWORD, password: "password1" });
+      const res = await intent(jar, { intent: "password-change", currentPassword: PASSWORD, password: "passwordpassword" });
       expect(res.status).toBe(400);
       expect((await refusal(res)).fieldErrors.password).toMatch(/too common/);
       const short = await intent(jar, { intent: "password-change", currentPassword: "whatever", password: "short" });
-      expect((await refusal(short)).fieldErrors).toEqual({ password: "Use at least 8 characters." });
+      expect((await refusal(short)).fieldErrors).toEqual({ password: "Use at least 15 characters." });
       expect(await testDb().authEvent.count({ where: { type: "signin-failed" } })).toBe(0);
     });
 

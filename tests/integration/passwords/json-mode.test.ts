@@ -154,7 +154,7 @@ describe(`the password pages' POSTs in JSON mode (${dbLabel})`, () => {
       const jar = new CookieJar();
       const ok = await send(jar, "/auth/signup", { csrfToken: await csrf(jar), email: "new@example.com", password: CHOSEN, callbackUrl: "/account" }, shape);
       await expectLanding(ok, shape, `${ORIGIN}/auth/verify-request?provider=email&type=signup`);
-      const weak = await send(jar, "/auth/signup", { csrfToken: await csrf(jar), email: "new@example.com", password: "password1" }, shape);
+      const weak = await send(jar, "/auth/signup", { csrfToken: await csrf(jar), email: "new@example.com", password: "passwordpassword" }, shape);
       await expectRefused(weak, shape, 400, "password", /too common/);
       const forged = await send(new CookieJar(), "/auth/signup", { email: "new@example.com", password: CHOSEN }, shape);
       await expectRefused(forged, shape, 403, null, /expired/i);
@@ -183,7 +183,7 @@ describe(`the password pages' POSTs in JSON mode (${dbLabel})`, () => {
       const link = linkIn(message!);
       const byLink = { token: link.searchParams.get("token")!, email: "reset@example.com" };
       const other = new CookieJar();
-      const weak = await send(other, "/auth/reset-password", { csrfToken: await csrf(other), ...byLink, password: "password" }, shape);
+      const weak = await send(other, "/auth/reset-password", { csrfToken: await csrf(other), ...byLink, password: "passwordpassword" }, shape);
       await expectRefused(weak, shape, 400, "password", /too common/);
       const wrong = await send(jar, "/auth/reset-password", { csrfToken: await csrf(jar), code: otherCode(codeIn(message!)), password: CHOSEN }, shape);
       await expectRefused(wrong, shape, 400, "code", /4 tries are left/);

@@ -97,7 +97,7 @@ describe(`forgotten password (${dbLabel})`, () => {
     const { link } = await asked();
     const token = link.searchParams.get("token")!;
     const browser = new CookieJar();
-    const weak = await postReset(browser, { token, email: "ada@example.com", password: "password" });
+    const weak = await postReset(browser, { token, email: "ada@example.com", password: "passwordpassword" });
     expect(weak.status).toBe(400);
     const body = (await weak.json()) as { fieldErrors: Record<string, string> };
     expect(body.fieldErrors.password).toMatch(/too common/);

@@ -63,7 +63,7 @@ describe(`sign-up links opened in another browser (${dbLabel})`, () => {
     const message = await signedUp(laptop, HERS, "Vera");
     const phone = new CookieJar();
     expect(((await (await openLink(linkIn(message), phone)).json()) as { choosePassword?: unknown }).choosePassword).toBeTruthy();
-    const weak = await choosePassword(phone, linkIn(message), "password");
+    const weak = await choosePassword(phone, linkIn(message), "passwordpassword");
     expect(weak.status).toBe(400);
     expect(JSON.stringify(await weak.json())).toMatch(/too common/);
     const missing = await choosePassword(phone, linkIn(message), null);

@@ -1,6 +1,6 @@
 // Turning the second factor on and off from /account (contract §11, §13): totp-start shows the
 // secret and its QR code, totp-confirm turns it on with a first code computed from that secret and
-// shows ten recovery codes once (stored only as keyed hashes), totp-disable and recovery-codes
+// shows ten recovery codes once (stored only as salted hashes, ADR 074), totp-disable and recovery-codes
 // need a current code, and a POST without its CSRF token changes nothing.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { signIn, createUser } from "../../support/auth.ts";
@@ -66,7 +66,7 @@ describe(`enrolment (${dbLabel})`, () => {
     expect(await testDb().recoveryCode.count()).toBe(0);
   });
 
-  it("totp-confirm turns it on and shows 10 recovery codes once; the database holds only their keyed hashes", async () => {
+  it("totp-confirm turns it on and shows 10 recovery codes once; the database holds only their salted hashes", async () => {
     const { jar } = await signIn();
     const { body } = await start(jar);
     const code = codeAt(body.totpSetup!.secret);
@@ -75,15 +75,15 @@ describe(`enrolment (${dbLabel})`, () => {
     const { recoveryCodes } = (await res.json()) as { recoveryCodes: string[] };
     expect(recoveryCodes).toHaveLength(10);
     expect(new Set(recoveryCodes).size).toBe(10);
-    for (const c of recoveryCodes) expect(c).toMatch(/^[0-9a-hjkmnp-tv-z]{5}-[0-9a-hjkmnp-tv-z]{5}$/);
+    for (const c of recoveryCodes) expect(c).toMatch(/^[0-9a-hjkmnp-tv-z]{4}(-[0-9a-hjkmnp-tv-z]{4}){3}$/);
     const rows = await testDb().recoveryCode.findMany();
     expect(rows).toHaveLength(10);
     const stored = JSON.stringify(rows);
     for (const c of recoveryCodes) {
       expect(stored).not.toContain(c);
-      expect(stored).not.toContain(c.replace("-", ""));
+      expect(stored).not.toContain(c.replace(/-/g, "").slice(2));
     }
-    for (const r of rows) expect(r.hash).toMatch(/^[0-9a-f]{64}$/);
+    for (const r of rows) expect(r.hash).toMatch(/^r2:[0-9a-hjkmnp-tv-z]{2}:\$argon2id\$/);
     expect((await accountPage(jar)).twoFactor).toEqual({ enabled: true, recoveryCodesLeft: 10 });
     // Shown once: the page itself never carries them, and the same confirmation again is refused.
     expect(JSON.stringify(await accountPage(jar))).not.toContain(recoveryCodes[0]);

@@ -17,9 +17,10 @@ import {
 } from "../../../app/auth/credentials/password-policy.server";
 import { hashPassword, verifyPassword } from "../../../app/auth/credentials/password.server";
 
-const config: { passwordMinLength: number; passwordBreachCheck: { url: string } | null } = { passwordMinLength: 8, passwordBreachCheck: null };
-const reasonOf = async (password: unknown, email: string | null = "ada.lovelace@example.com", c = config) => {
-  const result = await checkPassword(password, email, c);
+type PolicyConfig = { passwordMinLength: number; passwordContextWords: readonly string[]; passwordBreachCheck: { url: string } | null };
+const config: PolicyConfig = { passwordMinLength: 8, passwordContextWords: [], passwordBreachCheck: null };
+const reasonOf = async (password: unknown, email: string | null = "ada.lovelace@example.com", c: PolicyConfig = config) => {
+  const result = await checkPassword(password, { email }, c);
   return result.ok ? "ok" : result.reason;
 };
 
@@ -56,7 +57,7 @@ describe("the password policy", () => {
   });
 
   it("takes AUTH_PASSWORD_MIN_LENGTH, with its own text", async () => {
-    const result = await checkPassword("velvet lantern", null, { passwordMinLength: 16, passwordBreachCheck: null });
+    const result = await checkPassword("velvet lantern", { email: null }, { passwordMinLength: 16, passwordContextWords: [], passwordBreachCheck: null });
     expect(result).toEqual({ ok: false, reason: "tooShort", message: "Use at least 16 characters." });
   });
 
@@ -79,10 +80,47 @@ describe("the password policy", () => {
       ["password1", config],
       ["ada.lovelace", config],
     ] as const) {
-      const r = checkPasswordLocally(p, "ada.lovelace@example.com", c);
+      const r = checkPasswordLocally(p, { email: "ada.lovelace@example.com" }, c);
       if (!r.ok) messages.add(r.message);
     }
     expect(messages.size).toBe(4);
+  });
+
+  it("a lone password needs 15 characters by default (NIST 800-63B-4); 8 while the owner's second factor is on, never more than the floor", async () => {
+    const floor = loadConfig({ AUTH_SECRET: "policy-test-secret-0123456789abcdef0123456789" });
+    expect(floor.passwordMinLength).toBe(15);
+    const alone = await checkPassword("velvet lantern", { email: null }, floor);
+    expect(alone).toEqual({ ok: false, reason: "tooShort", message: "Use at least 15 characters." });
+    expect((await checkPassword("velvet lantern", { email: null, secondFactor: true }, floor)).ok).toBe(true);
+    expect(await checkPassword("velvet", { email: null, secondFactor: true }, floor)).toMatchObject({ reason: "tooShort", message: "Use at least 8 characters." });
+    expect((await checkPassword("velvet lanterns", { email: null }, floor)).ok).toBe(true);
+  });
+
+  it("refuses the site's name, its host and AUTH_PASSWORD_CONTEXT_WORDS inside a password, whatever the case", async () => {
+    const c = loadConfig({ AUTH_SECRET: "policy-test-secret-0123456789abcdef0123456789", AUTH_URL: "https://login.acme-widgets.example", AUTH_PASSWORD_CONTEXT_WORDS: "Widgetron, hq, Quokka Corp" });
+    expect(c.passwordContextWords).toEqual(expect.arrayContaining(["vestibule", "login.acme-widgets.example", "acme-widgets", "login", "example", "widgetron", "quokka corp"]));
+    // Shorter than 4 characters: never a context word ("hq", the top-level "com" of other hosts).
+    expect(c.passwordContextWords).not.toContain("hq");
+    for (const p of ["my VESTIBULE password!", "acme-widgets forever 2026", "widgetron rules the world", "i love quokka corp a lot"]) {
+      expect(await reasonOf(p, null, c), p).toBe("contextWord");
+    }
+    expect(await reasonOf("hq velvet lantern orbit", null, c)).toBe("ok");
+    const r = await checkPassword("vestibule lantern orbit", { email: null }, c);
+    expect(r.ok ? null : r.message).toBe("Do not use the name of this site or its address in your password.");
+  });
+
+  it("refuses the user's name inside a password, word by word, ignoring case and words under 4 characters", async () => {
+    const owner = { email: "ada@example.com", name: "Ada Lovelace-Byron" };
+    const reason = async (p: string) => {
+      const r = await checkPassword(p, owner, { ...config, passwordMinLength: 15 });
+      return r.ok ? "ok" : r.reason;
+    };
+    expect(await reason("i am LOVELACE the countess")).toBe("yourName");
+    expect(await reason("byron wrote poems in 1812")).toBe("yourName");
+    // "Ada" is under 4 characters: it may appear.
+    expect(await reason("ada velvet lantern orbit")).toBe("ok");
+    const r = await checkPassword("lovelace velvet lantern", owner, config);
+    expect(r.ok ? null : r.message).toBe("Do not use your name in your password.");
   });
 
   it("verifies a password typed in another Unicode form than the one chosen", async () => {
@@ -130,13 +168,13 @@ describe("the Have I Been Pwned range check", () => {
   });
 
   const sha1 = (s: string) => createHash("sha1").update(s, "utf8").digest("hex").toUpperCase();
-  const hibp = () => ({ passwordMinLength: 8, passwordBreachCheck: { url: base } });
+  const hibp = () => ({ passwordMinLength: 8, passwordContextWords: [], passwordBreachCheck: { url: base } });
 
   it("sends only the first 5 hex digits of the SHA-1 of the NFKC password, with Add-Padding, and refuses a listed suffix", async () => {
     const password = "ﬁnal velvet orbit";
     const digest = sha1(password.normalize("NFKC"));
     listed.set(digest, 3);
-    const result = await checkPassword(password, null, hibp());
+    const result = await checkPassword(password, { email: null }, hibp());
     expect(result).toMatchObject({ ok: false, reason: "breached" });
     expect(seen).toHaveLength(1);
     expect(seen[0]!.method).toBe("GET");
@@ -174,7 +212,7 @@ describe("the Have I Been Pwned range check", () => {
 
   it("fails open on a network error", async () => {
     const warn = vi.spyOn(console, "log").mockImplementation(() => {}); // log lines go to stdout (ADR 050)
-    const result = await checkPassword("quiet amber harbor", null, { passwordMinLength: 8, passwordBreachCheck: { url: "http://127.0.0.1:1" } });
+    const result = await checkPassword("quiet amber harbor", { email: null }, { passwordMinLength: 8, passwordContextWords: [], passwordBreachCheck: { url: "http://127.0.0.1:1" } });
     expect(result.ok).toBe(true);
     expect(warn.mock.calls.map((c) => JSON.parse(String(c[0])).event)).toEqual(["password.breach_check_unavailable"]);
   });
@@ -205,7 +243,7 @@ describe("configuration of section 15", () => {
 
   it("has the contract's defaults (sign-up on in development, off in production)", () => {
     const dev = loadConfig({ AUTH_SECRET: secret });
-    expect(dev).toMatchObject({ signup: true, passwordMinLength: 8, passwordBreachCheck: null, emailCode: true, emailCodeMaxAge: 600 });
+    expect(dev).toMatchObject({ signup: true, passwordMinLength: 15, passwordBreachCheck: null, emailCode: true, emailCodeMaxAge: 600 });
     const prod = loadConfig({ AUTH_SECRET: secret, NODE_ENV: "production", AUTH_URL: "https://app.example.com" });
     expect(prod.signup).toBe(false);
     const hibp = loadConfig({ AUTH_SECRET: secret, AUTH_PASSWORD_BREACH_CHECK: "hibp" });

@@ -4,7 +4,15 @@
 import { describe, expect, it } from "vitest";
 import { keyedHashes, openAtRest, sealAtRest } from "../../../app/auth/core/sealed-at-rest.server";
 import { factorsOf, needsSecondFactor, withSecondFactor } from "../../../app/auth/two-factor/policy.server";
-import { generateRecoveryCodes, normalizeRecoveryCode, recoveryCodeHashes } from "../../../app/auth/two-factor/recovery-codes.server";
+import {
+  generateRecoveryCodes,
+  hashRecoveryCode,
+  legacyRecoveryCodeHashes,
+  normalizeRecoveryCode,
+  RECOVERY_CODE_LENGTH,
+  recoveryCodeMatches,
+  storedTagPrefix,
+} from "../../../app/auth/two-factor/recovery-codes.server";
 import { generateTotpSecret, matchTotpStep, otpauthUri, qrCodePath, totpCodeAt, totpStep } from "../../../app/auth/two-factor/totp.server";
 
 // RFC 6238 appendix B: the ASCII secret "12345678901234567890", SHA-1, 8 digits; ours are the
@@ -50,26 +58,42 @@ describe("TOTP", () => {
 });
 
 describe("recovery codes", () => {
-  it("are ten distinct codes of 50 random bits, xxxxx-xxxxx", () => {
+  it("are ten distinct codes of 16 base32 characters (80 random bits), shown as xxxx-xxxx-xxxx-xxxx", () => {
     const codes = generateRecoveryCodes();
     expect(codes).toHaveLength(10);
     expect(new Set(codes).size).toBe(10);
-    for (const c of codes) expect(c).toMatch(/^[0-9a-hjkmnp-tv-z]{5}-[0-9a-hjkmnp-tv-z]{5}$/);
+    for (const c of codes) expect(c).toMatch(/^[0-9a-hjkmnp-tv-z]{4}(?:-[0-9a-hjkmnp-tv-z]{4}){3}$/);
+    // 32 symbols = 5 bits each; the clear lookup tag's 2 characters aside, 70 secret bits remain.
+    expect((RECOVERY_CODE_LENGTH - 2) * Math.log2(32)).toBeGreaterThanOrEqual(64);
   });
 
-  it("read forgivingly: case, spaces, hyphens and the look-alikes i, l, o", () => {
-    expect(normalizeRecoveryCode("ABCDE-FGH1J")).toBe("abcdefgh1j");
-    expect(normalizeRecoveryCode(" abcde fghij ")).toBe("abcdefgh1j");
-    expect(normalizeRecoveryCode("0o1il-23456")).toBe("00111" + "23456");
-    for (const bad of ["", "abcd-efgh", "abcde-fghijk", "abcde-fghu!", "abcde_fghij"]) expect(normalizeRecoveryCode(bad)).toBeNull();
+  it("read forgivingly: case, spaces, hyphens and the look-alikes i, l, o; the 10-character codes of ADR 044 too", () => {
+    expect(normalizeRecoveryCode("ABCD-EFGH-1JKM-NPQR")).toEqual({ format: "current", code: "abcdefgh1jkmnpqr" });
+    expect(normalizeRecoveryCode(" abcdefgh ijkm npqr ")).toEqual({ format: "current", code: "abcdefgh1jkmnpqr" });
+    expect(normalizeRecoveryCode("ABCDE-FGH1J")).toEqual({ format: "legacy", code: "abcdefgh1j" });
+    expect(normalizeRecoveryCode("0o1il-23456")).toEqual({ format: "legacy", code: "00111" + "23456" });
+    for (const bad of ["", "abcd-efgh", "abcde-fghijk", "abcde-fghu!", "abcde_fghij", "abcd-efgh-jkmn-pqr", "abcd-efgh-jkmn-pqrst"]) {
+      expect(normalizeRecoveryCode(bad)).toBeNull();
+    }
   });
 
-  it("are stored as keyed hashes bound to the user, one per configured secret", () => {
+  it("are stored as a salted Argon2id hash behind a clear 2-character tag, never as the code or an HMAC", async () => {
+    const stored = await hashRecoveryCode("abcdefgh1jkmnpqr");
+    expect(stored.startsWith(storedTagPrefix("abcdefgh1jkmnpqr"))).toBe(true);
+    expect(stored).toMatch(/^r2:ab:\$argon2id\$/);
+    expect(stored).not.toContain("cdefgh1jkmnpqr");
+    expect(await hashRecoveryCode("abcdefgh1jkmnpqr")).not.toBe(stored);
+    expect(await recoveryCodeMatches(stored, "abcdefgh1jkmnpqr")).toBe(true);
+    expect(await recoveryCodeMatches(stored, "abcdefgh1jkmnpqs")).toBe(false);
+    expect(await recoveryCodeMatches(null, "abcdefgh1jkmnpqr")).toBe(false);
+  });
+
+  it("ADR 044's codes are still recognised by their keyed hashes, bound to the user, one per configured secret", () => {
     const secrets = ["a".repeat(32), "b".repeat(32)];
-    const [first, second] = recoveryCodeHashes("user-1", "abcdefgh1j", secrets);
+    const [first, second] = legacyRecoveryCodeHashes("user-1", "abcdefgh1j", secrets);
     expect(first).toMatch(/^[0-9a-f]{64}$/);
     expect(second).not.toBe(first);
-    expect(recoveryCodeHashes("user-2", "abcdefgh1j", secrets)[0]).not.toBe(first);
+    expect(legacyRecoveryCodeHashes("user-2", "abcdefgh1j", secrets)[0]).not.toBe(first);
     expect(keyedHashes("x", "p", [secrets[0]!, secrets[0]!])).toHaveLength(1);
   });
 });
