@@ -266,6 +266,35 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
     expect(JSON.parse(notice!.payload).text).toContain('"Phone"');
   });
 
+  it("a thief with an old copied cookie cannot remove the owner's passkey nor unlink his provider, so cannot sign the owner's devices out (form and JSON)", async () => {
+    const user = await owner();
+    const thief = copyOf(await signedIn(user));
+    const passkey = await testDb().passkey.create({
+      data: { userId: user.id, credentialId: "cred-1", publicKey: "pk", counter: 0n, deviceType: "multiDevice", name: "Phone" },
+    });
+    const account = await testDb().account.create({ data: { userId: user.id, type: "oidc", provider: "oidc", providerAccountId: "owner-sub" } });
+    // The owner's phone signed in with the passkey, the laptop with the provider.
+    const phone = new CookieJar();
+    phone.apply(await createSession(authRequest(get("/")), user, { method: "passkey", credentialRef: `passkey:${passkey.id}` }));
+    const laptop = new CookieJar();
+    laptop.apply(await createSession(authRequest(get("/")), user, { method: "oidc", credentialRef: `account:${account.id}` }));
+    await ageSignIns(user.id, 11);
+    await expectReauthForm(await intent(thief, { intent: "passkey-remove", passkeyId: passkey.id }));
+    await expectReauthForm(await intent(thief, { intent: "unlink-account", provider: "oidc" }));
+    for (const fields of [{ intent: "passkey-remove", passkeyId: passkey.id }, { intent: "unlink-account", provider: "oidc" }]) {
+      const json = await intent(thief, fields, { json: true });
+      expect(json.status).toBe(403);
+      expect(await json.json()).toEqual({ error: "ReauthRequired", url: REAUTH_URL });
+    }
+    expect(await testDb().passkey.count({ where: { userId: user.id } })).toBe(1);
+    expect(await testDb().account.count({ where: { userId: user.id } })).toBe(1);
+    resetRevocations();
+    await refreshRevocations();
+    expect(await sessionOf(phone)).not.toBeNull();
+    expect(await sessionOf(laptop)).not.toBeNull();
+    expect(await queued()).toHaveLength(0);
+  });
+
   it("an app route's requireRecentAuth passes the owner right after sign-in and refuses the thief's old copy with the JSON 403", async () => {
     const user = await owner();
     const jar = await signedIn(user);
