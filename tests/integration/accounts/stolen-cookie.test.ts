@@ -281,7 +281,8 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
     await ageSignIns(user.id, 11);
     await expectReauthForm(await intent(thief, { intent: "passkey-remove", passkeyId: passkey.id }));
     await expectReauthForm(await intent(thief, { intent: "unlink-account", provider: "oidc" }));
-    for (const fields of [{ intent: "passkey-remove", passkeyId: passkey.id }, { intent: "unlink-account", provider: "oidc" }]) {
+    const removals: Record<string, string>[] = [{ intent: "passkey-remove", passkeyId: passkey.id }, { intent: "unlink-account", provider: "oidc" }];
+    for (const fields of removals) {
       const json = await intent(thief, fields, { json: true });
       expect(json.status).toBe(403);
       expect(await json.json()).toEqual({ error: "ReauthRequired", url: REAUTH_URL });
