@@ -2,12 +2,14 @@
 // ADR 059): a copy of the owner's session cookie whose sign-in is older than AUTH_REAUTH_MAX_AGE
 // changes nothing about how the account is protected, and the owner hears of every change that
 // does happen. The copy is aged by moving its session row's authenticatedAt back (no sleeping).
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { getMailer } from "../../../app/mail/mailer.server.ts";
 import { requireRecentAuth } from "../../../app/auth/core/index.ts";
 import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { refreshRevocations, resetRevocations } from "../../../app/auth/core/revocation.server.ts";
 import { createSession, getSession } from "../../../app/auth/core/session.server.ts";
-import { mailSenderIdle, sendDueMail } from "../../../app/mail/queue.server.ts";
+import { mailSenderIdle, sendDueMail, stopMailSender } from "../../../app/mail/queue.server.ts";
 import * as account from "../../../app/routes/account.tsx";
 import * as accountEmail from "../../../app/routes/account-email.tsx";
 import { dbLabel, testDb } from "../../support/db.ts";
@@ -344,6 +346,51 @@ describe(`the security e-mail queue (${dbLabel})`, () => {
     expect(rows.every((r) => r.sentAt !== null && r.attempts === 1)).toBe(true);
     expect(smtp.sink.messages.map((m) => m.subject).sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `Notice ${i}`));
     expect(sentByRounds).toBe(6);
+  });
+
+  it("a sender slowed by the mail server past its claim does not send again the rows another instance claimed and sent meanwhile", async () => {
+    // Only the two senders below: this process's own timer would be a third claimer.
+    stopMailSender();
+    await mailSenderIdle();
+    for (const i of [1, 2]) {
+      await testDb().mailQueue.create({
+        data: { recipient: `owner${i}@example.com`, kind: "password-changed", payload: JSON.stringify({ subject: `Notice ${i}`, text: "Changed.", html: "<p>Changed.</p>" }) },
+      });
+    }
+    const mailer = getMailer(getConfig())!;
+    const send = mailer.send.bind(mailer);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    let hung = "";
+    const spy = vi.spyOn(mailer, "send").mockImplementation(async (message) => {
+      // The slow instance's first delivery hangs until the other instance has done its round.
+      if (++calls === 1) {
+        hung = message.subject;
+        await released;
+      }
+      return send(message);
+    });
+    try {
+      // Instance one claims both rows (a claim that runs out within a second), then its first send hangs.
+      const slow = sendDueMail(new Date(), { claimMs: 1 });
+      await expect.poll(() => calls).toBe(1);
+      await expect
+        .poll(async () => (await queued("password-changed")).every((r) => r.claimedUntil !== null && r.claimedUntil.getTime() < Date.now()), { timeout: 5_000 })
+        .toBe(true);
+      // Instance two finds both claims run out: it claims and sends both.
+      expect((await sendDueMail()).sent).toBe(2);
+      release();
+      await slow;
+      const subjects = smtp.sink.messages.map((m) => m.subject);
+      // The hung delivery itself outlasted its claim (the claim must outlast one delivery): it
+      // arrives twice. The row after it, which instance two claimed and sent, is not sent again.
+      const after = hung === "Notice 1" ? "Notice 2" : "Notice 1";
+      expect(subjects.filter((s) => s === after)).toHaveLength(1);
+      expect((await queued("password-changed")).every((r) => r.sentAt !== null)).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("a mail server outage delays a security e-mail but does not lose it", async () => {
