@@ -97,7 +97,19 @@ export async function sendDueMail(now = new Date(), { claimMs = MAIL_CLAIM_MS } 
   }
   const client = db();
   for (const row of rows) {
-    const mine = { id: row.id, claimedUntil: row.claimedUntil, sentAt: null };
+    // The batch is sent one row after another: a slow mail server can outlast the claim of a row
+    // late in it, which another instance may then have claimed and sent. Each row's claim is
+    // renewed, conditionally, right before its send; a row claimed meanwhile is left to its claimer.
+    const claimedUntil = new Date(Math.max(Date.now(), now.getTime()) + claimMs + Math.floor(Math.random() * 1000));
+    let renewed;
+    try {
+      renewed = await client.mailQueue.updateMany({ where: { id: row.id, claimedUntil: row.claimedUntil, sentAt: null }, data: { claimedUntil } });
+    } catch (error) {
+      log("warn", "mail-queue-unavailable", { error });
+      break;
+    }
+    if (renewed.count !== 1) continue;
+    const mine = { id: row.id, claimedUntil, sentAt: null };
     const message = messageOf(row);
     try {
       if (!message) throw new Error("unreadable queued message");

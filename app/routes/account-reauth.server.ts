@@ -7,7 +7,12 @@ import { isRecentAuth, readBody, reauthRefusal, reauthRequiredResponse, requireS
 import type { CurrentSession } from "~/auth/core/session.server";
 import { wantsJsonRedirect } from "~/auth/core/respond.server";
 
-/** Changes to how the account is protected; "revoke-session" only for another session than this one. */
+/**
+ * Changes to how the account is protected; "revoke-session" only for another session than this one.
+ * Removing a passkey or unlinking a provider too (ADR 079): each ends the sessions that way in
+ * started, so from an old copy of a cookie they would sign the owner's devices out and strip their
+ * ways in one by one, which ending another session itself is refused for.
+ */
 const RECENT_AUTH_INTENTS: ReadonlySet<unknown> = new Set([
   "change-email",
   "password-set",
@@ -17,6 +22,8 @@ const RECENT_AUTH_INTENTS: ReadonlySet<unknown> = new Set([
   "totp-confirm",
   "totp-disable",
   "recovery-codes",
+  "passkey-remove",
+  "unlink-account",
   "revoke-others",
   "revoke-all",
 ]);

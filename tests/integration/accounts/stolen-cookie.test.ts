@@ -2,12 +2,14 @@
 // ADR 059): a copy of the owner's session cookie whose sign-in is older than AUTH_REAUTH_MAX_AGE
 // changes nothing about how the account is protected, and the owner hears of every change that
 // does happen. The copy is aged by moving its session row's authenticatedAt back (no sleeping).
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { getMailer } from "../../../app/mail/mailer.server.ts";
 import { requireRecentAuth } from "../../../app/auth/core/index.ts";
 import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { refreshRevocations, resetRevocations } from "../../../app/auth/core/revocation.server.ts";
 import { createSession, getSession } from "../../../app/auth/core/session.server.ts";
-import { mailSenderIdle, sendDueMail } from "../../../app/mail/queue.server.ts";
+import { mailSenderIdle, sendDueMail, stopMailSender } from "../../../app/mail/queue.server.ts";
 import * as account from "../../../app/routes/account.tsx";
 import * as accountEmail from "../../../app/routes/account-email.tsx";
 import { dbLabel, testDb } from "../../support/db.ts";
@@ -266,6 +268,36 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
     expect(JSON.parse(notice!.payload).text).toContain('"Phone"');
   });
 
+  it("a thief with an old copied cookie cannot remove the owner's passkey nor unlink his provider, so cannot sign the owner's devices out (form and JSON)", async () => {
+    const user = await owner();
+    const thief = copyOf(await signedIn(user));
+    const passkey = await testDb().passkey.create({
+      data: { userId: user.id, credentialId: "cred-1", publicKey: "pk", counter: 0n, deviceType: "multiDevice", name: "Phone" },
+    });
+    const account = await testDb().account.create({ data: { userId: user.id, type: "oidc", provider: "oidc", providerAccountId: "owner-sub" } });
+    // The owner's phone signed in with the passkey, the laptop with the provider.
+    const phone = new CookieJar();
+    phone.apply(await createSession(authRequest(get("/")), user, { method: "passkey", credentialRef: `passkey:${passkey.id}` }));
+    const laptop = new CookieJar();
+    laptop.apply(await createSession(authRequest(get("/")), user, { method: "oidc", credentialRef: `account:${account.id}` }));
+    await ageSignIns(user.id, 11);
+    await expectReauthForm(await intent(thief, { intent: "passkey-remove", passkeyId: passkey.id }));
+    await expectReauthForm(await intent(thief, { intent: "unlink-account", provider: "oidc" }));
+    const removals: Record<string, string>[] = [{ intent: "passkey-remove", passkeyId: passkey.id }, { intent: "unlink-account", provider: "oidc" }];
+    for (const fields of removals) {
+      const json = await intent(thief, fields, { json: true });
+      expect(json.status).toBe(403);
+      expect(await json.json()).toEqual({ error: "ReauthRequired", url: REAUTH_URL });
+    }
+    expect(await testDb().passkey.count({ where: { userId: user.id } })).toBe(1);
+    expect(await testDb().account.count({ where: { userId: user.id } })).toBe(1);
+    resetRevocations();
+    await refreshRevocations();
+    expect(await sessionOf(phone)).not.toBeNull();
+    expect(await sessionOf(laptop)).not.toBeNull();
+    expect(await queued()).toHaveLength(0);
+  });
+
   it("an app route's requireRecentAuth passes the owner right after sign-in and refuses the thief's old copy with the JSON 403", async () => {
     const user = await owner();
     const jar = await signedIn(user);
@@ -314,6 +346,51 @@ describe(`the security e-mail queue (${dbLabel})`, () => {
     expect(rows.every((r) => r.sentAt !== null && r.attempts === 1)).toBe(true);
     expect(smtp.sink.messages.map((m) => m.subject).sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `Notice ${i}`));
     expect(sentByRounds).toBe(6);
+  });
+
+  it("a sender slowed by the mail server past its claim does not send again the rows another instance claimed and sent meanwhile", async () => {
+    // Only the two senders below: this process's own timer would be a third claimer.
+    stopMailSender();
+    await mailSenderIdle();
+    for (const i of [1, 2]) {
+      await testDb().mailQueue.create({
+        data: { recipient: `owner${i}@example.com`, kind: "password-changed", payload: JSON.stringify({ subject: `Notice ${i}`, text: "Changed.", html: "<p>Changed.</p>" }) },
+      });
+    }
+    const mailer = getMailer(getConfig())!;
+    const send = mailer.send.bind(mailer);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    let hung = "";
+    const spy = vi.spyOn(mailer, "send").mockImplementation(async (message) => {
+      // The slow instance's first delivery hangs until the other instance has done its round.
+      if (++calls === 1) {
+        hung = message.subject;
+        await released;
+      }
+      return send(message);
+    });
+    try {
+      // Instance one claims both rows (a claim that runs out within a second), then its first send hangs.
+      const slow = sendDueMail(new Date(), { claimMs: 1 });
+      await expect.poll(() => calls).toBe(1);
+      await expect
+        .poll(async () => (await queued("password-changed")).every((r) => r.claimedUntil !== null && r.claimedUntil.getTime() < Date.now()), { timeout: 5_000 })
+        .toBe(true);
+      // Instance two finds both claims run out: it claims and sends both.
+      expect((await sendDueMail()).sent).toBe(2);
+      release();
+      await slow;
+      const subjects = smtp.sink.messages.map((m) => m.subject);
+      // The hung delivery itself outlasted its claim (the claim must outlast one delivery): it
+      // arrives twice. The row after it, which instance two claimed and sent, is not sent again.
+      const after = hung === "Notice 1" ? "Notice 2" : "Notice 1";
+      expect(subjects.filter((s) => s === after)).toHaveLength(1);
+      expect((await queued("password-changed")).every((r) => r.sentAt !== null)).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("a mail server outage delays a security e-mail but does not lose it", async () => {
