@@ -1,4 +1,4 @@
-import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, useRouteLoaderData } from "react-router";
+import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, useLocation, useRouteLoaderData } from "react-router";
 import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
 import { getConfig, optionalSession } from "~/auth/core";
@@ -7,6 +7,12 @@ import { pageOutageRedirect } from "~/auth/core/outage.server";
 import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.server";
 import { refuseCrossOriginPost } from "~/auth/signin";
 import { pageTitle, SITE_NAME } from "./site";
+import { LanguageMenu } from "./components/language-menu";
+import { directionOf, languageChoices, messagesOf } from "./i18n/languages.server";
+import { negotiateLocale } from "./i18n/negotiate.server";
+import { I18nProvider, useLanguage as useLanguageOfPage, useT } from "./i18n/react";
+import { currentLocale, runWithLocale } from "./i18n/t.server";
+import { varyOnLanguage } from "./i18n/vary.server";
 
 export const links: Route.LinksFunction = () => [{ rel: "stylesheet", href: stylesheet }];
 
@@ -14,7 +20,12 @@ export async function loader({ request }: Route.LoaderArgs) {
   // The layout only shows who is signed in; rolling the session is left to the page's loader
   // and GET /auth/session so one request never re-issues the cookie twice.
   const { session, headers } = await optionalSession(request, { roll: false });
-  return data({ user: session?.data.user ?? null }, { headers });
+  // The page's language (negotiated by the middleware below) and only its catalogue.
+  const locale = currentLocale();
+  return data(
+    { user: session?.data.user ?? null, locale, dir: directionOf(locale), messages: messagesOf(locale), languages: languageChoices() },
+    { headers },
+  );
 }
 
 // Runs for every request React Router answers — pages, .data requests, the JSON endpoints:
@@ -25,23 +36,38 @@ export async function loader({ request }: Route.LoaderArgs) {
 // Outside scripts/server.js (dev server, in-process tests) it also gives the request its id and
 // access line, as the server does for every request (docs/decisions/050); and a page that failed
 // because the database is unavailable ends on the Configuration error page (docs/decisions/052).
+// Everything runs in the request's language (the `lang` cookie, then Accept-Language, then
+// English: docs/decisions/070), so the server's t() writes in it, and the answer says it varies.
 export const middleware: Route.MiddlewareFunction[] = [
   async ({ request }, next) =>
     withRequestContext(
       request,
-      async () => {
-        const response = refuseCrossOriginPost(request) ?? pageOutageRedirect(request, await next());
-        return withHeaders(response, baseSecurityHeaders(getConfig()));
-      },
+      () =>
+        runWithLocale(negotiateLocale(request), async () => {
+          const response = refuseCrossOriginPost(request) ?? pageOutageRedirect(request, await next());
+          return varyOnLanguage(withHeaders(response, baseSecurityHeaders(getConfig())));
+        }),
       (response, name, value) => withHeaders(response, { [name]: value }),
     ),
 ];
 
 export function Layout({ children }: { children: React.ReactNode }) {
   const data = useRouteLoaderData<typeof loader>("root");
-  const user = data?.user ?? null;
   return (
-    <html lang="en">
+    <I18nProvider locale={data?.locale} dir={data?.dir} messages={data?.messages}>
+      <Page user={data?.user ?? null} languages={data?.languages ?? []}>
+        {children}
+      </Page>
+    </I18nProvider>
+  );
+}
+
+function Page({ user, languages, children }: { user: { name?: string | null } | null; languages: { code: string; name: string }[]; children: React.ReactNode }) {
+  const t = useT();
+  const { locale, dir } = useLanguageOfPage();
+  const location = useLocation();
+  return (
+    <html lang={locale} dir={dir}>
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -50,21 +76,22 @@ export function Layout({ children }: { children: React.ReactNode }) {
       </head>
       <body>
         <a className="skip-link" href="#content">
-          Skip to content
+          {t("layout.skipToContent")}
         </a>
         <header className="site-header">
           <Link to="/" className="brand">
             {SITE_NAME}
           </Link>
-          <nav aria-label="Account">
+          <nav aria-label={t("layout.navLabel")}>
             {user ? (
               <>
-                <Link to="/account">Account</Link>
-                <a href="/auth/signout">Sign out</a>
+                <Link to="/account">{t("layout.account")}</Link>
+                <a href="/auth/signout">{t("layout.signOut")}</a>
               </>
             ) : (
-              <a href="/auth/signin">Sign in</a>
+              <a href="/auth/signin">{t("layout.signIn")}</a>
             )}
+            <LanguageMenu languages={languages} current={locale} returnTo={`${location.pathname}${location.search}`} />
           </nav>
         </header>
         <div id="content">{children}</div>
@@ -80,11 +107,12 @@ export default function App() {
 }
 
 export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
+  const t = useT();
   // Never show a stack trace or an internal message: only the status and a plain sentence.
   const status = isRouteErrorResponse(error) ? error.status : 500;
-  const message =
-    status === 404 ? "This page does not exist." : status === 400 ? "Bad request." : "Something went wrong on our side.";
-  const heading = status === 404 ? "Page not found" : status === 400 ? "Bad request" : "Server error";
+  const kind = status === 404 ? "notFound" : status === 400 ? "badRequest" : "server";
+  const message = t(`boundary.${kind}.message`);
+  const heading = t(`boundary.${kind}.heading`);
   // Route meta does not run for a page the boundary replaced: the <title> is rendered here.
   return (
     <main>
@@ -93,7 +121,7 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
         <h1>{heading}</h1>
         <p>{message}</p>
         <p>
-          <a href="/">Go to the home page</a>
+          <a href="/">{t("common.homeLink")}</a>
         </p>
       </section>
     </main>

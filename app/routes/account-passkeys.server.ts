@@ -5,7 +5,7 @@
 import { data, redirect } from "react-router";
 import { eventSource, recordEvent } from "~/auth/accounts";
 import { type AuthRequest } from "~/auth/core";
-import { PASSKEY_MESSAGES } from "~/auth/core/errors";
+import { t } from "~/i18n/t.server";
 import { isRecentSignIn, listPasskeys, MAX_PASSKEY_NAME, PasskeyRemove, PasskeyRename, renamePasskey } from "~/auth/passkeys";
 import { getProviders, removePasskey } from "~/auth/signin";
 
@@ -40,16 +40,16 @@ export async function passkeysData(ar: AuthRequest, userId: string, signedInAt: 
     signInAgain: enabled && !recent,
     notice:
       updated === "passkey-added"
-        ? PASSKEY_MESSAGES.added
+        ? t("passkey.added")
         : updated === "passkey-renamed"
-          ? PASSKEY_MESSAGES.renamed
+          ? t("passkey.renamed")
           : updated === "passkey-removed"
-            ? PASSKEY_MESSAGES.removed
+            ? t("passkey.removed")
             : null,
   };
 }
 
-const unknownRequest = () => data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
+const unknownRequest = () => data({ formError: t("common.unknownRequest"), fieldErrors: {} }, { status: 400 });
 
 export async function passkeyIntent(ar: AuthRequest, userId: string, body: Record<string, unknown>) {
   if (body.intent === "passkey-rename") {
@@ -63,7 +63,7 @@ export async function passkeyIntent(ar: AuthRequest, userId: string, body: Recor
       );
     }
     if (!(await renamePasskey(userId, parsed.data.passkeyId, parsed.data.name))) {
-      return data({ formError: PASSKEY_MESSAGES.notFound, fieldErrors: {} }, { status: 404 });
+      return data({ formError: t("passkey.notFound"), fieldErrors: {} }, { status: 404 });
     }
     await recordEvent("passkey-renamed", { userId, ...eventSource(ar), detail: { provider: "passkey" } });
     throw redirect("/account?updated=passkey-renamed");
@@ -71,7 +71,7 @@ export async function passkeyIntent(ar: AuthRequest, userId: string, body: Recor
   const parsed = PasskeyRemove.safeParse(body);
   if (!parsed.success) return unknownRequest();
   const result = await removePasskey(ar, userId, parsed.data.passkeyId);
-  if (result === "last-method") return data({ formError: PASSKEY_MESSAGES.lastMethod, fieldErrors: {} }, { status: 409 });
-  if (result === "not-found") return data({ formError: PASSKEY_MESSAGES.notFound, fieldErrors: {} }, { status: 404 });
+  if (result === "last-method") return data({ formError: t("passkey.lastMethod"), fieldErrors: {} }, { status: 409 });
+  if (result === "not-found") return data({ formError: t("passkey.notFound"), fieldErrors: {} }, { status: 404 });
   throw redirect("/account?updated=passkey-removed");
 }

@@ -7,11 +7,11 @@ import { PasskeysSection } from "~/components/passkeys-section";
 import { PasswordSection, type PasswordSectionError } from "~/components/password-section";
 import { SessionsSection } from "~/components/sessions-section";
 import { TwoFactorSection } from "~/components/two-factor-section";
+import { LocalTime } from "~/components/local-time";
+import { useT } from "~/i18n/react";
 import { pageTitle } from "~/site";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
-
-export const meta: Route.MetaFunction = () => [{ title: pageTitle("Your account") }];
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await accountPageData(request);
@@ -44,13 +44,15 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
   const { csrfToken, profile, sessions, events, notice, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength } = loaderData;
+  const t = useT();
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
 
   return (
     <main>
-      <h1>Your account</h1>
+      <title>{pageTitle(t("account.title"))}</title>
+      <h1>{t("account.title")}</h1>
       {notice ? (
         <p className="notice" role="status">
           {notice}
@@ -63,23 +65,25 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       ) : null}
 
       <section className="card" aria-labelledby="profile-heading">
-        <h2 id="profile-heading">Profile</h2>
+        <h2 id="profile-heading">{t("account.profile")}</h2>
         <dl className="profile">
-          <dt>Email</dt>
+          <dt>{t("account.email")}</dt>
           <dd id="profile-email">
-            {profile.email ?? "none"} {profile.email ? (profile.emailVerified ? "(verified)" : "(not verified)") : null}
+            {profile.email ?? t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
           </dd>
-          <dt>Name</dt>
-          <dd id="profile-name">{profile.name ?? "not set"}</dd>
-          <dt>Member since</dt>
-          <dd>{new Date(profile.memberSince).toUTCString()}</dd>
+          <dt>{t("account.name")}</dt>
+          <dd id="profile-name">{profile.name ?? t("account.nameNotSet")}</dd>
+          <dt>{t("account.memberSince")}</dt>
+          <dd>
+            <LocalTime value={profile.memberSince} />
+          </dd>
         </dl>
         <Form method="post" id="profile-form">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="update-profile" />
-          <Field id="profile-name-input" label="Display name" name="name" type="text" defaultValue={profile.name ?? ""} maxLength={100} required autoComplete="name" error={nameError} />
+          <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} maxLength={100} required autoComplete="name" error={nameError} />
           <button type="submit" className="button inline" aria-disabled={busy("update-profile") || undefined}>
-            {busy("update-profile") ? "Saving…" : "Save name"}
+            {busy("update-profile") ? t("common.saving") : t("account.saveName")}
           </button>
         </Form>
       </section>

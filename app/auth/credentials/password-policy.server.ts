@@ -9,8 +9,9 @@
 import { createHash } from "node:crypto";
 import { dictionary } from "@zxcvbn-ts/language-common";
 import type { AuthConfig } from "../core/config.server";
-import { PASSWORD_MESSAGES, type PasswordRefusal } from "../core/errors";
+import type { PasswordRefusal } from "../core/errors";
 import { log } from "../core/log.server";
+import { t } from "../../i18n/t.server";
 
 /** Longest password accepted when one is chosen, in code points after NFKC. */
 export const POLICY_MAX_LENGTH = 256;
@@ -42,10 +43,10 @@ export type PolicyResult = { ok: true; password: string } | { ok: false; reason:
 function refused(reason: PasswordRefusal, config: Pick<AuthConfig, "passwordMinLength">): PolicyResult {
   const message =
     reason === "tooShort"
-      ? PASSWORD_MESSAGES.tooShort(config.passwordMinLength)
+      ? t("password.tooShort", { min: config.passwordMinLength })
       : reason === "tooLong"
-        ? PASSWORD_MESSAGES.tooLong(POLICY_MAX_LENGTH)
-        : PASSWORD_MESSAGES[reason];
+        ? t("password.tooLong", { max: POLICY_MAX_LENGTH })
+        : t(`password.${reason}`);
   return { ok: false, reason, message };
 }
 

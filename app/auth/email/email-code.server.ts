@@ -14,10 +14,10 @@ import { createHmac, randomBytes, randomInt } from "node:crypto";
 import { db } from "../../db/client.server";
 import { expireCookie, serializeCookie } from "../core/cookies.server";
 import { constantTimeEqual } from "../core/crypto.server";
-import { EMAIL_CODE_MESSAGES } from "../core/errors";
 import { encodeJwt, tryDecodeJwt } from "../core/jwt.server";
 import type { AuthRequest } from "../core/request.server";
 import type { TokenPurpose, UsedRequest } from "./pending-request";
+import { t } from "../../i18n/t.server";
 
 /** Wrong codes a pending request survives; the fifth ends it. */
 export const MAX_CODE_ATTEMPTS = 5;
@@ -125,7 +125,7 @@ export async function attemptEmailCode(
     await client.verificationToken.deleteMany({ where: { requestId: pending.requestId } });
     return { result: "ended" };
   }
-  return { result: "wrong", triesLeft, message: EMAIL_CODE_MESSAGES.wrong(triesLeft) };
+  return { result: "wrong", triesLeft, message: t("emailCode.wrong", { triesLeft }) };
 }
 
 /**

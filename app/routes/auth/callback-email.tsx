@@ -4,6 +4,7 @@ import { EmailCodeForm, type CodeFormProps } from "~/components/email-code-form"
 import { headersWith } from "~/auth/core";
 import { emailCallbackAction, emailCallbackLoader } from "~/auth/signin";
 import type { Route } from "./+types/callback-email";
+import { useT } from "~/i18n/react";
 
 // The e-mail link's landing URL. A page route (it has a static segment, so it wins over
 // auth/callback/:provider) because with AUTH_EMAIL_CONFIRM=true it shows a page; every other
@@ -37,13 +38,14 @@ export async function action({ request }: Route.ActionArgs) {
 export function ErrorBoundary() {
   const error = useRouteError();
   if (!isRouteErrorResponse(error) || !error.data || typeof error.data !== "object" || !("codeRefused" in error.data)) throw error;
+  const t = useT();
   const { message, form } = (error.data as { codeRefused: { message: string; form: CodeFormProps } }).codeRefused;
   return (
-    <AuthCard title="Check your email">
-      <p>Enter the 6-digit code from the e-mail. It works in this browser only.</p>
+    <AuthCard title={t("emailCode.checkTitle")}>
+      <p>{t("emailCode.enterHere")}</p>
       <EmailCodeForm form={form} codeError={message} />
       <p>
-        <a href="/">Back to the home page</a>
+        <a href="/">{t("common.backHome")}</a>
       </p>
     </AuthCard>
   );
@@ -59,19 +61,18 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
 }
 
 export default function ConfirmEmailSignIn({ loaderData }: Route.ComponentProps) {
+  const t = useT();
   const { address, token, callbackUrl, csrfToken, action } = loaderData;
   return (
-    <AuthCard title="Sign in">
-      <p>
-        Sign in as <strong id="confirm-address">{address}</strong>?
-      </p>
-      <DocumentForm action={action} label={`Sign in as ${address}`} pendingLabel="Signing in…" id="email-confirm-form">
+    <AuthCard title={t("signin.title")}>
+      <p>{t.rich("signin.confirm", { address: <strong id="confirm-address">{address}</strong> })}</p>
+      <DocumentForm action={action} label={t("signin.confirmButton", { address })} pendingLabel={t("common.signingIn")} id="email-confirm-form">
         <CsrfField token={csrfToken} />
         <input type="hidden" name="token" value={token} />
         <input type="hidden" name="email" value={address} />
         <input type="hidden" name="callbackUrl" value={callbackUrl} />
       </DocumentForm>
-      <p className="muted">If you did not ask to sign in, close this page: nothing happens without the button.</p>
+      <p className="muted">{t("signin.confirmIgnore")}</p>
     </AuthCard>
   );
 }

@@ -4,6 +4,7 @@ import { badRequest, headersWith } from "~/auth/core";
 import { forgotPasswordAction, forgotPasswordPageData } from "~/auth/passwords";
 import { passwordPageAnswer } from "../password-page.server";
 import type { Route } from "./+types/forgot-password";
+import { useT } from "~/i18n/react";
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = forgotPasswordPageData(request);
@@ -32,21 +33,22 @@ export function ErrorBoundary() {
 
 function View({ page }: { page: PageData }) {
   const { csrfToken, values, formError } = page;
+  const t = useT();
   const fieldErrors = page.fieldErrors as Record<string, string | undefined>;
   return (
-    <AuthCard title="Forgot your password?">
+    <AuthCard title={t("forgot.title")}>
       {formError ? (
         <p className="alert" role="alert">
           {formError}
         </p>
       ) : null}
-      <p>Enter the address of your account. If it has one, we send it a link and a code to choose a new password.</p>
-      <DocumentForm action="/auth/forgot-password" label="Send me a link" pendingLabel="Sending…" id="forgot-password-form">
+      <p>{t("forgot.intro")}</p>
+      <DocumentForm action="/auth/forgot-password" label={t("forgot.submit")} pendingLabel={t("common.sending")} id="forgot-password-form">
         <CsrfField token={csrfToken} />
-        <Field id="forgot-email" label="Email" type="email" name="email" autoComplete="email" defaultValue={values.email} required error={fieldErrors.email} />
+        <Field id="forgot-email" label={t("forgot.emailLabel")} type="email" name="email" autoComplete="email" defaultValue={values.email} required error={fieldErrors.email} />
       </DocumentForm>
       <p>
-        <a href="/auth/signin">Back to sign in</a>
+        <a href="/auth/signin">{t("forgot.back")}</a>
       </p>
     </AuthCard>
   );

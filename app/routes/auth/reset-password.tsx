@@ -4,6 +4,7 @@ import { headersWith } from "~/auth/core";
 import { resetPasswordAction, resetPasswordPageData } from "~/auth/passwords";
 import { passwordPageAnswer } from "../password-page.server";
 import type { Route } from "./+types/reset-password";
+import { useT } from "~/i18n/react";
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await resetPasswordPageData(request);
@@ -39,25 +40,26 @@ export function ErrorBoundary() {
 
 function View({ page }: { page: PageData }) {
   const { csrfToken, values, formError } = page;
+  const t = useT();
   const fieldErrors = page.fieldErrors as Record<string, string | undefined>;
   return (
-    <AuthCard title="Choose a new password">
+    <AuthCard title={t("reset.title")}>
       {formError ? (
         <p className="alert" role="alert">
           {formError}
         </p>
       ) : null}
-      {values.email ? <p>For {values.email}. Every device signed in to the account is signed out; this one is signed in.</p> : null}
-      <DocumentForm action="/auth/reset-password" label="Set new password" pendingLabel="Saving…" id="reset-password-form">
+      {values.email ? <p>{t("reset.for", { address: values.email })}</p> : null}
+      <DocumentForm action="/auth/reset-password" label={t("reset.submit")} pendingLabel={t("common.saving")} id="reset-password-form">
         <CsrfField token={csrfToken} />
         {values.token ? <input type="hidden" name="token" value={values.token} /> : null}
         {values.email ? <input type="hidden" name="email" value={values.email} /> : null}
         {values.byCode ? (
-          <Field id="reset-code" label="Code from the e-mail" name="code" type="text" inputMode="numeric" autoComplete="one-time-code" maxLength={12} required error={fieldErrors.code} />
+          <Field id="reset-code" label={t("reset.codeLabel")} name="code" type="text" inputMode="numeric" autoComplete="one-time-code" maxLength={12} required error={fieldErrors.code} />
         ) : null}
         <Field
           id="reset-password"
-          label="New password"
+          label={t("reset.passwordLabel")}
           type="password"
           name="password"
           autoComplete="new-password"
@@ -65,7 +67,7 @@ function View({ page }: { page: PageData }) {
           required
           error={fieldErrors.password}
         />
-        <p className="muted">At least {values.minLength} characters. Long phrases of unrelated words are good; common passwords are refused.</p>
+        <p className="muted">{t("password.hint", { min: values.minLength })}</p>
       </DocumentForm>
     </AuthCard>
   );
