@@ -22,7 +22,9 @@ function supported(range: string): Locale | null {
 export function fromAcceptLanguage(header: string | null | undefined): Locale | null {
   if (!header) return null;
   const ranges: { locale: Locale; q: number; order: number }[] = [];
-  const parts = header.slice(0, MAX_ACCEPT_LANGUAGE).split(",").slice(0, MAX_RANGES);
+  // A longer header is cut after its last whole range: a range cut in half is not read.
+  const kept = header.length > MAX_ACCEPT_LANGUAGE ? header.slice(0, header.lastIndexOf(",", MAX_ACCEPT_LANGUAGE) + 1) : header;
+  const parts = kept.split(",").slice(0, MAX_RANGES);
   parts.forEach((part, order) => {
     const [rawRange, ...params] = part.split(";").map((s) => s.trim());
     if (!rawRange || !LANGUAGE_RANGE.test(rawRange) || rawRange === "*") return;
