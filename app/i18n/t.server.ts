@@ -30,4 +30,9 @@ export function t(key: MessageKey, values?: MessageValues): string {
   return formatMessage(locale, messagesOf(locale), key, values);
 }
 
+/** The English text of `key`: for the few answers that must not change with the language (JSON). */
+export function inEnglish(key: MessageKey, values?: MessageValues): string {
+  return formatMessage(DEFAULT_LOCALE, messagesOf(DEFAULT_LOCALE), key, values);
+}
+
 export type { MessageKey };

@@ -29,7 +29,6 @@ import { toSessionUser, type SignInResult } from "../accounts/users.server";
 import { consumeTokenRow, type UsedRequest } from "./verification-token.server";
 import { attemptEmailCode, clearEmailCodeCookie, codeRefusedResponse, typedCode } from "./email-code.server";
 import { sendLinkEmail } from "./send.server";
-import { t } from "../../i18n/t.server";
 
 export const EMAIL_PROVIDER_ID = "email";
 
@@ -118,9 +117,9 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
   /** A code typed in the browser that asked (its authjs.email-code cookie names the request). */
   private async useCode(ar: AuthRequest, code: unknown): Promise<SignInResult> {
     const typed = typedCode(code);
-    if (typed === null) throw codeRefusedResponse(null, t("emailCode.required"));
+    if (typed === null) throw codeRefusedResponse(null, "emailCode.required");
     const attempt = await attemptEmailCode(ar, typed, ["signin", "signup"]);
-    if (attempt.result === "wrong") throw codeRefusedResponse(attempt.triesLeft, attempt.message);
+    if (attempt.result === "wrong") throw codeRefusedResponse(attempt.triesLeft, "emailCode.wrong");
     if (attempt.result === "ended") throw new AuthError("Verification", { log: "e-mail code for no live request of this browser" });
     return this.finish(ar, attempt.request);
   }
