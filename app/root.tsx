@@ -91,7 +91,7 @@ function Page({ user, languages, children }: { user: { name?: string | null } | 
             ) : (
               <a href="/auth/signin">{t("layout.signIn")}</a>
             )}
-            <LanguageMenu languages={languages} current={locale} returnTo={`${location.pathname}${location.search}`} />
+            <LanguageMenu languages={languages} current={locale} returnTo={samePagePath(location.pathname, location.search)} />
           </nav>
         </header>
         <div id="content">{children}</div>
@@ -100,6 +100,11 @@ function Page({ user, languages, children }: { user: { name?: string | null } | 
       </body>
     </html>
   );
+}
+
+/** This page's path for the language menu to come back to; a path another origin could read as its own ("//host") is home. */
+function samePagePath(pathname: string, search: string): string {
+  return /^[/\\]{2}/.test(pathname) ? "/" : `${pathname}${search}`;
 }
 
 export default function App() {

@@ -100,6 +100,13 @@ describe(`languages (${dbLabel})`, () => {
       expect(html).toMatch(/<option value="fr" lang="fr" selected="">Français<\/option>/);
     });
 
+    it("never offers a way back that another origin could read as its own (a //host path)", async () => {
+      const res = await handle(new Request(`${ORIGIN}//other.example/auth/x`));
+      const html = await res.text();
+      expect(html).not.toContain("other.example");
+      expect(html).toContain('name="returnTo" value="/"');
+    });
+
     it("sets the cookie and goes back to the same URL, which then speaks the chosen language", async () => {
       const jar = new CookieJar();
       const res = await form("/language", { lang: "de", returnTo: "/auth/signin?callbackUrl=%2Faccount" });
