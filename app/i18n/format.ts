@@ -28,6 +28,14 @@ function intlFor(locale: string, messages: Catalogue): IntlShape<string> {
   return intl;
 }
 
+/**
+ * A message with markup or element values ("<strong>{address}</strong>", a date element): the
+ * pieces, with each tag given to its function in `values`. For React (./react.tsx).
+ */
+export function formatRich<T>(locale: string, messages: Catalogue, key: MessageKey, values: Record<string, T | string | number | ((chunks: (T | string)[]) => T)>): string | (T | string)[] {
+  return intlFor(locale, messages).formatMessage({ id: key }, values as never) as unknown as string | (T | string)[];
+}
+
 /** The text of `key` in `messages`, with `values` put in (plurals by the language's rules). */
 export function formatMessage(locale: string, messages: Catalogue, key: MessageKey, values?: MessageValues): string {
   return intlFor(locale, messages).formatMessage({ id: key }, values as Record<string, string | number | Date>) as string;

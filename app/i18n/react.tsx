@@ -5,10 +5,10 @@
 //   const t = useT();   …   <h1>{t("signin.title")}</h1>   t("signin.withProvider", { name })
 //
 // Keys are typed by the English catalogue: a key that does not exist fails `npm run typecheck`.
-import { createContext, useContext, useMemo, type ReactNode } from "react";
-import { IntlProvider, useIntl } from "react-intl";
+import { createContext, Fragment, useContext, useMemo, type ReactNode } from "react";
+import { IntlProvider } from "react-intl";
 import { en, type Catalogue, type MessageKey } from "./catalogues/en";
-import { formatMessage, type MessageValues } from "./format";
+import { formatMessage, formatRich, type MessageValues } from "./format";
 
 type Language = { locale: string; dir: "ltr" | "rtl"; messages: Catalogue };
 const LanguageContext = createContext<Language>({ locale: "en", dir: "ltr", messages: en });
@@ -35,15 +35,17 @@ export type Translate = ((key: MessageKey, values?: MessageValues) => string) & 
   rich(key: MessageKey, values: RichValues): ReactNode;
 };
 
-/** `t(key, values)` in the page's language. */
+/** `t(key, values)` in the page's language (English outside the layout's provider, e.g. in a test). */
 export function useT(): Translate {
   const { locale, messages } = useContext(LanguageContext);
-  const intl = useIntl();
   return useMemo<Translate>(() => {
     const t = ((key, values) => formatMessage(locale, messages, key, values)) as Translate;
-    t.rich = (key, values) => intl.formatMessage({ id: key }, values) as ReactNode;
+    t.rich = (key, values) => {
+      const parts = formatRich<ReactNode>(locale, messages, key, values as never);
+      return Array.isArray(parts) ? parts.map((part, i) => <Fragment key={i}>{part}</Fragment>) : parts;
+    };
     return t;
-  }, [locale, messages, intl]);
+  }, [locale, messages]);
 }
 
 /** The page's language code ("en", "ar", …) and writing direction. */

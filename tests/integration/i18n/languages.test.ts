@@ -3,7 +3,7 @@
 // menu's form round trip, <html lang dir>, Vary, bad input, and e-mail in the requester's language.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { appHandler } from "../../support/app-handler";
-import { createUser } from "../../support/auth";
+import { createUser, PASSWORD } from "../../support/auth";
 import { dbLabel, resetDatabase } from "../../support/db";
 import { CookieJar, ORIGIN } from "../../support/http";
 import { startSmtpSink, type SmtpSink } from "../../support/smtp-sink";
@@ -83,6 +83,21 @@ describe(`languages (${dbLabel})`, () => {
     expect(html).toContain("Die Anmeldung ist fehlgeschlagen. Prüfen Sie, ob Ihre Angaben korrekt sind.");
     const limited = await page("/auth/signin?error=RateLimited&minutes=2", { "Accept-Language": "ar" });
     expect(limited.html).toContain("دقيقتين");
+  });
+
+  it("texts with markup and dates render in the language: the signed-in home page in French", async () => {
+    await createUser();
+    const jar = new CookieJar({ lang: "fr" });
+    const csrf = await handle(new Request(`${ORIGIN}/auth/csrf`, { headers: { Cookie: jar.header() } }));
+    jar.apply(csrf);
+    const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+    const signin = await form("/auth/callback/credentials", { email: "ada@example.com", password: PASSWORD, csrfToken }, { Cookie: jar.header() });
+    expect(signin.status).toBe(302);
+    jar.apply(signin);
+    const { html } = await page("/", { Cookie: jar.header() });
+    expect(html).toContain("Connecté en tant que <strong>Ada</strong> (ada@example.com).");
+    // Without JavaScript the date is in UTC with the zone named, in French.
+    expect(html).toMatch(/Votre session dure jusqu’au <time dateTime="[^"]+">[^<]*UTC<\/time>\./);
   });
 
   it("JSON answers do not change with the language", async () => {
