@@ -298,7 +298,7 @@ export const fr: Catalogue = {
   "sessions.signedIn": "Connecté le {created} · dernière utilisation : {lastUsed}",
   "sessions.provedWith": "Vérifié par {factors}",
   "sessions.signOutThis": "Se déconnecter de cet appareil",
-  "sessions.signOutThat": "Déconnecter cet appareil",
+  "sessions.signOutThat": "Déconnecter cet autre appareil",
   "sessions.signOutOthers": "Déconnecter tous les autres appareils",
   "sessions.signOutAll": "Se déconnecter partout",
   "factor.pwd": "mot de passe",
