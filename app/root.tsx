@@ -8,7 +8,7 @@ import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.s
 import { refuseCrossOriginPost } from "~/auth/signin";
 import { pageTitle, SITE_NAME } from "./site";
 import { LanguageMenu } from "./components/language-menu";
-import { directionOf, languageChoices, messagesOf } from "./i18n/languages.server";
+import { directionOf, languageChoices, pageMessages } from "./i18n/languages.server";
 import { negotiateLocale } from "./i18n/negotiate.server";
 import { I18nProvider, useLanguage as useLanguageOfPage, useT } from "./i18n/react";
 import { currentLocale, runWithLocale } from "./i18n/t.server";
@@ -23,7 +23,7 @@ export async function loader({ request }: Route.LoaderArgs) {
   // The page's language (negotiated by the middleware below) and only its catalogue.
   const locale = currentLocale();
   return data(
-    { user: session?.data.user ?? null, locale, dir: directionOf(locale), messages: messagesOf(locale), languages: languageChoices() },
+    { user: session?.data.user ?? null, locale, dir: directionOf(locale), messages: pageMessages(locale, getConfig().production), languages: languageChoices() },
     { headers },
   );
 }

@@ -31,6 +31,25 @@ export function directionOf(locale: Locale): "ltr" | "rtl" {
   return LANGUAGES[locale].dir;
 }
 
+/** Texts of pages only development has (the dev outbox, which no production build mounts). */
+const DEVELOPMENT_ONLY = /^outbox\./;
+
+/**
+ * The catalogue a page sends the browser: in production without the development pages' texts,
+ * so nothing of the dev outbox reaches a production page.
+ */
+export function pageMessages(locale: Locale, production: boolean): Catalogue {
+  const messages = messagesOf(locale);
+  if (!production) return messages;
+  let kept = productionMessages.get(locale);
+  if (!kept) {
+    kept = Object.fromEntries(Object.entries(messages).filter(([key]) => !DEVELOPMENT_ONLY.test(key))) as Catalogue;
+    productionMessages.set(locale, kept);
+  }
+  return kept;
+}
+const productionMessages = new Map<Locale, Catalogue>();
+
 /** What the language menu lists: each language named in itself. */
 export function languageChoices(): { code: Locale; name: string }[] {
   return LOCALES.map((code) => ({ code, name: LANGUAGES[code].messages["language.name"] }));

@@ -121,3 +121,12 @@ describe("the server's t()", () => {
     expect(Object.values(LANGUAGES).map((l) => l.messages["language.name"])).toEqual(["English", "Deutsch", "Français", "العربية"]);
   });
 });
+
+describe("the catalogue a page sends", () => {
+  it("leaves out the dev outbox's texts in production, keeps them in development", async () => {
+    const { pageMessages } = await import("../../../app/i18n/languages.server");
+    expect(JSON.stringify(pageMessages("en", true))).not.toContain("Dev outbox");
+    expect(pageMessages("en", true)["signin.title"]).toBe("Sign in");
+    expect(pageMessages("en", false)["outbox.title"]).toBe("Dev outbox");
+  });
+});
