@@ -1,4 +1,4 @@
-// The import rules of app/ (docs/decisions/030-auth-layout.md), checked by `npm run check:cycles`
+// The import rules of app/ (docs/decisions/030-auth-layout.md) and server/ (068), checked by `npm run check:cycles`
 // and .ci/run. tests/unit/layout-check.test.ts proves each rule fails when broken.
 //
 // app/auth, from the top down; a folder imports only folders below it:
@@ -101,6 +101,22 @@ module.exports = {
       severity: "error",
       from: { path: "^app/mail/(types\\.ts|smtp\\.server\\.ts|outbox\\.server\\.ts)$" },
       to: { path: "^app/mail/mailer\\.server\\.ts$" },
+    },
+    {
+      name: "server-sees-the-app-only-through-its-entry",
+      comment:
+        "server/ (the production runtime) runs the build; from app/ it may import the types of the server entry " +
+        "(app/entry.server.tsx), whose exports are all it calls, and nothing else (docs/decisions/068).",
+      severity: "error",
+      from: { path: "^server/" },
+      to: { path: "^(app|scripts|bench|tests)/", pathNot: "^app/entry\\.server\\.tsx$" },
+    },
+    {
+      name: "app-knows-no-server",
+      comment: "app/ runs under the dev server and the tests too: it never imports the production runtime.",
+      severity: "error",
+      from: { path: "^app/" },
+      to: { path: "^server/" },
     },
     {
       name: "mail-types-import-nothing",

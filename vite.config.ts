@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { reactRouter } from "@react-router/dev/vite";
 import { defineConfig } from "vitest/config";
 import { devBootstrap } from "./scripts/dev-bootstrap.ts";
@@ -12,8 +13,15 @@ export default defineConfig({
     // Each suite gets its own real database: see tests/support/setup-env.ts.
     globalSetup: ["tests/support/global-setup.ts"],
     setupFiles: ["tests/support/setup-env.ts", "tests/support/matchers.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Tests wait for states, not for a clock; these only bound a hang, generous enough for a
+    // loaded 2-core machine (30 s timed out a dozen sound tests there, issue 18).
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    // One test file per core. Vitest's default for a run is one less than the cores: a single
+    // worker on a 2-core machine, so every file waited for the one before while much of each
+    // file's time is spent waiting on a database, a server or a browser. VITEST_MAX_WORKERS or
+    // --maxWorkers still override it. docs/decisions/065-test-suite-speed.md
+    maxWorkers: availableParallelism(),
     projects: [
       {
         extends: true,
@@ -32,9 +40,26 @@ export default defineConfig({
         test: {
           name: "browser",
           include: ["tests/browser/**/*.test.{ts,tsx}"],
+          // One production build and one Chromium for the whole run, shared by every file.
+          globalSetup: ["tests/support/global-setup.ts", "tests/support/build-app.ts", "tests/support/browser-server.ts"],
+          env: { VESTIBULE_TEST_DB: "sqlite" },
+          // Files run side by side with the other projects' (no fileParallelism: false): each
+          // starts its own servers on free ports with their own data folders and PostgreSQL
+          // databases, and opens its own browser contexts. docs/decisions/065-test-suite-speed.md
+        },
+      },
+      // deploy/ run for real: nginx, TLS, two instances on PostgreSQL (docs/decisions/066).
+      {
+        extends: true,
+        test: {
+          name: "deploy",
+          include: ["tests/deploy/**/*.test.ts"],
           globalSetup: ["tests/support/global-setup.ts", "tests/support/build-app.ts"],
           env: { VESTIBULE_TEST_DB: "sqlite" },
           fileParallelism: false,
+          // After every other project, alone: its rolling restart and revocation timings measure the
+          // deployment, not the rest of the suite competing for the same two cores.
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -13,20 +13,22 @@ import { methodNotAllowed } from "./method-not-allowed";
 
 export const streamTimeout = 5_000;
 
-// For scripts/server.js, which sees the app only through this module: GET /readyz, the database
+// For server/main.ts, which sees the app only through this module: GET /readyz, the database
 // pool to close at shutdown, and the log line format (docs/decisions/031).
 export { checkReadiness } from "./db/readiness.server";
 export { closeDb } from "./db/client.server";
 // …and the hourly cleanup, one instance at a time (docs/decisions/051).
 export { scheduleCleanup } from "./auth/core/cleanup.server";
+// …and the security e-mails' sender, which sends what the queue holds, a restart's leftovers first (ADR 059).
+export { startMailSender } from "./mail/queue.server";
 export { log };
 // …the request id every line of a request carries, and the access line (docs/decisions/050).
-export { logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";
+export { accessLogEnabled, logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";
 // …and the headers it puts on its own answers (probes, refusals, static assets): docs/decisions/037.
 export { baseSecurityHeaders } from "./auth/core/security-headers.server";
 
 /**
- * Run by scripts/server.js before it listens: a bad configuration stops the start with the
+ * Run by server/main.ts before it listens: a bad configuration stops the start with the
  * variable's name, and the database is migrated (idempotent; PostgreSQL takes an advisory lock
  * so several instances can start at once).
  */

@@ -1,3 +1,4 @@
+import { useEffect } from "react";
 import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, useLocation, useRouteLoaderData } from "react-router";
 import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
@@ -14,7 +15,13 @@ import { I18nProvider, useLanguage as useLanguageOfPage, useT } from "./i18n/rea
 import { currentLocale, runWithLocale } from "./i18n/t.server";
 import { varyOnLanguage } from "./i18n/vary.server";
 
-export const links: Route.LinksFunction = () => [{ rel: "stylesheet", href: stylesheet }];
+// The site's icon (public/, drawn by scripts/make-favicon.ts): SVG where the browser takes it, the
+// ICO for the rest and for the /favicon.ico every browser asks for anyway.
+export const links: Route.LinksFunction = () => [
+  { rel: "stylesheet", href: stylesheet },
+  { rel: "icon", href: "/favicon.ico", sizes: "32x32" },
+  { rel: "icon", href: "/favicon.svg", type: "image/svg+xml" },
+];
 
 export async function loader({ request }: Route.LoaderArgs) {
   // The layout only shows who is signed in; rolling the session is left to the page's loader
@@ -33,7 +40,7 @@ export async function loader({ request }: Route.LoaderArgs) {
 // refuses it through its CSRF check), and every answer carries the base security headers. A
 // page's Content-Security-Policy, with its nonce, is set where it is rendered (entry.server.tsx).
 // docs/decisions/037-csp-and-origin.md
-// Outside scripts/server.js (dev server, in-process tests) it also gives the request its id and
+// Outside server/main.ts (dev server, in-process tests) it also gives the request its id and
 // access line, as the server does for every request (docs/decisions/050); and a page that failed
 // because the database is unavailable ends on the Configuration error page (docs/decisions/052).
 // Everything runs in the request's language (the `lang` cookie, then Accept-Language, then
@@ -53,6 +60,14 @@ export const middleware: Route.MiddlewareFunction[] = [
 
 export function Layout({ children }: { children: React.ReactNode }) {
   const data = useRouteLoaderData<typeof loader>("root");
+  // <html data-hydrated> says the page is interactive: effects run after React hydrated the
+  // document, and the layout's after every route component's (children first). The browser tests
+  // wait for it (tests/support/browser.ts gotoHydrated) instead of for a clock or for
+  // window.__reactRouterRouteModules, which is set before hydration starts, so a click could
+  // still land on server-rendered HTML with no handler. docs/decisions/065-test-suite-speed.md
+  useEffect(() => {
+    document.documentElement.dataset.hydrated = "true";
+  }, []);
   return (
     <I18nProvider locale={data?.locale} dir={data?.dir} messages={data?.messages}>
       <Page user={data?.user ?? null} languages={data?.languages ?? []}>
@@ -111,10 +126,41 @@ export default function App() {
   return <Outlet />;
 }
 
+/** The sign-in-again URL of a `403 {"error":"ReauthRequired","url"}` answer (same origin only), else null. */
+function reauthOf(data: unknown): string | null {
+  if (typeof data !== "object" || data === null) return null;
+  const { error, url } = data as { error?: unknown; url?: unknown };
+  if (error !== "ReauthRequired" || typeof url !== "string") return null;
+  try {
+    const parsed = new URL(url, "http://relative.invalid");
+    return parsed.pathname.startsWith("/auth/") ? parsed.pathname + parsed.search : null;
+  } catch {
+    return null;
+  }
+}
+
 export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
   const t = useT();
   // Never show a stack trace or an internal message: only the status and a plain sentence.
   const status = isRouteErrorResponse(error) ? error.status : 500;
+  // requireRecentAuth's refusal (ADR 058): the page says to sign in again, with the link.
+  const reauth = isRouteErrorResponse(error) && status === 403 ? reauthOf(error.data) : null;
+  if (reauth) {
+    return (
+      <main>
+        <title>{pageTitle(t("reauth.heading"))}</title>
+        <section className="card">
+          <h1>{t("reauth.heading")}</h1>
+          <p>{t("reauth.required")}</p>
+          <p>
+            <a className="button inline" href={reauth}>
+              {t("reauth.button")}
+            </a>
+          </p>
+        </section>
+      </main>
+    );
+  }
   const kind = status === 404 ? "notFound" : status === 400 ? "badRequest" : "server";
   const message = t(`boundary.${kind}.message`);
   const heading = t(`boundary.${kind}.heading`);

@@ -5,6 +5,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -289,4 +290,73 @@ export async function measureFlow(name: string, server: Server, connections: num
 /** The machine's load while the bench ran (other work on the cores skews absolute figures, not same-run ratios). */
 export function loadAverage(): string {
   return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+}
+
+/** Sends `raw` `count` times, one after the other, on one keep-alive connection; resolves when every answer has arrived. */
+export function sendSequentially(server: Server, raw: string, count: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port: server.port, host: "127.0.0.1", noDelay: true });
+    const bytes = Buffer.from(raw, "latin1");
+    let left = count;
+    let buf: Buffer = Buffer.alloc(0);
+    socket.on("error", reject);
+    socket.on("connect", () => socket.write(bytes));
+    socket.on("data", (chunk: Buffer) => {
+      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+      for (;;) {
+        const head = buf.indexOf("\r\n\r\n");
+        if (head < 0) return;
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(buf.toString("latin1", 0, head))?.[1] ?? 0);
+        if (buf.length < head + 4 + length) return;
+        buf = buf.subarray(head + 4 + length);
+        if (--left === 0) {
+          socket.destroy();
+          return resolve();
+        }
+        socket.write(bytes);
+      }
+    });
+  });
+}
+
+/** The probe line bench/alloc-probe.mjs writes on SIGUSR2. */
+async function probe(server: Server): Promise<{ usedHeap: number; external: number; at: number }> {
+  const before = server.output().length;
+  server.child.kill("SIGUSR2");
+  for (let i = 0; i < 200; i++) {
+    const text = server.output().slice(before);
+    const m = /alloc-probe (\{.*\})\n/.exec(text);
+    if (m) return { ...JSON.parse(m[1]!), at: before + m.index + m[0].length };
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`${server.name}: no answer from the allocation probe`);
+}
+
+/** Node flags for a server measured by measureAllocation: the probe and a young generation no run of `count` requests fills. */
+export const ALLOCATION_FLAGS = ["--import", path.join(root, "bench/alloc-probe.mjs"), "--trace-gc", "--min-semi-space-size=256", "--max-semi-space-size=256", "--max-old-space-size=1024"];
+
+/**
+ * JavaScript heap allocated per request (bytes) by `raw` on a server started with ALLOCATION_FLAGS:
+ * the growth of the heap over `count` requests in a row with no collection in between (checked),
+ * after a warm-up long enough for the optimising compiler to settle; the median of three runs.
+ */
+export async function measureAllocation(server: Server, raw: string, count = 2_000): Promise<{ bytesPerRequest: number; externalPerRequest: number }> {
+  await sendSequentially(server, raw, 3_000);
+  const runs: { bytesPerRequest: number; externalPerRequest: number }[] = [];
+  for (let attempt = 0; attempt < 8 && runs.length < 3; attempt++) {
+    const a = await probe(server);
+    const started = performance.now();
+    await sendSequentially(server, raw, count);
+    const took = performance.now() - started;
+    const b = await probe(server);
+    // What the process allocates meanwhile without requests (timers: the revocation list's poll,
+    // the cleanup schedule), over as long a quiet window, is not the requests' doing.
+    await new Promise((r) => setTimeout(r, took));
+    const c = await probe(server);
+    if (/Scavenge|Mark-Compact|Mark-sweep/i.test(server.output().slice(a.at, c.at))) continue;
+    const quiet = c.usedHeap - b.usedHeap;
+    runs.push({ bytesPerRequest: (b.usedHeap - a.usedHeap - quiet) / count, externalPerRequest: (b.external - a.external) / count });
+  }
+  if (runs.length < 3) throw new Error(`${server.name}: collections ran during the allocation measurements`);
+  return runs.sort((x, y) => x.bytesPerRequest - y.bytesPerRequest)[1]!;
 }

@@ -16,12 +16,14 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import {
   agent,
+  ALLOCATION_FLAGS,
   combine,
   cookiesOf,
   CORES,
   freePort,
   loadAverage,
   measure,
+  measureAllocation,
   measureFlow,
   memoryMb,
   PINNED,
@@ -32,7 +34,7 @@ import {
   type Measurement,
   type Server,
 } from "../bench/harness";
-import { runOpsBench } from "./bench-ops";
+import { runOpsBench } from "../bench/ops";
 
 const { values: opts } = parseArgs({
   options: {
@@ -41,7 +43,7 @@ const { values: opts } = parseArgs({
     "soak-seconds": { type: "string", default: "60" },
     "no-build": { type: "boolean", default: false },
     // One part alone: the comparison with the references (main), or the operations part
-    // (scripts/bench-ops.ts): logging cost (logs) or session lookup cost at size (sizes).
+    // (bench/ops.ts): logging cost (logs) or session lookup cost at size (sizes).
     only: { type: "string" },
   },
 });
@@ -67,7 +69,7 @@ export type BenchContext = {
 
 /**
  * The environment assignments and node flags of `npm start` (package.json), so the bench runs
- * the server exactly as operators do: `[NAME=value …] node [flags …] scripts/server.js`.
+ * the server exactly as operators do: `[NAME=value …] node [flags …] server/main.ts`.
  */
 function startCommand(): { env: Record<string, string>; flags: string[] } {
   const start: string = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start;
@@ -77,11 +79,11 @@ function startCommand(): { env: Record<string, string>; flags: string[] } {
     const [name, ...value] = words.shift()!.split("=");
     env[name!] = value.join("=");
   }
-  if (words[0] !== "node" || words.at(-1) !== "scripts/server.js") throw new Error(`unexpected start script: ${start}`);
+  if (words[0] !== "node" || words.at(-1) !== "server/main.ts") throw new Error(`unexpected start script: ${start}`);
   return { env, flags: words.slice(1, -1) };
 }
 
-async function startApp(name: string, env: Record<string, string>, dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-bench-"))): Promise<Server> {
+async function startApp(name: string, env: Record<string, string>, dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-bench-")), nodeFlags: string[] = []): Promise<Server> {
   const port = await freePort();
   const fullEnv: NodeJS.ProcessEnv = {
     ...process.env,
@@ -95,7 +97,7 @@ async function startApp(name: string, env: Record<string, string>, dataDir = mkd
   };
   if (!env.DATABASE_URL) delete fullEnv.DATABASE_URL;
   const start = startCommand();
-  return startServer(name, [...start.flags, path.join(root, "scripts/server.js")], { ...fullEnv, ...start.env }, port);
+  return startServer(name, [...start.flags, ...nodeFlags, path.join(root, "server/main.ts")], { ...fullEnv, ...start.env }, port);
 }
 
 function addUser(app: Server, email: string) {
@@ -283,7 +285,38 @@ async function coldStart(ctx: BenchContext) {
   );
 }
 
-const PARTS: ((ctx: BenchContext) => Promise<void>)[] = [sideBySide, signIns, halfRate, soak, coldStart];
+/**
+ * JavaScript heap allocated per request, each endpoint of the jwt app and a probe (the server's own
+ * share): a server of its own with bench/alloc-probe.mjs and a young generation no run fills
+ * (docs/decisions/069). Bytes, not time, so other work on the machine hardly moves it.
+ */
+async function allocation(ctx: BenchContext) {
+  const app = await startApp("jwt app (allocation probe)", {}, undefined, ALLOCATION_FLAGS);
+  try {
+    addUser(app, EMAIL);
+    const session = await signIn(app.url);
+    const csrfCookie = (await csrf(app.url)).cookie;
+    const endpoints: [string, string][] = [
+      ["GET /auth/session (jwt)", rawGet(app, "/auth/session", session)],
+      ["GET /auth/csrf", rawGet(app, "/auth/csrf", csrfCookie)],
+      ["GET /auth/providers", rawGet(app, "/auth/providers")],
+      ["GET /healthz (the server alone)", rawGet(app, "/healthz")],
+    ];
+    const out: Record<string, number> = {};
+    console.log("\nJavaScript heap allocated per request (median of 3 runs of 2 000):");
+    for (const [name, raw] of endpoints) {
+      const { bytesPerRequest } = await measureAllocation(app, raw);
+      out[name] = Math.round(bytesPerRequest);
+      console.log(`${name.padEnd(38)} ${fmt(bytesPerRequest / 1024, 1).padStart(6)} KiB`);
+    }
+    ctx.notes.allocationBytesPerRequest = out;
+  } finally {
+    await app.stop();
+    if (app.env.VESTIBULE_DATA_DIR) rmSync(app.env.VESTIBULE_DATA_DIR, { recursive: true, force: true });
+  }
+}
+
+const PARTS: ((ctx: BenchContext) => Promise<void>)[] = [sideBySide, signIns, halfRate, soak, coldStart, allocation];
 
 function verdicts(ctx: BenchContext) {
   const r = ctx.results;

@@ -21,6 +21,7 @@ async function main() {
       `${c.sessionCutoffs} expired revocations`,
       `${c.passkeyChallenges} spent passkey challenges`,
       `${c.sessionRevocations} expired session revocation notes`,
+      `${c.mailQueue} sent or abandoned queued e-mails`,
       `${c.authEvents} auth events older than ${getConfig().authEventRetentionDays} days`,
     ].join(", "),
   );

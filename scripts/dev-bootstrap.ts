@@ -1,14 +1,30 @@
 // The Vite plugin behind `npm run dev`: before the first request it validates the
 // configuration, creates and migrates the embedded database, seeds the demo user and starts the
 // offline helpers (dev IdP, mail outbox). It loads app/dev/bootstrap.server.ts through Vite's
-// SSR module graph so it shares the app's database client and configuration.
+// SSR module graph so it shares the app's database client and configuration. It also stands where
+// scripts/server.js stands in production for the client's address (stampPeerAddress).
+import type { IncomingMessage } from "node:http";
 import type { Plugin, ViteDevServer } from "vite";
+
+/**
+ * The TCP peer, for the client address (app/auth/core/request.server.ts): only ever the socket's.
+ * A copy the client sent itself is replaced, as scripts/server.js does in production; without
+ * this, under `npm run dev` a client naming any address in the header would be believed.
+ */
+export function stampPeerAddress(req: IncomingMessage) {
+  req.headers["x-vestibule-remote-addr"] = req.socket.remoteAddress ?? "";
+}
 
 export function devBootstrap(): Plugin {
   return {
     name: "vestibule-dev-bootstrap",
     apply: "serve",
     async configureServer(server: ViteDevServer) {
+      // Installed here, before React Router's own middleware (which the plugin after this adds).
+      server.middlewares.use((req, _res, next) => {
+        stampPeerAddress(req);
+        next();
+      });
       const { bootstrapDev } = (await server.ssrLoadModule("/app/dev/bootstrap.server.ts")) as typeof import("../app/dev/bootstrap.server");
       try {
         await bootstrapDev((line) => server.config.logger.info(line));

@@ -15,6 +15,7 @@ type Props = {
   offer: boolean;
   /** The sign-in is too old to add a passkey (ADR 042): a link to sign in again instead of the button. */
   signInAgain: boolean;
+  signInAgainUrl: string;
   notice: string | null;
   /** The rename form's refusal: which passkey and why. */
   renameError: { passkeyId: string; message: string } | null;
@@ -83,7 +84,7 @@ export function AddPasskeyButton({ csrfToken, label, callbackUrl = "/account?upd
 }
 
 /** /account: the user's passkeys (contract §13), renamed and removed by plain forms. */
-export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, signInAgain, notice, renameError }: Props) {
+export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, signInAgain, signInAgainUrl, notice, renameError }: Props) {
   const t = useT();
   if (!enabled && passkeys.length === 0) return null;
   return (
@@ -155,7 +156,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
       )}
       {enabled && signInAgain ? (
         <p id="passkey-sign-in-again">
-          {t.rich("passkey.signInAgain", { link: (c) => <a href="/auth/signin?callbackUrl=%2Faccount%23passkeys">{c}</a> })}
+          {t.rich("passkey.signInAgain", { link: (c) => <a href={signInAgainUrl}>{c}</a> })}
         </p>
       ) : enabled ? (
         <AddPasskeyButton csrfToken={csrfToken} label={offer ? t("passkey.addForNextTime") : t("passkey.add")} />

@@ -6,7 +6,6 @@ export type PasswordSectionError = {
   intent: string;
   field: "password" | "currentPassword";
   message: string;
-  signInAgain: boolean;
 } | null;
 
 /**
@@ -29,12 +28,7 @@ export function PasswordSection({
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const errorFor = (intent: string, field: string) => {
     if (!error || error.intent !== intent || error.field !== field) return null;
-    if (!error.signInAgain) return error.message;
-    return (
-      <>
-        {error.message} <a href="/auth/signin?callbackUrl=%2Faccount">{t("password.signInAgainLink")}</a>
-      </>
-    );
+    return error.message;
   };
   const hint = t("password.hint", { min: minLength });
   return (

@@ -24,7 +24,12 @@ export type IdpUser = {
   picture?: string;
 };
 
-export type IdpClient = { clientId: string; clientSecret: string };
+export type IdpClient = {
+  clientId: string;
+  clientSecret: string;
+  /** A web client with exactly these redirect URIs (an app behind TLS); default: any loopback http port. */
+  redirectUris?: string[];
+};
 
 export type IdpOptions = {
   /** 0 (default) picks a free port. */
@@ -129,8 +134,8 @@ export async function startDevIdp(options: IdpOptions = {}): Promise<RunningIdp>
       client_secret: c.clientSecret,
       // A native (loopback) client: oidc-provider then accepts these redirect URIs on any port
       // (RFC 8252), which is what a dev server and tests on free ports need.
-      application_type: "native",
-      redirect_uris: LOOPBACK_HOSTS.map((h) => `http://${h}${CALLBACK_PATH}`),
+      application_type: c.redirectUris ? "web" : "native",
+      redirect_uris: c.redirectUris ?? LOOPBACK_HOSTS.map((h) => `http://${h}${CALLBACK_PATH}`),
       post_logout_redirect_uris: LOOPBACK_HOSTS.map((h) => `http://${h}/`),
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],

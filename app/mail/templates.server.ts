@@ -189,3 +189,78 @@ export function resetPasswordMessage(input: { to: string; url: string; host: str
     code: codePart(input.code),
   });
 }
+
+/**
+ * A security notice (ADR 059): what changed on the account, when and from which device, and what
+ * to do if it was not the owner. Never a link or a code that signs in: the links go to pages where
+ * the owner proves who they are (the forgotten-password page, the sign-in page).
+ */
+export type SecurityNotice = {
+  to: string;
+  host: string;
+  subject: string;
+  /** One sentence: what changed. */
+  what: string;
+  at: Date;
+  /** A short device name ("Firefox on Linux"). */
+  device: string;
+  /** Where the owner takes the account back: a new password (when passwords are offered) or a sign-in. */
+  help: { forgotPasswordUrl: string | null; signInUrl: string };
+  /** The single-use "This wasn't me" link, once it exists (contract section 16); null until then. */
+  wasntMeUrl?: string | null;
+};
+
+/** "2026-11-26 00:50 UTC": the zone named, never the server's local time. */
+export function describeTime(at: Date): string {
+  return `${at.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+export function securityNoticeMessage(n: SecurityNotice): MailMessage {
+  const when = describeTime(n.at);
+  const recover = n.help.forgotPasswordUrl
+    ? { text: t("mail.notice.recoverPassword"), label: t("mail.notice.recoverPasswordLabel"), url: n.help.forgotPasswordUrl }
+    : { text: t("mail.notice.recoverSignIn"), label: t("mail.notice.recoverSignInLabel"), url: n.help.signInUrl };
+  const wasntMe = t("mail.notice.wasntMe");
+  const text = [
+    n.subject,
+    "",
+    n.what,
+    "",
+    t("mail.notice.when", { when }),
+    t("mail.notice.device", { device: n.device }),
+    "",
+    t("mail.notice.itWasYou"),
+    "",
+    recover.text,
+    `${recover.label}: ${recover.url}`,
+    ...(n.wasntMeUrl ? ["", `${wasntMe}: ${n.wasntMeUrl}`] : []),
+    "",
+    `— ${SITE_NAME} (${n.host})`,
+    "",
+  ].join("\n");
+  const e = escapeHtml;
+  const lang = e(currentLocale());
+  const dir = currentDirection() === "rtl" ? ' dir="rtl"' : "";
+  const html = `<!DOCTYPE html>
+<html lang="${lang}"${dir}>
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>${e(n.subject)}</title>
+</head>
+<body style="margin:0;padding:24px;background:#f6f7f9;color:#1d232b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:16px;line-height:1.5">
+<div role="article" aria-roledescription="email" aria-label="${e(n.subject)}" lang="${lang}"${dir} style="max-width:32rem;margin:0 auto;background:#ffffff;border:1px solid #d8dde3;border-radius:10px;padding:24px">
+<h1 style="margin:0 0 16px;font-size:22px">${e(n.subject)}</h1>
+<p style="margin:0 0 16px">${e(n.what)}</p>
+<p style="margin:0 0 4px">${e(t("mail.notice.when", { when }))}</p>
+<p style="margin:0 0 16px">${e(t("mail.notice.device", { device: n.device }))}</p>
+<p style="margin:0 0 16px">${e(t("mail.notice.itWasYou"))}</p>
+<p style="margin:0 0 16px">${e(recover.text)} <a href="${e(recover.url)}" style="color:#2f5bd3">${e(recover.label)}</a></p>
+${n.wasntMeUrl ? `<p style="margin:0 0 16px"><a href="${e(n.wasntMeUrl)}" style="color:#2f5bd3">${e(wasntMe)}</a></p>\n` : ""}<p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(n.host)}</p>
+</div>
+</body>
+</html>
+`;
+  return { to: n.to, subject: n.subject, text, html };
+}

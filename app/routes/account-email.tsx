@@ -1,7 +1,7 @@
 import { data, redirect } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
 import { EMAIL_CHANGE_PATH } from "~/auth/email/change";
-import { BadRequestError, headersWith, readBody } from "~/auth/core";
+import { BadRequestError, headersWith, readBody, REAUTH_REQUIRED } from "~/auth/core";
 import { confirmEmailChange, emailChangePageData } from "~/auth/email";
 import type { Route } from "./+types/account-email";
 import { useT } from "~/i18n/react";
@@ -29,6 +29,8 @@ export async function action({ request }: Route.ActionArgs) {
   if (outcome.state === "changed" && outcome.signedIn) {
     throw redirect("/account?updated=email", { headers: headersWith(outcome.setCookies) });
   }
+  // Not a recent sign-in of the account that asked (ADR 058): nothing changed, the link still works.
+  if (outcome.state === "reauth") return data({ state: outcome.state, error: REAUTH_REQUIRED, url: outcome.url }, { status: 403 });
   const status = outcome.state === "changed" ? 200 : outcome.state === "taken" ? 409 : 403;
   return data(outcome.state === "changed" ? { state: outcome.state, address: outcome.address } : { state: outcome.state }, { status });
 }
@@ -44,6 +46,18 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
 
 export default function ConfirmEmailChange({ loaderData, actionData }: Route.ComponentProps) {
   const t = useT();
+  if (actionData?.state === "reauth" && "url" in actionData) {
+    return (
+      <AuthCard title={t("reauth.confirmTitle")}>
+        <p role="alert">{t("reauth.required")}</p>
+        <p>
+          <a className="button inline" href={actionData.url}>
+            {t("reauth.button")}
+          </a>
+        </p>
+      </AuthCard>
+    );
+  }
   if (actionData) {
     if (actionData.state === "changed" && "address" in actionData) {
       return (

@@ -4,7 +4,9 @@
 import { data, redirect } from "react-router";
 import { t } from "~/i18n/t.server";
 import { z } from "zod";
-import { type AuthRequest, clientAddress } from "~/auth/core";
+import { type AuthRequest } from "~/auth/core";
+import type { CurrentSession } from "~/auth/core/session.server";
+import { signedOutByRemoval } from "./account-removal.server";
 // Directly: core/index.ts is being reworked alongside the session list.
 import { idField } from "~/auth/core/ids";
 import { canUnlink, getProviders, signInMethods, unlinkAccount } from "~/auth/signin";
@@ -43,10 +45,10 @@ export async function linkedAccountsData(ar: AuthRequest, userId: string): Promi
 
 const UnlinkBody = z.object({ provider: idField() });
 
-export async function unlinkAccountIntent(ar: AuthRequest, userId: string, body: Record<string, unknown>) {
+export async function unlinkAccountIntent(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>) {
   const parsed = UnlinkBody.safeParse(body);
   if (!parsed.success) return data({ formError: t("common.unknownRequest"), fieldErrors: {} }, { status: 400 });
-  const result = await unlinkAccount(ar.config, userId, parsed.data.provider, clientAddress(ar));
+  const { result, endedSessions } = await unlinkAccount(ar, session.userId, parsed.data.provider);
   if (result === "last-method") {
     return data(
       { formError: t("methods.lastMethod"), fieldErrors: {} },
@@ -54,5 +56,7 @@ export async function unlinkAccountIntent(ar: AuthRequest, userId: string, body:
     );
   }
   if (result === "not-linked") return data({ formError: t("methods.notLinked"), fieldErrors: {} }, { status: 404 });
+  // This session was started with that account: it ended with the others (contract section 13).
+  if (session.sessionId && endedSessions.includes(session.sessionId)) await signedOutByRemoval(ar);
   throw redirect(`/account?${new URLSearchParams({ updated: "unlinked", provider: parsed.data.provider })}`);
 }

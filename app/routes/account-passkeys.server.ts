@@ -4,10 +4,12 @@
 // is refused.
 import { data, redirect } from "react-router";
 import { eventSource, recordEvent } from "~/auth/accounts";
-import { type AuthRequest } from "~/auth/core";
+import { reauthUrl, type AuthRequest } from "~/auth/core";
 import { t } from "~/i18n/t.server";
-import { isRecentSignIn, listPasskeys, MAX_PASSKEY_NAME, PasskeyRemove, PasskeyRename, renamePasskey } from "~/auth/passkeys";
+import { listPasskeys, MAX_PASSKEY_NAME, PasskeyRemove, PasskeyRename, renamePasskey } from "~/auth/passkeys";
 import { getProviders, removePasskey } from "~/auth/signin";
+import type { CurrentSession } from "~/auth/core/session.server";
+import { signedOutByRemoval } from "./account-removal.server";
 
 export type PasskeysData = {
   enabled: boolean;
@@ -15,16 +17,18 @@ export type PasskeysData = {
   passkeys: { id: string; name: string; createdAt: string; lastUsedAt: string | null; deviceType: string; backedUp: boolean }[];
   /** Offer "Add a passkey for next time" (no passkey yet, and this session signed in moments ago). */
   offer: boolean;
-  /** Adding a passkey needs a fresh sign-in first (ADR 042): the section links to the sign-in page instead. */
+  /** Adding a passkey needs a recent sign-in first (ADR 042, 058): the section links to the sign-in page instead. */
   signInAgain: boolean;
+  /** Where the section sends the owner to sign in again. */
+  signInAgainUrl: string;
   notice: string | null;
 };
 
-export async function passkeysData(ar: AuthRequest, userId: string, signedInAt: Date | null): Promise<PasskeysData> {
+/** `recent`: this session signed in within the recent sign-in window (ADR 058). */
+export async function passkeysData(ar: AuthRequest, userId: string, recent: boolean): Promise<PasskeysData> {
   const enabled = getProviders(ar.config).some((p) => p.type === "webauthn");
   const passkeys = await listPasskeys(userId);
   const updated = ar.url.searchParams.get("updated");
-  const recent = isRecentSignIn(signedInAt);
   return {
     enabled,
     maxName: MAX_PASSKEY_NAME,
@@ -38,6 +42,7 @@ export async function passkeysData(ar: AuthRequest, userId: string, signedInAt: 
     })),
     offer: enabled && passkeys.length === 0 && recent,
     signInAgain: enabled && !recent,
+    signInAgainUrl: reauthUrl(ar, "/account#passkeys"),
     notice:
       updated === "passkey-added"
         ? t("passkey.added")
@@ -51,7 +56,8 @@ export async function passkeysData(ar: AuthRequest, userId: string, signedInAt: 
 
 const unknownRequest = () => data({ formError: t("common.unknownRequest"), fieldErrors: {} }, { status: 400 });
 
-export async function passkeyIntent(ar: AuthRequest, userId: string, body: Record<string, unknown>) {
+export async function passkeyIntent(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>) {
+  const userId = session.userId;
   if (body.intent === "passkey-rename") {
     const parsed = PasskeyRename.safeParse(body);
     if (!parsed.success) {
@@ -70,8 +76,10 @@ export async function passkeyIntent(ar: AuthRequest, userId: string, body: Recor
   }
   const parsed = PasskeyRemove.safeParse(body);
   if (!parsed.success) return unknownRequest();
-  const result = await removePasskey(ar, userId, parsed.data.passkeyId);
+  const { result, endedSessions } = await removePasskey(ar, userId, parsed.data.passkeyId);
   if (result === "last-method") return data({ formError: t("passkey.lastMethod"), fieldErrors: {} }, { status: 409 });
   if (result === "not-found") return data({ formError: t("passkey.notFound"), fieldErrors: {} }, { status: 404 });
+  // This session was started with that passkey: it ended with the others (contract section 13).
+  if (session.sessionId && endedSessions.includes(session.sessionId)) await signedOutByRemoval(ar);
   throw redirect("/account?updated=passkey-removed");
 }

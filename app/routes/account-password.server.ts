@@ -17,7 +17,6 @@ export async function passwordIntentResponse(ar: AuthRequest, session: CurrentSe
       formError: result.field ? null : result.message,
       fieldErrors: result.field ? { [result.field]: result.message } : {},
       passwordIntent: result.intent,
-      signInAgain: result.signInAgain ?? false,
     },
     { status: result.status, headers },
   );

@@ -2,8 +2,22 @@
 import { data, redirect } from "react-router";
 import { z } from "zod";
 import { db } from "~/db/client.server";
-import { eventSource, recentEvents, recordEvent, updateSessionData } from "~/auth/accounts";
-import { BadRequestError, endSession, ensureCsrfToken, headersWith, listSessions, readBody, reissueSession, requireSession, revokeSession, revokeUserSessions, verifyCsrf } from "~/auth/core";
+import { eventSource, notifySecurityChange, recentEvents, recordEvent, updateSessionData } from "~/auth/accounts";
+import {
+  BadRequestError,
+  endSession,
+  ensureCsrfToken,
+  headersWith,
+  isRecentAuth,
+  listSessions,
+  readBody,
+  reauthUrl,
+  reissueSession,
+  requireSession,
+  revokeSession,
+  revokeUserSessions,
+  verifyCsrf,
+} from "~/auth/core";
 import { emailChangeAvailable } from "~/auth/email";
 import { findProvider } from "~/auth/signin";
 import { changeEmailIntent } from "./account-email-intent.server";
@@ -15,6 +29,7 @@ import { idField } from "~/auth/core/ids";
 import { isPasswordIntent } from "~/auth/passwords";
 import { passwordIntentResponse } from "./account-password.server";
 import { t } from "~/i18n/t.server";
+import { recentAuthRefusal } from "./account-reauth.server";
 
 export async function accountPageData(request: Request) {
   const { ar, session, setCookies } = await requireSession(request);
@@ -45,6 +60,8 @@ export async function accountPageData(request: Request) {
   const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
   // The provider's kind too, so the page can say "Signed in with a password" in the visitor's words.
   const methodType = (id: string | null) => (id ? (findProvider(ar.config, id)?.type ?? "oauth") : null);
+  // Past the recent sign-in window the page says so up front, rather than offer forms it would refuse (ADR 058).
+  const recent = await isRecentAuth(ar, session);
   const updated = ar.url.searchParams.get("updated");
   return {
     data: {
@@ -62,7 +79,8 @@ export async function accountPageData(request: Request) {
       emailChange: { available: emailChangeAvailable(ar) },
       twoFactor,
       ways: await linkedAccountsData(ar, session.userId),
-      passkeys: await passkeysData(ar, session.userId, sessions.find((s) => s.current)?.createdAt ?? null),
+      passkeys: await passkeysData(ar, session.userId, recent),
+      recentAuth: { recent, url: reauthUrl(ar, "/account") },
       accounts: user.accounts.map((a) => ({
         provider: a.provider,
         name: findProvider(ar.config, a.provider)?.name ?? a.provider,
@@ -137,12 +155,15 @@ export async function accountAction(request: Request) {
   if (!verifyCsrf(ar, body.csrfToken)) {
     return data({ formError: t("common.formExpired"), fieldErrors: {} }, { status: 403 });
   }
+  // Changing how the account is protected needs a recent sign-in (ADR 058): a copied cookie is not enough.
+  const refused = await recentAuthRefusal(ar, session, body);
+  if (refused) return refused;
   // Add or change the e-mail address: a link to the new address (app/auth/email/change.server.ts).
   if (body.intent === "change-email") return changeEmailIntent(ar, session.userId, body);
   // Remove a linked provider account (app/routes/account-links.server.ts).
-  if (body.intent === "unlink-account") return unlinkAccountIntent(ar, session.userId, body);
+  if (body.intent === "unlink-account") return unlinkAccountIntent(ar, session, body);
   // Rename or remove a passkey (app/routes/account-passkeys.server.ts).
-  if (body.intent === "passkey-rename" || body.intent === "passkey-remove") return passkeyIntent(ar, session.userId, body);
+  if (body.intent === "passkey-rename" || body.intent === "passkey-remove") return passkeyIntent(ar, session, body);
   // The second factor (app/routes/account-two-factor.server.ts).
   if (isTwoFactorIntent(body.intent)) return twoFactorIntent(ar, session.userId, body.intent, body);
   // Set, change or remove the password (app/routes/account-password.server.ts).
@@ -164,6 +185,7 @@ export async function accountAction(request: Request) {
     const removed = await revokeSession(session.userId, input.sessionId);
     if (!removed) return data({ formError: t("account.sessionGone"), fieldErrors: {} }, { status: 404 });
     await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "one" } });
+    if (input.sessionId !== session.sessionId) await notifySecurityChange(ar, session.userId, { kind: "sessions-ended", scope: "one" });
     if (input.sessionId === session.sessionId) {
       const ended = await endSession(ar);
       throw redirect("/", { headers: headersWith(ended.setCookies) });
@@ -174,6 +196,7 @@ export async function accountAction(request: Request) {
   if (input.intent === "revoke-others") {
     const count = await revokeUserSessions(session.userId, { except: session.sessionId });
     await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "others", count } });
+    await notifySecurityChange(ar, session.userId, { kind: "sessions-ended", scope: "others" });
     // This device's jwt cookie is issued again after the cut-off the revocation wrote.
     throw redirect("/account?updated=others", { headers: headersWith(await reissueSession(ar)) });
   }
@@ -181,6 +204,7 @@ export async function accountAction(request: Request) {
   // revoke-all: every session of the user, of both strategies, this one included.
   const count = await revokeUserSessions(session.userId);
   await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "all", count } });
+  await notifySecurityChange(ar, session.userId, { kind: "sessions-ended", scope: "all" });
   const ended = await endSession(ar);
   throw redirect("/", { headers: headersWith(ended.setCookies) });
 }

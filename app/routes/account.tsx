@@ -12,6 +12,7 @@ import { useT } from "~/i18n/react";
 import { pageTitle } from "~/site";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
+import { reauthJsonMiddleware } from "./account-reauth.server";
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await accountPageData(request);
@@ -19,6 +20,9 @@ export async function loader({ request }: Route.LoaderArgs) {
 }
 
 export const action = ({ request }: Route.ActionArgs) => accountAction(request);
+
+// A JSON client's change refused for want of a recent sign-in gets the JSON itself (ADR 058).
+export const middleware: Route.MiddlewareFunction[] = [reauthJsonMiddleware];
 
 export function headers({ parentHeaders }: Route.HeadersArgs) {
   // The page shows the user's sessions and activity, and its answers to totp-start, totp-confirm
@@ -39,11 +43,11 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
   if (!actionData || !("passwordIntent" in actionData)) return null;
   const [field, message] = Object.entries(actionData.fieldErrors ?? {})[0] ?? [];
   if (field !== "password" && field !== "currentPassword") return null;
-  return { intent: actionData.passwordIntent, field, message: String(message), signInAgain: actionData.signInAgain };
+  return { intent: actionData.passwordIntent, field, message: String(message) };
 }
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth } = loaderData;
   const t = useT();
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
@@ -61,8 +65,19 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       {actionData?.formError ? (
         <p className="alert" role="alert">
           {actionData.formError}
+          {"reauthUrl" in actionData && actionData.reauthUrl ? (
+            <>
+              {" "}
+              <a href={String(actionData.reauthUrl)}>{t("reauth.button")}</a>
+            </>
+          ) : null}
         </p>
       ) : null}
+      {recentAuth.recent ? null : (
+        <p className="notice" id="reauth-hint">
+          {t.rich("reauth.hint", { link: (c) => <a href={recentAuth.url}>{c}</a> })}
+        </p>
+      )}
 
       <section className="card" aria-labelledby="profile-heading">
         <h2 id="profile-heading">{t("account.profile")}</h2>

@@ -1,4 +1,4 @@
-// Serves the trivial app's production build as scripts/server.js serves Vestibule's: node:http,
+// Serves the trivial app's production build as server/main.ts serves Vestibule's: node:http,
 // sirv for the built assets first, then React Router's request listener.
 import { createServer } from "node:http";
 import path from "node:path";

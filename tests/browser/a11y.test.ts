@@ -1,11 +1,15 @@
 // Accessibility of every page in a real Chromium against the production server: axe-core's
-// WCAG 2.2 A/AA rules in the light and the dark colour scheme, with JavaScript off and on; each
-// page has one <title> that names it and exactly one <h1>; text inputs' borders keep 3:1 against
-// what surrounds them (WCAG 1.4.11, which axe does not check). A new page is one row in PAGES.
+// WCAG 2.2 A/AA rules; each page has one <title> that names it and exactly one <h1>; text inputs'
+// borders keep 3:1 against what surrounds them (WCAG 1.4.11, which axe does not check). A page is
+// checked in a mode (JavaScript off or on × the light or the dark colour scheme): by default each
+// page in one mode and each mode on several pages (tests/support/a11y-matrix.ts);
+// VESTIBULE_A11Y_FULL=1 checks every page in every mode. A new page is one row in PAGES; a new
+// dimension of modes (a language) is one more factor in MODES.
 import AxeBuilder from "@axe-core/playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { addUser, launchBrowser, startApp, type RunningApp } from "../support/browser";
+import { a11yPairs } from "../support/a11y-matrix";
+import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
 import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 import { linkIn, startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 import { totpCodeAt, totpStep } from "../../app/auth/two-factor/totp.server";
@@ -274,6 +278,16 @@ const PAGES: PageCase[] = [
   { name: "not found (404)", path: "/no-such-page", signedIn: false, status: 404, title: "Page not found · Vestibule", heading: "Page not found" },
 ];
 
+type ColorScheme = "light" | "dark";
+/** The ways a visitor sees a page; the order deals neighbouring pages different modes. */
+const MODES: ReadonlyArray<{ javaScriptEnabled: boolean; colorScheme: ColorScheme }> = [
+  { javaScriptEnabled: false, colorScheme: "light" },
+  { javaScriptEnabled: true, colorScheme: "dark" },
+  { javaScriptEnabled: false, colorScheme: "dark" },
+  { javaScriptEnabled: true, colorScheme: "light" },
+];
+const PAIRS = a11yPairs(PAGES.length, MODES.length);
+
 let browser: Browser;
 let sink: SmtpSink;
 let idp: TestIdp;
@@ -285,7 +299,7 @@ const links: Links = { emailSignIn: "", emailChange: "", resetPassword: "" };
 
 /** Signs `user` (USER by default) in with JavaScript off; returns the open context. */
 async function signInContext(url: string, user = USER, landing = `${url}/`): Promise<BrowserContext> {
-  const context = await browser.newContext({ javaScriptEnabled: false });
+  const context = await newContext(browser, { javaScriptEnabled: false });
   const page = await context.newPage();
   await page.goto(`${url}/auth/signin`);
   const form = page.locator("#credentials-form");
@@ -297,7 +311,7 @@ async function signInContext(url: string, user = USER, landing = `${url}/`): Pro
 }
 
 beforeAll(async () => {
-  [browser, sink, idp] = await Promise.all([launchBrowser(), startSmtpSink(), startTestIdp({ users: [ALICE] })]);
+  [browser, sink, idp] = await Promise.all([connectBrowser(), startSmtpSink(), startTestIdp({ users: [ALICE] })]);
   const env = {
     AUTH_EMAIL_SERVER: sink.url,
     AUTH_EMAIL_FROM: "Vestibule <no-reply@vestibule.test>",
@@ -342,7 +356,7 @@ beforeAll(async () => {
   await jwtDevice.close();
 
   // An e-mail sign-in link; with AUTH_EMAIL_CONFIRM=true it opens a page instead of signing in.
-  const context = await browser.newContext({ javaScriptEnabled: false });
+  const context = await newContext(browser, { javaScriptEnabled: false });
   const page = await context.newPage();
   await page.goto(`${database.url}/auth/signin`);
   await page.locator("#email-form").getByLabel("Email").fill(USER.email);
@@ -356,18 +370,13 @@ beforeAll(async () => {
   await page.waitForURL(/\/auth\/verify-request/);
   links.resetPassword = linkIn((await sink.waitFor(3)).at(-1)!).href;
   await context.close();
-  // Two production servers, three sign-ins and three e-mails on a shared machine: more than the default hook time.
-}, 180_000);
+});
 
 afterAll(async () => {
   await browser?.close();
   await Promise.all(started.map((a) => a.stop()));
   await Promise.all([idp?.stop(), sink?.close()]);
 });
-
-async function hydrated(page: Page) {
-  await page.waitForFunction(() => (window as unknown as { __reactRouterRouteModules?: unknown }).__reactRouterRouteModules !== undefined);
-}
 
 /** axe's findings, one line each, so a failure reads as what to fix. */
 async function axeViolations(page: Page): Promise<string[]> {
@@ -439,24 +448,23 @@ async function faintInputBorders(page: Page): Promise<string[]> {
   });
 }
 
-/** One step of a page (a click, a wait) may take this long while several pages are checked at once. */
-const PAGE_STEP_TIMEOUT_MS = 20_000;
-
 for (const javaScriptEnabled of [false, true]) {
-  describe(`every page with JavaScript ${javaScriptEnabled ? "on" : "off"}`, () => {
+  // The pages this run checks with JavaScript so, each with the colour schemes it is checked in.
+  const pages = PAGES.flatMap((entry, index) => {
+    const schemes = PAIRS.filter((p) => p.page === index && MODES[p.mode]!.javaScriptEnabled === javaScriptEnabled).map((p) => MODES[p.mode]!.colorScheme);
+    return schemes.length ? [{ entry, schemes }] : [];
+  });
+  describe.skipIf(pages.length === 0)(`pages with JavaScript ${javaScriptEnabled ? "on" : "off"}`, () => {
     // The pages are checked side by side (it.concurrent): each context is made once, by whichever
     // page asks first, and shared by the pages that need the same one.
     const contexts = new Map<string, Promise<BrowserContext>>();
     let analysisContext: Promise<BrowserContext> | undefined;
-    const analysis = () => (analysisContext ??= browser.newContext({ javaScriptEnabled: true }));
+    const analysis = () => (analysisContext ??= newContext(browser, { javaScriptEnabled: true }));
     const contextFor = (sessions: Sessions, signedIn: boolean) => {
       const key = `${sessions} ${signedIn}`;
       let context = contexts.get(key);
       if (!context) {
-        context = browser.newContext({ javaScriptEnabled, storageState: signedIn ? sites[sessions].signedIn : undefined }).then((c) => {
-          c.setDefaultTimeout(PAGE_STEP_TIMEOUT_MS);
-          return c;
-        });
+        context = newContext(browser, { javaScriptEnabled, storageState: signedIn ? sites[sessions].signedIn : undefined });
         contexts.set(key, context);
       }
       return context;
@@ -466,8 +474,8 @@ for (const javaScriptEnabled of [false, true]) {
       await Promise.all(all.map((c) => c.close()));
     });
 
-    for (const entry of PAGES) {
-      it.concurrent(`${entry.name}: one <title> and one <h1>, no WCAG 2.2 A/AA violation in light or dark`, async ({ expect }) => {
+    for (const { entry, schemes } of pages) {
+      it.concurrent(`${entry.name}: one <title> and one <h1>, no WCAG 2.2 A/AA violation in ${schemes.join(" and ")}`, async ({ expect }) => {
         const sessions = entry.sessions ?? "database";
         // A pending sign-in lives 300 s: each such page gets its own, made just before it is opened.
         const pending = entry.pendingSecondFactor
@@ -475,18 +483,15 @@ for (const javaScriptEnabled of [false, true]) {
           : null;
         const pendingState = pending ? await pending.storageState() : null;
         await pending?.close();
-        const context = pendingState ? await browser.newContext({ javaScriptEnabled, storageState: pendingState }) : await contextFor(sessions, entry.signedIn);
-        if (pendingState) {
-          context.setDefaultTimeout(PAGE_STEP_TIMEOUT_MS);
-          contexts.set(`pending ${entry.name}`, Promise.resolve(context));
-        }
+        const context = pendingState ? await newContext(browser, { javaScriptEnabled, storageState: pendingState }) : await contextFor(sessions, entry.signedIn);
+        if (pendingState) contexts.set(`pending ${entry.name}`, Promise.resolve(context));
         const page = await context.newPage();
         const errors: string[] = [];
         page.on("pageerror", (e) => errors.push(e.message));
         const path = typeof entry.path === "function" ? entry.path(links) : entry.path;
         const response = await page.goto(new URL(path, sites[sessions].app.url).href);
         expect(response!.status()).toBe(entry.status);
-        if (javaScriptEnabled) await hydrated(page);
+        if (javaScriptEnabled) await waitForHydration(page);
         await entry.prepare?.(page);
 
         // Soft, so one run names every problem of the page.
@@ -498,19 +503,18 @@ for (const javaScriptEnabled of [false, true]) {
         expect.soft((await headings.first().textContent())?.trim(), "<h1>").toBe(entry.heading);
 
         const axePage = await pageForAxe(page, javaScriptEnabled, analysis);
-        const found: Record<string, { violations: string[]; faintInputBorders: string[] }> = {};
-        for (const colorScheme of ["light", "dark"] as const) {
+        const found: Partial<Record<ColorScheme, { violations: string[]; faintInputBorders: string[] }>> = {};
+        for (const colorScheme of schemes) {
           await page.emulateMedia({ colorScheme });
           await axePage.emulateMedia({ colorScheme });
           found[colorScheme] = { violations: await axeViolations(axePage), faintInputBorders: await faintInputBorders(page) };
         }
         const clean = { violations: [], faintInputBorders: [] };
-        expect.soft(found).toEqual({ light: clean, dark: clean });
+        expect.soft(found).toEqual(Object.fromEntries(schemes.map((scheme) => [scheme, clean])));
         expect(errors).toEqual([]);
         if (axePage !== page) await axePage.close();
         await page.close();
-        // Two colour schemes of axe, plus a sign-in and a refused form for some pages, several pages at once.
-      }, 120_000);
+      });
     }
   });
 }
@@ -540,11 +544,10 @@ async function expectRefusal(page: Page, fieldSelector: string, message: string,
 for (const javaScriptEnabled of [false, true]) {
   describe(`a refused form with JavaScript ${javaScriptEnabled ? "on" : "off"}`, () => {
     async function open(path: string, signedIn: boolean) {
-      const context = await browser.newContext({ javaScriptEnabled, storageState: signedIn ? sites.database.signedIn : undefined });
-      context.setDefaultTimeout(8_000);
+      const context = await newContext(browser, { javaScriptEnabled, storageState: signedIn ? sites.database.signedIn : undefined });
       const page = await context.newPage();
       await page.goto(new URL(path, sites.database.app.url).href);
-      if (javaScriptEnabled) await hydrated(page);
+      if (javaScriptEnabled) await waitForHydration(page);
       return { page, done: () => context.close() };
     }
 

@@ -1,24 +1,20 @@
 // The whole credentials journey in a real Chromium against the production server, once with
 // JavaScript disabled (plain forms and redirects) and once enabled (hydrated React Router).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
-import { addUser, launchBrowser, startApp, type RunningApp } from "../support/browser";
+import type { Browser } from "playwright-core";
+import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
 
 let browser: Browser;
 const apps: RunningApp[] = [];
 
 beforeAll(async () => {
-  browser = await launchBrowser();
+  browser = await connectBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
   await Promise.all(apps.map((a) => a.stop()));
 });
-
-async function hydrated(page: Page) {
-  await page.waitForFunction(() => (window as unknown as { __reactRouterRouteModules?: unknown }).__reactRouterRouteModules !== undefined);
-}
 
 for (const strategy of ["jwt", "database"] as const) {
   for (const javaScriptEnabled of [false, true]) {
@@ -29,9 +25,7 @@ for (const strategy of ["jwt", "database"] as const) {
         const email = `visitor-${strategy}-${javaScriptEnabled ? "js" : "nojs"}@example.com`;
         addUser(app, { email, password: "correct horse battery", name: "Ada" });
 
-        const context = await browser.newContext({ javaScriptEnabled });
-        // Short waits so a failure names the step instead of hitting the test timeout.
-        context.setDefaultTimeout(8_000);
+        const context = await newContext(browser, { javaScriptEnabled });
         const page = await context.newPage();
         const errors: string[] = [];
         page.on("pageerror", (e) => errors.push(e.message));
@@ -40,7 +34,7 @@ for (const strategy of ["jwt", "database"] as const) {
         await page.goto(`${app.url}/account`);
         expect(new URL(page.url()).pathname).toBe("/auth/signin");
         await expect(page.getByRole("alert").first().textContent()).resolves.toContain("Please sign in to access this page.");
-        if (javaScriptEnabled) await hydrated(page);
+        if (javaScriptEnabled) await waitForHydration(page);
         else expect(await page.evaluate(() => typeof (window as { __reactRouterContext?: unknown }).__reactRouterContext)).toBe("undefined");
 
         // A wrong password: same page, the message tied to the form, and the address as typed
@@ -60,7 +54,7 @@ for (const strategy of ["jwt", "database"] as const) {
         expect(await form.getByLabel("Password").inputValue()).toBe("");
         expect(page.url().toLowerCase()).not.toContain("visitor");
         expect((await context.cookies()).map((c) => c.value).join(" ").toLowerCase()).not.toContain("visitor");
-        if (javaScriptEnabled) await hydrated(page);
+        if (javaScriptEnabled) await waitForHydration(page);
         expect(await form.getByLabel("Email").inputValue()).toBe(typed);
 
         // The right password (the address left as it was) lands on the page we first asked for.
@@ -77,7 +71,7 @@ for (const strategy of ["jwt", "database"] as const) {
         expect(await thisDevice.isVisible()).toBe(true);
 
         // Rename through the session update.
-        if (javaScriptEnabled) await hydrated(page);
+        if (javaScriptEnabled) await waitForHydration(page);
         await page.getByLabel("Display name").fill("Ada Lovelace");
         await page.getByRole("button", { name: "Save name" }).click();
         await page.getByText("Your profile was saved.").waitFor();
@@ -94,7 +88,7 @@ for (const strategy of ["jwt", "database"] as const) {
         // Sign out through the confirmation page.
         await page.getByRole("link", { name: "Sign out" }).first().click();
         await page.getByText("Are you sure you want to sign out?").waitFor();
-        if (javaScriptEnabled) await hydrated(page);
+        if (javaScriptEnabled) await waitForHydration(page);
         await page.getByRole("button", { name: "Sign out" }).click();
         await page.locator("#session-status").getByText("You are not signed in.").waitFor();
         expect((await context.cookies()).find((c) => c.name === "authjs.session-token")).toBeUndefined();

@@ -1,11 +1,11 @@
-// Contract §10 on the production server (scripts/server.js over the build): every page carries a
+// Contract §10 on the production server (server/main.ts over the build): every page carries a
 // Content-Security-Policy whose script nonce is new per response and on every <script> the page
 // has; pages, JSON answers, probes and assets carry the base headers; Chromium, enforcing the
 // policy with JavaScript on, reports no violation on the sign-in page, through a password sign-in
 // and on /account (the OAuth flows under the same policy are tests/browser/oauth.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { addUser, launchBrowser, startApp, type RunningApp } from "../support/browser";
+import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
 import { startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 
 let app: RunningApp;
@@ -22,7 +22,7 @@ beforeAll(async () => {
     AUTH_OIDC_NAME: "Test IdP",
   });
   addUser(app, USER);
-  browser = await launchBrowser();
+  browser = await connectBrowser();
 });
 afterAll(async () => {
   await browser?.close();
@@ -100,8 +100,7 @@ describe("headers on the production server", () => {
 
 describe("Chromium with the policy on (JavaScript on)", () => {
   it("no violation on the sign-in page, through a password sign-in and on /account", async () => {
-    const context = await browser.newContext();
-    context.setDefaultTimeout(8_000);
+    const context = await newContext(browser);
     const page = await context.newPage();
     const violations: string[] = [];
     page.on("console", (m) => {
@@ -112,8 +111,7 @@ describe("Chromium with the policy on (JavaScript on)", () => {
     await context.addInitScript(() => {
       document.addEventListener("securitypolicyviolation", (e) => console.error(`Content Security Policy violation: ${e.violatedDirective} ${e.blockedURI}`));
     });
-    const hydrated = () =>
-      page.waitForFunction(() => (window as unknown as { __reactRouterRouteModules?: unknown }).__reactRouterRouteModules !== undefined);
+    const hydrated = () => waitForHydration(page);
 
     await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
     await hydrated();

@@ -4,7 +4,7 @@
 // shows a "Sign in as …" button.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext } from "playwright-core";
-import { launchBrowser, startApp, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
 import { linkIn, startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 
 let browser: Browser;
@@ -13,7 +13,7 @@ const apps: RunningApp[] = [];
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  [browser, sink] = await Promise.all([launchBrowser(), startSmtpSink()]);
+  [browser, sink] = await Promise.all([connectBrowser(), startSmtpSink()]);
 });
 
 afterAll(async () => {
@@ -30,7 +30,7 @@ async function app(env: Record<string, string> = {}) {
 }
 
 async function context(javaScriptEnabled: boolean) {
-  const c = await browser.newContext({ javaScriptEnabled });
+  const c = await newContext(browser, { javaScriptEnabled });
   contexts.push(c);
   return c;
 }

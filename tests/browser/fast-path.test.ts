@@ -1,4 +1,4 @@
-// The production server's fast path for the auth JSON endpoints (scripts/fast-path.js, ADR 055)
+// The production server's fast path for the auth JSON endpoints (server/fast-path.ts, ADR 055)
 // must answer exactly as React Router's full pipeline does. Two production servers share one
 // database, secret and AUTH_URL — one with the fast path, one with VESTIBULE_FAST_PATH=off — and
 // every request of one corpus (signed in and out, both strategies, rolling, chunked and
@@ -194,7 +194,7 @@ describe("fast path ≡ React Router's pipeline, jwt sessions", () => {
   });
 
   it("takes the fast path for the four endpoints, and only those", async () => {
-    const { createFastPath, FAST_PATHS } = await import("../../scripts/fast-path.js");
+    const { createFastPath, FAST_PATHS } = await import("../../server/fast-path.ts");
     const build = await import(/* @vite-ignore */ path.resolve("build/server/index.js"));
     expect(createFastPath(build).paths).toEqual(FAST_PATHS);
     expect(FAST_PATHS).toEqual(["/auth/session", "/auth/csrf", "/auth/providers", "/auth/_log"]);

@@ -5,7 +5,7 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { addUser, launchBrowser, startApp, type RunningApp } from "../support/browser";
+import { addUser, connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
 
 let browser: Browser;
 let app: RunningApp;
@@ -13,7 +13,7 @@ const EMAIL = "ada@example.com";
 const PASSWORD = "correct horse battery";
 
 beforeAll(async () => {
-  browser = await launchBrowser();
+  browser = await connectBrowser();
   app = await startApp();
   addUser(app, { email: EMAIL, password: PASSWORD, name: "Ada" });
 });
@@ -34,8 +34,7 @@ async function signIn(page: Page) {
 
 describe("languages in the browser", () => {
   it("without JavaScript, the menu switches the language and keeps the page", async () => {
-    const context = await browser.newContext({ javaScriptEnabled: false, locale: "en-US" });
-    context.setDefaultTimeout(8_000);
+    const context = await newContext(browser, { javaScriptEnabled: false, locale: "en-US" });
     const page = await context.newPage();
     await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
     expect(await page.locator("html").getAttribute("lang")).toBe("en");
@@ -56,8 +55,7 @@ describe("languages in the browser", () => {
   });
 
   it("with JavaScript, dates are in the browser's time zone after hydration, with no hydration error", async () => {
-    const context = await browser.newContext({ timezoneId: "Asia/Tokyo", locale: "de-DE" });
-    context.setDefaultTimeout(8_000);
+    const context = await newContext(browser, { timezoneId: "Asia/Tokyo", locale: "de-DE" });
     const page = await context.newPage();
     const problems: string[] = [];
     page.on("pageerror", (e) => problems.push(e.message));
@@ -77,7 +75,7 @@ describe("languages in the browser", () => {
 
   it.runIf(process.env.SCREENSHOT_DIR)("screenshots of the Arabic pages at 320 and 1280 px", async () => {
     for (const width of [320, 1280]) {
-      const context = await browser.newContext({ viewport: { width, height: 900 }, locale: "ar", extraHTTPHeaders: { "Accept-Language": "ar" } });
+      const context = await newContext(browser, { viewport: { width, height: 900 }, locale: "ar", extraHTTPHeaders: { "Accept-Language": "ar" } });
       const page = await context.newPage();
       await page.goto(`${app.url}/auth/signin`);
       await page.screenshot({ path: path.join(process.env.SCREENSHOT_DIR!, `signin-ar-${width}.png`), fullPage: true });

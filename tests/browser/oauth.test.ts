@@ -1,4 +1,4 @@
-// OAuth against the production build (scripts/server.js) and the bundled IdP module:
+// OAuth against the production build (server/main.ts) and the bundled IdP module:
 //   - HTTP level: a provider's response_mode=form_post answer is a cross-site POST (Origin: the
 //     IdP); the Origin rule must not reject it on /auth/callback/<id>, while the same foreign POST
 //     to a page route is still refused (the control). Every page runs under its CSP (ADR 037).
@@ -6,7 +6,7 @@
 //     /welcome with a session; and a real cross-site form_post sign-in.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, startApp, type RunningApp } from "../support/browser";
+import { connectBrowser, gotoHydrated, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
 import { CookieJar } from "../support/http";
 import { ALICE, BOB, startTestIdp, TEST_CLIENT, visitIdp, type TestIdp } from "../support/idp";
 
@@ -26,7 +26,7 @@ beforeAll(async () => {
     AUTH_OIDC_SECRET: TEST_CLIENT.clientSecret,
     AUTH_OIDC_NAME: "Test IdP",
   });
-  browser = await launchBrowser();
+  browser = await connectBrowser();
 });
 
 afterAll(async () => {
@@ -102,10 +102,6 @@ describe("OAuth on the production server", () => {
   });
 });
 
-async function hydrated(page: Page) {
-  await page.waitForFunction(() => (window as unknown as { __reactRouterRouteModules?: unknown }).__reactRouterRouteModules !== undefined);
-}
-
 async function signInAtIdp(page: Page, user: { email: string; password: string }) {
   await page.waitForURL((url) => url.origin === idp.issuer);
   await expect(page.locator("h1").textContent()).resolves.toBe("Sign in to the dev IdP");
@@ -117,8 +113,7 @@ async function signInAtIdp(page: Page, user: { email: string; password: string }
 for (const javaScriptEnabled of [false, true]) {
   describe(`OAuth in Chromium with JavaScript ${javaScriptEnabled ? "on" : "off"}`, () => {
     it("signs in through the IdP, lands on /welcome, then signs in again straight to the callback URL", async () => {
-      const context = await browser.newContext({ javaScriptEnabled });
-      context.setDefaultTimeout(8_000);
+      const context = await newContext(browser, { javaScriptEnabled });
       const page = await context.newPage();
       const errors: string[] = [];
       page.on("pageerror", (e) => errors.push(e.message));
@@ -126,7 +121,7 @@ for (const javaScriptEnabled of [false, true]) {
 
       await page.goto(`${app.url}/account`);
       expect(new URL(page.url()).pathname).toBe("/auth/signin");
-      if (javaScriptEnabled) await hydrated(page);
+      if (javaScriptEnabled) await waitForHydration(page);
       await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
       await signInAtIdp(page, user);
 
@@ -151,11 +146,10 @@ for (const javaScriptEnabled of [false, true]) {
     });
 
     it("Cancel at the IdP shows the Access Denied page", async () => {
-      const context = await browser.newContext({ javaScriptEnabled });
-      context.setDefaultTimeout(8_000);
+      const context = await newContext(browser, { javaScriptEnabled });
       const page = await context.newPage();
       await page.goto(`${app.url}/auth/signin`);
-      if (javaScriptEnabled) await hydrated(page);
+      if (javaScriptEnabled) await waitForHydration(page);
       await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
       await page.waitForURL((url) => url.origin === idp.issuer);
       await page.locator("#idp-cancel").click();
@@ -169,11 +163,9 @@ for (const javaScriptEnabled of [false, true]) {
 
 describe("OAuth form_post in Chromium (JavaScript on)", () => {
   it("the IdP's auto-submitted cross-site POST carries the SameSite=None check cookies and signs in", async () => {
-    const context = await browser.newContext();
-    context.setDefaultTimeout(8_000);
+    const context = await newContext(browser);
     const page = await context.newPage();
-    await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
-    await hydrated(page);
+    await gotoHydrated(page, `${app.url}/auth/signin?callbackUrl=%2Faccount`);
     // The client's own authorization parameter, as signIn("oidc", {}, {response_mode: "form_post"}) sends it.
     await page.evaluate(() => {
       const form = document.querySelector<HTMLFormElement>('form[action="/auth/signin/oidc"]')!;
@@ -199,8 +191,7 @@ describe("OAuth form_post in Chromium (JavaScript on)", () => {
 
 describe("OAuth check cookies in Chromium", () => {
   it("five sign-ins started with 2,048-character callback URLs: the newest completes and lands on its own URL", async () => {
-    const context = await browser.newContext({ javaScriptEnabled: false });
-    context.setDefaultTimeout(8_000);
+    const context = await newContext(browser, { javaScriptEnabled: false });
     const page = await context.newPage();
     const longUrl = (i: number) => {
       const head = `${app.url}/account?tab=${i}&pad=`;

@@ -2,7 +2,8 @@
 // line with time, level, msg and the request's id; X-Request-Id taken when well-formed and echoed;
 // LOG_REQUESTS' access line; LOG_LEVEL; and no secret of a full flow — passwords, cookies, CSRF
 // tokens, e-mailed links and their tokens, OAuth codes and state — on any line, at debug level.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +12,7 @@ import { addUser, freePort, startApp, type RunningApp } from "../support/browser
 import { CookieJar } from "../support/http";
 import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
+import { waitUntil } from "../support/wait";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -28,6 +30,22 @@ function lines(app: RunningApp): Line[] {
         throw new Error(`a log line that is not JSON: ${l}`);
       }
     });
+}
+
+/** Waits until `app` has logged a whole line that `match` accepts (lines are written as they happen). */
+function untilLine(app: RunningApp, match: (line: Line) => boolean): Promise<void> {
+  return app.untilLogged((output) =>
+    output
+      .split("\n")
+      .slice(0, -1)
+      .some((l) => {
+        try {
+          return match(JSON.parse(l) as Line);
+        } catch {
+          return false;
+        }
+      }),
+  );
 }
 
 let idp: TestIdp;
@@ -83,7 +101,9 @@ describe("logs of the production server", () => {
     const generated = none.headers.get("X-Request-Id")!;
     expect(generated).toMatch(/^[0-9a-f-]{36}$/);
 
-    await new Promise((r) => setTimeout(r, 100));
+    // An access line is written once its answer has gone out: wait for the two this test reads.
+    await untilLine(app, (l) => l.msg === "request" && l.reqId === "lb-1f3a:7.trace_id-ABC");
+    await untilLine(app, (l) => l.msg === "request" && l.reqId === generated);
     const access = lines(app).filter((l) => l.msg === "request");
     expect(access.find((l) => l.reqId === "lb-1f3a:7.trace_id-ABC")).toMatchObject({ method: "GET", path: "/auth/providers", status: 200 });
     expect(access.find((l) => l.reqId === generated)).toMatchObject({ method: "GET", path: "/auth/csrf", status: 200 });
@@ -98,7 +118,7 @@ describe("logs of the production server", () => {
       headers: { "X-Request-Id": "refused-signin-1" },
     });
     await res.body?.cancel();
-    await new Promise((r) => setTimeout(r, 100));
+    await untilLine(app, (l) => l.msg === "request" && l.reqId === "refused-signin-1");
     const ofRequest = lines(app).filter((l) => l.reqId === "refused-signin-1");
     expect(ofRequest.map((l) => l.msg)).toEqual(expect.arrayContaining(["auth-failure", "request"]));
     expect(ofRequest.find((l) => l.msg === "auth-failure")).toMatchObject({ level: "warn", code: "CredentialsSignin" });
@@ -170,7 +190,8 @@ describe("logs of the production server", () => {
     await logged.body?.cancel();
     expect(logged.status).toBe(200);
 
-    await new Promise((r) => setTimeout(r, 200));
+    // The last request's access line is the last line of the flow: everything before it is written.
+    await untilLine(app, (l) => l.msg === "request" && l.reqId === logged.headers.get("X-Request-Id"));
     const output = app.logs();
     expect(secrets.length).toBeGreaterThan(12);
     for (const secret of secrets) {
@@ -186,21 +207,25 @@ describe("logs of the production server", () => {
 });
 
 describe("LOG_LEVEL", () => {
-  it("a bad value stops the start naming the variable", () => {
-    const result = spawnSync(process.execPath, [path.join(root, "scripts/server.js")], {
+  it("a bad value stops the start naming the variable", async () => {
+    // Asynchronously, with no time limit of its own: a loaded machine may take a while to start Node.
+    const child = spawn(process.execPath, [path.join(root, "server/main.ts")], {
       cwd: root,
       env: { ...app.env, PORT: "0", LOG_LEVEL: "verbose" },
-      encoding: "utf8",
-      timeout: 20_000,
+      stdio: ["ignore", "pipe", "pipe"],
     });
-    expect(result.status).toBe(1);
-    expect(result.stderr + result.stdout).toContain("LOG_LEVEL must be one of");
-    expect(result.stderr + result.stdout).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const [code] = (await once(child, "close")) as [number | null];
+    expect(code).toBe(1);
+    expect(output).toContain("LOG_LEVEL must be one of");
+    expect(output).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
   });
 
   it("LOG_LEVEL=warn leaves out info lines (no access lines even with LOG_REQUESTS=true) and keeps warnings", async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [path.join(root, "scripts/server.js")], {
+    const child = spawn(process.execPath, [path.join(root, "server/main.ts")], {
       cwd: root,
       env: { ...app.env, PORT: String(port), LOG_LEVEL: "warn", LOG_REQUESTS: "true" },
       stdio: ["ignore", "pipe", "pipe"],
@@ -209,21 +234,22 @@ describe("LOG_LEVEL", () => {
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
     try {
-      // Nothing announces the start at this level: ask until it answers.
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const res = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null);
-        if (res?.ok) break;
-        if (Date.now() > deadline) throw new Error(`no answer: ${output}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      // Nothing announces the start at this level: ask until it answers (or the process ends).
+      const ended = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`exited with ${code}: ${output}`))));
+      const answered = waitUntil(() => fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null), (res) => res?.ok === true, { everyMs: 100 });
+      await (await Promise.race([answered, ended]))!.body?.cancel();
       const jar = new CookieJar();
       const token = ((await (await call(`http://127.0.0.1:${port}`, jar, "/auth/csrf")).json()) as { csrfToken: string }).csrfToken;
-      const refused = await call(`http://127.0.0.1:${port}`, jar, "/auth/callback/credentials", {
-        body: { csrfToken: token, email: "nobody@example.com", password: "not-a-password-1" },
-      });
-      await refused.body?.cancel();
-      await new Promise((r) => setTimeout(r, 100));
+      // Two refused sign-ins: the second one's warning is logged after anything the first one
+      // logs (one process, one stream), so once it is there the first one's lines are all in.
+      for (const id of ["warn-level-1", "warn-level-2"]) {
+        const refused = await call(`http://127.0.0.1:${port}`, jar, "/auth/callback/credentials", {
+          body: { csrfToken: token, email: "nobody@example.com", password: "not-a-password-1" },
+          headers: { "X-Request-Id": id },
+        });
+        await refused.body?.cancel();
+      }
+      await waitUntil(() => output, (out) => out.includes('"reqId":"warn-level-2"'));
       expect(output).not.toContain('"msg":"request"');
       expect(output).not.toContain('"level":"info"');
       expect(output).toContain('"msg":"auth-failure"');

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
-import { addUser, launchBrowser, startApp, type RunningApp } from "../support/browser";
+import { addUser, connectBrowser, gotoHydrated, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const USER = { email: "ada@example.com", password: "correct horse battery", name: "Ada" };
@@ -40,7 +40,7 @@ beforeAll(async () => {
     logLevel: "silent",
   });
   nextAuthBundle = bundled.outputFiles[0]!.text;
-  [browser, app] = await Promise.all([launchBrowser(), startApp()]);
+  [browser, app] = await Promise.all([connectBrowser(), startApp()]);
   addUser(app, USER);
 });
 
@@ -48,10 +48,6 @@ afterAll(async () => {
   await browser?.close();
   await app?.stop();
 });
-
-async function hydrated(page: Page) {
-  await page.waitForFunction(() => (window as unknown as { __reactRouterRouteModules?: unknown }).__reactRouterRouteModules !== undefined);
-}
 
 /** A platform authenticator that holds discoverable credentials and verifies its user. */
 async function virtualAuthenticator(page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
@@ -71,8 +67,7 @@ async function virtualAuthenticator(page: Page): Promise<{ cdp: CDPSession; auth
 }
 
 async function signInWithPassword(page: Page) {
-  await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
-  await hydrated(page);
+  await gotoHydrated(page, `${app.url}/auth/signin?callbackUrl=%2Faccount`);
   const form = page.locator("#credentials-form");
   await form.getByLabel("Email").fill(USER.email);
   await form.getByLabel("Password").fill(USER.password);
@@ -100,8 +95,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
   const errors: string[] = [];
 
   beforeAll(async () => {
-    context = await browser.newContext();
-    context.setDefaultTimeout(10_000);
+    context = await newContext(browser);
     page = await context.newPage();
     page.on("pageerror", (e) => errors.push(e.message));
     ({ cdp, authenticatorId } = await virtualAuthenticator(page));
@@ -110,7 +104,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
 
   it("registers a passkey from /account (offered right after the sign-in)", async () => {
     await signInWithPassword(page);
-    await hydrated(page);
+    await waitForHydration(page);
     await expect(page.locator("#passkey-offer").textContent()).resolves.toContain("Add a passkey for next time");
     await page.getByRole("button", { name: "Add a passkey for next time" }).click();
     await page.waitForURL(`${app.url}/account?updated=passkey-added`);
@@ -122,8 +116,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     // Once there is a passkey, no more offers.
     await page.goto(`${app.url}/account`);
     await expect(page.locator("#passkey-offer").count()).resolves.toBe(0);
-    // A password sign-in, two page loads and a registration: slow on a loaded machine.
-  }, 60_000);
+  });
 
   it("signs out, then signs in with the passkey the browser's autofill offers on the sign-in page (conditional UI)", async () => {
     await signOut(page);
@@ -141,8 +134,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     await signOut(page);
     // No presence while the page loads, so the autofill request waits instead of answering.
     await cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled: false });
-    await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
-    await hydrated(page);
+    await gotoHydrated(page, `${app.url}/auth/signin?callbackUrl=%2Faccount`);
     await expect(page.locator("#input-email-for-credentials-provider").getAttribute("autocomplete")).resolves.toBe("username webauthn");
     await page.getByRole("button", { name: "Sign in with a passkey" }).waitFor();
     await cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled: true });
@@ -193,8 +185,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
 
 describe("passkeys with JavaScript off", () => {
   it("shows no passkey button, says passkeys need JavaScript, and the password form still signs in", async () => {
-    const context = await browser.newContext({ javaScriptEnabled: false });
-    context.setDefaultTimeout(8_000);
+    const context = await newContext(browser, { javaScriptEnabled: false });
     try {
       const page = await context.newPage();
       await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);

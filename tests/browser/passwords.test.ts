@@ -3,7 +3,7 @@
 // forgotten password → the e-mailed link → a new password → /account, with the old session ended.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { addUser, launchBrowser, startApp, type RunningApp } from "../support/browser";
+import { addUser, connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
 import { linkIn, startSmtpSink, type ReceivedMessage, type SmtpSink } from "../support/smtp-sink";
 
 let browser: Browser;
@@ -12,7 +12,7 @@ let app: RunningApp;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  [browser, sink] = await Promise.all([launchBrowser(), startSmtpSink()]);
+  [browser, sink] = await Promise.all([connectBrowser(), startSmtpSink()]);
   app = await startApp({ AUTH_EMAIL_SERVER: sink.url, AUTH_EMAIL_FROM: "Vestibule <no-reply@vestibule.test>", AUTH_SIGNUP: "true" });
 });
 
@@ -24,8 +24,7 @@ afterAll(async () => {
 });
 
 async function newPage(javaScriptEnabled: boolean): Promise<Page> {
-  const context = await browser.newContext({ javaScriptEnabled });
-  context.setDefaultTimeout(10_000);
+  const context = await newContext(browser, { javaScriptEnabled });
   contexts.push(context);
   return context.newPage();
 }
@@ -88,7 +87,7 @@ for (const javaScriptEnabled of [false, true]) {
       await page.getByRole("button", { name: "Continue" }).click();
       await page.waitForURL(/\/welcome\?callbackUrl=%2Faccount$/);
       expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Welcome, Nova!");
-    }, 60_000);
+    });
 
     it("forgotten password → the e-mailed link → a new password → /account; the old session is ended", async () => {
       const email = `ada-${javaScriptEnabled ? "on" : "off"}@example.com`;
@@ -129,6 +128,6 @@ for (const javaScriptEnabled of [false, true]) {
       // The old browser's session is over: /account sends it to the sign-in page.
       await old.goto(`${app.url}/account`);
       expect(new URL(old.url()).pathname).toBe("/auth/signin");
-    }, 90_000);
+    });
   });
 }

@@ -1,6 +1,6 @@
 // The production build and `npm start` as operators run them: what the server bundle imports, and
 // the client address over a real socket behind a (simulated) proxy.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -45,6 +45,48 @@ describe("the server build", () => {
     expect(readFileSync(path.join(root, "build/server/index.js"), "utf8")).not.toContain("startDevIdp");
     expect(pkg.dependencies).not.toHaveProperty("oidc-provider");
     expect(pkg.devDependencies).toHaveProperty("oidc-provider");
+  });
+});
+
+describe("the production runtime (server/)", () => {
+  it("imports only production dependencies and Node's own modules, and runs with no build step of its own", () => {
+    const files = readdirSync(path.join(root, "server")).filter((f) => f.endsWith(".ts"));
+    expect(files).toContain("main.ts");
+    const imported = new Set<string>();
+    for (const file of files) {
+      const source = readFileSync(path.join(root, "server", file), "utf8");
+      for (const m of source.matchAll(/^import\s+(?!type\b)[^'"]*?["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm)) imported.add((m[1] ?? m[2])!);
+    }
+    const packages = [...imported].filter((s) => !s.startsWith(".") && !s.startsWith("node:")).map((s) => (s.startsWith("@") ? s.split("/").slice(0, 2).join("/") : s.split("/")[0]!));
+    expect(packages.filter((name) => !(name in pkg.dependencies))).toEqual([]);
+    // Node runs server/*.ts by stripping the types: the start command is `node server/main.ts`.
+    expect((pkg as unknown as { scripts: Record<string, string> }).scripts.start).toBe("node server/main.ts");
+  });
+
+  const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+
+  it("started as `node server/main.ts` with no flags, the server runs with its memory limits (same pid)", async () => {
+    const app = await startApp();
+    try {
+      expect(cmdline(app.pid)).toEqual(expect.arrayContaining(["--max-old-space-size=96", "--max-semi-space-size=2"]));
+      expect(environ(app.pid)).toContain("MALLOC_MMAP_THRESHOLD_=131072");
+      expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it("a limit the operator sets (NODE_OPTIONS, the variable) is kept, the others are added", async () => {
+    const app = await startApp({ NODE_OPTIONS: "--max-old-space-size=200", MALLOC_MMAP_THRESHOLD_: "262144" });
+    try {
+      const args = cmdline(app.pid);
+      expect(args).toContain("--max-semi-space-size=2");
+      expect(args.some((a) => a.startsWith("--max-old-space-size"))).toBe(false);
+      expect(environ(app.pid)).toContain("MALLOC_MMAP_THRESHOLD_=262144");
+    } finally {
+      await app.stop();
+    }
   });
 });
 
@@ -108,5 +150,43 @@ describe("the client address on a real socket (AUTH_TRUSTED_PROXIES=127.0.0.1, d
 
     expect(new Set(eventAddresses("rate-limited"))).toEqual(new Set(["203.0.113.1"]));
     expect(eventAddresses("signin")).toEqual(["2001:db8::b"]);
+  });
+});
+
+describe("the site icon (public/)", () => {
+  let app: RunningApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(() => app?.stop());
+
+  it("a browser asking for /favicon.ico gets the icon, not the 404 page, cached for a week", async () => {
+    const res = await fetch(`${app.url}/favicon.ico`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("image/x-icon");
+    expect(res.headers.get("Cache-Control")).toBe("public, max-age=604800");
+    expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    const bytes = Buffer.from(await res.arrayBuffer());
+    // An ICO directory of one image, and that image a PNG.
+    expect([...bytes.subarray(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]);
+    expect(bytes.subarray(22, 26).toString("latin1")).toBe("\x89PNG");
+    expect(app.logs()).not.toMatch(/No route matches/);
+  });
+
+  it("the SVG icon is served as image/svg+xml with the same caching, and a revalidation is a 304", async () => {
+    const res = await fetch(`${app.url}/favicon.svg`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("image/svg+xml");
+    expect(res.headers.get("Cache-Control")).toBe("public, max-age=604800");
+    expect(await res.text()).toMatch(/^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    const again = await fetch(`${app.url}/favicon.svg`, { headers: { "If-None-Match": res.headers.get("ETag")! } });
+    expect(again.status).toBe(304);
+  });
+
+  it("every page links both icons", async () => {
+    const html = await (await fetch(`${app.url}/`)).text();
+    const icons = [...html.matchAll(/<link\b[^>]*>/g)].map((m) => m[0]).filter((tag) => /\brel="icon"/.test(tag));
+    expect(icons.some((tag) => /\bhref="\/favicon\.ico"/.test(tag))).toBe(true);
+    expect(icons.some((tag) => /\bhref="\/favicon\.svg"/.test(tag) && /\btype="image\/svg\+xml"/.test(tag))).toBe(true);
   });
 });

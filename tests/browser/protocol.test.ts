@@ -99,7 +99,7 @@ describe("the server itself", () => {
   });
 
   it("answers unmatched URLs with 404 and no logged error", async () => {
-    const res = await fetch(`${app.url}/favicon.ico`);
+    const res = await fetch(`${app.url}/no-such-file.ico`);
     expect(res.status).toBe(404);
     expect(await res.text()).not.toMatch(/at .*\(/);
     expect(app.logs()).not.toMatch(/No route matches/);

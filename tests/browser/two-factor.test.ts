@@ -4,25 +4,21 @@
 // its field, the right code and a recovery code finishing the sign-in, and turning it off — with
 // JavaScript off (plain forms and redirects) and on (hydrated React Router).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { totpCodeAt, totpStep } from "../../app/auth/two-factor/totp.server";
-import { addUser, launchBrowser, startApp, type RunningApp } from "../support/browser";
+import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
 
 let browser: Browser;
 const apps: RunningApp[] = [];
 
 beforeAll(async () => {
-  browser = await launchBrowser();
+  browser = await connectBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
   await Promise.all(apps.map((a) => a.stop()));
 });
-
-async function hydrated(page: Page) {
-  await page.waitForFunction(() => (window as unknown as { __reactRouterRouteModules?: unknown }).__reactRouterRouteModules !== undefined);
-}
 
 const PASSWORD = "correct horse battery";
 const code = (secret: string, offset = 0) => totpCodeAt(secret, totpStep(new Date()) + offset);
@@ -34,15 +30,14 @@ for (const javaScriptEnabled of [false, true]) {
       apps.push(app);
       const email = `totp-${javaScriptEnabled ? "js" : "nojs"}@example.com`;
       addUser(app, { email, password: PASSWORD, name: "Tess" });
-      const context = await browser.newContext({ javaScriptEnabled });
-      context.setDefaultTimeout(8_000);
+      const context = await newContext(browser, { javaScriptEnabled });
       const page = await context.newPage();
       const errors: string[] = [];
       page.on("pageerror", (e) => errors.push(e.message));
 
       const signInWithPassword = async () => {
         await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
-        if (javaScriptEnabled) await hydrated(page);
+        if (javaScriptEnabled) await waitForHydration(page);
         const form = page.locator("#credentials-form");
         await form.getByLabel("Email").fill(email);
         await form.getByLabel("Password").fill(PASSWORD);
@@ -50,7 +45,7 @@ for (const javaScriptEnabled of [false, true]) {
       };
       const signOut = async () => {
         await page.goto(`${app.url}/auth/signout`);
-        if (javaScriptEnabled) await hydrated(page);
+        if (javaScriptEnabled) await waitForHydration(page);
         await page.getByRole("button", { name: "Sign out" }).click();
         await page.locator("#session-status").getByText("You are not signed in.").waitFor();
       };
@@ -58,7 +53,7 @@ for (const javaScriptEnabled of [false, true]) {
       // Signed in with the password alone while the second factor is off.
       await signInWithPassword();
       await page.waitForURL(`${app.url}/account`);
-      if (javaScriptEnabled) await hydrated(page);
+      if (javaScriptEnabled) await waitForHydration(page);
       await expect(page.locator("#two-factor-status").textContent()).resolves.toContain("Off");
 
       // Set up: the secret as text and as a server-drawn QR code, confirmed with a first code.
@@ -95,7 +90,7 @@ for (const javaScriptEnabled of [false, true]) {
       const field = page.getByLabel("Code");
       await expect(field.getAttribute("autocomplete")).resolves.toBe("one-time-code");
       await expect(field.getAttribute("inputmode")).resolves.toBe("numeric");
-      if (javaScriptEnabled) await hydrated(page);
+      if (javaScriptEnabled) await waitForHydration(page);
       await field.fill("000000");
       await page.getByRole("button", { name: "Verify" }).click();
       await page.locator("#two-factor-code-error").waitFor();
@@ -112,7 +107,7 @@ for (const javaScriptEnabled of [false, true]) {
       // A recovery code instead of the app.
       await signInWithPassword();
       await page.waitForURL(`${app.url}/auth/two-factor`);
-      if (javaScriptEnabled) await hydrated(page);
+      if (javaScriptEnabled) await waitForHydration(page);
       await page.getByLabel("Code").fill(recoveryCodes[0]!);
       await page.getByRole("button", { name: "Verify" }).click();
       await page.waitForURL(`${app.url}/account`);
@@ -120,7 +115,7 @@ for (const javaScriptEnabled of [false, true]) {
       await expect(page.locator('#activity [data-event="recovery-code-used"]').count()).resolves.toBe(1);
 
       // Turning it off needs a current code: a used recovery code is refused, an unused one works.
-      if (javaScriptEnabled) await hydrated(page);
+      if (javaScriptEnabled) await waitForHydration(page);
       await page.getByLabel("Current code (to turn it off)").fill(recoveryCodes[0]!);
       await page.getByRole("button", { name: "Turn off two-step verification" }).click();
       await page.locator("#totp-disable-code-error").waitFor();
@@ -134,6 +129,7 @@ for (const javaScriptEnabled of [false, true]) {
 
       expect(errors).toEqual([]);
       await context.close();
-    }, 180_000);
+      // The whole second-factor life cycle in one test: more than the project's test time.
+    }, 240_000);
   });
 }

@@ -106,7 +106,7 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
     b = await startApp({ ...shared, AUTH_URL: a.env.AUTH_URL!, AUTH_SECRET: a.env.AUTH_SECRET! });
     direct = new pg.Client({ connectionString: databaseUrl(ADMIN_URL, database) });
     await direct.connect();
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await direct?.end();
@@ -187,7 +187,7 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
 
     expectNoStackTrace(a);
     expectNoStackTrace(b);
-  }, 60_000);
+  });
 
   it("failed credentials attempts on A and B add up: the 6th for one (account, client) is refused on either, even with the right password", async () => {
     const email = `limited-${strategy}@example.com`;
@@ -216,7 +216,7 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
 
     expectNoStackTrace(a);
     expectNoStackTrace(b);
-  }, 60_000);
+  });
 
   it("an e-mail link asked for on A completes on B; the session is valid on both", async () => {
     const email = `link-across-${strategy}@example.com`;
@@ -230,7 +230,7 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
     expect(await sessionEmail(a, jar)).toBe(email);
     expectNoStackTrace(a);
     expectNoStackTrace(b);
-  }, 60_000);
+  });
 
   it("an OAuth flow started on A (state and PKCE cookies) finishes on B", async () => {
     const { jar, res } = await oauthSignIn(a, ALICE, b);
@@ -240,7 +240,7 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
     expect(await sessionEmail(a, jar)).toBe(ALICE.email);
     expectNoStackTrace(a);
     expectNoStackTrace(b);
-  }, 60_000);
+  });
 
   it("one link clicked 20 times at once, split across A and B, gives exactly one session", async () => {
     const email = `clicked-twenty-${strategy}@example.com`;
@@ -262,5 +262,5 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
     expect(await sessionEmail(b, signedIn[0]!.jar)).toBe(email);
     expectNoStackTrace(a);
     expectNoStackTrace(b);
-  }, 60_000);
+  });
 });

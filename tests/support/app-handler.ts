@@ -1,5 +1,5 @@
 // The whole app as one in-process Request → Response function: React Router's own request
-// handler (createRequestHandler, in production mode as scripts/server.js runs it) over a server
+// handler (createRequestHandler, in production mode as server/main.ts runs it) over a server
 // build assembled from app/routes.ts, app/root.tsx and app/entry.server.tsx. Requests go through
 // the framework's pipeline — route matching, middleware, loaders and actions, the 405 for a
 // method a route does not take, .data requests, document rendering and error boundaries — with

@@ -1,4 +1,4 @@
-// The real thing for browser tests: the production build served by scripts/server.js on a free
+// The real thing for browser tests: the production build served by server/main.ts on a free
 // loopback port with its own data folder, and the system Chromium driven by playwright-core.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -6,7 +6,8 @@ import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page, type Response } from "playwright-core";
+import { inject } from "vitest";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const SECRET = "vestibule-browser-test-secret-0123456789abcdef";
@@ -18,6 +19,8 @@ export type RunningApp = {
   dataDir: string;
   env: Record<string, string>;
   logs: () => string;
+  /** Settles once the server's output so far satisfies `done` (a line logged), however long that takes. */
+  untilLogged: (done: (output: string) => boolean) => Promise<void>;
   /** Settles when the server process has ended, with its exit code (null when a signal killed it). */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop: () => Promise<void>;
@@ -60,19 +63,30 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
     VESTIBULE_DATA_DIR: dataDir,
     ...env,
   };
-  const child: ChildProcess = spawn(process.execPath, [path.join(root, "scripts/server.js")], {
+  const child: ChildProcess = spawn(process.execPath, [path.join(root, "server/main.ts")], {
     cwd: root,
     env: fullEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
+  const waiting = new Set<() => void>();
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );
-  child.stdout!.on("data", (d) => (output += d));
-  child.stderr!.on("data", (d) => (output += d));
+  const append = (d: Buffer) => {
+    output += d;
+    for (const check of waiting) check();
+  };
+  child.stdout!.on("data", append);
+  child.stderr!.on("data", append);
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start within 20 s:\n${output}`)), 20_000);
+    // Not a wait for the start (that is "listening on" or the exit below): a bound so a server
+    // that hangs fails with its output instead of the hook's bare timeout.
+    const timer = setTimeout(() => {
+      // Not left running behind the failed test.
+      child.kill("SIGKILL");
+      reject(new Error(`server did not start within ${STEP_LIMIT_MS} ms:\n${output}`));
+    }, STEP_LIMIT_MS);
     const check = () => {
       if (output.includes("listening on")) {
         clearTimeout(timer);
@@ -91,6 +105,23 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
     dataDir,
     env: fullEnv,
     logs: () => output,
+    untilLogged: (done) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          let met: boolean;
+          try {
+            met = done(output);
+          } catch (e) {
+            waiting.delete(check);
+            return reject(e);
+          }
+          if (!met) return;
+          waiting.delete(check);
+          resolve();
+        };
+        waiting.add(check);
+        check();
+      }),
     exited,
     stop: async () => {
       if (child.exitCode === null) {
@@ -113,21 +144,44 @@ export function addUser(app: RunningApp, user: { email: string; password: string
   return result.stdout;
 }
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+/**
+ * How long one browser step (a navigation, a click, waiting for an element) may take before it
+ * fails naming itself. Not how long a step is expected to take: every wait is for a state (an
+ * element visible, the page hydrated, a URL reached); this only turns a step that never gets there
+ * into a readable failure well before the test's own timeout (vite.config.ts, browser project).
+ */
+export const STEP_LIMIT_MS = 60_000;
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-dev-shm-usage",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--disable-quic",
-    ],
-  });
+/**
+ * The run's one Chromium (started by tests/support/browser-server.ts), connected for this file.
+ * Closing the returned Browser closes this file's contexts and leaves the browser to the others.
+ */
+export async function connectBrowser(): Promise<Browser> {
+  const endpoint = inject("vestibuleBrowserEndpoint");
+  if (!endpoint) throw new Error(`${inject("vestibuleBrowserError")} (install chromium or set CHROMIUM_PATH)`);
+  return chromium.connect(endpoint);
+}
+
+/** A fresh context (no cookies, storage or pages of another) whose steps wait up to STEP_LIMIT_MS. */
+export async function newContext(browser: Browser, options: BrowserContextOptions = {}): Promise<BrowserContext> {
+  const context = await browser.newContext(options);
+  context.setDefaultTimeout(STEP_LIMIT_MS);
+  context.setDefaultNavigationTimeout(STEP_LIMIT_MS);
+  return context;
+}
+
+/**
+ * Waits until React has hydrated the page loaded last: app/root.tsx sets <html data-hydrated> in
+ * an effect, which runs once every component is interactive. Only for JavaScript on; call it
+ * after the document changed (page.goto, or page.waitForURL after a form that posts the page).
+ */
+export async function waitForHydration(page: Page): Promise<void> {
+  await page.locator("html[data-hydrated]").waitFor({ state: "attached" });
+}
+
+/** page.goto(url), then waits for hydration: the page's buttons and forms have their handlers. */
+export async function gotoHydrated(page: Page, url: string): Promise<Response | null> {
+  const response = await page.goto(url);
+  await waitForHydration(page);
+  return response;
 }

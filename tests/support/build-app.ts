@@ -5,7 +5,12 @@ import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
+// The browser and deploy projects both list this setup; one build per run serves both.
+const BUILT = Symbol.for("vestibule.test.app-built");
+const run = globalThis as typeof globalThis & { [BUILT]?: true };
+
 export default function buildApp() {
+  if (run[BUILT]) return;
   const started = Date.now();
   const result = spawnSync(process.execPath, [path.join(root, "node_modules/@react-router/dev/bin.cjs"), "build"], {
     cwd: root,
@@ -16,5 +21,6 @@ export default function buildApp() {
   if (result.status !== 0) {
     throw new Error(`react-router build failed:\n${result.stdout}\n${result.stderr}`);
   }
+  run[BUILT] = true;
   console.log(`[browser] production build ready in ${Date.now() - started} ms`);
 }

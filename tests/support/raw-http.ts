@@ -44,8 +44,12 @@ export function openSocket(port: number, host = "127.0.0.1"): Promise<Socket> {
   });
 }
 
-/** Everything the server writes on `socket` until it closes the connection (or `timeoutMs` passes). */
-export function readAll(socket: Socket, timeoutMs = 10_000): Promise<string> {
+/**
+ * Everything the server writes on `socket` until it closes the connection. `timeoutMs` only ends
+ * a connection the server never closes (then the answer is what arrived); generous, so a loaded
+ * machine never cuts an answer short.
+ */
+export function readAll(socket: Socket, timeoutMs = 60_000): Promise<string> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const done = () => {
@@ -64,7 +68,7 @@ export function readAll(socket: Socket, timeoutMs = 10_000): Promise<string> {
 }
 
 /** Sends `request` as-is (with `Connection: close` in it) and returns the parsed answer. */
-export async function rawRequest(port: number, request: string | Buffer, timeoutMs = 10_000): Promise<RawResponse> {
+export async function rawRequest(port: number, request: string | Buffer, timeoutMs = 60_000): Promise<RawResponse> {
   const socket = await openSocket(port);
   const answer = readAll(socket, timeoutMs);
   socket.write(request);

@@ -11,7 +11,7 @@ const config: IConfiguration = createRequire(import.meta.url)("../../.dependency
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-/** Writes `files` (path → source) into a fresh project folder and cruises its app/ with the project's rules. */
+/** Writes `files` (path → source) into a fresh project folder and cruises its app/ and server/ with the project's rules. */
 async function check(files: Record<string, string>): Promise<string[]> {
   const dir = mkdtempSync(path.join(tmpdir(), "layout-check-"));
   dirs.push(dir);
@@ -23,7 +23,7 @@ async function check(files: Record<string, string>): Promise<string[]> {
   const cwd = process.cwd();
   process.chdir(dir);
   try {
-    const { output } = await cruise(["app"], {
+    const { output } = await cruise(["app", "server"], {
       ...config.options,
       validate: true,
       ruleSet: { forbidden: config.forbidden },
@@ -55,6 +55,9 @@ const GOOD: Record<string, string> = {
   "app/mail/types.ts": `export type Mailer = { send(): void };\n`,
   "app/mail/smtp.server.ts": `import type { Mailer } from "./types";\nexport const smtp: Mailer = { send() {} };\n`,
   "app/mail/mailer.server.ts": `import { smtp } from "./smtp.server";\nexport const mailer = smtp;\n`,
+  "app/entry.server.tsx": `import { session } from "~/auth/core";\nexport const handleError = session;\n`,
+  "server/main.ts": `import type { handleError } from "../app/entry.server.tsx";\nimport { fastPath } from "./fast-path.ts";\nexport const serve = [fastPath, 1 as unknown as typeof handleError];\n`,
+  "server/fast-path.ts": exports("fastPath"),
   "app/routes/signin.ts": `import { providers } from "~/auth/signin/registry.server";\nimport { session } from "~/auth/core";\nexport const loader = [providers, session];\n`,
 };
 
@@ -82,6 +85,9 @@ describe("npm run check:cycles", () => {
     ["app/auth importing a folder index", { "app/auth/accounts/users.server.ts": `import { session } from "../core";\nexport const users = session;\n` }, "folder-index-is-for-routes"],
     ["a transport importing the picker", { "app/mail/outbox.server.ts": `import { mailer } from "./mailer.server";\nexport const outbox = mailer;\n` }, "mail-types-at-the-bottom"],
     ["mail types importing app code", { "app/mail/types.ts": `import type { config } from "../auth/core/config.server";\nexport type Mailer = { send(): void; c?: typeof config };\n` }, "mail-types-import-nothing"],
+    ["the server importing app code besides the entry", { "server/main.ts": `import { session } from "../app/auth/core/session.server";\nexport const serve = session;\n` }, "server-sees-the-app-only-through-its-entry"],
+    ["the server importing a command", { "scripts/bench.ts": exports("bench"), "server/main.ts": `import { bench } from "../scripts/bench";\nexport const serve = bench;\n` }, "server-sees-the-app-only-through-its-entry"],
+    ["app code importing the server", { "app/routes/health.ts": `import { fastPath } from "../../server/fast-path.ts";\nexport const loader = fastPath;\n` }, "app-knows-no-server"],
   ])("fails on %s", async (_case, change, rule) => {
     expect(await check({ ...GOOD, ...change })).toContain(rule);
   });

@@ -1,3 +1,4 @@
 // What app/routes use from accounts: the audit trail and profile updates.
 export { eventSource, recentEvents, recordEvent } from "./audit.server";
 export { sessionUpdateResponse, updateSessionData } from "./profile.server";
+export { notifySecurityChange, type SecurityChange } from "./security-notices.server";

@@ -36,5 +36,14 @@ export async function updateProfile(userId: string, update: ProfileUpdate): Prom
   return toSessionUser(await db().user.findUniqueOrThrow({ where: { id: userId } }));
 }
 
-/** What every strategy's verify step resolves to. */
-export type SignInResult = { user: SessionUser; isNewUser: boolean };
+/**
+ * What every strategy's verify step resolves to. `credentialRef`: the stored way in that proved it
+ * ("account:<id>", "passkey:<id>"), recorded on the session so that removing it ends the session
+ * (contract section 13). `linked`: an OAuth account was added to the signed-in user, who stays in
+ * the session they have (no new sign-in).
+ */
+export type SignInResult = { user: SessionUser; isNewUser: boolean; credentialRef?: string | null; linked?: boolean };
+
+/** The credentialRef of a linked provider account and of a passkey. */
+export const accountCredentialRef = (accountId: string) => `account:${accountId}`;
+export const passkeyCredentialRef = (passkeyId: string) => `passkey:${passkeyId}`;

@@ -15,6 +15,9 @@ export const CLEANUP_EVERY_MS = 60 * 60_000;
 /** The longest one run may take before its transaction is given up (and nothing is deleted). */
 const CLEANUP_TRANSACTION_MS = 10 * 60_000;
 const DAY_MS = 24 * 60 * 60_000;
+/** A sent security e-mail's row is kept this long (what was sent, for support), an unsent one this long before it is given up for good. */
+export const SENT_MAIL_KEPT_DAYS = 7;
+export const UNSENT_MAIL_KEPT_DAYS = 30;
 /**
  * Rows deleted per statement. Each statement then stays far inside DATABASE_TIMEOUT_MS however
  * large the backlog (a first run over a million expired sessions), where one DELETE per table
@@ -40,6 +43,7 @@ export type CleanupCounts = {
   authEvents: number;
   passkeyChallenges: number;
   sessionRevocations: number;
+  mailQueue: number;
 };
 export type CleanupResult = { ran: true; counts: CleanupCounts } | { ran: false; reason: "locked" };
 
@@ -93,9 +97,24 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
         async (take) => (await tx.sessionRevocation.findMany({ where: { expires: { lte: now } }, select: { sessionId: true }, take })).map((r) => r.sessionId),
         (ids) => tx.sessionRevocation.deleteMany({ where: { sessionId: { in: ids } } }),
       );
+      // The mail queue (ADR 059): sent messages after a week; one never sent after a month of retries.
+      const sentBefore = new Date(now.getTime() - SENT_MAIL_KEPT_DAYS * DAY_MS);
+      const unsentBefore = new Date(now.getTime() - UNSENT_MAIL_KEPT_DAYS * DAY_MS);
+      const mailQueue = await inBatches(
+        batch,
+        async (take) =>
+          (
+            await tx.mailQueue.findMany({
+              where: { OR: [{ sentAt: { lte: sentBefore } }, { sentAt: null, createdAt: { lte: unsentBefore } }] },
+              select: { id: true },
+              take,
+            })
+          ).map((r) => r.id),
+        (ids) => tx.mailQueue.deleteMany({ where: { id: { in: ids } } }),
+      );
       return {
         ran: true,
-        counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges, sessionRevocations },
+        counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges, sessionRevocations, mailQueue },
       } as const;
     },
     { maxWait: config.databaseTimeoutMs, timeout: CLEANUP_TRANSACTION_MS },

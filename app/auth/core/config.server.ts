@@ -1,5 +1,5 @@
 // Environment → typed configuration. The only module that reads process.env for auth settings.
-// Every problem is reported with the variable's name at start (see scripts/server.js and the dev
+// Every problem is reported with the variable's name at start (see server/main.ts and the dev
 // bootstrap, which call getConfig() before serving), never as a stack trace at the first request.
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -84,6 +84,10 @@ export type AuthConfig = {
   databasePoolMax: number;
   /** DATABASE_TIMEOUT_MS: the longest a PostgreSQL connection or query may take before it fails as "database unavailable". */
   databaseTimeoutMs: number;
+  /** AUTH_REAUTH_MAX_AGE: seconds after a session's sign-in during which it may change the account's security (ADR 058). */
+  reauthMaxAge: number;
+  /** AUTH_SECURITY_EMAILS: the owner is told of each security change by e-mail (on unless "false"; ADR 059). */
+  securityEmails: boolean;
 };
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -92,6 +96,8 @@ export type LogSettings = { level: LogLevelSetting; requests: boolean };
 export const AUTH_EVENT_RETENTION_DAYS = 90;
 export const DATABASE_POOL_MAX = 10;
 export const DATABASE_TIMEOUT_MS = 5_000;
+/** The recent sign-in window, seconds (contract section 16). */
+export const AUTH_REAUTH_MAX_AGE = 600;
 
 const isLogLevel = (value: string): value is LogLevelSetting => (LOG_LEVELS as readonly string[]).includes(value);
 
@@ -172,6 +178,7 @@ const EnvSchema = z.object({
     .optional(),
   AUTH_PASSWORD_BREACH_URL: z.string().optional(),
   AUTH_EMAIL_CODE: bool("AUTH_EMAIL_CODE"),
+  AUTH_SECURITY_EMAILS: bool("AUTH_SECURITY_EMAILS"),
   AUTH_EMAIL_CODE_MAX_AGE: z.string().optional(),
 });
 
@@ -321,6 +328,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const authEventRetentionDays = wholeNumber(env, "AUTH_EVENT_RETENTION_DAYS", { min: 1, max: 36_500, fallback: AUTH_EVENT_RETENTION_DAYS, unit: "days" }, problems);
   const databasePoolMax = wholeNumber(env, "DATABASE_POOL_MAX", { min: 1, max: 1_000, fallback: DATABASE_POOL_MAX, unit: "connections" }, problems);
   const databaseTimeoutMs = wholeNumber(env, "DATABASE_TIMEOUT_MS", { min: 100, max: 600_000, fallback: DATABASE_TIMEOUT_MS, unit: "milliseconds" }, problems);
+  // Assurance (contract section 16): from one minute to one day.
+  const reauthMaxAge = wholeNumber(env, "AUTH_REAUTH_MAX_AGE", { min: 60, max: 86_400, fallback: AUTH_REAUTH_MAX_AGE, unit: "seconds" }, problems);
 
   if (problems.length) throw new ConfigError(problems);
 
@@ -356,6 +365,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authEventRetentionDays,
     databasePoolMax,
     databaseTimeoutMs,
+    reauthMaxAge,
+    securityEmails: e.AUTH_SECURITY_EMAILS ?? true,
   };
 }
 

@@ -19,6 +19,8 @@ export const SIGNIN_ERROR_MESSAGES = {
   TwoFactorRequired: "error.TwoFactorRequired",
   // Not in Auth.js: the pending sign-in of the second-factor page is gone (ADR 043).
   TwoFactorExpired: "error.TwoFactorExpired",
+  // Not in Auth.js: linking an account needs a recent sign-in (ADR 058); the visitor signs in again first.
+  ReauthRequired: "error.ReauthRequired",
 } as const satisfies Record<string, MessageKey>;
 
 /**

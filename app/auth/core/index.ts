@@ -9,3 +9,4 @@ export { errorPageData, headersWith, optionalSession, requireSession } from "./p
 export { clientAddress, type AuthRequest } from "./request.server";
 export { badRequest } from "./respond.server";
 export { endSession, listSessions, reissueSession, revokeSession, revokeUserSessions } from "./session.server";
+export { isRecentAuth, reauthRefusal, reauthRequiredResponse, reauthUrl, requireRecentAuth, REAUTH_REQUIRED } from "./recent-auth.server";

@@ -1,7 +1,8 @@
 // The session JWE, byte-compatible with Auth.js v5 (@auth/core/jwt): alg "dir", enc
 // "A256CBC-HS512", key = HKDF-SHA256(secret, salt = cookie name, info = "Auth.js Generated
 // Encryption Key (<salt>)", 64 bytes), kid = the key's SHA-512 JWK thumbprint. The same sealing
-// protects the OAuth check cookies (salt = their cookie names) and tokens stored at rest.
+// protects the OAuth check cookies (salt = their cookie names); values stored at rest have their own
+// sealing (sealed-at-rest.server.ts).
 import { createDecipheriv, createHmac, hkdfSync, randomUUID } from "node:crypto";
 import { base64url, calculateJwkThumbprint, EncryptJWT, jwtDecrypt, type JWTPayload } from "jose";
 import { SESSION_CLOCK_TOLERANCE } from "./config.server";

@@ -12,6 +12,9 @@ export const LIMIT_NAMES = [
   "CLIENT_LOG",
   "TWO_FACTOR_PENDING",
   "TWO_FACTOR_ACCOUNT",
+  "EMAIL_CODE_ADDRESS",
+  "TWO_FACTOR_DEVICE",
+  "PASSKEY_CLIENT",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -32,6 +35,15 @@ export const DEFAULT_LIMITS: LimitTable = {
   CLIENT_LOG: { count: 60, seconds: MINUTE },
   TWO_FACTOR_PENDING: { count: 5, seconds: HOUR },
   TWO_FACTOR_ACCOUNT: { count: 20, seconds: HOUR },
+  // Wrong e-mailed codes per address, across its pending requests (ADR 062): 5 sends × 5 tries
+  // would otherwise be 25 guesses an hour. Failures only; ten leaves room for every honest typo.
+  EMAIL_CODE_ADDRESS: { count: 10, seconds: HOUR },
+  // A browser that signed in to the account before: its own budget, apart from the account's
+  // (ADR 043); smaller, so a copied device cookie adds little to what the password alone gives.
+  TWO_FACTOR_DEVICE: { count: 10, seconds: HOUR },
+  // Passkey answers that sign nobody in, per client (ADR 063). A person's own mistakes are rare
+  // (a cancelled prompt posts nothing); a client trying many is probing.
+  PASSKEY_CLIENT: { count: 30, seconds: 15 * MINUTE },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";

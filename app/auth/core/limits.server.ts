@@ -152,6 +152,25 @@ export function isLimitRefusal(value: LimitRefusal | CredentialsReservation): va
 }
 
 /**
+ * One passkey answer from `client` (ADR 063), checked before the answer is looked at: refused when
+ * the client's budget of failures is spent (nothing counted); granted, it is counted at once (so
+ * concurrent answers cannot all slip under the limit while they are verified) and `settle(true)`
+ * takes it back: a sign-in never counts.
+ */
+export async function reservePasskeyAnswer(limits: LimitTable, client: string | null): Promise<LimitRefusal | CredentialsReservation> {
+  const counted: Counter[] = [{ name: "PASSKEY_CLIENT", subject: subjectKey("passkey", clientSubject(client)) }];
+  const exhausted = await firstExhausted(limits, counted);
+  if (exhausted) return exhausted;
+  const raced = await countOn(limits, counted);
+  if (raced) return raced;
+  return {
+    async settle(succeeded) {
+      if (succeeded) await Promise.all(counted.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
+    },
+  };
+}
+
+/**
  * One e-mail link send: the client's budget first, then the address's. In that order a client over
  * its own budget stops charging the addresses it names, so it cannot lock other people out.
  */
@@ -175,10 +194,17 @@ export async function countHit(limits: LimitTable, name: LimitName, subject: str
 
 /**
  * The second-factor budgets of one attempt (contract section 10): the pending sign-in's (its
- * random id) and the account's. Only wrong codes count; a right one never does.
+ * random id), and the account's — or, from a browser whose device cookie has signed in to this
+ * account before (`deviceId`), that device's own instead, as for passwords (ADR 035). Anyone with
+ * the password can spend the account's budget with wrong codes; the owner's browser keeps its own,
+ * so her right code is still checked. Only wrong codes count; a right one never does.
  */
-function secondFactorCounters(pendingId: string | null, userId: string): Counter[] {
-  const counters: Counter[] = [{ name: "TWO_FACTOR_ACCOUNT", subject: subjectKey("account", userId) }];
+function secondFactorCounters(pendingId: string | null, userId: string, deviceId: string | null): Counter[] {
+  const counters: Counter[] = [
+    deviceId === null
+      ? { name: "TWO_FACTOR_ACCOUNT", subject: subjectKey("account", userId) }
+      : { name: "TWO_FACTOR_DEVICE", subject: subjectKey("device", deviceId, userId) },
+  ];
   if (pendingId !== null) counters.unshift({ name: "TWO_FACTOR_PENDING", subject: subjectKey("pending", pendingId) });
   return counters;
 }
@@ -189,8 +215,14 @@ export type SecondFactorReservation = {
   triesLeftIfWrong: number;
   /** Set when this attempt, if wrong, spent a budget: the pending sign-in ends. */
   endsIfWrong: LimitRefusal | null;
-  /** A right code: the attempt is taken back (only failures count). */
+  /** The attempt is taken back without a right code of its own (a twin request finished the sign-in). */
   refund(): Promise<void>;
+  /**
+   * A right code: the attempt is taken back, and the account's budget and this device's start
+   * again. The owner's right code ends whatever wrong codes anyone sent before; an attacker gets
+   * a new budget only each time the owner proves a code, never by anything he does himself.
+   */
+  rightCode(): Promise<void>;
 };
 
 export function isSecondFactorRefusal(value: LimitRefusal | SecondFactorReservation): value is LimitRefusal {
@@ -206,8 +238,9 @@ export async function reserveSecondFactorAttempt(
   limits: LimitTable,
   pendingId: string | null,
   userId: string,
+  deviceId: string | null = null,
 ): Promise<LimitRefusal | SecondFactorReservation> {
-  const counters = secondFactorCounters(pendingId, userId);
+  const counters = secondFactorCounters(pendingId, userId, deviceId);
   const exhausted = await firstExhausted(limits, counters);
   if (exhausted) return exhausted;
   const raced = await countOn(limits, counters);
@@ -229,6 +262,15 @@ export async function reserveSecondFactorAttempt(
     endsIfWrong,
     async refund() {
       await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
+    },
+    async rightCode() {
+      const reset: Counter[] = [{ name: "TWO_FACTOR_ACCOUNT", subject: subjectKey("account", userId) }];
+      if (deviceId !== null) reset.push({ name: "TWO_FACTOR_DEVICE", subject: subjectKey("device", deviceId, userId) });
+      const pending = counters.filter((c) => c.name === "TWO_FACTOR_PENDING");
+      await Promise.all([
+        ...reset.map((c) => limiter(c.name, limits[c.name]).delete(c.subject)),
+        ...pending.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)),
+      ]);
     },
   };
 }
@@ -257,4 +299,37 @@ export async function spendPendingSignIn(limits: LimitTable, pendingId: string, 
 export async function pendingSignInFinished(limits: LimitTable, pendingId: string): Promise<boolean> {
   const state = await limiter("TWO_FACTOR_PENDING", limits.TWO_FACTOR_PENDING).get(finishedKey(pendingId));
   return (state?.consumedPoints ?? 0) > 0;
+}
+
+/**
+ * A granted e-mail code attempt, already counted on each address. `refund(address)`: the code was
+ * right for a request of that address, whose count is taken back (only failures count); for the
+ * other addresses the same code was a wrong guess, and stays counted. `refund()`: nothing was
+ * compared, every count is taken back.
+ */
+export type EmailCodeReservation = { refund(address?: string): Promise<void> };
+
+export function isEmailCodeRefusal(value: LimitRefusal | EmailCodeReservation): value is LimitRefusal {
+  return "limit" in value;
+}
+
+/**
+ * The per-address budget of wrong e-mailed codes (EMAIL_CODE_ADDRESS), across every pending
+ * request of the address, known to have an account or not alike. Checked and counted before the
+ * code is compared, like the second factor's: refused when spent; granted, `refund()` takes a right
+ * code's count back. `addresses` are those of the requests the code is compared with.
+ */
+export async function reserveEmailCodeAttempt(limits: LimitTable, addresses: readonly string[]): Promise<LimitRefusal | EmailCodeReservation> {
+  const counterOf = (address: string): Counter => ({ name: "EMAIL_CODE_ADDRESS", subject: subjectKey("email-code", address) });
+  const counters = [...new Set(addresses)].map(counterOf);
+  const exhausted = await firstExhausted(limits, counters);
+  if (exhausted) return exhausted;
+  const raced = await countOn(limits, counters);
+  if (raced) return raced;
+  return {
+    async refund(address) {
+      const refunded = address === undefined ? counters : [counterOf(address)];
+      await Promise.all(refunded.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
+    },
+  };
 }

@@ -176,9 +176,9 @@ export function logRequest(entry: { method: string; url: string; status: number;
 }
 
 /**
- * For answers made without scripts/server.js (the dev server, the tests' in-process handler):
+ * For answers made without server/main.ts (the dev server, the tests' in-process handler):
  * the same request id, echoed in X-Request-Id and on every line, and the same access line. Under
- * scripts/server.js the id is already set for the whole request, so this only calls `next`.
+ * server/main.ts the id is already set for the whole request, so this only calls `next`.
  */
 export async function withRequestContext(
   request: Request,

@@ -1,6 +1,6 @@
 // What is known about the request being served, wherever the code runs (AsyncLocalStorage): its id
 // for the log lines (docs/decisions/050) and the outages it met (docs/decisions/052). Set by
-// scripts/server.js for every request, or by the root middleware outside it.
+// server/main.ts for every request, or by the root middleware outside it.
 import { AsyncLocalStorage } from "node:async_hooks";
 
 /** databaseUnavailable: an outage was met (and logged); pageFailedOnDatabase: a loader or action threw it. */

@@ -1,11 +1,16 @@
 // Ended sessions (contract section 11, ADR 036). A stateless cookie cannot be deleted, so each
 // process keeps the list of what is refused in memory — revoked session ids, and per user a "not
-// before" time for cookies issued earlier — and refreshes it from the database every
+// before" time (ms) for cookies issued up to it — and refreshes it from the database every
 // REVOCATION_POLL_MS. Ended database sessions are on the list too (their SessionRevocation
 // notes): a process may hold a copy of a database session for a few seconds
 // (session-cache.server.ts, ADR 056), and the list is what drops it everywhere within the bound. Reading a session checks a Set and a Map, never the database. When the
-// database cannot be reached the last list stays in force, and the outage is logged once.
+// database cannot be reached the last list stays in force, and the outage is logged once. The list
+// is bounded (REVOCATION_MAX_ENTRIES, ADR 064): past it the process drops the list and every
+// session read asks the database until the revocations in force fit again — never one forgotten.
+// On PostgreSQL what one instance ends reaches the others at once by NOTIFY (ADR 067); the poll
+// stays as the fallback and re-reads what a listener that was not connected missed.
 import { db } from "../../db/client.server";
+import { publish, subscribe, type Subscription } from "../../db/listen.server";
 import { log } from "./log.server";
 
 /** How often each process asks the database for new revocations; the bound is this plus one query. */
@@ -16,32 +21,79 @@ export const REVOCATION_POLL_MS = 2_000;
  * Rows seen twice are simply added twice.
  */
 const POLL_OVERLAP_MS = 60_000;
+/**
+ * Entries (ended sessions plus users' cut-offs) one process keeps at most (ADR 064): enough for
+ * every revocation in force on a large site, small enough for the memory budget of ADR 057 (about
+ * 150 bytes each). Past it the list is dropped and the process asks the database instead.
+ */
+export const REVOCATION_MAX_ENTRIES = 50_000;
 
 type State = {
   /** sid → when its cookie expires at the latest (ms); pruned after. */
   revoked: Map<string, number>;
-  /** userId → cookies issued (iat) before this (s) are refused; with when the entry may go (ms). */
+  /**
+   * userId → cookies issued at or before this moment (ms) are refused; with when the entry may go
+   * (ms). Milliseconds, not the `iat` second: a cookie stolen in the same second as a "sign out
+   * everywhere" must not outlive it.
+   */
   cutoffs: Map<string, { notBefore: number; expires: number }>;
   /** Start of the last successful poll (ms); null until the first full load. */
   since: number | null;
   loading: Promise<void> | null;
   timer: ReturnType<typeof setInterval> | null;
   outage: boolean;
+  /** The LISTEN on REVOCATION_CHANNEL (PostgreSQL), started with the poll. */
+  listener: Subscription | null;
+  /**
+   * False once the revocations in force outgrew `maxEntries`: the list is then empty and no
+   * answer of it can be trusted, so every session read asks the database (revocationsComplete),
+   * until a poll finds that they fit again.
+   */
+  complete: boolean;
+  maxEntries: number;
 };
 
 const STATE = Symbol.for("vestibule.revocations");
 const holder = globalThis as typeof globalThis & { [STATE]?: State };
 
+function freshState(maxEntries = REVOCATION_MAX_ENTRIES): State {
+  return { revoked: new Map(), cutoffs: new Map(), since: null, loading: null, timer: null, outage: false, listener: null, complete: true, maxEntries };
+}
+
 function state(): State {
-  holder[STATE] ??= { revoked: new Map(), cutoffs: new Map(), since: null, loading: null, timer: null, outage: false };
+  holder[STATE] ??= freshState();
   return holder[STATE];
 }
 
+const entries = (s: State) => s.revoked.size + s.cutoffs.size;
+
+/**
+ * The cap is reached: forget the whole list rather than any one revocation. An incomplete list
+ * refuses nothing by itself, so every reader asks the database from now on (fail safe).
+ */
+function overflow(s: State) {
+  if (!s.complete) return;
+  log("warn", "session-revocations-over-cap", { maxEntries: s.maxEntries, message: "Too many revocations in force to keep in memory: every session read asks the database" });
+  s.complete = false;
+  s.revoked.clear();
+  s.cutoffs.clear();
+}
+
+/** Room for one more entry under `key` of `map`? Overflows (and says no) when there is none. */
+function room(s: State, map: Map<string, unknown>, key: string): boolean {
+  if (!s.complete) return false;
+  if (map.has(key) || entries(s) < s.maxEntries) return true;
+  overflow(s);
+  return false;
+}
+
 function addRevoked(s: State, sid: string, expires: number) {
+  if (!room(s, s.revoked, sid)) return;
   s.revoked.set(sid, Math.max(s.revoked.get(sid) ?? 0, expires));
 }
 
 function addCutoff(s: State, userId: string, notBefore: number, expires: number) {
+  if (!room(s, s.cutoffs, userId)) return;
   const held = s.cutoffs.get(userId);
   if (!held || held.notBefore < notBefore) s.cutoffs.set(userId, { notBefore, expires: Math.max(expires, held?.expires ?? 0) });
 }
@@ -56,6 +108,14 @@ export async function refreshRevocations(now = new Date()): Promise<boolean> {
   const started = now.getTime();
   try {
     const client = db();
+    // A full load (the first, or one after the cap was hit) is counted first, so that not even
+    // the rows of a list over the cap are read into memory.
+    if ((s.since === null || !s.complete) && !(await fitsInMemory(s, now))) {
+      overflow(s);
+      s.since = started;
+      noteRestored(s);
+      return true;
+    }
     const changed = s.since === null ? null : new Date(s.since - POLL_OVERLAP_MS);
     const [sessions, cutoffs, ended] = await Promise.all([
       client.session.findMany({
@@ -73,14 +133,11 @@ export async function refreshRevocations(now = new Date()): Promise<boolean> {
     ]);
     for (const r of ended) addRevoked(s, r.sessionId, r.expires.getTime());
     for (const r of sessions) addRevoked(s, r.id, r.expires.getTime());
-    for (const c of cutoffs) addCutoff(s, c.userId, Math.floor(c.notBefore.getTime() / 1000), c.expires.getTime());
+    for (const c of cutoffs) addCutoff(s, c.userId, c.notBefore.getTime(), c.expires.getTime());
     for (const [sid, expires] of s.revoked) if (expires <= started) s.revoked.delete(sid);
     for (const [userId, c] of s.cutoffs) if (c.expires <= started) s.cutoffs.delete(userId);
     s.since = s.since === null ? started : Math.max(s.since, started);
-    if (s.outage) {
-      s.outage = false;
-      log("info", "session-revocations-restored", { revokedSessions: s.revoked.size, cutoffs: s.cutoffs.size });
-    }
+    noteRestored(s);
     return true;
   } catch (error) {
     // The list in memory stays in force; one line per outage, not one per poll.
@@ -92,6 +149,46 @@ export async function refreshRevocations(now = new Date()): Promise<boolean> {
   }
 }
 
+function noteRestored(s: State) {
+  if (!s.outage) return;
+  s.outage = false;
+  log("info", "session-revocations-restored", { revokedSessions: s.revoked.size, cutoffs: s.cutoffs.size, complete: s.complete });
+}
+
+/**
+ * Before a full load: whether the revocations in force fit under the cap (three counts, no rows
+ * read). If so the list is complete and the poll loads it whole (`since` null); else it stays
+ * empty and the readers keep asking the database.
+ */
+async function fitsInMemory(s: State, now: Date): Promise<boolean> {
+  const client = db();
+  const counts = await Promise.all([
+    client.session.count({ where: { revokedAt: { not: null }, expires: { gt: now } } }),
+    client.sessionCutoff.count({ where: { expires: { gt: now } } }),
+    client.sessionRevocation.count({ where: { expires: { gt: now } } }),
+  ]);
+  if (counts.reduce((a, b) => a + b, 0) > s.maxEntries) return false;
+  if (!s.complete) log("info", "session-revocations-in-memory-again", { maxEntries: s.maxEntries });
+  s.complete = true;
+  s.since = null;
+  return true;
+}
+
+/**
+ * Whether the list in memory holds every revocation in force. When it does not (ADR 064: past the
+ * cap), isRevoked and isSessionRevoked cannot clear a session, and the reader asks the database
+ * (endedInDatabase with failClosed, or the session's row).
+ */
+export function revocationsComplete(): boolean {
+  return state().complete;
+}
+
+/** What the list holds now: its entries and whether it is complete (tests, health). */
+export function revocationListState(): { entries: number; complete: boolean } {
+  const s = state();
+  return { entries: entries(s), complete: s.complete };
+}
+
 /**
  * Resolves once this process has loaded the list at least once (or tried to), and keeps the
  * poll running. The first session read of a process waits for it; every later one does not.
@@ -101,6 +198,7 @@ export function revocationsReady(): Promise<void> | null {
   if (!s.timer) {
     s.timer = setInterval(() => void refreshRevocations(), REVOCATION_POLL_MS);
     s.timer.unref();
+    s.listener = listenForRevocations();
   }
   if (s.since !== null || s.outage) return null;
   s.loading ??= refreshRevocations().then(() => {
@@ -115,16 +213,31 @@ export function isSessionRevoked(id: string): boolean {
 }
 
 /**
- * Whether the jwt cookie (its sid, user and issue time in seconds) has been ended. `cutoff: false`
- * asks about its sid alone: for the one session a "sign out everywhere else" kept, whose cookie
- * predates the cut-off that same request wrote.
+ * Whether a cookie issued at `issuedAtMs` is ended by a cut-off at `notBeforeMs`: every cookie
+ * issued up to and including the cut-off's own moment is.
  */
-export function isRevoked(sid: string | null, userId: string, issuedAt: number, { cutoff: applyCutoff = true } = {}): boolean {
+const cutOff = (issuedAtMs: number, notBeforeMs: number) => issuedAtMs <= notBeforeMs;
+
+/**
+ * Whether the jwt cookie (its sid, user and issue time in milliseconds) has been ended.
+ * `cutoff: false` asks about its sid alone: for the one session a "sign out everywhere else" kept,
+ * whose cookie predates the cut-off that same request wrote.
+ */
+export function isRevoked(sid: string | null, userId: string, issuedAtMs: number, { cutoff: applyCutoff = true } = {}): boolean {
   const s = state();
   if (sid !== null && s.revoked.has(sid)) return true;
   if (!applyCutoff && sid !== null) return false;
   const cutoff = s.cutoffs.get(userId);
-  return cutoff !== undefined && issuedAt < cutoff.notBefore;
+  return cutoff !== undefined && cutOff(issuedAtMs, cutoff.notBefore);
+}
+
+/**
+ * The user's cut-off this process knows (ms), or null. A cookie minted here is issued after it
+ * (session.server.ts): the one a "sign out everywhere else" keeps is re-issued in the same
+ * millisecond the cut-off was written, and must not fall under it.
+ */
+export function knownCutoff(userId: string): number | null {
+  return state().cutoffs.get(userId)?.notBefore ?? null;
 }
 
 /**
@@ -133,10 +246,16 @@ export function isRevoked(sid: string | null, userId: string, issuedAt: number, 
  * Re-issued, a cookie carries a fresh issue time, past every cut-off, so a cookie without a sid
  * re-issued in the seconds before this process's next poll would outlive the "sign out
  * everywhere" that another instance just wrote. What is found is noted here at once. When the
- * database cannot say, the list in memory decides (as between polls). `cutoff: false` as in
+ * database cannot say, the list in memory decides (as between polls), or with `failClosed` (the
+ * list is incomplete and cannot decide) the cookie counts as ended. `cutoff: false` as in
  * isRevoked.
  */
-export async function endedInDatabase(sid: string | null, userId: string, issuedAt: number, { cutoff: applyCutoff = true } = {}): Promise<boolean> {
+export async function endedInDatabase(
+  sid: string | null,
+  userId: string,
+  issuedAtMs: number,
+  { cutoff: applyCutoff = true, failClosed = false } = {},
+): Promise<boolean> {
   try {
     const client = db();
     const [row, cutoff] = await Promise.all([
@@ -147,14 +266,14 @@ export async function endedInDatabase(sid: string | null, userId: string, issued
       noteRevoked([{ id: sid, expires: row.expires }]);
       return true;
     }
-    if (cutoff && issuedAt < Math.floor(cutoff.notBefore.getTime() / 1000)) {
+    if (cutoff && cutOff(issuedAtMs, cutoff.notBefore.getTime())) {
       noteRevoked([], { userId, notBefore: cutoff.notBefore, expires: cutoff.expires });
       return true;
     }
     return false;
   } catch (error) {
     log("error", "session-revocation-check-failed", { error });
-    return false;
+    return failClosed;
   }
 }
 
@@ -162,12 +281,110 @@ export async function endedInDatabase(sid: string | null, userId: string, issued
 export function noteRevoked(sids: readonly { id: string; expires: Date }[], cutoff?: { userId: string; notBefore: Date; expires: Date }) {
   const s = state();
   for (const r of sids) addRevoked(s, r.id, r.expires.getTime());
-  if (cutoff) addCutoff(s, cutoff.userId, Math.floor(cutoff.notBefore.getTime() / 1000), cutoff.expires.getTime());
+  if (cutoff) addCutoff(s, cutoff.userId, cutoff.notBefore.getTime(), cutoff.expires.getTime());
 }
 
-/** Tests: forget the list and stop the poll, as a fresh process would start. */
-export function resetRevocations() {
+/**
+ * Ended by this process: refused here at once (noteRevoked) and announced to every other instance
+ * (NOTIFY on PostgreSQL; nothing on SQLite). A lost announcement costs only time: the others'
+ * poll finds the rows within REVOCATION_POLL_MS.
+ */
+export function revokedHere(sids: readonly { id: string; expires: Date }[], cutoff?: { userId: string; notBefore: Date; expires: Date }) {
+  noteRevoked(sids, cutoff);
+  const messages: RevocationMessage[] = [];
+  for (let i = 0; i < sids.length; i += IDS_PER_MESSAGE) {
+    messages.push({ v: 1, kind: "sessions", sessions: sids.slice(i, i + IDS_PER_MESSAGE).map((r) => ({ id: r.id, expires: r.expires.getTime() })) });
+  }
+  if (cutoff) messages.push({ v: 1, kind: "cutoff", userId: cutoff.userId, notBefore: cutoff.notBefore.getTime(), expires: cutoff.expires.getTime() });
+  for (const message of messages) {
+    publish(REVOCATION_CHANNEL, JSON.stringify(message)).catch((error: unknown) => log("warn", "session-revocation-notify-failed", { error }));
+  }
+}
+
+// ---- LISTEN/NOTIFY (ADR 067) -------------------------------------------------------------------
+
+/** The PostgreSQL channel every instance listens on. */
+export const REVOCATION_CHANNEL = "vestibule_revocations";
+/** Session ids per notification: keeps each payload well under PostgreSQL's 8 000 bytes. */
+const IDS_PER_MESSAGE = 100;
+
+/**
+ * What a notification carries (JSON, `v` 1). `sessions` and `cutoff` are applied as they arrive,
+ * without a query. `user-disabled` and `user-deleted` are reserved for account administration
+ * (contract §18): whoever sends them writes what the poll reads first, so today any other kind,
+ * version or shape makes the receiver re-read the database at once instead.
+ */
+export type RevocationMessage =
+  | { v: 1; kind: "sessions"; sessions: { id: string; expires: number }[] }
+  | { v: 1; kind: "cutoff"; userId: string; notBefore: number; expires: number }
+  | { v: 1; kind: "user-disabled" | "user-deleted"; userId: string };
+
+function parseMessage(payload: string): RevocationMessage | null {
+  try {
+    const m = JSON.parse(payload) as Partial<Record<string, unknown>> | null;
+    if (!m || m.v !== 1) return null;
+    if (m.kind === "sessions" && Array.isArray(m.sessions)) {
+      const sessions = m.sessions.filter(
+        (r): r is { id: string; expires: number } => typeof r?.id === "string" && Number.isFinite(r?.expires),
+      );
+      return sessions.length === m.sessions.length ? { v: 1, kind: "sessions", sessions } : null;
+    }
+    if (m.kind === "cutoff" && typeof m.userId === "string" && Number.isFinite(m.notBefore) && Number.isFinite(m.expires)) {
+      return { v: 1, kind: "cutoff", userId: m.userId, notBefore: m.notBefore as number, expires: m.expires as number };
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+/** One re-read at a time; a request for another while one runs starts one more after it. */
+let rereading: Promise<unknown> | null = null;
+let rereadAgain = false;
+function rereadSoon() {
+  if (rereading) {
+    rereadAgain = true;
+    return;
+  }
+  rereading = refreshRevocations().finally(() => {
+    rereading = null;
+    if (rereadAgain) {
+      rereadAgain = false;
+      rereadSoon();
+    }
+  });
+}
+
+function applyMessage(payload: string) {
+  const m = parseMessage(payload);
+  if (m?.kind === "sessions") {
+    const s = state();
+    for (const r of m.sessions) addRevoked(s, r.id, r.expires);
+  } else if (m?.kind === "cutoff") {
+    addCutoff(state(), m.userId, m.notBefore, m.expires);
+  } else {
+    rereadSoon();
+  }
+}
+
+function listenForRevocations(): Subscription | null {
+  return subscribe(REVOCATION_CHANNEL, {
+    onMessage: applyMessage,
+    onConnected(reconnected) {
+      // Notifications sent while no connection listened are gone: read what they said.
+      if (reconnected) {
+        log("info", "session-revocation-listener-restored", {});
+        rereadSoon();
+      }
+    },
+    onLost: (error) => log("warn", "session-revocation-listener-lost", { error, fallbackPollMs: REVOCATION_POLL_MS }),
+  });
+}
+
+/** Tests: forget the list and stop the poll and the listener, as a fresh process would start (with this cap). */
+export function resetRevocations({ maxEntries = REVOCATION_MAX_ENTRIES } = {}) {
   const s = holder[STATE];
   if (s?.timer) clearInterval(s.timer);
-  holder[STATE] = undefined;
+  void s?.listener?.stop();
+  holder[STATE] = maxEntries === REVOCATION_MAX_ENTRIES ? undefined : freshState(maxEntries);
 }

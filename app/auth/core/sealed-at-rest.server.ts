@@ -1,8 +1,9 @@
-// Values sealed at rest in a database column (a TOTP secret): a compact JWE (dir + A256GCM) under
-// a key derived from AUTH_SECRET with HKDF for one purpose, its kid naming the secret that sealed
-// it, so rotation works like everywhere else in core — the first secret seals, every configured
-// secret opens. The protected header binds the ciphertext to its row: copied to another user's
-// row it no longer opens.
+// Values sealed at rest in a database column — TOTP secrets, OAuth provider tokens: the one function
+// pair every such value goes through. A compact JWE (dir + A256GCM) under a key derived from
+// AUTH_SECRET with HKDF for one purpose, its kid naming the secret that sealed it, so rotation works
+// like everywhere else in core — the first secret seals, every configured secret opens. The
+// protected header binds the ciphertext to its row: copied to another user's row or column it no
+// longer opens.
 import { createHash, createHmac, hkdfSync } from "node:crypto";
 import { base64url, calculateJwkThumbprint, compactDecrypt, CompactEncrypt } from "jose";
 import { log } from "./log.server";
@@ -10,12 +11,13 @@ import { log } from "./log.server";
 type SealKey = { key: Uint8Array; kid: string };
 const keys = new Map<string, Promise<SealKey>>();
 
-function sealKey(secret: string, purpose: string): Promise<SealKey> {
-  const cacheKey = `${purpose}\u0000${secret}`;
+function sealKey(secret: string, at: SealPlace): Promise<SealKey> {
+  const label = at.format?.keyLabel ?? `Vestibule sealing key (${at.purpose})`;
+  const cacheKey = `${at.purpose}\u0000${label}\u0000${secret}`;
   let hit = keys.get(cacheKey);
   if (!hit) {
     hit = (async () => {
-      const key = new Uint8Array(hkdfSync("sha256", secret, purpose, `Vestibule sealing key (${purpose})`, 32));
+      const key = new Uint8Array(hkdfSync("sha256", secret, at.purpose, label, 32));
       return { key, kid: await calculateJwkThumbprint({ kty: "oct", k: base64url.encode(key) }) };
     })();
     // Bounded: a handful of purposes times a handful of rotation values.
@@ -25,15 +27,27 @@ function sealKey(secret: string, purpose: string): Promise<SealKey> {
   return hit;
 }
 
-const bindingOf = (purpose: string, row: string) => createHash("sha256").update(`${purpose}\u0000${row}`).digest("base64url");
+const bindingOf = (at: SealPlace) =>
+  createHash("sha256")
+    .update(at.format?.bindsPurpose === false ? at.row : `${at.purpose}\u0000${at.row}`)
+    .digest("base64url");
 
-/** Where a sealed value lives: what it is for (the HKDF salt) and the row it belongs to. */
-export type SealPlace = { purpose: string; row: string };
+/** Where a sealed value lives: what it is for (the HKDF salt) and the row (and column) it belongs to. */
+export type SealPlace = {
+  purpose: string;
+  row: string;
+  /**
+   * For a purpose whose values were sealed before this pair served every purpose (OAuth tokens,
+   * ADR 012), how that code derived its key and bound its row, so what it stored still opens and
+   * what is sealed now reads the same. New purposes leave it out.
+   */
+  format?: { keyLabel: string; bindsPurpose: boolean };
+};
 
 export async function sealAtRest(value: string, at: SealPlace, secrets: readonly string[]): Promise<string> {
-  const { key, kid } = await sealKey(secrets[0]!, at.purpose);
+  const { key, kid } = await sealKey(secrets[0]!, at);
   return new CompactEncrypt(new TextEncoder().encode(value))
-    .setProtectedHeader({ alg: "dir", enc: "A256GCM", kid, "vst.bind": bindingOf(at.purpose, at.row) })
+    .setProtectedHeader({ alg: "dir", enc: "A256GCM", kid, "vst.bind": bindingOf(at) })
     .encrypt(key);
 }
 
@@ -44,14 +58,14 @@ export async function openAtRest(sealed: string, at: SealPlace, secrets: readonl
       sealed,
       async ({ kid }) => {
         for (const secret of secrets) {
-          const k = await sealKey(secret, at.purpose);
+          const k = await sealKey(secret, at);
           if (k.kid === kid) return k.key;
         }
         throw new Error("no configured secret matches the sealed value's kid");
       },
       { keyManagementAlgorithms: ["dir"], contentEncryptionAlgorithms: ["A256GCM"] },
     );
-    if (protectedHeader["vst.bind"] !== bindingOf(at.purpose, at.row)) return null;
+    if (protectedHeader["vst.bind"] !== bindingOf(at)) return null;
     return new TextDecoder().decode(plaintext);
   } catch (error) {
     log("warn", "sealed-value-unopened", { purpose: at.purpose, error });

@@ -3,7 +3,8 @@
 // (docs/decisions/056-database-session-reads.md). What a copy may miss, and for how long:
 // - an ended session: never past the revocation list's bound — every read of a copy checks the
 //   list, which this process updates at once for what it ends itself and polls every 2 s for
-//   what other instances end (revocation.server.ts);
+//   what other instances end (revocation.server.ts); while that list is incomplete (past its cap,
+//   ADR 064) no copy is used at all, every read is the row's;
 // - a name, e-mail address or picture changed on another instance: at most SESSION_CACHE_TTL_MS
 //   (this process forgets the user's copies when it changes them itself);
 // - expiry and absolute max age: none — both are computed from the copy's times at each read,

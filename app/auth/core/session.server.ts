@@ -13,7 +13,7 @@ import { randomToken, sha256hex } from "./crypto.server";
 import { encodeJwt, tryDecodeJwt } from "./jwt.server";
 import { log } from "./log.server";
 import type { AuthRequest } from "./request.server";
-import { endedInDatabase, isRevoked, isSessionRevoked, noteRevoked, revocationsReady } from "./revocation.server";
+import { endedInDatabase, isRevoked, isSessionRevoked, knownCutoff, revocationsComplete, revocationsReady, revokedHere } from "./revocation.server";
 import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "./session-cache.server";
 
 /** The user as a session carries it. */
@@ -50,9 +50,25 @@ function claimsFor(user: SessionUser): Record<string, unknown> {
   return { name: user.name, email: user.email, picture: user.image, sub: user.id };
 }
 
+/**
+ * A private claim: the cookie's issue time in milliseconds. `iat` has whole seconds, and a cut-off
+ * must end every cookie issued up to its own moment, the ones of that same second included.
+ */
+const ISSUED_AT_MS = "iat_ms";
+
 function withoutRegistered(payload: JWTPayload): Record<string, unknown> {
-  const { iat: _iat, exp: _exp, jti: _jti, nbf: _nbf, ...claims } = payload;
+  const { iat: _iat, exp: _exp, jti: _jti, nbf: _nbf, [ISSUED_AT_MS]: _iatMs, ...claims } = payload;
   return claims;
+}
+
+/**
+ * When the cookie was issued (ms). A cookie without the claim (minted by Auth.js or before it
+ * existed) counts as issued at the start of its `iat` second, so a cut-off in that second ends it.
+ */
+function issuedAtMsOf(payload: JWTPayload): number {
+  const iat = typeof payload.iat === "number" ? payload.iat : 0;
+  const ms = payload[ISSUED_AT_MS];
+  return typeof ms === "number" && Number.isSafeInteger(ms) && Math.floor(ms / 1000) === iat ? ms : iat * 1000;
 }
 
 const str = (v: unknown) => (typeof v === "string" ? v : null);
@@ -77,8 +93,16 @@ function pastAbsoluteMaxAge(ar: AuthRequest, signedInAt: number, now: Date): boo
   return max !== null && now.getTime() / 1000 - signedInAt >= max;
 }
 
-async function writeJwtCookie(ar: AuthRequest, claims: Record<string, unknown>, now: Date, maxAge = ar.config.sessionMaxAge) {
-  const token = await encodeJwt({ payload: claims, secrets: ar.config.secrets, salt: ar.names.sessionToken, maxAge, now });
+/**
+ * Mints the user's jwt cookie. Every cookie minted here is issued after the user's cut-off this
+ * process knows: each caller has just checked the cookie it replaces (a roll, a profile update),
+ * signed the user in, or is re-issuing the one session a cut-off it wrote a moment ago keeps —
+ * possibly in that same millisecond, which without this would end it with the others.
+ */
+async function writeJwtCookie(ar: AuthRequest, userId: string, claims: Record<string, unknown>, at: Date, maxAge = ar.config.sessionMaxAge) {
+  const now = new Date(Math.max(at.getTime(), (knownCutoff(userId) ?? -1) + 1));
+  const payload = { ...claims, [ISSUED_AT_MS]: now.getTime() };
+  const token = await encodeJwt({ payload, secrets: ar.config.secrets, salt: ar.names.sessionToken, maxAge, now });
   const expires = new Date(Math.floor(now.getTime() / 1000) * 1000 + maxAge * 1000);
   return { expires, setCookies: writeChunkedCookie(ar.cookies, ar.names.sessionToken, token, { secure: ar.secure, expires }) };
 }
@@ -90,7 +114,16 @@ function dbCookie(ar: AuthRequest, token: string, expires: Date) {
 /** The jwt session's row, written at sign-in and at each roll so /account can list it. */
 async function recordJwtSession(
   ar: AuthRequest,
-  row: { sid: string; userId: string; method: string | null; factors: string | null; signedInAt: number; expires: Date },
+  row: {
+    sid: string;
+    userId: string;
+    method: string | null;
+    factors: string | null;
+    signedInAt: number;
+    expires: Date;
+    /** Only a sign-in says who it proved and how: a row a roll writes for a cookie minted elsewhere counts as long ago. */
+    signIn?: { authenticatedAt: Date; credentialRef: string | null };
+  },
   now: Date,
 ) {
   await db().session.upsert({
@@ -105,6 +138,8 @@ async function recordJwtSession(
       createdAt: new Date(row.signedInAt * 1000),
       lastUsedAt: now,
       userAgent: userAgentOf(ar),
+      authenticatedAt: row.signIn?.authenticatedAt ?? null,
+      credentialRef: row.signIn?.credentialRef ?? null,
     },
     // Never clears revokedAt: a roll racing a revocation does not bring the session back.
     update: { expires: row.expires, lastUsedAt: now },
@@ -113,8 +148,7 @@ async function recordJwtSession(
 
 /**
  * Reads the session; `roll` (default true) refreshes it when it was last extended over a day ago,
- * "now" re-issues it at once (a jwt cookie then carries this second as its issue time, which keeps
- * it past a cut-off written just before).
+ * "now" re-issues it at once (a jwt cookie is then issued after every cut-off this process knows).
  */
 export async function getSession(ar: AuthRequest, { roll = true as boolean | "now", now = new Date() } = {}): Promise<SessionResult> {
   return ar.config.sessionStrategy === "database" ? getDatabaseSession(ar, roll !== false, now) : getJwtSession(ar, roll, now);
@@ -138,14 +172,20 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
   const signedInAt = typeof payload.auth_time === "number" ? payload.auth_time : iat;
   const loading = revocationsReady();
   if (loading) await loading;
-  if (isRevoked(sid, sub, iat, { cutoff: !kept }) || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
+  const issuedAtMs = issuedAtMsOf(payload);
+  // An incomplete list (past its cap, ADR 064) cannot clear a cookie: the database decides, and a
+  // database that cannot answer then ends it rather than let an ended one through.
+  const ended = revocationsComplete()
+    ? isRevoked(sid, sub, issuedAtMs, { cutoff: !kept })
+    : await endedInDatabase(sid, sub, issuedAtMs, { cutoff: !kept, failClosed: true });
+  if (ended || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
 
   let exp = payload.exp;
   let setCookies: string[] = [];
   if (roll === "now" || (roll && now.getTime() / 1000 - iat >= ar.config.sessionUpdateAge)) {
-    if (await endedInDatabase(sid, sub, iat, { cutoff: !kept })) return { session: null, setCookies: clearSessionCookies(ar) };
+    if (await endedInDatabase(sid, sub, issuedAtMs, { cutoff: !kept })) return { session: null, setCookies: clearSessionCookies(ar) };
     sid ??= randomUUID();
-    const written = await writeJwtCookie(ar, { ...withoutRegistered(payload), sid, auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
+    const written = await writeJwtCookie(ar, sub, { ...withoutRegistered(payload), sid, auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
     exp = written.expires.getTime() / 1000;
     setCookies = written.setCookies;
     try {
@@ -176,6 +216,9 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
 async function databaseSessionRow(tokenHash: string, now: Date): Promise<SessionLookupRow | null> {
   const loading = revocationsReady();
   if (loading) await loading;
+  // An incomplete list (past its cap, ADR 064) cannot tell a copy still stands: read the row, whose
+  // absence is the ending itself.
+  if (!revocationsComplete()) return findSessionByTokenHash(tokenHash);
   const cached = cachedSession(tokenHash, now.getTime());
   if (cached) {
     if (!isSessionRevoked(cached.id)) return cached;
@@ -229,7 +272,10 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
  * Ends the database sessions `where` selects: their rows go, and a SessionRevocation note for
  * each tells every instance to drop a copy it may hold (this one at once). Returns how many.
  */
-async function endDatabaseSessions(where: { userId?: string; id?: string | { not: string }; tokenHash?: string }, now: Date): Promise<number> {
+async function endDatabaseSessions(
+  where: { userId?: string; id?: string | { not: string }; tokenHash?: string; credentialRef?: string },
+  now: Date,
+): Promise<{ id: string }[]> {
   const ended = await db().$transaction(async (tx) => {
     const rows = await tx.session.findMany({ where: { ...where, kind: "database" }, select: { id: true, userId: true, expires: true } });
     if (rows.length === 0) return rows;
@@ -243,9 +289,9 @@ async function endDatabaseSessions(where: { userId?: string; id?: string | { not
     }
     return rows;
   });
-  noteRevoked(ended);
+  revokedHere(ended);
   for (const userId of new Set(ended.map((r) => r.userId))) forgetUserSessions(userId);
-  return ended.length;
+  return ended;
 }
 
 /** The jwt cookie the request carries, decoded (or null). */
@@ -255,7 +301,7 @@ async function carriedJwt(ar: AuthRequest, now: Date) {
 }
 
 /** Ends one jwt session everywhere: its row is marked, and this process refuses it at once. */
-async function revokeJwtSessions(where: { userId?: string; id?: string | { in: string[] } | { not: string } }, now: Date) {
+async function revokeJwtSessions(where: { userId?: string; id?: string | { in: string[] } | { not: string }; credentialRef?: string }, now: Date) {
   const client = db();
   const rows = await client.session.findMany({
     where: { ...where, kind: "jwt", revokedAt: null, expires: { gt: now } },
@@ -263,7 +309,7 @@ async function revokeJwtSessions(where: { userId?: string; id?: string | { in: s
   });
   if (rows.length === 0) return rows;
   await client.session.updateMany({ where: { id: { in: rows.map((r) => r.id) }, revokedAt: null }, data: { revokedAt: now } });
-  noteRevoked(rows);
+  revokedHere(rows);
   return rows;
 }
 
@@ -282,7 +328,12 @@ function factorsText(factors: unknown): string | null {
 export async function createSession(
   ar: AuthRequest,
   user: SessionUser,
-  { method = null as string | null, factors = [] as readonly string[], now = new Date() } = {},
+  {
+    method = null as string | null,
+    factors = [] as readonly string[],
+    credentialRef = null as string | null,
+    now = new Date(),
+  } = {},
 ): Promise<string[]> {
   if (ar.config.sessionStrategy === "jwt") {
     const previous = await carriedJwt(ar, now);
@@ -291,8 +342,12 @@ export async function createSession(
     const sid = randomUUID();
     const signedInAt = Math.floor(now.getTime() / 1000);
     const amr = factors.length ? { amr: [...factors] } : {};
-    const written = await writeJwtCookie(ar, { ...claimsFor(user), sid, auth_time: signedInAt, ...amr }, now, lifetime(ar, signedInAt, now));
-    await recordJwtSession(ar, { sid, userId: user.id, method, factors: factorsText(factors), signedInAt, expires: written.expires }, now);
+    const written = await writeJwtCookie(ar, user.id, { ...claimsFor(user), sid, auth_time: signedInAt, ...amr }, now, lifetime(ar, signedInAt, now));
+    await recordJwtSession(
+      ar,
+      { sid, userId: user.id, method, factors: factorsText(factors), signedInAt, expires: written.expires, signIn: { authenticatedAt: now, credentialRef } },
+      now,
+    );
     return written.setCookies;
   }
   const previous = ar.cookies.get(ar.names.sessionToken);
@@ -310,6 +365,8 @@ export async function createSession(
       createdAt: now,
       lastUsedAt: now,
       userAgent: userAgentOf(ar),
+      authenticatedAt: now,
+      credentialRef,
     },
   });
   // A JWT cookie from before a strategy switch may be chunked; expire any chunk besides the plain name.
@@ -328,12 +385,12 @@ export async function refreshSession(ar: AuthRequest, user: SessionUser, { now =
   if (ar.config.sessionStrategy === "jwt") {
     const payload = await carriedJwt(ar, now);
     const iat = typeof payload?.iat === "number" ? payload.iat : Math.floor(now.getTime() / 1000);
-    if (payload && (await endedInDatabase(sidOf(payload), user.id, iat, { cutoff: !kept }))) {
+    if (payload && (await endedInDatabase(sidOf(payload), user.id, issuedAtMsOf(payload), { cutoff: !kept }))) {
       return { session: null, setCookies: clearSessionCookies(ar) };
     }
     const signedInAt = typeof payload?.auth_time === "number" ? payload.auth_time : iat;
     const claims = { ...(payload ? withoutRegistered(payload) : {}), ...claimsFor(user), auth_time: signedInAt };
-    const written = await writeJwtCookie(ar, claims, now, lifetime(ar, signedInAt, now));
+    const written = await writeJwtCookie(ar, user.id, claims, now, lifetime(ar, signedInAt, now));
     // The new cookie expires later than the one it replaces: its row says so too, as at a roll.
     // A row left at the old expiry would drop out of /account's list, and an ending of this
     // session would be forgotten (revocation list, cleanup) while the cookie still lives.
@@ -396,26 +453,29 @@ export async function listSessions(userId: string, currentSessionId: string | nu
 
 /** Ends one of the user's sessions, of either strategy; false when it is not theirs or already ended. */
 export async function revokeSession(userId: string, sessionId: string, now = new Date()): Promise<boolean> {
-  if ((await endDatabaseSessions({ id: sessionId, userId }, now)) > 0) return true;
+  if ((await endDatabaseSessions({ id: sessionId, userId }, now)).length > 0) return true;
   return (await revokeJwtSessions({ id: sessionId, userId }, now)).length > 0;
 }
 
 /**
  * Ends every session of the user, of both strategies, but `except` (a session id) when given:
  * "sign out everywhere", "sign out of other devices", a password or e-mail change. Besides each
- * listed jwt session, a cut-off refuses every jwt cookie of the user issued before now (those
- * minted without a sid, or rolled in this very moment); the caller re-issues the kept jwt cookie
- * (getSession with roll "now") so that it is issued at or after the cut-off.
+ * listed jwt session, a cut-off refuses every jwt cookie of the user issued up to and including
+ * now, to the millisecond (those minted without a sid, a stolen copy of the kept one, one rolled in
+ * this very moment); the caller re-issues the kept jwt cookie (reissueSession, or refreshSession
+ * with `kept`), which is minted after the cut-off.
  */
 export async function revokeUserSessions(userId: string, { except = null as string | null, now = new Date() } = {}): Promise<number> {
   const client = db();
   const keep = except ? { not: except } : undefined;
-  const count = await endDatabaseSessions({ userId, ...(keep ? { id: keep } : {}) }, now);
+  const count = (await endDatabaseSessions({ userId, ...(keep ? { id: keep } : {}) }, now)).length;
   const jwt = await revokeJwtSessions({ userId, ...(keep ? { id: keep } : {}) }, now);
-  const notBefore = new Date(Math.floor(now.getTime() / 1000) * 1000);
+  // To the millisecond: every cookie issued up to this moment is refused, those of this same second
+  // included; the kept one is minted after it (writeJwtCookie).
+  const notBefore = now;
   const expires = new Date(notBefore.getTime() + SESSION_MAX_AGE * 1000);
   await client.sessionCutoff.upsert({ where: { userId }, create: { userId, notBefore, expires }, update: { notBefore, expires } });
-  noteRevoked([], { userId, notBefore, expires });
+  revokedHere([], { userId, notBefore, expires });
   return count + jwt.length;
 }
 
@@ -423,9 +483,35 @@ export async function revokeUserSessions(userId: string, { except = null as stri
  * Issues the request's jwt cookie again now (after revokeUserSessions kept it); database sessions
  * need nothing. The cookie was issued before the cut-off revokeUserSessions wrote a moment ago, so
  * that cut-off is not applied to it (only its sid, which was spared, is checked); the new cookie is
- * issued at or after the cut-off and passes it everywhere.
+ * issued after the cut-off (writeJwtCookie) and passes it everywhere; the old one, and any copy
+ * of it, stays refused.
  */
 export async function reissueSession(ar: AuthRequest, now = new Date()): Promise<string[]> {
   if (ar.config.sessionStrategy === "database") return [];
   return (await getJwtSession(ar, "now", now, true)).setCookies;
+}
+
+/**
+ * Ends every session of the user that `credentialRef` started (an unlinked account, a removed
+ * passkey: contract section 13), of both strategies, on every instance through the revocation
+ * list. Returns the ended session ids, so the caller knows whether its own was among them.
+ */
+export async function endSessionsStartedWith(userId: string, credentialRef: string, now = new Date()): Promise<string[]> {
+  const database = await endDatabaseSessions({ userId, credentialRef }, now);
+  const jwt = await revokeJwtSessions({ userId, credentialRef }, now);
+  return [...database, ...jwt].map((r) => r.id);
+}
+
+/**
+ * When the person last proved who they are in this session (its row's authenticatedAt: the
+ * sign-in, never a roll). Null — counted as long ago — for a cookie naming no row, an ended or
+ * expired row, or a row written by a roll.
+ */
+export async function sessionAuthenticatedAt(session: CurrentSession, now = new Date()): Promise<Date | null> {
+  if (!session.sessionId) return null;
+  const row = await db().session.findFirst({
+    where: { id: session.sessionId, userId: session.userId, revokedAt: null, expires: { gt: now } },
+    select: { authenticatedAt: true },
+  });
+  return row?.authenticatedAt ?? null;
 }

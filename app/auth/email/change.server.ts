@@ -19,7 +19,9 @@ import { rateLimitedMessage } from "../core/messages.server";
 import { log } from "../core/log.server";
 import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
+import { isRecentAuth, reauthUrl } from "../core/recent-auth.server";
 import { getSession, refreshSession, revokeUserSessions } from "../core/session.server";
+import { notifySecurityChange, sendQueuedNotices } from "../accounts/security-notices.server";
 import { EMAIL_CHANGE_PATH } from "./change";
 import { toSessionUser } from "../accounts/users.server";
 import { consumeToken, discardToken, issueToken, peekToken } from "./verification-token.server";
@@ -95,7 +97,9 @@ export async function emailChangePageData(request: Request): Promise<{ page: Ema
 
 export type EmailChangeOutcome =
   | { state: "changed"; address: string; signedIn: boolean; setCookies: string[] }
-  | { state: "invalid" | "taken" | "expired-form" };
+  | { state: "invalid" | "taken" | "expired-form" }
+  /** Not confirmed from a recent sign-in of the account that asked (ADR 058): sign in again at `url`, then press the button. */
+  | { state: "reauth"; url: string };
 
 class AddressTaken extends Error {}
 
@@ -109,14 +113,29 @@ export async function confirmEmailChange(request: Request): Promise<EmailChangeO
   const address = check.address;
   const lookup = { identifier: address, token: body.token, purpose: "change-email" as const, secrets: ar.config.secrets };
 
+  // Only the account's own recent sign-in confirms (ADR 058): a copied cookie of any age, or no
+  // cookie at all, never moves the account to another address. Checked before the token is used,
+  // so the owner signs in again and presses the same button.
+  const pending = await peekToken(lookup);
+  if (!pending?.userId) return { state: "invalid" };
+  const { session } = await getSession(ar, { roll: false });
+  if (session?.userId !== pending.userId || !(await isRecentAuth(ar, session))) {
+    const page = `${EMAIL_CHANGE_PATH}?${new URLSearchParams({ token: String(body.token), email: address })}`;
+    return { state: "reauth", url: reauthUrl(ar, page) };
+  }
+
   let user;
   try {
     user = await db().$transaction(async (tx) => {
       // The row's user is fixed when it is written; the conditional delete decides who uses it.
       const row = await peekToken(lookup, tx);
-      if (!row?.userId || !(await consumeToken(lookup, tx))) return null;
+      if (!row?.userId || row.userId !== session.userId || !(await consumeToken(lookup, tx))) return null;
+      const before = await tx.user.findUnique({ where: { id: row.userId }, select: { email: true } });
       try {
-        return await tx.user.update({ where: { id: row.userId }, data: { email: address, emailVerified: new Date() } });
+        const changed = await tx.user.update({ where: { id: row.userId }, data: { email: address, emailVerified: new Date() } });
+        // Both addresses hear of it, the old one first of all: its owner may not have asked.
+        await notifySecurityChange(ar, changed.id, { kind: "email-changed", from: before?.email ?? null, to: address }, { tx, recipients: [before?.email ?? null, address] });
+        return changed;
       } catch (error) {
         // Unique e-mail: another account has it. Roll back so the link is not used up.
         if ((error as { code?: string }).code === "P2002") throw new AddressTaken();
@@ -128,16 +147,12 @@ export async function confirmEmailChange(request: Request): Promise<EmailChangeO
     throw error;
   }
   if (!user) return { state: "invalid" };
+  sendQueuedNotices();
 
   await recordEvent("email-changed", { userId: user.id, ...eventSource(ar) });
-  // The browser that confirms may be the user's own: it stays signed in, with the new address at
+  // The browser that confirms is the user's own: it stays signed in, with the new address at
   // once (its cookie re-issued after the cut-off); every other session of the user ends (ADR 036).
-  const { session } = await getSession(ar, { roll: false });
-  const own = session?.userId === user.id;
-  await revokeUserSessions(user.id, { except: own ? session.sessionId : null });
-  if (own) {
-    const refreshed = await refreshSession(ar, toSessionUser(user), { kept: true });
-    return { state: "changed", address, signedIn: true, setCookies: refreshed.setCookies };
-  }
-  return { state: "changed", address, signedIn: false, setCookies: [] };
+  await revokeUserSessions(user.id, { except: session.sessionId });
+  const refreshed = await refreshSession(ar, toSessionUser(user), { kept: true });
+  return { state: "changed", address, signedIn: true, setCookies: refreshed.setCookies };
 }

@@ -5,15 +5,19 @@
 // - The code comes from crypto.randomInt; the row keeps only HMAC-SHA256(secret, requestId + code):
 //   six digits are a million values, which a plain hash of a leaked table would give away at once.
 // - The answer that sent the e-mail sets authjs.email-code: a JWE naming the row's random
-//   requestId (never the code or the address), living as long as the code. A code is tried only
-//   against the row that cookie names, so the same code from another browser finds nothing.
-// - Attempts are reserved before the comparison with one conditional UPDATE (attempts < 5), so
-//   concurrent guesses cannot exceed five; the fifth wrong one deletes the row, and the link with it.
-// - Using the code deletes the row (link and code end together), as using the link does.
+//   requestId (never the code or the address), and this browser's last few earlier ones (ADR 062),
+//   living as long as the newest code. A code is tried only against the rows that cookie names, so
+//   the same code from another browser finds nothing.
+// - Wrong codes count against the address's budget (EMAIL_CODE_ADDRESS, failures only) and each
+//   request's five tries, reserved before the comparison with one conditional UPDATE (attempts < 5),
+//   so concurrent guesses cannot exceed five; the fifth wrong one deletes the row and its link.
+// - Using the code deletes the row (link and code end together), as using the link does, and the
+//   other requests the cookie names end with it.
 import { createHmac, randomBytes, randomInt } from "node:crypto";
 import { db } from "../../db/client.server";
 import { expireCookie, serializeCookie } from "../core/cookies.server";
 import { constantTimeEqual } from "../core/crypto.server";
+import { isEmailCodeRefusal, reserveEmailCodeAttempt, type LimitRefusal } from "../core/limits.server";
 import { encodeJwt, tryDecodeJwt } from "../core/jwt.server";
 import type { AuthRequest } from "../core/request.server";
 import type { TokenPurpose, UsedRequest } from "./pending-request";
@@ -40,11 +44,27 @@ export function newEmailCode(secrets: readonly [string, ...string[]], maxAgeSeco
 /** What the sealed cookie names: the request, what it is for, where a right code lands. */
 export type PendingCode = { requestId: string; purpose: TokenPurpose; callbackUrl: string | null };
 
-/** The Set-Cookie of the answer that sent the e-mail (a newer request replaces an older one). */
+/**
+ * How many of this browser's latest requests the cookie names (ADR 062): the code of an e-mail
+ * that arrived before the "send again" one still works. Bounded so that the sealed cookie stays
+ * far below 4 KB whatever the callback URLs are.
+ */
+export const MAX_LIVE_CODES = 3;
+const MAX_PAYLOAD_CHARS = 2400;
+
+type Entry = { rid: string; p: TokenPurpose; cb?: string };
+const entryOf = (pending: PendingCode): Entry => ({ rid: pending.requestId, p: pending.purpose, ...(pending.callbackUrl ? { cb: pending.callbackUrl } : {}) });
+
+/**
+ * The Set-Cookie of the answer that sent the e-mail: the new request first, then this browser's
+ * earlier ones still named (at most MAX_LIVE_CODES in all). Its lifetime is the newest code's.
+ */
 export async function emailCodeCookie(ar: AuthRequest, pending: PendingCode, expires: Date): Promise<string> {
   const maxAge = Math.max(1, Math.floor((expires.getTime() - Date.now()) / 1000));
-  const payload = { rid: pending.requestId, p: pending.purpose, ...(pending.callbackUrl ? { cb: pending.callbackUrl } : {}) };
-  const sealed = await encodeJwt({ payload, secrets: ar.config.secrets, salt: ar.names.emailCode, maxAge });
+  const earlier = (await readEmailCodeCookie(ar)).filter((p) => p.requestId !== pending.requestId);
+  const entries = [pending, ...earlier].slice(0, MAX_LIVE_CODES).map(entryOf);
+  while (entries.length > 1 && JSON.stringify(entries).length > MAX_PAYLOAD_CHARS) entries.pop();
+  const sealed = await encodeJwt({ payload: { r: entries }, secrets: ar.config.secrets, salt: ar.names.emailCode, maxAge });
   return serializeCookie(ar.names.emailCode, sealed, { secure: ar.secure, maxAge });
 }
 
@@ -52,30 +72,52 @@ export function clearEmailCodeCookie(ar: AuthRequest): string {
   return expireCookie(ar.names.emailCode, ar.secure);
 }
 
-/** The pending request this browser may finish with a code; null when absent, expired or forged. */
-export async function readEmailCodeCookie(ar: AuthRequest): Promise<PendingCode | null> {
-  const raw = ar.cookies.get(ar.names.emailCode);
-  if (!raw || raw.length > 4096) return null;
-  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.emailCode, clockTolerance: 0 });
-  if (!payload) return null;
-  const { rid, p, cb } = payload as { rid?: unknown; p?: unknown; cb?: unknown };
+function pendingOf(value: unknown): PendingCode | null {
+  const { rid, p, cb } = (value ?? {}) as { rid?: unknown; p?: unknown; cb?: unknown };
   if (typeof rid !== "string" || !REQUEST_ID_PATTERN.test(rid)) return null;
   if (p !== "signin" && p !== "signup" && p !== "reset") return null;
   return { requestId: rid, purpose: p, callbackUrl: typeof cb === "string" ? cb : null };
 }
 
-/** The address of the request the cookie names, while its code can still be used (for the reset form's policy check). */
-export async function pendingCodeAddress(pending: PendingCode, now = new Date()): Promise<string | null> {
-  const row = await db().verificationToken.findFirst({
-    where: { requestId: pending.requestId, codeExpires: { gt: now }, expires: { gt: now }, codeAttempts: { lt: MAX_CODE_ATTEMPTS } },
-    select: { identifier: true },
-  });
-  return row?.identifier ?? null;
+/** The pending requests this browser may finish with a code, newest first; empty when absent, expired or forged. */
+export async function readEmailCodeCookie(ar: AuthRequest): Promise<PendingCode[]> {
+  const raw = ar.cookies.get(ar.names.emailCode);
+  if (!raw || raw.length > 4096) return [];
+  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.emailCode, clockTolerance: 0 });
+  if (!payload || !Array.isArray(payload.r)) return [];
+  return payload.r
+    .slice(0, MAX_LIVE_CODES)
+    .map(pendingOf)
+    .filter((p): p is PendingCode => p !== null);
+}
+
+/** Whether this browser asked for the request `requestId` (its code cookie names it). */
+export async function browserAskedFor(ar: AuthRequest, requestId: string | null): Promise<boolean> {
+  if (requestId === null) return false;
+  return (await readEmailCodeCookie(ar)).some((p) => p.requestId === requestId);
+}
+
+const liveWhere = (requestIds: string[], purposes: readonly TokenPurpose[], now: Date) => ({
+  requestId: { in: requestIds },
+  purpose: { in: [...purposes] },
+  codeExpires: { gt: now },
+  expires: { gt: now },
+  codeAttempts: { lt: MAX_CODE_ATTEMPTS },
+});
+
+/** The addresses of this browser's requests for `purposes` whose codes can still be used (for the reset form's policy check). */
+export async function pendingCodeAddresses(ar: AuthRequest, purposes: readonly TokenPurpose[], now = new Date()): Promise<string[]> {
+  const ids = (await readEmailCodeCookie(ar)).filter((p) => purposes.includes(p.purpose)).map((p) => p.requestId);
+  if (ids.length === 0) return [];
+  const rows = await db().verificationToken.findMany({ where: liveWhere(ids, purposes, now), select: { identifier: true } });
+  return [...new Set(rows.map((r) => r.identifier))];
 }
 
 export type CodeAttempt =
   | { result: "used"; request: UsedRequest }
   | { result: "wrong"; triesLeft: number; message: string }
+  /** Over the address's budget of wrong codes (EMAIL_CODE_ADDRESS): nothing compared, nothing used. */
+  | { result: "limited"; refusal: LimitRefusal }
   /** Nothing to enter a code for: no cookie, expired, used, ended by wrong codes, or another purpose. */
   | { result: "ended" };
 
@@ -87,8 +129,11 @@ export function typedCode(value: unknown): string | null {
 }
 
 /**
- * One typed code against the request this browser's cookie names. Right: the row is deleted
- * (link included) and its data returned. Wrong: counted; the fifth wrong deletes the row.
+ * One typed code against the live requests this browser's cookie names for `purposes` (its last
+ * few: ADR 062). First the address budget of wrong codes, then a try reserved on each request;
+ * the code is compared with every request that granted one. Right: that request is used, and every
+ * other request the cookie names ends with it (link included). Wrong: counted on each; a request
+ * at its fifth wrong code is deleted.
  */
 export async function attemptEmailCode(
   ar: AuthRequest,
@@ -96,35 +141,54 @@ export async function attemptEmailCode(
   purposes: readonly TokenPurpose[],
   now = new Date(),
 ): Promise<CodeAttempt> {
-  const pending = await readEmailCodeCookie(ar);
-  if (!pending || !purposes.includes(pending.purpose)) return { result: "ended" };
+  const named = await readEmailCodeCookie(ar);
+  const ids = named.filter((p) => purposes.includes(p.purpose)).map((p) => p.requestId);
+  if (ids.length === 0) return { result: "ended" };
   const client = db();
-  const live = { requestId: pending.requestId, purpose: { in: [...purposes] }, codeExpires: { gt: now }, expires: { gt: now } };
-  // Reserve the attempt first: of any number of concurrent guesses, at most five get one.
-  const reserved = await client.verificationToken.updateMany({
-    where: { ...live, codeAttempts: { lt: MAX_CODE_ATTEMPTS } },
-    data: { codeAttempts: { increment: 1 } },
-  });
-  if (reserved.count !== 1) return { result: "ended" };
-  const row = await client.verificationToken.findUnique({
-    where: { requestId: pending.requestId },
-    select: { identifier: true, purpose: true, codeHash: true, codeAttempts: true, passwordHash: true, name: true },
-  });
-  if (!row?.codeHash) return { result: "ended" };
-  const right = CODE_PATTERN.test(typed) && ar.config.secrets.some((secret) => constantTimeEqual(hmac(secret, pending.requestId, typed), row.codeHash!));
-  if (right) {
-    const { count } = await client.verificationToken.deleteMany({ where: { requestId: pending.requestId, expires: { gt: now } } });
-    if (count !== 1) return { result: "ended" };
-    return {
-      result: "used",
-      request: { identifier: row.identifier, purpose: row.purpose as TokenPurpose, passwordHash: row.passwordHash, name: row.name, requestId: pending.requestId },
-    };
+  const live = await client.verificationToken.findMany({ where: liveWhere(ids, purposes, now), select: { requestId: true, identifier: true } });
+  if (live.length === 0) return { result: "ended" };
+  const budget = await reserveEmailCodeAttempt(ar.config.rateLimits, live.map((r) => r.identifier));
+  if (isEmailCodeRefusal(budget)) return { result: "limited", refusal: budget };
+
+  // Reserve a try on each request first: of any number of concurrent guesses, at most five are
+  // compared with any one code.
+  const reserved: string[] = [];
+  for (const { requestId } of live) {
+    const { count } = await client.verificationToken.updateMany({
+      where: { ...liveWhere([requestId!], purposes, now) },
+      data: { codeAttempts: { increment: 1 } },
+    });
+    if (count === 1) reserved.push(requestId!);
   }
-  const triesLeft = MAX_CODE_ATTEMPTS - row.codeAttempts;
-  if (triesLeft <= 0) {
-    await client.verificationToken.deleteMany({ where: { requestId: pending.requestId } });
+  if (reserved.length === 0) {
+    await budget.refund();
     return { result: "ended" };
   }
+  const rows = await client.verificationToken.findMany({
+    where: { requestId: { in: reserved } },
+    select: { requestId: true, identifier: true, purpose: true, codeHash: true, codeAttempts: true, passwordHash: true, name: true },
+  });
+  const wellFormed = CODE_PATTERN.test(typed);
+  // Every row is compared (no early exit), each in constant time.
+  const matches = rows.map((row) => wellFormed && row.codeHash !== null && ar.config.secrets.some((secret) => constantTimeEqual(hmac(secret, row.requestId!, typed), row.codeHash!)));
+  const right = rows.find((_, i) => matches[i]);
+  if (right) {
+    // Only its own address's count is taken back: for the other requests named (another address's
+    // in the same cookie) it was a guess like any other.
+    await budget.refund(right.identifier);
+    const { count } = await client.verificationToken.deleteMany({ where: { requestId: right.requestId, expires: { gt: now } } });
+    if (count !== 1) return { result: "ended" };
+    // One sign-in: the other requests this browser holds end with it.
+    await client.verificationToken.deleteMany({ where: { requestId: { in: named.map((p) => p.requestId) } } });
+    return {
+      result: "used",
+      request: { identifier: right.identifier, purpose: right.purpose as TokenPurpose, passwordHash: right.passwordHash, name: right.name, requestId: right.requestId },
+    };
+  }
+  const spent = rows.filter((row) => row.codeAttempts >= MAX_CODE_ATTEMPTS).map((row) => row.requestId!);
+  if (spent.length > 0) await client.verificationToken.deleteMany({ where: { requestId: { in: spent } } });
+  const triesLeft = Math.max(0, ...rows.map((row) => MAX_CODE_ATTEMPTS - row.codeAttempts));
+  if (triesLeft <= 0) return { result: "ended" };
   return { result: "wrong", triesLeft, message: t("emailCode.wrong", { triesLeft }) };
 }
 

@@ -59,7 +59,11 @@ export async function sendLinkEmail(ar: AuthRequest, email: LinkEmail): Promise<
   };
   if (deliver === "now") await send();
   else if (deliver === "background") {
-    send().catch((error) => log("warn", "auth-failure", { code: "EmailSignin", reason: (error as Error).message, cause: (error as Error).cause }));
+    // After this answer is on its way: rendering the message and opening the SMTP connection take
+    // milliseconds that would otherwise tell an address with an account from one without.
+    setImmediate(() => {
+      send().catch((error) => log("warn", "auth-failure", { code: "EmailSignin", reason: (error as Error).message, cause: (error as Error).cause }));
+    });
   }
   if (!code) return { setCookie: null };
   return {

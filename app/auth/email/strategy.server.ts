@@ -26,8 +26,8 @@ import { authRequest, clientAddress, type AuthRequest } from "../core/request.se
 import { errorRedirect, errorUrl, redirectResponse } from "../core/respond.server";
 import { runStrategy } from "../signin/flow.server";
 import { toSessionUser, type SignInResult } from "../accounts/users.server";
-import { consumeTokenRow, type UsedRequest } from "./verification-token.server";
-import { attemptEmailCode, clearEmailCodeCookie, codeRefusedResponse, typedCode } from "./email-code.server";
+import { consumeTokenRow, peekToken, type UsedRequest } from "./verification-token.server";
+import { attemptEmailCode, browserAskedFor, clearEmailCodeCookie, codeRefusedResponse, typedCode } from "./email-code.server";
 import { sendLinkEmail } from "./send.server";
 
 export const EMAIL_PROVIDER_ID = "email";
@@ -120,6 +120,10 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     if (typed === null) throw codeRefusedResponse(null, "emailCode.required");
     const attempt = await attemptEmailCode(ar, typed, ["signin", "signup"]);
     if (attempt.result === "wrong") throw codeRefusedResponse(attempt.triesLeft, "emailCode.wrong");
+    if (attempt.result === "limited") {
+      await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: attempt.refusal.limit } });
+      throw new AuthError("RateLimited", { log: `e-mail code limit ${attempt.refusal.limit}`, retryAfterSeconds: attempt.refusal.retryAfterSeconds });
+    }
     if (attempt.result === "ended") throw new AuthError("Verification", { log: "e-mail code for no live request of this browser" });
     return this.finish(ar, attempt.request);
   }
@@ -127,6 +131,13 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
   private async useLink(ar: AuthRequest, token: unknown, email: unknown): Promise<SignInResult> {
     const check = normalizeEmailAddress(email);
     if (!check.ok) throw new AuthError("Verification", { log: `link without a valid email parameter (${check.reason})` });
+    // A sign-up link finishes with the password typed at sign-up only in the browser that asked
+    // (ADR 061); elsewhere the page asks for a password first (signin/email-link-page.server.ts),
+    // and nothing reaches here: refused without using the link up.
+    const signUp = await peekToken({ identifier: check.address, token, purpose: "signup", secrets: this.config.secrets });
+    if (signUp && !(await browserAskedFor(ar, signUp.requestId))) {
+      throw new AuthError("Verification", { log: "sign-up link from a browser that did not ask, without a password chosen there" });
+    }
     const used = await consumeTokenRow({ identifier: check.address, token, purposes: ["signin", "signup"], secrets: this.config.secrets });
     if (!used) throw new AuthError("Verification", { log: "e-mail link used, expired, unknown or for another address" });
     return this.finish(ar, used);

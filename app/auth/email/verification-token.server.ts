@@ -73,7 +73,7 @@ export async function discardToken(identifier: string, token: string, secrets: r
 type Lookup = { identifier: string; token: unknown; purpose: TokenPurpose; secrets: readonly string[]; now?: Date };
 
 /** Whether the token is currently valid, without using it up (for confirmation pages). */
-export async function peekToken(input: Lookup, client: Client = db()): Promise<{ userId: string | null } | null> {
+export async function peekToken(input: Lookup, client: Client = db()): Promise<{ userId: string | null; requestId: string | null; name: string | null } | null> {
   if (!isWellFormedToken(input.token)) return null;
   const row = await client.verificationToken.findFirst({
     where: {
@@ -82,9 +82,9 @@ export async function peekToken(input: Lookup, client: Client = db()): Promise<{
       purpose: input.purpose,
       expires: { gt: input.now ?? new Date() },
     },
-    select: { userId: true },
+    select: { userId: true, requestId: true, name: true },
   });
-  return row ? { userId: row.userId } : null;
+  return row ? { userId: row.userId, requestId: row.requestId, name: row.name } : null;
 }
 
 /**

@@ -2,7 +2,8 @@
 //
 //   known (provider, providerAccountId) ... signed out, or signed in as its user → that user
 //                                        ... signed in as someone else          → OAuthAccountNotLinked
-//   new account, signed in               ... linked to the signed-in user
+//   new account, signed in recently      ... linked to the signed-in user, who keeps their session
+//   new account, signed in long ago      → ReauthRequired (ADR 058): a copied cookie links nothing
 //   new account, signed out, e-mail of an existing user                          → OAuthAccountNotLinked
 //   new account, signed out, new e-mail  ... a new user (emailVerified only when the provider says so)
 //
@@ -10,18 +11,20 @@
 // the existing account by signing in to it first, then links from there.
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
-import { toSessionUser, type SignInResult } from "../accounts/users.server";
+import { accountCredentialRef, toSessionUser, type SignInResult } from "../accounts/users.server";
 import type { AuthConfig } from "../core/config.server";
 import { AuthError } from "../core/errors";
 import { authRequest, clientAddress } from "../core/request.server";
+import { isRecentAuth } from "../core/recent-auth.server";
 import { getSession } from "../core/session.server";
+import { notifySecurityChange, sendQueuedNotices } from "../accounts/security-notices.server";
 import type { OAuthProfile } from "./presets/definition";
 import { accountTokenColumns, type TokenSet } from "./tokens.server";
 
 export type OAuthSignIn = {
   request: Request;
   config: AuthConfig;
-  provider: { id: string; type: "oauth" | "oidc" };
+  provider: { id: string; type: "oauth" | "oidc"; name?: string };
   profile: OAuthProfile;
   tokens: TokenSet;
 };
@@ -53,14 +56,27 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
       throw new AuthError("OAuthAccountNotLinked", { log: `${provider.id} account belongs to another user` });
     }
     await client.account.update({ where: { id: existing.id }, data: tokenColumns });
-    return { user: toSessionUser(existing.user), isNewUser: false };
+    return { user: toSessionUser(existing.user), isNewUser: false, credentialRef: accountCredentialRef(existing.id) };
+  }
+
+  // Linking adds a lasting way into the signed-in account: only a recent sign-in may (ADR 058).
+  // Decided here, not when the flow starts: only the answer tells a new account (a link) from the
+  // owner's own (signing in again, which is how an old session becomes recent).
+  if (current && session && !(await isRecentAuth(ar, session))) {
+    await recordEvent("signin-failed", { userId: current.id, ...eventSource(ar), detail: { provider: provider.id, code: "ReauthRequired" } });
+    throw new AuthError("ReauthRequired", { log: `${provider.id} link refused: the session's sign-in is not recent` });
   }
 
   try {
     if (current) {
-      await client.account.create({ data: { ...key, type: provider.type, userId: current.id, ...tokenColumns } });
+      const linked = await client.$transaction(async (tx) => {
+        const account = await tx.account.create({ data: { ...key, type: provider.type, userId: current.id, ...tokenColumns } });
+        await notifySecurityChange(ar, current.id, { kind: "account-linked", provider: provider.name ?? provider.id }, { tx });
+        return account;
+      });
+      sendQueuedNotices();
       await recordEvent("account-linked", { userId: current.id, ...eventSource(ar), detail: { provider: provider.id } });
-      return { user: toSessionUser(current), isNewUser: false };
+      return { user: toSessionUser(current), isNewUser: false, linked: true, credentialRef: accountCredentialRef(linked.id) };
     }
 
     if (profile.email) {
@@ -81,7 +97,7 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
     // verify) the account this provider created, with the provider account still attached.
     const email = profile.email && profile.emailVerified ? profile.email : null;
     // User and account in one transaction: a failure leaves neither behind.
-    const user = await client.$transaction(async (tx) => {
+    const { user, account } = await client.$transaction(async (tx) => {
       const created = await tx.user.create({
         data: {
           email,
@@ -90,11 +106,11 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
           image: profile.image,
         },
       });
-      await tx.account.create({ data: { ...key, type: provider.type, userId: created.id, ...tokenColumns } });
-      return created;
+      const account = await tx.account.create({ data: { ...key, type: provider.type, userId: created.id, ...tokenColumns } });
+      return { user: created, account };
     });
     await recordEvent("user-created", { userId: user.id, ...eventSource(ar), detail: { provider: provider.id, emailVerified: user.emailVerified !== null } });
-    return { user: toSessionUser(user), isNewUser: true };
+    return { user: toSessionUser(user), isNewUser: true, credentialRef: accountCredentialRef(account.id) };
   } catch (error) {
     if (error instanceof AuthError) throw error;
     // Two callbacks for the same new account (double submit, two tabs) race on the unique keys:

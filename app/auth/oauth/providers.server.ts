@@ -21,7 +21,7 @@ function oauthProviders(config: AuthConfig): Provider[] {
     name: definition.name,
     type: definition.type,
     strategy: new OAuthStrategy<SignInResult>(definition, config, (p) =>
-      signInWithOAuth({ request: p.request, config: p.config, provider: p.provider, profile: p.profile, tokens: p.tokens }),
+      signInWithOAuth({ request: p.request, config: p.config, provider: { ...p.provider, name: definition.name }, profile: p.profile, tokens: p.tokens }),
     ) as Provider["strategy"],
     signIn: (ctx) => runStrategy(ctx, definition.id),
     async callback(ctx) {

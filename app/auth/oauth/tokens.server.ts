@@ -2,12 +2,11 @@
 // getAccessToken() (refreshing and rotating them when they expire, once even under concurrent
 // callers), revoked at sign-out (RFC 7009), and inspected with introspection (RFC 7662).
 // See docs/decisions/012-oauth-tokens-at-rest.md.
-import { createHash, hkdfSync } from "node:crypto";
-import { base64url, calculateJwkThumbprint, compactDecrypt, CompactEncrypt } from "jose";
 import * as oauth from "oauth4webapi";
 import { db, dbProvider, type Db } from "../../db/client.server";
 import { getConfig, type AuthConfig } from "../core/config.server";
 import { log } from "../core/log.server";
+import { openAtRest, sealAtRest, type SealPlace } from "../core/sealed-at-rest.server";
 import type { OAuthProviderDefinition } from "./presets/definition";
 import { oauthDefinitions } from "./presets/index.server";
 import { processTokenResponse, providerClient } from "./client.server";
@@ -15,30 +14,20 @@ import { outbound, outboundBudget, requestOptions } from "./http.server";
 
 // ── Sealing ──────────────────────────────────────────────────────────────────────────────────
 
-const SEAL_SALT = "vestibule.oauth-token-at-rest";
 type TokenField = "accessToken" | "refreshToken" | "idToken";
-type SealKey = { key: Uint8Array; kid: string };
-const sealKeys = new Map<string, Promise<SealKey>>();
-
-function sealKey(secret: string): Promise<SealKey> {
-  let hit = sealKeys.get(secret);
-  if (!hit) {
-    hit = (async () => {
-      const key = new Uint8Array(hkdfSync("sha256", secret, SEAL_SALT, `Vestibule token sealing key (${SEAL_SALT})`, 32));
-      return { key, kid: await calculateJwkThumbprint({ kty: "oct", k: base64url.encode(key) }) };
-    })();
-    if (sealKeys.size > 16) sealKeys.clear();
-    sealKeys.set(secret, hit);
-  }
-  return hit;
-}
 
 /**
- * The row and column a sealed value belongs to, in the JWE's protected header: a ciphertext
- * copied to another account or column no longer opens.
+ * Where a token column is sealed (core's one sealing, sealed-at-rest.server.ts): the key and the
+ * row binding this file used before that pair served every purpose, so tokens stored then still
+ * open. A ciphertext copied to another account or column does not.
  */
-function binding(provider: string, providerAccountId: string, field: TokenField) {
-  return createHash("sha256").update(`${provider}\u0000${providerAccountId}\u0000${field}`).digest("base64url");
+function tokenPlace(at: { provider: string; providerAccountId: string; field: TokenField }): SealPlace {
+  const purpose = "vestibule.oauth-token-at-rest";
+  return {
+    purpose,
+    row: `${at.provider}\u0000${at.providerAccountId}\u0000${at.field}`,
+    format: { keyLabel: `Vestibule token sealing key (${purpose})`, bindsPurpose: false },
+  };
 }
 
 export async function sealToken(
@@ -47,10 +36,7 @@ export async function sealToken(
   secrets: readonly string[] = getConfig().secrets,
 ): Promise<string | null> {
   if (!value) return null;
-  const { key, kid } = await sealKey(secrets[0]!);
-  return new CompactEncrypt(new TextEncoder().encode(value))
-    .setProtectedHeader({ alg: "dir", enc: "A256GCM", kid, "vst.bind": binding(at.provider, at.providerAccountId, at.field) })
-    .encrypt(key);
+  return sealAtRest(value, tokenPlace(at), secrets);
 }
 
 /** Opens a sealed column; null when empty, sealed for another row, or with a secret no longer configured. */
@@ -60,24 +46,7 @@ export async function openToken(
   secrets: readonly string[] = getConfig().secrets,
 ): Promise<string | null> {
   if (!sealed) return null;
-  try {
-    const { plaintext, protectedHeader } = await compactDecrypt(
-      sealed,
-      async ({ kid }) => {
-        for (const s of secrets) {
-          const k = await sealKey(s);
-          if (k.kid === kid) return k.key;
-        }
-        throw new Error("no secret matches the sealed token's kid");
-      },
-      { keyManagementAlgorithms: ["dir"], contentEncryptionAlgorithms: ["A256GCM"] },
-    );
-    if (protectedHeader["vst.bind"] !== binding(at.provider, at.providerAccountId, at.field)) return null;
-    return new TextDecoder().decode(plaintext);
-  } catch (error) {
-    log("warn", "oauth-token-unseal-failed", { provider: at.provider, field: at.field, error });
-    return null;
-  }
+  return openAtRest(sealed, tokenPlace(at), secrets);
 }
 
 /** What a token endpoint answered, in Account-column terms. */

@@ -9,10 +9,10 @@ import { db } from "../../db/client.server";
 import { WEBAUTHN_OPTIONS_ERRORS } from "../core/errors";
 import type { AuthRequest } from "../core/request.server";
 import { jsonResponse } from "../core/respond.server";
+import { isRecentAuth } from "../core/recent-auth.server";
 import { getSession } from "../core/session.server";
 import { sessionMayAddExemptMethod } from "../signin/flow.server";
 import { issueChallenge } from "./challenge.server";
-import { mayRegisterPasskey } from "./recent-sign-in.server";
 import { relyingParty } from "./relying-party.server";
 
 /** Milliseconds the browser gives the person to answer (it is a hint; the cookie lasts 900 s). */
@@ -44,7 +44,8 @@ export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response
   }
 
   if (!session) return refusal("signInToRegister");
-  if (!(await mayRegisterPasskey(session))) return refusal("signInAgainToRegister");
+  // A passkey outlives "sign out everywhere" and a new password: only a recent sign-in adds one (ADR 042, 058).
+  if (!(await isRecentAuth(ar, session))) return refusal("signInAgainToRegister");
   const user = await db().user.findUnique({
     where: { id: session.userId },
     select: { id: true, email: true, name: true, passkeys: { select: { credentialId: true, transports: true } } },

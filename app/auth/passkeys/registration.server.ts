@@ -9,12 +9,13 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { AuthError } from "../core/errors";
 import { log } from "../core/log.server";
 import { redirectResponse } from "../core/respond.server";
+import { isRecentAuth } from "../core/recent-auth.server";
 import { getSession } from "../core/session.server";
+import { notifySecurityChange, sendQueuedNotices } from "../accounts/security-notices.server";
 import { sessionMayAddExemptMethod } from "../signin/flow.server";
 import type { FlowContext } from "../signin/provider";
 import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge } from "./challenge.server";
 import { parseRegistration, signedChallenge } from "./credential-response.server";
-import { mayRegisterPasskey } from "./recent-sign-in.server";
 import { relyingParty } from "./relying-party.server";
 
 /** A new passkey's name until its owner renames it: "Passkey", "Passkey 2", … */
@@ -27,8 +28,8 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
   const { ar } = ctx;
   const { session } = await getSession(ar, { roll: false });
   if (!session) throw new AuthError("SessionRequired", { log: "passkey registration without a session" });
-  // Checked again here: a challenge fetched while the sign-in was fresh does not outlast it (ADR 042).
-  if (!(await mayRegisterPasskey(session))) throw new AuthError("SessionRequired", { log: "passkey registration without a recent sign-in" });
+  // Checked again here: a challenge fetched while the sign-in was fresh does not outlast it (ADR 042, 058).
+  if (!(await isRecentAuth(ar, session))) throw new AuthError("SessionRequired", { log: "passkey registration without a recent sign-in" });
   // A passkey skips the second factor: only a session that proved it may add one (ADR 045).
   if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId))) {
     throw new AuthError("SessionRequired", { log: "passkey registration by a session that did not prove the second factor" });
@@ -75,6 +76,7 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
           name,
         },
       });
+      await notifySecurityChange(ar, session.userId, { kind: "passkey-added", name }, { tx });
     });
   } catch (error) {
     // A spent challenge, a credential registered already (here or to another user), or the user
@@ -83,6 +85,7 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
     log("info", "passkey-registration-refused", { reason: (error as { code?: string }).code });
     throw new AuthError("WebAuthnVerificationError", { log: "passkey not stored" });
   }
+  sendQueuedNotices();
   await recordEvent("passkey-added", { userId: session.userId, ...eventSource(ar), detail: { provider: providerId, deviceType: credentialDeviceType } });
   await forgetExpiredChallenges().catch(() => {});
   // callbackUrl: the one this request named; by default /account (not the cookie's, which names

@@ -8,11 +8,12 @@ import { verifyAuthenticationResponse, type AuthenticationResponseJSON, type Web
 import { Strategy } from "remix-auth/strategy";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
-import { toSessionUser, type SignInResult } from "../accounts/users.server";
+import { passkeyCredentialRef, toSessionUser, type SignInResult } from "../accounts/users.server";
 import type { AuthConfig } from "../core/config.server";
 import { AuthError } from "../core/errors";
 import { readBody } from "../core/body.server";
-import { authRequest, type AuthRequest } from "../core/request.server";
+import { isLimitRefusal, reservePasskeyAnswer } from "../core/limits.server";
+import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { runStrategy } from "../signin/flow.server";
 import type { FlowContext, Provider, SignInMethod } from "../signin/provider";
 import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge, type PendingChallenge } from "./challenge.server";
@@ -71,6 +72,20 @@ class PasskeyStrategy extends Strategy<SignInResult, never> {
 
   async authenticate(request: Request): Promise<SignInResult> {
     const ar = authRequest(request, this.config);
+    // Failures only, per client (ADR 063): checked before the answer is read, so a client past
+    // its budget learns nothing more, not even from a right answer; a sign-in gives its point back.
+    const reservation = await reservePasskeyAnswer(this.config.rateLimits, clientAddress(ar));
+    if (isLimitRefusal(reservation)) {
+      await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: reservation.limit } });
+      throw new AuthError("RateLimited", { log: `passkey limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds });
+    }
+    const result = await this.checkAnswer(ar, request);
+    await reservation.settle(true);
+    return result;
+  }
+
+  /** The answer checked: the passkey's user, or a refusal (which stays counted). */
+  private async checkAnswer(ar: AuthRequest, request: Request): Promise<SignInResult> {
     const form = await readBody(request);
     const response = parseAuthentication(form.data);
     if (!response) throw refused("malformed authentication response");
@@ -127,7 +142,7 @@ class PasskeyStrategy extends Strategy<SignInResult, never> {
       );
     if (!used) throw await fail("challenge already used or counter moved");
     await forgetExpiredChallenges().catch(() => {});
-    return { user: toSessionUser(passkey.user), isNewUser: false };
+    return { user: toSessionUser(passkey.user), isNewUser: false, credentialRef: passkeyCredentialRef(passkey.id) };
   }
 }
 

@@ -1,8 +1,9 @@
-// The /account intents of contract section 15: password-set (within 10 minutes of this session's
-// sign-in), password-change (the current password; ends every other session) and password-remove
+// The /account intents of contract section 15 (each after the recent sign-in check of the
+// /account route, ADR 058): password-set, password-change (the current password; ends every other session) and password-remove
 // (never the last way to sign in, checked and removed in one step: ADR 026). Each answers with
 // what the page shows: a redirect on success, or the refused field and its text.
 import { eventSource, recordEvent } from "../accounts/audit.server";
+import { notifySecurityChange } from "../accounts/security-notices.server";
 import { createPassword, passwordHashOf, replacePassword } from "../accounts/passwords.server";
 import { deviceIdFor } from "../core/device-cookie.server";
 import { rateLimitedMessage } from "../core/messages.server";
@@ -15,9 +16,6 @@ import { checkPassword } from "../credentials/password-policy.server";
 import { removeSignInMethod } from "../signin/methods.server";
 import { db } from "../../db/client.server";
 import { t } from "../../i18n/t.server";
-
-/** password-set needs a sign-in this recent (the sign-in, not the session's last roll). */
-export const PASSWORD_SET_WINDOW_SECONDS = 10 * 60;
 
 export const PASSWORD_INTENTS = ["password-set", "password-change", "password-remove"] as const;
 export type PasswordIntent = (typeof PASSWORD_INTENTS)[number];
@@ -34,8 +32,6 @@ export type PasswordIntentResult =
       intent: PasswordIntent;
       field: "password" | "currentPassword" | null;
       message: string;
-      /** password-set too long after the sign-in: the page links to the sign-in page. */
-      signInAgain?: boolean;
       retryAfterSeconds?: number;
     };
 
@@ -84,7 +80,6 @@ export async function passwordIntent(
   session: CurrentSession,
   intent: PasswordIntent,
   body: Record<string, unknown>,
-  now = new Date(),
 ): Promise<PasswordIntentResult> {
   const userId = session.userId;
   const user = await accountOf(userId);
@@ -93,15 +88,13 @@ export async function passwordIntent(
 
   if (intent === "password-set") {
     if (stored !== null) return { ok: false, status: 400, intent, field: "password", message: t("password.alreadySet") };
-    if (now.getTime() / 1000 - session.signedInAt > PASSWORD_SET_WINDOW_SECONDS) {
-      return { ok: false, status: 403, intent, field: "password", message: t("password.signInAgain"), signInAgain: true };
-    }
     const policy = await checkPassword(text(body.password), user.email, ar.config);
     if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
     if (!(await createPassword(userId, await hashPassword(policy.password)))) {
       return { ok: false, status: 400, intent, field: "password", message: t("password.alreadySet") };
     }
     await recordEvent("password-set", { userId, ...eventSource(ar) });
+    await notifySecurityChange(ar, userId, { kind: "password-set" });
     return { ok: true, notice: "password-set", setCookies: [] };
   }
 
@@ -123,6 +116,7 @@ export async function passwordIntent(
     // sign-in was more than a second ago.
     await revokeUserSessions(userId, { except: session.sessionId });
     await recordEvent("password-changed", { userId, ...eventSource(ar) });
+    await notifySecurityChange(ar, userId, { kind: "password-changed" });
     // kept: this session was spared by the revocation just written (its cut-off does not apply).
     const refreshed = await refreshSession(ar, toSessionUser(user), { kept: true });
     return { ok: true, notice: "password-changed", setCookies: refreshed.setCookies };
@@ -135,5 +129,6 @@ export async function passwordIntent(
   if (removed === "last-method") return { ok: false, status: 409, intent, field: "currentPassword", message: t("password.lastMethod") };
   if (removed === "not-found") return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.notSet") };
   await recordEvent("password-removed", { userId, ...eventSource(ar) });
+  await notifySecurityChange(ar, userId, { kind: "password-removed" });
   return { ok: true, notice: "password-removed", setCookies: [] };
 }

@@ -21,10 +21,9 @@ import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
 import { ensureCsrfToken } from "../core/csrf.server";
-import { revokeUserSessions } from "../core/session.server";
 import { hashPassword } from "../credentials/password.server";
 import { checkPassword } from "../credentials/password-policy.server";
-import { attemptEmailCode, clearEmailCodeCookie, pendingCodeAddress, readEmailCodeCookie, typedCode } from "../email/email-code.server";
+import { attemptEmailCode, clearEmailCodeCookie, pendingCodeAddresses, typedCode } from "../email/email-code.server";
 import { sendLinkEmail } from "../email/send.server";
 import { consumeTokenRow, isWellFormedToken, peekToken } from "../email/verification-token.server";
 import { completeSignIn } from "../signin/flow.server";
@@ -122,47 +121,57 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
     : { token: typed(body.token, 64), email: typed(body.email), minLength, byCode: false };
   if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED(), fieldErrors: {} }, values);
 
-  let address: string;
+  // The addresses the password must not be: the link's, or those of this browser's live reset requests.
+  let addresses: string[];
   if (byCode) {
-    const pending = await readEmailCodeCookie(ar);
-    const known = pending?.purpose === "reset" ? await pendingCodeAddress(pending) : null;
-    if (!known) return verification();
-    address = known;
+    addresses = await pendingCodeAddresses(ar, ["reset"]);
+    if (addresses.length === 0) return verification();
   } else {
     const check = normalizeEmailAddress(body.email);
     if (!check.ok || !(await peekToken({ identifier: check.address, token: body.token, purpose: "reset", secrets: ar.config.secrets }))) return verification();
-    address = check.address;
+    addresses = [check.address];
   }
   // The policy before anything is used up: a refused password costs neither the link nor a try.
-  const policy = await checkPassword(body.password, address, ar.config);
-  if (!policy.ok) return form(400, { formError: null, fieldErrors: { password: policy.message } }, values);
+  let policy: Awaited<ReturnType<typeof checkPassword>> | null = null;
+  for (const address of addresses) {
+    policy = await checkPassword(body.password, address, ar.config);
+    if (!policy.ok) return form(400, { formError: null, fieldErrors: { password: policy.message } }, values);
+  }
+  if (!policy?.ok) return verification();
+  let address = addresses[0]!;
 
   if (byCode) {
     const code = typedCode(body.code);
     if (code === null) return form(400, { formError: null, fieldErrors: { code: t("emailCode.required") } }, values);
     const attempt = await attemptEmailCode(ar, code, ["reset"]);
     if (attempt.result === "wrong") return form(400, { formError: null, fieldErrors: { code: attempt.message } }, values);
+    if (attempt.result === "limited") {
+      await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: attempt.refusal.limit } });
+      const retryAfterSeconds = attempt.refusal.retryAfterSeconds;
+      return { ...form(429, { formError: rateLimitedMessage(retryAfterMinutes(retryAfterSeconds)), fieldErrors: {} }, values), retryAfterSeconds };
+    }
     if (attempt.result === "ended") return { kind: "response", response: errorRedirect(ar, "Verification", { json, setCookies: [clearEmailCodeCookie(ar)] }) };
+    address = attempt.request.identifier;
   } else if (!(await consumeTokenRow({ identifier: address, token: body.token, purposes: ["reset"], secrets: ar.config.secrets }))) {
     return verification();
   }
   return { kind: "response", response: await setNewPassword(ar, address, policy.password, json) };
 }
 
-/** Sets the password, ends every session of the user, and signs this browser in with a new one. */
+/**
+ * Sets the password, ends every pending link and code and every session of the user, and signs
+ * this browser in with a new one. A user with the second factor on gives it first: nothing is
+ * written until then (completeSignIn carries the new hash sealed in the pending sign-in, ADR 062).
+ */
 async function setNewPassword(ar: AuthRequest, address: string, password: string, json: boolean): Promise<Response> {
   const hash = await hashPassword(password);
   const user = await db().user.findUnique({ where: { email: address } });
   if (!user) return errorRedirect(ar, "Verification", { json });
-  await db().password.upsert({ where: { userId: user.id }, create: { userId: user.id, hash }, update: { hash } });
-  await revokeUserSessions(user.id);
-  await recordEvent("password-reset", { userId: user.id, ...eventSource(ar) });
   const setCookies = ar.cookies.has(ar.names.emailCode) ? [clearEmailCodeCookie(ar)] : [];
-  // The reset proved the mailbox, one factor: a user with a second factor still gives it
-  // (two-factor/policy.server.ts) before this browser gets a session.
   return completeSignIn(
     { ar, json, callbackUrl: `${ar.origin}/account`, setCookies, providerType: "email" },
     "credentials",
     { user: toSessionUser(user), isNewUser: false },
+    { passwordHash: hash },
   );
 }

@@ -10,10 +10,17 @@ import { authRequest } from "../core/request.server";
 import { errorRedirect } from "../core/respond.server";
 import { providerFlow } from "./endpoint.server";
 import { EMAIL_PROVIDER_ID } from "../email/strategy.server";
-import { peekToken } from "../email/verification-token.server";
-import { codeRefusal, readEmailCodeCookie } from "../email/email-code.server";
-import { wantsJsonRedirect } from "../core/respond.server";
-import { codeFormFor, type CodeForm, type VerifyRequestType } from "./verify-request-page.server";
+import { consumeTokenRow, peekToken } from "../email/verification-token.server";
+import { browserAskedFor, codeRefusal } from "../email/email-code.server";
+import { readBody, type Body } from "../core/body.server";
+import { verifyCsrf } from "../core/csrf.server";
+import { jsonResponse, wantsJsonRedirect } from "../core/respond.server";
+import type { AuthRequest } from "../core/request.server";
+import { hashPassword } from "../credentials/password.server";
+import { checkPassword } from "../credentials/password-policy.server";
+import { signInByEmail } from "../email/strategy.server";
+import { completeSignIn, failureResponse } from "./flow.server";
+import { codeFormFor, type CodeForm } from "./verify-request-page.server";
 
 export type EmailConfirmPage = {
   address: string;
@@ -23,33 +30,67 @@ export type EmailConfirmPage = {
   action: string;
 };
 
+/** A sign-up link opened in a browser that did not ask (ADR 061): choose the password here. */
+export type ChoosePasswordPage = EmailConfirmPage & { name: string; minLength: number };
+
 export type EmailCallbackOutcome =
   | { type: "confirm"; page: EmailConfirmPage; setCookies: string[] }
+  | { type: "choose-password"; page: ChoosePasswordPage; setCookies: string[] }
   | { type: "response"; response: Response };
+
+/** A refused password on the choose-password page: the page again, 400, with the text. */
+export type ChoosePasswordRefusal = { type: "password-refused"; page: ChoosePasswordPage; message: string; response: Response };
+
+/** The live sign-up request behind a link, when this browser did not ask for it (its code cookie does not name it). */
+async function signupFromElsewhere(ar: AuthRequest, token: unknown, email: unknown) {
+  const address = normalizeEmailAddress(email);
+  if (!address.ok || typeof token !== "string") return null;
+  const row = await peekToken({ identifier: address.address, token, purpose: "signup", secrets: ar.config.secrets });
+  if (!row) return null;
+  return { address: address.address, token, name: row.name ?? "", bound: await browserAskedFor(ar, row.requestId) };
+}
+
+function choosePasswordPage(ar: AuthRequest, found: { address: string; token: string; name: string }, callbackUrl: unknown) {
+  const csrf = ensureCsrfToken(ar);
+  const target = validateCallbackUrl(typeof callbackUrl === "string" ? callbackUrl : null, ar.origin) ?? `${ar.origin}/`;
+  const page: ChoosePasswordPage = {
+    address: found.address,
+    token: found.token,
+    name: found.name,
+    callbackUrl: toRelative(target),
+    csrfToken: csrf.token,
+    action: `${ar.config.basePath}/callback/${EMAIL_PROVIDER_ID}`,
+    minLength: ar.config.passwordMinLength,
+  };
+  return { page, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
+}
 
 /** A refused code (contract section 15): the form again, with the text and the tries left. */
 export type EmailCodeRefusal = {
   type: "code-refused";
-  /** JSON-mode clients get the 400 JSON answer itself. */
+  /** The 400 JSON answer itself (what JSON-mode clients get, through the route's middleware). */
   response: Response;
-  json: boolean;
   message: string;
   form: CodeForm | null;
-  verifyType: VerifyRequestType;
 };
 
 export async function emailCallbackLoader(request: Request): Promise<EmailCallbackOutcome> {
   const ar = authRequest(request);
+  if (findProvider(ar.config, EMAIL_PROVIDER_ID)) {
+    const elsewhere = await signupFromElsewhere(ar, ar.url.searchParams.get("token"), ar.url.searchParams.get("email"));
+    if (elsewhere && !elsewhere.bound) return { type: "choose-password", ...choosePasswordPage(ar, elsewhere, ar.url.searchParams.get("callbackUrl")) };
+  }
   if (!ar.config.emailConfirm || !findProvider(ar.config, EMAIL_PROVIDER_ID)) {
     return { type: "response", response: await providerFlow(request, EMAIL_PROVIDER_ID, "callback") };
   }
   const token = ar.url.searchParams.get("token");
   const address = normalizeEmailAddress(ar.url.searchParams.get("email"));
-  // A link that can no longer work says so now, not after the button is pressed.
-  const valid =
-    address.ok &&
-    token !== null &&
-    (await peekToken({ identifier: address.address, token, purpose: "signin", secrets: ar.config.secrets })) !== null;
+  // A link that can no longer work says so now, not after the button is pressed. A sign-up link
+  // reaching here was opened in the browser that asked (elsewhere it asked for a password above):
+  // its button finishes the sign-up as the link itself would.
+  const live = async (purpose: "signin" | "signup") =>
+    address.ok && token !== null && (await peekToken({ identifier: address.address, token, purpose, secrets: ar.config.secrets })) !== null;
+  const valid = (await live("signin")) || (await live("signup"));
   if (!valid || !address.ok || token === null) return { type: "response", response: errorRedirect(ar, "Verification") };
   const csrf = ensureCsrfToken(ar);
   const callbackUrl = validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin) ?? `${ar.origin}/`;
@@ -66,13 +107,54 @@ export async function emailCallbackLoader(request: Request): Promise<EmailCallba
   };
 }
 
-export async function emailCallbackAction(request: Request): Promise<{ type: "response"; response: Response } | EmailCodeRefusal> {
+/**
+ * The choose-password form of a sign-up link (ADR 061): the address is proved by the link, the
+ * account is created with the password chosen here, never the one typed at sign-up. A refused
+ * password uses nothing up.
+ */
+async function finishSignupHere(ar: AuthRequest, body: Body, json: boolean): Promise<{ type: "response"; response: Response } | ChoosePasswordRefusal> {
+  if (!verifyCsrf(ar, body.csrfToken)) return { type: "response", response: errorRedirect(ar, "MissingCSRF", { json }) };
+  const found = await signupFromElsewhere(ar, body.token, body.email);
+  if (!found) return { type: "response", response: errorRedirect(ar, "Verification", { json }) };
+  const policy = await checkPassword(body.password, found.address, ar.config);
+  if (!policy.ok) {
+    const { page } = choosePasswordPage(ar, found, body.callbackUrl);
+    const response = jsonResponse({ fieldErrors: { password: policy.message } }, { status: 400, noCache: true });
+    return { type: "password-refused", page, message: policy.message, response };
+  }
+  const passwordHash = await hashPassword(policy.password);
+  const used = await consumeTokenRow({ identifier: found.address, token: found.token, purposes: ["signup"], secrets: ar.config.secrets });
+  if (!used) return { type: "response", response: errorRedirect(ar, "Verification", { json }) };
+  const callbackUrl = validateCallbackUrl(typeof body.callbackUrl === "string" ? body.callbackUrl : null, ar.origin) ?? `${ar.origin}/`;
+  try {
+    const result = await signInByEmail({ email: found.address, request: ar.request, signUp: { passwordHash, name: used.name } });
+    return { type: "response", response: await completeSignIn({ ar, json, callbackUrl, setCookies: [], providerType: "email" }, EMAIL_PROVIDER_ID, result) };
+  } catch (error) {
+    return { type: "response", response: failureResponse(ar, error, json) };
+  }
+}
+
+export async function emailCallbackAction(request: Request): Promise<{ type: "response"; response: Response } | EmailCodeRefusal | ChoosePasswordRefusal> {
+  const ar = authRequest(request);
+  const body = await readBody(request).catch(() => null);
+  // A sign-up link's form posts the token with a chosen password; a sign-up link posted from a
+  // browser that did not ask (the confirm button) without one gets that form. Everything else is the flow's.
+  if (body && body.token !== undefined && findProvider(ar.config, EMAIL_PROVIDER_ID)) {
+    const found = await signupFromElsewhere(ar, body.token, body.email);
+    if (found && (!found.bound || body.password !== undefined)) return finishSignupHere(ar, body, wantsJsonRedirect(request, body));
+  }
   const response = await providerFlow(request, EMAIL_PROVIDER_ID, "callback");
   const refusal = codeRefusal(response);
   if (!refusal) return { type: "response", response };
-  // The form comes back for the request this browser's cookie names (sign-in or sign-up).
-  const pending = await readEmailCodeCookie(authRequest(request));
-  const verifyType: VerifyRequestType = pending?.purpose === "signup" ? "signup" : "email";
-  const { form } = await codeFormFor(request, verifyType);
-  return { type: "code-refused", response, json: wantsJsonRedirect(request), message: refusal.message, form, verifyType };
+  // The form comes back for the sign-in or sign-up request this browser's cookie names. Which of
+  // the two it is stays out of the answer: a sign-up for an address with an account sends a
+  // sign-in request, so naming it would tell an attacker who signed up an address that it has an
+  // account (contract section 15). The form is the same for both.
+  const { form } = await codeFormFor(request, "email");
+  return { type: "code-refused", response, message: refusal.message, form };
+}
+
+/** JSON-mode clients always get the flow's Response itself: `{url}`, or a refused code's 400 JSON. */
+export async function emailCallbackJsonAction(request: Request): Promise<Response> {
+  return (await emailCallbackAction(request)).response;
 }

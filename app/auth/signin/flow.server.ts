@@ -15,6 +15,7 @@ import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { createSession } from "../core/session.server";
 import type { SignInResult } from "../accounts/users.server";
+import { applyPasswordReset } from "../accounts/passwords.server";
 import { clearPendingSignIn, issuePendingSignIn } from "../two-factor/pending.server";
 import { factorsOf, firstFactorOf, needsSecondFactor } from "../two-factor/policy.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
@@ -76,7 +77,7 @@ export type FinishContext = Pick<FlowContext, "ar" | "json" | "callbackUrl" | "s
  */
 export async function startSession(ctx: FinishContext, providerId: string, result: SignInResult, factors: readonly string[]): Promise<Response> {
   const { ar } = ctx;
-  const sessionCookies = await createSession(ar, result.user, { method: providerId, factors });
+  const sessionCookies = await createSession(ar, result.user, { method: providerId, factors, credentialRef: result.credentialRef ?? null });
   // Every successful sign-in, whatever the method: this browser now has this account's own
   // credentials budget (contract section 10, ADR 035).
   if (result.user.email) {
@@ -97,13 +98,22 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
  * The first factor succeeded. A user who turned the second factor on gets no session yet: a
  * sealed pending sign-in and the second-factor page (`{url}` of it in JSON mode) — unless the
  * method proves two factors by itself (a passkey). Everyone else is signed in at once.
+ *
+ * `reset` (a password reset proved by its link or code): the new password is written, and every
+ * session ended, only when the sign-in completes — for a user with the second factor on, after the
+ * code, its hash sealed in the pending sign-in meanwhile (ADR 062), so the mailbox alone changes
+ * nothing and signs nobody out.
  */
 export async function completeSignIn(
   ctx: FinishContext & Pick<FlowContext, "providerType">,
   providerId: string,
   result: SignInResult,
+  reset: { passwordHash: string } | null = null,
 ): Promise<Response> {
   const { ar } = ctx;
+  // An account linked to the signed-in user: no sign-in happened, the owner keeps this session
+  // (a new one would end it, and a copy of it would decide who stays signed in).
+  if (result.linked) return redirectResponse(ctx.callbackUrl, { json: ctx.json, setCookies: ctx.setCookies });
   if (needsSecondFactor(ctx.providerType) && (await secondFactorEnabled(result.user.id))) {
     const pending = await issuePendingSignIn(ar, {
       userId: result.user.id,
@@ -111,12 +121,15 @@ export async function completeSignIn(
       firstFactor: firstFactorOf(ctx.providerType),
       callbackUrl: ctx.callbackUrl,
       isNewUser: result.isNewUser,
+      passwordHash: reset?.passwordHash ?? null,
+      credentialRef: result.credentialRef ?? null,
     });
     return redirectResponse(`${ar.origin}${ar.config.basePath}/two-factor`, { json: ctx.json, setCookies: [...ctx.setCookies, pending] });
   }
   // Someone else's first factor may still wait in this browser (a family's shared computer): a
   // sign-in that needs no code ends it, as one that needs a code replaces it.
   const setCookies = ar.cookies.has(ar.names.twoFactor) ? [...ctx.setCookies, ...clearPendingSignIn(ar)] : ctx.setCookies;
+  if (reset) await applyPasswordReset(ar, result.user.id, reset.passwordHash);
   return startSession({ ...ctx, setCookies }, providerId, result, factorsOf(ctx.providerType));
 }
 

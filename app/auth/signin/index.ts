@@ -1,7 +1,7 @@
 // What app/routes use from sign-in: the endpoints, the pages' data, sign-out, the e-mail link
 // page, and a user's ways to sign in as the configured methods see them.
 export { canUnlink } from "../accounts/methods.server";
-export { emailCallbackAction, emailCallbackLoader } from "./email-link-page.server";
+export { emailCallbackAction, emailCallbackJsonAction, emailCallbackLoader, type ChoosePasswordPage } from "./email-link-page.server";
 export { providerFlow, providersResponse, webauthnOptionsFlow } from "./endpoint.server";
 export { removePasskey, signInMethods, unlinkAccount } from "./methods.server";
 export { signinPageData, signinRootAction, signoutPageData } from "./pages.server";

@@ -2,13 +2,16 @@
 // factor is on. The first leg (flow.server.ts, completeSignIn) left a sealed pending sign-in; here
 // a TOTP code or a recovery code finishes it through startSession, the one way a session starts,
 // so the device cookie, the audit trail and the callback URL or welcome page behave as for any
-// sign-in. Wrong codes count against the pending sign-in's budget and the account's (section 10);
-// spending either ends the pending sign-in.
+// sign-in. Wrong codes count against the pending sign-in's budget and the account's, or the
+// device's for a browser that signed in to the account before (section 10); spending either ends
+// the pending sign-in. A right code resets the account's and the device's budgets.
+import { applyPasswordReset } from "../accounts/passwords.server";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { toSessionUser } from "../accounts/users.server";
 import { validateCallbackUrl } from "../core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
+import { deviceIdFor } from "../core/device-cookie.server";
 import { AuthError } from "../core/errors";
 import { isSecondFactorRefusal, pendingSignInFinished, reserveSecondFactorAttempt, spendPendingSignIn, type LimitRefusal } from "../core/limits.server";
 import { log } from "../core/log.server";
@@ -80,7 +83,10 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
   if (!user) return { type: "response", response: pendingGone(ar, json) };
   const limits = ar.config.rateLimits;
   if (await pendingSignInFinished(limits, pending.id)) return { type: "response", response: alreadyFinished(ar, pending, json) };
-  const attempt = await reserveSecondFactorAttempt(limits, pending.id, pending.userId);
+  // A browser that signed in to this account before spends its own budget, not the account's
+  // (which anyone with the password can spend with wrong codes).
+  const deviceId = user.email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, user.email) : null;
+  const attempt = await reserveSecondFactorAttempt(limits, pending.id, pending.userId, deviceId);
   if (isSecondFactorRefusal(attempt)) {
     // Its twin may have finished it between the check above and this reservation.
     if (await pendingSignInFinished(limits, pending.id)) return { type: "response", response: alreadyFinished(ar, pending, json) };
@@ -92,15 +98,17 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
   if (factor) {
     // Finished first, so that a twin request of the same pending sign-in sees it as soon as possible.
     await spendPendingSignIn(limits, pending.id, PENDING_SIGN_IN_MAX_AGE);
-    await attempt.refund();
+    await attempt.rightCode();
     if (factor.kind === "recovery") {
       await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method, left: factor.left } });
     }
+    // A reset waiting for this code (ADR 062): only now is the password written and every session ended.
+    if (pending.passwordHash) await applyPasswordReset(ar, user.id, pending.passwordHash);
     const callbackUrl = validateCallbackUrl(pending.callbackUrl, ar.origin) ?? `${ar.origin}/`;
     const response = await startSession(
       { ar, json, callbackUrl, setCookies: clearPendingSignIn(ar) },
       pending.method,
-      { user: toSessionUser(user), isNewUser: pending.isNewUser },
+      { user: toSessionUser(user), isNewUser: pending.isNewUser, credentialRef: pending.credentialRef },
       withSecondFactor(pending.firstFactor, factor.kind),
     );
     return { type: "response", response };

@@ -22,8 +22,6 @@ export type CodeForm = {
   minLength: number;
 };
 
-const PURPOSE_OF: Record<VerifyRequestType, "signin" | "signup" | "reset"> = { email: "signin", signup: "signup", reset: "reset" };
-
 export function verifyRequestType(value: string | null): VerifyRequestType {
   return value === "signup" || value === "reset" ? value : "email";
 }
@@ -32,10 +30,13 @@ export function verifyRequestType(value: string | null): VerifyRequestType {
 export async function codeFormFor(request: Request, type: VerifyRequestType): Promise<{ form: CodeForm | null; setCookies: (string | null)[] }> {
   const ar = authRequest(request);
   if (!ar.config.emailCode) return { form: null, setCookies: [] };
-  const pending = await readEmailCodeCookie(ar);
-  // A sign-up for an address that has an account sends a sign-in e-mail: its code is typed here too.
-  const fits = pending && (pending.purpose === PURPOSE_OF[type] || (type === "signup" && pending.purpose === "signin"));
-  if (!fits) return { form: null, setCookies: [] };
+  // The form follows what the cookie names, not the page's type parameter: a sign-up for an address
+  // that has an account sends a sign-in e-mail, and the page must look the same for both kinds of
+  // address whatever its type says (contract section 15). Sign-in and sign-up codes are typed in
+  // the same form; a reset code goes with a new password.
+  const reset = type === "reset";
+  const pending = (await readEmailCodeCookie(ar)).find((p) => (p.purpose === "reset") === reset);
+  if (!pending) return { form: null, setCookies: [] };
   const csrf = ensureCsrfToken(ar);
   const callbackUrl = pending.callbackUrl ? validateCallbackUrl(pending.callbackUrl, ar.origin) : null;
   return {

@@ -4,6 +4,7 @@
 // and wrong codes there count against the account's second-factor budget (section 10), so a
 // stolen session cannot guess its way to removing the factor.
 import { eventSource, recordEvent } from "../accounts/audit.server";
+import { notifySecurityChange } from "../accounts/security-notices.server";
 import { rateLimitedMessage } from "../core/messages.server";
 import { isSecondFactorRefusal, reserveSecondFactorAttempt, retryAfterMinutes } from "../core/limits.server";
 import type { AuthRequest } from "../core/request.server";
@@ -38,6 +39,7 @@ export async function confirmTotp(ar: AuthRequest, user: User, body: Record<stri
   const outcome = await confirmEnrolment(user.id, codeOf(body), ar.config.secrets);
   if (outcome.ok) {
     await recordEvent("two-factor-enabled", { userId: user.id, ...eventSource(ar), detail: { kind: "totp" } });
+    await notifySecurityChange(ar, user.id, { kind: "second-factor-on" });
     return { ok: true, recoveryCodes: outcome.recoveryCodes };
   }
   if (outcome.reason === "not-started") {
@@ -56,7 +58,7 @@ async function checkCurrentCode(ar: AuthRequest, user: User, body: Record<string
   if (isSecondFactorRefusal(attempt)) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(attempt.retryAfterSeconds)) };
   const factor = await spendSecondFactorCode(user.id, codeOf(body), ar.config.secrets);
   if (factor) {
-    await attempt.refund();
+    await attempt.rightCode();
     if (factor.kind === "recovery") await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { left: factor.left } });
     return null;
   }
@@ -70,6 +72,7 @@ export async function disableTotp(ar: AuthRequest, user: User, body: Record<stri
   if (refused) return refused;
   await removeSecondFactor(user.id);
   await recordEvent("two-factor-disabled", { userId: user.id, ...eventSource(ar), detail: { kind: "totp" } });
+  await notifySecurityChange(ar, user.id, { kind: "second-factor-off" });
   return { ok: true, disabled: true };
 }
 
@@ -78,5 +81,6 @@ export async function replaceRecoveryCodes(ar: AuthRequest, user: User, body: Re
   if (refused) return refused;
   const recoveryCodes = await regenerateRecoveryCodes(user.id, ar.config.secrets);
   await recordEvent("recovery-codes-replaced", { userId: user.id, ...eventSource(ar) });
+  await notifySecurityChange(ar, user.id, { kind: "recovery-codes-replaced" });
   return { ok: true, recoveryCodes };
 }

@@ -27,11 +27,18 @@ export type PendingSignIn = {
   isNewUser: boolean;
   /** When the first factor was proved (seconds since the epoch). */
   firstFactorAt: number;
+  /**
+   * A password reset waiting for the second factor (ADR 062): the new password's hash, sealed
+   * here and written only once the code is given. Null for an ordinary sign-in.
+   */
+  passwordHash: string | null;
+  /** The stored way in of the first factor (a linked account), for the session it starts. */
+  credentialRef: string | null;
 };
 
 export async function issuePendingSignIn(
   ar: AuthRequest,
-  pending: Omit<PendingSignIn, "id" | "firstFactorAt">,
+  pending: Omit<PendingSignIn, "id" | "firstFactorAt" | "passwordHash" | "credentialRef"> & { passwordHash?: string | null; credentialRef?: string | null },
   now = new Date(),
 ): Promise<string> {
   const name = ar.names.twoFactor;
@@ -43,6 +50,8 @@ export async function issuePendingSignIn(
     cb: pending.callbackUrl,
     new: pending.isNewUser,
     ft: Math.floor(now.getTime() / 1000),
+    ...(pending.passwordHash ? { pwh: pending.passwordHash } : {}),
+    ...(pending.credentialRef ? { cr: pending.credentialRef } : {}),
   };
   const sealed = await encodeJwt({ payload, secrets: ar.config.secrets, salt: name, maxAge: PENDING_SIGN_IN_MAX_AGE, now });
   return serializeCookie(name, sealed, { secure: ar.secure, maxAge: PENDING_SIGN_IN_MAX_AGE });
@@ -66,7 +75,9 @@ export async function readPendingSignIn(ar: AuthRequest, now = new Date()): Prom
   if (!id || !PENDING_ID.test(id) || !userId || !method || !firstFactor || !callbackUrl || firstFactorAt === null) return null;
   // Belt and braces beside `exp`: the first factor is never older than the pending lifetime.
   if (now.getTime() / 1000 - firstFactorAt > PENDING_SIGN_IN_MAX_AGE) return null;
-  return { id, userId, method, firstFactor, callbackUrl, isNewUser: payload.new === true, firstFactorAt };
+  const passwordHash = payload.pwh === undefined ? null : str(payload.pwh, 512);
+  if (payload.pwh !== undefined && passwordHash === null) return null;
+  return { id, userId, method, firstFactor, callbackUrl, isNewUser: payload.new === true, firstFactorAt, passwordHash, credentialRef: str(payload.cr, 128) };
 }
 
 /** Expires the pending cookie (a finished, ended or unreadable pending sign-in). */

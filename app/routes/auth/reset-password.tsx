@@ -1,54 +1,33 @@
-import { data, isRouteErrorResponse, useRouteError } from "react-router";
-import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
-import { headersWith } from "~/auth/core";
-import { resetPasswordAction, resetPasswordPageData } from "~/auth/passwords";
-import { passwordPageAnswer } from "../password-page.server";
+import { CsrfField, DocumentForm, Field } from "~/components/auth-forms";
+import { PasswordPageFrame, passwordPageErrorBoundary, type PasswordPage } from "~/components/password-page";
+import { resetPasswordAction, resetPasswordPageData, type ResetValues } from "~/auth/passwords";
+import { passwordPageData, passwordPageHeaders, passwordPagePost } from "../password-page.server";
 import type { Route } from "./+types/reset-password";
 import { useT } from "~/i18n/react";
+
+const post = passwordPagePost(resetPasswordAction);
+export const middleware: Route.MiddlewareFunction[] = post.middleware;
+export const action = post.action;
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await resetPasswordPageData(request);
   if (page.kind === "response") throw page.response;
-  return data({ csrfToken: page.csrfToken, values: page.values, formError: null, fieldErrors: {} as Record<string, string> }, { headers: headersWith(page.setCookies) });
+  return passwordPageData(page);
 }
 
-export async function action({ request }: Route.ActionArgs) {
-  return passwordPageAnswer(await resetPasswordAction(request));
-}
-
-export function headers({ parentHeaders }: Route.HeadersArgs) {
-  // The page holds a live token: never cache it.
-  const headers = new Headers(parentHeaders);
-  headers.set("Cache-Control", "private, no-store");
-  return headers;
-}
-
-type PageData = Route.ComponentProps["loaderData"];
+export const headers = (args: Route.HeadersArgs) => passwordPageHeaders(args, true);
 
 export default function ResetPassword({ loaderData }: Route.ComponentProps) {
   return <View page={loaderData} />;
 }
 
-/** A refused POST: the form again, drawn from the action's answer (see password-page.server.ts). */
-export function ErrorBoundary() {
-  const error = useRouteError();
-  if (isRouteErrorResponse(error) && error.data && typeof error.data === "object" && "values" in error.data) {
-    return <View page={error.data as PageData} />;
-  }
-  throw error;
-}
+export const ErrorBoundary = passwordPageErrorBoundary(View);
 
-function View({ page }: { page: PageData }) {
-  const { csrfToken, values, formError } = page;
+function View({ page }: { page: PasswordPage<ResetValues> }) {
+  const { csrfToken, values, formError, fieldErrors } = page;
   const t = useT();
-  const fieldErrors = page.fieldErrors as Record<string, string | undefined>;
   return (
-    <AuthCard title={t("reset.title")}>
-      {formError ? (
-        <p className="alert" role="alert">
-          {formError}
-        </p>
-      ) : null}
+    <PasswordPageFrame title={t("reset.title")} formError={formError}>
       {values.email ? <p>{t("reset.for", { address: values.email })}</p> : null}
       <DocumentForm action="/auth/reset-password" label={t("reset.submit")} pendingLabel={t("common.saving")} id="reset-password-form">
         <CsrfField token={csrfToken} />
@@ -69,6 +48,6 @@ function View({ page }: { page: PageData }) {
         />
         <p className="muted">{t("password.hint", { min: values.minLength })}</p>
       </DocumentForm>
-    </AuthCard>
+    </PasswordPageFrame>
   );
 }

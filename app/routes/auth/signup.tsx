@@ -1,47 +1,34 @@
-import { data, isRouteErrorResponse, useRouteError } from "react-router";
-import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
-import { badRequest, headersWith } from "~/auth/core";
-import { signupAction, signupPageData } from "~/auth/passwords";
-import { passwordPageAnswer } from "../password-page.server";
+import { CsrfField, DocumentForm, Field } from "~/components/auth-forms";
+import { PasswordPageFrame, passwordPageErrorBoundary, type PasswordPage } from "~/components/password-page";
+import { badRequest } from "~/auth/core";
+import { signupAction, signupPageData, type SignupValues } from "~/auth/passwords";
+import { passwordPageData, passwordPageHeaders, passwordPagePost } from "../password-page.server";
 import type { Route } from "./+types/signup";
 import { useT } from "~/i18n/react";
+
+const post = passwordPagePost(signupAction);
+export const middleware: Route.MiddlewareFunction[] = post.middleware;
+export const action = post.action;
+
+export const headers = (args: Route.HeadersArgs) => passwordPageHeaders(args);
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = signupPageData(request);
   if (!page) throw badRequest();
-  return data({ csrfToken: page.csrfToken, values: page.values, formError: null, fieldErrors: {} as Record<string, string> }, { headers: headersWith(page.setCookies) });
+  return passwordPageData(page);
 }
-
-export async function action({ request }: Route.ActionArgs) {
-  return passwordPageAnswer(await signupAction(request));
-}
-
-type PageData = Route.ComponentProps["loaderData"];
 
 export default function SignUp({ loaderData }: Route.ComponentProps) {
   return <View page={loaderData} />;
 }
 
-/** A refused POST: the form again, drawn from the action's answer (see password-page.server.ts). */
-export function ErrorBoundary() {
-  const error = useRouteError();
-  if (isRouteErrorResponse(error) && error.data && typeof error.data === "object" && "values" in error.data) {
-    return <View page={error.data as PageData} />;
-  }
-  throw error;
-}
+export const ErrorBoundary = passwordPageErrorBoundary(View);
 
-function View({ page }: { page: PageData }) {
-  const { csrfToken, values, formError } = page;
+function View({ page }: { page: PasswordPage<SignupValues> }) {
+  const { csrfToken, values, formError, fieldErrors } = page;
   const t = useT();
-  const fieldErrors = page.fieldErrors as Record<string, string | undefined>;
   return (
-    <AuthCard title={t("signup.title")}>
-      {formError ? (
-        <p className="alert" role="alert">
-          {formError}
-        </p>
-      ) : null}
+    <PasswordPageFrame title={t("signup.title")} formError={formError}>
       <DocumentForm action="/auth/signup" label={t("signup.submit")} pendingLabel={t("common.sending")} id="signup-form">
         <CsrfField token={csrfToken} />
         <input type="hidden" name="callbackUrl" value={values.callbackUrl} />
@@ -63,6 +50,6 @@ function View({ page }: { page: PageData }) {
       <p>
         {t("signup.haveAccount")} <a href="/auth/signin">{t("common.signIn")}</a>
       </p>
-    </AuthCard>
+    </PasswordPageFrame>
   );
 }

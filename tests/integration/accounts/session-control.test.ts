@@ -222,7 +222,6 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
     vi.useFakeTimers({ toFake: ["Date"], now: t0 });
     try {
       await createUser();
-      const owner = await signInAs("ada@example.com", FIREFOX);
       const thief = await signInAs("ada@example.com", CHROME);
       const thiefId = (await accountPage(thief)).sessions.find((s) => s.current)!.id;
       // Whoever holds the cookie renames the profile now and then (or calls next-auth's update()).
@@ -231,8 +230,9 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
       // The thief keeps this cookie whatever a later answer says to do with it.
       const stolenCookie = thief.get("authjs.session-token")!;
       const stolen = () => new CookieJar({ "authjs.session-token": stolenCookie });
-      // The owner ends that session.
+      // The owner signs in and ends that session (ending another session needs a recent sign-in: ADR 058).
       vi.setSystemTime(t0 + 0.6 * day);
+      const owner = await signInAs("ada@example.com", FIREFOX);
       expect(await intent(owner, { intent: "revoke-session", sessionId: thiefId })).toHaveRedirect("/account?updated=session");
       await refreshRevocations();
       expect(await sessionUser(stolen())).toBeNull();

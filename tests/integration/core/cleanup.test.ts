@@ -1,7 +1,8 @@
 // Cleanup (contract §12, docs/decisions/051) on both databases: what is deleted and what is kept
 // at each boundary, the owner's live sessions and a live rate-limit window untouched, the hourly
 // schedule, the `npm run db:cleanup` script, and on PostgreSQL one run at a time.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -11,6 +12,7 @@ import { PG_CLEANUP_LOCK_KEY, runCleanup, scheduleCleanup } from "../../../app/a
 import { createUser, signIn, withEnv } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 import { CookieJar } from "../../support/http";
+import { waitUntil } from "../../support/wait";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const DAY = 24 * 60 * 60_000;
@@ -56,6 +58,13 @@ async function seed() {
   await db.passkeyChallenge.create({ data: { challengeHash: "c-live", expires: at(1) } });
   await db.sessionRevocation.create({ data: { sessionId: "r-expired", revokedAt: at(-DAY), expires: at(-1) } });
   await db.sessionRevocation.create({ data: { sessionId: "r-live", revokedAt: at(-1), expires: at(1) } });
+  // Queued security e-mails: sent a week ago goes, sent yesterday stays; unsent a month on goes, unsent today stays.
+  const mail = (id: string, fields: { sentAt?: Date | null; createdAt: Date }) =>
+    db.mailQueue.create({ data: { id, recipient: "a@example.com", kind: "password-changed", payload: "{}", ...fields } });
+  await mail("m-sent-old", { sentAt: at(-7 * DAY), createdAt: at(-7 * DAY) });
+  await mail("m-sent-recent", { sentAt: at(-DAY), createdAt: at(-DAY) });
+  await mail("m-unsent-abandoned", { sentAt: null, createdAt: at(-30 * DAY) });
+  await mail("m-unsent-due", { sentAt: null, createdAt: at(-1) });
   return { user, other };
 }
 
@@ -65,7 +74,7 @@ describe(`cleanup (${dbLabel})`, () => {
     const result = await runCleanup(NOW);
     expect(result).toEqual({
       ran: true,
-      counts: { sessions: 4, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 1, authEvents: 1, passkeyChallenges: 1, sessionRevocations: 1 },
+      counts: { sessions: 4, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 1, authEvents: 1, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2 },
     });
     const db = testDb();
     expect((await db.session.findMany({ orderBy: { id: "asc" } })).map((s) => s.id)).toEqual(["s-jwt-revoked-live", "s-live-1ms"]);
@@ -75,9 +84,10 @@ describe(`cleanup (${dbLabel})`, () => {
     expect((await db.authEvent.findMany({ orderBy: { id: "asc" } })).map((e) => e.id)).toEqual(["e-boundary", "e-recent"]);
     expect((await db.passkeyChallenge.findMany()).map((c) => c.challengeHash)).toEqual(["c-live"]);
     expect((await db.sessionRevocation.findMany()).map((r) => r.sessionId)).toEqual(["r-live"]);
+    expect((await db.mailQueue.findMany({ orderBy: { id: "asc" } })).map((m) => m.id)).toEqual(["m-sent-recent", "m-unsent-due"]);
 
     // A second run finds nothing more.
-    expect(await runCleanup(NOW)).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0 } });
+    expect(await runCleanup(NOW)).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0 } });
   });
 
   it("deletes in batches: a backlog larger than one batch goes in one run, the live rows stay", async () => {
@@ -91,7 +101,7 @@ describe(`cleanup (${dbLabel})`, () => {
     const result = await runCleanup(NOW, { batch: 2 });
     expect(result).toEqual({
       ran: true,
-      counts: { sessions: 11, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 8, authEvents: 8, passkeyChallenges: 1, sessionRevocations: 1 },
+      counts: { sessions: 11, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 8, authEvents: 8, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2 },
     });
     expect((await db.session.findMany({ orderBy: { id: "asc" } })).map((s) => s.id)).toEqual(["s-jwt-revoked-live", "s-live-1ms"]);
     expect(await db.limitCounter.count()).toBe(2);
@@ -127,7 +137,7 @@ describe(`cleanup (${dbLabel})`, () => {
     expect(sessionsBefore).toBe(3);
 
     const result = await runCleanup();
-    expect(result).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0 } });
+    expect(result).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0 } });
     expect(await testDb().session.count()).toBe(3);
     expect(await testDb().limitCounter.findMany({ orderBy: { key: "asc" } })).toEqual(countersBefore);
   });
@@ -136,11 +146,8 @@ describe(`cleanup (${dbLabel})`, () => {
     await seed();
     const stop = scheduleCleanup({ firstDelayMs: 10, everyMs: 60_000, jitterMs: 1 });
     try {
-      const deadline = Date.now() + 10_000;
-      while ((await testDb().verificationToken.count({ where: { tokenHash: "t-expired" } })) > 0) {
-        if (Date.now() > deadline) throw new Error("the scheduled cleanup did not run");
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      // Until the scheduled run has deleted the expired token; the test's timeout bounds it.
+      await waitUntil(() => testDb().verificationToken.count({ where: { tokenHash: "t-expired" } }), (n) => n === 0);
     } finally {
       stop();
     }
@@ -152,17 +159,19 @@ describe(`cleanup (${dbLabel})`, () => {
   it("npm run db:cleanup prints what it deleted", async () => {
     const { user } = await seed();
     await testDb().session.create({ data: { id: "s-script", userId: user.id, expires: new Date(Date.now() - 1000), tokenHash: "hash-script" } });
-    const result = spawnSync(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/cleanup.ts")], {
-      cwd: root,
-      env: process.env,
-      encoding: "utf8",
-      timeout: 30_000,
-    });
+    // Asynchronously and with no time limit of its own: a loaded machine may take a while to start it.
+    const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/cleanup.ts")], { cwd: root, env: process.env });
+    const result = { stdout: "", stderr: "", status: null as number | null };
+    child.stdout.on("data", (d) => (result.stdout += d));
+    child.stderr.on("data", (d) => (result.stderr += d));
+    [result.status] = (await once(child, "close")) as [number | null];
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
-    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ expired session revocation notes, \d+ auth events older than 90 days/);
+    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ expired session revocation notes, \d+ sent or abandoned queued e-mails, \d+ auth events older than 90 days/);
     expect(await testDb().session.count({ where: { id: "s-script" } })).toBe(0);
-  });
+    // A Node process that compiles the script with tsx and opens the database: on a loaded
+    // machine it can take longer than the default test time.
+  }, 120_000);
 });
 
 describe.runIf(dbLabel === "postgres")("cleanup on PostgreSQL: one instance at a time", () => {
@@ -183,7 +192,11 @@ describe.runIf(dbLabel === "postgres")("cleanup on PostgreSQL: one instance at a
       await other.query("BEGIN");
       await other.query(`SELECT id FROM "Session" WHERE id = 's-expired-1ms' FOR UPDATE`);
       const first = runCleanup(NOW);
-      await new Promise((r) => setTimeout(r, 300));
+      // Wait until the first run holds the lock and waits on that row (not for a time).
+      await waitUntil(
+        () => testDb().$queryRawUnsafe<{ n: bigint }[]>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`),
+        (rows) => Number(rows[0]!.n) > 0,
+      );
       const second = await runCleanup(NOW);
       await other.query("COMMIT");
       const results = [await first, second];

@@ -1,4 +1,4 @@
-// Outside scripts/server.js (the dev server, this in-process handler) the root middleware gives
+// Outside server/main.ts (the dev server, this in-process handler) the root middleware gives
 // each request its id the same way: a well-formed X-Request-Id is echoed, anything else replaced.
 import { beforeAll, describe, expect, it } from "vitest";
 import { appHandler } from "../../support/app-handler";

@@ -4,7 +4,8 @@ import { sha256hex } from "../../../app/auth/core/crypto.server";
 import { encodeJwt } from "../../../app/auth/core/jwt.server";
 import { writeChunkedCookie } from "../../../app/auth/core/cookies.server";
 import { authRequest } from "../../../app/auth/core/request.server";
-import { getSession, reissueSession, revokeUserSessions } from "../../../app/auth/core/session.server";
+import { createSession, getSession, refreshSession, reissueSession, revokeUserSessions } from "../../../app/auth/core/session.server";
+import { resetRevocations } from "../../../app/auth/core/revocation.server";
 import { resetSessionCache } from "../../../app/auth/core/session-cache.server";
 import * as sessionRoute from "../../../app/routes/auth/session";
 import * as signoutRoute from "../../../app/routes/auth/signout";
@@ -139,6 +140,65 @@ describe("jwt sessions: ending the others keeps this one", () => {
     const stillLater = new Date(later.getTime() + 1_000);
     expect((await getSession(authRequest(get("/auth/session", { jar: laptop })), { now: stillLater })).session?.data.user.email).toBe("ada@example.com");
     expect((await getSession(authRequest(get("/auth/session", { jar: phone })), { now: stillLater })).session).toBeNull();
+  });
+});
+
+describe("jwt sessions: a cut-off ends every cookie issued up to its own moment", () => {
+  // A second that starts a little ahead of the clock, so every step below falls inside it.
+  const sameSecond = () => (Math.floor(Date.now() / 1000) + 10) * 1000;
+
+  it("a stolen copy of this device's cookie, issued in the same second as 'sign out of other devices', is ended while the device keeps its re-issued cookie", async () => {
+    const user = await createUser();
+    const second = sameSecond();
+    const laptop = new CookieJar();
+    laptop.apply(await createSession(authRequest(get("/", { jar: laptop })), { id: user.id, name: "Ada", email: "ada@example.com", image: null }, { now: new Date(second + 100) }));
+    // The attacker copies the laptop's cookie as it is now.
+    const stolen = new CookieJar({ "authjs.session-token": laptop.get("authjs.session-token")! });
+    const click = new Date(second + 400);
+    const ar = authRequest(get("/account", { jar: laptop }));
+    const kept = (await getSession(ar, { now: click })).session!;
+    await revokeUserSessions(user.id, { except: kept.sessionId, now: click });
+    laptop.apply(await reissueSession(ar, click));
+    const read = { now: new Date(second + 600) };
+    expect((await getSession(authRequest(get("/auth/session", { jar: stolen })), read)).session).toBeNull();
+    expect((await getSession(authRequest(get("/auth/session", { jar: laptop })), read)).session?.userId).toBe(user.id);
+    // Another instance, which knows the cut-off only from the database, agrees.
+    resetRevocations();
+    expect((await getSession(authRequest(get("/auth/session", { jar: stolen })), read)).session).toBeNull();
+    expect((await getSession(authRequest(get("/auth/session", { jar: laptop })), read)).session?.userId).toBe(user.id);
+  });
+
+  it("a cookie without a session id issued in the same second as 'sign out everywhere' is ended by it", async () => {
+    const user = await createUser();
+    const second = sameSecond();
+    const config = getConfig();
+    const token = await encodeJwt({
+      payload: { name: "Ada", email: "ada@example.com", picture: null, sub: user.id },
+      secrets: config.secrets,
+      salt: "authjs.session-token",
+      maxAge: config.sessionMaxAge,
+      now: new Date(second + 100),
+    });
+    await revokeUserSessions(user.id, { now: new Date(second + 400) });
+    const jar = new CookieJar({ "authjs.session-token": token });
+    expect((await getSession(authRequest(get("/auth/session", { jar })), { now: new Date(second + 600) })).session).toBeNull();
+  });
+
+  it("a password change's kept session survives the cut-off written in the same millisecond, and the copy taken before it does not", async () => {
+    const user = await createUser();
+    const second = sameSecond();
+    const jar = new CookieJar();
+    const sessionUser = { id: user.id, name: "Ada", email: "ada@example.com", image: null };
+    jar.apply(await createSession(authRequest(get("/", { jar })), sessionUser, { now: new Date(second + 100) }));
+    const stolen = new CookieJar({ "authjs.session-token": jar.get("authjs.session-token")! });
+    const change = new Date(second + 400);
+    const ar = authRequest(get("/account", { jar }));
+    const own = (await getSession(ar, { now: change })).session!;
+    await revokeUserSessions(user.id, { except: own.sessionId, now: change });
+    jar.apply((await refreshSession(ar, sessionUser, { now: change, kept: true })).setCookies);
+    const read = { now: new Date(second + 600) };
+    expect((await getSession(authRequest(get("/auth/session", { jar })), read)).session?.userId).toBe(user.id);
+    expect((await getSession(authRequest(get("/auth/session", { jar: stolen })), read)).session).toBeNull();
   });
 });
 

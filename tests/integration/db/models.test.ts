@@ -208,6 +208,7 @@ describe(`models on ${dbLabel}`, () => {
     await db().twoFactorCredential.create({ data: { userId: ada.id, secretSealed: "sealed" } });
     await db().recoveryCode.create({ data: { userId: ada.id, hash: "h" } });
     await db().sessionRevocation.create({ data: { sessionId: "gone", revokedAt: new Date(), expires: new Date() } });
+    await db().mailQueue.create({ data: { recipient: "a@example.com", kind: "password-changed", payload: "{}" } });
 
     await resetDatabase();
 
@@ -225,6 +226,7 @@ describe(`models on ${dbLabel}`, () => {
       db().twoFactorCredential.count(),
       db().recoveryCode.count(),
       db().sessionRevocation.count(),
+      db().mailQueue.count(),
     ]);
     expect(counts).toEqual(counts.map(() => 0));
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);

@@ -80,15 +80,21 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
     expect(await testDb().authEvent.count({ where: { type: "email-changed", userId: user.id } })).toBe(1);
   });
 
-  it("confirming on another device changes the address without signing that device in", async () => {
+  it("confirming on a device not signed in as the owner changes nothing: it asks for the owner's sign-in, then the same button works (ADR 058)", async () => {
     const { user, jar } = await signedIn(null);
     await askForChange(jar, "added@example.com");
     const phone = new CookieJar();
     const { page } = await openChangeLink(linkIn((await smtp.sink.waitFor(1))[0]!), phone);
     const res = await pressConfirm(phone, page as Page & { state: "confirm" });
-    expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ state: "changed", address: "added@example.com" });
+    expect(res.status).toBe(403);
+    const body = (await res.json()) as { state: string; error: string; url: string };
+    expect(body).toMatchObject({ state: "reauth", error: "ReauthRequired" });
+    expect(new URL(body.url).searchParams.get("callbackUrl")).toMatch(/^\/account\/email\?token=/);
     expect(res).not.toHaveSessionCookie();
+    expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).email).toBeNull();
+    // The owner signs in on the phone and presses the same button.
+    phone.apply(await createSession(authRequest(get("/")), { id: user.id, email: null, name: user.name, image: null }));
+    expect(await pressConfirm(phone, page as Page & { state: "confirm" })).toHaveRedirect("/account?updated=email");
     expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).email).toBe("added@example.com");
   });
 

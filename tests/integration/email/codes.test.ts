@@ -130,9 +130,12 @@ describe(`e-mailed codes (${dbLabel})`, () => {
     const answers = await Promise.all(Array.from({ length: 20 }, () => typeCode(jar, wrong, { csrf })));
     // Attempts are reserved before the comparison: the row never counts more than five.
     expect(answers.filter((r) => r.status === 400).length).toBeLessThanOrEqual(4);
-    for (const r of answers.filter((r) => r.status !== 400)) expect(r).toHaveErrorRedirect("Verification");
+    // The others found the request ended, or the address's budget of wrong codes spent (ten).
+    for (const r of answers.filter((r) => r.status !== 400)) expect(new URL(r.headers.get("Location")!).searchParams.get("error")).toMatch(/^(Verification|RateLimited)$/);
     expect(await testDb().verificationToken.count()).toBe(0);
-    expect(await typeCode(jar, code, { csrf })).toHaveErrorRedirect("Verification");
+    const last = await typeCode(jar, code, { csrf });
+    expect(last).toHaveErrorRedirect("Verification");
+    expect(last).not.toHaveSessionCookie();
   });
 
   it("the same code from another browser is refused, with or without email=, and does not spend the asking browser's tries", async () => {
@@ -147,10 +150,100 @@ describe(`e-mailed codes (${dbLabel})`, () => {
     expect(await typeCode(jar, code)).toHaveSessionCookie();
   });
 
-  it("a newer request from the same browser replaces the older one's code", async () => {
+  it("the honest user who pressed 'send again' types the code of the first e-mail: it signs her in, and ends the second e-mail's code and link", async () => {
     const first = await asked();
     const second = await asked(first.jar);
-    if (first.code !== second.code) expect((await typeCode(first.jar, first.code)).status).toBe(400);
+    expect(await typeCode(first.jar, first.code)).toHaveSessionCookie();
+    expect(await openLink(second.link)).toHaveErrorRedirect("Verification");
+    expect(await openLink(first.link)).toHaveErrorRedirect("Verification");
+    expect(await testDb().verificationToken.count()).toBe(0);
+  });
+
+  it("the newest e-mail's code works too, and ends the earlier e-mail's link", async () => {
+    const first = await asked();
+    const second = await asked(first.jar);
+    expect(await typeCode(first.jar, second.code)).toHaveSessionCookie();
+    expect(await openLink(first.link)).toHaveErrorRedirect("Verification");
+  });
+
+  it("the cookie names at most the last three requests of the browser; an older e-mail's code is refused", async () => {
+    const jar = new CookieJar();
+    const sent = [];
+    for (let i = 0; i < 4; i++) sent.push(await asked(jar));
+    expect(jar.get("authjs.email-code")!.length).toBeLessThan(1500);
+    const oldest = sent[0]!.code;
+    if (!sent.slice(1).some((s) => s.code === oldest)) expect((await typeCode(jar, oldest)).status).toBe(400);
+    expect(await typeCode(jar, sent[1]!.code)).toHaveSessionCookie();
+  });
+
+  it("an attacker guessing codes across new requests for one address meets the address's budget of wrong codes: RateLimited, even for the right code, the same for known and unknown addresses", async () => {
+    await testDb().user.create({ data: { email: "known@example.com", emailVerified: new Date() } });
+    for (const email of ["known@example.com", "nobody@example.com"]) {
+      let last = await asked(new CookieJar(), email);
+      let wrongs = 0;
+      // Default budget: 10 wrong codes per address per hour, across its requests (5 tries each).
+      while (wrongs < 10) {
+        const res = await typeCode(last.jar, last.code === "000000" ? "000001" : "000000");
+        wrongs++;
+        if (res.status !== 400) {
+          expect(res).toHaveErrorRedirect("Verification");
+          last = await asked(new CookieJar(), email);
+        }
+      }
+      const refused = await typeCode(last.jar, last.code);
+      expect(refused).toHaveErrorRedirect("RateLimited");
+      expect(refused.headers.get("Retry-After")).toMatch(/^\d+$/);
+      expect(refused).not.toHaveSessionCookie();
+      // Nothing was compared: the request is still there, its tries unspent by the refusal.
+      expect(await testDb().verificationToken.count({ where: { identifier: email } })).toBeGreaterThan(0);
+      await testDb().verificationToken.deleteMany();
+    }
+    // Another address is not affected.
+    const other = await asked(new CookieJar(), "other@example.com");
+    expect(await typeCode(other.jar, other.code)).toHaveSessionCookie();
+  });
+
+  it("an attacker who burns the address's budget of wrong codes from his browser does not keep the owner out: her code is refused for the hour, her link still signs her in", async () => {
+    const owner = await asked(new CookieJar(), "sam@example.com");
+    let attacker = await asked(new CookieJar(), "sam@example.com");
+    for (let wrongs = 0; wrongs < 10; wrongs++) {
+      const res = await typeCode(attacker.jar, attacker.code === "000000" ? "000001" : "000000");
+      if (res.status !== 400) attacker = await asked(new CookieJar(), "sam@example.com");
+    }
+    // Her own request was never guessed at, but the budget is the address's: the code waits an hour.
+    expect(await typeCode(owner.jar, owner.code)).toHaveErrorRedirect("RateLimited");
+    // The link is no code: it is not counted, and it signs her in wherever she opens it.
+    const phone = new CookieJar();
+    expect(await openLink(owner.link, phone)).toHaveSessionCookie();
+    expect((await sessionOf(phone))?.user.email).toBe("sam@example.com");
+  });
+
+  it("an attacker who types his own right code with the victim's request in the same cookie spends the victim's budget all the same: a guess at her code is never free", async () => {
+    // A budget of three wrong codes, so that three rounds stay within the send limits. Each round: a
+    // request for her address and one for his, named by one cookie; the code of his own e-mail is
+    // right for his request and a guess at hers.
+    configure(smtpEnv(smtp.sink.url, { AUTH_RATE_LIMIT_EMAIL_CODE_ADDRESS: "3/3600" }));
+    for (let round = 0; round < 3; round++) {
+      const jar = new CookieJar();
+      const hers = await asked(jar, "sam@example.com");
+      const his = await asked(jar, "mallory@example.com");
+      if (his.code === hers.code) continue;
+      expect(await typeCode(jar, his.code)).toHaveSessionCookie();
+    }
+    // Three guesses at her codes were compared: her budget is spent, his is untouched.
+    const owner = await asked(new CookieJar(), "sam@example.com");
+    expect(await typeCode(owner.jar, owner.code)).toHaveErrorRedirect("RateLimited");
+    const attacker = await asked(new CookieJar(), "mallory@example.com");
+    expect(await typeCode(attacker.jar, attacker.code)).toHaveSessionCookie();
+  });
+
+  it("the honest user who mistypes twice, asks again and mistypes twice more is never refused", async () => {
+    const first = await asked();
+    const wrong = first.code === "000000" ? "000001" : "000000";
+    for (let i = 0; i < 2; i++) expect((await typeCode(first.jar, wrong)).status).toBe(400);
+    const second = await asked(first.jar);
+    const wrong2 = second.code === "000000" ? "000001" : "000000";
+    for (let i = 0; i < 2; i++) expect((await typeCode(first.jar, wrong2 === first.code ? "000002" : wrong2)).status).toBe(400);
     expect(await typeCode(first.jar, second.code)).toHaveSessionCookie();
   });
 

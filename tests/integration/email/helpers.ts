@@ -7,6 +7,7 @@ import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
 import * as signinProvider from "../../../app/routes/auth/signin-provider.ts";
 import { callRoute, CookieJar, get, ORIGIN, post } from "../../support/http.ts";
 import { resetDatabase } from "../../support/db.ts";
+import { mailSenderIdle } from "../../../app/mail/queue.server.ts";
 import { startSmtpSink, type SmtpSink } from "../../support/smtp-sink.ts";
 
 const TOUCHED = new Set<string>();
@@ -103,6 +104,8 @@ export function useSmtpSink(env: Record<string, string | undefined> | null = {})
   });
   afterAll(() => holder.sink.close());
   beforeEach(async () => {
+    // A security e-mail the last test queued is sent (in the background) before the sink is emptied.
+    await mailSenderIdle();
     await resetDatabase();
     holder.sink.clear();
     if (env) configure(smtpEnv(holder.sink.url, env));

@@ -8,6 +8,7 @@ import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
 import { ALICE, startTestIdp, type TestIdp } from "../../support/idp.ts";
 import { signInThroughIdp } from "../../support/oauth-flow.ts";
+import { signIn } from "../../support/auth.ts";
 
 let idp: TestIdp;
 
@@ -65,17 +66,20 @@ describe(`/account ways to sign in (${dbLabel})`, () => {
   });
 
   test("with a password as well, the provider can be removed; its tokens are revoked first", async () => {
-    const { jar, account } = await aliceSignedIn();
+    const { jar: viaProvider, account } = await aliceSignedIn();
     await testDb().password.create({ data: { userId: account.userId, hash: await hashPassword("alice-local-password") } });
     const refreshToken = (await openToken(account.refreshToken, { provider: "oidc", providerAccountId: ALICE.sub, field: "refreshToken" }))!;
-    expect((await ways(jar)).linked[0]!.canUnlink).toBe(true);
+    expect((await ways(viaProvider)).linked[0]!.canUnlink).toBe(true);
 
-    const res = await unlink(jar, "oidc");
-    expect(res).toHaveRedirect("/account?updated=unlinked&provider=oidc");
+    // Removed from a browser that signed in with the provider: that session ends with the account
+    // (contract section 13), and the browser is sent to sign in.
+    const res = await unlink(viaProvider, "oidc");
+    expect(res).toHaveRedirect("/auth/signin?callbackUrl=%2Faccount");
     expect(await testDb().account.count()).toBe(0);
     expect((await introspectToken("oidc", refreshToken, "refresh_token")).active).toBe(false);
     expect(await testDb().authEvent.count({ where: { type: "account-unlinked", userId: account.userId } })).toBe(1);
 
+    const jar = (await signIn(new CookieJar(), ALICE.email, "alice-local-password")).jar;
     const after = await ways(jar, "/account?updated=unlinked&provider=oidc");
     expect(after.linked).toEqual([]);
     expect(after.password).toBe(true);

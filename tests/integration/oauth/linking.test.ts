@@ -57,9 +57,10 @@ for (const strategy of ["jwt", "database"] as const) {
       const { user } = await upsertCredentialsUser({ email: ALICE.email, password: "existing-password", name: "Alice Local" });
       const jar = await signedInJar(user);
       const { res } = await signInThroughIdp(jar, ALICE, { callbackUrl: "/account" });
-      // Linking is not a new user: straight to the callback URL.
+      // Linking is not a new user: straight to the callback URL, in the session the user had (ADR 058).
       expect(res).toHaveRedirect(`${ORIGIN}/account`);
-      expect(res).toHaveSessionCookie();
+      expect(res).not.toHaveSessionCookie();
+      expect((await sessionOf(jar))?.user.email).toBe(ALICE.email);
       const account = await testDb().account.findFirstOrThrow({ where: { provider: "oidc" } });
       expect(account).toMatchObject({ userId: user.id, providerAccountId: ALICE.sub });
       expect(await testDb().authEvent.count({ where: { type: "account-linked", userId: user.id } })).toBe(1);

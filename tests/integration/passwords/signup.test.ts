@@ -45,7 +45,7 @@ describe(`sign-up (${dbLabel})`, () => {
   });
 
   it("a new address: no user until the link is used; the pending row keeps only the password's hash; the link lands on /welcome signed in", async () => {
-    const { res, message } = await signedUp();
+    const { res, message, jar: asking } = await signedUp();
     expect(res).toHaveRedirect(VERIFY);
     expect(res).not.toHaveSessionCookie();
     expect(await testDb().user.count()).toBe(0);
@@ -57,7 +57,8 @@ describe(`sign-up (${dbLabel})`, () => {
     expect(message!.subject).toMatch(/Finish creating/);
     expect(message!.envelope.to).toEqual(["new@example.com"]);
 
-    const device = new CookieJar();
+    // In the browser that asked (elsewhere the link asks for a password: signup-prehijack.test.ts).
+    const device = asking;
     const opened = await openLink(linkIn(message!), device);
     expect(opened).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Faccount`);
     const user = await testDb().user.findUniqueOrThrow({ where: { email: "new@example.com" }, include: { password: true } });
@@ -168,15 +169,15 @@ describe(`sign-up (${dbLabel})`, () => {
   it("finishing one sign-up ends every other pending sign-up for that address (two tabs)", async () => {
     const first = await signedUp();
     const second = await signedUp();
-    expect(await openLink(linkIn(second.message!))).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Faccount`);
-    expect(await openLink(linkIn(first.message!))).toHaveErrorRedirect("Verification");
+    expect(await openLink(linkIn(second.message!), second.jar)).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Faccount`);
+    expect(await openLink(linkIn(first.message!), first.jar)).toHaveErrorRedirect("Verification");
     expect(await testDb().user.count()).toBe(1);
   });
 
   it("a pending sign-up whose address got an account meanwhile ends on Verification and sets nothing", async () => {
-    const { message } = await signedUp("late@example.com");
+    const { message, jar } = await signedUp("late@example.com");
     await createUser("late@example.com", "Early");
-    const res = await openLink(linkIn(message!));
+    const res = await openLink(linkIn(message!), jar);
     expect(res).toHaveErrorRedirect("Verification");
     expect(res).not.toHaveSessionCookie();
     expect((await testDb().user.findUniqueOrThrow({ where: { email: "late@example.com" } })).name).toBe("Early");

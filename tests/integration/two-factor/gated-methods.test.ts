@@ -1,6 +1,7 @@
 // Every first factor but a passkey is gated (contract §13, ADR 043): an e-mail link and an OpenID
 // Connect sign-in (the real test IdP over HTTP) for a user with TOTP on end on the second-factor
 // page without a session, and the code finishes them with the method and factors recorded.
+import { mailSenderIdle } from "../../../app/mail/queue.server.ts";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { decodeJwt } from "../../../app/auth/core/jwt.server.ts";
@@ -24,6 +25,9 @@ describe(`an e-mail link is gated (${dbLabel})`, () => {
     useStepClock();
     await createUser();
     const { secret, userId } = await enrol();
+    // The "second factor turned on" security e-mail goes out first; this test reads the link's.
+    await mailSenderIdle();
+    smtp.sink.clear();
     const asker = new CookieJar();
     await requestLink(asker, { email: "ada@example.com", callbackUrl: "/account" });
     const [message] = await smtp.sink.waitFor(1);

@@ -100,6 +100,17 @@ describe("configuration", () => {
     expect(loadConfig({ AUTH_SECRET: secret, AUTH_OIDC_ISSUER: "http://127.0.0.1:9000", AUTH_OIDC_ID: "a", AUTH_OIDC_SECRET: "b" }).oidc).toMatchObject({ name: "OpenID Connect" });
   });
 
+  it("AUTH_REAUTH_MAX_AGE: 600 s by default, 60 to 86 400 accepted, anything else refused by name; AUTH_SECURITY_EMAILS on unless false", () => {
+    expect(loadConfig({ AUTH_SECRET: secret })).toMatchObject({ reauthMaxAge: 600, securityEmails: true });
+    expect(loadConfig({ AUTH_SECRET: secret, AUTH_REAUTH_MAX_AGE: "60" }).reauthMaxAge).toBe(60);
+    expect(loadConfig({ AUTH_SECRET: secret, AUTH_REAUTH_MAX_AGE: "86400" }).reauthMaxAge).toBe(86400);
+    for (const bad of ["59", "86401", "ten", "-5", "1.5"]) {
+      expect(problems({ AUTH_SECRET: secret, AUTH_REAUTH_MAX_AGE: bad })).toEqual([expect.stringMatching(/^AUTH_REAUTH_MAX_AGE must be a whole number of seconds from 60 to 86400/)]);
+    }
+    expect(loadConfig({ AUTH_SECRET: secret, AUTH_SECURITY_EMAILS: "false" }).securityEmails).toBe(false);
+    expect(problems({ AUTH_SECRET: secret, AUTH_SECURITY_EMAILS: "no" })).toEqual([expect.stringMatching(/AUTH_SECURITY_EMAILS/)]);
+  });
+
   describe("AUTH_RATE_LIMIT_<NAME>", () => {
     it("takes <count>/<seconds> over the default and keeps the other limits", () => {
       const c = loadConfig({ AUTH_SECRET: secret, AUTH_RATE_LIMIT_CREDENTIALS_DEVICE: " 3 / 120 " });

@@ -9,12 +9,13 @@
 // what the full pipeline sends. Anything the fast path is not sure of (another path spelling, a
 // .data request, another method) goes to React Router unchanged.
 import { existsSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { createRequest, sendResponse } from "@remix-run/node-fetch-server";
-import { RouterContextProvider } from "react-router";
+import { RouterContextProvider, type ServerBuild } from "react-router";
 
 /** Paths answered here: resource routes (no component, no error boundary) of the root. */
-export const FAST_PATHS = ["/auth/session", "/auth/csrf", "/auth/providers", "/auth/_log"];
+export const FAST_PATHS: readonly string[] = ["/auth/session", "/auth/csrf", "/auth/providers", "/auth/_log"];
 
 /** Methods React Router sends to a resource route's loader (GET, HEAD) or action (POST). */
 const LOADER_METHODS = new Set(["GET", "HEAD"]);
@@ -25,43 +26,63 @@ const ACTION_METHODS = new Set(["POST"]);
  * Router must. `clientDirectory` is the static assets folder: a path that is also a file there is
  * left to the server's normal order (assets first).
  */
-export function createFastPath(build, { clientDirectory } = {}) {
-  const root = build.routes.root;
+type RouteModule = NonNullable<ServerBuild["routes"][string]>["module"];
+type Handler = NonNullable<RouteModule["loader"]>;
+type HandlerArgs = Parameters<Handler>[0];
+type Middleware = (args: HandlerArgs, next: () => Promise<Response>) => Promise<Response | undefined | void> | Response | undefined | void;
+type FastRoute = { path: string; module: RouteModule; middleware: Middleware[] };
+
+export type FastPath = ((req: IncomingMessage, res: ServerResponse) => boolean) & { paths: string[] };
+
+export function createFastPath(build: ServerBuild, { clientDirectory }: { clientDirectory?: string } = {}): FastPath {
+  const root = build.routes.root!;
   const handleError = build.entry.module.handleError;
-  const routes = new Map();
+  const routes = new Map<string, FastRoute>();
   for (const pathname of FAST_PATHS) {
-    const route = Object.values(build.routes).find((r) => r.parentId === "root" && r.path === pathname.slice(1));
+    const route = Object.values(build.routes).find((r) => r?.parentId === "root" && r.path === pathname.slice(1));
     if (!route) continue;
     const m = route.module;
     // A route that renders (or could) is a document request: React Router's alone.
     if (m.default != null || m.ErrorBoundary != null || typeof m.loader !== "function" || typeof m.action !== "function") continue;
     if (clientDirectory && existsSync(path.join(clientDirectory, pathname))) continue;
-    routes.set(pathname, { id: route.id, module: m, middleware: [...(root.module.middleware ?? []), ...(m.middleware ?? [])] });
+    routes.set(pathname, { path: pathname, module: m, middleware: [...(root.module.middleware ?? []), ...(m.middleware ?? [])] as Middleware[] });
   }
 
-  fastPath.paths = [...routes.keys()];
+  const fastPath = Object.assign(answers, { paths: [...routes.keys()] });
   return fastPath;
 
-  function fastPath(req, res) {
-    const q = req.url.indexOf("?");
-    const route = routes.get(q < 0 ? req.url : req.url.slice(0, q));
+  function answers(req: IncomingMessage, res: ServerResponse): boolean {
+    const url = req.url ?? "";
+    const q = url.indexOf("?");
+    const route = routes.get(q < 0 ? url : url.slice(0, q));
     if (!route || req.httpVersionMajor !== 1) return false;
-    const isLoader = LOADER_METHODS.has(req.method);
-    if (!isLoader && !ACTION_METHODS.has(req.method)) return false;
-    let request;
+    const method = req.method ?? "";
+    const isLoader = LOADER_METHODS.has(method);
+    if (!isLoader && !ACTION_METHODS.has(method)) return false;
+    let request: Request;
     try {
       request = createRequest(req, res);
     } catch {
       return false;
     }
-    void answer(route, isLoader ? route.module.loader : route.module.action, request, res);
+    void answer(route, (isLoader ? route.module.loader : route.module.action) as Handler, request, res);
     return true;
   }
 
-  async function answer(route, handler, request, res) {
+  async function answer(route: FastRoute, handler: Handler, request: Request, res: ServerResponse) {
     const context = new RouterContextProvider();
-    const args = { request, params: {}, context, unstable_pattern: `/${route.id}` };
-    let response;
+    // What React Router hands a resource route's middleware and loader: `url` (the request's URL,
+    // built only when read) and `pattern` (the matched path, here the path itself).
+    const args = {
+      request,
+      params: {},
+      context,
+      pattern: route.path,
+      get url() {
+        return new URL(request.url);
+      },
+    } as unknown as HandlerArgs;
+    let response: Response;
     try {
       response = await runMiddleware(route.middleware, args, async () => {
         try {
@@ -88,30 +109,30 @@ export function createFastPath(build, { clientDirectory } = {}) {
   // a Response is the answer; anything else is logged through the app's handleError and becomes
   // its production 500, which says nothing more. (These routes' loaders and actions return
   // Responses and never throw React Router's data() errors, whose JSON form is not rebuilt here.)
-  function refusal(error, args) {
+  function refusal(error: unknown, args: HandlerArgs): Response {
     if (error instanceof Response) return error;
     handleError?.(error, { request: args.request, params: args.params, context: args.context });
     return new Response("Unexpected Server Error", { status: 500, headers: { "Content-Type": "text/plain" } });
   }
 }
 
-function asResponse(result) {
-  if (result instanceof Response) return result;
+function asResponse(result: unknown): Response {
+  if (result !== undefined) return result as Response;
   if (typeof result === "string") return new Response(result);
   return Response.json(result);
 }
 
 /** React Router's middleware order: each calls next() for the rest; one that does not still gets it called. */
-async function runMiddleware(middleware, args, handler, index = 0) {
+async function runMiddleware(middleware: Middleware[], args: HandlerArgs, handler: () => Promise<Response>, index = 0): Promise<Response> {
   if (index >= middleware.length) return handler();
-  let nextResult;
+  let nextResult: Response | undefined;
   let called = false;
   const next = async () => {
     called = true;
     nextResult = await runMiddleware(middleware, args, handler, index + 1);
     return nextResult;
   };
-  const result = await middleware[index](args, next);
-  if (result !== undefined) return result;
-  return called ? nextResult : next();
+  const result = await middleware[index]!(args, next);
+  if (result !== undefined) return result as Response;
+  return called ? nextResult! : next();
 }

@@ -1,20 +1,18 @@
-// The operations part of `npm run bench` (contract §12; docs/decisions/050, 054), run after the
+// The operations part of `npm run bench` (scripts/bench.ts) (contract §12; docs/decisions/050, 054), run after the
 // speed scenarios or alone with --only=logs / --only=sizes:
 //   logs:  GET /auth/session (jwt) with logging silent vs LOG_REQUESTS=true (one access line per
 //          request, written to a pipe that is read, as a log collector would).
 //   sizes: GET /auth/session (database strategy) on PostgreSQL with 1 k, 100 k and 1 M session rows
 //          (seeded with INSERT … SELECT generate_series); p50/p99 at each size, and whether p99
 //          stays within 20 % of the smallest size's.
-// Self-contained: it starts its own servers and shares nothing with scripts/bench.ts but the build.
+// It starts its own servers (logging silent prints no ready line: it waits for /healthz) and
+// shares the client, ports and cookies with the other parts through bench/harness.ts.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+import { cookiesOf, freePort, request, root } from "./harness";
 const EMAIL = "bench-ops@example.com";
 const PASSWORD = "bench-ops-password-123";
 const SECRET = "bench-ops-secret-0123456789abcdef0123456789abcdef";
@@ -26,17 +24,6 @@ export type OpsBenchOptions = { only: "logs" | "sizes" | null; seconds: number; 
 
 type Server = { url: string; child: ChildProcess; dir: string; env: NodeJS.ProcessEnv; output: () => number };
 type Result = { rps: number; p50: number; p99: number; errors: number };
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startServer(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
@@ -52,7 +39,7 @@ async function startServer(env: Record<string, string>): Promise<Server> {
     ...env,
   };
   if (!env.DATABASE_URL) delete full.DATABASE_URL;
-  const child = spawn(process.execPath, [path.join(root, "scripts/server.js")], { env: full, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [path.join(root, "server/main.ts")], { env: full, stdio: ["ignore", "pipe", "pipe"] });
   let bytes = 0;
   let text = "";
   // Every byte is read (and counted), so logging pays for its pipe as it would in production.
@@ -78,21 +65,6 @@ function stop(server: Server) {
   server.child.kill("SIGTERM");
   rmSync(server.dir, { recursive: true, force: true });
 }
-
-function request(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
-  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
-    const req = http.request(url, { method: init.method ?? "GET", headers: init.headers, agent }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (d) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
-    req.on("error", reject);
-    req.end(init.body);
-  });
-}
-
-const cookiesOf = (h: http.IncomingHttpHeaders) => (h["set-cookie"] ?? []).map((c) => c.split(";")[0]!);
 
 async function signIn(base: string): Promise<string> {
   const c = await request(`${base}/auth/csrf`);
@@ -232,10 +204,6 @@ async function sizesBench({ seconds, connections }: OpsBenchOptions) {
 
 /** Runs the parts `only` selects (both when null); the build must exist (bench.ts makes it). */
 export async function runOpsBench(options: OpsBenchOptions) {
-  try {
-    if (options.only !== "sizes") await logsBench(options);
-    if (options.only !== "logs") await sizesBench(options);
-  } finally {
-    agent.destroy();
-  }
+  if (options.only !== "sizes") await logsBench(options);
+  if (options.only !== "logs") await sizesBench(options);
 }

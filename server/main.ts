@@ -1,9 +1,17 @@
 // `npm start`: the production build on node:http — React Router's request listener plus sirv for
 // the built assets. No framework server; an access line per request only with LOG_REQUESTS=true (docs/decisions/050).
-import { createServer } from "node:http";
+// First: when started without the memory limits, the process restarts itself with them.
+import "./memory-limits.ts";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { enableCompileCache } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import type { ServerBuild } from "react-router";
+import type * as ServerEntry from "../app/entry.server.tsx";
+
+/** A request as node:http hands it to a server: the target and method are always there. */
+type ServerRequest = IncomingMessage & { url: string; method: string };
 
 // Node keeps the compiled code of every module loaded from here on in its on-disk cache (the
 // system's temporary folder, or NODE_COMPILE_CACHE), so a restart skips most of the parsing and
@@ -33,7 +41,7 @@ const shutdownTimeoutMs = (() => {
   );
   process.exit(1);
 })();
-// The fast path for the auth JSON endpoints (scripts/fast-path.js, docs/decisions/055) is on
+// The fast path for the auth JSON endpoints (server/fast-path.ts, docs/decisions/055) is on
 // unless VESTIBULE_FAST_PATH=off: the test that compares both paths, and a way to rule it out.
 const fastPathOn = (() => {
   const raw = process.env.VESTIBULE_FAST_PATH?.trim();
@@ -42,15 +50,19 @@ const fastPathOn = (() => {
   console.error("Invalid configuration:\n  - VESTIBULE_FAST_PATH must be on or off (default on)");
   process.exit(1);
 })();
+const shutdownDrainMs = readShutdownDrainMs(shutdownTimeoutMs);
 const { default: closeWithGrace } = await import("close-with-grace");
-const { createFastPath } = await import("./fast-path.js");
+const { createFastPath } = await import("./fast-path.ts");
 
-const build = await import(path.join(root, "build/server/index.js"));
-const entry = build.entry.module;
-let config;
+// The build is plain JavaScript made by `npm run build`; the server sees the app only through its
+// entry module, whose exports are typed from app/entry.server.tsx.
+const build: ServerBuild = await import(path.join(root, "build/server/index.js"));
+const entry = build.entry.module as unknown as typeof ServerEntry;
+let config: Awaited<ReturnType<typeof entry.prepareServer>>;
 try {
   config = await entry.prepareServer((line) => entry.log("info", "migrate", { detail: line }));
-} catch (error) {
+} catch (caught) {
+  const error = caught as Error | undefined;
   // A ConfigError's message names each variable and what is wrong; no stack trace.
   console.error(error?.name === "ConfigError" ? error.message : `Startup failed: ${error?.message ?? error}`);
   process.exit(1);
@@ -60,8 +72,15 @@ const assets = sirv(path.join(root, "build/client"), {
   etag: true,
   setHeaders(res, pathname) {
     if (pathname.startsWith("/assets/")) res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+    else publicFileHeaders(res, pathname);
   },
 });
+// public/ (the site icon): fixed names, not fingerprinted, so cached long but not for ever; sirv's
+// type table has no .ico.
+function publicFileHeaders(res: ServerResponse, pathname: string): void {
+  res.setHeader("Cache-Control", "public, max-age=604800");
+  if (pathname.endsWith(".ico")) res.setHeader("Content-Type", "image/x-icon");
+}
 const handle = createRequestListener({ build, mode: process.env.NODE_ENV });
 const fastPath = fastPathOn ? createFastPath(build, { clientDirectory: path.join(root, "build/client") }) : () => false;
 // nosniff, Referrer-Policy, X-Frame-Options, COOP, HSTS on https: set first on every answer, so
@@ -74,18 +93,19 @@ const securityHeaders = Object.entries(entry.baseSecurityHeaders(config));
 // listener uses then decides the rest — a port over 65535, "[1::2::3]", "[1.2.3.4]" or
 // "999.999.999.999" have the shape but are no host.
 const HOST_HEADER = /^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
-const isHost = (value) => HOST_HEADER.test(value) && URL.canParse(`http://${value}`);
+const isHost = (value: string) => HOST_HEADER.test(value) && URL.canParse(`http://${value}`);
 
 // Probes answered here, before React Router: load balancers and orchestrators ask every few
 // seconds, and neither answer needs a route, a session or the Host header (docs/decisions/031).
 // What /readyz last answered, so that a change is logged once rather than at every probe.
-let readiness = "ready";
-const PROBES = {
+let readiness: string = "ready";
+type ProbeAnswer = { status: number; body: Record<string, string | undefined> };
+const PROBES: Record<string, () => Promise<ProbeAnswer>> = {
   "/healthz": async () => ({ status: 200, body: { status: "ok" } }),
   "/readyz": async () => {
     const result = await entry.checkReadiness();
     const now = result.ready ? "ready" : result.reason;
-    if (now !== readiness) entry.log(result.ready ? "info" : "warn", "readiness-changed", { readiness: now, error: result.error });
+    if (now !== readiness) entry.log(result.ready ? "info" : "warn", "readiness-changed", { readiness: now, error: result.ready ? undefined : result.error });
     readiness = now;
     return result.ready
       ? { status: 200, body: { status: "ready" } }
@@ -93,7 +113,7 @@ const PROBES = {
   },
 };
 
-function answerProbe(req, res, probe) {
+function answerProbe(req: ServerRequest, res: ServerResponse, probe: () => Promise<ProbeAnswer>) {
   const headers = { "Content-Type": "application/json", "Cache-Control": "no-store" };
   if (req.method !== "GET" && req.method !== "HEAD") {
     res.writeHead(405, { ...headers, Allow: "GET, HEAD" });
@@ -107,10 +127,10 @@ function answerProbe(req, res, probe) {
 }
 
 // Responses not finished yet: at shutdown each is told to close its connection when it is done.
-const inFlight = new Set();
+const inFlight = new Set<ServerResponse>();
 let shuttingDown = false;
 
-function badRequest(res) {
+function badRequest(res: ServerResponse) {
   res.writeHead(400, { "Content-Type": "application/json" });
   res.end(JSON.stringify("Bad request."));
 }
@@ -121,7 +141,7 @@ function badRequest(res) {
 // absolute-form target is a proxy's form: served as its path when it names the host the Host
 // header names (RFC 9112 lets a server take it), 400 otherwise — we are nobody's proxy.
 // Returns false when the request has been answered.
-function toOriginForm(req, res) {
+function toOriginForm(req: ServerRequest, res: ServerResponse) {
   if (req.url.startsWith("/")) return true;
   if (req.url === "*") {
     if (req.method === "OPTIONS") {
@@ -147,7 +167,7 @@ function toOriginForm(req, res) {
 // resource route as React Router's 405 saying "Unexpected Server Error". Pages answer these
 // methods' cousins (PUT, OPTIONS, …) with their own 405 page (app/entry.server.tsx).
 const ROUTER_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
-function methodNotAllowed(res) {
+function methodNotAllowed(res: ServerResponse) {
   res.writeHead(405, { "Content-Type": "application/json", Allow: "GET, HEAD, POST" });
   res.end(JSON.stringify("Method not allowed."));
 }
@@ -163,10 +183,10 @@ const MAX_HEADER_BYTES = 16 * 1024;
 // away what still arrives — nothing is kept — and close for good when the client does or after
 // LINGER_MS. docs/decisions/024.
 const LINGER_MS = 2_000;
-function lingerOnClose(socket) {
+function lingerOnClose(socket: Socket & { vestibuleLinger?: boolean; destroySoon?: () => void }) {
   if (socket.vestibuleLinger) return;
   socket.vestibuleLinger = true;
-  socket.destroySoon = function lingeringClose() {
+  socket.destroySoon = function lingeringClose(this: Socket) {
     this.end();
     this.on("data", () => {});
     this.resume();
@@ -179,26 +199,33 @@ function lingerOnClose(socket) {
 // Every request gets an id — the client's or proxy's X-Request-Id when well-formed, else a new
 // one — echoed in the answer and carried by every line logged while it is served, probes and
 // refusals included; with LOG_REQUESTS=true one access line follows each answer (docs/decisions/050).
-const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (incoming, res) => {
+  const req = incoming as ServerRequest;
   const header = req.headers["x-request-id"];
   const reqId = entry.requestIdFrom(typeof header === "string" ? header : undefined);
   res.setHeader(entry.REQUEST_ID_HEADER, reqId);
-  const started = performance.now();
-  res.once("finish", () =>
-    entry.runWithRequestId(reqId, () =>
-      entry.logRequest({ method: req.method, url: req.url, status: res.statusCode, durationMs: performance.now() - started }),
-    ),
-  );
+  // The access line's listener only when there is one to write: a closure and a listener per
+  // request otherwise (docs/decisions/069).
+  if (entry.accessLogEnabled()) {
+    const started = performance.now();
+    res.once("finish", () =>
+      entry.runWithRequestId(reqId, () =>
+        entry.logRequest({ method: req.method, url: req.url, status: res.statusCode, durationMs: performance.now() - started }),
+      ),
+    );
+  }
   entry.runWithRequestId(reqId, () => serve(req, res));
 });
 
-function serve(req, res) {
+function serve(req: ServerRequest, res: ServerResponse) {
   lingerOnClose(req.socket);
   inFlight.add(res);
   res.once("close", () => inFlight.delete(res));
   if (shuttingDown) res.setHeader("Connection", "close");
   for (const [name, value] of securityHeaders) res.setHeader(name, value);
-  const probe = PROBES[req.url.split("?", 1)[0]];
+  if (refusedWhileDraining(req, res)) return;
+  // Looked up only for a target that can be a probe: no string or array per request otherwise.
+  const probe = req.url.startsWith("/healthz") || req.url.startsWith("/readyz") ? PROBES[req.url.split("?", 1)[0]!] : undefined;
   if (probe) return answerProbe(req, res, probe);
   if (!isHost(req.headers.host ?? "")) return badRequest(res);
   if (!toOriginForm(req, res)) return;
@@ -214,36 +241,82 @@ function serve(req, res) {
 server.keepAliveTimeout = 65_000;
 // Expired rows go every hour, the first time a few minutes after the start (docs/decisions/051).
 const stopCleanup = entry.scheduleCleanup();
+// Queued security e-mails go out from every instance, each row from one (docs/decisions/059).
+const stopMailSender = entry.startMailSender();
 server.listen(port, host, () => {
   const address = server.address();
   const shown = typeof address === "object" && address ? `http://${host === "0.0.0.0" ? "localhost" : host}:${address.port}` : String(address);
   entry.log("info", "server-listening", { url: shown, message: `Vestibule listening on ${shown}` });
 });
 
+// Draining (docs/decisions/066): for SHUTDOWN_DRAIN_MS after SIGTERM/SIGINT the listener stays
+// open, /readyz answers 503 "shutdown", and GET/HEAD/OPTIONS are answered 503 with Retry-After —
+// a proxy retries those on another instance (nginx: proxy_next_upstream http_503) and takes this
+// one out of rotation — while a POST is still served here, since a proxy never resends one. Only
+// then does the listener close, when no new requests come, so no connection waiting in the
+// accept queue is reset. 0 (the default) closes the listener at once, as before.
+let draining = false;
+function readShutdownDrainMs(timeoutMs: number): number {
+  const raw = process.env.SHUTDOWN_DRAIN_MS?.trim();
+  if (!raw) return 0;
+  const value = /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
+  if (value >= 0 && value < timeoutMs) return value;
+  console.error(`Invalid configuration:\n  - SHUTDOWN_DRAIN_MS must be a whole number of milliseconds from 0 to less than SHUTDOWN_TIMEOUT_MS (${timeoutMs})`);
+  process.exit(1);
+}
+async function drainBeforeClosing(): Promise<void> {
+  if (shutdownDrainMs === 0) return;
+  draining = true;
+  entry.log("info", "shutdown-draining", { drainMs: shutdownDrainMs });
+  await new Promise((resolve) => setTimeout(resolve, shutdownDrainMs));
+}
+const SENT_ELSEWHERE_WHILE_DRAINING = new Set(["GET", "HEAD", "OPTIONS"]);
+/** Answers what a draining instance does not serve; false for what it still serves. */
+function refusedWhileDraining(req: ServerRequest, res: ServerResponse): boolean {
+  if (!draining) return false;
+  const path = req.url.split("?", 1)[0]!;
+  if (path === "/healthz") return false;
+  if (path !== "/readyz" && !SENT_ELSEWHERE_WHILE_DRAINING.has(req.method)) return false;
+  res.writeHead(503, { "Content-Type": "application/json", "Cache-Control": "no-store", "Retry-After": "1", Connection: "close" });
+  res.end(req.method === "HEAD" ? undefined : JSON.stringify(path === "/readyz" ? { status: "unavailable", reason: "shutdown" } : "Service unavailable."));
+  return true;
+}
+
 // SIGTERM/SIGINT: stop listening (new connections are refused), close idle keep-alive
 // connections, let requests in flight finish — each answer closes its connection — then close the
-// database pool and exit 0. At SHUTDOWN_TIMEOUT_MS whatever is still running is cut off: exit 1.
-// A second signal exits 1 at once. docs/decisions/032.
+// database pool and exit 0. At SHUTDOWN_TIMEOUT_MS whatever is still running is cut off (its
+// connection closed without an answer), the pool is closed and the exit is 0 too: the deadline is
+// the configured end of a stop, not a failure (contract §12). A second signal exits 1 at once.
+// docs/decisions/032.
 closeWithGrace(
   {
-    delay: shutdownTimeoutMs,
+    // The deadline is kept below, so that it ends like a drain; close-with-grace's own would exit 1.
+    delay: null,
     // Only the two stop signals; crashes and other signals keep Node's own behaviour.
     skip: ["SIGHUP", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGUSR2", "uncaughtException", "unhandledRejection", "beforeExit"],
     logger: false,
-    onTimeout: () => entry.log("warn", "shutdown-timed-out", { timeoutMs: shutdownTimeoutMs, cutOff: inFlight.size }),
     onSecondSignal: (signal) => entry.log("warn", "shutdown-forced", { signal, cutOff: inFlight.size }),
   },
   async ({ signal }) => {
     shuttingDown = true;
     stopCleanup();
+    stopMailSender();
     entry.log("info", "shutdown-started", { signal, inFlight: inFlight.size, timeoutMs: shutdownTimeoutMs });
+    await drainBeforeClosing();
     const closed = new Promise((resolve) => server.close(resolve));
     for (const res of inFlight) {
       if (!res.headersSent) res.setHeader("Connection", "close");
       // An answer already streaming keeps its connection: close it once idle.
       res.once("finish", () => setImmediate(() => server.closeIdleConnections()));
     }
-    await closed;
+    let deadline: NodeJS.Timeout | undefined;
+    // The drain counts toward the deadline: the stop ends SHUTDOWN_TIMEOUT_MS after the signal.
+    const timedOut = new Promise<"timed-out">((resolve) => (deadline = setTimeout(resolve, shutdownTimeoutMs - shutdownDrainMs, "timed-out")));
+    if ((await Promise.race([closed, timedOut])) === "timed-out") {
+      entry.log("warn", "shutdown-timed-out", { timeoutMs: shutdownTimeoutMs, cutOff: inFlight.size });
+      server.closeAllConnections();
+    }
+    clearTimeout(deadline);
     await entry.closeDb();
     entry.log("info", "shutdown-complete", {});
   },

@@ -1,0 +1,55 @@
+// The recent sign-in rule (contract section 16, ADR 058): whoever changes how the account is
+// protected — its address, password, second factor, passkeys, linked accounts, other sessions —
+// must have proved who they are moments ago, not merely hold a session cookie. A copy of a cookie
+// (a shared computer, a backup, malware, a leaked log) then cannot take the account over.
+// One window (AUTH_REAUTH_MAX_AGE), measured from the session row's authenticatedAt: the sign-in
+// (or a re-authentication), never a roll. This module knows no sign-in method.
+import { toRelative, validateCallbackUrl } from "./callback-url.server";
+import { t } from "../../i18n/t.server";
+import { requireSession, type RequiredSession } from "./page-session.server";
+import type { AuthRequest } from "./request.server";
+import { jsonResponse } from "./respond.server";
+import { sessionAuthenticatedAt, type CurrentSession } from "./session.server";
+
+/** The JSON error code of a refusal (`403 {"error":"ReauthRequired","url":…}`). */
+export const REAUTH_REQUIRED = "ReauthRequired";
+
+/**
+ * Where the user proves who they are again and comes back to `page` (a same-origin path or URL;
+ * anything else comes back to /account). The one place that builds it: a re-authentication page
+ * replaces the sign-in page here.
+ */
+export function reauthUrl(ar: AuthRequest, page: string): string {
+  const back = validateCallbackUrl(page, ar.origin) ?? `${ar.origin}/account`;
+  return `${ar.origin}${ar.config.basePath}/signin?${new URLSearchParams({ callbackUrl: toRelative(back) })}`;
+}
+
+/** Whether the session proved who it is within `maxAge` seconds (default AUTH_REAUTH_MAX_AGE). */
+export async function isRecentAuth(ar: AuthRequest, session: CurrentSession, { maxAge = ar.config.reauthMaxAge, now = new Date() } = {}) {
+  const at = await sessionAuthenticatedAt(session, now);
+  return at !== null && now.getTime() - at.getTime() < maxAge * 1000;
+}
+
+/** The JSON answer a refused change gets: `403 {"error":"ReauthRequired","url":…}`. */
+export function reauthRequiredResponse(ar: AuthRequest, page: string): Response {
+  return jsonResponse({ error: REAUTH_REQUIRED, url: reauthUrl(ar, page) }, { status: 403, noCache: true });
+}
+
+/** What a page shows beside a refused form: the sentence and the link. */
+export function reauthRefusal(ar: AuthRequest, page: string) {
+  return { formError: t("reauth.required"), reauthUrl: reauthUrl(ar, page) };
+}
+
+/**
+ * For app routes: the signed-in session when it proved who it is within `maxAge` seconds.
+ * Signed out: the sign-in redirect of requireSession. Too long ago: a thrown `403
+ * {"error":"ReauthRequired","url":…}` (the app shell's error page shows it as a "sign in again"
+ * link; a resource route passes it on as is).
+ */
+export async function requireRecentAuth(request: Request, { maxAge }: { maxAge?: number } = {}): Promise<RequiredSession> {
+  const required = await requireSession(request, { roll: false });
+  if (!(await isRecentAuth(required.ar, required.session, { maxAge }))) {
+    throw reauthRequiredResponse(required.ar, toRelative(required.ar.url.href));
+  }
+  return required;
+}

@@ -1,0 +1,58 @@
+// Which /account intents need a recent sign-in (contract section 16, ADR 058) and the refusal
+// they get past the window: the form answers 403 with the sentence and a link to sign in again;
+// a JSON client (X-Auth-Return-Redirect: 1, json=true) gets 403 {"error":"ReauthRequired","url"}.
+// Nothing is written before this check passes.
+import { data } from "react-router";
+import { isRecentAuth, readBody, reauthRefusal, reauthRequiredResponse, requireSession, verifyCsrf, type AuthRequest } from "~/auth/core";
+import type { CurrentSession } from "~/auth/core/session.server";
+import { wantsJsonRedirect } from "~/auth/core/respond.server";
+
+/** Changes to how the account is protected; "revoke-session" only for another session than this one. */
+const RECENT_AUTH_INTENTS: ReadonlySet<unknown> = new Set([
+  "change-email",
+  "password-set",
+  "password-change",
+  "password-remove",
+  "totp-start",
+  "totp-confirm",
+  "totp-disable",
+  "recovery-codes",
+  "revoke-others",
+  "revoke-all",
+]);
+
+export function needsRecentAuth(body: Record<string, unknown>, session: CurrentSession): boolean {
+  if (body.intent === "revoke-session") return body.sessionId !== session.sessionId;
+  return RECENT_AUTH_INTENTS.has(body.intent);
+}
+
+/** The refusal of `body`'s intent, or null when it may go on. */
+export async function recentAuthRefusal(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>) {
+  if (!needsRecentAuth(body, session) || (await isRecentAuth(ar, session))) return null;
+  if (wantsJsonRedirect(ar.request, body)) return reauthRequiredResponse(ar, "/account");
+  return data({ ...reauthRefusal(ar, "/account"), fieldErrors: {} }, { status: 403 });
+}
+
+/**
+ * Answers a JSON client's refused POST /account before the page renders (an action's answer is
+ * rendered into the page; this one must be the JSON itself). Everything else goes on to the action.
+ */
+export async function reauthJsonMiddleware({ request }: { request: Request }, next: () => Promise<Response>): Promise<Response> {
+  if (request.method.toUpperCase() !== "POST") return next();
+  let body: Record<string, unknown>;
+  try {
+    body = await readBody(request);
+  } catch {
+    return next();
+  }
+  if (!wantsJsonRedirect(request, body)) return next();
+  let required;
+  try {
+    required = await requireSession(request, { roll: false });
+  } catch {
+    return next();
+  }
+  if (!verifyCsrf(required.ar, body.csrfToken)) return next();
+  const refusal = await recentAuthRefusal(required.ar, required.session, body);
+  return refusal instanceof Response ? refusal : next();
+}
