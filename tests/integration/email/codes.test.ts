@@ -32,7 +32,12 @@ async function typeCode(jar: CookieJar, code: string, options: { csrf?: string |
   const csrfToken = options.csrf === undefined ? await csrfFor(jar) : options.csrf;
   const body: Record<string, string> = { code, ...options.extra };
   if (csrfToken !== null) body.csrfToken = csrfToken;
-  const res = await callRoute(callbackEmail.action, post("/auth/callback/email", body, { jar, headers: options.headers }));
+  // Through the route's middleware, as a real request goes: it answers JSON-mode clients itself.
+  const [jsonMode] = callbackEmail.middleware;
+  const res = await callRoute(
+    (args: { request: Request }) => jsonMode(args as never, () => callRoute(callbackEmail.action, args.request)),
+    post("/auth/callback/email", body, { jar, headers: options.headers }),
+  );
   jar.apply(res);
   return res;
 }
