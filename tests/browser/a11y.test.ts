@@ -378,7 +378,7 @@ beforeAll(async () => {
  * order says nothing; its link does.
  */
 async function linkTo(path: string): Promise<string> {
-  const found = (messages: { text?: string }[]) =>
+  const found = (messages: { text?: string | null }[]) =>
     messages
       .map((m) => /https?:\/\/\S+/.exec(m.text ?? "")?.[0])
       .filter((url): url is string => url !== undefined && new URL(url).pathname === path)
