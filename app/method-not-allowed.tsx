@@ -5,13 +5,16 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { matchRoutes, type EntryContext, type RouteObject } from "react-router";
 import stylesheet from "./app.css?url";
+import { formatMessage } from "./i18n/format";
+import { directionOf, messagesOf, type Locale } from "./i18n/languages.server";
+import { negotiateLocale } from "./i18n/negotiate.server";
 import { pageTitle, SITE_NAME } from "./site";
 
-const HEADING = "Method not allowed";
-
-function MethodNotAllowedPage() {
+function MethodNotAllowedPage({ locale }: { locale: Locale }) {
+  const t = (key: "methodNotAllowed.heading" | "methodNotAllowed.message" | "common.homeLink") => formatMessage(locale, messagesOf(locale), key);
+  const HEADING = t("methodNotAllowed.heading");
   return (
-    <html lang="en">
+    <html lang={locale} dir={directionOf(locale)}>
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -28,9 +31,9 @@ function MethodNotAllowedPage() {
           <main>
             <section className="card">
               <h1>{HEADING}</h1>
-              <p>This page cannot be sent that kind of request.</p>
+              <p>{t("methodNotAllowed.message")}</p>
               <p>
-                <a href="/">Go to the home page</a>
+                <a href="/">{t("common.homeLink")}</a>
               </p>
             </section>
           </main>
@@ -66,5 +69,5 @@ export function methodNotAllowed(request: Request, headers: Headers, context: En
   headers.set("Allow", allowedMethods(request, context));
   headers.set("Content-Type", "text/html; charset=utf-8");
   headers.set("Cache-Control", "no-store");
-  return new Response(`<!DOCTYPE html>${renderToStaticMarkup(<MethodNotAllowedPage />)}`, { status: 405, headers });
+  return new Response(`<!DOCTYPE html>${renderToStaticMarkup(<MethodNotAllowedPage locale={negotiateLocale(request)} />)}`, { status: 405, headers });
 }

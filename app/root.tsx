@@ -1,5 +1,5 @@
 import { useEffect } from "react";
-import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, useRouteLoaderData } from "react-router";
+import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, useLocation, useRouteLoaderData } from "react-router";
 import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
 import { getConfig, optionalSession } from "~/auth/core";
@@ -9,7 +9,12 @@ import { pageOutageRedirect } from "~/auth/core/outage.server";
 import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.server";
 import { refuseCrossOriginPost } from "~/auth/signin";
 import { pageTitle, SITE_NAME } from "./site";
-import { REAUTH_REQUIRED_MESSAGE } from "~/auth/core/errors";
+import { LanguageMenu } from "./components/language-menu";
+import { directionOf, languageChoices, pageMessages } from "./i18n/languages.server";
+import { negotiateLocale } from "./i18n/negotiate.server";
+import { I18nProvider, useLanguage as useLanguageOfPage, useT } from "./i18n/react";
+import { currentLocale, runWithLocale } from "./i18n/t.server";
+import { varyOnLanguage } from "./i18n/vary.server";
 
 // The site's icon (public/, drawn by scripts/make-favicon.ts): SVG where the browser takes it, the
 // ICO for the rest and for the /favicon.ico every browser asks for anyway.
@@ -23,7 +28,12 @@ export async function loader({ request }: Route.LoaderArgs) {
   // The layout only shows who is signed in; rolling the session is left to the page's loader
   // and GET /auth/session so one request never re-issues the cookie twice.
   const { session, headers } = await optionalSession(request, { roll: false });
-  return data({ user: session?.data.user ?? null }, { headers });
+  // The page's language (negotiated by the middleware below) and only its catalogue.
+  const locale = currentLocale();
+  return data(
+    { user: session?.data.user ?? null, locale, dir: directionOf(locale), messages: pageMessages(locale, getConfig().production), languages: languageChoices() },
+    { headers },
+  );
 }
 
 // Runs for every request React Router answers — pages, .data requests, the JSON endpoints:
@@ -35,15 +45,18 @@ export async function loader({ request }: Route.LoaderArgs) {
 // access line, as the server does for every request (docs/decisions/050); and a page that failed
 // because the database is unavailable ends on the Configuration error page (docs/decisions/052).
 // Each answer's time to its headers is observed once, by its route pattern, for /metrics (ADR 076).
+// Everything runs in the request's language (the `lang` cookie, then Accept-Language, then
+// English: docs/decisions/070), so the server's t() writes in it, and the answer says it varies.
 export const middleware: Route.MiddlewareFunction[] = [
   async ({ request, pattern }, next) => {
     const started = performance.now();
     const answer = await withRequestContext(
       request,
-      async () => {
-        const response = refuseCrossOriginPost(request) ?? pageOutageRedirect(request, await next());
-        return withHeaders(response, baseSecurityHeaders(getConfig()));
-      },
+      () =>
+        runWithLocale(negotiateLocale(request), async () => {
+          const response = refuseCrossOriginPost(request) ?? pageOutageRedirect(request, await next());
+          return varyOnLanguage(withHeaders(response, baseSecurityHeaders(getConfig())));
+        }),
       (response, name, value) => withHeaders(response, { [name]: value }),
     );
     observeRequest(pattern, request.method, answer.status, (performance.now() - started) / 1000);
@@ -61,9 +74,21 @@ export function Layout({ children }: { children: React.ReactNode }) {
   useEffect(() => {
     document.documentElement.dataset.hydrated = "true";
   }, []);
-  const user = data?.user ?? null;
   return (
-    <html lang="en">
+    <I18nProvider locale={data?.locale} dir={data?.dir} messages={data?.messages}>
+      <Page user={data?.user ?? null} languages={data?.languages ?? []}>
+        {children}
+      </Page>
+    </I18nProvider>
+  );
+}
+
+function Page({ user, languages, children }: { user: { name?: string | null } | null; languages: { code: string; name: string }[]; children: React.ReactNode }) {
+  const t = useT();
+  const { locale, dir } = useLanguageOfPage();
+  const location = useLocation();
+  return (
+    <html lang={locale} dir={dir}>
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -72,21 +97,22 @@ export function Layout({ children }: { children: React.ReactNode }) {
       </head>
       <body>
         <a className="skip-link" href="#content">
-          Skip to content
+          {t("layout.skipToContent")}
         </a>
         <header className="site-header">
           <Link to="/" className="brand">
             {SITE_NAME}
           </Link>
-          <nav aria-label="Account">
+          <nav aria-label={t("layout.navLabel")}>
             {user ? (
               <>
-                <Link to="/account">Account</Link>
-                <a href="/auth/signout">Sign out</a>
+                <Link to="/account">{t("layout.account")}</Link>
+                <a href="/auth/signout">{t("layout.signOut")}</a>
               </>
             ) : (
-              <a href="/auth/signin">Sign in</a>
+              <a href="/auth/signin">{t("layout.signIn")}</a>
             )}
+            <LanguageMenu languages={languages} current={locale} returnTo={samePagePath(location.pathname, location.search)} />
           </nav>
         </header>
         <div id="content">{children}</div>
@@ -95,6 +121,11 @@ export function Layout({ children }: { children: React.ReactNode }) {
       </body>
     </html>
   );
+}
+
+/** This page's path for the language menu to come back to; a path another origin could read as its own ("//host") is home. */
+function samePagePath(pathname: string, search: string): string {
+  return /^[/\\]{2}/.test(pathname) ? "/" : `${pathname}${search}`;
 }
 
 export default function App() {
@@ -115,6 +146,7 @@ function reauthOf(data: unknown): string | null {
 }
 
 export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
+  const t = useT();
   // Never show a stack trace or an internal message: only the status and a plain sentence.
   const status = isRouteErrorResponse(error) ? error.status : 500;
   // requireRecentAuth's refusal (ADR 058): the page says to sign in again, with the link.
@@ -122,22 +154,22 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
   if (reauth) {
     return (
       <main>
-        <title>{pageTitle("Sign in again")}</title>
+        <title>{pageTitle(t("reauth.heading"))}</title>
         <section className="card">
-          <h1>Sign in again</h1>
-          <p>{REAUTH_REQUIRED_MESSAGE}</p>
+          <h1>{t("reauth.heading")}</h1>
+          <p>{t("reauth.required")}</p>
           <p>
             <a className="button inline" href={reauth}>
-              Sign in again
+              {t("reauth.button")}
             </a>
           </p>
         </section>
       </main>
     );
   }
-  const message =
-    status === 404 ? "This page does not exist." : status === 400 ? "Bad request." : "Something went wrong on our side.";
-  const heading = status === 404 ? "Page not found" : status === 400 ? "Bad request" : "Server error";
+  const kind = status === 404 ? "notFound" : status === 400 ? "badRequest" : "server";
+  const message = t(`boundary.${kind}.message`);
+  const heading = t(`boundary.${kind}.heading`);
   // Route meta does not run for a page the boundary replaced: the <title> is rendered here.
   return (
     <main>
@@ -146,7 +178,7 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
         <h1>{heading}</h1>
         <p>{message}</p>
         <p>
-          <a href="/">Go to the home page</a>
+          <a href="/">{t("common.homeLink")}</a>
         </p>
       </section>
     </main>

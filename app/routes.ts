@@ -5,6 +5,8 @@ export default [
   route("account", "routes/account.tsx"),
   route("account/email", "routes/account-email.tsx"),
   route("welcome", "routes/welcome.tsx"),
+  // The language menu's form (contract section 17).
+  route("language", "routes/language.ts"),
 
   // The Auth.js-compatible endpoints under the base path /auth (contract §3).
   route("auth/providers", "routes/auth/providers.ts"),

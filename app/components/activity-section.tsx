@@ -1,67 +1,48 @@
-import { describeDevice } from "./device";
+import { en, type MessageKey } from "~/i18n/catalogues/en";
+import { useT, type Translate } from "~/i18n/react";
+import { useDescribeDevice } from "./device";
+import { LocalTime } from "./local-time";
+import { describeMethod } from "./sign-in-method";
 
-type Props = {
-  events: { id: string; type: string; at: string; ip: string | null; userAgent: string | null; method: string | null }[];
-};
+type Event = { id: string; type: string; at: string; ip: string | null; userAgent: string | null; method: string | null; methodType: string | null };
+type Props = { events: Event[] };
 
-/** What each AuthEvent type reads as on /account. */
-const EVENT_LABELS: Record<string, string> = {
-  signin: "Signed in",
-  "signin-failed": "Failed sign-in",
-  signout: "Signed out",
-  "session-revoked": "Session ended",
-  "session-update": "Profile changed",
-  "user-created": "Account created",
-  "account-linked": "Account linked",
-  "account-unlinked": "Account unlinked",
-  "email-sent": "E-mail sent",
-  "email-changed": "E-mail address changed",
-  "rate-limited": "Rate limited",
-  "passkey-added": "Passkey added",
-  "passkey-removed": "Passkey removed",
-  "passkey-renamed": "Passkey renamed",
-  "two-factor-enabled": "Second factor turned on",
-  "two-factor-disabled": "Second factor turned off",
-  "two-factor-failed": "Wrong second-factor code",
-  "recovery-code-used": "Recovery code used",
-  "recovery-codes-replaced": "Recovery codes replaced",
-  "password-set": "Password set",
-  "password-changed": "Password changed",
-  "password-removed": "Password removed",
-  "password-reset": "Password reset",
-  "role-changed": "Role changed",
-  "user-disabled": "Account disabled",
-  "user-enabled": "Account enabled",
-  "sessions-ended": "Sessions ended by an administrator",
-};
+/** What an AuthEvent reads as on /account: "Signed in with a password", "Passkey added (…)". */
+function describeEvent(t: Translate, { type, method, methodType }: Event): string {
+  if (type === "signin" && method) return describeMethod(t, methodType, method);
+  const key = `event.${type}`;
+  const label = Object.hasOwn(en, key) ? t(key as MessageKey) : t("event.unknown");
+  return method ? t("activity.withMethod", { event: label, method }) : label;
+}
 
 /** /account: the user's latest auth events (contract section 11). */
 export function ActivitySection({ events }: Props) {
+  const t = useT();
+  const describeDevice = useDescribeDevice();
   return (
     <section className="card" aria-labelledby="activity-heading">
-      <h2 id="activity-heading">Recent activity</h2>
+      <h2 id="activity-heading">{t("activity.heading")}</h2>
       {events.length === 0 ? (
-        <p className="muted">No activity yet.</p>
+        <p className="muted">{t("activity.none")}</p>
       ) : (
         <table id="activity">
           <thead>
             <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Event</th>
-              <th scope="col">Device</th>
-              <th scope="col">Address</th>
+              <th scope="col">{t("activity.time")}</th>
+              <th scope="col">{t("activity.event")}</th>
+              <th scope="col">{t("activity.device")}</th>
+              <th scope="col">{t("activity.address")}</th>
             </tr>
           </thead>
           <tbody>
             {events.map((e) => (
               <tr key={e.id} data-event={e.type}>
-                <td>{new Date(e.at).toUTCString()}</td>
                 <td>
-                  {EVENT_LABELS[e.type] ?? e.type}
-                  {e.method ? ` (${e.method})` : ""}
+                  <LocalTime value={e.at} />
                 </td>
+                <td>{describeEvent(t, e)}</td>
                 <td>{describeDevice(e.userAgent)}</td>
-                <td>{e.ip ?? "unknown"}</td>
+                <td>{e.ip ?? t("activity.unknownAddress")}</td>
               </tr>
             ))}
           </tbody>

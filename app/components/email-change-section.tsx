@@ -1,6 +1,7 @@
 import { Form, useNavigation } from "react-router";
 import { MAX_EMAIL_ADDRESS_LENGTH } from "~/auth/core/email-address";
 import { CsrfField, Field } from "./auth-forms";
+import { useT } from "~/i18n/react";
 
 /**
  * /account: add or change the e-mail address. The address changes only once the link mailed to
@@ -21,29 +22,30 @@ export function EmailChangeSection({
   sentTo: string | null;
   error: string | null;
 }) {
+  const t = useT();
   const navigation = useNavigation();
   const busy = navigation.state !== "idle" && navigation.formData?.get("intent") === "change-email";
-  const title = current ? "Change your e-mail address" : "Add an e-mail address";
+  const title = current ? t("emailChange.changeTitle") : t("emailChange.addTitle");
   return (
     <section className="card" aria-labelledby="email-change-heading">
       <h2 id="email-change-heading">{title}</h2>
       {sentTo ? (
         <p className="notice" role="status" id="email-change-sent">
-          We sent a link to {sentTo}. Open it to {current ? "switch to" : "add"} that address; until then nothing changes.
+          {current ? t("emailChange.sentSwitch", { address: sentTo }) : t("emailChange.sentAdd", { address: sentTo })}
         </p>
       ) : null}
       {!available ? (
-        <p className="muted">E-mail cannot be sent from this server, so the address cannot be changed here.</p>
+        <p className="muted">{t("emailChange.unavailable")}</p>
       ) : (
         <Form method="post" id="email-change-form">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="change-email" />
           {current && !verified ? (
-            <p className="muted">Your current address is not verified yet: enter it to get a link that verifies it.</p>
+            <p className="muted">{t("emailChange.notVerified")}</p>
           ) : null}
           <Field
             id="email-change-input"
-            label={current ? "New e-mail address" : "E-mail address"}
+            label={current ? t("emailChange.newLabel") : t("emailChange.label")}
             name="email"
             type="email"
             autoComplete="email"
@@ -52,7 +54,7 @@ export function EmailChangeSection({
             error={error}
           />
           <button type="submit" className="button inline" aria-disabled={busy || undefined}>
-            {busy ? "Sending…" : "Send me a link"}
+            {busy ? t("common.sending") : t("emailChange.send")}
           </button>
         </Form>
       )}

@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { useT } from "~/i18n/react";
 import { CsrfField, DocumentForm, Field } from "./auth-forms";
 
 export type CodeFormProps = {
@@ -22,13 +23,14 @@ export function EmailCodeForm({
   codeError?: ReactNode;
   passwordError?: ReactNode;
 }) {
+  const t = useT();
   return (
-    <DocumentForm action={form.action} label={form.withPassword ? "Set new password" : "Continue"} pendingLabel="Checking…" id="email-code-form">
+    <DocumentForm action={form.action} label={form.withPassword ? t("emailCode.setPassword") : t("common.continue")} pendingLabel={t("common.checking")} id="email-code-form">
       <CsrfField token={form.csrfToken} />
       {form.callbackUrl ? <input type="hidden" name="callbackUrl" value={form.callbackUrl} /> : null}
       <Field
         id="email-code-input"
-        label="Code from the e-mail"
+        label={t("emailCode.label")}
         name="code"
         type="text"
         inputMode="numeric"
@@ -41,7 +43,7 @@ export function EmailCodeForm({
       {form.withPassword ? (
         <Field
           id="email-code-password"
-          label="New password"
+          label={t("emailCode.newPassword")}
           name="password"
           type="password"
           autoComplete="new-password"

@@ -1,5 +1,6 @@
 import { Form } from "react-router";
 import { CsrfField, DocumentForm } from "./auth-forms";
+import { useT } from "~/i18n/react";
 
 type Props = {
   csrfToken: string;
@@ -15,17 +16,18 @@ type Props = {
  * in; removing one is offered only while another way remains (the server checks again).
  */
 export function LinkedAccountsSection({ csrfToken, password, emailLink, linked, linkable, notice }: Props) {
+  const t = useT();
   return (
     <section className="card" aria-labelledby="methods-heading">
-      <h2 id="methods-heading">Ways to sign in</h2>
+      <h2 id="methods-heading">{t("methods.heading")}</h2>
       {notice ? (
         <p className="notice" role="status" id="linked-accounts-notice">
           {notice}
         </p>
       ) : null}
       <ul id="linked-accounts">
-        {password ? <li>Password</li> : null}
-        {emailLink ? <li>E-mail link</li> : null}
+        {password ? <li>{t("methods.password")}</li> : null}
+        {emailLink ? <li>{t("methods.emailLink")}</li> : null}
         {linked.map((a) => (
           <li key={a.provider} data-provider={a.provider}>
             <span>{a.name}</span>{" "}
@@ -35,11 +37,11 @@ export function LinkedAccountsSection({ csrfToken, password, emailLink, linked, 
                 <input type="hidden" name="intent" value="unlink-account" />
                 <input type="hidden" name="provider" value={a.provider} />
                 <button type="submit" className="button secondary inline">
-                  Remove {a.name}
+                  {t("methods.remove", { name: a.name })}
                 </button>
               </Form>
             ) : (
-              <span className="muted"> (your only way to sign in)</span>
+              <span className="muted">{t("methods.onlyWay")}</span>
             )}
           </li>
         ))}
@@ -47,7 +49,7 @@ export function LinkedAccountsSection({ csrfToken, password, emailLink, linked, 
       {linkable.length ? (
         <div className="stack" id="link-accounts">
           {linkable.map((p) => (
-            <DocumentForm key={p.id} action={p.signinUrl} label={`Link ${p.name}`} pendingLabel={`Redirecting to ${p.name}…`}>
+            <DocumentForm key={p.id} action={p.signinUrl} label={t("methods.link", { name: p.name })} pendingLabel={t("signin.redirectingTo", { name: p.name })}>
               <CsrfField token={csrfToken} />
               <input type="hidden" name="callbackUrl" value={`/account?updated=linked&provider=${encodeURIComponent(p.id)}`} />
             </DocumentForm>

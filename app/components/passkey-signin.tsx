@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { useT } from "~/i18n/react";
 import { isCancelled, passkeysSupported, signInWithPasskey } from "./passkey-client";
 
 /**
@@ -8,6 +9,7 @@ import { isCancelled, passkeysSupported, signInWithPasskey } from "./passkey-cli
  * form on the page works either way.
  */
 export function PasskeySignIn({ csrfToken, callbackUrl }: { csrfToken: string; callbackUrl: string }) {
+  const t = useT();
   const [support, setSupport] = useState<"unknown" | "yes" | "no">("unknown");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -31,7 +33,7 @@ export function PasskeySignIn({ csrfToken, callbackUrl }: { csrfToken: string; c
   if (support !== "yes") {
     return (
       <p className="muted" data-passkey-unavailable>
-        {support === "no" ? "This browser cannot sign in with a passkey." : "Signing in with a passkey needs JavaScript."}
+        {support === "no" ? t("passkey.signinNoBrowser") : t("passkey.signinNeedsJs")}
       </p>
     );
   }
@@ -42,13 +44,13 @@ export function PasskeySignIn({ csrfToken, callbackUrl }: { csrfToken: string; c
       await signInWithPasskey(csrfToken, callbackUrl);
     } catch (e) {
       setBusy(false);
-      if (!isCancelled(e)) setError("Signing in with a passkey did not work. Try again, or use another way below.");
+      if (!isCancelled(e)) setError(t("passkey.signinFailed"));
     }
   };
   return (
     <div className="stack">
       <button type="button" className="button" id="passkey-signin" onClick={start} aria-disabled={busy || undefined}>
-        {busy ? "Waiting for your passkey…" : "Sign in with a passkey"}
+        {busy ? t("passkey.waiting") : t("passkey.signin")}
       </button>
       {error ? (
         <p className="alert" role="alert" id="passkey-error">

@@ -1,6 +1,8 @@
 import { useEffect, useState } from "react";
 import { Form } from "react-router";
+import { useT, type Translate } from "~/i18n/react";
 import { CsrfField } from "./auth-forms";
+import { LocalTime } from "./local-time";
 import { isCancelled, OptionsRefused, passkeysSupported, registerPasskey } from "./passkey-client";
 
 export type PasskeyRow = { id: string; name: string; createdAt: string; lastUsedAt: string | null; deviceType: string; backedUp: boolean };
@@ -19,14 +21,24 @@ type Props = {
   renameError: { passkeyId: string; message: string } | null;
 };
 
-const describeKind = (p: PasskeyRow) =>
-  `${p.deviceType === "multiDevice" ? "Synced passkey" : "Device-bound passkey"}${p.backedUp ? ", backed up" : ""}`;
+const describeKind = (t: Translate, p: PasskeyRow) => {
+  const kind = p.deviceType === "multiDevice" ? t("passkey.synced") : t("passkey.deviceBound");
+  return p.backedUp ? t("passkey.backedUp", { kind }) : kind;
+};
+
+/** The server's refusals of an added passkey (its JSON text, English by the contract) in the page's language. */
+const REFUSALS: Record<string, "passkey.refusedSignIn" | "passkey.refusedSignInAgain" | "passkey.refusedSecondFactor"> = {
+  "Sign in to add a passkey.": "passkey.refusedSignIn",
+  "Sign in again to add a passkey.": "passkey.refusedSignInAgain",
+  "Sign in again with your authenticator code to add a passkey.": "passkey.refusedSecondFactor",
+};
 
 /**
  * The "Add a passkey" button. Passkeys need JavaScript (the browser's WebAuthn call): without it,
  * or in a browser without WebAuthn, the button is not there and a sentence says so.
  */
-export function AddPasskeyButton({ csrfToken, label = "Add a passkey", callbackUrl = "/account?updated=passkey-added" }: { csrfToken: string; label?: string; callbackUrl?: string }) {
+export function AddPasskeyButton({ csrfToken, label, callbackUrl = "/account?updated=passkey-added" }: { csrfToken: string; label?: string; callbackUrl?: string }) {
+  const t = useT();
   const [support, setSupport] = useState<"unknown" | "yes" | "no">("unknown");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -39,7 +51,7 @@ export function AddPasskeyButton({ csrfToken, label = "Add a passkey", callbackU
   if (support !== "yes") {
     return (
       <p className="muted" data-passkey-unavailable>
-        {support === "no" ? "This browser cannot use passkeys." : "Adding a passkey needs JavaScript."}
+        {support === "no" ? t("passkey.noBrowser") : t("passkey.needsJs")}
       </p>
     );
   }
@@ -51,13 +63,16 @@ export function AddPasskeyButton({ csrfToken, label = "Add a passkey", callbackU
     } catch (e) {
       setBusy(false);
       // A refusal the server explains (a session that has not passed the second factor, ADR 045) says why.
-      if (!isCancelled(e)) setError(e instanceof OptionsRefused && e.reason ? e.reason : "The passkey could not be added. Try again.");
+      if (!isCancelled(e)) {
+        const reason = e instanceof OptionsRefused && e.reason ? e.reason : null;
+        setError(reason && Object.hasOwn(REFUSALS, reason) ? t(REFUSALS[reason]!) : (reason ?? t("passkey.addFailed")));
+      }
     }
   };
   return (
     <div>
       <button type="button" className="button inline" id="add-passkey" onClick={add} aria-disabled={busy || undefined}>
-        {busy ? "Waiting for your passkey…" : label}
+        {busy ? t("passkey.waiting") : (label ?? t("passkey.add"))}
       </button>
       {error ? (
         <p className="alert" role="alert" id="add-passkey-error">
@@ -70,23 +85,21 @@ export function AddPasskeyButton({ csrfToken, label = "Add a passkey", callbackU
 
 /** /account: the user's passkeys (contract §13), renamed and removed by plain forms. */
 export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, signInAgain, signInAgainUrl, notice, renameError }: Props) {
+  const t = useT();
   if (!enabled && passkeys.length === 0) return null;
   return (
     <section className="card" aria-labelledby="passkeys-heading" id="passkeys">
-      <h2 id="passkeys-heading">Passkeys</h2>
+      <h2 id="passkeys-heading">{t("passkey.heading")}</h2>
       {notice ? (
         <p className="notice" role="status" id="passkeys-notice">
           {notice}
         </p>
       ) : null}
       {offer ? (
-        <p id="passkey-offer">
-          <strong>Add a passkey for next time:</strong> sign in with your fingerprint, face or screen lock instead of a password or
-          e-mail.
-        </p>
+        <p id="passkey-offer">{t.rich("passkey.offer", { strong: (c) => <strong>{c}</strong> })}</p>
       ) : null}
       {passkeys.length === 0 ? (
-        <p className="muted">You have no passkeys yet.</p>
+        <p className="muted">{t("passkey.none")}</p>
       ) : (
         <ul className="sessions" id="passkey-list">
           {passkeys.map((p) => {
@@ -97,15 +110,18 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
                 <div>
                   <div data-passkey-name>{p.name}</div>
                   <div className="muted">
-                    {describeKind(p)} · added {new Date(p.createdAt).toUTCString()} · last used{" "}
-                    {p.lastUsedAt ? new Date(p.lastUsedAt).toUTCString() : "never"}
+                    {t.rich("passkey.details", {
+                      kind: describeKind(t, p),
+                      added: <LocalTime value={p.createdAt} />,
+                      lastUsed: p.lastUsedAt ? <LocalTime value={p.lastUsedAt} /> : t("time.never"),
+                    })}
                   </div>
                 </div>
                 <Form method="post" className="inline-form">
                   <CsrfField token={csrfToken} />
                   <input type="hidden" name="intent" value="passkey-rename" />
                   <input type="hidden" name="passkeyId" value={p.id} />
-                  <label htmlFor={inputId}>Name for {p.name}</label>
+                  <label htmlFor={inputId}>{t("passkey.nameFor", { name: p.name })}</label>
                   <input
                     id={inputId}
                     name="name"
@@ -122,7 +138,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
                     </p>
                   ) : null}
                   <button type="submit" className="button secondary inline">
-                    Rename
+                    {t("passkey.rename")}
                   </button>
                 </Form>
                 <Form method="post" className="inline-form">
@@ -130,7 +146,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
                   <input type="hidden" name="intent" value="passkey-remove" />
                   <input type="hidden" name="passkeyId" value={p.id} />
                   <button type="submit" className="button danger inline">
-                    Remove {p.name}
+                    {t("passkey.remove", { name: p.name })}
                   </button>
                 </Form>
               </li>
@@ -140,11 +156,10 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
       )}
       {enabled && signInAgain ? (
         <p id="passkey-sign-in-again">
-          To add a passkey, <a href={signInAgainUrl}>sign in again</a>: adding one needs a sign-in from the last few
-          minutes.
+          {t.rich("passkey.signInAgain", { link: (c) => <a href={signInAgainUrl}>{c}</a> })}
         </p>
       ) : enabled ? (
-        <AddPasskeyButton csrfToken={csrfToken} label={offer ? "Add a passkey for next time" : "Add a passkey"} />
+        <AddPasskeyButton csrfToken={csrfToken} label={offer ? t("passkey.addForNextTime") : t("passkey.add")} />
       ) : null}
     </section>
   );

@@ -1,5 +1,6 @@
 import { Form, useNavigation } from "react-router";
 import { CsrfField, Field } from "./auth-forms";
+import { useT } from "~/i18n/react";
 
 export type PasswordSectionError = {
   intent: string;
@@ -22,25 +23,26 @@ export function PasswordSection({
   minLength: number;
   error: PasswordSectionError;
 }) {
+  const t = useT();
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const errorFor = (intent: string, field: string) => {
     if (!error || error.intent !== intent || error.field !== field) return null;
     return error.message;
   };
-  const hint = `At least ${minLength} characters. Long phrases of unrelated words are good; common passwords are refused.`;
+  const hint = t("password.hint", { min: minLength });
   return (
     <section className="card" aria-labelledby="password-heading">
-      <h2 id="password-heading">Password</h2>
+      <h2 id="password-heading">{t("password.heading")}</h2>
       {!hasPassword ? (
         <Form method="post" id="password-set-form">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="password-set" />
-          <p className="muted">You can sign in without a password. Set one to also sign in with your e-mail address and a password.</p>
-          <Field id="password-set-input" label="New password" name="password" type="password" autoComplete="new-password" required minLength={minLength} error={errorFor("password-set", "password")} />
+          <p className="muted">{t("password.noneYet")}</p>
+          <Field id="password-set-input" label={t("password.new")} name="password" type="password" autoComplete="new-password" required minLength={minLength} error={errorFor("password-set", "password")} />
           <p className="muted">{hint}</p>
           <button type="submit" className="button inline" aria-disabled={busy("password-set") || undefined}>
-            {busy("password-set") ? "Saving…" : "Set password"}
+            {busy("password-set") ? t("common.saving") : t("password.set")}
           </button>
         </Form>
       ) : (
@@ -48,21 +50,23 @@ export function PasswordSection({
           <Form method="post" id="password-change-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="password-change" />
-            <h3>Change your password</h3>
-            <Field id="password-change-current" label="Current password" name="currentPassword" type="password" autoComplete="current-password" required error={errorFor("password-change", "currentPassword")} />
-            <Field id="password-change-new" label="New password" name="password" type="password" autoComplete="new-password" required minLength={minLength} error={errorFor("password-change", "password")} />
-            <p className="muted">{hint} Every other device is signed out.</p>
+            <h3>{t("password.changeHeading")}</h3>
+            <Field id="password-change-current" label={t("password.current")} name="currentPassword" type="password" autoComplete="current-password" required error={errorFor("password-change", "currentPassword")} />
+            <Field id="password-change-new" label={t("password.new")} name="password" type="password" autoComplete="new-password" required minLength={minLength} error={errorFor("password-change", "password")} />
+            <p className="muted">
+              {hint} {t("password.othersSignedOut")}
+            </p>
             <button type="submit" className="button inline" aria-disabled={busy("password-change") || undefined}>
-              {busy("password-change") ? "Saving…" : "Change password"}
+              {busy("password-change") ? t("common.saving") : t("password.change")}
             </button>
           </Form>
           <Form method="post" id="password-remove-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="password-remove" />
-            <h3>Remove your password</h3>
-            <Field id="password-remove-current" label="Current password" name="currentPassword" type="password" autoComplete="current-password" required error={errorFor("password-remove", "currentPassword")} />
+            <h3>{t("password.removeHeading")}</h3>
+            <Field id="password-remove-current" label={t("password.current")} name="currentPassword" type="password" autoComplete="current-password" required error={errorFor("password-remove", "currentPassword")} />
             <button type="submit" className="button inline danger" aria-disabled={busy("password-remove") || undefined}>
-              {busy("password-remove") ? "Removing…" : "Remove password"}
+              {busy("password-remove") ? t("common.removing") : t("password.remove")}
             </button>
           </Form>
         </>

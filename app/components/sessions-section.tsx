@@ -1,25 +1,21 @@
 import { Form } from "react-router";
+import { useT, type Translate } from "~/i18n/react";
 import { CsrfField } from "./auth-forms";
-import { describeDevice } from "./device";
+import { useDescribeDevice } from "./device";
+import { LocalTime } from "./local-time";
+import { describeMethod } from "./sign-in-method";
 
 type Props = {
   csrfToken: string;
-  sessions: { id: string; current: boolean; userAgent: string | null; method: string | null; factors: string[]; createdAt: string; lastUsedAt: string }[];
+  sessions: { id: string; current: boolean; userAgent: string | null; method: string | null; methodType: string | null; factors: string[]; createdAt: string; lastUsedAt: string }[];
 };
 
 /** What each recorded factor (the session's amr-like names) was, in the owner's words. */
-const FACTOR_LABELS: Readonly<Record<string, string>> = {
-  pwd: "password",
-  email: "e-mail link",
-  fed: "another site's sign-in",
-  hwk: "passkey",
-  otp: "authenticator code",
-  rcv: "recovery code",
-};
+const FACTOR_KEYS = { pwd: "factor.pwd", email: "factor.email", fed: "factor.fed", hwk: "factor.hwk", otp: "factor.otp", rcv: "factor.rcv" } as const;
 
 /** "password + authenticator code", or null when the sign-in recorded none we can name. */
-function describeFactors(factors: readonly string[]): string | null {
-  const named = factors.map((f) => FACTOR_LABELS[f]).filter((label): label is string => Boolean(label));
+function describeFactors(t: Translate, factors: readonly string[]): string | null {
+  const named = factors.filter((f): f is keyof typeof FACTOR_KEYS => Object.hasOwn(FACTOR_KEYS, f)).map((f) => t(FACTOR_KEYS[f]));
   return named.length ? named.join(" + ") : null;
 }
 
@@ -29,24 +25,27 @@ function describeFactors(factors: readonly string[]): string | null {
  * forms: they work without JavaScript.
  */
 export function SessionsSection({ csrfToken, sessions }: Props) {
+  const t = useT();
+  const describeDevice = useDescribeDevice();
   const others = sessions.some((s) => !s.current);
   return (
     <section className="card" aria-labelledby="sessions-heading">
-      <h2 id="sessions-heading">Where you are signed in</h2>
+      <h2 id="sessions-heading">{t("sessions.heading")}</h2>
       <ul className="sessions" id="sessions">
         {sessions.map((s) => (
           <li key={s.id} data-session-id={s.id} data-current={s.current || undefined}>
             <div>
               <div>
-                {describeDevice(s.userAgent)} {s.current ? <span className="badge">This device</span> : null}
+                {describeDevice(s.userAgent)} {s.current ? <span className="badge">{t("sessions.thisDevice")}</span> : null}
               </div>
               <div className="muted">
-                {s.method ? `Signed in with ${s.method}, ` : "Signed in "}
-                {new Date(s.createdAt).toUTCString()} · last used {new Date(s.lastUsedAt).toUTCString()}
+                {s.method
+                  ? t.rich("sessions.signedInWith", { method: describeMethod(t, s.methodType, s.method), created: <LocalTime value={s.createdAt} />, lastUsed: <LocalTime value={s.lastUsedAt} /> })
+                  : t.rich("sessions.signedIn", { created: <LocalTime value={s.createdAt} />, lastUsed: <LocalTime value={s.lastUsedAt} /> })}
               </div>
-              {describeFactors(s.factors) ? (
+              {describeFactors(t, s.factors) ? (
                 <div className="muted" data-factors={s.factors.join(" ")}>
-                  Proved with {describeFactors(s.factors)}
+                  {t("sessions.provedWith", { factors: describeFactors(t, s.factors) })}
                 </div>
               ) : null}
             </div>
@@ -55,7 +54,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
               <input type="hidden" name="intent" value="revoke-session" />
               <input type="hidden" name="sessionId" value={s.id} />
               <button type="submit" className="button secondary inline">
-                Sign out of {s.current ? "this device" : "that device"}
+                {s.current ? t("sessions.signOutThis") : t("sessions.signOutThat")}
               </button>
             </Form>
           </li>
@@ -66,7 +65,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="revoke-others" />
           <button type="submit" className="button secondary inline">
-            Sign out of every other device
+            {t("sessions.signOutOthers")}
           </button>
         </Form>
       ) : null}
@@ -74,7 +73,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
         <CsrfField token={csrfToken} />
         <input type="hidden" name="intent" value="revoke-all" />
         <button type="submit" className="button danger inline">
-          Sign out everywhere
+          {t("sessions.signOutAll")}
         </button>
       </Form>
     </section>

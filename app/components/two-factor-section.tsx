@@ -1,5 +1,6 @@
 import { Form } from "react-router";
 import { CsrfField, Field } from "./auth-forms";
+import { useT } from "~/i18n/react";
 
 type Setup = { secret: string; uri: string; qr: { size: number; path: string } };
 
@@ -18,11 +19,12 @@ type Props = {
 
 /** The otpauth URI as a QR code the server drew (no script, no image request). */
 function QrCode({ qr }: { qr: Setup["qr"] }) {
+  const t = useT();
   return (
     <svg
       className="qr-code"
       role="img"
-      aria-label="QR code of the setup key"
+      aria-label={t("twoFactor.qrLabel")}
       viewBox={`0 0 ${qr.size} ${qr.size}`}
       width={qr.size * 5}
       height={qr.size * 5}
@@ -49,16 +51,14 @@ function CodeForm({ csrfToken, intent, id, label, button, error }: { csrfToken: 
 
 /** /account: the TOTP second factor (contract §11, §13): turn it on, replace the recovery codes, turn it off. */
 export function TwoFactorSection({ csrfToken, enabled, recoveryCodesLeft, setup, recoveryCodes, intent, codeError }: Props) {
+  const t = useT();
   const errorFor = (name: string) => (intent === name ? codeError : null);
   return (
     <section className="card" aria-labelledby="two-factor-heading" id="two-factor">
-      <h2 id="two-factor-heading">Two-step verification</h2>
+      <h2 id="two-factor-heading">{t("twoFactor.title")}</h2>
       {recoveryCodes ? (
         <div id="recovery-codes">
-          <p role="status">
-            <strong>Save these recovery codes now.</strong> Each works once, when your authenticator app is not at hand. They are not
-            shown again.
-          </p>
+          <p role="status">{t.rich("twoFactor.saveCodes", { strong: (c) => <strong>{c}</strong> })}</p>
           <ul className="recovery-codes">
             {recoveryCodes.map((code) => (
               <li key={code}>
@@ -71,29 +71,28 @@ export function TwoFactorSection({ csrfToken, enabled, recoveryCodesLeft, setup,
       {enabled || (recoveryCodes && intent === "totp-confirm") ? (
         <>
           <p id="two-factor-status">
-            On: signing in with a password, an e-mail link or another provider also asks for a code from your authenticator app.{" "}
-            {recoveryCodes ? null : `${recoveryCodesLeft} recovery ${recoveryCodesLeft === 1 ? "code" : "codes"} left.`}
+            {t("twoFactor.on")} {recoveryCodes ? null : t("twoFactor.codesLeft", { n: recoveryCodesLeft })}
           </p>
-          <CodeForm csrfToken={csrfToken} intent="recovery-codes" id="recovery-codes-code" label="Current code (for new recovery codes)" button="Replace recovery codes" error={errorFor("recovery-codes")} />
-          <CodeForm csrfToken={csrfToken} intent="totp-disable" id="totp-disable-code" label="Current code (to turn it off)" button="Turn off two-step verification" error={errorFor("totp-disable")} />
+          <CodeForm csrfToken={csrfToken} intent="recovery-codes" id="recovery-codes-code" label={t("twoFactor.replaceLabel")} button={t("twoFactor.replaceButton")} error={errorFor("recovery-codes")} />
+          <CodeForm csrfToken={csrfToken} intent="totp-disable" id="totp-disable-code" label={t("twoFactor.disableLabel")} button={t("twoFactor.disableButton")} error={errorFor("totp-disable")} />
         </>
       ) : setup ? (
         <div id="totp-setup">
-          <p>Scan this QR code with your authenticator app, or enter the setup key by hand.</p>
+          <p>{t("twoFactor.scan")}</p>
           <QrCode qr={setup.qr} />
           <p>
-            Setup key: <code data-totp-secret={setup.secret}>{setup.secret}</code>
+            {t("twoFactor.setupKey")} <code data-totp-secret={setup.secret}>{setup.secret}</code>
           </p>
-          <CodeForm csrfToken={csrfToken} intent="totp-confirm" id="totp-confirm-code" label="Code from the app" button="Turn on" error={errorFor("totp-confirm")} />
+          <CodeForm csrfToken={csrfToken} intent="totp-confirm" id="totp-confirm-code" label={t("twoFactor.appCodeLabel")} button={t("twoFactor.turnOn")} error={errorFor("totp-confirm")} />
         </div>
       ) : (
         <>
-          <p id="two-factor-status">Off: a password, an e-mail link or another provider alone signs you in.</p>
+          <p id="two-factor-status">{t("twoFactor.off")}</p>
           <Form method="post" id="totp-start-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="totp-start" />
             <button type="submit" className="button inline">
-              Set up an authenticator app
+              {t("twoFactor.setUp")}
             </button>
           </Form>
         </>

@@ -1,6 +1,9 @@
 // The messages Vestibule sends. Each has a plain-text part that reads on its own and an HTML part
 // that is one column, declares its language, has real text in the link (never "click here"),
-// keeps the full URL visible for copying, and works with images and styles turned off.
+// keeps the full URL visible for copying, and works with images and styles turned off. Every
+// text is in the language of the request that sends the message (app/i18n/t.server.ts), and the
+// HTML part declares that language and its direction.
+import { currentDirection, currentLocale, t } from "../i18n/t.server";
 import type { MailMessage } from "./types";
 
 import { SITE_NAME } from "../site";
@@ -13,11 +16,15 @@ function escapeHtml(value: string): string {
 
 /** 86400 → "24 hours", 900 → "15 minutes", 90 → "1 minute" (rounded down, never "0"). */
 export function describeLifetime(seconds: number): string {
-  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
-  if (seconds % 86400 === 0 && seconds >= 7 * 86400) return plural(seconds / 86400, "day");
-  if (seconds >= 3600 && seconds % 3600 === 0) return plural(seconds / 3600, "hour");
-  if (seconds >= 3600) return `${plural(Math.floor(seconds / 3600), "hour")} and ${plural(Math.floor((seconds % 3600) / 60), "minute")}`;
-  return plural(Math.max(1, Math.floor(seconds / 60)), "minute");
+  if (seconds % 86400 === 0 && seconds >= 7 * 86400) return t("lifetime.days", { n: seconds / 86400 });
+  if (seconds >= 3600 && seconds % 3600 === 0) return t("lifetime.hours", { n: seconds / 3600 });
+  if (seconds >= 3600) {
+    return t("lifetime.hoursAndMinutes", {
+      hours: t("lifetime.hours", { n: Math.floor(seconds / 3600) }),
+      minutes: t("lifetime.minutes", { n: Math.floor((seconds % 3600) / 60) }),
+    });
+  }
+  return t("lifetime.minutes", { n: Math.max(1, Math.floor(seconds / 60)) });
 }
 
 type LinkMessage = {
@@ -42,11 +49,11 @@ function linkMessage(m: LinkMessage): MailMessage {
     "",
     m.intro,
     "",
-    `${m.action}:`,
+    t("mail.linkLabel", { action: m.action }),
     m.url,
     "",
-    `The link works once and expires in ${m.lifetime}.`,
-    ...(m.code ? ["", `Or enter this code in the browser where you asked: ${m.code.code}`, `The code expires in ${m.code.lifetime}; the link and the code work once, together.`] : []),
+    t("mail.linkOnce", { lifetime: m.lifetime }),
+    ...(m.code ? ["", t("mail.codeText", { code: m.code.code }), t("mail.codeLifetime", { lifetime: m.code.lifetime })] : []),
     ...(m.extra ? ["", `${m.extra.text}`, `${m.extra.label}: ${m.extra.url}`] : []),
     "",
     m.ignore,
@@ -56,8 +63,11 @@ function linkMessage(m: LinkMessage): MailMessage {
   ].join("\n");
 
   const e = escapeHtml;
+  const lang = e(currentLocale());
+  // Left to right is the default: only a right-to-left language needs saying so.
+  const dir = currentDirection() === "rtl" ? ' dir="rtl"' : "";
   const html = `<!DOCTYPE html>
-<html lang="en">
+<html lang="${lang}"${dir}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -65,16 +75,16 @@ function linkMessage(m: LinkMessage): MailMessage {
 <title>${e(m.subject)}</title>
 </head>
 <body style="margin:0;padding:24px;background:#f6f7f9;color:#1d232b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:16px;line-height:1.5">
-<div role="article" aria-roledescription="email" aria-label="${e(m.subject)}" lang="en" style="max-width:32rem;margin:0 auto;background:#ffffff;border:1px solid #d8dde3;border-radius:10px;padding:24px">
+<div role="article" aria-roledescription="email" aria-label="${e(m.subject)}" lang="${lang}"${dir} style="max-width:32rem;margin:0 auto;background:#ffffff;border:1px solid #d8dde3;border-radius:10px;padding:24px">
 <h1 style="margin:0 0 16px;font-size:22px">${e(m.heading)}</h1>
 <p style="margin:0 0 16px">${e(m.intro)}</p>
 <p style="margin:0 0 24px"><a href="${e(m.url)}" style="display:inline-block;background:#2f5bd3;color:#ffffff;font-weight:600;text-decoration:none;padding:12px 20px;border-radius:6px">${e(m.action)}</a></p>
-<p style="margin:0 0 8px">If the button does not work, copy this address into your browser:</p>
-<p style="margin:0 0 24px;word-break:break-all"><a href="${e(m.url)}" style="color:#2f5bd3">${e(m.url)}</a></p>
-<p style="margin:0 0 8px">The link works once and expires in ${e(m.lifetime)}.</p>
-${m.code ? `<p style="margin:16px 0 8px">Or enter this code in the browser where you asked:</p>
-<p style="margin:0 0 8px;font-size:28px;font-weight:700;letter-spacing:6px;font-family:ui-monospace,Menlo,Consolas,monospace">${e(m.code.code)}</p>
-<p style="margin:0 0 16px">The code expires in ${e(m.code.lifetime)}; the link and the code work once, together.</p>
+<p style="margin:0 0 8px">${e(t("mail.buttonFallback"))}</p>
+<p style="margin:0 0 24px;word-break:break-all" dir="ltr"><a href="${e(m.url)}" style="color:#2f5bd3">${e(m.url)}</a></p>
+<p style="margin:0 0 8px">${e(t("mail.linkOnce", { lifetime: m.lifetime }))}</p>
+${m.code ? `<p style="margin:16px 0 8px">${e(t("mail.codeIntro"))}</p>
+<p style="margin:0 0 8px;font-size:28px;font-weight:700;letter-spacing:6px;font-family:ui-monospace,Menlo,Consolas,monospace" dir="ltr">${e(m.code.code)}</p>
+<p style="margin:0 0 16px">${e(t("mail.codeLifetime", { lifetime: m.code.lifetime }))}</p>
 ` : ""}${m.extra ? `<p style="margin:16px 0 16px">${e(m.extra.text)} <a href="${e(m.extra.url)}" style="color:#2f5bd3">${e(m.extra.label)}</a></p>
 ` : ""}
 <p style="margin:0 0 24px;color:#5b6572">${e(m.ignore)}</p>
@@ -95,28 +105,28 @@ export function signInMessage(input: { to: string; url: string; host: string; ma
   return linkMessage({
     code: codePart(input.code),
     to: input.to,
-    subject: `Sign in to ${SITE_NAME}`,
-    heading: `Sign in to ${SITE_NAME}`,
-    intro: `Someone asked to sign in to ${SITE_NAME} at ${input.host} as ${input.to}. If it was you, use the link below.`,
-    action: `Sign in as ${input.to}`,
+    subject: t("mail.signin.subject", { site: SITE_NAME }),
+    heading: t("mail.signin.heading", { site: SITE_NAME }),
+    intro: t("mail.signin.intro", { site: SITE_NAME, host: input.host, address: input.to }),
+    action: t("mail.signin.action", { address: input.to }),
     url: input.url,
     host: input.host,
     lifetime: describeLifetime(input.maxAgeSeconds),
-    ignore: "If you did not ask for it, ignore this e-mail: nobody can sign in without the link.",
+    ignore: t("mail.signin.ignore"),
   });
 }
 
 export function changeEmailMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number }): MailMessage {
   return linkMessage({
     to: input.to,
-    subject: `Confirm your new e-mail address for ${SITE_NAME}`,
-    heading: "Confirm your new e-mail address",
-    intro: `Someone asked to use ${input.to} as the e-mail address of an account on ${SITE_NAME} at ${input.host}. If it was you, confirm it with the link below.`,
-    action: `Use ${input.to} for my account`,
+    subject: t("mail.change.subject", { site: SITE_NAME }),
+    heading: t("mail.change.heading"),
+    intro: t("mail.change.intro", { site: SITE_NAME, host: input.host, address: input.to }),
+    action: t("mail.change.action", { address: input.to }),
     url: input.url,
     host: input.host,
     lifetime: describeLifetime(input.maxAgeSeconds),
-    ignore: "If you did not ask for it, ignore this e-mail: the address is not added without the link.",
+    ignore: t("mail.change.ignore"),
   });
 }
 
@@ -124,14 +134,14 @@ export function changeEmailMessage(input: { to: string; url: string; host: strin
 export function signUpMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number; code?: MailCode }): MailMessage {
   return linkMessage({
     to: input.to,
-    subject: `Finish creating your ${SITE_NAME} account`,
-    heading: "Finish creating your account",
-    intro: `Someone asked to create an account on ${SITE_NAME} at ${input.host} for ${input.to}. If it was you, use the link below: the account exists only once you do.`,
-    action: "Create my account",
+    subject: t("mail.signup.subject", { site: SITE_NAME }),
+    heading: t("mail.signup.heading"),
+    intro: t("mail.signup.intro", { site: SITE_NAME, host: input.host, address: input.to }),
+    action: t("mail.signup.action"),
     url: input.url,
     host: input.host,
     lifetime: describeLifetime(input.maxAgeSeconds),
-    ignore: "If you did not ask for it, ignore this e-mail: no account is created without the link or the code.",
+    ignore: t("mail.signup.ignore"),
     code: codePart(input.code),
   });
 }
@@ -151,16 +161,16 @@ export function accountExistsMessage(input: {
 }): MailMessage {
   return linkMessage({
     to: input.to,
-    subject: `You already have a ${SITE_NAME} account`,
-    heading: "You already have an account",
-    intro: `Someone asked to create an account on ${SITE_NAME} at ${input.host} for ${input.to}, but this address already has one. Nothing was changed. If it was you, sign in instead.`,
-    action: `Sign in as ${input.to}`,
+    subject: t("mail.exists.subject", { site: SITE_NAME }),
+    heading: t("mail.exists.heading"),
+    intro: t("mail.exists.intro", { site: SITE_NAME, host: input.host, address: input.to }),
+    action: t("mail.exists.action", { address: input.to }),
     url: input.url,
     host: input.host,
     lifetime: describeLifetime(input.maxAgeSeconds),
-    ignore: "If you did not ask for it, ignore this e-mail: your account and its password were not changed.",
+    ignore: t("mail.exists.ignore"),
     code: codePart(input.code),
-    extra: input.forgotPasswordUrl ? { text: "Forgot your password?", url: input.forgotPasswordUrl, label: "Choose a new one" } : null,
+    extra: input.forgotPasswordUrl ? { text: t("mail.exists.forgot"), url: input.forgotPasswordUrl, label: t("mail.exists.forgotLink") } : null,
   });
 }
 
@@ -168,14 +178,14 @@ export function accountExistsMessage(input: {
 export function resetPasswordMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number; code?: MailCode }): MailMessage {
   return linkMessage({
     to: input.to,
-    subject: `Choose a new ${SITE_NAME} password`,
-    heading: "Choose a new password",
-    intro: `Someone asked to reset the password of the ${SITE_NAME} account at ${input.host} for ${input.to}. If it was you, use the link below to choose a new one.`,
-    action: "Choose a new password",
+    subject: t("mail.reset.subject", { site: SITE_NAME }),
+    heading: t("mail.reset.heading"),
+    intro: t("mail.reset.intro", { site: SITE_NAME, host: input.host, address: input.to }),
+    action: t("mail.reset.action"),
     url: input.url,
     host: input.host,
     lifetime: describeLifetime(input.maxAgeSeconds),
-    ignore: "If you did not ask for it, ignore this e-mail: your password stays as it is.",
+    ignore: t("mail.reset.ignore"),
     code: codePart(input.code),
   });
 }
@@ -208,28 +218,31 @@ export function describeTime(at: Date): string {
 export function securityNoticeMessage(n: SecurityNotice): MailMessage {
   const when = describeTime(n.at);
   const recover = n.help.forgotPasswordUrl
-    ? { text: "If this wasn't you, choose a new password now, then review your sign-in methods and devices on your account page.", label: "Choose a new password", url: n.help.forgotPasswordUrl }
-    : { text: "If this wasn't you, sign in now and review your sign-in methods and devices on your account page.", label: "Sign in", url: n.help.signInUrl };
+    ? { text: t("mail.notice.recoverPassword"), label: t("mail.notice.recoverPasswordLabel"), url: n.help.forgotPasswordUrl }
+    : { text: t("mail.notice.recoverSignIn"), label: t("mail.notice.recoverSignInLabel"), url: n.help.signInUrl };
+  const wasntMe = t("mail.notice.wasntMe");
   const text = [
     n.subject,
     "",
     n.what,
     "",
-    `When: ${when}`,
-    `Device: ${n.device}`,
+    t("mail.notice.when", { when }),
+    t("mail.notice.device", { device: n.device }),
     "",
-    "If it was you, there is nothing to do.",
+    t("mail.notice.itWasYou"),
     "",
     recover.text,
     `${recover.label}: ${recover.url}`,
-    ...(n.wasntMeUrl ? ["", `This wasn't me: ${n.wasntMeUrl}`] : []),
+    ...(n.wasntMeUrl ? ["", `${wasntMe}: ${n.wasntMeUrl}`] : []),
     "",
     `— ${SITE_NAME} (${n.host})`,
     "",
   ].join("\n");
   const e = escapeHtml;
+  const lang = e(currentLocale());
+  const dir = currentDirection() === "rtl" ? ' dir="rtl"' : "";
   const html = `<!DOCTYPE html>
-<html lang="en">
+<html lang="${lang}"${dir}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -237,14 +250,14 @@ export function securityNoticeMessage(n: SecurityNotice): MailMessage {
 <title>${e(n.subject)}</title>
 </head>
 <body style="margin:0;padding:24px;background:#f6f7f9;color:#1d232b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:16px;line-height:1.5">
-<div role="article" aria-roledescription="email" aria-label="${e(n.subject)}" lang="en" style="max-width:32rem;margin:0 auto;background:#ffffff;border:1px solid #d8dde3;border-radius:10px;padding:24px">
+<div role="article" aria-roledescription="email" aria-label="${e(n.subject)}" lang="${lang}"${dir} style="max-width:32rem;margin:0 auto;background:#ffffff;border:1px solid #d8dde3;border-radius:10px;padding:24px">
 <h1 style="margin:0 0 16px;font-size:22px">${e(n.subject)}</h1>
 <p style="margin:0 0 16px">${e(n.what)}</p>
-<p style="margin:0 0 4px">When: ${e(when)}</p>
-<p style="margin:0 0 16px">Device: ${e(n.device)}</p>
-<p style="margin:0 0 16px">If it was you, there is nothing to do.</p>
+<p style="margin:0 0 4px">${e(t("mail.notice.when", { when }))}</p>
+<p style="margin:0 0 16px">${e(t("mail.notice.device", { device: n.device }))}</p>
+<p style="margin:0 0 16px">${e(t("mail.notice.itWasYou"))}</p>
 <p style="margin:0 0 16px">${e(recover.text)} <a href="${e(recover.url)}" style="color:#2f5bd3">${e(recover.label)}</a></p>
-${n.wasntMeUrl ? `<p style="margin:0 0 16px"><a href="${e(n.wasntMeUrl)}" style="color:#2f5bd3">This wasn't me</a></p>\n` : ""}<p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(n.host)}</p>
+${n.wasntMeUrl ? `<p style="margin:0 0 16px"><a href="${e(n.wasntMeUrl)}" style="color:#2f5bd3">${e(wasntMe)}</a></p>\n` : ""}<p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(n.host)}</p>
 </div>
 </body>
 </html>

@@ -2,13 +2,14 @@
 // route-level helper (like account-links.server.ts): the core's requestEmailChange answers in
 // plain data, and this wraps it in react-router's data() for the page.
 import { data } from "react-router";
+import { t } from "~/i18n/t.server";
 import { type AuthRequest } from "~/auth/core";
 import { requestEmailChange } from "~/auth/email";
 import { db } from "~/db/client.server";
 
 export async function changeEmailIntent(ar: AuthRequest, userId: string, body: Record<string, unknown>) {
   const user = await db().user.findUnique({ where: { id: userId }, select: { id: true, email: true, emailVerified: true } });
-  if (!user) return data({ formError: "Your account no longer exists.", fieldErrors: {} }, { status: 404 });
+  if (!user) return data({ formError: t("common.accountGone"), fieldErrors: {} }, { status: 404 });
   const result = await requestEmailChange(ar, user, body.email);
   if (!result.ok) return data({ formError: null, fieldErrors: { email: result.error } }, { status: result.status });
   return data({ formError: null, fieldErrors: {}, emailSentTo: result.address });

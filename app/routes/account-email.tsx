@@ -1,10 +1,10 @@
 import { data, redirect } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
-import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "~/auth/email/change";
+import { EMAIL_CHANGE_PATH } from "~/auth/email/change";
 import { BadRequestError, headersWith, readBody, REAUTH_REQUIRED } from "~/auth/core";
-import { REAUTH_REQUIRED_MESSAGE } from "~/auth/core/errors";
 import { confirmEmailChange, emailChangePageData } from "~/auth/email";
 import type { Route } from "./+types/account-email";
+import { useT } from "~/i18n/react";
 
 // The link of "change your e-mail address" (app/auth/email/change.server.ts): a GET shows the
 // button, the POST makes the change.
@@ -45,13 +45,14 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
 }
 
 export default function ConfirmEmailChange({ loaderData, actionData }: Route.ComponentProps) {
+  const t = useT();
   if (actionData?.state === "reauth" && "url" in actionData) {
     return (
-      <AuthCard title="Sign in again to confirm">
-        <p role="alert">{REAUTH_REQUIRED_MESSAGE}</p>
+      <AuthCard title={t("reauth.confirmTitle")}>
+        <p role="alert">{t("reauth.required")}</p>
         <p>
           <a className="button inline" href={actionData.url}>
-            Sign in again
+            {t("reauth.button")}
           </a>
         </p>
       </AuthCard>
@@ -60,13 +61,11 @@ export default function ConfirmEmailChange({ loaderData, actionData }: Route.Com
   if (actionData) {
     if (actionData.state === "changed" && "address" in actionData) {
       return (
-        <AuthCard title="E-mail address changed">
-          <p role="status">
-            Your account now uses <strong>{actionData.address}</strong>.
-          </p>
+        <AuthCard title={t("emailChange.changedTitle")}>
+          <p role="status">{t.rich("emailChange.nowUses", { address: actionData.address, strong: (c) => <strong>{c}</strong> })}</p>
           <p>
             <a className="button inline" href="/auth/signin">
-              Sign in
+              {t("common.signIn")}
             </a>
           </p>
         </AuthCard>
@@ -74,41 +73,39 @@ export default function ConfirmEmailChange({ loaderData, actionData }: Route.Com
     }
     const message =
       actionData.state === "taken"
-        ? EMAIL_CHANGE_MESSAGES.taken
+        ? t("emailChange.taken")
         : actionData.state === "expired-form"
-          ? EMAIL_CHANGE_MESSAGES.expiredForm
-          : EMAIL_CHANGE_MESSAGES.expiredLink;
+          ? t("common.formExpired")
+          : t("emailChange.expiredLink");
     return (
-      <AuthCard title="The address was not changed">
+      <AuthCard title={t("emailChange.notChangedTitle")}>
         <p role="alert">{message}</p>
         <p>
-          <a href="/account">Go to your account</a>
+          <a href="/account">{t("common.accountLink")}</a>
         </p>
       </AuthCard>
     );
   }
   if (loaderData.state === "invalid") {
     return (
-      <AuthCard title="The address was not changed">
-        <p role="alert">{EMAIL_CHANGE_MESSAGES.expiredLink}</p>
+      <AuthCard title={t("emailChange.notChangedTitle")}>
+        <p role="alert">{t("emailChange.expiredLink")}</p>
         <p>
-          <a href="/account">Go to your account</a>
+          <a href="/account">{t("common.accountLink")}</a>
         </p>
       </AuthCard>
     );
   }
   const { address, token, csrfToken } = loaderData;
   return (
-    <AuthCard title="Confirm your e-mail address">
-      <p>
-        Use <strong id="confirm-address">{address}</strong> as the e-mail address of your account?
-      </p>
-      <DocumentForm action={EMAIL_CHANGE_PATH} label={`Use ${address}`} pendingLabel="Saving…" id="email-change-confirm-form">
+    <AuthCard title={t("emailChange.confirmTitle")}>
+      <p>{t.rich("emailChange.confirmQuestion", { address, strong: (c) => <strong id="confirm-address">{c}</strong> })}</p>
+      <DocumentForm action={EMAIL_CHANGE_PATH} label={t("emailChange.confirmButton", { address })} pendingLabel={t("common.saving")} id="email-change-confirm-form">
         <CsrfField token={csrfToken} />
         <input type="hidden" name="token" value={token} />
         <input type="hidden" name="email" value={address} />
       </DocumentForm>
-      <p className="muted">If you did not ask for this, close this page: nothing changes without the button.</p>
+      <p className="muted">{t("emailChange.confirmIgnore")}</p>
     </AuthCard>
   );
 }

@@ -2,6 +2,7 @@
 // to /auth/signin/<id> while signed in, which links on return: app/auth/oauth/link.server.ts), and
 // the "unlink-account" intent, refused when it would remove the last way to sign in.
 import { data, redirect } from "react-router";
+import { t } from "~/i18n/t.server";
 import { z } from "zod";
 import { type AuthRequest } from "~/auth/core";
 import type { CurrentSession } from "~/auth/core/session.server";
@@ -35,9 +36,9 @@ export async function linkedAccountsData(ar: AuthRequest, userId: string): Promi
       .map((p) => ({ id: p.id, name: p.name, signinUrl: `${ar.config.basePath}/signin/${p.id}` })),
     notice:
       updated === "unlinked" && provider
-        ? `${nameOf(provider)} was removed from your ways to sign in.`
+        ? t("methods.unlinked", { name: nameOf(provider) })
         : updated === "linked" && provider
-          ? `You can now sign in with ${nameOf(provider)}.`
+          ? t("methods.linked", { name: nameOf(provider) })
           : null,
   };
 }
@@ -46,15 +47,15 @@ const UnlinkBody = z.object({ provider: idField() });
 
 export async function unlinkAccountIntent(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>) {
   const parsed = UnlinkBody.safeParse(body);
-  if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
+  if (!parsed.success) return data({ formError: t("common.unknownRequest"), fieldErrors: {} }, { status: 400 });
   const { result, endedSessions } = await unlinkAccount(ar, session.userId, parsed.data.provider);
   if (result === "last-method") {
     return data(
-      { formError: "That is your only way to sign in. Link another account or set up another method before removing it.", fieldErrors: {} },
+      { formError: t("methods.lastMethod"), fieldErrors: {} },
       { status: 409 },
     );
   }
-  if (result === "not-linked") return data({ formError: "That account is not linked.", fieldErrors: {} }, { status: 404 });
+  if (result === "not-linked") return data({ formError: t("methods.notLinked"), fieldErrors: {} }, { status: 404 });
   // This session was started with that account: it ended with the others (contract section 13).
   if (session.sessionId && endedSessions.includes(session.sessionId)) await signedOutByRemoval(ar);
   throw redirect(`/account?${new URLSearchParams({ updated: "unlinked", provider: parsed.data.provider })}`);

@@ -5,7 +5,7 @@
 import { data, redirect } from "react-router";
 import { eventSource, recordEvent } from "~/auth/accounts";
 import { reauthUrl, type AuthRequest } from "~/auth/core";
-import { PASSKEY_MESSAGES } from "~/auth/core/errors";
+import { t } from "~/i18n/t.server";
 import { listPasskeys, MAX_PASSKEY_NAME, PasskeyRemove, PasskeyRename, renamePasskey } from "~/auth/passkeys";
 import { getProviders, removePasskey } from "~/auth/signin";
 import type { CurrentSession } from "~/auth/core/session.server";
@@ -45,16 +45,16 @@ export async function passkeysData(ar: AuthRequest, userId: string, recent: bool
     signInAgainUrl: reauthUrl(ar, "/account#passkeys"),
     notice:
       updated === "passkey-added"
-        ? PASSKEY_MESSAGES.added
+        ? t("passkey.added")
         : updated === "passkey-renamed"
-          ? PASSKEY_MESSAGES.renamed
+          ? t("passkey.renamed")
           : updated === "passkey-removed"
-            ? PASSKEY_MESSAGES.removed
+            ? t("passkey.removed")
             : null,
   };
 }
 
-const unknownRequest = () => data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
+const unknownRequest = () => data({ formError: t("common.unknownRequest"), fieldErrors: {} }, { status: 400 });
 
 export async function passkeyIntent(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>) {
   const userId = session.userId;
@@ -69,7 +69,7 @@ export async function passkeyIntent(ar: AuthRequest, session: CurrentSession, bo
       );
     }
     if (!(await renamePasskey(userId, parsed.data.passkeyId, parsed.data.name))) {
-      return data({ formError: PASSKEY_MESSAGES.notFound, fieldErrors: {} }, { status: 404 });
+      return data({ formError: t("passkey.notFound"), fieldErrors: {} }, { status: 404 });
     }
     await recordEvent("passkey-renamed", { userId, ...eventSource(ar), detail: { provider: "passkey" } });
     throw redirect("/account?updated=passkey-renamed");
@@ -77,8 +77,8 @@ export async function passkeyIntent(ar: AuthRequest, session: CurrentSession, bo
   const parsed = PasskeyRemove.safeParse(body);
   if (!parsed.success) return unknownRequest();
   const { result, endedSessions } = await removePasskey(ar, userId, parsed.data.passkeyId);
-  if (result === "last-method") return data({ formError: PASSKEY_MESSAGES.lastMethod, fieldErrors: {} }, { status: 409 });
-  if (result === "not-found") return data({ formError: PASSKEY_MESSAGES.notFound, fieldErrors: {} }, { status: 404 });
+  if (result === "last-method") return data({ formError: t("passkey.lastMethod"), fieldErrors: {} }, { status: 409 });
+  if (result === "not-found") return data({ formError: t("passkey.notFound"), fieldErrors: {} }, { status: 404 });
   // This session was started with that passkey: it ended with the others (contract section 13).
   if (session.sessionId && endedSessions.includes(session.sessionId)) await signedOutByRemoval(ar);
   throw redirect("/account?updated=passkey-removed");

@@ -2,6 +2,7 @@
 // recovery-codes), kept here so account.server.ts only dispatches: app/auth/two-factor answers in
 // plain outcomes, this wraps them in react-router's data() for the page.
 import { data, redirect } from "react-router";
+import { t } from "~/i18n/t.server";
 import { type AuthRequest } from "~/auth/core";
 import { confirmTotp, disableTotp, replaceRecoveryCodes, startTotp, type EnrolmentOutcome } from "~/auth/two-factor";
 import { db } from "~/db/client.server";
@@ -15,7 +16,7 @@ export function isTwoFactorIntent(intent: unknown): intent is TwoFactorIntent {
 
 export async function twoFactorIntent(ar: AuthRequest, userId: string, intent: TwoFactorIntent, body: Record<string, unknown>) {
   const user = await db().user.findUnique({ where: { id: userId }, select: { id: true, email: true, name: true } });
-  if (!user) return data({ formError: "Your account no longer exists.", fieldErrors: {} }, { status: 404 });
+  if (!user) return data({ formError: t("common.accountGone"), fieldErrors: {} }, { status: 404 });
   const outcome: EnrolmentOutcome =
     intent === "totp-start"
       ? await startTotp(ar, user)

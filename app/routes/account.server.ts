@@ -31,6 +31,7 @@ import { twoFactorStatus } from "~/auth/two-factor";
 import { idField } from "~/auth/core/ids";
 import { isPasswordIntent, passwordMinimumLength } from "~/auth/passwords";
 import { passwordIntentResponse } from "./account-password.server";
+import { t } from "~/i18n/t.server";
 import { recentAuthRefusal } from "./account-reauth.server";
 
 export async function accountPageData(request: Request) {
@@ -60,6 +61,8 @@ export async function accountPageData(request: Request) {
     twoFactorStatus(session.userId),
   ]);
   const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
+  // The provider's kind too, so the page can say "Signed in with a password" in the visitor's words.
+  const methodType = (id: string | null) => (id ? (findProvider(ar.config, id)?.type ?? "oauth") : null);
   // Past the recent sign-in window the page says so up front, rather than offer forms it would refuse (ADR 058).
   const recent = await isRecentAuth(ar, session);
   const updated = ar.url.searchParams.get("updated");
@@ -98,6 +101,7 @@ export async function accountPageData(request: Request) {
         current: s.current,
         userAgent: s.userAgent,
         method: methodName(s.method),
+        methodType: methodType(s.method),
         factors: s.factors,
         createdAt: s.createdAt.toISOString(),
         lastUsedAt: s.lastUsedAt.toISOString(),
@@ -109,30 +113,36 @@ export async function accountPageData(request: Request) {
         ip: e.ip,
         userAgent: e.userAgent,
         method: methodName(e.provider),
+        methodType: methodType(e.provider),
       })),
       recoveryCodeUsed,
       notice:
         updated === "profile"
-          ? "Your profile was saved."
+          ? t("account.noticeProfile")
           : updated === "session"
-            ? "That device was signed out."
+            ? t("account.noticeSession")
             : updated === "others"
-              ? "Every other device was signed out."
+              ? t("account.noticeOthers")
             : updated === "email"
-              ? "Your e-mail address was changed."
+              ? t("account.noticeEmail")
             : updated === "two-factor-off"
-              ? "The second factor was turned off."
-              : (PASSWORD_NOTICES[updated ?? ""] ?? null),
+              ? t("account.noticeTwoFactorOff")
+              : updated && Object.hasOwn(PASSWORD_NOTICES, updated)
+                ? t(PASSWORD_NOTICES[updated as keyof typeof PASSWORD_NOTICES])
+                : null,
     },
     headers: headersWith([csrf.setCookie, ...setCookies]),
   };
 }
 
-const PASSWORD_NOTICES: Record<string, string> = {
-  "password-set": "Your password was set.",
-  "password-changed": "Your password was changed. Every other device was signed out.",
-  "password-removed": "Your password was removed.",
-};
+const PASSWORD_NOTICES = {
+  "password-set": "password.noticeSet",
+  "password-changed": "password.noticeChanged",
+  "password-removed": "password.noticeRemoved",
+} as const;
+
+/** The profile form's refusal of a name, by the rule it broke (the JSON endpoint keeps its own English). */
+const NAME_ISSUES = { too_small: "account.nameEmpty", too_big: "account.nameTooLong", custom: "account.nameControl" } as const;
 
 const Intent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("update-profile"), name: z.string() }),
@@ -150,10 +160,10 @@ export async function accountAction(request: Request) {
   } catch (error) {
     // The page's own refusal, with the status the contract gives a refused body (400, 413, 415).
     const status = error instanceof BadRequestError ? error.status : 400;
-    return data({ formError: status === 400 ? "Unknown request." : (error as Error).message, fieldErrors: {} }, { status });
+    return data({ formError: status === 400 ? t("common.unknownRequest") : (error as Error).message, fieldErrors: {} }, { status });
   }
   if (!verifyCsrf(ar, body.csrfToken)) {
-    return data({ formError: "Your form expired. Reload the page and try again.", fieldErrors: {} }, { status: 403 });
+    return data({ formError: t("common.formExpired"), fieldErrors: {} }, { status: 403 });
   }
   // Changing how the account is protected needs a recent sign-in (ADR 058): a copied cookie is not enough.
   const refused = await recentAuthRefusal(ar, session, body);
@@ -169,20 +179,21 @@ export async function accountAction(request: Request) {
   // Set, change or remove the password (app/routes/account-password.server.ts).
   if (isPasswordIntent(body.intent)) return passwordIntentResponse(ar, session, body.intent, body);
   const parsed = Intent.safeParse(body);
-  if (!parsed.success) return data({ formError: "Unknown request.", fieldErrors: {} }, { status: 400 });
+  if (!parsed.success) return data({ formError: t("common.unknownRequest"), fieldErrors: {} }, { status: 400 });
   const input = parsed.data;
 
   if (input.intent === "update-profile") {
     const result = await updateSessionData(request, { name: input.name });
     if ("error" in result) {
-      return data({ formError: null, fieldErrors: { [result.field || "name"]: result.error } }, { status: 400 });
+      const key = result.issue && Object.hasOwn(NAME_ISSUES, result.issue) ? NAME_ISSUES[result.issue as keyof typeof NAME_ISSUES] : null;
+      return data({ formError: null, fieldErrors: { [result.field || "name"]: key ? t(key) : result.error } }, { status: 400 });
     }
     throw redirect("/account?updated=profile", { headers: headersWith(result.setCookies) });
   }
 
   if (input.intent === "revoke-session") {
     const removed = await revokeSession(session.userId, input.sessionId);
-    if (!removed) return data({ formError: "That session no longer exists.", fieldErrors: {} }, { status: 404 });
+    if (!removed) return data({ formError: t("account.sessionGone"), fieldErrors: {} }, { status: 404 });
     await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "one" } });
     if (input.sessionId !== session.sessionId) await notifySecurityChange(ar, session.userId, { kind: "sessions-ended", scope: "one" });
     if (input.sessionId === session.sessionId) {

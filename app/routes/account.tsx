@@ -7,13 +7,12 @@ import { PasskeysSection } from "~/components/passkeys-section";
 import { PasswordSection, type PasswordSectionError } from "~/components/password-section";
 import { SessionsSection } from "~/components/sessions-section";
 import { TwoFactorSection } from "~/components/two-factor-section";
+import { LocalTime } from "~/components/local-time";
+import { useT } from "~/i18n/react";
 import { pageTitle } from "~/site";
-import { REAUTH_HINT } from "~/auth/core/errors";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
 import { reauthJsonMiddleware } from "./account-reauth.server";
-
-export const meta: Route.MetaFunction = () => [{ title: pageTitle("Your account") }];
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await accountPageData(request);
@@ -49,13 +48,15 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
   const { csrfToken, profile, sessions, events, notice, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth } = loaderData;
+  const t = useT();
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
 
   return (
     <main>
-      <h1>Your account</h1>
+      <title>{pageTitle(t("account.title"))}</title>
+      <h1>{t("account.title")}</h1>
       {notice ? (
         <p className="notice" role="status">
           {notice}
@@ -64,15 +65,12 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       {recoveryCodeUsed ? (
         <div className="notice" role="status" id="recovery-code-used">
           <p>
-            You signed in with a recovery code; it cannot be used again.{" "}
-            {recoveryCodeUsed.left === 0
-              ? "You have no recovery codes left."
-              : `You have ${recoveryCodeUsed.left} recovery ${recoveryCodeUsed.left === 1 ? "code" : "codes"} left.`}{" "}
-            <a href="#recovery-codes-code-form">Get new recovery codes</a>
+            {t("recoveryUsed.intro")} {t("recoveryUsed.left", { n: recoveryCodeUsed.left })}{" "}
+            <a href="#recovery-codes-code-form">{t("recoveryUsed.getNew")}</a>
           </p>
           {recoveryCodeUsed.continueTo ? (
             <p>
-              <a href={recoveryCodeUsed.continueTo}>Continue</a>
+              <a href={recoveryCodeUsed.continueTo}>{t("recoveryUsed.continue")}</a>
             </p>
           ) : null}
         </div>
@@ -83,36 +81,37 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
           {"reauthUrl" in actionData && actionData.reauthUrl ? (
             <>
               {" "}
-              <a href={String(actionData.reauthUrl)}>Sign in again</a>
+              <a href={String(actionData.reauthUrl)}>{t("reauth.button")}</a>
             </>
           ) : null}
         </p>
       ) : null}
       {recentAuth.recent ? null : (
         <p className="notice" id="reauth-hint">
-          {REAUTH_HINT} Your e-mail address, password, second factor, passkeys, linked accounts and other devices can be
-          changed for a few minutes after a sign-in. <a href={recentAuth.url}>Sign in again</a>
+          {t.rich("reauth.hint", { link: (c) => <a href={recentAuth.url}>{c}</a> })}
         </p>
       )}
 
       <section className="card" aria-labelledby="profile-heading">
-        <h2 id="profile-heading">Profile</h2>
+        <h2 id="profile-heading">{t("account.profile")}</h2>
         <dl className="profile">
-          <dt>Email</dt>
+          <dt>{t("account.email")}</dt>
           <dd id="profile-email">
-            {profile.email ?? "none"} {profile.email ? (profile.emailVerified ? "(verified)" : "(not verified)") : null}
+            {profile.email ?? t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
           </dd>
-          <dt>Name</dt>
-          <dd id="profile-name">{profile.name ?? "not set"}</dd>
-          <dt>Member since</dt>
-          <dd>{new Date(profile.memberSince).toUTCString()}</dd>
+          <dt>{t("account.name")}</dt>
+          <dd id="profile-name">{profile.name ?? t("account.nameNotSet")}</dd>
+          <dt>{t("account.memberSince")}</dt>
+          <dd>
+            <LocalTime value={profile.memberSince} />
+          </dd>
         </dl>
         <Form method="post" id="profile-form">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="update-profile" />
-          <Field id="profile-name-input" label="Display name" name="name" type="text" defaultValue={profile.name ?? ""} maxLength={100} required autoComplete="name" error={nameError} />
+          <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} maxLength={100} required autoComplete="name" error={nameError} />
           <button type="submit" className="button inline" aria-disabled={busy("update-profile") || undefined}>
-            {busy("update-profile") ? "Saving…" : "Save name"}
+            {busy("update-profile") ? t("common.saving") : t("account.saveName")}
           </button>
         </Form>
       </section>

@@ -1,7 +1,9 @@
 import { data } from "react-router";
 import { optionalSession } from "~/auth/core";
+import { LocalTime } from "~/components/local-time";
 import { pageTitle, SITE_NAME } from "~/site";
 import type { Route } from "./+types/home";
+import { useT } from "~/i18n/react";
 
 export const meta: Route.MetaFunction = () => [{ title: pageTitle() }];
 
@@ -11,6 +13,7 @@ export async function loader({ request }: Route.LoaderArgs) {
 }
 
 export default function Home({ loaderData }: Route.ComponentProps) {
+  const t = useT();
   const { session } = loaderData;
   return (
     <main>
@@ -19,19 +22,22 @@ export default function Home({ loaderData }: Route.ComponentProps) {
         {session ? (
           <>
             <p id="session-status">
-              Signed in as <strong>{session.user.name ?? session.user.email}</strong>
-              {session.user.name && session.user.email ? <> ({session.user.email})</> : null}.
+              {t.rich("home.signedInAs", {
+                name: session.user.name ?? session.user.email,
+                email: session.user.name && session.user.email ? t("home.signedInEmail", { email: session.user.email }) : "",
+                strong: (c) => <strong>{c}</strong>,
+              })}
             </p>
-            <p className="muted">Your session lasts until {new Date(session.expires).toUTCString()}.</p>
+            <p className="muted">{t.rich("home.sessionUntil", { time: <LocalTime value={session.expires} /> })}</p>
             <p>
-              <a href="/account">Your account</a> · <a href="/auth/signout">Sign out</a>
+              <a href="/account">{t("home.yourAccount")}</a> · <a href="/auth/signout">{t("home.signOut")}</a>
             </p>
           </>
         ) : (
           <>
-            <p id="session-status">You are not signed in.</p>
+            <p id="session-status">{t("home.notSignedIn")}</p>
             <a className="button inline" href="/auth/signin">
-              Sign in
+              {t("home.signIn")}
             </a>
           </>
         )}

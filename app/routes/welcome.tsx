@@ -5,8 +5,7 @@ import { getProviders } from "~/auth/signin";
 import { AddPasskeyButton } from "~/components/passkeys-section";
 import { pageTitle } from "~/site";
 import type { Route } from "./+types/welcome";
-
-export const meta: Route.MetaFunction = () => [{ title: pageTitle("Welcome") }];
+import { useT } from "~/i18n/react";
 
 export async function loader({ request }: Route.LoaderArgs) {
   const { ar, session, setCookies } = await requireSession(request);
@@ -22,25 +21,27 @@ export async function loader({ request }: Route.LoaderArgs) {
 }
 
 export default function Welcome({ loaderData }: Route.ComponentProps) {
+  const t = useT();
   const { user, next, csrfToken, offerPasskey } = loaderData;
   return (
     <main>
+      <title>{pageTitle(t("welcome.title"))}</title>
       <section className="card">
-        <h1>Welcome{user.name ? `, ${user.name}` : ""}!</h1>
-        <p>Your account has been created{user.email ? <> for <strong>{user.email}</strong></> : null}.</p>
-        <p>You can add your name and manage where you are signed in from your account page.</p>
+        <h1>{user.name ? t("welcome.headingNamed", { name: user.name }) : t("welcome.heading")}</h1>
+        <p>{user.email ? t.rich("welcome.createdFor", { email: user.email, strong: (c) => <strong>{c}</strong> }) : t("welcome.created")}</p>
+        <p>{t("welcome.manage")}</p>
         {offerPasskey ? (
           <div id="passkey-offer">
-            <h2>Add a passkey for next time</h2>
-            <p>Sign in with your fingerprint, face or screen lock instead of an e-mail link or password.</p>
-            <AddPasskeyButton csrfToken={csrfToken} label="Add a passkey for next time" callbackUrl={next} />
+            <h2>{t("passkey.addForNextTime")}</h2>
+            <p>{t("welcome.passkeyText")}</p>
+            <AddPasskeyButton csrfToken={csrfToken} label={t("passkey.addForNextTime")} callbackUrl={next} />
           </div>
         ) : null}
         <p>
           <a className="button inline" href={next}>
-            Continue
+            {t("common.continue")}
           </a>{" "}
-          <a href="/account">Go to your account</a>
+          <a href="/account">{t("common.accountLink")}</a>
         </p>
       </section>
     </main>

@@ -126,7 +126,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     await page.waitForURL(`${app.url}/account`);
     expect(await sessionEmail(page)).toBe(USER.email);
     // The session records the method, and the passkey its last use.
-    await expect(page.locator("#sessions li[data-current]").textContent()).resolves.toContain("Signed in with Passkey");
+    await expect(page.locator("#sessions li[data-current]").textContent()).resolves.toContain("Signed in with a passkey");
     await expect(page.locator("#passkey-list").textContent()).resolves.not.toContain("last used never");
   });
 

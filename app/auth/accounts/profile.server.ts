@@ -34,12 +34,12 @@ export async function sessionUpdateResponse(request: Request): Promise<Response>
 export async function updateSessionData(
   request: Request,
   data: unknown,
-): Promise<{ error: string; field?: string } | { session: unknown; setCookies: string[] }> {
+): Promise<{ error: string; field?: string; issue?: string } | { session: unknown; setCookies: string[] }> {
   const ar = authRequest(request);
   const parsed = ProfileUpdate.safeParse(data ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { error: issue.code === "unrecognized_keys" ? "Only name and image can be updated." : issue.message, field: String(issue.path[0] ?? "") };
+    return { error: issue.code === "unrecognized_keys" ? "Only name and image can be updated." : issue.message, field: String(issue.path[0] ?? ""), issue: issue.code };
   }
   const { session, setCookies: readCookies } = await getSession(ar, { roll: false });
   if (!session) return { session: null, setCookies: readCookies };

@@ -4,6 +4,7 @@
 // with the change (inside its transaction where the caller has one), never sent while the user
 // waits. AUTH_SECURITY_EMAILS=false turns them off. The sentences live here, one per change.
 import { describeDevice } from "../../components/device";
+import { t } from "../../i18n/t.server";
 import { db } from "../../db/client.server";
 import { getMailer } from "../../mail/mailer.server";
 import { enqueueMail, wakeMailSender } from "../../mail/queue.server";
@@ -21,48 +22,28 @@ export type SecurityChange =
   | { kind: "passkey-added" | "passkey-removed"; name: string | null }
   | { kind: "sessions-ended"; scope: "one" | "others" | "all" };
 
-/** The subject and the one sentence of each change. */
+/** The subject and the one sentence of each change, in the language of the request that made it. */
 function describe(change: SecurityChange): { subject: string; what: string } {
+  const site = SITE_NAME;
   switch (change.kind) {
     case "email-changed":
       return {
-        subject: `The e-mail address of your ${SITE_NAME} account was changed`,
-        what: change.from
-          ? `The e-mail address of your account was changed from ${change.from} to ${change.to}. Sign-in links and password resets now go to ${change.to}.`
-          : `The e-mail address ${change.to} was added to your account.`,
+        subject: t("notice.email-changed.subject", { site }),
+        what: change.from ? t("notice.email-changed.what", { from: change.from, to: change.to }) : t("notice.email-added.what", { to: change.to }),
       };
-    case "password-set":
-      return { subject: `A password was set on your ${SITE_NAME} account`, what: "A password was set on your account: it can now be used to sign in." };
-    case "password-changed":
-      return { subject: `Your ${SITE_NAME} password was changed`, what: "The password of your account was changed, and every other device was signed out." };
-    case "password-reset":
-      return { subject: `Your ${SITE_NAME} password was reset`, what: "The password of your account was reset with a link or code sent to this address." };
-    case "password-removed":
-      return { subject: `The password of your ${SITE_NAME} account was removed`, what: "The password of your account was removed: it can no longer be used to sign in." };
     case "account-linked":
-      return { subject: `${change.provider} was linked to your ${SITE_NAME} account`, what: `Your ${change.provider} account was added to your ways to sign in.` };
     case "account-unlinked":
-      return { subject: `${change.provider} was removed from your ${SITE_NAME} account`, what: `Your ${change.provider} account was removed from your ways to sign in, and the devices signed in with it were signed out.` };
-    case "second-factor-on":
-      return { subject: `Two-step sign-in was turned on for your ${SITE_NAME} account`, what: "An authenticator app was set up as the second factor of your account: signing in now asks for its code." };
-    case "second-factor-off":
-      return { subject: `Two-step sign-in was turned off for your ${SITE_NAME} account`, what: "The second factor of your account was turned off: signing in no longer asks for an authenticator code." };
-    case "recovery-codes-replaced":
-      return { subject: `New recovery codes for your ${SITE_NAME} account`, what: "New recovery codes were made for your account; the old ones no longer work." };
+      return { subject: t(`notice.${change.kind}.subject`, { site, provider: change.provider }), what: t(`notice.${change.kind}.what`, { provider: change.provider }) };
     case "passkey-added":
-      return { subject: `A passkey was added to your ${SITE_NAME} account`, what: `A passkey${change.name ? ` ("${change.name}")` : ""} was added to your account: it can now be used to sign in.` };
     case "passkey-removed":
-      return { subject: `A passkey was removed from your ${SITE_NAME} account`, what: `A passkey${change.name ? ` ("${change.name}")` : ""} was removed from your account, and the devices signed in with it were signed out.` };
-    case "sessions-ended":
       return {
-        subject: `Devices were signed out of your ${SITE_NAME} account`,
-        what:
-          change.scope === "one"
-            ? "One of the devices signed in to your account was signed out."
-            : change.scope === "others"
-              ? "Every device signed in to your account was signed out except the one that asked."
-              : "Every device signed in to your account was signed out.",
+        subject: t(`notice.${change.kind}.subject`, { site }),
+        what: change.name ? t(`notice.${change.kind}.whatNamed`, { name: change.name }) : t(`notice.${change.kind}.what`),
       };
+    case "sessions-ended":
+      return { subject: t("notice.sessions-ended.subject", { site }), what: t(`notice.sessions-ended.${change.scope}`) };
+    default:
+      return { subject: t(`notice.${change.kind}.subject`, { site }), what: t(`notice.${change.kind}.what`) };
   }
 }
 
@@ -95,7 +76,7 @@ export async function notifySecurityChange(
         subject,
         what,
         at: now,
-        device: describeDevice(ar.request.headers.get("User-Agent")),
+        device: describeDevice(ar.request.headers.get("User-Agent"), t),
         help: { forgotPasswordUrl: ar.config.credentials ? `${base}/forgot-password` : null, signInUrl: `${base}/signin` },
         wasntMeUrl: null,
       });

@@ -22,6 +22,12 @@ const BASE_NAMES: CookieNames = {
   emailCode: "authjs.email-code",
 };
 
+/**
+ * The visitor's chosen language (contract section 17): not an auth cookie, so no prefix and no
+ * __Secure- variant, readable by nothing but the server (HttpOnly) and the same on http and https.
+ */
+export const LANGUAGE_COOKIE = "lang";
+
 /** A whole Set-Cookie string may not exceed this many bytes before it is split. */
 export const MAX_COOKIE_SIZE = 4096;
 /** Characters of value per chunk (Auth.js's 4096 minus its estimated attribute overhead). */

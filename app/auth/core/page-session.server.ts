@@ -1,7 +1,7 @@
 // The helpers app pages use to require or show a session, and the error page's data. The sign-in
 // and sign-out pages, which list providers, are signin/pages.server.ts.
 import { toRelative, validateCallbackUrl } from "./callback-url.server";
-import { errorPage } from "./errors";
+import { errorPage } from "./messages.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "./outage.server";
 import { authRequest, type AuthRequest } from "./request.server";
 import { redirectResponse } from "./respond.server";

@@ -5,7 +5,7 @@
 // One window (AUTH_REAUTH_MAX_AGE), measured from the session row's authenticatedAt: the sign-in
 // (or a re-authentication), never a roll. This module knows no sign-in method.
 import { toRelative, validateCallbackUrl } from "./callback-url.server";
-import { REAUTH_REQUIRED_MESSAGE } from "./errors";
+import { t } from "../../i18n/t.server";
 import { requireSession, type RequiredSession } from "./page-session.server";
 import type { AuthRequest } from "./request.server";
 import { jsonResponse } from "./respond.server";
@@ -37,7 +37,7 @@ export function reauthRequiredResponse(ar: AuthRequest, page: string): Response 
 
 /** What a page shows beside a refused form: the sentence and the link. */
 export function reauthRefusal(ar: AuthRequest, page: string) {
-  return { formError: REAUTH_REQUIRED_MESSAGE, reauthUrl: reauthUrl(ar, page) };
+  return { formError: t("reauth.required"), reauthUrl: reauthUrl(ar, page) };
 }
 
 /**

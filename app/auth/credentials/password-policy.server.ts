@@ -12,8 +12,9 @@
 import { createHash } from "node:crypto";
 import { dictionary } from "@zxcvbn-ts/language-common";
 import { CONTEXT_WORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_SECOND_FACTOR, type AuthConfig } from "../core/config.server";
-import { PASSWORD_MESSAGES, type PasswordRefusal } from "../core/errors";
+import type { PasswordRefusal } from "../core/errors";
 import { log } from "../core/log.server";
+import { t } from "../../i18n/t.server";
 
 /** Longest password accepted when one is chosen, in code points after NFKC. */
 export const POLICY_MAX_LENGTH = 256;
@@ -58,10 +59,10 @@ export function minimumLength(owner: Pick<PasswordOwner, "secondFactor">, config
 function refused(reason: PasswordRefusal, min: number): PolicyResult {
   const message =
     reason === "tooShort"
-      ? PASSWORD_MESSAGES.tooShort(min)
+      ? t("password.tooShort", { min })
       : reason === "tooLong"
-        ? PASSWORD_MESSAGES.tooLong(POLICY_MAX_LENGTH)
-        : PASSWORD_MESSAGES[reason];
+        ? t("password.tooLong", { max: POLICY_MAX_LENGTH })
+        : t(`password.${reason}`);
   return { ok: false, reason, message };
 }
 

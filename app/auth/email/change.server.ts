@@ -15,16 +15,17 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { readBody } from "../core/body.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { normalizeEmailAddress } from "../core/email-address";
-import { rateLimitedMessage } from "../core/errors";
+import { rateLimitedMessage } from "../core/messages.server";
 import { log } from "../core/log.server";
 import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { isRecentAuth, reauthUrl } from "../core/recent-auth.server";
 import { getSession, refreshSession, revokeUserSessions } from "../core/session.server";
 import { notifySecurityChange, sendQueuedNotices } from "../accounts/security-notices.server";
-import { EMAIL_CHANGE_MESSAGES, EMAIL_CHANGE_PATH } from "./change";
+import { EMAIL_CHANGE_PATH } from "./change";
 import { toSessionUser } from "../accounts/users.server";
 import { consumeToken, discardToken, issueToken, peekToken } from "./verification-token.server";
+import { t } from "../../i18n/t.server";
 
 /** Whether /account can offer the change at all (production without SMTP cannot send). */
 export function emailChangeAvailable(ar: AuthRequest): boolean {
@@ -40,12 +41,12 @@ export async function requestEmailChange(
   input: unknown,
 ): Promise<EmailChangeRequest> {
   const mailer = getMailer(ar.config);
-  if (!mailer) return { ok: false, error: EMAIL_CHANGE_MESSAGES.unavailable, status: 400 };
+  if (!mailer) return { ok: false, error: t("emailChange.unavailable"), status: 400 };
   const check = normalizeEmailAddress(input);
-  if (!check.ok) return { ok: false, error: EMAIL_CHANGE_MESSAGES.invalid, status: 400 };
+  if (!check.ok) return { ok: false, error: t("emailChange.invalid"), status: 400 };
   const address = check.address;
   // The same address again is allowed while it is unverified: the link then verifies it.
-  if (address === user.email && user.emailVerified) return { ok: false, error: EMAIL_CHANGE_MESSAGES.same, status: 400 };
+  if (address === user.email && user.emailVerified) return { ok: false, error: t("emailChange.same"), status: 400 };
 
   const ip = clientAddress(ar);
   const refused = await countEmailSend(ar.config.rateLimits, address, ip);
@@ -70,7 +71,7 @@ export async function requestEmailChange(
   } catch (error) {
     await discardToken(address, token, ar.config.secrets);
     log("warn", "auth-failure", { code: "EmailSignin", reason: "change-email message not sent", cause: error, path: ar.url.pathname });
-    return { ok: false, error: EMAIL_CHANGE_MESSAGES.notSent, status: 502 };
+    return { ok: false, error: t("error.EmailSignin"), status: 502 };
   }
   await recordEvent("email-sent", { userId: user.id, ...eventSource(ar), detail: { purpose: "change-email", transport: mailer.kind } });
   return { ok: true, address };

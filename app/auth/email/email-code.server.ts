@@ -17,11 +17,11 @@ import { createHmac, randomBytes, randomInt } from "node:crypto";
 import { db } from "../../db/client.server";
 import { expireCookie, serializeCookie } from "../core/cookies.server";
 import { constantTimeEqual } from "../core/crypto.server";
-import { EMAIL_CODE_MESSAGES } from "../core/errors";
 import { isEmailCodeRefusal, reserveEmailCodeAttempt, type LimitRefusal } from "../core/limits.server";
 import { encodeJwt, tryDecodeJwt } from "../core/jwt.server";
 import type { AuthRequest } from "../core/request.server";
 import type { TokenPurpose, UsedRequest } from "./pending-request";
+import { inEnglish, t } from "../../i18n/t.server";
 
 /** Wrong codes a pending request survives; the fifth ends it. */
 export const MAX_CODE_ATTEMPTS = 5;
@@ -189,7 +189,7 @@ export async function attemptEmailCode(
   if (spent.length > 0) await client.verificationToken.deleteMany({ where: { requestId: { in: spent } } });
   const triesLeft = Math.max(0, ...rows.map((row) => MAX_CODE_ATTEMPTS - row.codeAttempts));
   if (triesLeft <= 0) return { result: "ended" };
-  return { result: "wrong", triesLeft, message: EMAIL_CODE_MESSAGES.wrong(triesLeft) };
+  return { result: "wrong", triesLeft, message: t("emailCode.wrong", { triesLeft }) };
 }
 
 /**
@@ -198,8 +198,15 @@ export async function attemptEmailCode(
  */
 const refusals = new WeakMap<Response, { triesLeft: number | null; message: string }>();
 
-export function codeRefusedResponse(triesLeft: number | null, message: string): Response {
-  const response = new Response(JSON.stringify({ error: "code", message, triesLeft }), {
+/**
+ * A refused code: JSON clients get `{error: "code", message, triesLeft}` with the English text
+ * (JSON answers do not change with the language, contract section 17); the page shows the text
+ * in the visitor's language.
+ */
+export function codeRefusedResponse(triesLeft: number | null, key: "emailCode.required" | "emailCode.wrong"): Response {
+  const values = triesLeft === null ? undefined : { triesLeft };
+  const message = t(key, values);
+  const response = new Response(JSON.stringify({ error: "code", message: inEnglish(key, values), triesLeft }), {
     status: 400,
     headers: { "Content-Type": "application/json", "Cache-Control": "private, no-store" },
   });

@@ -29,7 +29,6 @@ import { toSessionUser, type SignInResult } from "../accounts/users.server";
 import { consumeTokenRow, peekToken, type UsedRequest } from "./verification-token.server";
 import { attemptEmailCode, browserAskedFor, clearEmailCodeCookie, codeRefusedResponse, typedCode } from "./email-code.server";
 import { sendLinkEmail } from "./send.server";
-import { EMAIL_CODE_MESSAGES } from "../core/errors";
 
 export const EMAIL_PROVIDER_ID = "email";
 
@@ -118,9 +117,9 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
   /** A code typed in the browser that asked (its authjs.email-code cookie names the request). */
   private async useCode(ar: AuthRequest, code: unknown): Promise<SignInResult> {
     const typed = typedCode(code);
-    if (typed === null) throw codeRefusedResponse(null, EMAIL_CODE_MESSAGES.required);
+    if (typed === null) throw codeRefusedResponse(null, "emailCode.required");
     const attempt = await attemptEmailCode(ar, typed, ["signin", "signup"]);
-    if (attempt.result === "wrong") throw codeRefusedResponse(attempt.triesLeft, attempt.message);
+    if (attempt.result === "wrong") throw codeRefusedResponse(attempt.triesLeft, "emailCode.wrong");
     if (attempt.result === "limited") {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: attempt.refusal.limit } });
       throw new AuthError("RateLimited", { log: `e-mail code limit ${attempt.refusal.limit}`, retryAfterSeconds: attempt.refusal.retryAfterSeconds });

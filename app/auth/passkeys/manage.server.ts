@@ -3,9 +3,9 @@
 // signin/methods.server.ts's removePasskey.
 import { z } from "zod";
 import { db } from "../../db/client.server";
-import { PASSKEY_MESSAGES } from "../core/errors";
 import { idField } from "../core/ids";
 import { hasControlCharacters } from "../core/display-text";
+import { t } from "../../i18n/t.server";
 
 export const MAX_PASSKEY_NAME = 60;
 
@@ -14,9 +14,10 @@ export const PasskeyRename = z.object({
   name: z
     .string()
     .trim()
-    .min(1, PASSKEY_MESSAGES.nameEmpty)
-    .max(MAX_PASSKEY_NAME, PASSKEY_MESSAGES.nameTooLong)
-    .refine((v) => !hasControlCharacters(v), PASSKEY_MESSAGES.nameControl),
+    // Functions, so each refusal is written when it happens, in that request's language.
+    .min(1, { error: () => t("passkey.nameEmpty") })
+    .max(MAX_PASSKEY_NAME, { error: () => t("passkey.nameTooLong") })
+    .refine((v) => !hasControlCharacters(v), { error: () => t("passkey.nameControl") }),
 });
 
 export const PasskeyRemove = z.object({ passkeyId: idField() });

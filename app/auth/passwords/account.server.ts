@@ -6,7 +6,7 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { notifySecurityChange } from "../accounts/security-notices.server";
 import { createPassword, passwordHashOf, replacePassword } from "../accounts/passwords.server";
 import { deviceIdFor } from "../core/device-cookie.server";
-import { PASSWORD_MESSAGES, rateLimitedMessage } from "../core/errors";
+import { rateLimitedMessage } from "../core/messages.server";
 import { isLimitRefusal, reserveCredentialsAttempt, retryAfterMinutes } from "../core/limits.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
 import { refreshSession, revokeUserSessions, type CurrentSession } from "../core/session.server";
@@ -16,6 +16,7 @@ import { checkPassword } from "../credentials/password-policy.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
 import { removeSignInMethod } from "../signin/methods.server";
 import { db } from "../../db/client.server";
+import { t } from "../../i18n/t.server";
 
 export const PASSWORD_INTENTS = ["password-set", "password-change", "password-remove"] as const;
 export type PasswordIntent = (typeof PASSWORD_INTENTS)[number];
@@ -72,7 +73,7 @@ async function checkCurrentPassword(
   await reservation.settle(ok);
   if (ok) return null;
   await recordEvent("signin-failed", { userId, ...eventSource(ar), detail: { provider: "credentials", intent } });
-  return { ok: false, status: 400, intent, field: "currentPassword", message: PASSWORD_MESSAGES.currentWrong };
+  return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.currentWrong") };
 }
 
 export async function passwordIntent(
@@ -83,24 +84,24 @@ export async function passwordIntent(
 ): Promise<PasswordIntentResult> {
   const userId = session.userId;
   const user = await accountOf(userId);
-  if (!user) return { ok: false, status: 404, intent, field: null, message: PASSWORD_MESSAGES.notSet };
+  if (!user) return { ok: false, status: 404, intent, field: null, message: t("password.notSet") };
   const stored = await passwordHashOf(userId);
   // While the second factor is on, 8 characters are enough (contract §16, ADR 075).
   const secondFactor = await secondFactorEnabled(userId);
 
   if (intent === "password-set") {
-    if (stored !== null) return { ok: false, status: 400, intent, field: "password", message: PASSWORD_MESSAGES.alreadySet };
+    if (stored !== null) return { ok: false, status: 400, intent, field: "password", message: t("password.alreadySet") };
     const policy = await checkPassword(text(body.password), { email: user.email, name: user.name, secondFactor }, ar.config);
     if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
     if (!(await createPassword(userId, await hashPassword(policy.password)))) {
-      return { ok: false, status: 400, intent, field: "password", message: PASSWORD_MESSAGES.alreadySet };
+      return { ok: false, status: 400, intent, field: "password", message: t("password.alreadySet") };
     }
     await recordEvent("password-set", { userId, ...eventSource(ar) });
     await notifySecurityChange(ar, userId, { kind: "password-set" });
     return { ok: true, notice: "password-set", setCookies: [] };
   }
 
-  if (stored === null) return { ok: false, status: 400, intent, field: "currentPassword", message: PASSWORD_MESSAGES.notSet };
+  if (stored === null) return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.notSet") };
 
   if (intent === "password-change") {
     // The new password's policy first: a refusal there costs no attempt at the current one.
@@ -110,7 +111,7 @@ export async function passwordIntent(
     if (refused) return refused;
     if (!(await replacePassword(userId, stored, await hashPassword(policy.password)))) {
       // Another tab changed it between our read and our write: this one's current password is stale.
-      return { ok: false, status: 400, intent, field: "currentPassword", message: PASSWORD_MESSAGES.currentWrong };
+      return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.currentWrong") };
     }
     // Every other session ends on every instance. This browser's jwt is written again from the
     // cookie it carried (refreshSession, as after an e-mail change), so that it is issued after the
@@ -128,8 +129,8 @@ export async function passwordIntent(
   const refused = await checkCurrentPassword(ar, userId, user.email, text(body.currentPassword), intent);
   if (refused) return refused;
   const removed = await removeSignInMethod(ar.config, userId, { kind: "password" });
-  if (removed === "last-method") return { ok: false, status: 409, intent, field: "currentPassword", message: PASSWORD_MESSAGES.lastMethod };
-  if (removed === "not-found") return { ok: false, status: 400, intent, field: "currentPassword", message: PASSWORD_MESSAGES.notSet };
+  if (removed === "last-method") return { ok: false, status: 409, intent, field: "currentPassword", message: t("password.lastMethod") };
+  if (removed === "not-found") return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.notSet") };
   await recordEvent("password-removed", { userId, ...eventSource(ar) });
   await notifySecurityChange(ar, userId, { kind: "password-removed" });
   return { ok: true, notice: "password-removed", setCookies: [] };

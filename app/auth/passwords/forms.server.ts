@@ -5,9 +5,9 @@
 import { readBody, type Body } from "../core/body.server";
 import { toRelative } from "../core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
-import { ADDRESS_FORM_MESSAGES, PASSWORD_MESSAGES } from "../core/errors";
 import { authRequest, type AuthRequest } from "../core/request.server";
 import { wantsJsonRedirect } from "../core/respond.server";
+import { t } from "../../i18n/t.server";
 
 export type FieldErrors = Partial<Record<"email" | "name" | "password" | "code", string>>;
 
@@ -53,8 +53,9 @@ export function formAnswerFor<Values>(read: { csrfToken: string; setCookies: str
   });
 }
 
-export const FORM_EXPIRED = PASSWORD_MESSAGES.expiredForm;
-export const UNREADABLE = "Unknown request.";
+/** The refusals every password page shares, written in the request's language when called. */
+export const FORM_EXPIRED = () => t("common.formExpired");
+export const UNREADABLE = () => t("common.unknownRequest");
 
 /** A typed text field as kept for the re-rendered form (strings only, bounded). */
 export function typed(value: unknown, max = 320): string {
@@ -64,9 +65,9 @@ export function typed(value: unknown, max = 320): string {
 /** An optional display name: trimmed, at most 100 characters, no control characters. */
 export function readName(value: unknown): { ok: true; name: string | null } | { ok: false; message: string } {
   if (value === undefined || value === null || value === "") return { ok: true, name: null };
-  if (typeof value !== "string") return { ok: false, message: ADDRESS_FORM_MESSAGES.name };
+  if (typeof value !== "string") return { ok: false, message: t("address.name") };
   const name = value.trim();
-  if (name.length > 100 || /[\u0000-\u001f\u007f]/.test(name)) return { ok: false, message: ADDRESS_FORM_MESSAGES.name };
+  if (name.length > 100 || /[\u0000-\u001f\u007f]/.test(name)) return { ok: false, message: t("address.name") };
   return { ok: true, name: name === "" ? null : name };
 }
 

@@ -16,7 +16,7 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
 import { PASSWORD_RESET_LINK_MAX_AGE } from "../core/config.server";
-import { ADDRESS_FORM_MESSAGES, EMAIL_CODE_MESSAGES, rateLimitedMessage } from "../core/errors";
+import { rateLimitedMessage } from "../core/messages.server";
 import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
@@ -30,6 +30,7 @@ import { consumeTokenRow, isWellFormedToken, peekToken } from "../email/verifica
 import { completeSignIn } from "../signin/flow.server";
 import { passwordPagesOffered } from "../signin/registry.server";
 import { FORM_EXPIRED, formAnswerFor, readPost, typed, UNREADABLE, type Answer } from "./forms.server";
+import { t } from "../../i18n/t.server";
 
 const RESET_LINK_MAX_AGE = PASSWORD_RESET_LINK_MAX_AGE;
 
@@ -48,12 +49,12 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   const ar = read.ar;
   if (!passwordPagesOffered(ar.config).forgotPassword) return { kind: "response", response: badRequest() };
   const form = formAnswerFor<ForgotValues>(read);
-  if ("refused" in read) return form(400, { formError: UNREADABLE, fieldErrors: {} }, { email: "" });
+  if ("refused" in read) return form(400, { formError: UNREADABLE(), fieldErrors: {} }, { email: "" });
   const { body, json } = read;
   const values = { email: typed(body.email) };
-  if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED, fieldErrors: {} }, values);
+  if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED(), fieldErrors: {} }, values);
   const address = normalizeEmailAddress(body.email);
-  if (!address.ok) return form(400, { formError: null, fieldErrors: { email: ADDRESS_FORM_MESSAGES.invalid } }, values);
+  if (!address.ok) return form(400, { formError: null, fieldErrors: { email: t("address.invalid") } }, values);
 
   const refused = await countEmailSend(ar.config.rateLimits, address.address, clientAddress(ar));
   if (refused) {
@@ -121,14 +122,14 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
   if (!passwordPagesOffered(ar.config).forgotPassword) return { kind: "response", response: badRequest() };
   const minLength = ar.config.passwordMinLength;
   const form = formAnswerFor<ResetValues>(read);
-  if ("refused" in read) return form(400, { formError: UNREADABLE, fieldErrors: {} }, { token: null, email: null, minLength, byCode: true });
+  if ("refused" in read) return form(400, { formError: UNREADABLE(), fieldErrors: {} }, { token: null, email: null, minLength, byCode: true });
   const { body, json } = read;
   const verification = (): Answer<ResetValues> => ({ kind: "response", response: errorRedirect(ar, "Verification", { json }) });
   const byCode = body.token === undefined;
   const values: ResetValues = byCode
     ? { token: null, email: null, minLength, byCode: true }
     : { token: typed(body.token, 64), email: typed(body.email), minLength, byCode: false };
-  if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED, fieldErrors: {} }, values);
+  if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED(), fieldErrors: {} }, values);
 
   // The addresses the password must not be: the link's, or those of this browser's live reset requests.
   let addresses: string[];
@@ -151,7 +152,7 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
 
   if (byCode) {
     const code = typedCode(body.code);
-    if (code === null) return form(400, { formError: null, fieldErrors: { code: EMAIL_CODE_MESSAGES.required } }, values);
+    if (code === null) return form(400, { formError: null, fieldErrors: { code: t("emailCode.required") } }, values);
     const attempt = await attemptEmailCode(ar, code, ["reset"]);
     if (attempt.result === "wrong") return form(400, { formError: null, fieldErrors: { code: attempt.message } }, values);
     if (attempt.result === "limited") {

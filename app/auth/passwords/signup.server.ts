@@ -15,7 +15,8 @@ import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { resolveCallbackUrl } from "../core/callback-url.server";
 import { normalizeEmailAddress } from "../core/email-address";
-import { ADDRESS_FORM_MESSAGES, AuthError, rateLimitedMessage } from "../core/errors";
+import { AuthError } from "../core/errors";
+import { rateLimitedMessage } from "../core/messages.server";
 import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
 import { clientAddress, authRequest } from "../core/request.server";
 import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
@@ -26,6 +27,7 @@ import { sendLinkEmail } from "../email/send.server";
 import { signInLink } from "../email/strategy.server";
 import { passwordPagesOffered } from "../signin/registry.server";
 import { FORM_EXPIRED, formAnswerFor, readName, readPost, relativeCallback, typed, UNREADABLE, type Answer } from "./forms.server";
+import { t } from "../../i18n/t.server";
 
 export type SignupValues = { email: string; name: string; callbackUrl: string; minLength: number };
 
@@ -48,15 +50,15 @@ export async function signupAction(request: Request): Promise<Answer<SignupValue
   if (!passwordPagesOffered(ar.config).signup) return { kind: "response", response: badRequest() };
   const form = formAnswerFor<SignupValues>(read);
   const minLength = ar.config.passwordMinLength;
-  if ("refused" in read) return form(400, { formError: UNREADABLE, fieldErrors: {} }, { email: "", name: "", callbackUrl: "/", minLength });
+  if ("refused" in read) return form(400, { formError: UNREADABLE(), fieldErrors: {} }, { email: "", name: "", callbackUrl: "/", minLength });
   const { body, json } = read;
   const callback = resolveCallbackUrl(ar, body);
   const values: SignupValues = { email: typed(body.email), name: typed(body.name, 100), callbackUrl: relativeCallback(callback.url), minLength };
-  if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED, fieldErrors: {} }, values);
+  if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED(), fieldErrors: {} }, values);
 
   // The address and the policy first: the same refusal whether or not the address has an account.
   const address = normalizeEmailAddress(body.email);
-  if (!address.ok) return form(400, { formError: null, fieldErrors: { email: ADDRESS_FORM_MESSAGES.invalid } }, values);
+  if (!address.ok) return form(400, { formError: null, fieldErrors: { email: t("address.invalid") } }, values);
   const name = readName(body.name);
   if (!name.ok) return form(400, { formError: null, fieldErrors: { name: name.message } }, values);
   const policy = await checkPassword(body.password, { email: address.address, name: name.name }, ar.config);

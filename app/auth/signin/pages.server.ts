@@ -2,7 +2,7 @@
 import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "../core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { MAX_EMAIL_ADDRESS_LENGTH } from "../core/email-address";
-import { signinErrorMessage } from "../core/errors";
+import { signinErrorMessage } from "../core/messages.server";
 import { headersWith } from "../core/page-session.server";
 import { authRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";

@@ -12,7 +12,7 @@ import { toSessionUser } from "../accounts/users.server";
 import { toRelative, validateCallbackUrl } from "../core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { deviceIdFor } from "../core/device-cookie.server";
-import { AuthError, secondFactorRefusedMessage } from "../core/errors";
+import { AuthError } from "../core/errors";
 import { isSecondFactorRefusal, pendingSignInFinished, reserveSecondFactorAttempt, spendPendingSignIn, type LimitRefusal } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
@@ -21,6 +21,7 @@ import { clearPendingSignIn, PENDING_SIGN_IN_MAX_AGE, readPendingSignIn, type Pe
 import { withSecondFactor } from "../two-factor/policy.server";
 import { spendSecondFactorCode } from "../two-factor/store.server";
 import { failureResponse, parsePost, startSession } from "./flow.server";
+import { t } from "../../i18n/t.server";
 
 /** Longest code field read: a 6-digit code or a 19-character recovery code (ADR 074), with some spacing. */
 const MAX_CODE_LENGTH = 64;
@@ -129,7 +130,7 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
     return { type: "response", response: redirectResponse(url, { json }) };
   }
   const csrf = ensureCsrfToken(ar);
-  return { type: "page", status: 400, page: { csrfToken: csrf.token, error: secondFactorRefusedMessage(triesLeft) }, setCookies: [] };
+  return { type: "page", status: 400, page: { csrfToken: csrf.token, error: t("twoFactor.refused", { triesLeft }) }, setCookies: [] };
 }
 
 /**

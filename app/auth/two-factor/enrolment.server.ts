@@ -5,11 +5,12 @@
 // stolen session cannot guess its way to removing the factor.
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { notifySecurityChange } from "../accounts/security-notices.server";
-import { rateLimitedMessage, TWO_FACTOR_MESSAGES } from "../core/errors";
+import { rateLimitedMessage } from "../core/messages.server";
 import { isSecondFactorRefusal, reserveSecondFactorAttempt, retryAfterMinutes } from "../core/limits.server";
 import type { AuthRequest } from "../core/request.server";
 import { confirmEnrolment, pendingEnrolmentSecret, regenerateRecoveryCodes, removeSecondFactor, spendSecondFactorCode, startEnrolment, twoFactorStatus } from "./store.server";
 import { otpauthUri, qrCodePath } from "./totp.server";
+import { t } from "../../i18n/t.server";
 
 /** What the page needs to show an enrolment in progress: the secret as text and as a QR code. */
 export type TotpSetup = { secret: string; uri: string; qr: { size: number; path: string } };
@@ -30,7 +31,7 @@ function setupFor(user: User, secret: string): TotpSetup {
 
 export async function startTotp(ar: AuthRequest, user: User): Promise<EnrolmentOutcome> {
   const secret = await startEnrolment(user.id, ar.config.secrets);
-  if (!secret) return { ok: false, status: 409, formError: TWO_FACTOR_MESSAGES.alreadyOn };
+  if (!secret) return { ok: false, status: 409, formError: t("twoFactor.alreadyOn") };
   return { ok: true, setup: setupFor(user, secret) };
 }
 
@@ -43,16 +44,16 @@ export async function confirmTotp(ar: AuthRequest, user: User, body: Record<stri
   }
   if (outcome.reason === "not-started") {
     const status = await twoFactorStatus(user.id);
-    return { ok: false, status: 409, formError: status.enabled ? TWO_FACTOR_MESSAGES.alreadyOn : TWO_FACTOR_MESSAGES.notStarted };
+    return { ok: false, status: 409, formError: status.enabled ? t("twoFactor.alreadyOn") : t("twoFactor.notStarted") };
   }
   // The setup stays on screen so the visitor can try the next code.
   const secret = await pendingEnrolmentSecret(user.id, ar.config.secrets);
-  return { ok: false, status: 400, codeError: TWO_FACTOR_MESSAGES.wrongSetupCode, ...(secret ? { setup: setupFor(user, secret) } : {}) };
+  return { ok: false, status: 400, codeError: t("twoFactor.wrongSetupCode"), ...(secret ? { setup: setupFor(user, secret) } : {}) };
 }
 
 /** A current code for the account, counted against its budget when wrong. */
 async function checkCurrentCode(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome | null> {
-  if (!(await twoFactorStatus(user.id)).enabled) return { ok: false, status: 409, formError: TWO_FACTOR_MESSAGES.notOn };
+  if (!(await twoFactorStatus(user.id)).enabled) return { ok: false, status: 409, formError: t("twoFactor.notOn") };
   const attempt = await reserveSecondFactorAttempt(ar.config.rateLimits, null, user.id);
   if (isSecondFactorRefusal(attempt)) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(attempt.retryAfterSeconds)) };
   const factor = await spendSecondFactorCode(user.id, codeOf(body), ar.config.secrets);
@@ -63,7 +64,7 @@ async function checkCurrentCode(ar: AuthRequest, user: User, body: Record<string
   }
   await recordEvent("two-factor-failed", { userId: user.id, ...eventSource(ar), detail: { on: "account" } });
   if (attempt.endsIfWrong) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(attempt.endsIfWrong.retryAfterSeconds)) };
-  return { ok: false, status: 400, codeError: TWO_FACTOR_MESSAGES.wrongCode };
+  return { ok: false, status: 400, codeError: t("twoFactor.wrongCode") };
 }
 
 export async function disableTotp(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome> {

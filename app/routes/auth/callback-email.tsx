@@ -4,6 +4,7 @@ import { EmailCodeForm, type CodeFormProps } from "~/components/email-code-form"
 import { headersWith, jsonRedirectMiddleware } from "~/auth/core";
 import { emailCallbackAction, emailCallbackJsonAction, emailCallbackLoader, type ChoosePasswordPage } from "~/auth/signin";
 import type { Route } from "./+types/callback-email";
+import { useT } from "~/i18n/react";
 
 // The e-mail link's landing URL. A page route (it has a static segment, so it wins over
 // auth/callback/:provider) because with AUTH_EMAIL_CONFIRM=true it shows a page; every other
@@ -45,13 +46,14 @@ export function ErrorBoundary() {
     return <ChoosePassword page={choosePassword} error={passwordError} />;
   }
   if (!isRouteErrorResponse(error) || !error.data || typeof error.data !== "object" || !("codeRefused" in error.data)) throw error;
+  const t = useT();
   const { message, form } = (error.data as { codeRefused: { message: string; form: CodeFormProps } }).codeRefused;
   return (
-    <AuthCard title="Check your email">
-      <p>Enter the 6-digit code from the e-mail. It works in this browser only.</p>
+    <AuthCard title={t("emailCode.checkTitle")}>
+      <p>{t("emailCode.enterHere")}</p>
       <EmailCodeForm form={form} codeError={message} />
       <p>
-        <a href="/">Back to the home page</a>
+        <a href="/">{t("common.backHome")}</a>
       </p>
     </AuthCard>
   );
@@ -71,38 +73,36 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
  * password is chosen here, never the one typed at sign-up (which may have been someone else's).
  */
 function ChoosePassword({ page, error }: { page: ChoosePasswordPage; error?: string }) {
+  const t = useT();
   return (
-    <AuthCard title="Choose a password">
-      <p>
-        Your address <strong>{page.address}</strong> is confirmed. Choose the password for the new account on this device.
-      </p>
-      <DocumentForm action={page.action} label="Create account" pendingLabel="Creating…" id="signup-password-form">
+    <AuthCard title={t("choosePassword.title")}>
+      <p>{t.rich("choosePassword.intro", { address: <strong>{page.address}</strong> })}</p>
+      <DocumentForm action={page.action} label={t("signup.submit")} pendingLabel={t("choosePassword.creating")} id="signup-password-form">
         <CsrfField token={page.csrfToken} />
         <input type="hidden" name="token" value={page.token} />
         <input type="hidden" name="email" value={page.address} />
         <input type="hidden" name="callbackUrl" value={page.callbackUrl} />
-        <Field id="signup-link-password" label="Password" type="password" name="password" autoComplete="new-password" minLength={page.minLength} required error={error} />
-        <p className="muted">At least {page.minLength} characters. Long phrases of unrelated words are good; common passwords are refused.</p>
+        <Field id="signup-link-password" label={t("signup.passwordLabel")} type="password" name="password" autoComplete="new-password" minLength={page.minLength} required error={error} />
+        <p className="muted">{t("password.hint", { min: page.minLength })}</p>
       </DocumentForm>
     </AuthCard>
   );
 }
 
 export default function ConfirmEmailSignIn({ loaderData }: Route.ComponentProps) {
+  const t = useT();
   if ("choosePassword" in loaderData) return <ChoosePassword page={loaderData.choosePassword} />;
   const { address, token, callbackUrl, csrfToken, action } = loaderData;
   return (
-    <AuthCard title="Sign in">
-      <p>
-        Sign in as <strong id="confirm-address">{address}</strong>?
-      </p>
-      <DocumentForm action={action} label={`Sign in as ${address}`} pendingLabel="Signing in…" id="email-confirm-form">
+    <AuthCard title={t("signin.title")}>
+      <p>{t.rich("signin.confirm", { address: <strong id="confirm-address">{address}</strong> })}</p>
+      <DocumentForm action={action} label={t("signin.confirmButton", { address })} pendingLabel={t("common.signingIn")} id="email-confirm-form">
         <CsrfField token={csrfToken} />
         <input type="hidden" name="token" value={token} />
         <input type="hidden" name="email" value={address} />
         <input type="hidden" name="callbackUrl" value={callbackUrl} />
       </DocumentForm>
-      <p className="muted">If you did not ask to sign in, close this page: nothing happens without the button.</p>
+      <p className="muted">{t("signin.confirmIgnore")}</p>
     </AuthCard>
   );
 }

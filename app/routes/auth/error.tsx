@@ -2,6 +2,7 @@ import { data } from "react-router";
 import { AuthCard } from "~/components/auth-forms";
 import { badRequest, errorPageData } from "~/auth/core";
 import type { Route } from "./+types/error";
+import { useT } from "~/i18n/react";
 
 export function loader({ request }: Route.LoaderArgs) {
   const page = errorPageData(request);
@@ -11,6 +12,7 @@ export function loader({ request }: Route.LoaderArgs) {
 export const action = () => badRequest();
 
 export default function ErrorPage({ loaderData }: Route.ComponentProps) {
+  const t = useT();
   const { heading, message, detail, status } = loaderData;
   return (
     <AuthCard title={heading}>
@@ -18,11 +20,11 @@ export default function ErrorPage({ loaderData }: Route.ComponentProps) {
       {detail ? <p className="muted">{detail}</p> : null}
       {status === 403 ? (
         <a className="button" href="/auth/signin">
-          Sign in
+          {t("common.signIn")}
         </a>
       ) : (
         <p>
-          <a href="/">Go to the home page</a>
+          <a href="/">{t("common.homeLink")}</a>
         </p>
       )}
     </AuthCard>

@@ -4,6 +4,7 @@ import { badRequest } from "~/auth/core";
 import { forgotPasswordAction, forgotPasswordPageData, type ForgotValues } from "~/auth/passwords";
 import { passwordPageData, passwordPageHeaders, passwordPagePost } from "../password-page.server";
 import type { Route } from "./+types/forgot-password";
+import { useT } from "~/i18n/react";
 
 const post = passwordPagePost(forgotPasswordAction);
 export const middleware: Route.MiddlewareFunction[] = post.middleware;
@@ -25,15 +26,16 @@ export const ErrorBoundary = passwordPageErrorBoundary(View);
 
 function View({ page }: { page: PasswordPage<ForgotValues> }) {
   const { csrfToken, values, formError, fieldErrors } = page;
+  const t = useT();
   return (
-    <PasswordPageFrame title="Forgot your password?" formError={formError}>
-      <p>Enter the address of your account. If it has one, we send it a link and a code to choose a new password.</p>
-      <DocumentForm action="/auth/forgot-password" label="Send me a link" pendingLabel="Sending…" id="forgot-password-form">
+    <PasswordPageFrame title={t("forgot.title")} formError={formError}>
+      <p>{t("forgot.intro")}</p>
+      <DocumentForm action="/auth/forgot-password" label={t("forgot.submit")} pendingLabel={t("common.sending")} id="forgot-password-form">
         <CsrfField token={csrfToken} />
-        <Field id="forgot-email" label="Email" type="email" name="email" autoComplete="email" defaultValue={values.email} required error={fieldErrors.email} />
+        <Field id="forgot-email" label={t("forgot.emailLabel")} type="email" name="email" autoComplete="email" defaultValue={values.email} required error={fieldErrors.email} />
       </DocumentForm>
       <p>
-        <a href="/auth/signin">Back to sign in</a>
+        <a href="/auth/signin">{t("forgot.back")}</a>
       </p>
     </PasswordPageFrame>
   );

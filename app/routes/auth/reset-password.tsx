@@ -3,6 +3,7 @@ import { PasswordPageFrame, passwordPageErrorBoundary, type PasswordPage } from 
 import { resetPasswordAction, resetPasswordPageData, type ResetValues } from "~/auth/passwords";
 import { passwordPageData, passwordPageHeaders, passwordPagePost } from "../password-page.server";
 import type { Route } from "./+types/reset-password";
+import { useT } from "~/i18n/react";
 
 const post = passwordPagePost(resetPasswordAction);
 export const middleware: Route.MiddlewareFunction[] = post.middleware;
@@ -24,19 +25,20 @@ export const ErrorBoundary = passwordPageErrorBoundary(View);
 
 function View({ page }: { page: PasswordPage<ResetValues> }) {
   const { csrfToken, values, formError, fieldErrors } = page;
+  const t = useT();
   return (
-    <PasswordPageFrame title="Choose a new password" formError={formError}>
-      {values.email ? <p>For {values.email}. Every device signed in to the account is signed out; this one is signed in.</p> : null}
-      <DocumentForm action="/auth/reset-password" label="Set new password" pendingLabel="Saving…" id="reset-password-form">
+    <PasswordPageFrame title={t("reset.title")} formError={formError}>
+      {values.email ? <p>{t("reset.for", { address: values.email })}</p> : null}
+      <DocumentForm action="/auth/reset-password" label={t("reset.submit")} pendingLabel={t("common.saving")} id="reset-password-form">
         <CsrfField token={csrfToken} />
         {values.token ? <input type="hidden" name="token" value={values.token} /> : null}
         {values.email ? <input type="hidden" name="email" value={values.email} /> : null}
         {values.byCode ? (
-          <Field id="reset-code" label="Code from the e-mail" name="code" type="text" inputMode="numeric" autoComplete="one-time-code" maxLength={12} required error={fieldErrors.code} />
+          <Field id="reset-code" label={t("reset.codeLabel")} name="code" type="text" inputMode="numeric" autoComplete="one-time-code" maxLength={12} required error={fieldErrors.code} />
         ) : null}
         <Field
           id="reset-password"
-          label="New password"
+          label={t("reset.passwordLabel")}
           type="password"
           name="password"
           autoComplete="new-password"
@@ -44,7 +46,7 @@ function View({ page }: { page: PasswordPage<ResetValues> }) {
           required
           error={fieldErrors.password}
         />
-        <p className="muted">At least {values.minLength} characters. Long phrases of unrelated words are good; common passwords are refused.</p>
+        <p className="muted">{t("password.hint", { min: values.minLength })}</p>
       </DocumentForm>
     </PasswordPageFrame>
   );

@@ -3,6 +3,7 @@ import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-form
 import { PasskeySignIn } from "~/components/passkey-signin";
 import { jsonRedirectMiddleware } from "~/auth/core";
 import { signinPageData, signinRootAction } from "~/auth/signin";
+import { useT } from "~/i18n/react";
 import type { Route } from "./+types/signin";
 
 export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(signinRootAction)];
@@ -16,12 +17,11 @@ export const action = ({ request }: Route.ActionArgs) => signinRootAction(reques
 
 const EMAIL_ERRORS = new Set(["EmailSignin", "EmailInvalid", "RateLimited"]);
 // What to do next, after the contract's text, for the e-mail form's own codes. RateLimited needs
-// none: its text (app/auth/core/errors.ts) already says how long to wait.
-const EMAIL_HINTS: Record<string, string> = {
-  EmailInvalid: "Enter one e-mail address, such as name@example.com.",
-};
+// none: its text already says how long to wait.
+const EMAIL_HINTS = { EmailInvalid: "error.EmailInvalidHint" } as const;
 
 export default function SignIn({ loaderData }: Route.ComponentProps) {
+  const t = useT();
   const { csrfToken, callbackUrl, providers, error, email, signedInAs, passwordPages } = loaderData;
   const oauth = providers.filter((p) => p.type === "oauth" || p.type === "oidc");
   const emailProvider = providers.find((p) => p.type === "email");
@@ -32,7 +32,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
   // Tie the message to the fields it is about; other errors stand above all forms.
   const credentialsError = error?.code === "CredentialsSignin" ? error.message : null;
   const emailError =
-    error && emailProvider && EMAIL_ERRORS.has(error.code) ? [error.message, EMAIL_HINTS[error.code]].filter(Boolean).join(" ") : null;
+    error && emailProvider && EMAIL_ERRORS.has(error.code) ? [error.message, error.code in EMAIL_HINTS ? t(EMAIL_HINTS[error.code as keyof typeof EMAIL_HINTS]) : null].filter(Boolean).join(" ") : null;
   const generalError = error && !credentialsError && !emailError ? error.message : null;
   const sections: React.ReactNode[] = [];
 
@@ -41,7 +41,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
     sections.push(
       <div key="oauth" className="stack">
         {oauth.map((p) => (
-          <DocumentForm key={p.id} action={p.signinUrl} label={`Sign in with ${p.name}`} pendingLabel={`Redirecting to ${p.name}…`}>
+          <DocumentForm key={p.id} action={p.signinUrl} label={t("signin.withProvider", { name: p.name })} pendingLabel={t("signin.redirectingTo", { name: p.name })}>
             <CsrfField token={csrfToken} />
             <input type="hidden" name="callbackUrl" value={callbackUrl} />
           </DocumentForm>
@@ -51,16 +51,16 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
   }
   if (emailProvider) {
     sections.push(
-      <DocumentForm key="email" action={emailProvider.signinUrl} label="Send me a sign-in link" pendingLabel="Sending…" id="email-form">
+      <DocumentForm key="email" action={emailProvider.signinUrl} label={t("signin.sendLink")} pendingLabel={t("common.sending")} id="email-form">
         <CsrfField token={csrfToken} />
         <input type="hidden" name="callbackUrl" value={callbackUrl} />
         <Field
           id={`input-email-for-${emailProvider.id}-provider`}
-          label="Email"
+          label={t("signin.emailLabel")}
           type="email"
           name="email"
           autoComplete={credentials ? "email" : `email${webauthnHint}`}
-          placeholder="email@example.com"
+          placeholder={t("signin.emailPlaceholder")}
           defaultValue={email}
           required
           error={emailError}
@@ -70,7 +70,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
   }
   if (credentials) {
     sections.push(
-      <DocumentForm key="credentials" action={credentials.callbackUrl} label="Sign in with password" pendingLabel="Signing in…" id="credentials-form">
+      <DocumentForm key="credentials" action={credentials.callbackUrl} label={t("signin.withPassword")} pendingLabel={t("common.signingIn")} id="credentials-form">
         <CsrfField token={csrfToken} />
         <input type="hidden" name="callbackUrl" value={callbackUrl} />
         {credentialsError ? (
@@ -80,7 +80,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
         ) : null}
         <Field
           id="input-email-for-credentials-provider"
-          label="Email"
+          label={t("signin.emailLabel")}
           type="email"
           name="email"
           autoComplete={`username${webauthnHint}`}
@@ -92,7 +92,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
         />
         <Field
           id="input-password-for-credentials-provider"
-          label="Password"
+          label={t("signin.passwordLabel")}
           type="password"
           name="password"
           autoComplete="current-password"
@@ -103,7 +103,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
         {passwordPages.forgotPassword ? (
           <p className="muted">
             <a href="/auth/forgot-password" id="forgot-password-link">
-              Forgot your password?
+              {t("signin.forgotPassword")}
             </a>
           </p>
         ) : null}
@@ -112,10 +112,10 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
   }
 
   return (
-    <AuthCard title="Sign in">
+    <AuthCard title={t("signin.title")}>
       {signedInAs ? (
         <p className="notice">
-          You are signed in as {signedInAs}. <a href={callbackUrl}>Continue</a>
+          {t("signin.signedInAs", { address: signedInAs })} <a href={callbackUrl}>{t("common.continue")}</a>
         </p>
       ) : null}
       {generalError ? (
@@ -123,13 +123,13 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
           {generalError}
         </p>
       ) : null}
-      {sections.length === 0 ? <p>No sign-in method is enabled.</p> : null}
-      {sections.flatMap((s, i) => (i === 0 ? [s] : [<p key={`or-${i}`} className="divider">or</p>, s]))}
+      {sections.length === 0 ? <p>{t("signin.noMethod")}</p> : null}
+      {sections.flatMap((s, i) => (i === 0 ? [s] : [<p key={`or-${i}`} className="divider">{t("signin.or")}</p>, s]))}
       {passwordPages.signup ? (
         <p>
-          No account yet?{" "}
+          {t("signin.noAccount")}{" "}
           <a href={`/auth/signup?${new URLSearchParams({ callbackUrl })}`} id="signup-link">
-            Create one
+            {t("signin.createOne")}
           </a>
         </p>
       ) : null}

@@ -3,6 +3,7 @@ import { AuthCard, CsrfField } from "~/components/auth-forms";
 import { jsonRedirectMiddleware } from "~/auth/core";
 import { signOutAction, signoutPageData } from "~/auth/signin";
 import type { Route } from "./+types/signout";
+import { useT } from "~/i18n/react";
 
 export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(signOutAction)];
 
@@ -17,16 +18,17 @@ export function action({ request }: Route.ActionArgs) {
 }
 
 export default function SignOut({ loaderData }: Route.ComponentProps) {
+  const t = useT();
   const navigation = useNavigation();
   const pending = navigation.state !== "idle" && navigation.formAction?.startsWith("/auth/signout");
   return (
-    <AuthCard title="Sign out">
-      <p>Are you sure you want to sign out?</p>
+    <AuthCard title={t("signout.title")}>
+      <p>{t("signout.question")}</p>
       <Form method="post" action="/auth/signout">
         <CsrfField token={loaderData.csrfToken} />
         <input type="hidden" name="callbackUrl" value={loaderData.callbackUrl} />
         <button type="submit" className="button" aria-disabled={pending || undefined}>
-          {pending ? "Signing out…" : "Sign out"}
+          {pending ? t("signout.pending") : t("signout.submit")}
         </button>
       </Form>
     </AuthCard>

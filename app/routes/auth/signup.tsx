@@ -4,6 +4,7 @@ import { badRequest } from "~/auth/core";
 import { signupAction, signupPageData, type SignupValues } from "~/auth/passwords";
 import { passwordPageData, passwordPageHeaders, passwordPagePost } from "../password-page.server";
 import type { Route } from "./+types/signup";
+import { useT } from "~/i18n/react";
 
 const post = passwordPagePost(signupAction);
 export const middleware: Route.MiddlewareFunction[] = post.middleware;
@@ -25,16 +26,17 @@ export const ErrorBoundary = passwordPageErrorBoundary(View);
 
 function View({ page }: { page: PasswordPage<SignupValues> }) {
   const { csrfToken, values, formError, fieldErrors } = page;
+  const t = useT();
   return (
-    <PasswordPageFrame title="Create an account" formError={formError}>
-      <DocumentForm action="/auth/signup" label="Create account" pendingLabel="Sending…" id="signup-form">
+    <PasswordPageFrame title={t("signup.title")} formError={formError}>
+      <DocumentForm action="/auth/signup" label={t("signup.submit")} pendingLabel={t("common.sending")} id="signup-form">
         <CsrfField token={csrfToken} />
         <input type="hidden" name="callbackUrl" value={values.callbackUrl} />
-        <Field id="signup-email" label="Email" type="email" name="email" autoComplete="email" defaultValue={values.email} required error={fieldErrors.email} />
-        <Field id="signup-name" label="Name (optional)" type="text" name="name" autoComplete="name" defaultValue={values.name} maxLength={100} error={fieldErrors.name} />
+        <Field id="signup-email" label={t("signup.emailLabel")} type="email" name="email" autoComplete="email" defaultValue={values.email} required error={fieldErrors.email} />
+        <Field id="signup-name" label={t("signup.nameLabel")} type="text" name="name" autoComplete="name" defaultValue={values.name} maxLength={100} error={fieldErrors.name} />
         <Field
           id="signup-password"
-          label="Password"
+          label={t("signup.passwordLabel")}
           type="password"
           name="password"
           autoComplete="new-password"
@@ -42,11 +44,11 @@ function View({ page }: { page: PasswordPage<SignupValues> }) {
           required
           error={fieldErrors.password}
         />
-        <p className="muted">At least {values.minLength} characters. Long phrases of unrelated words are good; common passwords are refused.</p>
+        <p className="muted">{t("password.hint", { min: values.minLength })}</p>
       </DocumentForm>
-      <p className="muted">We send a link and a code to the address; the account exists once you use one of them.</p>
+      <p className="muted">{t("signup.weSend")}</p>
       <p>
-        Already have an account? <a href="/auth/signin">Sign in</a>
+        {t("signup.haveAccount")} <a href="/auth/signin">{t("common.signIn")}</a>
       </p>
     </PasswordPageFrame>
   );

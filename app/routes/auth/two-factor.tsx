@@ -1,9 +1,9 @@
 import { data } from "react-router";
 import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
 import { headersWith, jsonRedirectMiddleware } from "~/auth/core";
-import { SIGNIN_ERROR_MESSAGES } from "~/auth/core/errors";
 import { twoFactorAction, twoFactorJsonAction, twoFactorPageData, type TwoFactorOutcome } from "~/auth/signin";
 import type { Route } from "./+types/two-factor";
+import { useT } from "~/i18n/react";
 
 // The second-factor page (contract §13): a plain form POSTing `csrfToken` and `code` back here;
 // app/auth/signin/two-factor-page.server.ts decides. JSON-mode clients get `{url}` before rendering.
@@ -28,15 +28,18 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
 }
 
 export default function TwoFactor({ loaderData, actionData }: Route.ComponentProps) {
+  const t = useT();
   const { csrfToken, error } = actionData ?? loaderData;
   return (
-    <AuthCard title="Two-step verification">
-      <p id="two-factor-help">{SIGNIN_ERROR_MESSAGES.TwoFactorRequired} Lost your device? Enter one of your recovery codes instead.</p>
-      <DocumentForm action="/auth/two-factor" label="Verify" pendingLabel="Verifying…" id="two-factor-form">
+    <AuthCard title={t("twoFactor.title")}>
+      <p id="two-factor-help">
+        {t("error.TwoFactorRequired")} {t("twoFactor.lostDevice")}
+      </p>
+      <DocumentForm action="/auth/two-factor" label={t("twoFactor.verify")} pendingLabel={t("twoFactor.verifying")} id="two-factor-form">
         <CsrfField token={csrfToken} />
         <Field
           id="two-factor-code"
-          label="Code"
+          label={t("twoFactor.codeLabel")}
           name="code"
           type="text"
           inputMode="numeric"
@@ -50,7 +53,7 @@ export default function TwoFactor({ loaderData, actionData }: Route.ComponentPro
         />
       </DocumentForm>
       <p>
-        <a href="/auth/signin">Sign in another way</a>
+        <a href="/auth/signin">{t("twoFactor.otherWay")}</a>
       </p>
     </AuthCard>
   );

@@ -5,6 +5,7 @@ import { badRequest } from "~/auth/core";
 import { verifyRequestPageData } from "~/auth/signin";
 import { describeLifetime } from "~/mail/templates.server";
 import type { Route } from "./+types/verify-request";
+import { useT } from "~/i18n/react";
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await verifyRequestPageData(request);
@@ -21,25 +22,20 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
 }
 
 export default function VerifyRequest({ loaderData }: Route.ComponentProps) {
+  const t = useT();
   const { type, linkLifetime, codeLifetime, codeForm } = loaderData;
   return (
-    <AuthCard title="Check your email">
-      {type === "reset" ? (
-        <p>If an account uses that address, we sent it a link to choose a new password.</p>
-      ) : type === "signup" ? (
-        <p>A link has been sent to your email address. Open it to continue.</p>
-      ) : (
-        <p>A sign in link has been sent to your email address.</p>
-      )}
-      <p className="muted">The link works once and expires after {linkLifetime}. You can open it on any device.</p>
+    <AuthCard title={t("emailCode.checkTitle")}>
+      {type === "reset" ? <p>{t("verify.reset")}</p> : type === "signup" ? <p>{t("verify.signup")}</p> : <p>{t("verify.signin")}</p>}
+      <p className="muted">{t("verify.linkLifetime", { lifetime: linkLifetime })}</p>
       {codeForm ? (
         <>
-          <p>Or enter the 6-digit code from the e-mail here. It works in this browser only and expires after {codeLifetime}.</p>
+          <p>{t("verify.codeLifetime", { lifetime: codeLifetime })}</p>
           <EmailCodeForm form={codeForm} />
         </>
       ) : null}
       <p>
-        <a href="/">Back to the home page</a>
+        <a href="/">{t("common.backHome")}</a>
       </p>
     </AuthCard>
   );

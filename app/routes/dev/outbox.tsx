@@ -1,5 +1,8 @@
 import { data, useLoaderData, type MetaFunction } from "react-router";
 import { getConfig } from "~/auth/core";
+import { LocalTime } from "~/components/local-time";
+import { useT } from "~/i18n/react";
+import { pageTitle } from "~/site";
 import { listOutbox, outboxDir } from "~/mail/outbox.server";
 
 // Development only: app/routes.ts mounts this route only outside production builds, and the
@@ -7,7 +10,7 @@ import { listOutbox, outboxDir } from "~/mail/outbox.server";
 // ./+types import: `react-router typegen` defaults to NODE_ENV=production, so it never sees this
 // route and generates no types for it.
 
-export const meta: MetaFunction = () => [{ title: "Dev outbox · Vestibule" }, { name: "robots", content: "noindex" }];
+export const meta: MetaFunction = () => [{ name: "robots", content: "noindex" }];
 
 export async function loader() {
   const config = getConfig();
@@ -20,47 +23,47 @@ export async function loader() {
 }
 
 export default function DevOutbox() {
+  const t = useT();
   const { smtp, folder, messages } = useLoaderData<typeof loader>();
   return (
     <main>
+      <title>{pageTitle(t("outbox.title"))}</title>
       <section className="card" aria-labelledby="outbox-heading">
-        <h1 id="outbox-heading">Dev outbox</h1>
-        <p className="muted">
-          {smtp
-            ? "AUTH_EMAIL_SERVER is set, so e-mail goes to that SMTP server; messages below are from earlier runs."
-            : `Messages the app would have sent, newest first. They are kept in ${folder}.`}
-        </p>
-        {messages.length === 0 ? <p>No messages yet. Ask for a sign-in link at <a href="/auth/signin">/auth/signin</a>.</p> : null}
+        <h1 id="outbox-heading">{t("outbox.title")}</h1>
+        <p className="muted">{smtp ? t("outbox.smtp") : t("outbox.kept", { folder })}</p>
+        {messages.length === 0 ? <p>{t.rich("outbox.empty", { link: (c) => <a href="/auth/signin">{c}</a> })}</p> : null}
       </section>
       {messages.map((m) => (
         <article key={m.id} className="card outbox-message" aria-labelledby={`m-${m.id}`}>
           <h2 id={`m-${m.id}`}>{m.subject}</h2>
           <dl className="profile">
-            <dt>To</dt>
+            <dt>{t("outbox.to")}</dt>
             <dd className="outbox-to">{m.to}</dd>
-            <dt>Sent</dt>
-            <dd>{new Date(m.sentAt).toUTCString()}</dd>
+            <dt>{t("outbox.sent")}</dt>
+            <dd>
+              <LocalTime value={m.sentAt} />
+            </dd>
           </dl>
           {m.code ? (
             <p>
-              Code: <strong className="outbox-code">{m.code}</strong>
+              {t("outbox.code")} <strong className="outbox-code">{m.code}</strong>
             </p>
           ) : null}
           {m.link ? (
             <p>
               <a className="button inline outbox-link" href={m.link}>
-                Open the link
+                {t("outbox.open")}
               </a>
             </p>
           ) : null}
           <details>
-            <summary>Plain text</summary>
+            <summary>{t("outbox.plain")}</summary>
             <pre style={{ whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>{m.text}</pre>
           </details>
           <details>
-            <summary>HTML</summary>
+            <summary>{t("outbox.html")}</summary>
             {/* An empty sandbox: no scripts, no forms, no navigation from the message itself. */}
-            <iframe title={`HTML part of "${m.subject}"`} sandbox="" srcDoc={m.html} style={{ width: "100%", height: "28rem", border: "1px solid var(--border)" }} />
+            <iframe title={t("outbox.htmlFrame", { subject: m.subject })} sandbox="" srcDoc={m.html} style={{ width: "100%", height: "28rem", border: "1px solid var(--border)" }} />
           </details>
         </article>
       ))}

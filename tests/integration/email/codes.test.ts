@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
 import * as verifyRequest from "../../../app/routes/auth/verify-request.tsx";
 import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { runWithLocale } from "../../../app/i18n/t.server.ts";
 import { listOutbox } from "../../../app/mail/outbox.server.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, post } from "../../support/http.ts";
@@ -31,7 +32,12 @@ async function typeCode(jar: CookieJar, code: string, options: { csrf?: string |
   const csrfToken = options.csrf === undefined ? await csrfFor(jar) : options.csrf;
   const body: Record<string, string> = { code, ...options.extra };
   if (csrfToken !== null) body.csrfToken = csrfToken;
-  const res = await callRoute(callbackEmail.action, post("/auth/callback/email", body, { jar, headers: options.headers }));
+  // Through the route's middleware, as a real request goes: it answers JSON-mode clients itself.
+  const [jsonMode] = callbackEmail.middleware;
+  const res = await callRoute(
+    (args: { request: Request }) => jsonMode(args as never, () => callRoute(callbackEmail.action, args.request)),
+    post("/auth/callback/email", body, { jar, headers: options.headers }),
+  );
   jar.apply(res);
   return res;
 }
@@ -110,6 +116,16 @@ describe(`e-mailed codes (${dbLabel})`, () => {
     expect(await openLink(link)).toHaveErrorRedirect("Verification");
     expect(await testDb().verificationToken.count()).toBe(0);
     expect(await testDb().user.count()).toBe(0);
+  });
+
+  it("a German visitor reads the refusal in German; a JSON client gets the same English text in any language", async () => {
+    const { jar, code } = await asked();
+    const wrong = code === "000000" ? "000001" : "000000";
+    const page = await runWithLocale("de", () => typeCode(jar, wrong));
+    expect(await refusalOf(page)).toBe("Dieser Code ist nicht richtig. 4 Versuche bleiben übrig.");
+    const json = await runWithLocale("de", () => typeCode(jar, wrong, { headers: { "X-Auth-Return-Redirect": "1" } }));
+    expect(json.status).toBe(400);
+    expect(await json.json()).toEqual({ error: "code", message: "That code is not right. 3 tries are left.", triesLeft: 3 });
   });
 
   it("twenty wrong guesses at once get five comparisons at most, and the request ends", async () => {

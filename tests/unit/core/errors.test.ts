@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { errorPage, signinErrorMessage } from "../../../app/auth/core/errors";
+import { errorPage, signinErrorMessage } from "../../../app/auth/core/messages.server";
 
 describe("error catalogue", () => {
   it.each([

@@ -1,0 +1,35 @@
+// The texts of the error codes (contract §7) in the language of the request being served
+// (app/i18n/t.server.ts): the sign-in page's `?error=` message, the error page, and the
+// RateLimited sentence that other forms reuse.
+import { t } from "../../i18n/t.server";
+import { ERROR_PAGES, parseRetryMinutes, SIGNIN_ERROR_MESSAGES, type ErrorPageCode } from "./errors";
+
+/** RateLimited's text; `minutes` from the limit that refused (the `minutes` query parameter). */
+export function rateLimitedMessage(minutes: number): string {
+  return t("error.RateLimited", { minutes });
+}
+
+export function signinErrorMessage(code: string | null | undefined, params?: URLSearchParams): string | null {
+  if (!code) return null;
+  if (code === "RateLimited") {
+    const minutes = parseRetryMinutes(params?.get("minutes"));
+    return minutes === null ? t("error.RateLimitedLater") : rateLimitedMessage(minutes);
+  }
+  return Object.hasOwn(SIGNIN_ERROR_MESSAGES, code) ? t(SIGNIN_ERROR_MESSAGES[code as keyof typeof SIGNIN_ERROR_MESSAGES]) : t("error.default");
+}
+
+export type ErrorPage = { status: number; heading: string; message: string; detail: string | null };
+
+/** The error page for `code`: an unknown one is the generic page, 200 (as Auth.js answers). */
+export function errorPage(code: string | null | undefined): ErrorPage {
+  if (!code || !Object.hasOwn(ERROR_PAGES, code)) {
+    return { status: 200, heading: t("errorPage.default.heading"), message: t("errorPage.default.message"), detail: null };
+  }
+  const page = ERROR_PAGES[code as ErrorPageCode];
+  return {
+    status: page.status,
+    heading: t(`${page.prefix}.heading`),
+    message: t(`${page.prefix}.message`),
+    detail: page.detail ? t(`${page.prefix}.detail` as `errorPage.${"Configuration" | "Verification"}.detail`) : null,
+  };
+}

@@ -1,0 +1,41 @@
+// POST /language: the language menu's form (contract section 17). A plain form, so it works
+// without JavaScript: `lang` must be a supported language (else 400, nothing set), `returnTo` the
+// path of the page the menu was on — a same-origin path only, never another site (anything else
+// returns to the home page). The cookie lasts a year; it is no secret and guards nothing, so the
+// form carries no CSRF token; the root middleware still refuses a POST from another site, so no
+// other site can change a visitor's language behind their back. docs/decisions/070-languages.md
+import { toRelative, validateCallbackUrl } from "../auth/core/callback-url.server";
+import { LANGUAGE_COOKIE, serializeCookie } from "../auth/core/cookies.server";
+import { getConfig } from "../auth/core/config.server";
+import { authRequest } from "../auth/core/request.server";
+import { readBody } from "../auth/core/body.server";
+import { badRequest } from "../auth/core/respond.server";
+import { isLocale } from "./languages.server";
+
+const ONE_YEAR = 365 * 24 * 60 * 60;
+
+/** The path to go back to: a same-origin path (query kept), else "/". */
+export function returnPath(value: unknown, origin: string): string {
+  if (typeof value !== "string" || !value.startsWith("/")) return "/";
+  const url = validateCallbackUrl(value, origin);
+  return url ? toRelative(url) : "/";
+}
+
+export async function chooseLanguage(request: Request): Promise<Response> {
+  const ar = authRequest(request, getConfig());
+  let body: Record<string, unknown>;
+  try {
+    body = await readBody(request);
+  } catch {
+    return badRequest();
+  }
+  if (!isLocale(body.lang)) return badRequest();
+  return new Response(null, {
+    status: 303,
+    headers: {
+      Location: returnPath(body.returnTo, ar.origin),
+      "Set-Cookie": serializeCookie(LANGUAGE_COOKIE, body.lang, { secure: ar.secure, maxAge: ONE_YEAR }),
+      "Cache-Control": "no-store",
+    },
+  });
+}

@@ -1,0 +1,132 @@
+// Every language has every key of the English catalogue and no other, each message is valid ICU
+// and uses exactly the placeholders and tags of its English text, and plurals cover the
+// language's forms. (A missing or extra key also fails `npm run typecheck`: docs/decisions/070.)
+import { parse, TYPE, type MessageFormatElement } from "@formatjs/icu-messageformat-parser";
+import { describe, expect, it } from "vitest";
+import { en } from "../../../app/i18n/catalogues/en";
+import { formatMessage } from "../../../app/i18n/format";
+import { DEFAULT_LOCALE, directionOf, LANGUAGES, LOCALES, messagesOf, type Locale } from "../../../app/i18n/languages.server";
+import { runWithLocale, t } from "../../../app/i18n/t.server";
+import { describeLifetime, signInMessage } from "../../../app/mail/templates.server";
+import { rateLimitedMessage } from "../../../app/auth/core/messages.server";
+
+type Shape = { args: Set<string>; tags: Set<string>; plurals: { name: string; options: string[] }[] };
+
+function shapeOf(elements: MessageFormatElement[], shape: Shape = { args: new Set(), tags: new Set(), plurals: [] }): Shape {
+  for (const el of elements) {
+    if (el.type === TYPE.argument || el.type === TYPE.number || el.type === TYPE.date || el.type === TYPE.time) shape.args.add(el.value);
+    if (el.type === TYPE.tag) {
+      shape.tags.add(el.value);
+      shapeOf(el.children, shape);
+    }
+    if (el.type === TYPE.plural || el.type === TYPE.select) {
+      shape.args.add(el.value);
+      if (el.type === TYPE.plural) shape.plurals.push({ name: el.value, options: Object.keys(el.options) });
+      for (const option of Object.values(el.options)) shapeOf(option.value, shape);
+    }
+  }
+  return shape;
+}
+
+const englishKeys = Object.keys(en).sort();
+const others = LOCALES.filter((l) => l !== DEFAULT_LOCALE);
+
+describe("message catalogues", () => {
+  it("speaks at least English, German, French and Arabic, Arabic right to left", () => {
+    expect(LOCALES).toEqual(expect.arrayContaining(["en", "de", "fr", "ar"]));
+    expect(directionOf("ar")).toBe("rtl");
+    expect(LOCALES.filter((l) => l !== "ar").map(directionOf)).toEqual(LOCALES.filter((l) => l !== "ar").map(() => "ltr"));
+  });
+
+  it.each(others)("%s has every English key and no other", (locale) => {
+    expect(Object.keys(messagesOf(locale)).sort()).toEqual(englishKeys);
+  });
+
+  it.each(LOCALES)("every %s message parses as ICU MessageFormat", (locale) => {
+    for (const [key, message] of Object.entries(messagesOf(locale))) {
+      expect(() => parse(message), `${locale} ${key}`).not.toThrow();
+    }
+  });
+
+  it.each(others)("every %s message has the placeholders and tags of its English text", (locale) => {
+    const messages = messagesOf(locale);
+    for (const key of englishKeys) {
+      const english = shapeOf(parse(en[key as keyof typeof en]));
+      const translated = shapeOf(parse(messages[key as keyof typeof en]));
+      expect([...translated.args].sort(), `${locale} ${key}: placeholders`).toEqual([...english.args].sort());
+      expect([...translated.tags].sort(), `${locale} ${key}: tags`).toEqual([...english.tags].sort());
+    }
+  });
+
+  it.each(LOCALES)("every %s plural covers the language's own plural forms", (locale) => {
+    // The forms whole numbers up to 1000 take in this language (French "many" is for millions).
+    const rules = new Intl.PluralRules(locale);
+    const needed = [...new Set(Array.from({ length: 1001 }, (_, n) => rules.select(n)))];
+    for (const [key, message] of Object.entries(messagesOf(locale))) {
+      for (const plural of shapeOf(parse(message)).plurals) {
+        expect(plural.options, `${locale} ${key}`).toEqual(expect.arrayContaining(needed));
+      }
+    }
+  });
+
+  it.each(LOCALES)("every %s message formats with sample values, without leftover braces", (locale) => {
+    const values = { minutes: 3, triesLeft: 2, n: 5, min: 12, max: 128, name: "N", address: "a@b.c", email: "a@b.c", site: "S", host: "h", lifetime: "L", code: "123456", action: "A", kind: "K", added: "D", lastUsed: "D", created: "D", time: "T", method: "M", factors: "F", event: "E", browser: "B", os: "O", folder: "F", subject: "S", hours: "H", device: "D", when: "W", from: "F", to: "T", provider: "P", strong: (c: string[]) => c.join(""), link: (c: string[]) => c.join("") };
+    for (const key of englishKeys) {
+      const text = formatMessage(locale, messagesOf(locale), key as keyof typeof en, values as never);
+      expect(text, `${locale} ${key}`).not.toMatch(/[{}]/);
+      expect(text.length, `${locale} ${key}`).toBeGreaterThan(0);
+    }
+  });
+
+  it("the German and French texts are not the English ones (a key left untranslated is a bug)", () => {
+    // Texts that are the same word in every language (brand names, a code, an address pattern).
+    const same = new Set(["signin.emailPlaceholder", "activity.withMethod", "home.signedInEmail", "outbox.html", "twoFactor.codeLabel", "passkey.heading", "mail.linkLabel", "account.name", "methods.password", "passkey.rename", "account.profile", "signup.nameLabel", "outbox.code", "lifetime.minutes", "error.RateLimited", "password.heading", "signin.passwordLabel", "signup.passwordLabel", "emailCode.newPassword", "password.new", "reset.passwordLabel"]);
+    for (const locale of ["de", "fr"] as Locale[]) {
+      const messages = messagesOf(locale);
+      const untranslated = englishKeys.filter((k) => !same.has(k) && messages[k as keyof typeof en] === en[k as keyof typeof en]);
+      expect(untranslated, locale).toEqual([]);
+    }
+  });
+});
+
+describe("the server's t()", () => {
+  it("writes in the request's language, English outside a request", () => {
+    expect(t("error.default")).toBe("Unable to sign in.");
+    expect(runWithLocale("de", () => t("error.default"))).toBe("Anmeldung nicht möglich.");
+    expect(runWithLocale("fr", () => rateLimitedMessage(1))).toBe("Trop de tentatives. Réessayez dans 1 minute.");
+  });
+
+  it("uses each language's plural rules (Arabic: one, two, few, many)", () => {
+    const minutes = (n: number) => runWithLocale("ar", () => rateLimitedMessage(n));
+    expect(minutes(1)).toContain("دقيقة واحدة");
+    expect(minutes(2)).toContain("دقيقتين");
+    expect(minutes(3)).toContain("3 دقائق");
+    expect(minutes(15)).toContain("15 دقيقة");
+    expect(runWithLocale("de", () => describeLifetime(5_400))).toBe("1 Stunde und 30 Minuten");
+  });
+
+  it("writes an e-mail in the request's language, with its language and direction in the HTML", () => {
+    const input = { to: "ada@example.com", url: "https://app.example/x", host: "app.example", maxAgeSeconds: 86_400 };
+    const de = runWithLocale("de", () => signInMessage(input));
+    expect(de.subject).toBe("Bei Vestibule anmelden");
+    expect(de.text).toContain("24 Stunden");
+    expect(de.html).toMatch(/<html lang="de">/);
+    const ar = runWithLocale("ar", () => signInMessage(input));
+    expect(ar.html).toMatch(/<html lang="ar" dir="rtl">/);
+    expect(ar.subject).toBe("تسجيل الدخول إلى Vestibule");
+    expect(signInMessage(input).html).toMatch(/<html lang="en">/);
+  });
+
+  it("lists each language once, named in itself", () => {
+    expect(Object.values(LANGUAGES).map((l) => l.messages["language.name"])).toEqual(["English", "Deutsch", "Français", "العربية"]);
+  });
+});
+
+describe("the catalogue a page sends", () => {
+  it("leaves out the dev outbox's texts in production, keeps them in development", async () => {
+    const { pageMessages } = await import("../../../app/i18n/languages.server");
+    expect(JSON.stringify(pageMessages("en", true))).not.toContain("Dev outbox");
+    expect(pageMessages("en", true)["signin.title"]).toBe("Sign in");
+    expect(pageMessages("en", false)["outbox.title"]).toBe("Dev outbox");
+  });
+});
