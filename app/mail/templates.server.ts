@@ -63,20 +63,7 @@ function linkMessage(m: LinkMessage): MailMessage {
   ].join("\n");
 
   const e = escapeHtml;
-  const lang = e(currentLocale());
-  // Left to right is the default: only a right-to-left language needs saying so.
-  const dir = currentDirection() === "rtl" ? ' dir="rtl"' : "";
-  const html = `<!DOCTYPE html>
-<html lang="${lang}"${dir}>
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title>${e(m.subject)}</title>
-</head>
-<body style="margin:0;padding:24px;background:#f6f7f9;color:#1d232b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:16px;line-height:1.5">
-<div role="article" aria-roledescription="email" aria-label="${e(m.subject)}" lang="${lang}"${dir} style="max-width:32rem;margin:0 auto;background:#ffffff;border:1px solid #d8dde3;border-radius:10px;padding:24px">
-<h1 style="margin:0 0 16px;font-size:22px">${e(m.heading)}</h1>
+  const html = htmlMail(m.subject, `<h1 style="margin:0 0 16px;font-size:22px">${e(m.heading)}</h1>
 <p style="margin:0 0 16px">${e(m.intro)}</p>
 <p style="margin:0 0 24px"><a href="${e(m.url)}" style="display:inline-block;background:#2f5bd3;color:#ffffff;font-weight:600;text-decoration:none;padding:12px 20px;border-radius:6px">${e(m.action)}</a></p>
 <p style="margin:0 0 8px">${e(t("mail.buttonFallback"))}</p>
@@ -89,10 +76,7 @@ ${m.code ? `<p style="margin:16px 0 8px">${e(t("mail.codeIntro"))}</p>
 ` : ""}
 <p style="margin:0 0 24px;color:#5b6572">${e(m.ignore)}</p>
 <p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(m.host)}</p>
-</div>
-</body>
-</html>
-`;
+`);
   return { to: m.to, subject: m.subject, text, html, link: m.url, ...(m.code ? { code: m.code.code } : {}) };
 }
 
@@ -239,28 +223,38 @@ export function securityNoticeMessage(n: SecurityNotice): MailMessage {
     "",
   ].join("\n");
   const e = escapeHtml;
-  const lang = e(currentLocale());
-  const dir = currentDirection() === "rtl" ? ' dir="rtl"' : "";
-  const html = `<!DOCTYPE html>
-<html lang="${lang}"${dir}>
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title>${e(n.subject)}</title>
-</head>
-<body style="margin:0;padding:24px;background:#f6f7f9;color:#1d232b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:16px;line-height:1.5">
-<div role="article" aria-roledescription="email" aria-label="${e(n.subject)}" lang="${lang}"${dir} style="max-width:32rem;margin:0 auto;background:#ffffff;border:1px solid #d8dde3;border-radius:10px;padding:24px">
-<h1 style="margin:0 0 16px;font-size:22px">${e(n.subject)}</h1>
+  const html = htmlMail(n.subject, `<h1 style="margin:0 0 16px;font-size:22px">${e(n.subject)}</h1>
 <p style="margin:0 0 16px">${e(n.what)}</p>
 <p style="margin:0 0 4px">${e(t("mail.notice.when", { when }))}</p>
 <p style="margin:0 0 16px">${e(t("mail.notice.device", { device: n.device }))}</p>
 <p style="margin:0 0 16px">${e(t("mail.notice.itWasYou"))}</p>
 <p style="margin:0 0 16px">${e(recover.text)} <a href="${e(recover.url)}" style="color:#2f5bd3">${e(recover.label)}</a></p>
 ${n.wasntMeUrl ? `<p style="margin:0 0 16px"><a href="${e(n.wasntMeUrl)}" style="color:#2f5bd3">${e(wasntMe)}</a></p>\n` : ""}<p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(n.host)}</p>
-</div>
+`);
+  return { to: n.to, subject: n.subject, text, html };
+}
+
+/**
+ * The HTML document every e-mail shares: its language and direction (the request's), the subject
+ * as title and label, and one card holding `body` (already escaped HTML).
+ */
+function htmlMail(subject: string, body: string): string {
+  const e = escapeHtml;
+  const lang = e(currentLocale());
+  // Left to right is the default: only a right-to-left language needs saying so.
+  const dir = currentDirection() === "rtl" ? ' dir="rtl"' : "";
+  return `<!DOCTYPE html>
+<html lang="${lang}"${dir}>
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>${e(subject)}</title>
+</head>
+<body style="margin:0;padding:24px;background:#f6f7f9;color:#1d232b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:16px;line-height:1.5">
+<div role="article" aria-roledescription="email" aria-label="${e(subject)}" lang="${lang}"${dir} style="max-width:32rem;margin:0 auto;background:#ffffff;border:1px solid #d8dde3;border-radius:10px;padding:24px">
+${body}</div>
 </body>
 </html>
 `;
-  return { to: n.to, subject: n.subject, text, html };
 }
