@@ -132,6 +132,15 @@ export function clientSubject(client: string | null): string {
  */
 export async function reserveCredentialsAttempt(limits: LimitTable, attempt: CredentialsAttempt): Promise<LimitRefusal | CredentialsReservation> {
   const { counted, resetOnSuccess } = credentialsCounters(attempt);
+  return reserveFailure(limits, counted, resetOnSuccess);
+}
+
+/**
+ * A failure-only reservation on `counted`: refused when one is spent (nothing counted), else
+ * counted at once; a success resets the first `resetOnSuccess` counters and gives the others
+ * their point back.
+ */
+async function reserveFailure(limits: LimitTable, counted: Counter[], resetOnSuccess: number): Promise<LimitRefusal | CredentialsReservation> {
   const exhausted = await firstExhausted(limits, counted);
   if (exhausted) return exhausted;
   const raced = await countOn(limits, counted);
@@ -158,16 +167,7 @@ export function isLimitRefusal(value: LimitRefusal | CredentialsReservation): va
  * takes it back: a sign-in never counts.
  */
 export async function reservePasskeyAnswer(limits: LimitTable, client: string | null): Promise<LimitRefusal | CredentialsReservation> {
-  const counted: Counter[] = [{ name: "PASSKEY_CLIENT", subject: subjectKey("passkey", clientSubject(client)) }];
-  const exhausted = await firstExhausted(limits, counted);
-  if (exhausted) return exhausted;
-  const raced = await countOn(limits, counted);
-  if (raced) return raced;
-  return {
-    async settle(succeeded) {
-      if (succeeded) await Promise.all(counted.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
-    },
-  };
+  return reserveFailure(limits, [{ name: "PASSKEY_CLIENT", subject: subjectKey("passkey", clientSubject(client)) }], 0);
 }
 
 /**
