@@ -62,8 +62,9 @@ export function subscribe(channel: string, handlers: SubscriptionHandlers): Subs
   const connect = async () => {
     if (stopped) return;
     const client = new pg.Client({
-      connectionString: databaseUrl!,
-      application_name: LISTENER_APPLICATION_NAME,
+      // Named in the URL itself: pg lets the URL's parameters win over the options, and an
+      // operator's application_name there would otherwise count this connection as the pool's.
+      connectionString: listenerUrl(databaseUrl!),
       connectionTimeoutMillis: databaseTimeoutMs,
       query_timeout: databaseTimeoutMs,
       // A connection that died without a word (a network cut) shows within about a minute; the
@@ -122,4 +123,11 @@ export async function publish(channel: string, payload: string): Promise<void> {
   const driver = rawDriver();
   if (driver.provider !== "postgres") return;
   await driver.pool.query("SELECT pg_notify($1, $2)", [channel, payload]);
+}
+
+/** The database URL with this connection's own application_name, whatever the URL named. */
+function listenerUrl(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  url.searchParams.set("application_name", LISTENER_APPLICATION_NAME);
+  return url.toString();
 }
