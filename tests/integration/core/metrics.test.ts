@@ -66,9 +66,9 @@ async function samples(): Promise<Map<string, number>> {
   return parse(await res.text());
 }
 
-/** The ordinary 404 page, without its per-page nonce. */
-async function page404(res: Response) {
-  const body = (await res.text()).replaceAll(/nonce="[^"]*"/g, "");
+/** The ordinary 404 page, without its per-page nonce and the asked path (the language menu returns to it). */
+async function page404(res: Response, path: string) {
+  const body = (await res.text()).replaceAll(/nonce="[^"]*"/g, "").replaceAll(path, "/<path>");
   return { status: res.status, type: res.headers.get("Content-Type"), body };
 }
 
@@ -149,10 +149,10 @@ describe(`GET /metrics (${dbLabel})`, () => {
   });
 
   it("answers no token, a wrong token, another scheme and a POST with the ordinary 404 page", async () => {
-    const ordinary = await page404(await send(get("/no-such-page")));
+    const ordinary = await page404(await send(get("/no-such-page")), "/no-such-page");
     expect(ordinary.status).toBe(404);
     for (const authorization of [null, "Bearer wrong-token-0123456789abcdef0123456789abcdef", `Bearer ${TOKEN}x`, `Basic ${TOKEN}`, `Bearer ${TOKEN.slice(1)}`]) {
-      expect(await page404(await scrape(authorization))).toEqual(ordinary);
+      expect(await page404(await scrape(authorization), "/metrics")).toEqual(ordinary);
     }
     const posted = await send(post("/metrics", {}, { headers: { Authorization: `Bearer ${TOKEN}` } }));
     expect(posted.status).toBe(404);
@@ -161,8 +161,8 @@ describe(`GET /metrics (${dbLabel})`, () => {
 
   it("answers 404 to everyone, the right token included, while METRICS_TOKEN is unset", async () => {
     configure({ METRICS_TOKEN: undefined });
-    const ordinary = await page404(await send(get("/no-such-page")));
-    expect(await page404(await scrape())).toEqual(ordinary);
+    const ordinary = await page404(await send(get("/no-such-page")), "/no-such-page");
+    expect(await page404(await scrape(), "/metrics")).toEqual(ordinary);
   });
 
   it("refuses to start with a METRICS_TOKEN too short to be a secret, naming the variable", () => {
