@@ -207,7 +207,7 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
     await page.waitForURL((url) => url.origin === stack.origin && url.pathname === "/");
     await page.goto(`${stack.origin}/auth/signin?callbackUrl=%2Faccount`);
     await page.waitForURL(`${stack.origin}/account`);
-    await expect(page.locator("#sessions li[data-current]").textContent()).resolves.toContain("Signed in with Passkey");
+    await expect(page.locator("#sessions li[data-current]").textContent()).resolves.toContain("Signed in with a passkey");
     await expectPrefixedCookies(context);
     await context.close();
   }, 90_000);
