@@ -360,3 +360,22 @@ export async function measureAllocation(server: Server, raw: string, count = 2_0
   if (runs.length < 3) throw new Error(`${server.name}: collections ran during the allocation measurements`);
   return runs.sort((x, y) => x.bytesPerRequest - y.bytesPerRequest)[1]!;
 }
+
+/**
+ * The environment a benchmarked production server starts with: loopback on `port`, its own data
+ * folder and secret, `env` on top; the shell's DATABASE_URL only when `env` names one.
+ */
+export function benchServerEnv(port: number, dataDir: string, secret: string, env: Record<string, string>): NodeJS.ProcessEnv {
+  const full: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: "production",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    AUTH_URL: `http://127.0.0.1:${port}`,
+    AUTH_SECRET: secret,
+    VESTIBULE_DATA_DIR: dataDir,
+    ...env,
+  };
+  if (!env.DATABASE_URL) delete full.DATABASE_URL;
+  return full;
+}

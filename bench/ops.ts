@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { cookiesOf, freePort, request, root } from "./harness";
+import { benchServerEnv, cookiesOf, freePort, request, root } from "./harness";
 const EMAIL = "bench-ops@example.com";
 const PASSWORD = "bench-ops-password-123";
 const SECRET = "bench-ops-secret-0123456789abcdef0123456789abcdef";
@@ -28,17 +28,7 @@ type Result = { rps: number; p50: number; p99: number; errors: number };
 async function startServer(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), "vestibule-bench-ops-"));
-  const full: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: "production",
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    AUTH_URL: `http://127.0.0.1:${port}`,
-    AUTH_SECRET: SECRET,
-    VESTIBULE_DATA_DIR: dir,
-    ...env,
-  };
-  if (!env.DATABASE_URL) delete full.DATABASE_URL;
+  const full = benchServerEnv(port, dir, SECRET, env);
   const child = spawn(process.execPath, [path.join(root, "server/main.ts")], { env: full, stdio: ["ignore", "pipe", "pipe"] });
   let bytes = 0;
   let text = "";

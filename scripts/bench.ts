@@ -18,6 +18,7 @@ import {
   agent,
   ALLOCATION_FLAGS,
   combine,
+  benchServerEnv,
   cookiesOf,
   CORES,
   freePort,
@@ -85,17 +86,7 @@ function startCommand(): { env: Record<string, string>; flags: string[] } {
 
 async function startApp(name: string, env: Record<string, string>, dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-bench-")), nodeFlags: string[] = []): Promise<Server> {
   const port = await freePort();
-  const fullEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: "production",
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    AUTH_URL: `http://127.0.0.1:${port}`,
-    AUTH_SECRET: SECRET,
-    VESTIBULE_DATA_DIR: dataDir,
-    ...env,
-  };
-  if (!env.DATABASE_URL) delete fullEnv.DATABASE_URL;
+  const fullEnv = benchServerEnv(port, dataDir, SECRET, env);
   const start = startCommand();
   return startServer(name, [...start.flags, ...nodeFlags, path.join(root, "server/main.ts")], { ...fullEnv, ...start.env }, port);
 }
