@@ -73,23 +73,27 @@ async function firstExhausted(limits: LimitTable, counters: Counter[]): Promise<
 }
 
 /**
- * Counts one attempt on each counter; a refusal when one of them went past its limit. A refused
- * attempt is taken back off every counter: it was never checked, so it is no failure (only
- * concurrent attempts get here past firstExhausted). Left counted, a burst of correct sign-ins
- * over the pair's budget would fill the account's and the client's budgets with attempts that
- * never failed. Granted attempts still hold their points, so no more than the limit get through.
+ * Counts one attempt on each counter in turn; a refusal when one of them went past its limit. A
+ * refused attempt is taken back off every counter it reached, and the later counters are never
+ * touched: it was never checked, so it is no failure (only concurrent attempts get here past
+ * firstExhausted). Left counted, a burst of correct sign-ins over the pair's budget would fill the
+ * account's and the client's budgets with attempts that never failed; and a burst refused by the
+ * first counter would, while in flight, push the later ones over their limits and refuse an attempt
+ * the first counter had granted. Granted attempts still hold their points, so no more than the
+ * limit get through.
  */
 async function countOn(limits: LimitTable, counters: Counter[], points = 1): Promise<LimitRefusal | null> {
-  let refusal: LimitRefusal | null = null;
-  for (const c of counters) {
+  for (let i = 0; i < counters.length; i++) {
+    const c = counters[i];
     const state = await limiter(c.name, limits[c.name]).penalty(c.subject, points);
     if (state.consumedPoints > limits[c.name].count) {
-      const retryAfterSeconds = secondsLeft(state.msBeforeNext, limits[c.name]);
-      if (!refusal || retryAfterSeconds > refusal.retryAfterSeconds) refusal = { limit: c.name, retryAfterSeconds };
+      const refusal: LimitRefusal = { limit: c.name, retryAfterSeconds: secondsLeft(state.msBeforeNext, limits[c.name]) };
+      const reached = counters.slice(0, i + 1);
+      await Promise.all(reached.map((r) => limiter(r.name, limits[r.name]).reward(r.subject, points)));
+      return refusal;
     }
   }
-  if (refusal) await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, points)));
-  return refusal;
+  return null;
 }
 
 /**
