@@ -385,13 +385,17 @@ function listenForRevocations(): Subscription | null {
 }
 
 /**
- * A user was just disabled (ADR 078): their sessions were ended (revokeUserSessions wrote the rows
- * and the cut-off, and announced them); this tells every instance to re-read the database at once
- * as well, the kind contract §18 reserved for it. Never throws.
+ * A user was just disabled (ADR 078) or deleted (ADR 086): their sessions were ended (the rows and
+ * notes are written, and announced as `sessions`/`cutoff`); this tells every instance to re-read
+ * the database at once as well, the kinds contract §18 reserved for it. Never throws.
  */
-export function announceUserDisabled(userId: string) {
-  const message: RevocationMessage = { v: 1, kind: "user-disabled", userId };
+export function announceUserEnded(kind: "user-disabled" | "user-deleted", userId: string) {
+  const message: RevocationMessage = { v: 1, kind, userId };
   publish(REVOCATION_CHANNEL, JSON.stringify(message)).catch((error: unknown) => log("warn", "session-revocation-notify-failed", { error }));
+}
+
+export function announceUserDisabled(userId: string) {
+  announceUserEnded("user-disabled", userId);
 }
 
 /** Tests: forget the list and stop the poll and the listener, as a fresh process would start (with this cap). */
