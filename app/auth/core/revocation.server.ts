@@ -263,8 +263,9 @@ export async function endedInDatabase(
       applyCutoff ? client.sessionCutoff.findUnique({ where: { userId }, select: { notBefore: true, expires: true } }) : null,
       client.user.findUnique({ where: { id: userId }, select: { disabledAt: true } }),
     ]);
-    // A disabled user's cookie is never issued again, whatever the list says (ADR 078).
-    if (user?.disabledAt) return true;
+    // A disabled user's cookie is never issued again, whatever the list says (ADR 078); nor a
+    // deleted user's (ADR 086: a cookie minted without a sid has no revocation note to find).
+    if (!user || user.disabledAt) return true;
     if (sid !== null && row?.revokedAt) {
       noteRevoked([{ id: sid, expires: row.expires }]);
       return true;
