@@ -168,6 +168,67 @@ describe.each(["jwt", "database"] as const)(`delete my account, %s sessions (${d
   });
 });
 
+describe.each(["jwt", "database"] as const)(`download my data, %s sessions (${dbLabel})`, (strategy) => {
+  beforeEach(() => {
+    resetRevocations();
+    resetSessionCache();
+    configure(smtpEnv(smtp.sink.url, { AUTH_SESSION_STRATEGY: strategy }));
+  });
+
+  it("a file with the profile, ways in, sessions and the user's own events — never a hash, token, secret, or another user's rows (form and JSON)", async () => {
+    const { user, laptop } = await seededUser();
+    const password = await testDb().password.findUniqueOrThrow({ where: { userId: user.id } });
+    const sessions = await testDb().session.findMany({ where: { userId: user.id } });
+    // Another user, with rows of every kind the file could leak.
+    const grace = await createUser("grace@example.com", "Grace Hopper");
+    await signIn(new CookieJar(), "grace@example.com");
+    await testDb().authEvent.create({ data: { type: "signin", userId: grace.id, ip: "198.51.100.9", userAgent: "GraceBrowser/1.0" } });
+    await testDb().account.create({ data: { userId: grace.id, type: "oidc", provider: "elsewhere", providerAccountId: "grace-1" } });
+
+    for (const json of [false, true]) {
+      const res = await intent(laptop, { intent: "account-export" }, { json });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("Content-Disposition")).toMatch(/^attachment; filename="account-data-\d{4}-\d{2}-\d{2}\.json"$/);
+      expect(res.headers.get("Cache-Control")).toBe("no-store");
+      expect(res.headers.get("Content-Type")).toMatch(/^application\/json/);
+      const bytes = await res.text();
+      const secrets = [
+        password.hash,
+        ...sessions.map((s) => s.tokenHash).filter((h): h is string => h !== null),
+        "sealed-access",
+        "sealed-refresh",
+        "sealed-totp-secret",
+        "recovery-hash-ada",
+        "link-hash-ada",
+        "code-hash-ada",
+        "req-ada",
+        "change-hash-ada",
+        "pk-ada",
+        "cred-ada",
+        // The other user: address, id, name, client address, device, account.
+        "grace@example.com",
+        grace.id,
+        "Grace Hopper",
+        "198.51.100.9",
+        "GraceBrowser",
+        "grace-1",
+      ];
+      expect(secrets.filter((secret) => bytes.includes(secret))).toEqual([]);
+      const file = JSON.parse(bytes);
+      expect(file.profile).toMatchObject({ id: user.id, email: ADA, name: "Ada" });
+      expect(file.waysToSignIn.password.set).toBe(true);
+      expect(file.waysToSignIn.linkedAccounts).toEqual([expect.objectContaining({ provider: "elsewhere", accountId: "ada-1" })]);
+      expect(file.waysToSignIn.passkeys).toEqual([expect.objectContaining({ name: "Phone", deviceType: "multiDevice" })]);
+      expect(file.waysToSignIn.secondFactor).toMatchObject({ on: true, recoveryCodesLeft: 1 });
+      expect(file.sessions).toHaveLength(2);
+      expect(file.sessions.filter((s: { current: boolean }) => s.current)).toHaveLength(1);
+      expect(file.events.map((e: { type: string }) => e.type)).toContain("signin");
+      expect(file.events.find((e: { ip: string | null }) => e.ip === "203.0.113.7")).toBeDefined();
+    }
+    expect(await testDb().authEvent.count({ where: { type: "account-exported", userId: user.id } })).toBe(2);
+  });
+});
+
 // Two processes: the command line deletes, this process (another instance) holds a session of
 // each strategy, read and cached before the deletion. One command run covers both.
 describe(`npm run user:delete from another process (${dbLabel})`, () => {
