@@ -4,9 +4,7 @@
 // a download. A JSON client (X-Auth-Return-Redirect: 1 / json=true) gets JSON for both, answered
 // by the route middleware before the page would render around the action's answer.
 import { data, redirect } from "react-router";
-import { deleteAccount } from "~/auth/accounts/deletion.server";
-import { accountExport } from "~/auth/accounts/export.server";
-import { eventSource, recordEvent } from "~/auth/accounts";
+import { accountExport, deleteAccount, eventSource, recordEvent } from "~/auth/accounts";
 import { endSession, isRecentAuth, readBody, requireSession, signedOutHeaders, verifyCsrf, type AuthRequest } from "~/auth/core";
 import { jsonResponse, wantsJsonRedirect } from "~/auth/core/respond.server";
 import type { CurrentSession } from "~/auth/core/session.server";

@@ -155,7 +155,7 @@ describe.each(["jwt", "database"] as const)(`delete my account, %s sessions (${d
     const user = await createUser(ADA, "Ada");
     const { jar } = await signIn(new CookieJar(), ADA);
     await ageSignIns(user.id);
-    for (const fields of [{ intent: "account-delete", confirm: "DELETE" }, { intent: "account-export" }]) {
+    for (const fields of [{ intent: "account-delete", confirm: "DELETE" }, { intent: "account-export" }] as Record<string, string>[]) {
       const form = await intent(jar, fields);
       expect(form.status).toBe(403);
       expect(((await form.json()) as { reauthUrl: string }).reauthUrl).toBe(`${ORIGIN}/auth/signin?callbackUrl=%2Faccount`);
