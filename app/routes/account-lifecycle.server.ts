@@ -6,6 +6,9 @@
 import { data, redirect } from "react-router";
 import { accountExport, deleteAccount, eventSource, recordEvent } from "~/auth/accounts";
 import { endSession, isRecentAuth, readBody, requireSession, signedOutHeaders, verifyCsrf, type AuthRequest } from "~/auth/core";
+import { retryAfterMinutes, type LimitRefusal } from "~/auth/core/limit-table";
+import { countHit } from "~/auth/core/limits.server";
+import { rateLimitedMessage } from "~/auth/core/messages.server";
 import { jsonResponse, wantsJsonRedirect } from "~/auth/core/respond.server";
 import type { CurrentSession } from "~/auth/core/session.server";
 import { accountDeletedHooks } from "~/auth/signin";
@@ -48,8 +51,26 @@ export async function accountDeleteIntent(ar: AuthRequest, session: CurrentSessi
   return data({ formError: null, fieldErrors: { confirm: t("lifecycle.deleteWrongWord", { word: confirmationWord() }) } }, { status: 400 });
 }
 
-/** The download: `Content-Disposition: attachment`, never kept by a cache. */
-async function exportResponse(ar: AuthRequest, session: CurrentSession): Promise<Response> {
+/** Exports refused by ACCOUNT_EXPORT in the middleware, for the action to show on the page (a form post). */
+const refusedExports = new WeakMap<Request, LimitRefusal>();
+
+/** The form post of an export the middleware refused: the page again, with "Too many attempts". */
+export function accountExportRefusal(request: Request) {
+  const refused = refusedExports.get(request);
+  if (!refused) return data({ formError: t("common.unknownRequest"), fieldErrors: {} }, { status: 400 });
+  return data(
+    { formError: rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds)), fieldErrors: {} },
+    { status: 429, headers: { "Retry-After": String(refused.retryAfterSeconds) } },
+  );
+}
+
+/** The download: `Content-Disposition: attachment`, never kept by a cache; or the limit's refusal. */
+async function exportResponse(ar: AuthRequest, session: CurrentSession): Promise<Response | LimitRefusal> {
+  const refused = await countHit(ar.config.rateLimits, "ACCOUNT_EXPORT", `account-export:${session.userId}`);
+  if (refused) {
+    await recordEvent("rate-limited", { userId: session.userId, ...eventSource(ar), detail: { bucket: refused.limit } });
+    return refused;
+  }
   const now = new Date();
   const file = await accountExport(session.userId, { currentSessionId: session.sessionId, now });
   if (!file) return jsonResponse({ error: "SessionRequired" }, { status: 401, noCache: true });
@@ -71,8 +92,8 @@ const LIFECYCLE_INTENTS: ReadonlySet<unknown> = new Set(["account-delete", "acco
 /**
  * Route middleware (after reauthJsonMiddleware, which already answered a stale JSON client): the
  * export for both shapes, and the deletion for a JSON client. Anything it does not answer — a bad
- * CSRF token, a stale sign-in, a form post of account-delete — goes on to the action, which
- * refuses or renders it as for every other intent.
+ * CSRF token, a stale sign-in, a form post of account-delete or of an export over its limit —
+ * goes on to the action, which refuses or renders it as for every other intent.
  */
 export async function accountLifecycleMiddleware({ request }: { request: Request }, next: () => Promise<Response>): Promise<Response> {
   if (request.method.toUpperCase() !== "POST") return next();
@@ -93,7 +114,19 @@ export async function accountLifecycleMiddleware({ request }: { request: Request
   }
   const { ar, session } = required;
   if (!verifyCsrf(ar, body.csrfToken) || !(await isRecentAuth(ar, session))) return next();
-  if (body.intent === "account-export") return exportResponse(ar, session);
+  if (body.intent === "account-export") {
+    const answer = await exportResponse(ar, session);
+    if (answer instanceof Response) return answer;
+    if (!json) {
+      // The page says so (the action reads the refusal): a form post gets a page, not a bare 429.
+      refusedExports.set(request, answer);
+      return next();
+    }
+    return jsonResponse(
+      { error: "RateLimited", retryAfterSeconds: answer.retryAfterSeconds },
+      { status: 429, noCache: true },
+    );
+  }
   const outcome = await runDeletion(ar, session, body);
   if (!outcome.ok) {
     return jsonResponse({ error: CONFIRMATION_REQUIRED, word: confirmationWord(), message: t("lifecycle.deleteWrongWord", { word: confirmationWord() }) }, { status: 400, noCache: true });

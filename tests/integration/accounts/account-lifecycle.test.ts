@@ -227,6 +227,20 @@ describe.each(["jwt", "database"] as const)(`download my data, %s sessions (${db
     }
     expect(await testDb().authEvent.count({ where: { type: "account-exported", userId: user.id } })).toBe(2);
   });
+
+  it("a loop of downloads stops at ACCOUNT_EXPORT: the form shows the refusal, a JSON client gets 429", async () => {
+    configure(smtpEnv(smtp.sink.url, { AUTH_SESSION_STRATEGY: strategy, AUTH_RATE_LIMIT_ACCOUNT_EXPORT: "2/3600" }));
+    const user = await createUser(ADA, "Ada");
+    const { jar } = await signIn(new CookieJar(), ADA);
+    for (let i = 0; i < 2; i++) expect((await intent(jar, { intent: "account-export" })).status).toBe(200);
+    const form = await intent(jar, { intent: "account-export" });
+    expect(form.status).toBe(429);
+    expect(((await form.json()) as { formError: string }).formError).toMatch(/^Too many attempts/);
+    const json = await intent(jar, { intent: "account-export" }, { json: true });
+    expect(json.status).toBe(429);
+    expect(await json.json()).toMatchObject({ error: "RateLimited" });
+    expect(await testDb().authEvent.count({ where: { type: "account-exported", userId: user.id } })).toBe(2);
+  });
 });
 
 // Two processes: the command line deletes, this process (another instance) holds a session of
