@@ -26,6 +26,9 @@ const RECENT_AUTH_INTENTS: ReadonlySet<unknown> = new Set([
   "unlink-account",
   "revoke-others",
   "revoke-all",
+  // Contract §18: deleting the account, and a copy of everything it holds.
+  "account-delete",
+  "account-export",
 ]);
 
 export function needsRecentAuth(body: Record<string, unknown>, session: CurrentSession): boolean {

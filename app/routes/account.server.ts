@@ -33,6 +33,7 @@ import { isPasswordIntent, passwordMinimumLength } from "~/auth/passwords";
 import { passwordIntentResponse } from "./account-password.server";
 import { t } from "~/i18n/t.server";
 import { recentAuthRefusal } from "./account-reauth.server";
+import { accountDeleteIntent, accountExportRefusal, confirmationWord } from "./account-lifecycle.server";
 
 export async function accountPageData(request: Request) {
   const { ar, session, setCookies } = await requireSession(request);
@@ -116,6 +117,8 @@ export async function accountPageData(request: Request) {
         methodType: methodType(e.provider),
       })),
       recoveryCodeUsed,
+      // The word the deletion form asks for, in this page's language (ADR 086).
+      deleteWord: confirmationWord(),
       notice:
         updated === "profile"
           ? t("account.noticeProfile")
@@ -176,6 +179,9 @@ export async function accountAction(request: Request) {
   if (body.intent === "passkey-rename" || body.intent === "passkey-remove") return passkeyIntent(ar, session, body);
   // The second factor (app/routes/account-two-factor.server.ts).
   if (isTwoFactorIntent(body.intent)) return twoFactorIntent(ar, session.userId, body.intent, body);
+  // Delete my account (app/routes/account-lifecycle.server.ts; the download is answered by its middleware).
+  if (body.intent === "account-delete") return accountDeleteIntent(ar, session, body);
+  if (body.intent === "account-export") return accountExportRefusal(request);
   // Set, change or remove the password (app/routes/account-password.server.ts).
   if (isPasswordIntent(body.intent)) return passwordIntentResponse(ar, session, body.intent, body);
   const parsed = Intent.safeParse(body);

@@ -13,6 +13,8 @@ import { pageTitle } from "~/site";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
 import { reauthJsonMiddleware } from "./account-reauth.server";
+import { accountLifecycleMiddleware } from "./account-lifecycle.server";
+import { AccountLifecycleSection } from "~/components/account-lifecycle-section";
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await accountPageData(request);
@@ -22,7 +24,8 @@ export async function loader({ request }: Route.LoaderArgs) {
 export const action = ({ request }: Route.ActionArgs) => accountAction(request);
 
 // A JSON client's change refused for want of a recent sign-in gets the JSON itself (ADR 058).
-export const middleware: Route.MiddlewareFunction[] = [reauthJsonMiddleware];
+// The download, and a JSON client's deletion, are answered before the page renders (ADR 086).
+export const middleware: Route.MiddlewareFunction[] = [reauthJsonMiddleware, accountLifecycleMiddleware];
 
 export function headers({ parentHeaders }: Route.HeadersArgs) {
   // The page shows the user's sessions and activity, and its answers to totp-start, totp-confirm
@@ -47,7 +50,7 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
 }
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord } = loaderData;
   const t = useT();
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
@@ -143,6 +146,12 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       <SessionsSection csrfToken={csrfToken} sessions={sessions} />
 
       <ActivitySection events={events} />
+
+      <AccountLifecycleSection
+        csrfToken={csrfToken}
+        deleteWord={deleteWord}
+        confirmError={actionData?.fieldErrors && "confirm" in actionData.fieldErrors ? String(actionData.fieldErrors.confirm) : null}
+      />
     </main>
   );
 }

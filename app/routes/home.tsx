@@ -9,12 +9,14 @@ export const meta: Route.MetaFunction = () => [{ title: pageTitle() }];
 
 export async function loader({ request }: Route.LoaderArgs) {
   const { session, headers } = await optionalSession(request);
-  return data({ session: session?.data ?? null }, { headers });
+  // Where /account sends a user who deleted their account (ADR 086).
+  const deleted = !session && new URL(request.url).searchParams.get("deleted") === "account";
+  return data({ session: session?.data ?? null, deleted }, { headers });
 }
 
 export default function Home({ loaderData }: Route.ComponentProps) {
   const t = useT();
-  const { session } = loaderData;
+  const { session, deleted } = loaderData;
   return (
     <main>
       <section className="card">
@@ -35,6 +37,11 @@ export default function Home({ loaderData }: Route.ComponentProps) {
           </>
         ) : (
           <>
+            {deleted ? (
+              <p className="notice" role="status" id="account-deleted">
+                {t("home.accountDeleted")}
+              </p>
+            ) : null}
             <p id="session-status">{t("home.notSignedIn")}</p>
             <a className="button inline" href="/auth/signin">
               {t("home.signIn")}

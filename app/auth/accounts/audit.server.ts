@@ -36,6 +36,8 @@ export type AuthEventType =
   | "role-changed"
   | "user-disabled"
   | "user-enabled"
+  | "user-deleted"
+  | "account-exported"
   | "sessions-ended";
 
 export async function recordEvent(

@@ -1,4 +1,6 @@
-// What app/routes use from accounts: the audit trail and profile updates.
+// What app/routes use from accounts: the audit trail, profile updates, deleting and exporting an account.
 export { eventSource, recentEvents, recordEvent } from "./audit.server";
+export { deleteAccount, type AccountDeletedHook, type DeleteAccountResult } from "./deletion.server";
+export { accountExport } from "./export.server";
 export { sessionUpdateResponse, updateSessionData } from "./profile.server";
 export { notifySecurityChange, type SecurityChange } from "./security-notices.server";

@@ -54,7 +54,7 @@ export async function applyPasswordReset(ar: AuthRequest, userId: string, hash: 
     await tx.password.upsert({ where: { userId }, create: { userId, hash }, update: { hash } });
     await endPendingRequests(tx, userId);
   });
-  await revokeUserSessions(userId);
-  await recordEvent("password-reset", { userId, ...eventSource(ar) });
+  const count = await revokeUserSessions(userId);
+  await recordEvent("password-reset", { userId, ...eventSource(ar), detail: { count } });
   await notifySecurityChange(ar, userId, { kind: "password-reset" });
 }

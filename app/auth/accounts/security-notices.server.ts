@@ -19,6 +19,7 @@ export type SecurityChange =
   | { kind: "password-set" | "password-changed" | "password-removed" | "password-reset" }
   | { kind: "account-linked" | "account-unlinked"; provider: string }
   | { kind: "second-factor-on" | "second-factor-off" | "recovery-codes-replaced" }
+  | { kind: "account-deleted" }
   | { kind: "passkey-added" | "passkey-removed"; name: string | null }
   | { kind: "sessions-ended"; scope: "one" | "others" | "all" };
 

@@ -6,6 +6,7 @@
 import { db, dbProvider } from "../../db/client.server";
 import { getConfig } from "./config.server";
 import { log } from "./log.server";
+import { countEvent } from "./metrics.server";
 
 /** The transaction-scoped advisory lock that lets one instance at a time clean up on PostgreSQL. */
 export const PG_CLEANUP_LOCK_KEY = 72707370;
@@ -56,7 +57,9 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
   const config = getConfig();
   const eventsBefore = new Date(now.getTime() - config.authEventRetentionDays * DAY_MS);
   const postgres = dbProvider() === "postgres";
-  return db().$transaction(
+  /** Expired sessions found not revoked, by strategy: reported once the transaction committed. */
+  const expired = new Map<string, number>();
+  const result: CleanupResult = await db().$transaction(
     async (tx) => {
       if (postgres) {
         const [row] = await tx.$queryRawUnsafe<{ locked: boolean }[]>("SELECT pg_try_advisory_xact_lock($1) AS locked", PG_CLEANUP_LOCK_KEY);
@@ -64,7 +67,12 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
       }
       const sessions = await inBatches(
         batch,
-        async (take) => (await tx.session.findMany({ where: { expires: { lte: now } }, select: { id: true }, take })).map((r) => r.id),
+        async (take) => {
+          const rows = await tx.session.findMany({ where: { expires: { lte: now } }, select: { id: true, kind: true, revokedAt: true }, take });
+          // A revoked row was counted as ended when it was revoked; the rest ran out their time.
+          for (const r of rows) if (r.revokedAt === null) expired.set(r.kind, (expired.get(r.kind) ?? 0) + 1);
+          return rows.map((r) => r.id);
+        },
         (ids) => tx.session.deleteMany({ where: { id: { in: ids } } }),
       );
       const sessionCutoffs = await inBatches(
@@ -119,6 +127,8 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
     },
     { maxWait: config.databaseTimeoutMs, timeout: CLEANUP_TRANSACTION_MS },
   );
+  if (result.ran) for (const [strategy, count] of expired) countEvent("sessions-expired", { count, strategy });
+  return result;
 }
 
 /** A run that never throws: what it did, or why not, goes to the log. */

@@ -16,6 +16,7 @@ export const LIMIT_NAMES = [
   "TWO_FACTOR_DEVICE",
   "PASSKEY_CLIENT",
   "CSP_REPORT",
+  "ACCOUNT_EXPORT",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -48,6 +49,9 @@ export const DEFAULT_LIMITS: LimitTable = {
   // CSP violation reports per client (ADR 073): a page with a broken policy reports every blocked
   // load, so a burst is normal; past this the reports only fill the log.
   CSP_REPORT: { count: 60, seconds: MINUTE },
+  // "Download my data" per user (ADR 086): the heaviest read a session can ask for (every event
+  // of the account); a person needs it rarely, a script looping on a stolen fresh session should not.
+  ACCOUNT_EXPORT: { count: 10, seconds: HOUR },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";

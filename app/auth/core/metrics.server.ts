@@ -65,7 +65,7 @@ function create(): Metrics {
     }),
     sessionsEnded: new client.Counter({
       name: `${PREFIX}sessions_ended_total`,
-      help: "Sessions ended, by session strategy and reason (signout, revoked, disabled, admin).",
+      help: "Sessions ended, by session strategy and reason (signout, revoked, admin, disabled, deleted, password-change, password-reset, email-change, expired).",
       labelNames: ["strategy", "reason"],
       registers,
     }),
@@ -105,8 +105,23 @@ export function labelValue(value: unknown): string {
   return typeof value === "string" && LABEL.test(value) && !value.includes("@") ? value : "other";
 }
 
-/** Why a session-revoked/… event ended sessions, as the sessions_ended_total reason. */
-const ENDED_BY: Record<string, string> = { signout: "signout", "session-revoked": "revoked", "sessions-ended": "admin", "user-disabled": "disabled" };
+/**
+ * Why an event ended sessions, as the sessions_ended_total reason. The events marked `counted`
+ * carry how many in detail.count (none: nothing ended); the others end one unless they say.
+ * "sessions-expired" is no audit event: the session reader and the cleanup report what expired
+ * as they delete it (ADR 086).
+ */
+const ENDED_BY: Record<string, { reason: string; counted?: true }> = {
+  signout: { reason: "signout" },
+  "session-revoked": { reason: "revoked" },
+  "sessions-ended": { reason: "admin" },
+  "user-disabled": { reason: "disabled" },
+  "user-deleted": { reason: "deleted", counted: true },
+  "password-changed": { reason: "password-change", counted: true },
+  "password-reset": { reason: "password-reset", counted: true },
+  "email-changed": { reason: "email-change", counted: true },
+  "sessions-expired": { reason: "expired", counted: true },
+};
 
 /**
  * Counts one audit event that was just written (accounts/audit.server.ts): the one place the auth
@@ -135,10 +150,10 @@ export function countEvent(type: string, detail: Record<string, unknown> | undef
       m.emailsSent.inc({ purpose: labelValue(d.purpose) });
       return;
   }
-  const reason = ENDED_BY[type];
-  if (reason) {
-    const count = typeof d.count === "number" && Number.isInteger(d.count) && d.count >= 0 ? d.count : 1;
-    if (count > 0) m.sessionsEnded.inc({ strategy: strategy(), reason }, count);
+  const ended = ENDED_BY[type];
+  if (ended) {
+    const count = typeof d.count === "number" && Number.isInteger(d.count) && d.count >= 0 ? d.count : ended.counted ? 0 : 1;
+    if (count > 0) m.sessionsEnded.inc({ strategy: strategy(), reason: ended.reason }, count);
   }
 }
 

@@ -263,8 +263,9 @@ export async function endedInDatabase(
       applyCutoff ? client.sessionCutoff.findUnique({ where: { userId }, select: { notBefore: true, expires: true } }) : null,
       client.user.findUnique({ where: { id: userId }, select: { disabledAt: true } }),
     ]);
-    // A disabled user's cookie is never issued again, whatever the list says (ADR 078).
-    if (user?.disabledAt) return true;
+    // A disabled user's cookie is never issued again, whatever the list says (ADR 078); nor a
+    // deleted user's (ADR 086: a cookie minted without a sid has no revocation note to find).
+    if (!user || user.disabledAt) return true;
     if (sid !== null && row?.revokedAt) {
       noteRevoked([{ id: sid, expires: row.expires }]);
       return true;
@@ -385,13 +386,17 @@ function listenForRevocations(): Subscription | null {
 }
 
 /**
- * A user was just disabled (ADR 078): their sessions were ended (revokeUserSessions wrote the rows
- * and the cut-off, and announced them); this tells every instance to re-read the database at once
- * as well, the kind contract §18 reserved for it. Never throws.
+ * A user was just disabled (ADR 078) or deleted (ADR 086): their sessions were ended (the rows and
+ * notes are written, and announced as `sessions`/`cutoff`); this tells every instance to re-read
+ * the database at once as well, the kinds contract §18 reserved for it. Never throws.
  */
-export function announceUserDisabled(userId: string) {
-  const message: RevocationMessage = { v: 1, kind: "user-disabled", userId };
+export function announceUserEnded(kind: "user-disabled" | "user-deleted", userId: string) {
+  const message: RevocationMessage = { v: 1, kind, userId };
   publish(REVOCATION_CHANNEL, JSON.stringify(message)).catch((error: unknown) => log("warn", "session-revocation-notify-failed", { error }));
+}
+
+export function announceUserDisabled(userId: string) {
+  announceUserEnded("user-disabled", userId);
 }
 
 /** Tests: forget the list and stop the poll and the listener, as a fresh process would start (with this cap). */

@@ -12,6 +12,7 @@ import { chunkNames, clearChunkedCookie, readChunkedCookie, serializeCookie, wri
 import { randomToken, sha256hex } from "./crypto.server";
 import { encodeJwt, tryDecodeJwt } from "./jwt.server";
 import { log } from "./log.server";
+import { countEvent } from "./metrics.server";
 import type { AuthRequest } from "./request.server";
 import { endedInDatabase, isRevoked, isSessionRevoked, knownCutoff, revocationsComplete, revocationsReady, revokedHere } from "./revocation.server";
 import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "./session-cache.server";
@@ -241,7 +242,9 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
   const client = db();
   if (row.expires.getTime() <= now.getTime() || pastAbsoluteMaxAge(ar, row.createdAt.getTime() / 1000, now)) {
     forgetSession(tokenHash);
-    await client.session.deleteMany({ where: { id: row.id } });
+    // Whoever deletes the row reports the expiry: this read, or the cleanup (cleanup.server.ts).
+    const { count } = await client.session.deleteMany({ where: { id: row.id } });
+    countEvent("sessions-expired", { count, strategy: "database" });
     return { session: null, setCookies: clearSessionCookies(ar) };
   }
   let expires = row.expires;

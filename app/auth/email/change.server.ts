@@ -149,10 +149,10 @@ export async function confirmEmailChange(request: Request): Promise<EmailChangeO
   if (!user) return { state: "invalid" };
   sendQueuedNotices();
 
-  await recordEvent("email-changed", { userId: user.id, ...eventSource(ar) });
   // The browser that confirms is the user's own: it stays signed in, with the new address at
   // once (its cookie re-issued after the cut-off); every other session of the user ends (ADR 036).
-  await revokeUserSessions(user.id, { except: session.sessionId });
+  const count = await revokeUserSessions(user.id, { except: session.sessionId });
+  await recordEvent("email-changed", { userId: user.id, ...eventSource(ar), detail: { count } });
   const refreshed = await refreshSession(ar, toSessionUser(user), { kept: true });
   return { state: "changed", address, signedIn: true, setCookies: refreshed.setCookies };
 }

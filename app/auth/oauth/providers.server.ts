@@ -13,7 +13,7 @@ import { OAuthStrategy } from "./strategy.server";
 import type { SignInResult } from "../accounts/users.server";
 import { oauthDefinitions } from "./presets/index.server";
 import { oauthSignOutHooks } from "./signout.server";
-import { revokeProviderTokens } from "./tokens.server";
+import { revokeDeletedAccountTokens, revokeProviderTokens } from "./tokens.server";
 
 function oauthProviders(config: AuthConfig): Provider[] {
   return oauthDefinitions(config).map((definition) => ({
@@ -50,5 +50,9 @@ export const oauthMethod: SignInMethod = {
   // The tokens Vestibule holds for the account are revoked first (RFC 7009).
   beforeUnlink: async (config, userId, provider) => {
     await revokeProviderTokens(userId, config, { provider });
+  },
+  // A deleted user's tokens are revoked at the providers (contract §18); failures are logged.
+  afterAccountDeleted: async (config, accounts) => {
+    await revokeDeletedAccountTokens(config, accounts);
   },
 };

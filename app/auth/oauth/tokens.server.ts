@@ -220,34 +220,55 @@ export async function revokeProviderTokens(
   const budget = outboundBudget(config, options.deadline);
   const outcomes = await Promise.all(
     accounts.map(async (account) => {
-      const definition = definitionFor(account.provider, config);
-      if (!definition || (!account.refreshToken && !account.accessToken)) return false;
-      const at = (field: TokenField) => ({ provider: account.provider, providerAccountId: account.providerAccountId, field });
-      try {
-        const pc = await providerClient(definition, budget);
-        if (!pc.as.revocation_endpoint) return false;
-        const refreshToken = await openToken(account.refreshToken, at("refreshToken"));
-        const token = refreshToken ?? (await openToken(account.accessToken, at("accessToken")));
-        if (!token) return false;
-        await outbound("revocation", async () =>
-          oauth.processRevocationResponse(
-            await oauth.revocationRequest(pc.as, pc.client, pc.auth, token, {
-              ...requestOptions(pc.as.revocation_endpoint, pc.budget, definition.apiHeaders),
-              additionalParameters: { token_type_hint: refreshToken ? "refresh_token" : "access_token" },
-            }),
-          ),
-        );
-        await db().account.updateMany({
-          where: { id: account.id },
-          data: { accessToken: null, refreshToken: null, expiresAt: null },
-        });
-        return true;
-      } catch (error) {
-        log("warn", "oauth-revocation-failed", { provider: account.provider, error });
-        return false;
-      }
+      if (!(await revokeAtProvider(account, config, budget))) return false;
+      await db().account.updateMany({
+        where: { id: account.id },
+        data: { accessToken: null, refreshToken: null, expiresAt: null },
+      });
+      return true;
     }),
   );
+  return outcomes.filter(Boolean).length;
+}
+
+type StoredTokens = { provider: string; providerAccountId: string; accessToken: string | null; refreshToken: string | null };
+
+/**
+ * Revokes one account's refresh token (or, without one, its access token) at its provider, when
+ * the provider has a revocation endpoint. Never throws: false when nothing was confirmed revoked.
+ */
+async function revokeAtProvider(account: StoredTokens, config: AuthConfig, budget: ReturnType<typeof outboundBudget>): Promise<boolean> {
+  const definition = definitionFor(account.provider, config);
+  if (!definition || (!account.refreshToken && !account.accessToken)) return false;
+  const at = (field: TokenField) => ({ provider: account.provider, providerAccountId: account.providerAccountId, field });
+  try {
+    const pc = await providerClient(definition, budget);
+    if (!pc.as.revocation_endpoint) return false;
+    const refreshToken = await openToken(account.refreshToken, at("refreshToken"));
+    const token = refreshToken ?? (await openToken(account.accessToken, at("accessToken")));
+    if (!token) return false;
+    await outbound("revocation", async () =>
+      oauth.processRevocationResponse(
+        await oauth.revocationRequest(pc.as, pc.client, pc.auth, token, {
+          ...requestOptions(pc.as.revocation_endpoint, pc.budget, definition.apiHeaders),
+          additionalParameters: { token_type_hint: refreshToken ? "refresh_token" : "access_token" },
+        }),
+      ),
+    );
+    return true;
+  } catch (error) {
+    log("warn", "oauth-revocation-failed", { provider: account.provider, error });
+    return false;
+  }
+}
+
+/**
+ * A deleted user's accounts (their rows are gone; these are the tokens read in the deleting
+ * transaction): revoked side by side at the providers that can (contract §18). Never throws.
+ */
+export async function revokeDeletedAccountTokens(config: AuthConfig, accounts: readonly StoredTokens[]): Promise<number> {
+  const budget = outboundBudget(config);
+  const outcomes = await Promise.all(accounts.map((account) => revokeAtProvider(account, config, budget)));
   return outcomes.filter(Boolean).length;
 }
 

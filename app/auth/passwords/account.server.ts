@@ -117,8 +117,8 @@ export async function passwordIntent(
     // cookie it carried (refreshSession, as after an e-mail change), so that it is issued after the
     // cut-off; reading it back first (reissueSession) would find it under that cut-off once the
     // sign-in was more than a second ago.
-    await revokeUserSessions(userId, { except: session.sessionId });
-    await recordEvent("password-changed", { userId, ...eventSource(ar) });
+    const count = await revokeUserSessions(userId, { except: session.sessionId });
+    await recordEvent("password-changed", { userId, ...eventSource(ar), detail: { count } });
     await notifySecurityChange(ar, userId, { kind: "password-changed" });
     // kept: this session was spared by the revocation just written (its cut-off does not apply).
     const refreshed = await refreshSession(ar, toSessionUser(user), { kept: true });

@@ -6,7 +6,7 @@ export { providerFlow, providersResponse, webauthnOptionsFlow } from "./endpoint
 export { removePasskey, signInMethods, unlinkAccount } from "./methods.server";
 export { signinPageData, signinRootAction, signoutPageData } from "./pages.server";
 export { refuseCrossOriginPost } from "./origin-check.server";
-export { authorizationOrigins, findProvider, getProviders } from "./registry.server";
+export { accountDeletedHooks, authorizationOrigins, findProvider, getProviders } from "./registry.server";
 export { signOutAction } from "./signout.server";
 export { twoFactorAction, twoFactorJsonAction, twoFactorPageData, type TwoFactorOutcome } from "./two-factor-page.server";
 export { verifyRequestPageData } from "./verify-request-page.server";

@@ -2,6 +2,7 @@
 // to removing an account. Types only, so every method folder may import it; the methods never
 // import the registry (registry.server.ts), which is what imports them.
 import type { Strategy } from "remix-auth/strategy";
+import type { AccountDeletedHook } from "../accounts/deletion.server";
 import type { SignInResult } from "../accounts/users.server";
 import type { Body } from "../core/body.server";
 import type { AuthConfig } from "../core/config.server";
@@ -67,6 +68,8 @@ export type SignInMethod = {
   providers: (config: AuthConfig) => Provider[];
   signOutHooks?: readonly SignOutHook[];
   beforeUnlink?: BeforeUnlinkHook;
+  /** After a user was deleted (accounts/deletion.server.ts): revoke what the method held for them elsewhere. */
+  afterAccountDeleted?: AccountDeletedHook;
   /**
    * Origins outside the app that a form of ours is redirected to (a provider's authorization
    * endpoint): the pages' CSP form-action lists them. Called for every page: must not wait.

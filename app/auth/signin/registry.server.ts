@@ -1,6 +1,7 @@
 // The provider registry, the composition root of sign-in: the only module that imports the
 // method folders. It puts their providers together in display order and collects what they add
 // to sign-out and to unlinking. Methods never import it (docs/decisions/030-auth-layout.md).
+import type { AccountDeletedHook } from "../accounts/deletion.server";
 import type { AuthConfig } from "../core/config.server";
 import { credentialsMethod } from "../credentials/strategy.server";
 import { emailMethod } from "../email/strategy.server";
@@ -27,6 +28,9 @@ export function findProvider(config: AuthConfig, id: string): Provider | undefin
 
 /** Work the methods attach to sign-out (say, revoking a provider's tokens), in method order. */
 export const signOutHooks: readonly SignOutHook[] = METHODS.flatMap((method) => method.signOutHooks ?? []);
+
+/** Work the methods do once a user is deleted (deleteAccount's hooks), in method order. */
+export const accountDeletedHooks: readonly AccountDeletedHook[] = METHODS.flatMap((method) => (method.afterAccountDeleted ? [method.afterAccountDeleted] : []));
 
 /** Work the methods do before an account is removed, in method order. */
 export const beforeUnlinkHooks: readonly BeforeUnlinkHook[] = METHODS.flatMap((method) => (method.beforeUnlink ? [method.beforeUnlink] : []));

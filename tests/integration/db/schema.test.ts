@@ -89,8 +89,8 @@ describe(`the migrated ${dbLabel} database`, () => {
       ? [
           'DROP INDEX "Session_expires_idx"',
           'ALTER TABLE "User" ADD COLUMN "nickname" TEXT',
-          'ALTER TABLE "AuthEvent" DROP CONSTRAINT "AuthEvent_userId_fkey"',
-          'ALTER TABLE "AuthEvent" ADD CONSTRAINT "AuthEvent_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User"("id") ON DELETE CASCADE ON UPDATE CASCADE',
+          'ALTER TABLE "Passkey" DROP CONSTRAINT "Passkey_userId_fkey"',
+          'ALTER TABLE "Passkey" ADD CONSTRAINT "Passkey_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User"("id") ON DELETE SET NULL ON UPDATE CASCADE',
         ]
       : // SQLite cannot alter a foreign key in place; two kinds of drift are enough there.
         ['DROP INDEX "Session_expires_idx"', 'ALTER TABLE "User" ADD COLUMN "nickname" TEXT'];
@@ -109,6 +109,6 @@ describe(`the migrated ${dbLabel} database`, () => {
     expect(actual).not.toEqual(expected);
     expect(actual.Session!.indexes.map((i) => i.name)).not.toContain("Session_expires_idx");
     expect(actual.User!.columns).toHaveProperty("nickname");
-    if (db.databaseUrl) expect(actual.AuthEvent!.foreignKeys[0]!.onDelete).toBe("Cascade");
+    if (db.databaseUrl) expect(actual.Passkey!.foreignKeys[0]!.onDelete).toBe("SetNull");
   });
 });

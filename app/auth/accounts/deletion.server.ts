@@ -1,0 +1,92 @@
+// Deleting an account (contract §18, ADR 086): the one operation behind "Delete my account" on
+// /account, `npm run user:delete` and the admin console. What is personal goes in one database
+// transaction — the user and, by cascade, their ways in (accounts, password, passkeys, second
+// factor, recovery codes), sessions and cut-off; the e-mail requests pending for the address or
+// the user (links, codes, sign-up hashes); the mail queued for the address; the client address and
+// device of their audit events, which keep the user id (AuthEvent.userId is no foreign key). A
+// failure anywhere in it leaves the account whole. After the commit: every session is refused on
+// every instance (a revocation note per session, which outlives the user, announced as `sessions`
+// and `user-deleted`), the sign-in methods revoke what they hold at providers (the hooks; OAuth:
+// RFC 7009), and a security e-mail goes to the address captured before the deletion.
+// The limit counters stay: keyed by a hash, they expire on their own, and deleting them would let
+// anyone reset their limits by deleting and signing up again.
+import { db } from "../../db/client.server";
+import type { AuthConfig } from "../core/config.server";
+import { log } from "../core/log.server";
+import type { AuthRequest } from "../core/request.server";
+import { announceUserEnded, revokedHere } from "../core/revocation.server";
+import { forgetUserSessions } from "../core/session-cache.server";
+import { actorEventFields, type Actor } from "./actor";
+import { recordEvent } from "./audit.server";
+import { notifySecurityChange, sendQueuedNotices } from "./security-notices.server";
+
+/** A deleted account's provider tokens as stored (sealed), for the hooks to revoke. */
+export type DeletedAccount = {
+  provider: string;
+  providerAccountId: string;
+  accessToken: string | null;
+  refreshToken: string | null;
+};
+
+/**
+ * Work a sign-in method does once a user is deleted (revoking the tokens it held at a provider).
+ * Runs after the commit; must not throw (a provider that cannot be reached is logged and skipped).
+ */
+export type AccountDeletedHook = (config: AuthConfig, accounts: readonly DeletedAccount[]) => Promise<void>;
+
+export type DeleteAccountResult = { ok: true; userId: string; email: string | null; sessionsEnded: number } | { ok: false; reason: "not-found" };
+
+export type DeleteAccountOptions = {
+  /** The sign-in methods' hooks (signin/registry.server.ts accountDeletedHooks). */
+  hooks: readonly AccountDeletedHook[];
+  /** The request the deletion came from (or one standing for the site, from the command line): the notice's links and language. */
+  ar: AuthRequest;
+  now?: Date;
+};
+
+/** Deletes the user with this id and everything personal of theirs, as the header says. */
+export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, now = new Date() }: DeleteAccountOptions): Promise<DeleteAccountResult> {
+  const deleted = await db().$transaction(async (tx) => {
+    const user = await tx.user.findUnique({
+      where: { id: userId },
+      select: {
+        email: true,
+        accounts: { select: { provider: true, providerAccountId: true, accessToken: true, refreshToken: true } },
+        sessions: { where: { expires: { gt: now } }, select: { id: true, expires: true, revokedAt: true } },
+      },
+    });
+    if (!user) return null;
+    // Each session's note outlives the user (no foreign key): the poll of every instance, and a
+    // fresh one's full load, find it there once the Session rows are gone.
+    for (const s of user.sessions) {
+      await tx.sessionRevocation.upsert({
+        where: { sessionId: s.id },
+        create: { sessionId: s.id, revokedAt: now, expires: s.expires },
+        update: { revokedAt: now, expires: s.expires },
+      });
+    }
+    await tx.verificationToken.deleteMany({ where: { OR: [{ userId }, ...(user.email ? [{ identifier: user.email }] : [])] } });
+    if (user.email) await tx.mailQueue.deleteMany({ where: { recipient: user.email } });
+    await tx.authEvent.updateMany({ where: { userId }, data: { ip: null, userAgent: null } });
+    await tx.user.delete({ where: { id: userId } });
+    return user;
+  });
+  if (!deleted) return { ok: false, reason: "not-found" };
+
+  revokedHere(deleted.sessions);
+  forgetUserSessions(userId);
+  announceUserEnded("user-deleted", userId);
+  const sessionsEnded = deleted.sessions.filter((s) => s.revokedAt === null).length;
+  // The event of the deletion itself carries no address either: the actor's (an admin's) only.
+  await recordEvent("user-deleted", actorEventFields(actor, userId, { count: sessionsEnded }));
+  await Promise.all(
+    hooks.map((hook) =>
+      hook(ar.config, deleted.accounts).catch((error: unknown) => log("warn", "account-deleted-hook-failed", { error })),
+    ),
+  );
+  if (deleted.email) {
+    await notifySecurityChange(ar, userId, { kind: "account-deleted" }, { recipients: [deleted.email], now });
+    sendQueuedNotices();
+  }
+  return { ok: true, userId, email: deleted.email, sessionsEnded };
+}

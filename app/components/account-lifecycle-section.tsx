@@ -1,0 +1,51 @@
+import { Form, useNavigation } from "react-router";
+import { useT } from "~/i18n/react";
+import { CsrfField, Field } from "./auth-forms";
+
+type Props = { csrfToken: string; deleteWord: string; confirmError: string | null };
+
+/** /account: download a copy of the account's data, and delete the account (contract §18, ADR 086). */
+export function AccountLifecycleSection({ csrfToken, deleteWord, confirmError }: Props) {
+  const t = useT();
+  const navigation = useNavigation();
+  const deleting = navigation.state !== "idle" && navigation.formData?.get("intent") === "account-delete";
+  return (
+    <>
+      <section className="card" aria-labelledby="export-heading">
+        <h2 id="export-heading">{t("lifecycle.exportHeading")}</h2>
+        <p className="muted">{t("lifecycle.exportIntro")}</p>
+        {/* A document form, never a fetch: the answer is a file the browser saves. */}
+        <form method="post" action="/account" id="account-export-form">
+          <CsrfField token={csrfToken} />
+          <input type="hidden" name="intent" value="account-export" />
+          <button type="submit" className="button inline">
+            {t("lifecycle.exportButton")}
+          </button>
+        </form>
+      </section>
+
+      <section className="card" aria-labelledby="delete-heading">
+        <h2 id="delete-heading">{t("lifecycle.deleteHeading")}</h2>
+        <p>{t("lifecycle.deleteIntro")}</p>
+        <Form method="post" id="account-delete-form">
+          <CsrfField token={csrfToken} />
+          <input type="hidden" name="intent" value="account-delete" />
+          <Field
+            id="account-delete-confirm"
+            label={t("lifecycle.deleteConfirmLabel", { word: deleteWord })}
+            name="confirm"
+            type="text"
+            autoComplete="off"
+            autoCapitalize="characters"
+            spellCheck={false}
+            required
+            error={confirmError}
+          />
+          <button type="submit" className="button inline danger" aria-disabled={deleting || undefined}>
+            {t("lifecycle.deleteButton")}
+          </button>
+        </Form>
+      </section>
+    </>
+  );
+}

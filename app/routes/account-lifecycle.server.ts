@@ -1,0 +1,135 @@
+// /account's "Delete my account" (intent account-delete) and "Download my data" (account-export),
+// contract §18, ADR 086. Both need a recent sign-in (account-reauth.server.ts refuses them before
+// this runs). The deletion asks for the word the page shows, in the page's language; the export is
+// a download. A JSON client (X-Auth-Return-Redirect: 1 / json=true) gets JSON for both, answered
+// by the route middleware before the page would render around the action's answer.
+import { data, redirect } from "react-router";
+import { accountExport, deleteAccount, eventSource, recordEvent } from "~/auth/accounts";
+import { endSession, isRecentAuth, readBody, requireSession, signedOutHeaders, verifyCsrf, type AuthRequest } from "~/auth/core";
+import { retryAfterMinutes, type LimitRefusal } from "~/auth/core/limit-table";
+import { countHit } from "~/auth/core/limits.server";
+import { rateLimitedMessage } from "~/auth/core/messages.server";
+import { jsonResponse, wantsJsonRedirect } from "~/auth/core/respond.server";
+import type { CurrentSession } from "~/auth/core/session.server";
+import { accountDeletedHooks } from "~/auth/signin";
+import { t } from "~/i18n/t.server";
+
+/** Where a deleted user lands: the home page, which says the account is gone. */
+export const DELETED_LANDING = "/?deleted=account";
+
+/** The JSON error code of a deletion without the confirmation word. */
+export const CONFIRMATION_REQUIRED = "ConfirmationRequired";
+
+/**
+ * The word typed to confirm is the one the page shows: the catalogue's, in the language of this
+ * request (the page and its form post are in the same language). Surrounding spaces are forgiven
+ * (a paste), case and letters are not. NFC on both sides: "Ö" typed as O and a combining mark
+ * is still the word shown.
+ */
+export function confirmationWord(): string {
+  return t("lifecycle.deleteWord");
+}
+
+function confirmed(typed: unknown): boolean {
+  return typeof typed === "string" && typed.trim().normalize("NFC") === confirmationWord().normalize("NFC");
+}
+
+type DeleteOutcome = { ok: true; setCookies: string[] } | { ok: false };
+
+async function runDeletion(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>): Promise<DeleteOutcome> {
+  if (!confirmed(body.confirm)) return { ok: false };
+  await deleteAccount(session.userId, { source: "self" }, { hooks: accountDeletedHooks, ar });
+  // The sessions were ended with the user; this clears this browser's cookies as well.
+  const ended = await endSession(ar);
+  return { ok: true, setCookies: ended.setCookies };
+}
+
+/** The form post: signed out on the home page, or the page again with the word to type. */
+export async function accountDeleteIntent(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>) {
+  const outcome = await runDeletion(ar, session, body);
+  if (outcome.ok) throw redirect(DELETED_LANDING, { headers: signedOutHeaders(outcome.setCookies) });
+  return data({ formError: null, fieldErrors: { confirm: t("lifecycle.deleteWrongWord", { word: confirmationWord() }) } }, { status: 400 });
+}
+
+/** Exports refused by ACCOUNT_EXPORT in the middleware, for the action to show on the page (a form post). */
+const refusedExports = new WeakMap<Request, LimitRefusal>();
+
+/** The form post of an export the middleware refused: the page again, with "Too many attempts". */
+export function accountExportRefusal(request: Request) {
+  const refused = refusedExports.get(request);
+  if (!refused) return data({ formError: t("common.unknownRequest"), fieldErrors: {} }, { status: 400 });
+  return data(
+    { formError: rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds)), fieldErrors: {} },
+    { status: 429, headers: { "Retry-After": String(refused.retryAfterSeconds) } },
+  );
+}
+
+/** The download: `Content-Disposition: attachment`, never kept by a cache; or the limit's refusal. */
+async function exportResponse(ar: AuthRequest, session: CurrentSession): Promise<Response | LimitRefusal> {
+  const refused = await countHit(ar.config.rateLimits, "ACCOUNT_EXPORT", `account-export:${session.userId}`);
+  if (refused) {
+    await recordEvent("rate-limited", { userId: session.userId, ...eventSource(ar), detail: { bucket: refused.limit } });
+    return refused;
+  }
+  const now = new Date();
+  const file = await accountExport(session.userId, { currentSessionId: session.sessionId, now });
+  if (!file) return jsonResponse({ error: "SessionRequired" }, { status: 401, noCache: true });
+  await recordEvent("account-exported", { userId: session.userId, ...eventSource(ar) });
+  const day = now.toISOString().slice(0, 10);
+  return new Response(JSON.stringify(file, null, 2), {
+    status: 200,
+    headers: {
+      "Content-Type": "application/json; charset=utf-8",
+      "Content-Disposition": `attachment; filename="account-data-${day}.json"`,
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+    },
+  });
+}
+
+const LIFECYCLE_INTENTS: ReadonlySet<unknown> = new Set(["account-delete", "account-export"]);
+
+/**
+ * Route middleware (after reauthJsonMiddleware, which already answered a stale JSON client): the
+ * export for both shapes, and the deletion for a JSON client. Anything it does not answer — a bad
+ * CSRF token, a stale sign-in, a form post of account-delete or of an export over its limit —
+ * goes on to the action, which refuses or renders it as for every other intent.
+ */
+export async function accountLifecycleMiddleware({ request }: { request: Request }, next: () => Promise<Response>): Promise<Response> {
+  if (request.method.toUpperCase() !== "POST") return next();
+  let body: Record<string, unknown>;
+  try {
+    body = await readBody(request);
+  } catch {
+    return next();
+  }
+  if (!LIFECYCLE_INTENTS.has(body.intent)) return next();
+  const json = wantsJsonRedirect(request, body);
+  if (body.intent === "account-delete" && !json) return next();
+  let required;
+  try {
+    required = await requireSession(request, { roll: false });
+  } catch {
+    return next();
+  }
+  const { ar, session } = required;
+  if (!verifyCsrf(ar, body.csrfToken) || !(await isRecentAuth(ar, session))) return next();
+  if (body.intent === "account-export") {
+    const answer = await exportResponse(ar, session);
+    if (answer instanceof Response) return answer;
+    if (!json) {
+      // The page says so (the action reads the refusal): a form post gets a page, not a bare 429.
+      refusedExports.set(request, answer);
+      return next();
+    }
+    return jsonResponse(
+      { error: "RateLimited", retryAfterSeconds: answer.retryAfterSeconds },
+      { status: 429, noCache: true },
+    );
+  }
+  const outcome = await runDeletion(ar, session, body);
+  if (!outcome.ok) {
+    return jsonResponse({ error: CONFIRMATION_REQUIRED, word: confirmationWord(), message: t("lifecycle.deleteWrongWord", { word: confirmationWord() }) }, { status: 400, noCache: true });
+  }
+  return jsonResponse({ url: `${ar.origin}${DELETED_LANDING}` }, { status: 200, setCookies: outcome.setCookies, noCache: true });
+}

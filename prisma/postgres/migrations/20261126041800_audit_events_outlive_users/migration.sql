@@ -1,0 +1,2 @@
+-- DropForeignKey
+ALTER TABLE "AuthEvent" DROP CONSTRAINT "AuthEvent_userId_fkey";
