@@ -1,10 +1,11 @@
 // Accessibility of every page in a real Chromium against the production server: axe-core's
-// WCAG 2.2 A/AA rules; each page has one <title> that names it and exactly one <h1>; text inputs'
-// borders keep 3:1 against what surrounds them (WCAG 1.4.11, which axe does not check). A page is
-// checked in a mode (JavaScript off or on × the light or the dark colour scheme): by default each
-// page in one mode and each mode on several pages (tests/support/a11y-matrix.ts);
-// VESTIBULE_A11Y_FULL=1 checks every page in every mode. A new page is one row in PAGES; a new
-// dimension of modes (a language) is one more factor in MODES.
+// WCAG 2.2 A/AA rules; each page has one <title> that names it, exactly one <h1> and the <html lang
+// dir> of its language; text inputs' borders keep 3:1 against what surrounds them (WCAG 1.4.11,
+// which axe does not check). A page is checked in a mode (JavaScript off or on × the light or the
+// dark colour scheme × English, German, French or Arabic): by default each page in one mode and
+// each mode on several pages (tests/support/a11y-matrix.ts); VESTIBULE_A11Y_FULL=1 checks every
+// page in every mode. Every page in every language must also fit a 320 px wide screen (WCAG
+// 1.4.10). A new page is one row in PAGES.
 import AxeBuilder from "@axe-core/playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -69,8 +70,8 @@ const PAGES: PageCase[] = [
     title: "Your account · Vestibule",
     heading: "Your account",
     prepare: async (page) => {
-      await page.getByLabel("Display name").fill(" ");
-      await page.getByRole("button", { name: "Save name" }).click();
+      await page.locator("#profile-name-input").fill(" ");
+      await page.locator("#profile-form [type=submit]").click();
       await page.locator("#profile-name-input-error").waitFor();
     },
   },
@@ -82,8 +83,8 @@ const PAGES: PageCase[] = [
     title: "Your account · Vestibule",
     heading: "Your account",
     prepare: async (page) => {
-      await page.getByLabel("New e-mail address").fill("someone@localhost");
-      await page.getByRole("button", { name: "Send me a link" }).click();
+      await page.locator("#email-change-input").fill("someone@localhost");
+      await page.locator("#email-change-form [type=submit]").click();
       await page.locator("#email-change-input-error").waitFor();
     },
   },
@@ -119,7 +120,7 @@ const PAGES: PageCase[] = [
     title: "Your account · Vestibule",
     heading: "Your account",
     prepare: async (page) => {
-      await page.getByRole("button", { name: "Set up an authenticator app" }).click();
+      await page.locator("#totp-start-form [type=submit]").click();
       await page.locator("#totp-setup").waitFor();
     },
   },
@@ -131,9 +132,9 @@ const PAGES: PageCase[] = [
     title: "Your account · Vestibule",
     heading: "Your account",
     prepare: async (page) => {
-      await page.getByRole("button", { name: "Set up an authenticator app" }).click();
-      await page.getByLabel("Code from the app").fill("000000");
-      await page.getByRole("button", { name: "Turn on" }).click();
+      await page.locator("#totp-start-form [type=submit]").click();
+      await page.locator("#totp-confirm-code").fill("000000");
+      await page.locator("#totp-confirm-code-form [type=submit]").click();
       await page.locator("#totp-confirm-code-error").waitFor();
     },
   },
@@ -155,8 +156,8 @@ const PAGES: PageCase[] = [
     title: "Two-step verification · Vestibule",
     heading: "Two-step verification",
     prepare: async (page) => {
-      await page.getByLabel("Code").fill("000000");
-      await page.getByRole("button", { name: "Verify" }).click();
+      await page.locator("#two-factor-code").fill("000000");
+      await page.locator("#two-factor-form [type=submit]").click();
       await page.locator("#two-factor-code-error").waitFor();
     },
   },
@@ -247,7 +248,7 @@ const PAGES: PageCase[] = [
     prepare: async (page) => {
       await page.locator("#signup-email").fill("new@example.com");
       await page.locator("#signup-password").fill("passwordpassword");
-      await page.getByRole("button", { name: "Create account" }).click();
+      await page.locator("#signup-form [type=submit]").click();
       await page.locator("#signup-password-error").waitFor();
     },
   },
@@ -279,13 +280,23 @@ const PAGES: PageCase[] = [
 ];
 
 type ColorScheme = "light" | "dark";
-/** The ways a visitor sees a page; the order deals neighbouring pages different modes. */
-const MODES: ReadonlyArray<{ javaScriptEnabled: boolean; colorScheme: ColorScheme }> = [
+/** The languages of the catalogues (app/i18n); a context asks for one by its Accept-Language. */
+const LANGUAGES = ["en", "de", "fr", "ar"] as const;
+type Language = (typeof LANGUAGES)[number];
+const VIEWS: ReadonlyArray<{ javaScriptEnabled: boolean; colorScheme: ColorScheme }> = [
   { javaScriptEnabled: false, colorScheme: "light" },
   { javaScriptEnabled: true, colorScheme: "dark" },
   { javaScriptEnabled: false, colorScheme: "dark" },
   { javaScriptEnabled: true, colorScheme: "light" },
 ];
+/**
+ * The ways a visitor sees a page: a view (JavaScript × colour scheme) in a language. Mode i is
+ * language i mod 4 in view ⌊i / 4⌋, so neighbouring pages get different languages and views.
+ */
+const MODES: ReadonlyArray<{ javaScriptEnabled: boolean; colorScheme: ColorScheme; language: Language }> = Array.from(
+  { length: VIEWS.length * LANGUAGES.length },
+  (_, i) => ({ ...VIEWS[Math.floor(i / LANGUAGES.length)]!, language: LANGUAGES[i % LANGUAGES.length]! }),
+);
 const PAIRS = a11yPairs(PAGES.length, MODES.length);
 
 let browser: Browser;
@@ -466,10 +477,14 @@ async function faintInputBorders(page: Page): Promise<string[]> {
 }
 
 for (const javaScriptEnabled of [false, true]) {
-  // The pages this run checks with JavaScript so, each with the colour schemes it is checked in.
+  // The pages this run checks with JavaScript so, each in the languages and colour schemes it is
+  // checked in.
   const pages = PAGES.flatMap((entry, index) => {
-    const schemes = PAIRS.filter((p) => p.page === index && MODES[p.mode]!.javaScriptEnabled === javaScriptEnabled).map((p) => MODES[p.mode]!.colorScheme);
-    return schemes.length ? [{ entry, schemes }] : [];
+    const modes = PAIRS.filter((p) => p.page === index && MODES[p.mode]!.javaScriptEnabled === javaScriptEnabled).map((p) => MODES[p.mode]!);
+    return LANGUAGES.flatMap((language) => {
+      const schemes = modes.filter((m) => m.language === language).map((m) => m.colorScheme);
+      return schemes.length ? [{ entry, language, schemes }] : [];
+    });
   });
   describe.skipIf(pages.length === 0)(`pages with JavaScript ${javaScriptEnabled ? "on" : "off"}`, () => {
     // The pages are checked side by side (it.concurrent): each context is made once, by whichever
@@ -477,11 +492,11 @@ for (const javaScriptEnabled of [false, true]) {
     const contexts = new Map<string, Promise<BrowserContext>>();
     let analysisContext: Promise<BrowserContext> | undefined;
     const analysis = () => (analysisContext ??= newContext(browser, { javaScriptEnabled: true }));
-    const contextFor = (sessions: Sessions, signedIn: boolean) => {
-      const key = `${sessions} ${signedIn}`;
+    const contextFor = (sessions: Sessions, signedIn: boolean, language: Language) => {
+      const key = `${sessions} ${signedIn} ${language}`;
       let context = contexts.get(key);
       if (!context) {
-        context = newContext(browser, { javaScriptEnabled, storageState: signedIn ? sites[sessions].signedIn : undefined });
+        context = newContext(browser, { javaScriptEnabled, locale: language, storageState: signedIn ? sites[sessions].signedIn : undefined });
         contexts.set(key, context);
       }
       return context;
@@ -491,33 +506,27 @@ for (const javaScriptEnabled of [false, true]) {
       await Promise.all(all.map((c) => c.close()));
     });
 
-    for (const { entry, schemes } of pages) {
-      it.concurrent(`${entry.name}: one <title> and one <h1>, no WCAG 2.2 A/AA violation in ${schemes.join(" and ")}`, async ({ expect }) => {
-        const sessions = entry.sessions ?? "database";
-        // A pending sign-in lives 300 s: each such page gets its own, made just before it is opened.
-        const pending = entry.pendingSecondFactor
-          ? await signInContext(sites[sessions].app.url, TOTP_USER, `${sites[sessions].app.url}/auth/two-factor`)
-          : null;
-        const pendingState = pending ? await pending.storageState() : null;
-        await pending?.close();
-        const context = pendingState ? await newContext(browser, { javaScriptEnabled, storageState: pendingState }) : await contextFor(sessions, entry.signedIn);
-        if (pendingState) contexts.set(`pending ${entry.name}`, Promise.resolve(context));
-        const page = await context.newPage();
+    for (const { entry, language, schemes } of pages) {
+      it.concurrent(`${entry.name} (${language}): one <title> and one <h1>, no WCAG 2.2 A/AA violation in ${schemes.join(" and ")}`, async ({ expect }) => {
+        const page = await openEntry(entry, { javaScriptEnabled, language, contextFor, contexts });
         const errors: string[] = [];
         page.on("pageerror", (e) => errors.push(e.message));
-        const path = typeof entry.path === "function" ? entry.path(links) : entry.path;
-        const response = await page.goto(new URL(path, sites[sessions].app.url).href);
-        expect(response!.status()).toBe(entry.status);
-        if (javaScriptEnabled) await waitForHydration(page);
         await entry.prepare?.(page);
 
         // Soft, so one run names every problem of the page.
         const titles = await page.evaluate(() => ({ inDocument: document.querySelectorAll("title").length, inHead: document.head.querySelectorAll("title").length }));
         expect.soft(titles, "<title> elements").toEqual({ inDocument: 1, inHead: 1 });
-        expect.soft(await page.title(), "title").toBe(entry.title);
         const headings = page.locator("h1");
         expect.soft(await headings.count(), "<h1> elements").toBe(1);
-        expect.soft((await headings.first().textContent())?.trim(), "<h1>").toBe(entry.heading);
+        expect.soft(await htmlLanguage(page), "<html lang dir>").toEqual({ lang: language, dir: language === "ar" ? "rtl" : "ltr" });
+        if (language === "en") {
+          expect.soft(await page.title(), "title").toBe(entry.title);
+          expect.soft((await headings.first().textContent())?.trim(), "<h1>").toBe(entry.heading);
+        } else {
+          // The catalogues' own tests check every text; here only that the page has them.
+          expect.soft((await page.title()).trim(), "title").not.toBe("");
+          expect.soft((await headings.first().textContent())?.trim(), "<h1>").not.toBe("");
+        }
 
         const axePage = await pageForAxe(page, javaScriptEnabled, analysis);
         const found: Partial<Record<ColorScheme, { violations: string[]; faintInputBorders: string[] }>> = {};
@@ -535,6 +544,92 @@ for (const javaScriptEnabled of [false, true]) {
     }
   });
 }
+
+type ContextFor = (sessions: Sessions, signedIn: boolean, language: Language) => Promise<BrowserContext>;
+
+/**
+ * Opens `entry` as its visitor: in the shared context of its sessions, sign-in state and language,
+ * or, for a pending second factor, in a fresh context that has just given TOTP_USER's password.
+ */
+async function openEntry(
+  entry: PageCase,
+  { javaScriptEnabled, language, contextFor, contexts, viewport }: { javaScriptEnabled: boolean; language: Language; contextFor: ContextFor; contexts: Map<string, Promise<BrowserContext>>; viewport?: { width: number; height: number } },
+): Promise<Page> {
+  const sessions = entry.sessions ?? "database";
+  // A pending sign-in lives 300 s: each such page gets its own, made just before it is opened.
+  const pending = entry.pendingSecondFactor ? await signInContext(sites[sessions].app.url, TOTP_USER, `${sites[sessions].app.url}/auth/two-factor`) : null;
+  const pendingState = pending ? await pending.storageState() : null;
+  await pending?.close();
+  const context = pendingState
+    ? await newContext(browser, { javaScriptEnabled, locale: language, viewport, storageState: pendingState })
+    : await contextFor(sessions, entry.signedIn, language);
+  if (pendingState) contexts.set(`pending ${entry.name} ${language}`, Promise.resolve(context));
+  const page = await context.newPage();
+  const path = typeof entry.path === "function" ? entry.path(links) : entry.path;
+  const response = await page.goto(new URL(path, sites[sessions].app.url).href);
+  expect(response!.status(), entry.name).toBe(entry.status);
+  if (javaScriptEnabled) await waitForHydration(page);
+  return page;
+}
+
+async function htmlLanguage(page: Page): Promise<{ lang: string | null; dir: string | null }> {
+  return page.evaluate(() => ({ lang: document.documentElement.getAttribute("lang"), dir: document.documentElement.getAttribute("dir") }));
+}
+
+/**
+ * WCAG 1.4.10 (reflow): at 320 CSS pixels wide nothing makes the page scroll sideways. Every page,
+ * in every language (German words are long, Arabic mirrors), with JavaScript off: the layout is the
+ * server's, and hydration adds no width. Cheap (no axe), so it is never a subset.
+ */
+describe("every page fits a 320 px wide screen, in every language (JavaScript off)", () => {
+  const NARROW = { width: 320, height: 640 };
+  const contexts = new Map<string, Promise<BrowserContext>>();
+  const contextFor: ContextFor = (sessions, signedIn, language) => {
+    const key = `${sessions} ${signedIn} ${language}`;
+    let context = contexts.get(key);
+    if (!context) {
+      context = newContext(browser, { javaScriptEnabled: false, locale: language, viewport: NARROW, storageState: signedIn ? sites[sessions].signedIn : undefined });
+      contexts.set(key, context);
+    }
+    return context;
+  };
+  afterAll(async () => {
+    await Promise.all((await Promise.all(contexts.values())).map((c) => c.close()));
+  });
+
+  for (const language of LANGUAGES) {
+    it.concurrent(`${language}: no page is wider than the screen`, async ({ expect }) => {
+      const wide: string[] = [];
+      for (const entry of PAGES) {
+        const page = await openEntry(entry, { javaScriptEnabled: false, language, contextFor, contexts, viewport: NARROW });
+        await entry.prepare?.(page);
+        // The widest element that reaches past the screen's edge names what to fix.
+        const overflow = await page.evaluate(() => {
+          const width = document.documentElement.clientWidth;
+          if (document.documentElement.scrollWidth <= width) return null;
+          let worst: { what: string; right: number } | null = null;
+          // What scrolls inside its own box (a wide table in a scrolling card) widens nothing.
+          const clipped = (el: Element) => {
+            for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) if (getComputedStyle(up).overflowX !== "visible") return true;
+            return false;
+          };
+          for (const el of document.body.querySelectorAll("*")) {
+            if (clipped(el)) continue;
+            const box = el.getBoundingClientRect();
+            const reach = document.dir === "rtl" ? width - box.left : box.right;
+            if (reach > width + 0.5 && (!worst || reach > worst.right)) worst = { what: `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}${el.getAttribute("class") ? `.${el.getAttribute("class")!.trim().split(/\s+/).join(".")}` : ""}`, right: reach };
+          }
+          return { scrollWidth: document.documentElement.scrollWidth, width, worst };
+        });
+        if (overflow) wide.push(`${entry.name}: ${overflow.scrollWidth} px wide (screen ${overflow.width}), widest ${overflow.worst?.what} reaching ${Math.round(overflow.worst?.right ?? 0)} px`);
+        await page.close();
+      }
+      expect(wide).toEqual([]);
+      // One page after another, 33 of them, a few signing in first: more than the default 30 s
+      // on a loaded machine.
+    }, 300_000);
+  }
+});
 
 /**
  * A refused field: marked invalid, described by its message, and the message is an alert (read
