@@ -212,9 +212,9 @@ export type AdminListedUser = { id: string; email: string | null; name: string |
 /** One page, newest first; `next` is the cursor of the following page (null on the last). */
 export type AdminUserPage = { users: AdminListedUser[]; next: string | null };
 
-/** A LIKE pattern that finds `term` anywhere, its own % _ and \ taken literally. */
+/** A LIKE pattern (escape character "!", the same in both dialects) that finds `term` anywhere, its own % _ and ! taken literally. */
 function containsPattern(term: string): string {
-  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${term.replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }
 
 /**
@@ -226,9 +226,13 @@ function containsPattern(term: string): string {
  */
 export async function searchUserPage(query: string, after: string | null = null): Promise<AdminUserPage> {
   const term = query.trim().slice(0, ADMIN_SEARCH_MAX);
-  const email = containsPattern(term.toLowerCase());
-  const name = containsPattern(foldForSearch(term));
-  const matches = term ? rawSql`AND ("email" LIKE ${email} ESCAPE '\' OR "nameSearch" LIKE ${name} ESCAPE '\')` : rawEmpty;
+  const lower = containsPattern(term.toLowerCase());
+  const folded = containsPattern(foldForSearch(term));
+  // Addresses are stored in lower case (normalizeEmailAddress), accents kept: "JOSÉ" finds
+  // jose@… by the folded term and josé@… by the lower-cased one.
+  const matches = term
+    ? rawSql`AND ("email" LIKE ${lower} ESCAPE '!' OR "email" LIKE ${folded} ESCAPE '!' OR "nameSearch" LIKE ${folded} ESCAPE '!')`
+    : rawEmpty;
   const afterCursor = after ? rawSql`AND "id" < ${after}` : rawEmpty;
   const rows = await db().$queryRaw<{ id: string; email: string | null; name: string | null; role: string; disabled: number | bigint }[]>`
     SELECT "id", "email", "name", "role", CASE WHEN "disabledAt" IS NULL THEN 0 ELSE 1 END AS "disabled"
