@@ -137,7 +137,7 @@ export function AdminUser({ data, formError }: { data: AdminUserData; formError:
   const heading = user.email ?? user.name ?? user.id;
   return (
     <main>
-      <title>{pageTitle(t("admin.user.title", { user: heading }))}</title>
+      <title>{pageTitle(t("admin.user.title", { name: heading }))}</title>
       <p>
         <a href="/admin">{t("admin.user.back")}</a>
       </p>

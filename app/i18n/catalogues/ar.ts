@@ -480,7 +480,7 @@ export const ar: Catalogue = {
   "admin.way.password": "كلمة المرور",
   "admin.way.email": "رابط أو رمز بالبريد الإلكتروني",
   "admin.way.passkeys": "{n, plural, zero {لا مفاتيح مرور} one {مفتاح مرور واحد} two {مفتاحا مرور} few {# مفاتيح مرور} many {# مفتاح مرور} other {# مفتاح مرور}}",
-  "admin.user.title": "المستخدم {user}",
+  "admin.user.title": "المستخدم {name}",
   "admin.user.back": "جميع المستخدمين",
   "admin.user.details": "الحساب",
   "admin.user.waysIn": "طرق تسجيل الدخول",

@@ -480,7 +480,7 @@ export const de: Catalogue = {
   "admin.way.password": "Passwort",
   "admin.way.email": "E-Mail-Link oder -Code",
   "admin.way.passkeys": "{n, plural, one {# Passkey} other {# Passkeys}}",
-  "admin.user.title": "Benutzer {user}",
+  "admin.user.title": "Benutzer {name}",
   "admin.user.back": "Alle Benutzer",
   "admin.user.details": "Konto",
   "admin.user.waysIn": "Anmeldemethoden",

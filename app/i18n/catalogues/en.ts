@@ -482,7 +482,7 @@ export const en = {
   "admin.way.password": "Password",
   "admin.way.email": "E-mail link or code",
   "admin.way.passkeys": "{n, plural, one {# passkey} other {# passkeys}}",
-  "admin.user.title": "User {user}",
+  "admin.user.title": "User {name}",
   "admin.user.back": "All users",
   "admin.user.details": "Account",
   "admin.user.waysIn": "Ways to sign in",

@@ -480,7 +480,7 @@ export const fr: Catalogue = {
   "admin.way.password": "Mot de passe",
   "admin.way.email": "Lien ou code par e-mail",
   "admin.way.passkeys": "{n, plural, one {# clé d’accès} other {# clés d’accès}}",
-  "admin.user.title": "Utilisateur {user}",
+  "admin.user.title": "Utilisateur {name}",
   "admin.user.back": "Tous les utilisateurs",
   "admin.user.details": "Compte",
   "admin.user.waysIn": "Moyens de connexion",
