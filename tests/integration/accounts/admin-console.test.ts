@@ -128,9 +128,12 @@ describe(`/admin for an admin (${dbLabel})`, () => {
     // Wildcards are letters here, not patterns.
     expect(await names("%")).toEqual([]);
     expect(await names("_")).toEqual([]);
-    // A renamed user is found by the new name (the folded copy follows every write of the name).
+    // A renamed user is found by the new name (the folded copy follows every write of the name:
+    // an update, and the upsert of npm run user:add).
     await db().user.update({ where: { email: "five@example.com" }, data: { name: "Renée" } });
     expect(await names("renee")).toEqual(["five@example.com"]);
+    await createUser("six@example.com", "Ümit Straße");
+    expect(await names("UMIT STRASSE")).toEqual(["six@example.com"]);
   });
 
   it("pages hold 50 users, newest first; the next-page link walks all of them once", async () => {
