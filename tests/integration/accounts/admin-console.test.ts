@@ -189,6 +189,12 @@ describe(`/admin for an admin (${dbLabel})`, () => {
     expect(html).toContain('id="admin-sessions"');
     expect(html).toContain('data-event="signin"');
     expect(html).not.toContain("correct horse");
+    // The last 100 events, newest first.
+    const at = Date.now();
+    await testDb().authEvent.createMany({ data: Array.from({ length: 120 }, (_, i) => ({ type: "signin-failed", userId: ada.id, at: new Date(at + i * 1000) })) });
+    const full = (await userPage(jar, ada.id)).html;
+    expect(full.match(/<tr data-event="/g)).toHaveLength(100);
+    expect(full).not.toContain('data-event="signin"');
 
     const missing = "cmissing000000000000000000";
     expect(await page404(await send(get(`/admin/users/${missing}`, { jar })), `/admin/users/${missing}`)).toEqual(await ordinary404("GET", jar));
