@@ -7,19 +7,13 @@ import { normalizeEmailAddress } from "../core/email-address";
 import { announceUserDisabled } from "../core/revocation.server";
 import { revokeUserSessions } from "../core/session.server";
 import { recordEvent } from "./audit.server";
+import { actorEventFields as eventFields, type Actor } from "./actor";
 import { isRole, type Role } from "./roles.server";
 
-/** Who asks: the operator's command line, or (later) an admin through /admin. */
-export type Actor = { source: "cli" } | { source: "admin"; adminId: string; ip: string | null; userAgent: string | null };
+export type { Actor } from "./actor";
 
 /** Transaction-scoped advisory lock: role changes one at a time, so two demotions cannot both pass the last-admin check. */
 const PG_ROLE_LOCK_KEY = 7_707_077;
-
-/** The audit fields an actor adds to an event about `userId` (also for operations composed above accounts/). */
-export function eventFields(actor: Actor, userId: string, detail: Record<string, unknown>) {
-  if (actor.source === "cli") return { userId, detail: { ...detail, source: "cli" } };
-  return { userId, ip: actor.ip, userAgent: actor.userAgent, detail: { ...detail, source: "admin", adminId: actor.adminId } };
-}
 
 /** An address as users type it, normalised as sign-in does; null when it is no address. */
 export function addressOf(input: string): string | null {

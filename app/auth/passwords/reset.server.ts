@@ -13,7 +13,8 @@
 import { resetPasswordMessage } from "../../mail/templates.server";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
-import { eventFields, resolveUser, type Actor, type UserKey } from "../accounts/admin.server";
+import { actorEventFields, type Actor } from "../accounts/actor";
+import { resolveUser, type UserKey } from "../accounts/admin.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
 import { PASSWORD_RESET_LINK_MAX_AGE } from "../core/config.server";
@@ -108,7 +109,7 @@ export async function sendPasswordResetFor(ar: AuthRequest, who: UserKey, actor:
     // sendLinkEmail logged the cause and removed the request.
     return { ok: false, reason: "not-sent" };
   }
-  await recordEvent("email-sent", eventFields(actor, user.id, { purpose: "reset" }));
+  await recordEvent("email-sent", actorEventFields(actor, user.id, { purpose: "reset" }));
   return { ok: true, userId: user.id, email: address };
 }
 

@@ -1,0 +1,14 @@
+// Who runs an account operation (contract §18): the operator's command line, or a signed-in admin
+// through /admin. Every operation writes an audit event naming it.
+
+export type Actor =
+  | { source: "cli" }
+  | { source: "admin"; adminId: string; ip: string | null; userAgent: string | null }
+  // The user themself (deleting their own account): no client address is kept of a deleted user.
+  | { source: "self" };
+
+/** The audit fields an actor adds to an event about `userId`. */
+export function actorEventFields(actor: Actor, userId: string, detail: Record<string, unknown>) {
+  if (actor.source !== "admin") return { userId, detail: { ...detail, source: actor.source } };
+  return { userId, ip: actor.ip, userAgent: actor.userAgent, detail: { ...detail, source: "admin", adminId: actor.adminId } };
+}
