@@ -8,10 +8,15 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { getConfig } from "../auth/core/config.server.ts";
 import { PrismaClient as PostgresClient } from "../../prisma/generated/postgres/client.ts";
-import { PrismaClient as SqliteClient } from "../../prisma/generated/sqlite/client.ts";
+import { Prisma, PrismaClient as SqliteClient } from "../../prisma/generated/sqlite/client.ts";
 import { SQLITE_BUSY_TIMEOUT_MS, sqliteFile } from "./location.server.ts";
+import { foldForSearch } from "./name-search.ts";
 
 export type Db = SqliteClient;
+
+/** Pieces of a raw query whose parts depend on its input; the values stay bound parameters (both dialects). */
+export const rawSql = Prisma.sql;
+export const rawEmpty = Prisma.empty;
 export type DbProvider = "sqlite" | "postgres";
 
 /**
@@ -72,12 +77,45 @@ function create(t: Target): Held {
       transactionOptions: { maxWait: t.timeoutMs, timeout: Math.max(t.timeoutMs, 5_000) },
     });
     // Same models, same delegates: only the generated SQL dialect differs.
-    return { key: t.key, client: client as unknown as Db, provider: t.provider, pool };
+    return { key: t.key, client: withNameSearch(client as unknown as Db), provider: t.provider, pool };
   }
   mkdirSync(t.dataDir, { recursive: true });
   const file = sqliteFile(t.dataDir);
   const client = new SqliteClient({ adapter: new SqliteAdapterFactory({ url: file, timeout: SQLITE_BUSY_TIMEOUT_MS }) });
-  return { key: t.key, client, provider: t.provider, file };
+  return { key: t.key, client: withNameSearch(client), provider: t.provider, file };
+}
+
+type UserData = Record<string, unknown>;
+
+/** `data` with User.nameSearch set from the `name` it writes, if it writes one. */
+function withFoldedName<D>(data: D): D {
+  if (!data || typeof data !== "object" || !("name" in data)) return data;
+  const written = (data as UserData).name;
+  const name = written && typeof written === "object" && "set" in written ? (written as { set: unknown }).set : written;
+  if (name === undefined) return data;
+  return { ...data, nameSearch: typeof name === "string" ? foldForSearch(name) : null };
+}
+
+const foldEach = <D>(data: D): D => (Array.isArray(data) ? (data.map(withFoldedName) as D) : withFoldedName(data));
+
+/**
+ * Every write of a user's name also writes its folded copy (User.nameSearch, ADR 085), here in
+ * one place rather than in each flow that names a user (sign-up, OAuth, the profile form, the CLI).
+ */
+function withNameSearch(client: Db): Db {
+  return client.$extends({
+    query: {
+      user: {
+        create: ({ args, query }) => query({ ...args, data: withFoldedName(args.data) }),
+        update: ({ args, query }) => query({ ...args, data: withFoldedName(args.data) }),
+        upsert: ({ args, query }) => query({ ...args, create: withFoldedName(args.create), update: withFoldedName(args.update) }),
+        createMany: ({ args, query }) => query({ ...args, data: foldEach(args.data) }),
+        createManyAndReturn: ({ args, query }) => query({ ...args, data: foldEach(args.data) }),
+        updateMany: ({ args, query }) => query({ ...args, data: withFoldedName(args.data) }),
+        updateManyAndReturn: ({ args, query }) => query({ ...args, data: withFoldedName(args.data) }),
+      },
+    },
+  }) as unknown as Db;
 }
 
 /**

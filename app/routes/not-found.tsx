@@ -1,24 +1,41 @@
 import { data } from "react-router";
 import { metricsResponse } from "~/auth/core/metrics.server";
+import { AdminUser, AdminUsers } from "~/components/admin-console";
 import type { Route } from "./+types/not-found";
+import { adminAction, adminLoader, isAdminUrl } from "./admin-console.server";
 
 // GET /metrics (contract §18, ADR 076) lives here, in the route every unknown URL reaches: a
 // scraper with `Authorization: Bearer <METRICS_TOKEN>` gets the Prometheus text format; anyone
 // else — no token, a wrong one, METRICS_TOKEN unset — gets this very 404 page, byte for byte
 // (a route of its own would show its id in the page), so nobody learns the endpoint exists.
+// /admin (ADR 085) lives here for the same reason: anyone but a signed-in admin gets this page.
 export const middleware: Route.MiddlewareFunction[] = [
   async ({ request, url }, next) => (request.method === "GET" && url.pathname === "/metrics" && (await metricsResponse(request))) || next(),
 ];
 
 // Unmatched URLs (say /favicon.ico) get a plain 404 instead of a logged routing error.
-export function loader() {
+export function loader({ request }: Route.LoaderArgs) {
+  if (isAdminUrl(new URL(request.url))) return adminLoader(request);
   throw data("Not found", { status: 404 });
 }
 
-export function action() {
+export function action({ request }: Route.ActionArgs) {
+  if (isAdminUrl(new URL(request.url))) return adminAction(request);
   throw data("Not found", { status: 404 });
 }
 
-export default function NotFound() {
-  return null;
+export function headers({ parentHeaders, loaderHeaders }: Route.HeadersArgs) {
+  // /admin's pages show users, their sessions and events: no cache may keep a copy.
+  const cacheControl = loaderHeaders.get("Cache-Control");
+  if (!cacheControl) return parentHeaders;
+  const headers = new Headers(parentHeaders);
+  headers.set("Cache-Control", cacheControl);
+  return headers;
+}
+
+export default function NotFound({ loaderData, actionData }: Route.ComponentProps) {
+  if (!loaderData) return null;
+  if (loaderData.page === "users") return <AdminUsers data={loaderData} />;
+  const formError = actionData && "formError" in actionData ? String(actionData.formError) : null;
+  return <AdminUser data={loaderData} formError={formError} />;
 }

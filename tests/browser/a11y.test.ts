@@ -10,7 +10,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { a11yPairs } from "../support/a11y-matrix";
-import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { addUser, connectBrowser, newContext, setUserRole, startApp, waitForHydration, type RunningApp } from "../support/browser";
 import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 import { totpCodeAt, totpStep } from "../../app/auth/two-factor/totp.server";
@@ -21,7 +21,7 @@ const USER = { email: "ada@example.com", password: "correct horse battery", name
 const TOTP_USER = { email: "tess@example.com", password: "correct horse battery", name: "Tess" };
 
 /** Addresses found while setting up: links that arrive by e-mail. */
-type Links = { emailSignIn: string; emailChange: string; resetPassword: string };
+type Links = { emailSignIn: string; emailChange: string; resetPassword: string; adminUser: string };
 
 type Sessions = "database" | "jwt";
 
@@ -276,6 +276,16 @@ const PAGES: PageCase[] = [
     title: "Check your email · Vestibule",
     heading: "Check your email",
   },
+  { name: "admin, the user list", path: "/admin", signedIn: true, status: 200, title: "Administration · Vestibule", heading: "Administration" },
+  { name: "admin, a search", path: "/admin?q=TESS", signedIn: true, status: 200, title: "Administration · Vestibule", heading: "Administration" },
+  {
+    name: "admin, a user's page",
+    path: (links) => links.adminUser,
+    signedIn: true,
+    status: 200,
+    title: `User ${TOTP_USER.email} · Vestibule`,
+    heading: TOTP_USER.email,
+  },
   { name: "not found (404)", path: "/no-such-page", signedIn: false, status: 404, title: "Page not found · Vestibule", heading: "Page not found" },
 ];
 
@@ -306,7 +316,7 @@ type StorageState = Awaited<ReturnType<BrowserContext["storageState"]>>;
 /** One app per session strategy, each with a user signed in (the state a context starts from). */
 const sites = {} as Record<Sessions, { app: RunningApp; signedIn: StorageState }>;
 const started: RunningApp[] = [];
-const links: Links = { emailSignIn: "", emailChange: "", resetPassword: "" };
+const links: Links = { emailSignIn: "", emailChange: "", resetPassword: "", adminUser: "" };
 
 /** Signs `user` (USER by default) in with JavaScript off; returns the open context. */
 async function signInContext(url: string, user = USER, landing = `${url}/`): Promise<BrowserContext> {
@@ -337,6 +347,8 @@ beforeAll(async () => {
   const [database, jwt] = await Promise.all([start("database"), start("jwt")]);
   for (const each of started) addUser(each, USER);
   addUser(database, TOTP_USER);
+  // USER is an admin on the database site, for the /admin pages (no other page differs for one).
+  setUserRole(database, USER.email, "admin");
 
   // Signed in on two devices, so /account lists this one and another.
   await (await signInContext(database.url)).close();
@@ -361,6 +373,13 @@ beforeAll(async () => {
   await tessAccount.getByRole("button", { name: "Turn on" }).click();
   await tessAccount.locator("[data-recovery-code]").first().waitFor();
   await tess.close();
+
+  // TOTP_USER's page in /admin (her second factor on: every action offered).
+  const adminDevice = await newContext(browser, { javaScriptEnabled: false, storageState: sites.database.signedIn });
+  const adminPage = await adminDevice.newPage();
+  await adminPage.goto(`${database.url}/admin?q=${encodeURIComponent(TOTP_USER.email)}`);
+  links.adminUser = (await adminPage.getByRole("link", { name: TOTP_USER.email }).getAttribute("href"))!;
+  await adminDevice.close();
 
   const jwtDevice = await signInContext(jwt.url);
   sites.jwt = { app: jwt, signedIn: await jwtDevice.storageState() };

@@ -144,6 +144,14 @@ export function addUser(app: RunningApp, user: { email: string; password: string
   return result.stdout;
 }
 
+/** Runs `npm run user:role`'s script against a running app's database (an operator making an admin). */
+export function setUserRole(app: RunningApp, email: string, role: "admin" | "user") {
+  const args = [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/user-role.ts"), "--email", email, "--role", role];
+  const result = spawnSync(process.execPath, args, { cwd: root, env: app.env, encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`user:role failed: ${result.stderr}`);
+  return result.stdout;
+}
+
 /**
  * How long one browser step (a navigation, a click, waiting for an element) may take before it
  * fails naming itself. Not how long a step is expected to take: every wait is for a state (an

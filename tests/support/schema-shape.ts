@@ -27,6 +27,9 @@ const COLUMN_TYPES: Record<Provider, Record<string, string>> = {
   },
 };
 
+/** Indexes the PostgreSQL migrations add beyond the schema (schema.test.ts checks that they exist). */
+export const POSTGRES_ONLY_INDEXES = new Set(["User_email_trgm_idx", "User_nameSearch_trgm_idx"]);
+
 /** Defaults Prisma computes in the client; they never reach the database. */
 const CLIENT_DEFAULTS = new Set(["cuid", "uuid", "nanoid", "ulid"]);
 
@@ -208,6 +211,9 @@ export async function shapeOfPostgres(url: string): Promise<SchemaShape> {
       table(c.table_name).columns[c.column_name] = { type, nullable: c.is_nullable === "YES", default: normaliseDefault(c.column_default) };
     }
     for (const i of idx.rows) {
+      // PostgreSQL-only trigram indexes for /admin's search (ADR 085): Prisma cannot declare them in
+      // the schema both databases share, so the migration alone creates them.
+      if (POSTGRES_ONLY_INDEXES.has(i.name)) continue;
       if (i.primary) table(i.table).primaryKey = i.columns;
       else table(i.table).indexes.push({ name: i.name, columns: i.columns, unique: i.unique });
     }

@@ -1,7 +1,8 @@
 // Account administration (contract §18): the operations `npm run user:*` runs today and the /admin
 // pages will call later — the same functions, so the rules live here once. Each takes the actor
 // (the command line, or later a signed-in admin) and writes an audit event naming it.
-import { db, dbProvider } from "../../db/client.server";
+import { db, dbProvider, rawEmpty, rawSql } from "../../db/client.server";
+import { foldForSearch } from "../../db/name-search";
 import { normalizeEmailAddress } from "../core/email-address";
 import { announceUserDisabled } from "../core/revocation.server";
 import { revokeUserSessions } from "../core/session.server";
@@ -20,6 +21,18 @@ export function addressOf(input: string): string | null {
   return checked.ok ? checked.address : null;
 }
 
+/**
+ * Whom an operation is about: an address as typed at the command line, or a user id from an
+ * /admin URL. The one lookup both use, so a page and a command reach the same row the same way.
+ */
+export type UserKey = string | { id: string };
+
+function whereOf(who: UserKey): { email: string } | { id: string } | null {
+  if (typeof who !== "string") return { id: who.id };
+  const address = addressOf(who);
+  return address ? { email: address } : null;
+}
+
 export type SetRoleResult =
   | { ok: true; userId: string; email: string | null; role: Role; previous: Role; changed: boolean }
   | { ok: false; reason: "not-found" | "last-admin" | "bad-role" };
@@ -28,13 +41,13 @@ export type SetRoleResult =
  * Gives the user with this address `role`. Refuses to make the last admin a user (there would be
  * nobody to reach /admin). An unchanged role writes nothing.
  */
-export async function setRole(email: string, role: string, actor: Actor): Promise<SetRoleResult> {
+export async function setRole(email: UserKey, role: string, actor: Actor): Promise<SetRoleResult> {
   if (!isRole(role)) return { ok: false, reason: "bad-role" };
-  const address = addressOf(email);
-  if (!address) return { ok: false, reason: "not-found" };
+  const where = whereOf(email);
+  if (!where) return { ok: false, reason: "not-found" };
   const result = await db().$transaction(async (tx) => {
     if (dbProvider() === "postgres") await tx.$queryRawUnsafe("SELECT 1 AS locked FROM pg_advisory_xact_lock($1)", PG_ROLE_LOCK_KEY);
-    const user = await tx.user.findUnique({ where: { email: address }, select: { id: true, email: true, role: true } });
+    const user = await tx.user.findUnique({ where, select: { id: true, email: true, role: true } });
     if (!user) return { ok: false as const, reason: "not-found" as const };
     const previous: Role = isRole(user.role) ? user.role : "user";
     if (previous === role) return { ok: true as const, userId: user.id, email: user.email, role, previous, changed: false };
@@ -50,10 +63,16 @@ export async function setRole(email: string, role: string, actor: Actor): Promis
 
 type UserRef = { id: string; email: string | null };
 
-async function userByEmail(email: string): Promise<UserRef & { disabledAt: Date | null } | null> {
-  const address = addressOf(email);
-  if (!address) return null;
-  return db().user.findUnique({ where: { email: address }, select: { id: true, email: true, disabledAt: true } });
+/** The user an operation is about (id and address), or null when there is none. */
+export async function resolveUser(who: UserKey): Promise<UserRef | null> {
+  const where = whereOf(who);
+  return where ? db().user.findUnique({ where, select: { id: true, email: true } }) : null;
+}
+
+async function userByEmail(email: UserKey): Promise<UserRef & { disabledAt: Date | null } | null> {
+  const where = whereOf(email);
+  if (!where) return null;
+  return db().user.findUnique({ where, select: { id: true, email: true, disabledAt: true } });
 }
 
 export type ChangeResult = { ok: true; userId: string; email: string | null; changed: boolean; sessionsEnded: number } | { ok: false; reason: "not-found" };
@@ -65,7 +84,7 @@ export type ChangeResult = { ok: true; userId: string; email: string | null; cha
  * NOTIFY (PostgreSQL) as `sessions`, `cutoff` and `user-disabled`. Disabling a disabled user
  * changes nothing more than ending any session again.
  */
-export async function disableUser(email: string, actor: Actor): Promise<ChangeResult> {
+export async function disableUser(email: UserKey, actor: Actor): Promise<ChangeResult> {
   const user = await userByEmail(email);
   if (!user) return { ok: false, reason: "not-found" };
   const changed = user.disabledAt === null;
@@ -79,7 +98,7 @@ export async function disableUser(email: string, actor: Actor): Promise<ChangeRe
 }
 
 /** Enables the user again: sign-in works again; ended sessions stay ended. */
-export async function enableUser(email: string, actor: Actor): Promise<ChangeResult> {
+export async function enableUser(email: UserKey, actor: Actor): Promise<ChangeResult> {
   const user = await userByEmail(email);
   if (!user) return { ok: false, reason: "not-found" };
   const changed = user.disabledAt !== null;
@@ -91,7 +110,7 @@ export async function enableUser(email: string, actor: Actor): Promise<ChangeRes
 }
 
 /** Ends every session of the user on every instance ("sign out everywhere", by an operator). */
-export async function endUserSessions(email: string, actor: Actor): Promise<ChangeResult> {
+export async function endUserSessions(email: UserKey, actor: Actor): Promise<ChangeResult> {
   const user = await userByEmail(email);
   if (!user) return { ok: false, reason: "not-found" };
   const sessionsEnded = await revokeUserSessions(user.id);
@@ -114,11 +133,11 @@ export type UserSummary = {
 };
 
 /** One user by address, with what an operator needs to help them; null when there is none. */
-export async function findUser(email: string, now = new Date()): Promise<UserSummary | null> {
-  const address = addressOf(email);
-  if (!address) return null;
+export async function findUser(email: UserKey, now = new Date()): Promise<UserSummary | null> {
+  const where = whereOf(email);
+  if (!where) return null;
   const user = await db().user.findUnique({
-    where: { email: address },
+    where,
     include: {
       password: { select: { userId: true } },
       accounts: { select: { provider: true } },
@@ -174,4 +193,47 @@ export async function searchUsers(query: string, page = 1): Promise<UserListing>
     total,
     pages: Math.max(1, Math.ceil(total / USERS_PER_PAGE)),
   };
+}
+
+// ---- /admin's user list (ADR 085) ----
+
+/** Users an /admin page lists. */
+export const ADMIN_USERS_PER_PAGE = 50;
+/** The longest search term read; longer input is cut. */
+export const ADMIN_SEARCH_MAX = 100;
+
+export type AdminListedUser = { id: string; email: string | null; name: string | null; role: string; disabled: boolean };
+/** One page, newest first; `next` is the cursor of the following page (null on the last). */
+export type AdminUserPage = { users: AdminListedUser[]; next: string | null };
+
+/** A LIKE pattern (escape character "!", the same in both dialects) that finds `term` anywhere, its own % _ and ! taken literally. */
+function containsPattern(term: string): string {
+  return `%${term.replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
+/**
+ * Users whose address contains `query` (any case) or whose name does (any case, any accents:
+ * "jose" finds "José"), newest first, `ADMIN_USERS_PER_PAGE` a page. Keyset paging on the id (a
+ * cuid starts with its creation time): `after` is the last id of the page before, so page 1000
+ * costs what page 1 costs, and no total is counted. On PostgreSQL both conditions read trigram
+ * indexes (the migration user_name_search); bench/admin-search.ts measures it with 1 M users.
+ */
+export async function searchUserPage(query: string, after: string | null = null): Promise<AdminUserPage> {
+  const term = query.trim().slice(0, ADMIN_SEARCH_MAX);
+  const lower = containsPattern(term.toLowerCase());
+  const folded = containsPattern(foldForSearch(term));
+  // Addresses are stored in lower case (normalizeEmailAddress), accents kept: "JOSÉ" finds
+  // jose@… by the folded term and josé@… by the lower-cased one.
+  const matches = term
+    ? rawSql`AND ("email" LIKE ${lower} ESCAPE '!' OR "email" LIKE ${folded} ESCAPE '!' OR "nameSearch" LIKE ${folded} ESCAPE '!')`
+    : rawEmpty;
+  const afterCursor = after ? rawSql`AND "id" < ${after}` : rawEmpty;
+  const rows = await db().$queryRaw<{ id: string; email: string | null; name: string | null; role: string; disabled: number | bigint }[]>`
+    SELECT "id", "email", "name", "role", CASE WHEN "disabledAt" IS NULL THEN 0 ELSE 1 END AS "disabled"
+      FROM "User"
+     WHERE 1 = 1 ${matches} ${afterCursor}
+     ORDER BY "id" DESC
+     LIMIT ${ADMIN_USERS_PER_PAGE + 1}`;
+  const users = rows.slice(0, ADMIN_USERS_PER_PAGE).map((r) => ({ id: r.id, email: r.email, name: r.name, role: r.role, disabled: Number(r.disabled) === 1 }));
+  return { users, next: rows.length > ADMIN_USERS_PER_PAGE ? users.at(-1)!.id : null };
 }

@@ -13,6 +13,8 @@
 import { resetPasswordMessage } from "../../mail/templates.server";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
+import { actorEventFields, type Actor } from "../accounts/actor";
+import { resolveUser, type UserKey } from "../accounts/admin.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
 import { PASSWORD_RESET_LINK_MAX_AGE } from "../core/config.server";
@@ -79,6 +81,36 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   await recordEvent("email-sent", { userId: user?.id ?? null, ...eventSource(ar), detail: { purpose: "reset" } });
   const next = `${ar.origin}${ar.config.basePath}/verify-request?${new URLSearchParams({ provider: "email", type: "reset" })}`;
   return { kind: "response", response: redirectResponse(next, { json, setCookies: [setCookie] }) };
+}
+
+export type OperatorResetResult = { ok: true; userId: string; email: string } | { ok: false; reason: "not-found" | "no-address" | "not-sent" };
+
+/**
+ * An operator (`npm run user:reset`, the /admin action) has the user sent the same reset e-mail
+ * the forgotten-password form sends: the user chooses the new password; the operator never sets
+ * or sees one. Sent now, so the operator learns at once when it could not be.
+ */
+export async function sendPasswordResetFor(ar: AuthRequest, who: UserKey, actor: Actor): Promise<OperatorResetResult> {
+  const user = await resolveUser(who);
+  if (!user) return { ok: false, reason: "not-found" };
+  if (!user.email) return { ok: false, reason: "no-address" };
+  const address = user.email;
+  const host = new URL(ar.origin).host;
+  try {
+    await sendLinkEmail(ar, {
+      address,
+      purpose: "reset",
+      maxAgeSeconds: RESET_LINK_MAX_AGE,
+      link: (token) => `${ar.origin}${ar.config.basePath}/reset-password?${new URLSearchParams({ token, email: address })}`,
+      message: (url, code) => resetPasswordMessage({ to: address, url, host, maxAgeSeconds: RESET_LINK_MAX_AGE, code }),
+      deliver: "now",
+    });
+  } catch {
+    // sendLinkEmail logged the cause and removed the request.
+    return { ok: false, reason: "not-sent" };
+  }
+  await recordEvent("email-sent", actorEventFields(actor, user.id, { purpose: "reset" }));
+  return { ok: true, userId: user.id, email: address };
 }
 
 export type ResetValues = {

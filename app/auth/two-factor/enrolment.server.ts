@@ -3,12 +3,22 @@
 // factor off or replacing the codes needs a current code (a TOTP code or an unused recovery code),
 // and wrong codes there count against the account's second-factor budget (section 10), so a
 // stolen session cannot guess its way to removing the factor.
+import { actorEventFields, type Actor } from "../accounts/actor";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { notifySecurityChange } from "../accounts/security-notices.server";
 import { rateLimitedMessage } from "../core/messages.server";
 import { isSecondFactorRefusal, reserveSecondFactorAttempt, retryAfterMinutes } from "../core/limits.server";
 import type { AuthRequest } from "../core/request.server";
-import { confirmEnrolment, pendingEnrolmentSecret, regenerateRecoveryCodes, removeSecondFactor, spendSecondFactorCode, startEnrolment, twoFactorStatus } from "./store.server";
+import {
+  confirmEnrolment,
+  pendingEnrolmentSecret,
+  regenerateRecoveryCodes,
+  removeSecondFactor,
+  secondFactorEnabled,
+  spendSecondFactorCode,
+  startEnrolment,
+  twoFactorStatus,
+} from "./store.server";
 import { otpauthUri, qrCodePath } from "./totp.server";
 import { t } from "../../i18n/t.server";
 
@@ -74,6 +84,19 @@ export async function disableTotp(ar: AuthRequest, user: User, body: Record<stri
   await recordEvent("two-factor-disabled", { userId: user.id, ...eventSource(ar), detail: { kind: "totp" } });
   await notifySecurityChange(ar, user.id, { kind: "second-factor-off" });
   return { ok: true, disabled: true };
+}
+
+/**
+ * An admin turns the second factor off for a user who lost it (contract section 18): the same
+ * removal as totp-disable, an audit event naming the admin, and the security e-mail to the user.
+ * Nothing to turn off: nothing changes and nothing is sent.
+ */
+export async function turnOffSecondFactorFor(ar: AuthRequest, userId: string, actor: Actor): Promise<{ changed: boolean }> {
+  if (!(await secondFactorEnabled(userId))) return { changed: false };
+  await removeSecondFactor(userId);
+  await recordEvent("two-factor-disabled", actorEventFields(actor, userId, { kind: "totp" }));
+  await notifySecurityChange(ar, userId, { kind: "second-factor-off" });
+  return { changed: true };
 }
 
 export async function replaceRecoveryCodes(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome> {

@@ -1,3 +1,3 @@
 // What app/routes use from the second factor: /account's intents and its status.
-export { confirmTotp, disableTotp, replaceRecoveryCodes, startTotp, type EnrolmentOutcome, type TotpSetup } from "./enrolment.server";
+export { confirmTotp, disableTotp, replaceRecoveryCodes, startTotp, turnOffSecondFactorFor, type EnrolmentOutcome, type TotpSetup } from "./enrolment.server";
 export { twoFactorStatus, type TwoFactorStatus } from "./store.server";

@@ -7,7 +7,7 @@ import { requireAdmin } from "../../../app/routes/admin-access.server.ts";
 import { createUser, signIn } from "../../support/auth.ts";
 import { runScript } from "../../support/cli.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
-import { CookieJar, get } from "../../support/http.ts";
+import { CookieJar, get, routeArgs } from "../../support/http.ts";
 
 beforeEach(() => resetDatabase());
 
@@ -29,7 +29,7 @@ async function adminCheck(jar: CookieJar) {
 
 function notFoundAnswer() {
   try {
-    notFound.loader();
+    notFound.loader(routeArgs(get("/no-such-page")) as never);
   } catch (thrown) {
     return thrown;
   }

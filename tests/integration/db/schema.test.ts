@@ -15,7 +15,7 @@ import { PrismaClient as SqliteClient } from "../../../prisma/generated/sqlite/c
 import { deriveSchema, derivedSchemaPath, PROVIDERS, type ProviderName } from "../../../scripts/prisma-derive.ts";
 import { dbLabel, scratchDatabase } from "../../support/db.ts";
 import { getDmmf, type Dmmf } from "../../support/prisma-schema.ts";
-import { shapeFromDmmf, shapeOfPostgres, shapeOfSqlite, type SchemaShape } from "../../support/schema-shape.ts";
+import { POSTGRES_ONLY_INDEXES, shapeFromDmmf, shapeOfPostgres, shapeOfSqlite, type SchemaShape } from "../../support/schema-shape.ts";
 
 const root = path.resolve(path.dirname(derivedSchemaPath("sqlite")), "..", "..");
 const models = readFileSync(path.join(root, "prisma", "models.prisma"), "utf8");
@@ -77,6 +77,15 @@ describe(`the migrated ${dbLabel} database`, () => {
   test("has exactly the tables, columns, keys, indexes and foreign keys the schema declares", () => {
     expect(Object.keys(expected).length).toBeGreaterThan(0);
     expect(actual).toEqual(expected);
+  });
+
+  test.runIf(dbLabel === "postgres")("PostgreSQL has the trigram indexes /admin's search reads (beyond the schema)", async () => {
+    const client = new pg.Client({ connectionString: getConfig().databaseUrl! });
+    await client.connect();
+    const { rows } = await client.query<{ indexname: string; indexdef: string }>(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'User'`);
+    await client.end();
+    const trigram = rows.filter((r) => r.indexdef.includes("gin_trgm_ops")).map((r) => r.indexname);
+    expect(new Set(trigram)).toEqual(POSTGRES_ONLY_INDEXES);
   });
 
   test("the check notices drift: a missing index, an extra column, a changed delete rule", async () => {

@@ -1,0 +1,243 @@
+// The /admin pages (contract section 18, ADR 085): the user list and one user's page. Plain links
+// and form posts, so everything works without JavaScript. Names and addresses are shown as text
+// (React escapes them), never as HTML or in attributes that run anything.
+import type { ReactNode } from "react";
+import { Form } from "react-router";
+import { useT, type Translate } from "~/i18n/react";
+import { pageTitle } from "~/site";
+import { ActivitySection } from "./activity-section";
+import { CsrfField } from "./auth-forms";
+import { useDescribeDevice } from "./device";
+import { LocalTime } from "./local-time";
+
+type ListedUser = { id: string; email: string | null; name: string | null; role: string; disabled: boolean };
+export type AdminUsersData = { page: "users"; query: string; after: string | null; users: ListedUser[]; next: string | null };
+
+type Done = "disabled" | "enabled" | "sessions-ended" | "reset-sent" | "second-factor-off" | "role-changed" | "unchanged";
+export type AdminUserData = {
+  page: "user";
+  csrfToken: string;
+  self: boolean;
+  recentAuth: { recent: boolean; url: string };
+  done: Done | null;
+  user: {
+    id: string;
+    email: string | null;
+    name: string | null;
+    role: string;
+    disabledAt: string | null;
+    createdAt: string;
+    emailVerified: boolean;
+    waysIn: string[];
+    secondFactor: boolean;
+  };
+  sessions: { id: string; kind: string; userAgent: string | null; method: string | null; createdAt: string; lastUsedAt: string }[];
+  events: { id: string; type: string; at: string; ip: string | null; userAgent: string | null; method: string | null; methodType: string | null }[];
+};
+
+const DONE_KEYS = {
+  disabled: "admin.done.disabled",
+  enabled: "admin.done.enabled",
+  "sessions-ended": "admin.done.sessionsEnded",
+  "reset-sent": "admin.done.resetSent",
+  "second-factor-off": "admin.done.secondFactorOff",
+  "role-changed": "admin.done.roleChanged",
+  unchanged: "admin.done.unchanged",
+} as const;
+
+function roleName(t: Translate, role: string): string {
+  return role === "admin" ? t("admin.role.admin") : t("admin.role.user");
+}
+
+/** A way in as findUser names it ("password", "email", "passkey ×2", a provider id), in the admin's words. */
+function wayName(t: Translate, way: string): string {
+  if (way === "password") return t("admin.way.password");
+  if (way === "email") return t("admin.way.email");
+  const passkeys = /^passkey ×(\d+)$/.exec(way);
+  if (passkeys) return t("admin.way.passkeys", { n: Number(passkeys[1]) });
+  return way;
+}
+
+export function AdminUsers({ data }: { data: AdminUsersData }) {
+  const t = useT();
+  const nextHref = data.next ? `/admin?${new URLSearchParams({ ...(data.query ? { q: data.query } : {}), after: data.next })}` : null;
+  const firstHref = data.after ? `/admin${data.query ? `?${new URLSearchParams({ q: data.query })}` : ""}` : null;
+  return (
+    <main>
+      <title>{pageTitle(t("admin.title"))}</title>
+      <h1>{t("admin.title")}</h1>
+      <section className="card" aria-labelledby="admin-users-heading">
+        <h2 id="admin-users-heading">{t("admin.users.heading")}</h2>
+        <form method="get" action="/admin" role="search" id="admin-search">
+          <label htmlFor="admin-q">{t("admin.search.label")}</label>
+          <p className="muted" id="admin-q-hint">
+            {t("admin.search.hint")}
+          </p>
+          <input id="admin-q" name="q" type="search" defaultValue={data.query} maxLength={100} aria-describedby="admin-q-hint" />
+          <button type="submit" className="button inline">
+            {t("admin.search.button")}
+          </button>
+        </form>
+        {data.users.length === 0 ? (
+          <p className="muted" id="admin-users-none">
+            {t("admin.users.none")}
+          </p>
+        ) : (
+          <table id="admin-users">
+            <thead>
+              <tr>
+                <th scope="col">{t("admin.users.email")}</th>
+                <th scope="col">{t("admin.users.name")}</th>
+                <th scope="col">{t("admin.users.role")}</th>
+                <th scope="col">{t("admin.users.state")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.users.map((u) => (
+                <tr key={u.id} data-user-id={u.id}>
+                  <td>
+                    <a href={`/admin/users/${encodeURIComponent(u.id)}`}>{u.email ?? t("admin.users.noEmail")}</a>
+                  </td>
+                  <td>{u.name ?? ""}</td>
+                  <td>{roleName(t, u.role)}</td>
+                  <td>{u.disabled ? t("admin.state.disabled") : t("admin.state.enabled")}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {nextHref || firstHref ? (
+          <nav aria-label={t("admin.users.pages")} className="pager">
+            {firstHref ? <a href={firstHref}>{t("admin.users.first")}</a> : null} {nextHref ? <a href={nextHref} rel="next">{t("admin.users.next")}</a> : null}
+          </nav>
+        ) : null}
+      </section>
+    </main>
+  );
+}
+
+/** One action: a form that posts its intent (and fields) to the user's page. */
+function ActionForm({ csrfToken, intent, label, danger, children, id }: { csrfToken: string; intent: string; label: string; danger?: boolean; children?: ReactNode; id: string }) {
+  return (
+    <Form method="post" id={id} className="admin-action">
+      <CsrfField token={csrfToken} />
+      <input type="hidden" name="intent" value={intent} />
+      {children}
+      <button type="submit" className={danger ? "button danger inline" : "button secondary inline"}>
+        {label}
+      </button>
+    </Form>
+  );
+}
+
+export function AdminUser({ data, formError }: { data: AdminUserData; formError: string | null }) {
+  const t = useT();
+  const describeDevice = useDescribeDevice();
+  const { user, csrfToken } = data;
+  const heading = user.email ?? user.name ?? user.id;
+  return (
+    <main>
+      <title>{pageTitle(t("admin.user.title", { name: heading }))}</title>
+      <p>
+        <a href="/admin">{t("admin.user.back")}</a>
+      </p>
+      <h1>{heading}</h1>
+      {data.done ? (
+        <p className="notice" role="status" id="admin-done">
+          {t(DONE_KEYS[data.done])}
+        </p>
+      ) : null}
+      {formError ? (
+        <p className="alert" role="alert" id="admin-error">
+          {formError}
+        </p>
+      ) : null}
+      {data.recentAuth.recent ? null : (
+        <p className="notice" id="reauth-hint">
+          {t.rich("reauth.hint", { link: (c) => <a href={data.recentAuth.url}>{c}</a> })}
+        </p>
+      )}
+
+      <section className="card" aria-labelledby="admin-profile-heading">
+        <h2 id="admin-profile-heading">{t("admin.user.details")}</h2>
+        <dl className="profile" id="admin-profile">
+          <dt>{t("admin.users.email")}</dt>
+          <dd>
+            {user.email ?? t("admin.users.noEmail")} {user.email ? (user.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
+          </dd>
+          <dt>{t("admin.users.name")}</dt>
+          <dd>{user.name ?? ""}</dd>
+          <dt>{t("admin.users.role")}</dt>
+          <dd id="admin-role">{roleName(t, user.role)}</dd>
+          <dt>{t("admin.users.state")}</dt>
+          <dd id="admin-state">{user.disabledAt ? t("admin.state.disabled") : t("admin.state.enabled")}</dd>
+          <dt>{t("account.memberSince")}</dt>
+          <dd>
+            <LocalTime value={user.createdAt} />
+          </dd>
+          <dt>{t("admin.user.waysIn")}</dt>
+          <dd id="admin-ways">{user.waysIn.length ? user.waysIn.map((w) => wayName(t, w)).join(", ") : t("admin.user.waysNone")}</dd>
+          <dt>{t("admin.user.secondFactor")}</dt>
+          <dd id="admin-second-factor">{user.secondFactor ? t("admin.user.on") : t("admin.user.off")}</dd>
+        </dl>
+      </section>
+
+      <section className="card" aria-labelledby="admin-sessions-heading">
+        <h2 id="admin-sessions-heading">{t("admin.user.sessions")}</h2>
+        {data.sessions.length === 0 ? (
+          <p className="muted">{t("admin.user.sessionsNone")}</p>
+        ) : (
+          <table id="admin-sessions">
+            <thead>
+              <tr>
+                <th scope="col">{t("activity.device")}</th>
+                <th scope="col">{t("admin.user.sessionMethod")}</th>
+                <th scope="col">{t("admin.user.sessionStarted")}</th>
+                <th scope="col">{t("admin.user.sessionLastUsed")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.sessions.map((s) => (
+                <tr key={s.id}>
+                  <td>{describeDevice(s.userAgent)}</td>
+                  <td>{s.method ?? ""}</td>
+                  <td>
+                    <LocalTime value={s.createdAt} />
+                  </td>
+                  <td>
+                    <LocalTime value={s.lastUsedAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+
+      <section className="card" aria-labelledby="admin-actions-heading">
+        <h2 id="admin-actions-heading">{t("admin.actions.heading")}</h2>
+        {user.disabledAt ? (
+          <ActionForm id="admin-enable" csrfToken={csrfToken} intent="enable" label={t("admin.action.enable")} />
+        ) : data.self ? null : (
+          <ActionForm id="admin-disable" csrfToken={csrfToken} intent="disable" label={t("admin.action.disable")} danger />
+        )}
+        <ActionForm id="admin-end-sessions" csrfToken={csrfToken} intent="end-sessions" label={t("admin.action.endSessions")} />
+        {user.email ? <ActionForm id="admin-send-reset" csrfToken={csrfToken} intent="send-reset" label={t("admin.action.sendReset")} /> : null}
+        {user.secondFactor ? (
+          <ActionForm id="admin-second-factor-off" csrfToken={csrfToken} intent="second-factor-off" label={t("admin.action.secondFactorOff")} danger />
+        ) : null}
+        <ActionForm id="admin-set-role" csrfToken={csrfToken} intent="set-role" label={t("admin.action.setRole")}>
+          <label htmlFor="admin-role-select">{t("admin.users.role")}</label>
+          <select id="admin-role-select" name="role" defaultValue={user.role === "admin" ? "admin" : "user"}>
+            <option value="user">{t("admin.role.user")}</option>
+            <option value="admin">{t("admin.role.admin")}</option>
+          </select>
+        </ActionForm>
+        {/* Deleting the user goes here: the account deletion of /account (deleteAccount in
+            app/auth/accounts/), once merged, posted with intent "delete". */}
+      </section>
+
+      <ActivitySection events={data.events} />
+    </main>
+  );
+}
