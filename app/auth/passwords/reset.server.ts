@@ -15,7 +15,6 @@ import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
-import { PASSWORD_RESET_LINK_MAX_AGE } from "../core/config.server";
 import { rateLimitedMessage } from "../core/messages.server";
 import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
@@ -31,8 +30,6 @@ import { completeSignIn } from "../signin/flow.server";
 import { passwordPagesOffered } from "../signin/registry.server";
 import { FORM_EXPIRED, formAnswerFor, readPost, typed, UNREADABLE, type Answer } from "./forms.server";
 import { t } from "../../i18n/t.server";
-
-const RESET_LINK_MAX_AGE = PASSWORD_RESET_LINK_MAX_AGE;
 
 export type ForgotValues = { email: string };
 
@@ -71,9 +68,9 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   const { setCookie } = await sendLinkEmail(ar, {
     address: address.address,
     purpose: "reset",
-    maxAgeSeconds: RESET_LINK_MAX_AGE,
+    maxAgeSeconds: ar.config.passwordResetLinkMaxAge,
     link: (token) => `${ar.origin}${ar.config.basePath}/reset-password?${new URLSearchParams({ token, email: address.address })}`,
-    message: (url, code) => resetPasswordMessage({ to: address.address, url, host, maxAgeSeconds: RESET_LINK_MAX_AGE, code }),
+    message: (url, code) => resetPasswordMessage({ to: address.address, url, host, maxAgeSeconds: ar.config.passwordResetLinkMaxAge, code }),
     deliver: user ? "background" : "never",
   });
   await recordEvent("email-sent", { userId: user?.id ?? null, ...eventSource(ar), detail: { purpose: "reset" } });
