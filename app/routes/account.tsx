@@ -47,7 +47,7 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
 }
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, secondFactorSetup } = loaderData;
   const t = useT();
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
@@ -92,6 +92,14 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
         </p>
       )}
 
+      {secondFactorSetup ? (
+        <div className="alert" role="alert" id="second-factor-required">
+          <h2>{t("mfaSetup.heading")}</h2>
+          <p>{t("mfaSetup.required")}</p>
+        </div>
+      ) : null}
+      {secondFactorSetup ? null : (
+      <>
       <section className="card" aria-labelledby="profile-heading">
         <h2 id="profile-heading">{t("account.profile")}</h2>
         <dl className="profile">
@@ -128,6 +136,8 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
 
       <PasswordSection csrfToken={csrfToken} hasPassword={hasPassword} minLength={passwordMinLength} error={passwordError(actionData)} />
+      </>
+      )}
 
       <PasskeysSection csrfToken={csrfToken} {...passkeys} renameError={passkeyRenameError(actionData)} />
 
@@ -140,9 +150,12 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
         codeError={actionData?.fieldErrors && "code" in actionData.fieldErrors ? String(actionData.fieldErrors.code) : null}
       />
 
-      <SessionsSection csrfToken={csrfToken} sessions={sessions} />
-
-      <ActivitySection events={events} />
+      {secondFactorSetup ? null : (
+        <>
+          <SessionsSection csrfToken={csrfToken} sessions={sessions} />
+          <ActivitySection events={events} />
+        </>
+      )}
     </main>
   );
 }

@@ -457,4 +457,9 @@ export const ar: Catalogue = {
   "mail.notice.recoverSignIn": "إذا لم تكن أنت، فسجّل الدخول الآن وراجع طرق تسجيل الدخول والأجهزة في صفحة حسابك.",
   "mail.notice.recoverSignInLabel": "تسجيل الدخول",
   "mail.notice.wasntMe": "لم أكن أنا",
+  // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
+  "mfaSetup.heading": "إعداد عامل ثانٍ",
+  "mfaSetup.required": "يطلب هذا الموقع عاملًا ثانيًا لكل حساب. أعدّ تطبيق مصادقة أو أضف مفتاح مرور للمتابعة؛ وحتى ذلك الحين لا تتوفر إلا هذه الصفحة وتسجيل الخروج.",
+  "passwordField.show": "إظهار كلمة المرور",
+  "twoFactor.disableNeedsLongerPassword": "كلمة مرورك أقصر من {min} حرفًا، وهو الحد الأدنى المسموح به دون عامل ثانٍ. اختر أولًا كلمة مرور أطول أدناه، ثم أوقف العامل الثاني. لم يُغيَّر شيء.",
 };

@@ -457,4 +457,9 @@ export const de: Catalogue = {
   "mail.notice.recoverSignIn": "Wenn Sie das nicht waren, melden Sie sich jetzt an und prüfen Sie Ihre Anmeldemethoden und Geräte auf Ihrer Kontoseite.",
   "mail.notice.recoverSignInLabel": "Anmelden",
   "mail.notice.wasntMe": "Das war ich nicht",
+  // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
+  "mfaSetup.heading": "Zweiten Faktor einrichten",
+  "mfaSetup.required": "Diese Website verlangt für jedes Konto einen zweiten Faktor. Richten Sie eine Authenticator-App ein oder fügen Sie einen Passkey hinzu, um fortzufahren; bis dahin sind nur diese Seite und das Abmelden verfügbar.",
+  "passwordField.show": "Passwort anzeigen",
+  "twoFactor.disableNeedsLongerPassword": "Ihr Passwort ist kürzer als {min} Zeichen, das Minimum ohne zweiten Faktor. Wählen Sie zuerst unten ein längeres Passwort und schalten Sie dann den zweiten Faktor aus. Es wurde nichts geändert.",
 };

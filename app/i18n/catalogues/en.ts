@@ -459,6 +459,11 @@ export const en = {
   "mail.notice.recoverSignIn": "If this wasn't you, sign in now and review your sign-in methods and devices on your account page.",
   "mail.notice.recoverSignInLabel": "Sign in",
   "mail.notice.wasntMe": "This wasn't me",
+  // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
+  "mfaSetup.heading": "Set up a second factor",
+  "mfaSetup.required": "This site asks every account for a second factor. Set up an authenticator app or add a passkey to continue; until then only this page and signing out are available.",
+  "passwordField.show": "Show password",
+  "twoFactor.disableNeedsLongerPassword": "Your password is shorter than {min} characters, the least allowed without a second factor. Choose a longer password below first, then turn the second factor off. Nothing was changed.",
 } as const;
 
 /** Every key of the catalogue. */

@@ -457,4 +457,9 @@ export const fr: Catalogue = {
   "mail.notice.recoverSignIn": "Si ce n’était pas vous, connectez-vous dès maintenant et vérifiez vos moyens de connexion et vos appareils sur la page de votre compte.",
   "mail.notice.recoverSignInLabel": "Se connecter",
   "mail.notice.wasntMe": "Ce n’était pas moi",
+  // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
+  "mfaSetup.heading": "Configurer un second facteur",
+  "mfaSetup.required": "Ce site demande un second facteur pour chaque compte. Configurez une application d’authentification ou ajoutez une clé d’accès pour continuer ; d’ici là, seules cette page et la déconnexion sont disponibles.",
+  "passwordField.show": "Afficher le mot de passe",
+  "twoFactor.disableNeedsLongerPassword": "Votre mot de passe compte moins de {min} caractères, le minimum sans second facteur. Choisissez d’abord ci-dessous un mot de passe plus long, puis désactivez le second facteur. Rien n’a été modifié.",
 };
