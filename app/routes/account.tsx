@@ -38,6 +38,12 @@ function passkeyRenameError(actionData: unknown): { passkeyId: string; message: 
   return errors && typeof errors.passkeyName === "string" ? { passkeyId: String(errors.passkeyId ?? ""), message: errors.passkeyName } : null;
 }
 
+/** The single-factor floor a refused totp-disable asks the new password to meet (ADR 084), or null. */
+function passwordFirstMin(actionData: unknown): number | null {
+  const first = (actionData as { passwordFirst?: { min?: unknown } } | undefined)?.passwordFirst;
+  return typeof first?.min === "number" ? first.min : null;
+}
+
 /** The password forms' refusal, when the last submission was one of them. */
 function passwordError(actionData: Route.ComponentProps["actionData"]): PasswordSectionError {
   if (!actionData || !("passwordIntent" in actionData)) return null;
@@ -135,7 +141,13 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
 
       <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
 
-      <PasswordSection csrfToken={csrfToken} hasPassword={hasPassword} minLength={passwordMinLength} error={passwordError(actionData)} />
+      {/* Turning the second factor off was refused for a short password: the change form asks for the single-factor floor (ADR 084). */}
+      <PasswordSection
+        csrfToken={csrfToken}
+        hasPassword={hasPassword}
+        minLength={passwordFirstMin(actionData) ?? passwordMinLength}
+        error={passwordError(actionData)}
+      />
       </>
       )}
 

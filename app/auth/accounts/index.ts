@@ -3,3 +3,4 @@ export { eventSource, recentEvents, recordEvent } from "./audit.server";
 export { sessionUpdateResponse, updateSessionData } from "./profile.server";
 export { notifySecurityChange, type SecurityChange } from "./security-notices.server";
 export { hasSecondFactor, secondFactorSetupPending, secondFactorSetupRefusal, SECOND_FACTOR_SETUP_REQUIRED } from "./second-factor-gate.server";
+export { passwordBelowSingleFactorFloor } from "./passwords.server";

@@ -21,7 +21,7 @@ import { authRequest, clientAddress, type AuthRequest } from "../core/request.se
 import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
 import { ensureCsrfToken } from "../core/csrf.server";
 import { hashPassword } from "../credentials/password.server";
-import { checkPassword, type PasswordOwner } from "../credentials/password-policy.server";
+import { checkPassword, singleFactorFloorMet, type PasswordOwner } from "../credentials/password-policy.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
 import { attemptEmailCode, clearEmailCodeCookie, pendingCodeAddresses, typedCode } from "../email/email-code.server";
 import { sendLinkEmail } from "../email/send.server";
@@ -179,6 +179,6 @@ async function setNewPassword(ar: AuthRequest, address: string, password: string
     { ar, json, callbackUrl: `${ar.origin}/account`, setCookies, providerType: "email" },
     "credentials",
     { user: toSessionUser(user), isNewUser: false },
-    { passwordHash: hash },
+    { passwordHash: hash, floorMet: singleFactorFloorMet(password, ar.config) },
   );
 }

@@ -123,7 +123,7 @@ export async function completeSignIn(
   ctx: FinishContext & Pick<FlowContext, "providerType">,
   providerId: string,
   result: SignInResult,
-  reset: { passwordHash: string } | null = null,
+  reset: { passwordHash: string; floorMet: number } | null = null,
 ): Promise<Response> {
   const { ar } = ctx;
   // Before the second factor: a disabled user with one on must not learn that the first was right.
@@ -143,6 +143,7 @@ export async function completeSignIn(
       callbackUrl: ctx.callbackUrl,
       isNewUser: result.isNewUser,
       passwordHash: reset?.passwordHash ?? null,
+      passwordFloorMet: reset?.floorMet ?? null,
       credentialRef: result.credentialRef ?? null,
     });
     return redirectResponse(`${ar.origin}${ar.config.basePath}/two-factor`, { json: ctx.json, setCookies: [...ctx.setCookies, pending] });
@@ -150,7 +151,7 @@ export async function completeSignIn(
   // Someone else's first factor may still wait in this browser (a family's shared computer): a
   // sign-in that needs no code ends it, as one that needs a code replaces it.
   const setCookies = ar.cookies.has(ar.names.twoFactor) ? [...ctx.setCookies, ...clearPendingSignIn(ar)] : ctx.setCookies;
-  if (reset) await applyPasswordReset(ar, result.user.id, reset.passwordHash);
+  if (reset) await applyPasswordReset(ar, result.user.id, reset.passwordHash, reset.floorMet);
   return startSession({ ...ctx, setCookies }, providerId, result, factorsOf(ctx.providerType));
 }
 
