@@ -16,6 +16,7 @@ export const LIMIT_NAMES = [
   "TWO_FACTOR_DEVICE",
   "PASSKEY_CLIENT",
   "CSP_REPORT",
+  "CREDENTIALS_CONSECUTIVE",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -48,6 +49,11 @@ export const DEFAULT_LIMITS: LimitTable = {
   // CSP violation reports per client (ADR 073): a page with a broken policy reports every blocked
   // load, so a burst is normal; past this the reports only fill the log.
   CSP_REPORT: { count: 60, seconds: MINUTE },
+  // Failed password attempts against one account with no success between (NIST SP 800-63B-4
+  // §3.2.2, ADR 083). Never a refusal: past it, browsers without the account's device cookie must
+  // also give a code e-mailed to the address. The window only lets a counter nobody touches for a
+  // year be cleaned up; a success (any sign-in to the account) resets it.
+  CREDENTIALS_CONSECUTIVE: { count: 100, seconds: 365 * 24 * HOUR },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";

@@ -7,7 +7,7 @@ import { BadRequestError, readBody, refusedBodyResponse, type Body } from "../co
 import { toRelative } from "../core/callback-url.server";
 import { AuthError } from "../core/errors";
 import { issueDeviceCookie } from "../core/device-cookie.server";
-import { retryAfterMinutes } from "../core/limits.server";
+import { clearConsecutiveFailures, retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
 import type { FlowContext, ProviderType } from "./provider";
@@ -83,6 +83,8 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
   // credentials budget (contract section 10, ADR 035).
   if (result.user.email) {
     sessionCookies.push(await issueDeviceCookie({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, result.user.email));
+    // And the consecutive-failure count starts again (ADR 083): the owner got in.
+    await clearConsecutiveFailures(ar.config.rateLimits, result.user.email);
   }
   await recordEvent("signin", {
     userId: result.user.id,
