@@ -4,7 +4,7 @@ import { FormStrategy } from "remix-auth-form";
 import { z } from "zod";
 import { db } from "../../db/client.server";
 import type { AuthConfig } from "../core/config.server";
-import { AuthError } from "../core/errors";
+import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { verifyPassword, MAX_PASSWORD_LENGTH } from "./password.server";
 import type { Provider, SignInMethod } from "../signin/provider";
 import { deviceIdFor } from "../core/device-cookie.server";
@@ -15,7 +15,7 @@ import { toSessionUser, type SignInResult } from "../accounts/users.server";
 import { emailAddressField } from "./users.server";
 import { runStrategy } from "../signin/flow.server";
 import { keepAddressOnRefusal } from "./kept-address.server";
-import { emailStepUpAvailable, emailStepUpResponse } from "../signin/step-up.server";
+import { getMailer } from "../../mail/mailer.server";
 
 export const CredentialsInput = z.object({
   email: emailAddressField(),
@@ -39,7 +39,8 @@ export function credentialsStrategy(config: AuthConfig) {
     }
     // Past the consecutive-failure ceiling a browser without the account's device cookie must also
     // give a code e-mailed to the address (ADR 083). Read for every address, known or not.
-    const stepUp = deviceId === null && emailStepUpAvailable(ar) && (await consecutiveFailureCeilingReached(config.rateLimits, email));
+    // Without e-mail delivery there is no code to send: the ceiling does not apply (ADR 083).
+    const stepUp = deviceId === null && getMailer(config) !== null && (await consecutiveFailureCeilingReached(config.rateLimits, email));
     const user = await db().user.findUnique({ where: { email }, include: { password: { select: { hash: true } } } });
     // A disabled user's right password is a wrong one: the same answer, and counted as a failure,
     // so neither the answer nor the limits tell the two apart (ADR 078).
@@ -50,7 +51,7 @@ export function credentialsStrategy(config: AuthConfig) {
       await recordEvent("signin-failed", { userId: user?.id ?? null, ...eventSource(ar), detail: { provider: "credentials" } });
     }
     // Right or wrong, the same answer: only a right password's code is sent.
-    if (stepUp) throw await emailStepUpResponse(ar, Object.fromEntries(form), email, { send: ok });
+    if (stepUp) throw new EmailStepUpRequired(email, ok);
     if (!user || !ok) throw new AuthError("CredentialsSignin", { log: "wrong credentials" });
     // The count starts again when the session starts (signin/flow.server.ts), after any second factor.
     return { user: toSessionUser(user), isNewUser: false };

@@ -5,7 +5,7 @@
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { BadRequestError, readBody, refusedBodyResponse, type Body } from "../core/body.server";
 import { toRelative } from "../core/callback-url.server";
-import { AuthError } from "../core/errors";
+import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { issueDeviceCookie } from "../core/device-cookie.server";
 import { clearConsecutiveFailures, retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
@@ -166,7 +166,19 @@ export async function runStrategy(ctx: FlowContext, providerId: string): Promise
   let result: SignInResult;
   try {
     result = await ctx.authenticate();
-  } catch (thrown) {
+  } catch (caught) {
+    let thrown = caught;
+    // Past the consecutive-failure ceiling (ADR 083): the e-mailed code the endpoint sends; a
+    // caller without that step answers as for a wrong password (the same for right and wrong).
+    if (thrown instanceof EmailStepUpRequired) {
+      try {
+        thrown = ctx.emailStepUp
+          ? await ctx.emailStepUp(thrown.address, { send: thrown.send })
+          : new AuthError("CredentialsSignin", { log: "consecutive-failure ceiling without an e-mail step" });
+      } catch (error) {
+        thrown = error;
+      }
+    }
     if (thrown instanceof Response && thrown.headers.has("Location")) {
       return redirectResponse(thrown.headers.get("Location")!, {
         json: ctx.json,

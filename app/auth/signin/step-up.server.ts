@@ -10,8 +10,6 @@
 // has its e-mail sent (after the answer, as the forgotten-password request does), the other
 // requests are stored and never sent, so the work and the time are the same.
 import { signInMessage } from "../../mail/templates.server";
-import { getMailer } from "../../mail/mailer.server";
-import { resolveCallbackUrl } from "../core/callback-url.server";
 import { countEmailSend } from "../core/limits.server";
 import { AuthError } from "../core/errors";
 import { redirectResponse } from "../core/respond.server";
@@ -20,22 +18,16 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { sendLinkEmail } from "../email/send.server";
 import { EMAIL_PROVIDER_ID, signInLink } from "../email/strategy.server";
 
-/** Whether the extra step can be asked for: e-mail delivery (and so e-mail sign-in) is on. */
-export function emailStepUpAvailable(ar: AuthRequest): boolean {
-  return getMailer(ar.config) !== null;
-}
-
 /**
  * Counts the e-mail send (the limits of section 10, alike for every address) and answers with the
  * verify-request page; `send`: the password was right for an existing account.
  */
-export async function emailStepUpResponse(ar: AuthRequest, body: Record<string, unknown>, address: string, { send }: { send: boolean }): Promise<Response> {
+export async function emailStepUpResponse(ar: AuthRequest, callbackUrl: string, address: string, { send }: { send: boolean }): Promise<Response> {
   const refused = await countEmailSend(ar.config.rateLimits, address, clientAddress(ar));
   if (refused) {
     await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: refused.limit } });
     throw new AuthError("RateLimited", { log: `step-up e-mail limit ${refused.limit}`, retryAfterSeconds: refused.retryAfterSeconds });
   }
-  const { url: callbackUrl } = resolveCallbackUrl(ar, body);
   const host = new URL(ar.origin).host;
   const maxAgeSeconds = ar.config.emailTokenMaxAge;
   const { setCookie } = await sendLinkEmail(ar, {

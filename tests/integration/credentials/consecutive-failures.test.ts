@@ -94,6 +94,16 @@ describe(`the consecutive-failure ceiling (${dbLabel})`, () => {
     expect(smtp.sink.messages).toHaveLength(0);
   });
 
+  it("a JSON client past the ceiling gets the verify-request page as its {url}", async () => {
+    await createUser();
+    await hundredFailures("ada@example.com");
+    const { res } = await signIn(new CookieJar(), "ada@example.com", PASSWORD, { json: "true" });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ url: VERIFY });
+    expect(cookieNames(res)).toContain("authjs.email-code");
+    await smtp.sink.waitFor(1);
+  });
+
   it("99 failures in a row change nothing: the password alone still signs in, and resets the count", async () => {
     await createUser();
     await countConsecutiveFailure(getConfig().rateLimits, "ada@example.com", 98);
