@@ -11,6 +11,7 @@ import { readBody } from "../core/body.server";
 import { jsonResponse, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { isDatabaseUnavailable } from "../core/outage.server";
 import { db } from "../../db/client.server";
+import { getConfig } from "../core/config.server";
 
 /** The JSON error code of the refusal: `403 {"error":"SecondFactorSetupRequired","url":…}`. */
 export const SECOND_FACTOR_SETUP_REQUIRED = "SecondFactorSetupRequired";
@@ -47,8 +48,9 @@ export async function secondFactorSetupPending(requireMfa: boolean, userId: stri
  * application/json`) `403 {"error":"SecondFactorSetupRequired","url":…}`.
  */
 export async function secondFactorSetupRefusal(request: Request): Promise<Response | null> {
+  // Off (the default): nothing is read or built for the request.
+  if (!getConfig().requireMfa) return null;
   const ar = authRequest(request);
-  if (!ar.config.requireMfa) return null;
   const { pathname } = ar.url;
   if (answersAnyway(pathname, ar.config.basePath)) return null;
   const onSetupPage = pathname === SECOND_FACTOR_SETUP_PAGE || pathname === `${SECOND_FACTOR_SETUP_PAGE}.data`;
