@@ -105,50 +105,50 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
         </div>
       ) : null}
       {secondFactorSetup ? null : (
-      <>
-      <section className="card" aria-labelledby="profile-heading">
-        <h2 id="profile-heading">{t("account.profile")}</h2>
-        <dl className="profile">
-          <dt>{t("account.email")}</dt>
-          <dd id="profile-email">
-            {profile.email ?? t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
-          </dd>
-          <dt>{t("account.name")}</dt>
-          <dd id="profile-name">{profile.name ?? t("account.nameNotSet")}</dd>
-          <dt>{t("account.memberSince")}</dt>
-          <dd>
-            <LocalTime value={profile.memberSince} />
-          </dd>
-        </dl>
-        <Form method="post" id="profile-form">
-          <CsrfField token={csrfToken} />
-          <input type="hidden" name="intent" value="update-profile" />
-          <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} maxLength={100} required autoComplete="name" error={nameError} />
-          <button type="submit" className="button inline" aria-disabled={busy("update-profile") || undefined}>
-            {busy("update-profile") ? t("common.saving") : t("account.saveName")}
-          </button>
-        </Form>
-      </section>
+        <>
+          <section className="card" aria-labelledby="profile-heading">
+            <h2 id="profile-heading">{t("account.profile")}</h2>
+            <dl className="profile">
+              <dt>{t("account.email")}</dt>
+              <dd id="profile-email">
+                {profile.email ?? t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
+              </dd>
+              <dt>{t("account.name")}</dt>
+              <dd id="profile-name">{profile.name ?? t("account.nameNotSet")}</dd>
+              <dt>{t("account.memberSince")}</dt>
+              <dd>
+                <LocalTime value={profile.memberSince} />
+              </dd>
+            </dl>
+            <Form method="post" id="profile-form">
+              <CsrfField token={csrfToken} />
+              <input type="hidden" name="intent" value="update-profile" />
+              <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} maxLength={100} required autoComplete="name" error={nameError} />
+              <button type="submit" className="button inline" aria-disabled={busy("update-profile") || undefined}>
+                {busy("update-profile") ? t("common.saving") : t("account.saveName")}
+              </button>
+            </Form>
+          </section>
 
-      <EmailChangeSection
-        csrfToken={csrfToken}
-        current={profile.email}
-        verified={profile.emailVerified !== null}
-        available={emailChange.available}
-        sentTo={actionData && "emailSentTo" in actionData ? actionData.emailSentTo : null}
-        error={actionData?.fieldErrors && "email" in actionData.fieldErrors ? String(actionData.fieldErrors.email) : null}
-      />
+          <EmailChangeSection
+            csrfToken={csrfToken}
+            current={profile.email}
+            verified={profile.emailVerified !== null}
+            available={emailChange.available}
+            sentTo={actionData && "emailSentTo" in actionData ? actionData.emailSentTo : null}
+            error={actionData?.fieldErrors && "email" in actionData.fieldErrors ? String(actionData.fieldErrors.email) : null}
+          />
 
-      <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
+          <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
 
-      {/* Turning the second factor off was refused for a short password: the change form asks for the single-factor floor (ADR 084). */}
-      <PasswordSection
-        csrfToken={csrfToken}
-        hasPassword={hasPassword}
-        minLength={passwordFirstMin(actionData) ?? passwordMinLength}
-        error={passwordError(actionData)}
-      />
-      </>
+          {/* Turning the second factor off was refused for a short password: the change form asks for the single-factor floor (ADR 084). */}
+          <PasswordSection
+            csrfToken={csrfToken}
+            hasPassword={hasPassword}
+            minLength={passwordFirstMin(actionData) ?? passwordMinLength}
+            error={passwordError(actionData)}
+          />
+        </>
       )}
 
       <PasskeysSection csrfToken={csrfToken} {...passkeys} renameError={passkeyRenameError(actionData)} />
