@@ -8,6 +8,7 @@ import { observeRequest } from "~/auth/core/metrics.server";
 import { pageOutageRedirect } from "~/auth/core/outage.server";
 import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.server";
 import { refuseCrossOriginPost } from "~/auth/signin";
+import { secondFactorSetupRefusal } from "~/auth/accounts";
 import { pageTitle, SITE_NAME } from "./site";
 import { LanguageMenu } from "./components/language-menu";
 import { directionOf, languageChoices, pageMessages } from "./i18n/languages.server";
@@ -54,7 +55,8 @@ export const middleware: Route.MiddlewareFunction[] = [
       request,
       () =>
         runWithLocale(negotiateLocale(request), async () => {
-          const response = refuseCrossOriginPost(request) ?? pageOutageRedirect(request, await next());
+          // AUTH_REQUIRE_MFA: a user without a second factor sets one up first (ADR 082).
+          const response = refuseCrossOriginPost(request) ?? (await secondFactorSetupRefusal(request)) ?? pageOutageRedirect(request, await next());
           return varyOnLanguage(withHeaders(response, baseSecurityHeaders(getConfig())));
         }),
       (response, name, value) => withHeaders(response, { [name]: value }),

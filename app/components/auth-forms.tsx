@@ -1,6 +1,7 @@
 import { useState, type FormEvent, type ReactNode } from "react";
 import { Form } from "react-router";
 import { pageTitle } from "~/site";
+import { ShowPasswordButton, usePasswordShown } from "./show-password";
 
 export function CsrfField({ token }: { token: string }) {
   return <input type="hidden" name="csrfToken" value={token} />;
@@ -53,6 +54,9 @@ export function Field({
   ...input
 }: { id: string; label: string; error?: ReactNode } & React.InputHTMLAttributes<HTMLInputElement>) {
   const errorId = `${id}-error`;
+  // A password input gets the show-password control (JavaScript only, ADR 084).
+  const password = usePasswordShown();
+  const isPassword = input.type === "password";
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
@@ -62,7 +66,9 @@ export function Field({
         aria-describedby={error ? errorId : undefined}
         autoFocus={error ? true : undefined}
         {...input}
+        type={isPassword ? password.type : input.type}
       />
+      {isPassword ? <ShowPasswordButton controls={id} shown={password.shown} onToggle={password.toggle} /> : null}
       {error ? (
         <p className="field-error" id={errorId} role="alert" data-error-for={input.name}>
           {error}

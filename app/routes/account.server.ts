@@ -2,7 +2,7 @@
 import { data, redirect } from "react-router";
 import { z } from "zod";
 import { db } from "~/db/client.server";
-import { eventSource, notifySecurityChange, recentEvents, recordEvent, updateSessionData } from "~/auth/accounts";
+import { eventSource, notifySecurityChange, recentEvents, recordEvent, secondFactorSetupPending, updateSessionData } from "~/auth/accounts";
 import {
   BadRequestError,
   endSession,
@@ -56,10 +56,12 @@ export async function accountPageData(request: Request) {
     throw redirect("/", { headers: signedOutHeaders(ended.setCookies) });
   }
   const strategy = ar.config.sessionStrategy;
-  const [sessions, events, twoFactor] = await Promise.all([
+  const [sessions, events, twoFactor, secondFactorSetup] = await Promise.all([
     listSessions(session.userId, session.sessionId),
     recentEvents(session.userId),
     twoFactorStatus(session.userId),
+    // AUTH_REQUIRE_MFA and no second factor yet: the page shows only its set-up (ADR 082).
+    secondFactorSetupPending(ar.config.requireMfa, session.userId),
   ]);
   const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
   // The provider's kind too, so the page can say "Signed in with a password" in the visitor's words.
@@ -76,6 +78,7 @@ export async function accountPageData(request: Request) {
     data: {
       csrfToken: csrf.token,
       strategy,
+      secondFactorSetup,
       profile: {
         name: user.name,
         email: user.email,

@@ -41,6 +41,12 @@ function passkeyRenameError(actionData: unknown): { passkeyId: string; message: 
   return errors && typeof errors.passkeyName === "string" ? { passkeyId: String(errors.passkeyId ?? ""), message: errors.passkeyName } : null;
 }
 
+/** The single-factor floor a refused totp-disable asks the new password to meet (ADR 084), or null. */
+function passwordFirstMin(actionData: unknown): number | null {
+  const first = (actionData as { passwordFirst?: { min?: unknown } } | undefined)?.passwordFirst;
+  return typeof first?.min === "number" ? first.min : null;
+}
+
 /** The password forms' refusal, when the last submission was one of them. */
 function passwordError(actionData: Route.ComponentProps["actionData"]): PasswordSectionError {
   if (!actionData || !("passwordIntent" in actionData)) return null;
@@ -50,7 +56,7 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
 }
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord } = loaderData;
+  const { csrfToken, profile, sessions, events, notice, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord, secondFactorSetup } = loaderData;
   const t = useT();
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
@@ -95,42 +101,58 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
         </p>
       )}
 
-      <section className="card" aria-labelledby="profile-heading">
-        <h2 id="profile-heading">{t("account.profile")}</h2>
-        <dl className="profile">
-          <dt>{t("account.email")}</dt>
-          <dd id="profile-email">
-            {profile.email ?? t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
-          </dd>
-          <dt>{t("account.name")}</dt>
-          <dd id="profile-name">{profile.name ?? t("account.nameNotSet")}</dd>
-          <dt>{t("account.memberSince")}</dt>
-          <dd>
-            <LocalTime value={profile.memberSince} />
-          </dd>
-        </dl>
-        <Form method="post" id="profile-form">
-          <CsrfField token={csrfToken} />
-          <input type="hidden" name="intent" value="update-profile" />
-          <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} maxLength={100} required autoComplete="name" error={nameError} />
-          <button type="submit" className="button inline" aria-disabled={busy("update-profile") || undefined}>
-            {busy("update-profile") ? t("common.saving") : t("account.saveName")}
-          </button>
-        </Form>
-      </section>
+      {secondFactorSetup ? (
+        <div className="alert" role="alert" id="second-factor-required">
+          <h2>{t("mfaSetup.heading")}</h2>
+          <p>{t("mfaSetup.required")}</p>
+        </div>
+      ) : null}
+      {secondFactorSetup ? null : (
+        <>
+          <section className="card" aria-labelledby="profile-heading">
+            <h2 id="profile-heading">{t("account.profile")}</h2>
+            <dl className="profile">
+              <dt>{t("account.email")}</dt>
+              <dd id="profile-email">
+                {profile.email ?? t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
+              </dd>
+              <dt>{t("account.name")}</dt>
+              <dd id="profile-name">{profile.name ?? t("account.nameNotSet")}</dd>
+              <dt>{t("account.memberSince")}</dt>
+              <dd>
+                <LocalTime value={profile.memberSince} />
+              </dd>
+            </dl>
+            <Form method="post" id="profile-form">
+              <CsrfField token={csrfToken} />
+              <input type="hidden" name="intent" value="update-profile" />
+              <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} maxLength={100} required autoComplete="name" error={nameError} />
+              <button type="submit" className="button inline" aria-disabled={busy("update-profile") || undefined}>
+                {busy("update-profile") ? t("common.saving") : t("account.saveName")}
+              </button>
+            </Form>
+          </section>
 
-      <EmailChangeSection
-        csrfToken={csrfToken}
-        current={profile.email}
-        verified={profile.emailVerified !== null}
-        available={emailChange.available}
-        sentTo={actionData && "emailSentTo" in actionData ? actionData.emailSentTo : null}
-        error={actionData?.fieldErrors && "email" in actionData.fieldErrors ? String(actionData.fieldErrors.email) : null}
-      />
+          <EmailChangeSection
+            csrfToken={csrfToken}
+            current={profile.email}
+            verified={profile.emailVerified !== null}
+            available={emailChange.available}
+            sentTo={actionData && "emailSentTo" in actionData ? actionData.emailSentTo : null}
+            error={actionData?.fieldErrors && "email" in actionData.fieldErrors ? String(actionData.fieldErrors.email) : null}
+          />
 
-      <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
+          <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
 
-      <PasswordSection csrfToken={csrfToken} hasPassword={hasPassword} minLength={passwordMinLength} error={passwordError(actionData)} />
+          {/* Turning the second factor off was refused for a short password: the change form asks for the single-factor floor (ADR 084). */}
+          <PasswordSection
+            csrfToken={csrfToken}
+            hasPassword={hasPassword}
+            minLength={passwordFirstMin(actionData) ?? passwordMinLength}
+            error={passwordError(actionData)}
+          />
+        </>
+      )}
 
       <PasskeysSection csrfToken={csrfToken} {...passkeys} renameError={passkeyRenameError(actionData)} />
 
@@ -143,15 +165,17 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
         codeError={actionData?.fieldErrors && "code" in actionData.fieldErrors ? String(actionData.fieldErrors.code) : null}
       />
 
-      <SessionsSection csrfToken={csrfToken} sessions={sessions} />
-
-      <ActivitySection events={events} />
-
-      <AccountLifecycleSection
-        csrfToken={csrfToken}
-        deleteWord={deleteWord}
-        confirmError={actionData?.fieldErrors && "confirm" in actionData.fieldErrors ? String(actionData.fieldErrors.confirm) : null}
-      />
+      {secondFactorSetup ? null : (
+        <>
+          <SessionsSection csrfToken={csrfToken} sessions={sessions} />
+          <ActivitySection events={events} />
+          <AccountLifecycleSection
+            csrfToken={csrfToken}
+            deleteWord={deleteWord}
+            confirmError={actionData?.fieldErrors && "confirm" in actionData.fieldErrors ? String(actionData.fieldErrors.confirm) : null}
+          />
+        </>
+      )}
     </main>
   );
 }

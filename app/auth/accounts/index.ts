@@ -4,3 +4,5 @@ export { deleteAccount, type AccountDeletedHook, type DeleteAccountResult } from
 export { accountExport } from "./export.server";
 export { sessionUpdateResponse, updateSessionData } from "./profile.server";
 export { notifySecurityChange, type SecurityChange } from "./security-notices.server";
+export { hasSecondFactor, secondFactorSetupPending, secondFactorSetupRefusal, SECOND_FACTOR_SETUP_REQUIRED } from "./second-factor-gate.server";
+export { passwordBelowSingleFactorFloor } from "./passwords.server";

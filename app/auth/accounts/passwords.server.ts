@@ -10,6 +10,7 @@ import { eventSource, recordEvent } from "./audit.server";
 import { notifySecurityChange } from "./security-notices.server";
 import type { AuthRequest } from "../core/request.server";
 import { revokeUserSessions } from "../core/session.server";
+import type { AuthConfig } from "../core/config.server";
 
 type Tx = Pick<Db, "verificationToken" | "user" | "password">;
 
@@ -23,10 +24,30 @@ export async function passwordHashOf(userId: string): Promise<string | null> {
   return (await db().password.findUnique({ where: { userId }, select: { hash: true } }))?.hash ?? null;
 }
 
-/** password-set: only for a user without one; false when one exists (or appeared meanwhile). */
-export async function createPassword(userId: string, hash: string): Promise<boolean> {
+/**
+ * Whether a stored password is known to meet today's single-factor floor: recorded against this
+ * floor or a higher one. Not recorded (null), or recorded against a lower floor: not known.
+ */
+function meetsSingleFactorFloor(stored: number | null, config: Pick<AuthConfig, "passwordMinLength">): boolean {
+  return stored !== null && stored >= config.passwordMinLength;
+}
+
+/**
+ * Whether the user's password is not known to meet the single-factor floor (ADR 084): shorter, or
+ * stored before the floor was recorded. False for a user without a password.
+ */
+export async function passwordBelowSingleFactorFloor(userId: string, config: Pick<AuthConfig, "passwordMinLength">): Promise<boolean> {
+  const row = await db().password.findUnique({ where: { userId }, select: { singleFactorFloorMet: true } });
+  return row !== null && !meetsSingleFactorFloor(row.singleFactorFloorMet, config);
+}
+
+/**
+ * password-set: only for a user without one; false when one exists (or appeared meanwhile).
+ * `floorMet`: the single-factor floor the password meets (credentials' singleFactorFloorMet).
+ */
+export async function createPassword(userId: string, hash: string, floorMet: number): Promise<boolean> {
   try {
-    await db().password.create({ data: { userId, hash } });
+    await db().password.create({ data: { userId, hash, singleFactorFloorMet: floorMet } });
     return true;
   } catch (error) {
     if ((error as { code?: string }).code === "P2002") return false;
@@ -35,9 +56,9 @@ export async function createPassword(userId: string, hash: string): Promise<bool
 }
 
 /** password-change: replaces the hash only when `previous` is still the stored one (two tabs). */
-export async function replacePassword(userId: string, previous: string, hash: string): Promise<boolean> {
+export async function replacePassword(userId: string, previous: string, hash: string, floorMet: number): Promise<boolean> {
   return db().$transaction(async (tx) => {
-    const { count } = await tx.password.updateMany({ where: { userId, hash: previous }, data: { hash } });
+    const { count } = await tx.password.updateMany({ where: { userId, hash: previous }, data: { hash, singleFactorFloorMet: floorMet } });
     if (count !== 1) return false;
     await endPendingRequests(tx, userId);
     return true;
@@ -49,9 +70,10 @@ export async function replacePassword(userId: string, previous: string, hash: st
  * written and every pending link and code ended in one transaction, then every session of the
  * user ended on every instance.
  */
-export async function applyPasswordReset(ar: AuthRequest, userId: string, hash: string): Promise<void> {
+export async function applyPasswordReset(ar: AuthRequest, userId: string, hash: string, floorMet: number | null): Promise<void> {
+  const singleFactorFloorMet = floorMet;
   await db().$transaction(async (tx) => {
-    await tx.password.upsert({ where: { userId }, create: { userId, hash }, update: { hash } });
+    await tx.password.upsert({ where: { userId }, create: { userId, hash, singleFactorFloorMet }, update: { hash, singleFactorFloorMet } });
     await endPendingRequests(tx, userId);
   });
   const count = await revokeUserSessions(userId);

@@ -33,6 +33,17 @@ const PASSWORD_MIN_LENGTH_RANGE = [8, 64] as const;
 /** A context word shorter than this is not refused inside a password (too many false hits). */
 export const CONTEXT_WORD_MIN_LENGTH = 4;
 export const DEFAULT_PASSWORD_BREACH_URL = "https://api.pwnedpasswords.com";
+/**
+ * AUTH_ASSURANCE=aal2's lifetimes (contract section 16, ADR 082): a session idles out after an
+ * hour (its max age, rolled at most every five minutes so the idle bound holds within them), no
+ * session outlives a day from its sign-in, and an e-mailed link or code lives ten minutes.
+ */
+export const AAL2_SESSION_IDLE_MAX_AGE = 60 * 60;
+export const AAL2_SESSION_UPDATE_AGE = 5 * 60;
+export const AAL2_SESSION_ABSOLUTE_MAX_AGE = 24 * 60 * 60;
+export const AAL2_EMAIL_MAX_AGE = 10 * 60;
+export const ASSURANCE_LEVELS = ["aal1", "aal2"] as const;
+export type AssuranceLevel = (typeof ASSURANCE_LEVELS)[number];
 export const SESSION_CLOCK_TOLERANCE = 15;
 export const OAUTH_CLOCK_TOLERANCE = 10;
 /** The time one outbound call to an OAuth provider may take, connection to last byte. */
@@ -106,6 +117,12 @@ export type AuthConfig = {
   securityEmails: boolean;
   /** METRICS_TOKEN: the bearer token GET /metrics asks for; null: /metrics answers 404 (ADR 076). */
   metricsToken: string | null;
+  /** AUTH_ASSURANCE: "aal2" shortens the lifetimes above and turns requireMfa on by default (ADR 082). */
+  assurance: AssuranceLevel;
+  /** AUTH_REQUIRE_MFA: a signed-in user without a second factor must set one up before any other page answers (ADR 082). */
+  requireMfa: boolean;
+  /** A forgotten-password link's lifetime: an hour, ten minutes under aal2. */
+  passwordResetLinkMaxAge: number;
 };
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -202,6 +219,10 @@ const EnvSchema = z.object({
   AUTH_EMAIL_CODE: bool("AUTH_EMAIL_CODE"),
   AUTH_SECURITY_EMAILS: bool("AUTH_SECURITY_EMAILS"),
   AUTH_EMAIL_CODE_MAX_AGE: z.string().optional(),
+  AUTH_ASSURANCE: z
+    .enum([...ASSURANCE_LEVELS, ""], { error: 'AUTH_ASSURANCE must be "aal1" or "aal2" (default aal1)' })
+    .optional(),
+  AUTH_REQUIRE_MFA: bool("AUTH_REQUIRE_MFA"),
 });
 
 function presetEnvName(id: PresetId) {
@@ -361,6 +382,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   if (problems.length) throw new ConfigError(problems);
 
+  // Assurance level (ADR 082): aal2 caps each lifetime; a shorter one set explicitly still wins.
+  const assurance: AssuranceLevel = e.AUTH_ASSURANCE || "aal1";
+  const aal2 = assurance === "aal2";
+  const capped = (value: number, cap: number) => (aal2 ? Math.min(value, cap) : value);
+  const linkMaxAge = capped(emailTokenMaxAge, AAL2_EMAIL_MAX_AGE);
+
   return {
     production,
     secrets: secrets as [string, ...string[]],
@@ -372,14 +399,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir,
     databaseUrl,
     sessionStrategy: e.AUTH_SESSION_STRATEGY ?? "jwt",
-    sessionMaxAge: SESSION_MAX_AGE,
-    sessionUpdateAge: SESSION_UPDATE_AGE,
-    sessionAbsoluteMaxAge,
+    sessionMaxAge: aal2 ? AAL2_SESSION_IDLE_MAX_AGE : SESSION_MAX_AGE,
+    sessionUpdateAge: aal2 ? AAL2_SESSION_UPDATE_AGE : SESSION_UPDATE_AGE,
+    sessionAbsoluteMaxAge: aal2 ? Math.min(sessionAbsoluteMaxAge ?? AAL2_SESSION_ABSOLUTE_MAX_AGE, AAL2_SESSION_ABSOLUTE_MAX_AGE) : sessionAbsoluteMaxAge,
     oidc,
     presets,
     email,
     emailConfirm: e.AUTH_EMAIL_CONFIRM ?? false,
-    emailTokenMaxAge,
+    emailTokenMaxAge: linkMaxAge,
     credentials: e.AUTH_CREDENTIALS ?? true,
     passkeys: e.AUTH_PASSKEYS ?? true,
     signup: e.AUTH_SIGNUP ?? !production,
@@ -388,7 +415,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     passwordBreachCheck,
     emailCode: e.AUTH_EMAIL_CODE ?? true,
     // A code never outlives its link (AUTH_EMAIL_MAX_AGE may be as short as 60 s).
-    emailCodeMaxAge: Math.min(emailCodeMaxAge, emailTokenMaxAge),
+    emailCodeMaxAge: Math.min(emailCodeMaxAge, linkMaxAge),
     oauthTimeoutMs: OAUTH_TIMEOUT_MS,
     rateLimits: rateLimits.limits,
     log: logSettings(env),
@@ -398,6 +425,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     reauthMaxAge,
     securityEmails: e.AUTH_SECURITY_EMAILS ?? true,
     metricsToken,
+    assurance,
+    // An explicit AUTH_REQUIRE_MFA, true or false, wins over the level's default.
+    requireMfa: e.AUTH_REQUIRE_MFA ?? aal2,
+    passwordResetLinkMaxAge: capped(PASSWORD_RESET_LINK_MAX_AGE, AAL2_EMAIL_MAX_AGE),
   };
 }
 

@@ -73,6 +73,21 @@ export class AuthError extends Error {
 }
 
 /**
+ * Thrown by a password sign-in past the consecutive-failure ceiling (ADR 083): the answer is the
+ * e-mailed-code step for `address`, whose e-mail is sent only when `send` (the password was right).
+ * The shared flow hands it to the step the endpoint provides (FlowContext.emailStepUp).
+ */
+export class EmailStepUpRequired extends Error {
+  constructor(
+    readonly address: string,
+    readonly send: boolean,
+  ) {
+    super("consecutive-failure ceiling: e-mailed code required");
+    this.name = "EmailStepUpRequired";
+  }
+}
+
+/**
  * GET /auth/webauthn-options/<id> refusals, in Auth.js's `{ "error": … }` shape: an action other
  * than `authenticate` or `register`, no action from a signed-in browser (which must say which),
  * and registration without a session (a passkey never creates an account, ADR 040).

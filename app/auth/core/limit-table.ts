@@ -17,6 +17,7 @@ export const LIMIT_NAMES = [
   "PASSKEY_CLIENT",
   "CSP_REPORT",
   "ACCOUNT_EXPORT",
+  "CREDENTIALS_CONSECUTIVE",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -52,6 +53,11 @@ export const DEFAULT_LIMITS: LimitTable = {
   // "Download my data" per user (ADR 086): the heaviest read a session can ask for (every event
   // of the account); a person needs it rarely, a script looping on a stolen fresh session should not.
   ACCOUNT_EXPORT: { count: 10, seconds: HOUR },
+  // Failed password attempts against one account with no success between (NIST SP 800-63B-4
+  // §3.2.2, ADR 083). Never a refusal: past it, browsers without the account's device cookie must
+  // also give a code e-mailed to the address. The window only lets a counter nobody touches for a
+  // year be cleaned up; a success (any sign-in to the account) resets it.
+  CREDENTIALS_CONSECUTIVE: { count: 100, seconds: 365 * 24 * HOUR },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";

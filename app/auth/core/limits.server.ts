@@ -160,6 +160,29 @@ async function reserveFailure(limits: LimitTable, counted: Counter[], resetOnSuc
   };
 }
 
+/**
+ * The consecutive-failure count of contract section 16 (ADR 083), keyed by the address typed, known
+ * or not (so an unknown address past the ceiling answers as a known one does). Counted on every
+ * failed password attempt, from any browser; never refuses anything by itself.
+ */
+const consecutiveSubject = (address: string) => subjectKey("consecutive", address);
+
+/** True once `address` has had CREDENTIALS_CONSECUTIVE failures in a row (no success between). */
+export async function consecutiveFailureCeilingReached(limits: LimitTable, address: string): Promise<boolean> {
+  const state = await limiter("CREDENTIALS_CONSECUTIVE", limits.CREDENTIALS_CONSECUTIVE).get(consecutiveSubject(address));
+  return state !== null && state.consumedPoints >= limits.CREDENTIALS_CONSECUTIVE.count;
+}
+
+/** One more failed password attempt against `address` (`failures`: tests seed many at once). */
+export async function countConsecutiveFailure(limits: LimitTable, address: string, failures = 1): Promise<void> {
+  await limiter("CREDENTIALS_CONSECUTIVE", limits.CREDENTIALS_CONSECUTIVE).penalty(consecutiveSubject(address), failures);
+}
+
+/** A sign-in to the account succeeded: the count starts again. */
+export async function clearConsecutiveFailures(limits: LimitTable, address: string): Promise<void> {
+  await limiter("CREDENTIALS_CONSECUTIVE", limits.CREDENTIALS_CONSECUTIVE).delete(consecutiveSubject(address));
+}
+
 export function isLimitRefusal(value: LimitRefusal | CredentialsReservation): value is LimitRefusal {
   return "limit" in value;
 }

@@ -56,6 +56,14 @@ export function minimumLength(owner: Pick<PasswordOwner, "secondFactor">, config
   return owner.secondFactor ? Math.min(PASSWORD_MIN_LENGTH_WITH_SECOND_FACTOR, config.passwordMinLength) : config.passwordMinLength;
 }
 
+/**
+ * What is stored beside a password's hash (ADR 084): the single-factor floor it meets, or 0 when
+ * it is shorter — one bit against the floor in force, never the length itself.
+ */
+export function singleFactorFloorMet(password: string, config: Pick<AuthConfig, "passwordMinLength">): number {
+  return codePointLength(normalizePassword(password)) >= config.passwordMinLength ? config.passwordMinLength : 0;
+}
+
 function refused(reason: PasswordRefusal, min: number): PolicyResult {
   const message =
     reason === "tooShort"

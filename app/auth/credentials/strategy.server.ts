@@ -4,17 +4,18 @@ import { FormStrategy } from "remix-auth-form";
 import { z } from "zod";
 import { db } from "../../db/client.server";
 import type { AuthConfig } from "../core/config.server";
-import { AuthError } from "../core/errors";
+import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { verifyPassword, MAX_PASSWORD_LENGTH } from "./password.server";
 import type { Provider, SignInMethod } from "../signin/provider";
 import { deviceIdFor } from "../core/device-cookie.server";
-import { isLimitRefusal, reserveCredentialsAttempt } from "../core/limits.server";
+import { consecutiveFailureCeilingReached, countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt } from "../core/limits.server";
 import { authRequest, clientAddress } from "../core/request.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { toSessionUser, type SignInResult } from "../accounts/users.server";
 import { emailAddressField } from "./users.server";
 import { runStrategy } from "../signin/flow.server";
 import { keepAddressOnRefusal } from "./kept-address.server";
+import { getMailer } from "../../mail/mailer.server";
 
 export const CredentialsInput = z.object({
   email: emailAddressField(),
@@ -36,15 +37,23 @@ export function credentialsStrategy(config: AuthConfig) {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: reservation.limit } });
       throw new AuthError("RateLimited", { log: `credentials limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds });
     }
+    // Past the consecutive-failure ceiling a browser without the account's device cookie must also
+    // give a code e-mailed to the address (ADR 083). Read for every address, known or not.
+    // Without e-mail delivery there is no code to send: the ceiling does not apply (ADR 083).
+    const stepUp = deviceId === null && getMailer(config) !== null && (await consecutiveFailureCeilingReached(config.rateLimits, email));
     const user = await db().user.findUnique({ where: { email }, include: { password: { select: { hash: true } } } });
     // A disabled user's right password is a wrong one: the same answer, and counted as a failure,
     // so neither the answer nor the limits tell the two apart (ADR 078).
-    const ok = (await verifyPassword(user?.password?.hash, password)) && !user?.disabledAt;
-    await reservation.settle(Boolean(user && ok));
-    if (!user || !ok) {
+    const ok = Boolean(user && (await verifyPassword(user?.password?.hash, password)) && !user?.disabledAt);
+    await reservation.settle(ok);
+    if (!ok) {
+      await countConsecutiveFailure(config.rateLimits, email);
       await recordEvent("signin-failed", { userId: user?.id ?? null, ...eventSource(ar), detail: { provider: "credentials" } });
-      throw new AuthError("CredentialsSignin", { log: "wrong credentials" });
     }
+    // Right or wrong, the same answer: only a right password's code is sent.
+    if (stepUp) throw new EmailStepUpRequired(email, ok);
+    if (!user || !ok) throw new AuthError("CredentialsSignin", { log: "wrong credentials" });
+    // The count starts again when the session starts (signin/flow.server.ts), after any second factor.
     return { user: toSessionUser(user), isNewUser: false };
   });
 }

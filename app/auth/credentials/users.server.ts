@@ -5,6 +5,8 @@ import { db } from "../../db/client.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./password.server";
+import { singleFactorFloorMet as floorMet } from "./password-policy.server";
+import { getConfig } from "../core/config.server";
 
 /** A schema field for an e-mail address, read by the one rule: the normalised address or an issue. */
 export function emailAddressField(message = "email must be one valid address") {
@@ -36,7 +38,8 @@ export async function upsertCredentialsUser(input: z.input<typeof CredentialsUse
       create: { email, name: name ?? null },
       update: name ? { name } : {},
     });
-    await tx.password.upsert({ where: { userId: user.id }, create: { userId: user.id, hash }, update: { hash } });
+    const singleFactorFloorMet = floorMet(password, getConfig());
+    await tx.password.upsert({ where: { userId: user.id }, create: { userId: user.id, hash, singleFactorFloorMet }, update: { hash, singleFactorFloorMet } });
     return { user: toSessionUser(user), created: before === null };
   });
 }

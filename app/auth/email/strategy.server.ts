@@ -15,7 +15,7 @@ import { signInMessage } from "../../mail/templates.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { readBody, type Body } from "../core/body.server";
 import { resolveCallbackUrl } from "../core/callback-url.server";
-import type { AuthConfig } from "../core/config.server";
+import { getConfig, type AuthConfig } from "../core/config.server";
 import { verifyCsrf } from "../core/csrf.server";
 import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../core/email-address";
 import { AuthError } from "../core/errors";
@@ -196,7 +196,8 @@ async function finishSignUp(email: string, signUp: { passwordHash: string; name:
     user = await db().$transaction(async (tx) => {
       if (await tx.user.findUnique({ where: { email }, select: { id: true } })) return null;
       const created = await tx.user.create({ data: { email, emailVerified: now, name: signUp.name } });
-      await tx.password.create({ data: { userId: created.id, hash: signUp.passwordHash } });
+      // Chosen under the single-factor floor (a new account has no second factor: ADR 084).
+      await tx.password.create({ data: { userId: created.id, hash: signUp.passwordHash, singleFactorFloorMet: getConfig().passwordMinLength } });
       await tx.verificationToken.deleteMany({ where: { identifier: email, purpose: "signup" } });
       return created;
     });

@@ -12,7 +12,7 @@ import { clientAddress, type AuthRequest } from "../core/request.server";
 import { refreshSession, revokeUserSessions, type CurrentSession } from "../core/session.server";
 import { toSessionUser } from "../accounts/users.server";
 import { MAX_PASSWORD_LENGTH, hashPassword, verifyPassword } from "../credentials/password.server";
-import { checkPassword } from "../credentials/password-policy.server";
+import { checkPassword, singleFactorFloorMet } from "../credentials/password-policy.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
 import { removeSignInMethod } from "../signin/methods.server";
 import { db } from "../../db/client.server";
@@ -93,7 +93,7 @@ export async function passwordIntent(
     if (stored !== null) return { ok: false, status: 400, intent, field: "password", message: t("password.alreadySet") };
     const policy = await checkPassword(text(body.password), { email: user.email, name: user.name, secondFactor }, ar.config);
     if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
-    if (!(await createPassword(userId, await hashPassword(policy.password)))) {
+    if (!(await createPassword(userId, await hashPassword(policy.password), singleFactorFloorMet(policy.password, ar.config)))) {
       return { ok: false, status: 400, intent, field: "password", message: t("password.alreadySet") };
     }
     await recordEvent("password-set", { userId, ...eventSource(ar) });
@@ -109,7 +109,7 @@ export async function passwordIntent(
     if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
     const refused = await checkCurrentPassword(ar, userId, user.email, text(body.currentPassword), intent);
     if (refused) return refused;
-    if (!(await replacePassword(userId, stored, await hashPassword(policy.password)))) {
+    if (!(await replacePassword(userId, stored, await hashPassword(policy.password), singleFactorFloorMet(policy.password, ar.config)))) {
       // Another tab changed it between our read and our write: this one's current password is stale.
       return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.currentWrong") };
     }

@@ -17,14 +17,13 @@ import { actorEventFields, type Actor } from "../accounts/actor";
 import { resolveUser, type UserKey } from "../accounts/admin.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
-import { PASSWORD_RESET_LINK_MAX_AGE } from "../core/config.server";
 import { rateLimitedMessage } from "../core/messages.server";
 import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
 import { ensureCsrfToken } from "../core/csrf.server";
 import { hashPassword } from "../credentials/password.server";
-import { checkPassword, type PasswordOwner } from "../credentials/password-policy.server";
+import { checkPassword, singleFactorFloorMet, type PasswordOwner } from "../credentials/password-policy.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
 import { attemptEmailCode, clearEmailCodeCookie, pendingCodeAddresses, typedCode } from "../email/email-code.server";
 import { sendLinkEmail } from "../email/send.server";
@@ -33,8 +32,6 @@ import { completeSignIn } from "../signin/flow.server";
 import { passwordPagesOffered } from "../signin/registry.server";
 import { FORM_EXPIRED, formAnswerFor, readPost, typed, UNREADABLE, type Answer } from "./forms.server";
 import { t } from "../../i18n/t.server";
-
-const RESET_LINK_MAX_AGE = PASSWORD_RESET_LINK_MAX_AGE;
 
 export type ForgotValues = { email: string };
 
@@ -73,9 +70,9 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   const { setCookie } = await sendLinkEmail(ar, {
     address: address.address,
     purpose: "reset",
-    maxAgeSeconds: RESET_LINK_MAX_AGE,
+    maxAgeSeconds: ar.config.passwordResetLinkMaxAge,
     link: (token) => `${ar.origin}${ar.config.basePath}/reset-password?${new URLSearchParams({ token, email: address.address })}`,
-    message: (url, code) => resetPasswordMessage({ to: address.address, url, host, maxAgeSeconds: RESET_LINK_MAX_AGE, code }),
+    message: (url, code) => resetPasswordMessage({ to: address.address, url, host, maxAgeSeconds: ar.config.passwordResetLinkMaxAge, code }),
     deliver: user ? "background" : "never",
   });
   await recordEvent("email-sent", { userId: user?.id ?? null, ...eventSource(ar), detail: { purpose: "reset" } });
@@ -214,6 +211,6 @@ async function setNewPassword(ar: AuthRequest, address: string, password: string
     { ar, json, callbackUrl: `${ar.origin}/account`, setCookies, providerType: "email" },
     "credentials",
     { user: toSessionUser(user), isNewUser: false },
-    { passwordHash: hash },
+    { passwordHash: hash, floorMet: singleFactorFloorMet(password, ar.config) },
   );
 }

@@ -11,6 +11,7 @@ import { badRequest, errorRedirect, jsonResponse, jsonTextResponse, wantsJsonRed
 import { getAuthenticator } from "./authenticator.server";
 import { failureResponse, parsePost } from "./flow.server";
 import type { FlowContext } from "./provider";
+import { emailStepUpResponse } from "./step-up.server";
 import { findProvider, getProviders } from "./registry.server";
 
 // GET /auth/providers answers the same text for one configuration and origin (the origin varies
@@ -82,6 +83,7 @@ export async function providerFlow(request: Request, providerId: string | undefi
     setCookies: setCookie ? [setCookie] : [],
     strategyRequest: strategyRequest(request, body),
     authenticate: () => getAuthenticator(ar.config).authenticate(provider.id, ctx.strategyRequest),
+    emailStepUp: (address, options) => emailStepUpResponse(ar, callbackUrl, address, options),
   };
   try {
     return await handler(ctx);

@@ -5,9 +5,9 @@
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { BadRequestError, readBody, refusedBodyResponse, type Body } from "../core/body.server";
 import { toRelative } from "../core/callback-url.server";
-import { AuthError } from "../core/errors";
+import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { issueDeviceCookie } from "../core/device-cookie.server";
-import { retryAfterMinutes } from "../core/limits.server";
+import { clearConsecutiveFailures, retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
 import type { FlowContext, ProviderType } from "./provider";
@@ -83,6 +83,8 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
   // credentials budget (contract section 10, ADR 035).
   if (result.user.email) {
     sessionCookies.push(await issueDeviceCookie({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, result.user.email));
+    // And the consecutive-failure count starts again (ADR 083): the owner got in.
+    await clearConsecutiveFailures(ar.config.rateLimits, result.user.email);
   }
   await recordEvent("signin", {
     userId: result.user.id,
@@ -123,7 +125,7 @@ export async function completeSignIn(
   ctx: FinishContext & Pick<FlowContext, "providerType">,
   providerId: string,
   result: SignInResult,
-  reset: { passwordHash: string } | null = null,
+  reset: { passwordHash: string; floorMet: number } | null = null,
 ): Promise<Response> {
   const { ar } = ctx;
   // Before the second factor: a disabled user with one on must not learn that the first was right.
@@ -143,6 +145,7 @@ export async function completeSignIn(
       callbackUrl: ctx.callbackUrl,
       isNewUser: result.isNewUser,
       passwordHash: reset?.passwordHash ?? null,
+      passwordFloorMet: reset?.floorMet ?? null,
       credentialRef: result.credentialRef ?? null,
     });
     return redirectResponse(`${ar.origin}${ar.config.basePath}/two-factor`, { json: ctx.json, setCookies: [...ctx.setCookies, pending] });
@@ -150,7 +153,7 @@ export async function completeSignIn(
   // Someone else's first factor may still wait in this browser (a family's shared computer): a
   // sign-in that needs no code ends it, as one that needs a code replaces it.
   const setCookies = ar.cookies.has(ar.names.twoFactor) ? [...ctx.setCookies, ...clearPendingSignIn(ar)] : ctx.setCookies;
-  if (reset) await applyPasswordReset(ar, result.user.id, reset.passwordHash);
+  if (reset) await applyPasswordReset(ar, result.user.id, reset.passwordHash, reset.floorMet);
   return startSession({ ...ctx, setCookies }, providerId, result, factorsOf(ctx.providerType));
 }
 
@@ -163,7 +166,19 @@ export async function runStrategy(ctx: FlowContext, providerId: string): Promise
   let result: SignInResult;
   try {
     result = await ctx.authenticate();
-  } catch (thrown) {
+  } catch (caught) {
+    let thrown = caught;
+    // Past the consecutive-failure ceiling (ADR 083): the e-mailed code the endpoint sends; a
+    // caller without that step answers as for a wrong password (the same for right and wrong).
+    if (thrown instanceof EmailStepUpRequired) {
+      try {
+        thrown = ctx.emailStepUp
+          ? await ctx.emailStepUp(thrown.address, { send: thrown.send })
+          : new AuthError("CredentialsSignin", { log: "consecutive-failure ceiling without an e-mail step" });
+      } catch (error) {
+        thrown = error;
+      }
+    }
     if (thrown instanceof Response && thrown.headers.has("Location")) {
       return redirectResponse(thrown.headers.get("Location")!, {
         json: ctx.json,

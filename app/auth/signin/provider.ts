@@ -31,6 +31,11 @@ export type FlowContext = {
    * registry owns). Built by the endpoint, so the flow never has to look a provider up.
    */
   authenticate: () => Promise<SignInResult>;
+  /**
+   * The consecutive-failure ceiling's step (ADR 083): answers a password sign-in for `address` with
+   * the e-mailed code, sent only when `send`. Built by the endpoint (the flow imports no method).
+   */
+  emailStepUp?: (address: string, options: { send: boolean }) => Promise<Response>;
 };
 
 export type Provider = {

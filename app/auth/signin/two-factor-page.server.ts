@@ -104,7 +104,7 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
       await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method, left: factor.left } });
     }
     // A reset waiting for this code (ADR 062): only now is the password written and every session ended.
-    if (pending.passwordHash) await applyPasswordReset(ar, user.id, pending.passwordHash);
+    if (pending.passwordHash) await applyPasswordReset(ar, user.id, pending.passwordHash, pending.passwordFloorMet);
     let callbackUrl = validateCallbackUrl(pending.callbackUrl, ar.origin) ?? `${ar.origin}/`;
     if (factor.kind === "recovery") callbackUrl = recoveryCodeUsedUrl(ar, callbackUrl);
     const response = await startSession(

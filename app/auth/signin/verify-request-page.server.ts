@@ -3,7 +3,6 @@
 // POST /auth/callback/email (type=email, type=signup) or POST /auth/reset-password with a new
 // password (type=reset).
 import { toRelative, validateCallbackUrl } from "../core/callback-url.server";
-import { PASSWORD_RESET_LINK_MAX_AGE } from "../core/config.server";
 import { ensureCsrfToken } from "../core/csrf.server";
 import { headersWith } from "../core/page-session.server";
 import { authRequest } from "../core/request.server";
@@ -58,7 +57,7 @@ export async function verifyRequestPageData(request: Request) {
   return {
     data: {
       type,
-      linkMaxAge: type === "reset" ? PASSWORD_RESET_LINK_MAX_AGE : ar.config.emailTokenMaxAge,
+      linkMaxAge: type === "reset" ? ar.config.passwordResetLinkMaxAge : ar.config.emailTokenMaxAge,
       codeMaxAge: ar.config.emailCodeMaxAge,
       codeForm: form,
     },

@@ -32,13 +32,19 @@ export type PendingSignIn = {
    * here and written only once the code is given. Null for an ordinary sign-in.
    */
   passwordHash: string | null;
+  /** The single-factor floor that new password meets (ADR 084); null beside no password or from an older cookie. */
+  passwordFloorMet: number | null;
   /** The stored way in of the first factor (a linked account), for the session it starts. */
   credentialRef: string | null;
 };
 
 export async function issuePendingSignIn(
   ar: AuthRequest,
-  pending: Omit<PendingSignIn, "id" | "firstFactorAt" | "passwordHash" | "credentialRef"> & { passwordHash?: string | null; credentialRef?: string | null },
+  pending: Omit<PendingSignIn, "id" | "firstFactorAt" | "passwordHash" | "passwordFloorMet" | "credentialRef"> & {
+    passwordHash?: string | null;
+    passwordFloorMet?: number | null;
+    credentialRef?: string | null;
+  },
   now = new Date(),
 ): Promise<string> {
   const name = ar.names.twoFactor;
@@ -51,6 +57,7 @@ export async function issuePendingSignIn(
     new: pending.isNewUser,
     ft: Math.floor(now.getTime() / 1000),
     ...(pending.passwordHash ? { pwh: pending.passwordHash } : {}),
+    ...(pending.passwordHash && typeof pending.passwordFloorMet === "number" ? { pwf: pending.passwordFloorMet } : {}),
     ...(pending.credentialRef ? { cr: pending.credentialRef } : {}),
   };
   const sealed = await encodeJwt({ payload, secrets: ar.config.secrets, salt: name, maxAge: PENDING_SIGN_IN_MAX_AGE, now });
@@ -77,7 +84,8 @@ export async function readPendingSignIn(ar: AuthRequest, now = new Date()): Prom
   if (now.getTime() / 1000 - firstFactorAt > PENDING_SIGN_IN_MAX_AGE) return null;
   const passwordHash = payload.pwh === undefined ? null : str(payload.pwh, 512);
   if (payload.pwh !== undefined && passwordHash === null) return null;
-  return { id, userId, method, firstFactor, callbackUrl, isNewUser: payload.new === true, firstFactorAt, passwordHash, credentialRef: str(payload.cr, 128) };
+  const passwordFloorMet = passwordHash && Number.isSafeInteger(payload.pwf) ? (payload.pwf as number) : null;
+  return { id, userId, method, firstFactor, callbackUrl, isNewUser: payload.new === true, firstFactorAt, passwordHash, passwordFloorMet, credentialRef: str(payload.cr, 128) };
 }
 
 /** Expires the pending cookie (a finished, ended or unreadable pending sign-in). */

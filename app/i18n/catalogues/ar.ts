@@ -525,4 +525,9 @@ export const ar: Catalogue = {
   "admin.refused.lastAdmin": "لا يمكن أن يصبح آخر مسؤول مستخدمًا عاديًا: اجعل شخصًا آخر مسؤولًا أولًا.",
   "admin.refused.noAddress": "ليس لهذا المستخدم عنوان بريد إلكتروني للإرسال إليه.",
   "admin.refused.notSent": "تعذّر إرسال البريد. حاول مرة أخرى لاحقًا.",
+  // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
+  "mfaSetup.heading": "إعداد عامل ثانٍ",
+  "mfaSetup.required": "يطلب هذا الموقع عاملًا ثانيًا لكل حساب. أعدّ تطبيق مصادقة أو أضف مفتاح مرور للمتابعة؛ وحتى ذلك الحين لا تتوفر إلا هذه الصفحة وتسجيل الخروج.",
+  "passwordField.show": "إظهار كلمة المرور",
+  "twoFactor.disableNeedsLongerPassword": "كلمة مرورك أقصر من {min} حرفًا، وهو الحد الأدنى المسموح به دون عامل ثانٍ. اختر أولًا كلمة مرور أطول أدناه، ثم أوقف العامل الثاني. لم يُغيَّر شيء.",
 };

@@ -525,4 +525,9 @@ export const de: Catalogue = {
   "admin.refused.lastAdmin": "Der letzte Administrator kann kein Benutzer werden: Machen Sie zuerst jemand anderen zum Administrator.",
   "admin.refused.noAddress": "Dieser Benutzer hat keine E-Mail-Adresse, an die gesendet werden kann.",
   "admin.refused.notSent": "Die E-Mail konnte nicht gesendet werden. Versuchen Sie es später erneut.",
+  // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
+  "mfaSetup.heading": "Zweiten Faktor einrichten",
+  "mfaSetup.required": "Diese Website verlangt für jedes Konto einen zweiten Faktor. Richten Sie eine Authenticator-App ein oder fügen Sie einen Passkey hinzu, um fortzufahren; bis dahin sind nur diese Seite und das Abmelden verfügbar.",
+  "passwordField.show": "Passwort anzeigen",
+  "twoFactor.disableNeedsLongerPassword": "Ihr Passwort ist kürzer als {min} Zeichen, das Minimum ohne zweiten Faktor. Wählen Sie zuerst unten ein längeres Passwort und schalten Sie dann den zweiten Faktor aus. Es wurde nichts geändert.",
 };

@@ -527,6 +527,11 @@ export const en = {
   "admin.refused.lastAdmin": "The last administrator cannot become a user: make someone else an administrator first.",
   "admin.refused.noAddress": "This user has no e-mail address to send to.",
   "admin.refused.notSent": "The e-mail could not be sent. Try again later.",
+  // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
+  "mfaSetup.heading": "Set up a second factor",
+  "mfaSetup.required": "This site asks every account for a second factor. Set up an authenticator app or add a passkey to continue; until then only this page and signing out are available.",
+  "passwordField.show": "Show password",
+  "twoFactor.disableNeedsLongerPassword": "Your password is shorter than {min} characters, the least allowed without a second factor. Choose a longer password below first, then turn the second factor off. Nothing was changed.",
 } as const;
 
 /** Every key of the catalogue. */

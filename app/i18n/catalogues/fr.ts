@@ -525,4 +525,9 @@ export const fr: Catalogue = {
   "admin.refused.lastAdmin": "Le dernier administrateur ne peut pas devenir simple utilisateur : nommez d’abord un autre administrateur.",
   "admin.refused.noAddress": "Cet utilisateur n’a aucune adresse e-mail à laquelle écrire.",
   "admin.refused.notSent": "L’e-mail n’a pas pu être envoyé. Réessayez plus tard.",
+  // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
+  "mfaSetup.heading": "Configurer un second facteur",
+  "mfaSetup.required": "Ce site demande un second facteur pour chaque compte. Configurez une application d’authentification ou ajoutez une clé d’accès pour continuer ; d’ici là, seules cette page et la déconnexion sont disponibles.",
+  "passwordField.show": "Afficher le mot de passe",
+  "twoFactor.disableNeedsLongerPassword": "Votre mot de passe compte moins de {min} caractères, le minimum sans second facteur. Choisissez d’abord ci-dessous un mot de passe plus long, puis désactivez le second facteur. Rien n’a été modifié.",
 };

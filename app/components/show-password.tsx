@@ -1,0 +1,39 @@
+// The show-password control (contract section 16, docs/decisions/084): a toggle button beside a
+// password input that switches it between type=password and type=text. It exists only once the
+// page is interactive — rendered after hydration, never in the server's HTML — so without
+// JavaScript there is no button that would do nothing. Every password input uses it through
+// Field (auth-forms.tsx); a page with its own <input type="password"> uses usePasswordShown and
+// ShowPasswordButton the same way.
+import { useState, useSyncExternalStore } from "react";
+import { useT } from "~/i18n/react";
+
+const subscribe = () => () => {};
+/** False in the server's HTML and during hydration; true once React runs in the browser. */
+function useInteractive(): boolean {
+  return useSyncExternalStore(
+    subscribe,
+    () => true,
+    () => false,
+  );
+}
+
+/** The input's shown state and its type: "text" while shown, "password" otherwise. */
+export function usePasswordShown() {
+  const [shown, setShown] = useState(false);
+  return { shown, type: shown ? "text" : "password", toggle: () => setShown((s) => !s) };
+}
+
+/**
+ * The toggle for the input `controls` (its id). A button with a fixed label ("Show password") and
+ * aria-pressed saying whether the password is shown, so a screen reader announces the state.
+ */
+export function ShowPasswordButton({ controls, shown, onToggle }: { controls: string; shown: boolean; onToggle: () => void }) {
+  const t = useT();
+  const interactive = useInteractive();
+  if (!interactive) return null;
+  return (
+    <button type="button" className="show-password" aria-controls={controls} aria-pressed={shown} onClick={onToggle} data-show-password-for={controls}>
+      {t("passwordField.show")}
+    </button>
+  );
+}

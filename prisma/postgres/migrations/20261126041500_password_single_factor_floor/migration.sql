@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Password" ADD COLUMN     "singleFactorFloorMet" INTEGER;

@@ -1,0 +1,62 @@
+// The show-password control (contract section 16, docs/decisions/084) in a real Chromium against
+// the production server: with JavaScript it is a toggle button (aria-pressed, a label in the
+// page's language) that shows and hides the password; without JavaScript it is not there at all.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { connectBrowser, gotoHydrated, newContext, startApp, type RunningApp } from "../support/browser";
+
+let browser: Browser;
+let app: RunningApp;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  [browser, app] = await Promise.all([connectBrowser(), startApp()]);
+});
+
+afterAll(async () => {
+  await Promise.all(contexts.map((c) => c.close().catch(() => {})));
+  await browser?.close();
+  await app?.stop();
+});
+
+async function newPage(javaScriptEnabled: boolean, locale = "en-GB"): Promise<Page> {
+  const context = await newContext(browser, { javaScriptEnabled, locale });
+  contexts.push(context);
+  return context.newPage();
+}
+
+const PASSWORD = "#input-password-for-credentials-provider";
+
+describe("the show-password control", () => {
+  it("with JavaScript, a visitor presses Show password to read what they typed, and again to hide it", async () => {
+    const page = await newPage(true);
+    await gotoHydrated(page, `${app.url}/auth/signin`);
+    await page.locator(PASSWORD).fill("correct horse battery staple");
+    const toggle = page.getByRole("button", { name: "Show password" });
+    expect(await toggle.getAttribute("aria-pressed")).toBe("false");
+    expect(await toggle.getAttribute("aria-controls")).toBe(PASSWORD.slice(1));
+    expect(await page.locator(PASSWORD).getAttribute("type")).toBe("password");
+    await toggle.click();
+    expect(await toggle.getAttribute("aria-pressed")).toBe("true");
+    expect(await page.locator(PASSWORD).getAttribute("type")).toBe("text");
+    expect(await page.locator(PASSWORD).inputValue()).toBe("correct horse battery staple");
+    await toggle.click();
+    expect(await toggle.getAttribute("aria-pressed")).toBe("false");
+    expect(await page.locator(PASSWORD).getAttribute("type")).toBe("password");
+  });
+
+  it("its label comes from the page's language", async () => {
+    const page = await newPage(true, "de-DE");
+    await gotoHydrated(page, `${app.url}/auth/signin`);
+    await page.getByRole("button", { name: "Passwort anzeigen" }).waitFor();
+  });
+
+  it("without JavaScript the control is absent, not broken: the field stays a password field", async () => {
+    const page = await newPage(false);
+    await page.goto(`${app.url}/auth/signin`);
+    await page.locator(PASSWORD).waitFor();
+    expect(await page.locator(PASSWORD).getAttribute("type")).toBe("password");
+    expect(await page.locator("button.show-password").count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Show password" }).count()).toBe(0);
+  });
+});

@@ -1,0 +1,115 @@
+// The consecutive-failure ceiling (NIST SP 800-63B-4 §3.2.2, contract section 16,
+// docs/decisions/083): after 100 failed password attempts against one account with no success
+// between, a browser without that account's device cookie must also give the code e-mailed to
+// the account's address. The owner's own browsers are unaffected, nothing is ever locked, a
+// success resets the count, and an unknown address past the ceiling looks the same.
+// The 100 failures are seeded on the counter (99) plus one real attempt over the line: hashing a
+// hundred passwords would cost seconds and prove nothing more.
+import { describe, expect, it } from "vitest";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { consecutiveFailureCeilingReached, countConsecutiveFailure } from "../../../app/auth/core/limits.server.ts";
+import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
+import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
+import { dbLabel } from "../../support/db.ts";
+import { callRoute, CookieJar, post, setCookieHeaders } from "../../support/http.ts";
+import { csrfFor, sessionOf, useSmtpSink } from "../email/helpers.ts";
+import { codeIn } from "../passwords/helpers.ts";
+
+const smtp = useSmtpSink();
+const VERIFY = "http://localhost:3000/auth/verify-request?provider=email&type=email";
+
+/** 99 failures on the counter, then one real wrong password over the line: 100 in a row. */
+async function hundredFailures(email: string) {
+  await countConsecutiveFailure(getConfig().rateLimits, email, 99);
+  const { res } = await signIn(new CookieJar(), email, "not the password at all");
+  expect(res.headers.get("Location")).toContain("error=CredentialsSignin");
+  expect(await consecutiveFailureCeilingReached(getConfig().rateLimits, email)).toBe(true);
+}
+
+async function typeCode(jar: CookieJar, code: string) {
+  const csrfToken = await csrfFor(jar);
+  const [jsonMode] = callbackEmail.middleware;
+  const res = await callRoute(
+    (args: { request: Request }) => jsonMode(args as never, () => callRoute(callbackEmail.action, args.request)),
+    post("/auth/callback/email", { csrfToken, code }, { jar }),
+  );
+  jar.apply(res);
+  return res;
+}
+
+const cookieNames = (res: Response) => setCookieHeaders(res).map((c) => c.slice(0, c.indexOf("="))).sort();
+
+describe(`the consecutive-failure ceiling (${dbLabel})`, () => {
+  it("after 100 failures, a new browser with the right password must also enter the code e-mailed to the address; then the count starts again", async () => {
+    await createUser();
+    await hundredFailures("ada@example.com");
+    const { jar, res } = await signIn();
+    expect(res.status).toBe(302);
+    expect(res.headers.get("Location")).toBe(VERIFY);
+    expect(res).not.toHaveSessionCookie();
+    expect(await sessionOf(jar)).toBeNull();
+    const [message] = await smtp.sink.waitFor(1);
+    expect(message!.envelope.to).toEqual(["ada@example.com"]);
+
+    const signedIn = await typeCode(jar, codeIn(message!));
+    expect(signedIn).toHaveSessionCookie();
+    expect((await sessionOf(jar))?.user.email).toBe("ada@example.com");
+    // The sign-in was a success: the count is back to zero, another browser needs no code.
+    expect(await consecutiveFailureCeilingReached(getConfig().rateLimits, "ada@example.com")).toBe(false);
+    expect((await signIn()).res).toHaveSessionCookie();
+  });
+
+  it("the owner's own browser (its device cookie) signs in with the password alone, past the ceiling", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    await hundredFailures("ada@example.com");
+    const again = await signIn(jar);
+    expect(again.res).toHaveSessionCookie();
+    expect(again.res.headers.get("Location")).not.toBe(VERIFY);
+    expect(smtp.sink.messages).toHaveLength(0);
+  });
+
+  it("past the ceiling a wrong password gets the same answer as a right one, and no e-mail", async () => {
+    await createUser();
+    await hundredFailures("ada@example.com");
+    const wrong = (await signIn(new CookieJar(), "ada@example.com", "still not the password")).res;
+    const right = (await signIn(new CookieJar(), "ada@example.com", PASSWORD)).res;
+    expect(wrong.status).toBe(right.status);
+    expect(wrong.headers.get("Location")).toBe(right.headers.get("Location"));
+    expect(cookieNames(wrong)).toEqual(cookieNames(right));
+    // Only the right password's code was sent.
+    await smtp.sink.waitFor(1);
+    expect(smtp.sink.messages).toHaveLength(1);
+  });
+
+  it("an unknown address past the ceiling looks the same as a known one, and nothing is sent", async () => {
+    await createUser();
+    await hundredFailures("ada@example.com");
+    await hundredFailures("nobody@example.com");
+    const known = (await signIn(new CookieJar(), "ada@example.com", "a wrong password here")).res;
+    const unknown = (await signIn(new CookieJar(), "nobody@example.com", "a wrong password here")).res;
+    expect(unknown.status).toBe(known.status);
+    expect(unknown.headers.get("Location")).toBe(VERIFY);
+    expect(cookieNames(unknown)).toEqual(cookieNames(known));
+    expect(smtp.sink.messages).toHaveLength(0);
+  });
+
+  it("a JSON client past the ceiling gets the verify-request page as its {url}", async () => {
+    await createUser();
+    await hundredFailures("ada@example.com");
+    const { res } = await signIn(new CookieJar(), "ada@example.com", PASSWORD, { json: "true" });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ url: VERIFY });
+    expect(cookieNames(res)).toContain("authjs.email-code");
+    await smtp.sink.waitFor(1);
+  });
+
+  it("99 failures in a row change nothing: the password alone still signs in, and resets the count", async () => {
+    await createUser();
+    await countConsecutiveFailure(getConfig().rateLimits, "ada@example.com", 98);
+    expect((await signIn(new CookieJar(), "ada@example.com", "wrong once more")).res.headers.get("Location")).toContain("CredentialsSignin");
+    expect((await signIn()).res).toHaveSessionCookie();
+    await countConsecutiveFailure(getConfig().rateLimits, "ada@example.com", 99);
+    expect(await consecutiveFailureCeilingReached(getConfig().rateLimits, "ada@example.com")).toBe(false);
+  });
+});
