@@ -97,9 +97,9 @@ export async function sendPasswordResetFor(ar: AuthRequest, who: UserKey, actor:
     await sendLinkEmail(ar, {
       address,
       purpose: "reset",
-      maxAgeSeconds: RESET_LINK_MAX_AGE,
+      maxAgeSeconds: ar.config.passwordResetLinkMaxAge,
       link: (token) => `${ar.origin}${ar.config.basePath}/reset-password?${new URLSearchParams({ token, email: address })}`,
-      message: (url, code) => resetPasswordMessage({ to: address, url, host, maxAgeSeconds: RESET_LINK_MAX_AGE, code }),
+      message: (url, code) => resetPasswordMessage({ to: address, url, host, maxAgeSeconds: ar.config.passwordResetLinkMaxAge, code }),
       deliver: "now",
     });
   } catch {
