@@ -36,7 +36,8 @@ export type AuthEventType =
   | "role-changed"
   | "user-disabled"
   | "user-enabled"
-  | "sessions-ended";
+  | "sessions-ended"
+  | "reauthenticated";
 
 export async function recordEvent(
   type: AuthEventType,
