@@ -12,7 +12,7 @@ import { log } from "../core/log.server";
 import { rateLimitedMessage } from "../core/messages.server";
 import { clientAddress } from "../core/request.server";
 import type { ReauthContext, ReauthOutcome } from "../signin/provider";
-import { reauthSubject } from "../signin/reauth.server";
+import { reauthSubject } from "../signin/flow.server";
 import { t } from "../../i18n/t.server";
 import { attemptEmailCode, emailCodeCookie, typedCode } from "./email-code.server";
 import { discardToken, issueToken } from "./verification-token.server";

@@ -2,7 +2,7 @@
 // are again with one of their own factors, and goes back to the page that asked. Which factors the
 // page offers is this user's: their password (if they have one), their passkeys (JavaScript only;
 // the options allow only theirs), a code e-mailed to their address, their linked OpenID accounts.
-// Each method checks its factor (Provider.reauthenticate); reauth.server.ts finishes — the second
+// Each method checks its factor (Provider.reauthenticate); flow.server.ts finishes — the second
 // factor when it is on, then the session renewed. Signed out, there is nobody to re-authenticate:
 // the sign-in page, with the same way back. Nothing here signs in, links or switches users.
 import { db } from "../../db/client.server";
@@ -17,10 +17,9 @@ import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { getSession, type CurrentSession } from "../core/session.server";
 import { t } from "../../i18n/t.server";
-import { failureResponse, parsePost } from "./flow.server";
+import { completeReauthentication, failureResponse, parsePost } from "./flow.server";
 import type { Body } from "../core/body.server";
 import type { ReauthContext, ReauthOutcome } from "./provider";
-import { completeReauthentication } from "./reauth.server";
 import { getProviders } from "./registry.server";
 import { signInMethods } from "./methods.server";
 

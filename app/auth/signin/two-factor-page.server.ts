@@ -20,8 +20,7 @@ import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { clearPendingSignIn, PENDING_SIGN_IN_MAX_AGE, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
 import { withSecondFactor } from "../two-factor/policy.server";
 import { spendSecondFactorCode } from "../two-factor/store.server";
-import { failureResponse, parsePost, startSession } from "./flow.server";
-import { reauthenticatingSession, renewReauthenticated } from "./reauth.server";
+import { failureResponse, parsePost, reauthenticatingSession, renewReauthenticated, startSession } from "./flow.server";
 import { t } from "../../i18n/t.server";
 
 /** Longest code field read: a 6-digit code or a 19-character recovery code (ADR 074), with some spacing. */

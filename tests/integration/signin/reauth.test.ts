@@ -56,7 +56,7 @@ async function events(type: string) {
 }
 
 function codeIn(message: ReceivedMessage): string {
-  const match = /\b(\d{6})\b/.exec(message.text);
+  const match = /\b(\d{6})\b/.exec(message.text ?? "");
   if (!match) throw new Error(`no code in: ${message.text}`);
   return match[1]!;
 }
