@@ -525,8 +525,15 @@ export async function sessionAuthenticatedAt(session: CurrentSession, now = new 
  * with (credentialRef). Returns the new cookie's Set-Cookie headers, or null when the request's
  * session is not `session` any more (ended, replaced, another user's).
  */
-export async function renewAuthentication(ar: AuthRequest, session: CurrentSession, now = new Date()): Promise<string[] | null> {
+export async function renewAuthentication(
+  ar: AuthRequest,
+  session: CurrentSession,
+  { factors = [] as readonly string[], now = new Date() } = {},
+): Promise<string[] | null> {
   const client = db();
+  // What the session has proved so far and what was proved now: a second factor given here counts
+  // (ADR 045 lets a session that proved `mfa` add a passkey).
+  const withProved = (before: string | null) => factorsText([...new Set([...(before ? before.split(" ") : []), ...factors])]);
   if (ar.config.sessionStrategy === "jwt") {
     const payload = await carriedJwt(ar, now);
     if (!payload || str(payload.sub) !== session.userId || sidOf(payload) !== session.sessionId) return null;
@@ -540,14 +547,17 @@ export async function renewAuthentication(ar: AuthRequest, session: CurrentSessi
     if (session.sessionId) await revokeJwtSessions({ id: session.sessionId, userId: session.userId }, now);
     const sid = randomUUID();
     const signedInAt = session.signedInAt;
-    const written = await writeJwtCookie(ar, session.userId, { ...withoutRegistered(payload), sid, auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
+    const proved = withProved(old?.factors ?? factorsText(payload.amr));
+    const amr = proved ? { amr: proved.split(" ") } : {};
+    const claims = { ...withoutRegistered(payload), sid, auth_time: signedInAt, ...amr };
+    const written = await writeJwtCookie(ar, session.userId, claims, now, lifetime(ar, signedInAt, now));
     await recordJwtSession(
       ar,
       {
         sid,
         userId: session.userId,
         method: old?.method ?? null,
-        factors: old?.factors ?? factorsText(payload.amr),
+        factors: proved,
         signedInAt,
         expires: written.expires,
         signIn: { authenticatedAt: now, credentialRef: old?.credentialRef ?? null },
@@ -570,7 +580,7 @@ export async function renewAuthentication(ar: AuthRequest, session: CurrentSessi
       tokenHash: sha256hex(fresh),
       userId: old.userId,
       method: old.method,
-      factors: old.factors,
+      factors: withProved(old.factors),
       expires: old.expires,
       createdAt: old.createdAt,
       lastUsedAt: now,

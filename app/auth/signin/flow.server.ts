@@ -208,7 +208,7 @@ export function reauthSessionGone(ctx: ReauthFinish): Response {
 
 /** The session proved who it is with `factors`: renewed, recorded, and back to the page. */
 export async function renewReauthenticated(ctx: ReauthFinish, session: CurrentSession, method: string, factors: readonly string[]): Promise<Response> {
-  const renewed = await renewAuthentication(ctx.ar, session);
+  const renewed = await renewAuthentication(ctx.ar, session, { factors });
   if (!renewed) return reauthSessionGone(ctx);
   await recordEvent("reauthenticated", { userId: session.userId, ...eventSource(ctx.ar), detail: { provider: method, factors } });
   return redirectResponse(ctx.callbackUrl, { json: ctx.json, setCookies: [...ctx.setCookies, ...renewed] });

@@ -17,6 +17,9 @@ import { clearOAuthCaches } from "../../../app/auth/oauth/http.server.ts";
 import { ageSession, reauthenticate, reauthPage, sessionIdOf, type ReauthPageData } from "../../support/reauth.ts";
 import type { ReceivedMessage } from "../../support/smtp-sink.ts";
 import { configure, smtpEnv, useSmtpSink } from "../email/helpers.ts";
+import * as callbackRoute from "../../../app/routes/auth/callback.ts";
+import * as optionsRoute from "../../../app/routes/auth/webauthn-options.ts";
+import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
 import { advance, codeAt, enrol, useStepClock } from "../two-factor/helpers.ts";
 
 const smtp = useSmtpSink(null);
@@ -68,6 +71,28 @@ async function accountPost(jar: CookieJar, fields: Record<string, string>, { jso
   const res = (await account.middleware[0]!({ request } as never, () => callRoute(account.action, request))) as Response;
   jar.apply(res);
   return res;
+}
+
+async function passkeyOptions(jar: CookieJar, action: string) {
+  const res = await callRoute(optionsRoute.loader, get(`/auth/webauthn-options/passkey?action=${action}`, { jar }), { provider: "passkey" });
+  jar.apply(res);
+  return { res, body: (await res.json()) as { action: string; options: any; error?: string } };
+}
+
+/** A signed-in browser of `email` (a password user) with one passkey added right after signing in. */
+async function withPasskey(email: string) {
+  await createUser(email);
+  const { jar } = await signIn(new CookieJar(), email);
+  const authenticator = new SoftwareAuthenticator();
+  const { body } = await passkeyOptions(jar, "register");
+  const res = await callRoute(
+    callbackRoute.action,
+    post("/auth/callback/passkey", { csrfToken: await fetchCsrf(jar), action: "register", data: JSON.stringify(authenticator.register(body.options)) }, { jar }),
+    { provider: "passkey" },
+  );
+  jar.apply(res);
+  expect(res).toHaveRedirect();
+  return { jar, authenticator };
 }
 
 describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`, (strategy) => {
@@ -238,6 +263,42 @@ describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`
     advance(30);
     const crossed = await callRoute(twoFactor.action, post("/auth/two-factor", { csrfToken: await fetchCsrf(stranger), code: codeAt(secret) }, { jar: stranger }));
     expect(crossed).toHaveErrorRedirect("TwoFactorExpired");
+  });
+
+  it("a session signed in before the second factor was on, once re-authenticated with the code, counts as having proved it (may add a passkey)", async () => {
+    useStepClock();
+    await createUser();
+    const { jar, secret } = await enrol();
+    expect((await passkeyOptions(jar, "register")).res.status).toBe(401);
+    await reauthenticate(jar, { password: PASSWORD });
+    const twoFactor = await import("../../../app/routes/auth/two-factor.tsx");
+    const res = await callRoute(twoFactor.action, post("/auth/two-factor", { csrfToken: await fetchCsrf(jar), code: codeAt(secret) }, { jar }));
+    jar.apply(res);
+    expect(res).toHaveRedirect("/account");
+    expect((await passkeyOptions(jar, "register")).res.status).toBe(200);
+  });
+
+  it("the user's own passkey confirms it (the options allow only theirs); another account's passkey does not", async () => {
+    const ada = await withPasskey("ada@example.com");
+    const eve = await withPasskey("eve@example.com");
+    await ageSession(ada.jar, 11);
+    const data = (await (await reauthPage(ada.jar)).json()) as ReauthPageData;
+    expect(data.methods.passkey).toBe("passkey");
+
+    const { body } = await passkeyOptions(ada.jar, "reauthenticate");
+    expect(body.options.allowCredentials.map((c: { id: string }) => c.id)).toEqual([ada.authenticator.id]);
+    const foreign = await reauthenticate(ada.jar, { provider: "passkey", data: JSON.stringify(eve.authenticator.authenticate(body.options)) });
+    expect(foreign.status).toBe(400);
+    expect(await isRecent(ada.jar)).toBe(false);
+
+    const again = await passkeyOptions(ada.jar, "reauthenticate");
+    const res = await reauthenticate(ada.jar, { provider: "passkey", data: JSON.stringify(ada.authenticator.authenticate(again.body.options)) });
+    expect(res).toHaveRedirect("/account");
+    expect(await isRecent(ada.jar)).toBe(true);
+    const [event] = await events("reauthenticated");
+    expect(JSON.parse(event!.detail!)).toMatchObject({ provider: "passkey", factors: ["hwk", "mfa"] });
+    // A signed-out browser gets no such options.
+    expect((await passkeyOptions(new CookieJar(), "reauthenticate")).res.status).toBe(400);
   });
 
   it("the linked OpenID provider, asked with prompt=login and max_age=0, confirms its own account", async () => {
