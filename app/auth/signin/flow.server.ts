@@ -178,10 +178,10 @@ export async function runStrategy(ctx: FlowContext, providerId: string): Promise
 // Re-authentication (contract section 16, ADR 080): the signed-in user proved one of their own
 // factors again on B/reauth. With the second factor on (and a factor it covers), the two-factor
 // page comes next, marked with the session it re-authenticates; then — or at once — that session
-// is renewed (a new id and cookie, recent from now; signed-in user, sign-in start, method and
-// factors unchanged), the audit trail says `reauthenticated`, and the browser goes back to the page
-// it came from. Nothing here starts a session for anyone: a browser whose session is not the one
-// that started the re-authentication any more gets the sign-in page.
+// is renewed (a new id and cookie, recent from now; signed-in user, sign-in start and method
+// unchanged, the factors just proved added), the audit trail says `reauthenticated`, and the
+// browser goes back to the page it came from. Nothing here starts a session for anyone: a browser
+// whose session is not the one that started the re-authentication any more gets the sign-in page.
 
 export type ReauthFinish = { ar: AuthRequest; json: boolean; callbackUrl: string; setCookies: string[] };
 
@@ -232,5 +232,5 @@ export async function completeReauthentication(ctx: ReauthFinish, session: Curre
     });
     return redirectResponse(`${ctx.ar.origin}${ctx.ar.config.basePath}/two-factor`, { json: ctx.json, setCookies: [...ctx.setCookies, pending] });
   }
-  return renewReauthenticated(ctx, session, method, needsSecondFactor(providerType) ? [firstFactor] : [firstFactor, "mfa"]);
+  return renewReauthenticated(ctx, session, method, factorsOf(providerType));
 }
