@@ -131,7 +131,8 @@ async function answer(v: Visitor, json: boolean, outcome: ReauthOutcome, provide
     return { type: "response", response: redirectResponse(location, { json, setCookies: [...v.setCookies, ...response.headers.getSetCookie()] }) };
   }
   const setCookies = [...v.setCookies, ...(outcome.setCookies ?? [])];
-  if (json) {
+  // A code was sent: the code form at its own address, so reloading it sends nothing again.
+  if (json || (!outcome.error && outcome.step === "code")) {
     const extra: Record<string, string> = outcome.error ? { error: outcome.error.code } : {};
     if (outcome.step === "code") extra.step = "code";
     const response = redirectResponse(pageUrl(ar, v.callbackUrl, extra), { json, setCookies });

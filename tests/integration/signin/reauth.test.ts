@@ -203,8 +203,8 @@ describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`
     const data = (await (await reauthPage(jar)).json()) as ReauthPageData;
     expect(data.methods).toMatchObject({ password: null, email: "email" });
     const sent = await reauthenticate(jar, { provider: "email", step: "send" });
-    expect(sent.status).toBe(200);
-    expect(((await sent.json()) as ReauthPageData).step).toBe("code");
+    expect(sent).toHaveRedirect(`${REAUTH_URL}&step=code`);
+    expect(((await (await reauthPage(jar, "/account", "&step=code")).json()) as ReauthPageData).step).toBe("code");
     const [message] = await smtp.sink.waitFor(1);
     expect(message!.envelope.to).toEqual(["eve@example.com"]);
     // A code only: nothing in it signs in anywhere.
@@ -228,7 +228,7 @@ describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`
     await ageSession(jar, 11);
     await ageSession(other, 11);
     const thief = copyOf(jar);
-    expect((await reauthenticate(jar, { provider: "email", step: "send" })).status).toBe(200);
+    expect(await reauthenticate(jar, { provider: "email", step: "send" })).toHaveRedirect(`${REAUTH_URL}&step=code`);
     const code = codeIn((await smtp.sink.waitFor(1))[0]!);
     for (const browser of [other, thief]) {
       const res = await reauthenticate(browser, { provider: "email", step: "code", code });
