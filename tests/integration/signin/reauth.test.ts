@@ -183,6 +183,33 @@ describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`
     expect(await isRecent(jar)).toBe(false);
   });
 
+  it("hostile input (NUL, unknown providers, garbage answers, a huge password) is refused below 500 and changes nothing", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    await ageSession(jar, 11);
+    const page = await reauthPage(jar, "/\u0000", "&error=%00&step=%00");
+    expect(page.status).toBe(200);
+    expect(((await page.json()) as ReauthPageData).callbackUrl).toBe("/account");
+    const attempts: Record<string, string>[] = [
+      { provider: "credentials\u0000", password: PASSWORD },
+      { provider: "nobody" },
+      { provider: "credentials", password: `${PASSWORD}\u0000` },
+      { provider: "credentials", password: "x".repeat(5000) },
+      { provider: "email", step: "code", code: "\u0000" },
+      { provider: "email", step: "code", code: "12".repeat(100) },
+      { provider: "passkey", data: "not json" },
+      { provider: "passkey", data: JSON.stringify({ id: "x", rawId: "x", type: "public-key", response: {} }) },
+      { provider: "oidc" },
+    ];
+    for (const fields of attempts) {
+      const res = await reauthenticate(jar, fields);
+      expect(res.status, JSON.stringify(fields).slice(0, 60)).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+    }
+    expect(await isRecent(jar)).toBe(false);
+    expect(await events("reauthenticated")).toHaveLength(0);
+  });
+
   it("a callbackUrl on another origin is not followed: the page goes back to /account", async () => {
     await createUser();
     const { jar } = await signIn();
