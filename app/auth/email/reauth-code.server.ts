@@ -51,6 +51,7 @@ async function sendCode(ctx: ReauthContext, address: string): Promise<ReauthOutc
     log("warn", "auth-failure", { code: "EmailSignin", reason: "re-authentication code not sent", cause: error });
     return { type: "page", status: 503, error: { code: "EmailSignin", message: t("error.EmailSignin") }, step: "choose" };
   }
+  await recordEvent("email-sent", { userId: user.id, ...eventSource(ar), detail: { purpose: "reauth", transport: mailer.kind } });
   const cookie = await emailCodeCookie(ar, { requestId: code.requestId, purpose: "reauth", callbackUrl: null, session: reauthSubject(ctx.session) }, code.expires);
   return { type: "page", status: 200, error: null, step: "code", setCookies: [cookie] };
 }

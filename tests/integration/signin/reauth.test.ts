@@ -234,6 +234,7 @@ describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`
     expect(((await (await reauthPage(jar, "/account", "&step=code")).json()) as ReauthPageData).step).toBe("code");
     const [message] = await smtp.sink.waitFor(1);
     expect(message!.envelope.to).toEqual(["eve@example.com"]);
+    expect((await events("email-sent")).map((e) => JSON.parse(e.detail!).purpose)).toEqual(["reauth"]);
     // A code only: nothing in it signs in anywhere.
     expect(message!.text).not.toMatch(/https?:\/\//);
     const code = codeIn(message!);
