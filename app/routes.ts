@@ -22,6 +22,8 @@ export default [
   route("auth/verify-request", "routes/auth/verify-request.tsx"),
   route("auth/error", "routes/auth/error.tsx"),
   route("auth/two-factor", "routes/auth/two-factor.tsx"),
+  // Re-authentication of the signed-in user before a sensitive change (contract section 16).
+  route("auth/reauth", "routes/auth/reauth.tsx"),
   route("auth/_log", "routes/auth/log.ts"),
   route("auth/csp-report", "routes/auth/csp-report.ts"),
   // Passwords for visitors (contract section 15); off → the same 400 as an unknown action.

@@ -7,7 +7,7 @@
 const BASE = "/auth";
 const PROVIDER = "passkey";
 
-type Action = "authenticate" | "register";
+type Action = "authenticate" | "register" | "reauthenticate";
 
 /** The server refused the options; `reason` is its own text for the person (e.g. sign in again with a code). */
 export class OptionsRefused extends Error {
@@ -30,12 +30,12 @@ async function fetchOptions(action: Action) {
   return body.options;
 }
 
-function submit(action: Action, data: unknown, csrfToken: string, callbackUrl: string) {
+function submit(action: Action, data: unknown, csrfToken: string, callbackUrl: string, target = `${BASE}/callback/${PROVIDER}`, extra: Record<string, string> = {}) {
   const form = document.createElement("form");
   form.method = "post";
-  form.action = `${BASE}/callback/${PROVIDER}`;
+  form.action = target;
   form.hidden = true;
-  for (const [name, value] of Object.entries({ csrfToken, action, data: JSON.stringify(data), callbackUrl })) {
+  for (const [name, value] of Object.entries({ csrfToken, action, data: JSON.stringify(data), callbackUrl, ...extra })) {
     const input = document.createElement("input");
     input.type = "hidden";
     input.name = name;
@@ -70,6 +70,17 @@ export async function signInWithPasskey(csrfToken: string, callbackUrl: string, 
   const optionsJSON = await fetchOptions("authenticate");
   const answer = await startAuthentication({ optionsJSON, useBrowserAutofill: autofill });
   submit("authenticate", answer, csrfToken, callbackUrl);
+}
+
+/**
+ * Proves the signed-in user again with one of their own passkeys (the options allow only theirs)
+ * and posts the answer to the re-authentication page `action`, which goes on to `callbackUrl`.
+ */
+export async function reauthenticateWithPasskey(csrfToken: string, callbackUrl: string, action: string, providerId: string): Promise<void> {
+  const { startAuthentication } = await import("@simplewebauthn/browser");
+  const optionsJSON = await fetchOptions("reauthenticate");
+  const answer = await startAuthentication({ optionsJSON });
+  submit("reauthenticate", answer, csrfToken, callbackUrl, action, { provider: providerId });
 }
 
 /** A cancelled or superseded ceremony is not an error worth showing. */

@@ -100,6 +100,28 @@ export function signInMessage(input: { to: string; url: string; host: string; ma
   });
 }
 
+/**
+ * The code of a re-authentication (ADR 080): a code only, no link — it proves the mailbox to a
+ * browser already signed in that asked for it, and signs nobody in anywhere else.
+ */
+export function reauthCodeMessage(input: { to: string; host: string; code: string; maxAgeSeconds: number }): MailMessage {
+  const subject = t("mail.reauth.subject", { site: SITE_NAME });
+  const heading = t("mail.reauth.heading");
+  const intro = t("mail.reauth.intro", { site: SITE_NAME, host: input.host });
+  const lifetime = describeLifetime(input.maxAgeSeconds);
+  const ignore = t("mail.reauth.ignore");
+  const text = [heading, "", intro, "", t("mail.reauth.code", { code: input.code }), t("mail.reauth.lifetime", { lifetime }), "", ignore, "", `— ${SITE_NAME} (${input.host})`, ""].join("\n");
+  const e = escapeHtml;
+  const html = htmlMail(subject, `<h1 style="margin:0 0 16px;font-size:22px">${e(heading)}</h1>
+<p style="margin:0 0 16px">${e(intro)}</p>
+<p style="margin:0 0 8px;font-size:28px;font-weight:700;letter-spacing:6px;font-family:ui-monospace,Menlo,Consolas,monospace" dir="ltr">${e(input.code)}</p>
+<p style="margin:0 0 16px">${e(t("mail.reauth.lifetime", { lifetime }))}</p>
+<p style="margin:0 0 24px;color:#5b6572">${e(ignore)}</p>
+<p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(input.host)}</p>
+`);
+  return { to: input.to, subject, text, html, code: input.code, purpose: "reauth" };
+}
+
 export function changeEmailMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number }): MailMessage {
   return linkMessage({
     to: input.to,

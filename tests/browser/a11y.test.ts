@@ -162,6 +162,27 @@ const PAGES: PageCase[] = [
     },
   },
   {
+    name: "re-authentication",
+    path: "/auth/reauth?callbackUrl=%2Faccount",
+    signedIn: true,
+    status: 200,
+    title: "Confirm it is you · Vestibule",
+    heading: "Confirm it is you",
+  },
+  {
+    name: "re-authentication, a wrong password",
+    path: "/auth/reauth?callbackUrl=%2Faccount",
+    signedIn: true,
+    status: 200,
+    title: "Confirm it is you · Vestibule",
+    heading: "Confirm it is you",
+    prepare: async (page) => {
+      await page.getByLabel("Your password").fill("not the password");
+      await page.getByRole("button", { name: "Confirm with password" }).click();
+      await page.locator("#reauth-error").waitFor();
+    },
+  },
+  {
     name: "sign-in, the second factor's pending sign-in expired",
     path: "/auth/signin?error=TwoFactorExpired",
     signedIn: false,

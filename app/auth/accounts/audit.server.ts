@@ -38,7 +38,8 @@ export type AuthEventType =
   | "user-enabled"
   | "user-deleted"
   | "account-exported"
-  | "sessions-ended";
+  | "sessions-ended"
+  | "reauthenticated";
 
 export async function recordEvent(
   type: AuthEventType,

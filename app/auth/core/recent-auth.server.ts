@@ -14,14 +14,16 @@ import { sessionAuthenticatedAt, type CurrentSession } from "./session.server";
 /** The JSON error code of a refusal (`403 {"error":"ReauthRequired","url":…}`). */
 export const REAUTH_REQUIRED = "ReauthRequired";
 
+/** The re-authentication page's path under the base path (signin/reauth-page.server.ts). */
+export const REAUTH_PAGE = "/reauth";
+
 /**
- * Where the user proves who they are again and comes back to `page` (a same-origin path or URL;
- * anything else comes back to /account). The one place that builds it: a re-authentication page
- * replaces the sign-in page here.
+ * Where the signed-in user proves who they are again (B/reauth, ADR 080) and comes back to `page`
+ * (a same-origin path or URL; anything else comes back to /account). The one place that builds it.
  */
 export function reauthUrl(ar: AuthRequest, page: string): string {
   const back = validateCallbackUrl(page, ar.origin) ?? `${ar.origin}/account`;
-  return `${ar.origin}${ar.config.basePath}/signin?${new URLSearchParams({ callbackUrl: toRelative(back) })}`;
+  return `${ar.origin}${ar.config.basePath}${REAUTH_PAGE}?${new URLSearchParams({ callbackUrl: toRelative(back) })}`;
 }
 
 /** Whether the session proved who it is within `maxAge` seconds (default AUTH_REAUTH_MAX_AGE). */

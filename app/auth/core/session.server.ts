@@ -518,3 +518,80 @@ export async function sessionAuthenticatedAt(session: CurrentSession, now = new 
   });
   return row?.authenticatedAt ?? null;
 }
+
+/**
+ * A re-authentication of the request's session (contract section 16, ADR 080): the person proved
+ * who they are again, so the session becomes recent — under a new id and a new cookie. The old
+ * cookie, and any copy of it a thief holds, ends here on every instance (the revocation list), so
+ * a copy never becomes recent because its owner re-authenticated. The sign-in it continues stays:
+ * its start (the absolute lifetime counts from it), method, factors and the way in it started
+ * with (credentialRef). Returns the new cookie's Set-Cookie headers, or null when the request's
+ * session is not `session` any more (ended, replaced, another user's).
+ */
+export async function renewAuthentication(
+  ar: AuthRequest,
+  session: CurrentSession,
+  { factors = [] as readonly string[], now = new Date() } = {},
+): Promise<string[] | null> {
+  const client = db();
+  // What the session has proved so far and what was proved now: a second factor given here counts
+  // (ADR 045 lets a session that proved `mfa` add a passkey).
+  const withProved = (before: string | null) => factorsText([...new Set([...(before ? before.split(" ") : []), ...factors])]);
+  if (ar.config.sessionStrategy === "jwt") {
+    const payload = await carriedJwt(ar, now);
+    if (!payload || str(payload.sub) !== session.userId || sidOf(payload) !== session.sessionId) return null;
+    const old = session.sessionId
+      ? await client.session.findFirst({
+          where: { id: session.sessionId, userId: session.userId, kind: "jwt", revokedAt: null },
+          select: { method: true, factors: true, credentialRef: true },
+        })
+      : null;
+    if (session.sessionId && !old) return null;
+    if (session.sessionId) await revokeJwtSessions({ id: session.sessionId, userId: session.userId }, now);
+    const sid = randomUUID();
+    const signedInAt = session.signedInAt;
+    const proved = withProved(old?.factors ?? factorsText(payload.amr));
+    const amr = proved ? { amr: proved.split(" ") } : {};
+    const claims = { ...withoutRegistered(payload), sid, auth_time: signedInAt, ...amr };
+    const written = await writeJwtCookie(ar, session.userId, claims, now, lifetime(ar, signedInAt, now));
+    await recordJwtSession(
+      ar,
+      {
+        sid,
+        userId: session.userId,
+        method: old?.method ?? null,
+        factors: proved,
+        signedInAt,
+        expires: written.expires,
+        signIn: { authenticatedAt: now, credentialRef: old?.credentialRef ?? null },
+      },
+      now,
+    );
+    return written.setCookies;
+  }
+  const token = ar.cookies.get(ar.names.sessionToken);
+  if (!token || !DB_TOKEN_PATTERN.test(token)) return null;
+  const old = await client.session.findFirst({
+    where: { tokenHash: sha256hex(token), id: session.sessionId ?? undefined, userId: session.userId, kind: "database" },
+  });
+  if (!old || old.expires.getTime() <= now.getTime()) return null;
+  const fresh = randomToken(32);
+  // The new row first: a failure leaves the old session as it was.
+  await client.session.create({
+    data: {
+      kind: "database",
+      tokenHash: sha256hex(fresh),
+      userId: old.userId,
+      method: old.method,
+      factors: withProved(old.factors),
+      expires: old.expires,
+      createdAt: old.createdAt,
+      lastUsedAt: now,
+      userAgent: userAgentOf(ar) ?? old.userAgent,
+      authenticatedAt: now,
+      credentialRef: old.credentialRef,
+    },
+  });
+  await endDatabaseSessions({ id: old.id }, now);
+  return [dbCookie(ar, fresh, old.expires)];
+}

@@ -6,9 +6,12 @@ import { db } from "../../db/client.server";
 import type { AuthConfig } from "../core/config.server";
 import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { verifyPassword, MAX_PASSWORD_LENGTH } from "./password.server";
-import type { Provider, SignInMethod } from "../signin/provider";
+import type { Provider, ReauthContext, ReauthOutcome, SignInMethod } from "../signin/provider";
+import { passwordHashOf } from "../accounts/passwords.server";
+import { rateLimitedMessage } from "../core/messages.server";
+import { t } from "../../i18n/t.server";
 import { deviceIdFor } from "../core/device-cookie.server";
-import { consecutiveFailureCeilingReached, countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt } from "../core/limits.server";
+import { consecutiveFailureCeilingReached, countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress } from "../core/request.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { toSessionUser, type SignInResult } from "../accounts/users.server";
@@ -58,6 +61,36 @@ export function credentialsStrategy(config: AuthConfig) {
   });
 }
 
+/**
+ * B/reauth with the signed-in user's own password (ADR 080): a credentials attempt like a sign-in
+ * (contract section 10) — the same counters for the account's address, this client and this
+ * browser's device cookie, a wrong password counted and recorded, a right one resetting them. The
+ * address is the user's own, never typed: there is nobody else to try.
+ */
+async function reauthenticateWithPassword(ctx: ReauthContext): Promise<ReauthOutcome> {
+  const { ar, user } = ctx;
+  const typed = typeof ctx.body.password === "string" && ctx.body.password.length <= MAX_PASSWORD_LENGTH ? ctx.body.password : "";
+  const address = user.email ?? `user:${user.id}`;
+  const deviceId = user.email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, user.email) : null;
+  const reservation = await reserveCredentialsAttempt(ar.config.rateLimits, { address, client: clientAddress(ar), deviceId });
+  if (isLimitRefusal(reservation)) {
+    await recordEvent("rate-limited", { userId: user.id, ...eventSource(ar), detail: { bucket: reservation.limit } });
+    const message = rateLimitedMessage(retryAfterMinutes(reservation.retryAfterSeconds));
+    return { type: "page", status: 429, error: { code: "RateLimited", message }, step: "choose", retryAfterSeconds: reservation.retryAfterSeconds };
+  }
+  // No password: the dummy hash's work, and the same refusal as a wrong one.
+  const stored = await passwordHashOf(user.id);
+  const ok = (await verifyPassword(stored, typed)) && typed !== "";
+  await reservation.settle(ok);
+  if (!ok) {
+    // A wrong password here is one more against the account (ADR 083's ceiling counts them all).
+    if (user.email) await countConsecutiveFailure(ar.config.rateLimits, user.email);
+    await recordEvent("signin-failed", { userId: user.id, ...eventSource(ar), detail: { provider: "credentials", intent: "reauth" } });
+    return { type: "page", status: 400, error: { code: "CredentialsSignin", message: t("reauth.passwordWrong") }, step: "choose" };
+  }
+  return { type: "proved", providerType: "credentials" };
+}
+
 function credentialsProviders(config: AuthConfig): Provider[] {
   if (!config.credentials) return [];
   return [
@@ -69,6 +102,7 @@ function credentialsProviders(config: AuthConfig): Provider[] {
       callback: async (ctx) => keepAddressOnRefusal(ctx, await runStrategy(ctx, "credentials")),
       callbackMethods: ["POST"],
       callbackRequiresCsrf: true,
+      reauthenticate: reauthenticateWithPassword,
     },
   ];
 }

@@ -41,8 +41,11 @@ export function newEmailCode(secrets: readonly [string, ...string[]], maxAgeSeco
   return { code, requestId, codeHash: hmac(secrets[0], requestId, code), expires: new Date(now.getTime() + maxAgeSeconds * 1000) };
 }
 
-/** What the sealed cookie names: the request, what it is for, where a right code lands. */
-export type PendingCode = { requestId: string; purpose: TokenPurpose; callbackUrl: string | null };
+/**
+ * What the sealed cookie names: the request, what it is for, where a right code lands, and for a
+ * re-authentication the session it was asked in (ADR 080).
+ */
+export type PendingCode = { requestId: string; purpose: TokenPurpose; callbackUrl: string | null; session?: string | null };
 
 /**
  * How many of this browser's latest requests the cookie names (ADR 062): the code of an e-mail
@@ -52,8 +55,13 @@ export type PendingCode = { requestId: string; purpose: TokenPurpose; callbackUr
 export const MAX_LIVE_CODES = 3;
 const MAX_PAYLOAD_CHARS = 2400;
 
-type Entry = { rid: string; p: TokenPurpose; cb?: string };
-const entryOf = (pending: PendingCode): Entry => ({ rid: pending.requestId, p: pending.purpose, ...(pending.callbackUrl ? { cb: pending.callbackUrl } : {}) });
+type Entry = { rid: string; p: TokenPurpose; cb?: string; s?: string };
+const entryOf = (pending: PendingCode): Entry => ({
+  rid: pending.requestId,
+  p: pending.purpose,
+  ...(pending.callbackUrl ? { cb: pending.callbackUrl } : {}),
+  ...(pending.session ? { s: pending.session } : {}),
+});
 
 /**
  * The Set-Cookie of the answer that sent the e-mail: the new request first, then this browser's
@@ -73,10 +81,10 @@ export function clearEmailCodeCookie(ar: AuthRequest): string {
 }
 
 function pendingOf(value: unknown): PendingCode | null {
-  const { rid, p, cb } = (value ?? {}) as { rid?: unknown; p?: unknown; cb?: unknown };
+  const { rid, p, cb, s } = (value ?? {}) as { rid?: unknown; p?: unknown; cb?: unknown; s?: unknown };
   if (typeof rid !== "string" || !REQUEST_ID_PATTERN.test(rid)) return null;
-  if (p !== "signin" && p !== "signup" && p !== "reset") return null;
-  return { requestId: rid, purpose: p, callbackUrl: typeof cb === "string" ? cb : null };
+  if (p !== "signin" && p !== "signup" && p !== "reset" && p !== "reauth") return null;
+  return { requestId: rid, purpose: p, callbackUrl: typeof cb === "string" ? cb : null, session: typeof s === "string" ? s : null };
 }
 
 /** The pending requests this browser may finish with a code, newest first; empty when absent, expired or forged. */
@@ -140,9 +148,11 @@ export async function attemptEmailCode(
   typed: string,
   purposes: readonly TokenPurpose[],
   now = new Date(),
+  /** Which of the named requests may take this code (a re-authentication: those of its session). */
+  accept: (pending: PendingCode) => boolean = () => true,
 ): Promise<CodeAttempt> {
   const named = await readEmailCodeCookie(ar);
-  const ids = named.filter((p) => purposes.includes(p.purpose)).map((p) => p.requestId);
+  const ids = named.filter((p) => purposes.includes(p.purpose) && accept(p)).map((p) => p.requestId);
   if (ids.length === 0) return { result: "ended" };
   const client = db();
   const live = await client.verificationToken.findMany({ where: liveWhere(ids, purposes, now), select: { requestId: true, identifier: true } });

@@ -29,6 +29,7 @@ import { toSessionUser, type SignInResult } from "../accounts/users.server";
 import { consumeTokenRow, peekToken, type UsedRequest } from "./verification-token.server";
 import { attemptEmailCode, browserAskedFor, clearEmailCodeCookie, codeRefusedResponse, typedCode } from "./email-code.server";
 import { sendLinkEmail } from "./send.server";
+import { reauthenticateByEmail } from "./reauth-code.server";
 
 export const EMAIL_PROVIDER_ID = "email";
 
@@ -237,6 +238,7 @@ function emailProviders(config: AuthConfig): Provider[] {
       callback: emailCallback,
       callbackMethods: ["GET", "POST"],
       callbackRequiresCsrf: false,
+      reauthenticate: reauthenticateByEmail,
     },
   ];
 }

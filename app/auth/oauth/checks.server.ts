@@ -26,7 +26,28 @@ const KINDS: readonly CheckKind[] = ["state", "pkceCodeVerifier", "nonce"];
  * two tabs keep their own, and it survives a form_post return, which does not carry the
  * SameSite=Lax callback-url cookie.
  */
-type Entry = { flow: string; value: string; provider: string; expiresAt: number; formPost?: boolean; callbackUrl?: string; maxAge?: number };
+type Entry = {
+  flow: string;
+  value: string;
+  provider: string;
+  expiresAt: number;
+  formPost?: boolean;
+  callbackUrl?: string;
+  maxAge?: number;
+  reauth?: ReauthFlow;
+};
+
+/**
+ * A re-authentication at the provider (ADR 080), kept in the state entry: the signed-in user and
+ * session that asked, and when (seconds): the answer must be an account of that user, proved
+ * after that moment.
+ */
+export type ReauthFlow = { userId: string; subject: string; at: number };
+
+function isReauthFlow(v: unknown): v is ReauthFlow {
+  const r = v as Record<string, unknown> | null;
+  return typeof r === "object" && r !== null && typeof r.userId === "string" && typeof r.subject === "string" && typeof r.at === "number";
+}
 
 /** What one sign-in put in the cookies. `nonce` is null for plain OAuth 2.0 providers. */
 export type Flow = {
@@ -38,6 +59,8 @@ export type Flow = {
   callbackUrl: string | null;
   /** The max_age (seconds) the authorization request carried: the ID token's auth_time must honour it. */
   maxAge: number | null;
+  /** Set when the flow re-authenticates a signed-in user (B/reauth) instead of signing in. */
+  reauth: ReauthFlow | null;
 };
 
 type Sealed = Entry & { earlier?: Entry[] };
@@ -65,6 +88,7 @@ async function readEntries(ar: AuthRequest, kind: CheckKind): Promise<Entry[]> {
     formPost: payload.formPost === true,
     ...(typeof payload.callbackUrl === "string" ? { callbackUrl: payload.callbackUrl } : {}),
     ...(typeof payload.maxAge === "number" ? { maxAge: payload.maxAge } : {}),
+    ...(isReauthFlow(payload.reauth) ? { reauth: payload.reauth } : {}),
   };
   const earlier = Array.isArray(payload.earlier) ? payload.earlier : [];
   const t = now();
@@ -114,7 +138,15 @@ async function sealEntries(ar: AuthRequest, name: string, entries: Entry[]): Pro
  */
 export async function storeFlow(
   ar: AuthRequest,
-  values: { provider: string; state: string; codeVerifier: string | null; nonce: string | null; callbackUrl: string; maxAge: number | null },
+  values: {
+    provider: string;
+    state: string;
+    codeVerifier: string | null;
+    nonce: string | null;
+    callbackUrl: string;
+    maxAge: number | null;
+    reauth?: ReauthFlow | null;
+  },
   options: { formPost: boolean },
 ): Promise<string[]> {
   const flow = randomToken(12);
@@ -141,6 +173,7 @@ export async function storeFlow(
       ...(options.formPost ? { formPost: true } : {}),
       ...(kind === "state" ? { callbackUrl: values.callbackUrl } : {}),
       ...(kind === "state" && values.maxAge !== null ? { maxAge: values.maxAge } : {}),
+      ...(kind === "state" && values.reauth ? { reauth: values.reauth } : {}),
     };
     const next = value === null ? current : [entry, ...current];
     const { setCookie, kept } = await writeEntries(ar, kind, next.slice(0, MAX_PENDING_FLOWS));
@@ -205,6 +238,7 @@ export async function consumeFlow(ar: AuthRequest, provider: string, state: stri
           nonce: nonce?.value ?? null,
           callbackUrl: match.callbackUrl ?? null,
           maxAge: match.maxAge ?? null,
+          reauth: isReauthFlow(match.reauth) ? match.reauth : null,
         },
       };
     }

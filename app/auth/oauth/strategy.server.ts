@@ -21,7 +21,7 @@ import { tokenSetFrom, type TokenSet } from "./tokens.server";
 import { standardProfile, type Claims, type OAuthProfile, type OAuthProviderDefinition } from "./presets/definition";
 import { resolveCallbackUrl } from "../core/callback-url.server";
 import { authBaseUrl, authRequest, clientAddress, type AuthRequest } from "../core/request.server";
-import { consumeFlow, storeFlow } from "./checks.server";
+import { consumeFlow, storeFlow, type Flow, type ReauthFlow } from "./checks.server";
 import { expectedIdTokenIssuer, providerClient, processTokenResponse, type ProviderClient } from "./client.server";
 import { fetchJson, OutboundError, outbound, outboundBudget, requestOptions, verifyJwtSignature } from "./http.server";
 
@@ -31,6 +31,10 @@ export type OAuthVerifyParams = {
   provider: OAuthProviderDefinition;
   profile: OAuthProfile;
   tokens: TokenSet;
+  /** The flow this answer belongs to (a re-authentication's is marked: ADR 080). */
+  flow: Flow;
+  /** The ID token's auth_time (seconds), when the provider sent one. */
+  authTime: number | null;
 };
 
 /**
@@ -86,10 +90,32 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
 
   /** Leg 1: a redirect to the provider's authorization endpoint, with the check cookies. */
   private async authorize(ar: AuthRequest, request: Request): Promise<Response> {
-    const d = this.definition;
     // The same callback URL the sign-in flow resolved (body, then query, then cookie).
     const form = Object.fromEntries(new URLSearchParams((await request.text()) || ""));
     const { url: callbackUrl } = resolveCallbackUrl(ar, form);
+    const asked = new URLSearchParams();
+    for (const [name, value] of ar.url.searchParams) {
+      if (CLIENT_AUTHORIZATION_PARAMS.get(name)?.(value, this.definition)) asked.set(name, value);
+    }
+    return this.authorizationRedirect(ar, callbackUrl, asked, null);
+  }
+
+  /**
+   * A re-authentication of the signed-in user (B/reauth, ADR 080), OpenID Connect only: the
+   * provider must ask the person again (prompt=login) and say when it did (max_age=0, so the ID
+   * token's auth_time is required and checked); the flow remembers who asked and when.
+   */
+  async startReauthentication(ar: AuthRequest, callbackUrl: string, reauth: ReauthFlow): Promise<Response> {
+    if (this.definition.type !== "oidc") throw new AuthError("OAuthSignin", { log: "re-authentication needs an OpenID provider" });
+    try {
+      return await this.authorizationRedirect(ar, callbackUrl, new URLSearchParams({ prompt: "login", max_age: "0" }), reauth);
+    } catch (error) {
+      throw toAuthError("signIn", error);
+    }
+  }
+
+  private async authorizationRedirect(ar: AuthRequest, callbackUrl: string, asked: URLSearchParams, reauth: ReauthFlow | null): Promise<Response> {
+    const d = this.definition;
     const pc = await providerClient(d, outboundBudget(this.config));
     const state = oauth.generateRandomState();
     const codeVerifier = oauth.generateRandomCodeVerifier();
@@ -103,9 +129,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     if (!params.has("scope")) params.set("scope", d.scope);
     for (const [k, v] of Object.entries(d.authorizationParams ?? {})) params.set(k, v);
     if (d.responseMode) params.set("response_mode", d.responseMode);
-    for (const [name, value] of ar.url.searchParams) {
-      if (CLIENT_AUTHORIZATION_PARAMS.get(name)?.(value, d)) params.set(name, value);
-    }
+    for (const [name, value] of asked) params.set(name, value);
     // An ID token is required from an OIDC provider, whatever scope the client asked for.
     const scopes = (params.get("scope") ?? "").split(" ").filter(Boolean);
     if (d.type === "oidc" && !scopes.includes("openid")) params.set("scope", ["openid", ...scopes].join(" "));
@@ -117,7 +141,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     const maxAge = params.has("max_age") && d.type === "oidc" ? Number(params.get("max_age")) : null;
     const setCookies = await storeFlow(
       ar,
-      { provider: d.id, state, codeVerifier, nonce, callbackUrl, maxAge },
+      { provider: d.id, state, codeVerifier, nonce, callbackUrl, maxAge, reauth },
       { formPost: params.get("response_mode") === "form_post" },
     );
     const headers = new Headers({ Location: url.href });
@@ -169,7 +193,8 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     const tokens = tokenSetFrom(tokenResponse, params.get("session_state"));
 
     const profile = d.type === "oidc" ? await this.oidcProfile(pc, tokenResponse) : await this.oauthProfile(pc, tokens.accessToken);
-    return this.verify({ request, config: this.config, provider: d, profile, tokens });
+    const authTime = d.type === "oidc" ? oauth.getValidatedIdTokenClaims(tokenResponse)?.auth_time : undefined;
+    return this.verify({ request, config: this.config, provider: d, profile, tokens, flow, authTime: typeof authTime === "number" ? authTime : null });
   }
 
   /**

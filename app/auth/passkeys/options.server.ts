@@ -15,6 +15,8 @@ import { sessionMayAddExemptMethod } from "../signin/flow.server";
 import { issueChallenge } from "./challenge.server";
 import { relyingParty } from "./relying-party.server";
 
+type AllowedTransports = NonNullable<NonNullable<Parameters<typeof generateAuthenticationOptions>[0]["allowCredentials"]>[number]["transports"]>;
+
 /** Milliseconds the browser gives the person to answer (it is a hint; the cookie lasts 900 s). */
 const CEREMONY_TIMEOUT_MS = 5 * 60 * 1000;
 
@@ -30,7 +32,7 @@ export function userHandle(userId: string): Uint8Array<ArrayBuffer> {
 
 export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response> {
   const action = ar.url.searchParams.get("action");
-  if (action !== null && action !== "authenticate" && action !== "register") return refusal("invalidAction");
+  if (action !== null && action !== "authenticate" && action !== "register" && action !== "reauthenticate") return refusal("invalidAction");
   // Read without rolling: this JSON answer is not where a session's cookie is re-issued.
   const { session } = await getSession(ar, { roll: false });
   const decided = action ?? (session ? null : "authenticate");
@@ -41,6 +43,21 @@ export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response
     const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: "required", timeout: CEREMONY_TIMEOUT_MS });
     const cookie = await issueChallenge(ar, options.challenge, "authenticate", null);
     return jsonResponse({ action: "authenticate", options }, { setCookies: [cookie], noCache: true });
+  }
+
+  if (decided === "reauthenticate") {
+    // B/reauth (ADR 080): only the signed-in user's own passkeys are offered and accepted.
+    if (!session) return refusal("invalidRequest");
+    const own = await db().passkey.findMany({ where: { userId: session.userId }, select: { credentialId: true, transports: true } });
+    if (own.length === 0) return refusal("invalidRequest");
+    const options = await generateAuthenticationOptions({
+      rpID: rp.id,
+      userVerification: "required",
+      timeout: CEREMONY_TIMEOUT_MS,
+      allowCredentials: own.map((p) => ({ id: p.credentialId, transports: p.transports ? (p.transports.split(",") as AllowedTransports) : undefined })),
+    });
+    const cookie = await issueChallenge(ar, options.challenge, "reauthenticate", session.userId);
+    return jsonResponse({ action: "reauthenticate", options }, { setCookies: [cookie], noCache: true });
   }
 
   if (!session) return refusal("signInToRegister");

@@ -12,10 +12,13 @@ import { passkeyCredentialRef, toSessionUser, type SignInResult } from "../accou
 import type { AuthConfig } from "../core/config.server";
 import { AuthError } from "../core/errors";
 import { readBody } from "../core/body.server";
-import { isLimitRefusal, reservePasskeyAnswer } from "../core/limits.server";
+import { isLimitRefusal, reservePasskeyAnswer, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { runStrategy } from "../signin/flow.server";
-import type { FlowContext, Provider, SignInMethod } from "../signin/provider";
+import type { FlowContext, Provider, ReauthContext, ReauthOutcome, SignInMethod } from "../signin/provider";
+import { log } from "../core/log.server";
+import { rateLimitedMessage } from "../core/messages.server";
+import { t } from "../../i18n/t.server";
 import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge, type PendingChallenge } from "./challenge.server";
 import { parseAuthentication, signedChallenge } from "./credential-response.server";
 import { userHandle, webauthnOptionsResponse } from "./options.server";
@@ -79,71 +82,102 @@ class PasskeyStrategy extends Strategy<SignInResult, never> {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: reservation.limit } });
       throw new AuthError("RateLimited", { log: `passkey limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds });
     }
-    const result = await this.checkAnswer(ar, request);
+    const form = await readBody(request);
+    const result = await checkAnswer(ar, form.data, null);
     await reservation.settle(true);
     return result;
   }
+}
 
-  /** The answer checked: the passkey's user, or a refusal (which stays counted). */
-  private async checkAnswer(ar: AuthRequest, request: Request): Promise<SignInResult> {
-    const form = await readBody(request);
-    const response = parseAuthentication(form.data);
-    if (!response) throw refused("malformed authentication response");
-    const { entry } = await takeChallenge(ar, signedChallenge(response.response.clientDataJSON));
-    if (!entry || entry.action !== "authenticate") throw refused("no authenticate challenge in this browser");
+/**
+ * The answer checked: the passkey's user, or a refusal (which stays counted). `reauthOf`: a
+ * re-authentication's (ADR 080) — its own challenge, for that user, with one of their passkeys.
+ */
+async function checkAnswer(ar: AuthRequest, data: unknown, reauthOf: string | null): Promise<SignInResult> {
+  const response = parseAuthentication(data);
+  if (!response) throw refused("malformed authentication response");
+  const { entry } = await takeChallenge(ar, signedChallenge(response.response.clientDataJSON));
+  const expected = reauthOf ? "reauthenticate" : "authenticate";
+  if (!entry || entry.action !== expected || (reauthOf !== null && entry.userId !== reauthOf)) throw refused(`no ${expected} challenge in this browser`);
 
-    const passkey = await db().passkey.findUnique({
-      where: { credentialId: response.id },
-      include: { user: { select: { id: true, name: true, email: true, image: true } } },
-    });
-    // Every refusal from here on is recorded (for the owner's activity when the credential is
-    // known), so a known and an unknown credential cost the same writes as well as the same checks.
-    const fail = async (log: string, cause?: unknown) => {
-      await recordEvent("signin-failed", { userId: passkey?.userId ?? null, ...eventSource(ar), detail: { provider: PASSKEY_PROVIDER_ID } });
-      return refused(log, cause);
-    };
-    if (!passkey) {
-      await verifyAssertion(ar, response, entry, UNKNOWN_CREDENTIAL).catch(() => null);
-      throw await fail("unknown credential");
-    }
-    // A discoverable credential names its account; it must be the passkey's owner.
-    if (response.response.userHandle !== undefined && response.response.userHandle !== Buffer.from(userHandle(passkey.userId)).toString("base64url")) {
-      throw await fail("user handle of another account");
-    }
-    let info;
-    try {
-      info = await verifyAssertion(ar, response, entry, {
-        id: passkey.credentialId,
-        publicKey: new Uint8Array(Buffer.from(passkey.publicKey, "base64url")),
-        counter: Number(passkey.counter),
-        transports: passkey.transports ? (passkey.transports.split(",") as WebAuthnCredential["transports"]) : undefined,
-      });
-    } catch (error) {
-      throw await fail("assertion did not verify", (error as AuthError).cause);
-    }
-    if (!info) throw await fail("assertion did not verify");
-
-    // One step: the challenge is spent and the counter moves on from the value just checked. A
-    // replay (same challenge) or a concurrent use of the same counter value writes nothing.
-    const now = new Date();
-    const used = await db()
-      .$transaction(async (tx) => {
-        await spendChallenge(tx, entry);
-        const { count } = await tx.passkey.updateMany({
-          where: { id: passkey.id, counter: passkey.counter },
-          data: { counter: BigInt(info.newCounter), lastUsedAt: now, backedUp: info.credentialBackedUp, deviceType: info.credentialDeviceType },
-        });
-        if (count !== 1) throw new CounterMoved();
-      })
-      .then(
-        () => true,
-        // A replay or a race refuses; a database that failed is the flow's Configuration error.
-        (error: unknown) => (error instanceof CounterMoved || isRefusedWrite(error) ? false : Promise.reject(error)),
-      );
-    if (!used) throw await fail("challenge already used or counter moved");
-    await forgetExpiredChallenges().catch(() => {});
-    return { user: toSessionUser(passkey.user), isNewUser: false, credentialRef: passkeyCredentialRef(passkey.id) };
+  const passkey = await db().passkey.findUnique({
+    where: { credentialId: response.id },
+    include: { user: { select: { id: true, name: true, email: true, image: true } } },
+  });
+  // Every refusal from here on is recorded (for the owner's activity when the credential is
+  // known), so a known and an unknown credential cost the same writes as well as the same checks.
+  const fail = async (log: string, cause?: unknown) => {
+    await recordEvent("signin-failed", { userId: passkey?.userId ?? null, ...eventSource(ar), detail: { provider: PASSKEY_PROVIDER_ID } });
+    return refused(log, cause);
+  };
+  // Another account's passkey proves nothing about this one: the same work and refusal as an unknown one.
+  if (!passkey || (reauthOf !== null && passkey.userId !== reauthOf)) {
+    await verifyAssertion(ar, response, entry, UNKNOWN_CREDENTIAL).catch(() => null);
+    throw await fail(passkey ? "passkey of another account" : "unknown credential");
   }
+  // A discoverable credential names its account; it must be the passkey's owner.
+  if (response.response.userHandle !== undefined && response.response.userHandle !== Buffer.from(userHandle(passkey.userId)).toString("base64url")) {
+    throw await fail("user handle of another account");
+  }
+  let info;
+  try {
+    info = await verifyAssertion(ar, response, entry, {
+      id: passkey.credentialId,
+      publicKey: new Uint8Array(Buffer.from(passkey.publicKey, "base64url")),
+      counter: Number(passkey.counter),
+      transports: passkey.transports ? (passkey.transports.split(",") as WebAuthnCredential["transports"]) : undefined,
+    });
+  } catch (error) {
+    throw await fail("assertion did not verify", (error as AuthError).cause);
+  }
+  if (!info) throw await fail("assertion did not verify");
+
+  // One step: the challenge is spent and the counter moves on from the value just checked. A
+  // replay (same challenge) or a concurrent use of the same counter value writes nothing.
+  const now = new Date();
+  const used = await db()
+    .$transaction(async (tx) => {
+      await spendChallenge(tx, entry);
+      const { count } = await tx.passkey.updateMany({
+        where: { id: passkey.id, counter: passkey.counter },
+        data: { counter: BigInt(info.newCounter), lastUsedAt: now, backedUp: info.credentialBackedUp, deviceType: info.credentialDeviceType },
+      });
+      if (count !== 1) throw new CounterMoved();
+    })
+    .then(
+      () => true,
+      // A replay or a race refuses; a database that failed is the flow's Configuration error.
+      (error: unknown) => (error instanceof CounterMoved || isRefusedWrite(error) ? false : Promise.reject(error)),
+    );
+  if (!used) throw await fail("challenge already used or counter moved");
+  await forgetExpiredChallenges().catch(() => {});
+  return { user: toSessionUser(passkey.user), isNewUser: false, credentialRef: passkeyCredentialRef(passkey.id) };
+}
+
+/**
+ * POST B/reauth with `provider=passkey` (ADR 080): the answer to a `reauthenticate` ceremony, under
+ * the same per-client budget of failed answers as a sign-in (ADR 063).
+ */
+async function reauthenticateWithPasskey(ctx: ReauthContext): Promise<ReauthOutcome> {
+  const { ar } = ctx;
+  // The entry this answer used leaves the cookie whatever the outcome.
+  const response = parseAuthentication(ctx.body.data);
+  if (response) ctx.setCookies.push((await takeChallenge(ar, signedChallenge(response.response.clientDataJSON))).setCookie);
+  const reservation = await reservePasskeyAnswer(ar.config.rateLimits, clientAddress(ar));
+  if (isLimitRefusal(reservation)) {
+    await recordEvent("rate-limited", { userId: ctx.user.id, ...eventSource(ar), detail: { bucket: reservation.limit } });
+    const message = rateLimitedMessage(retryAfterMinutes(reservation.retryAfterSeconds));
+    return { type: "page", status: 429, error: { code: "RateLimited", message }, step: "choose", retryAfterSeconds: reservation.retryAfterSeconds };
+  }
+  try {
+    await checkAnswer(ar, ctx.body.data, ctx.user.id);
+  } catch (error) {
+    if (!(error instanceof AuthError)) throw error;
+    log("warn", "auth-failure", { code: error.code, reason: error.message, cause: error.cause, path: ar.url.pathname });
+    return { type: "page", status: 400, error: { code: "WebAuthnVerificationError", message: t("reauth.passkeyRefused") }, step: "choose" };
+  }
+  await reservation.settle(true);
+  return { type: "proved", providerType: "webauthn" };
 }
 
 /** POST /auth/callback/passkey: which ceremony the browser finished decides the way. */
@@ -169,6 +203,7 @@ function passkeyProviders(config: AuthConfig): Provider[] {
       callbackMethods: ["POST"],
       callbackRequiresCsrf: true,
       webauthnOptions: webauthnOptionsResponse,
+      reauthenticate: reauthenticateWithPasskey,
     },
   ];
 }

@@ -10,3 +10,4 @@ export { accountDeletedHooks, authorizationOrigins, findProvider, getProviders }
 export { signOutAction } from "./signout.server";
 export { twoFactorAction, twoFactorJsonAction, twoFactorPageData, type TwoFactorOutcome } from "./two-factor-page.server";
 export { verifyRequestPageData } from "./verify-request-page.server";
+export { reauthAction, reauthJsonAction, reauthPageData, type ReauthPage, type ReauthPageOutcome } from "./reauth-page.server";

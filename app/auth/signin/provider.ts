@@ -6,7 +6,9 @@ import type { AccountDeletedHook } from "../accounts/deletion.server";
 import type { SignInResult } from "../accounts/users.server";
 import type { Body } from "../core/body.server";
 import type { AuthConfig } from "../core/config.server";
+import type { AuthErrorCode } from "../core/errors";
 import type { AuthRequest } from "../core/request.server";
+import type { CurrentSession } from "../core/session.server";
 
 export type ProviderType = "oauth" | "oidc" | "email" | "credentials" | "webauthn";
 
@@ -53,7 +55,44 @@ export type Provider = {
   webauthnOptions?: (ar: AuthRequest) => Promise<Response>;
   /** Credentials callbacks are form posts from our own page, so they carry the CSRF token. */
   callbackRequiresCsrf: boolean;
+  /**
+   * POST B/reauth with `provider=<id>` (contract section 16, ADR 080), after the page's CSRF check:
+   * the signed-in user proves this factor of their own again. Never signs anyone in, links or
+   * switches users.
+   */
+  reauthenticate?: (ctx: ReauthContext) => Promise<ReauthOutcome>;
 };
+
+/** A re-authentication: the signed-in session and its user, and the page's request. */
+export type ReauthContext = {
+  ar: AuthRequest;
+  body: Body;
+  json: boolean;
+  /** The validated absolute URL to go back to. */
+  callbackUrl: string;
+  session: CurrentSession;
+  user: { id: string; email: string | null };
+  /** Cookies the answer must carry whatever it is. */
+  setCookies: string[];
+};
+
+/**
+ * What a method answers: the factor was proved (the flow finishes: the second factor, or the
+ * renewed session); a protocol hop or an error redirect to pass on; or a refusal the page shows
+ * (`step`: the form to show again, e.g. the e-mailed code's).
+ */
+export type ReauthOutcome =
+  | { type: "proved"; providerType: ProviderType }
+  | { type: "response"; response: Response }
+  | {
+      type: "page";
+      status: number;
+      /** The refusal: its Auth.js-style code (a JSON client's `?error=`) and the text the page shows. */
+      error: { code: AuthErrorCode; message: string } | null;
+      step: "choose" | "code";
+      setCookies?: string[];
+      retryAfterSeconds?: number;
+    };
 
 /**
  * Runs after the session has ended. A hook may return a URL to send the browser on to instead of

@@ -20,7 +20,7 @@ import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { clearPendingSignIn, PENDING_SIGN_IN_MAX_AGE, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
 import { withSecondFactor } from "../two-factor/policy.server";
 import { spendSecondFactorCode } from "../two-factor/store.server";
-import { failureResponse, parsePost, startSession } from "./flow.server";
+import { failureResponse, parsePost, reauthenticatingSession, renewReauthenticated, startSession } from "./flow.server";
 import { t } from "../../i18n/t.server";
 
 /** Longest code field read: a 6-digit code or a 19-character recovery code (ADR 074), with some spacing. */
@@ -83,6 +83,10 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
   if (!user) return { type: "response", response: pendingGone(ar, json) };
   const limits = ar.config.rateLimits;
   if (await pendingSignInFinished(limits, pending.id)) return { type: "response", response: alreadyFinished(ar, pending, json) };
+  // A re-authentication (ADR 080) finishes only in the session that started it: signed out since,
+  // or signed in as someone else, the code has nothing to renew, and none is tried.
+  const reauthenticating = pending.reauthOf ? await reauthenticatingSession(ar, pending.userId, pending.reauthOf) : null;
+  if (pending.reauthOf && !reauthenticating) return { type: "response", response: pendingGone(ar, json) };
   // A browser that signed in to this account before spends its own budget, not the account's
   // (which anyone with the password can spend with wrong codes).
   const deviceId = user.email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, user.email) : null;
@@ -107,6 +111,11 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
     if (pending.passwordHash) await applyPasswordReset(ar, user.id, pending.passwordHash, pending.passwordFloorMet);
     let callbackUrl = validateCallbackUrl(pending.callbackUrl, ar.origin) ?? `${ar.origin}/`;
     if (factor.kind === "recovery") callbackUrl = recoveryCodeUsedUrl(ar, callbackUrl);
+    if (reauthenticating) {
+      const factors = withSecondFactor(pending.firstFactor, factor.kind);
+      const response = await renewReauthenticated({ ar, json, callbackUrl, setCookies: clearPendingSignIn(ar) }, reauthenticating, pending.method, factors);
+      return { type: "response", response };
+    }
     const response = await startSession(
       { ar, json, callbackUrl, setCookies: clearPendingSignIn(ar) },
       pending.method,

@@ -34,7 +34,7 @@ export async function codeFormFor(request: Request, type: VerifyRequestType): Pr
   // address whatever its type says (contract section 15). Sign-in and sign-up codes are typed in
   // the same form; a reset code goes with a new password.
   const reset = type === "reset";
-  const pending = (await readEmailCodeCookie(ar)).find((p) => (p.purpose === "reset") === reset);
+  const pending = (await readEmailCodeCookie(ar)).find((p) => p.purpose !== "reauth" && (p.purpose === "reset") === reset);
   if (!pending) return { form: null, setCookies: [] };
   const csrf = ensureCsrfToken(ar);
   const callbackUrl = pending.callbackUrl ? validateCallbackUrl(pending.callbackUrl, ar.origin) : null;

@@ -36,14 +36,20 @@ export type PendingSignIn = {
   passwordFloorMet: number | null;
   /** The stored way in of the first factor (a linked account), for the session it starts. */
   credentialRef: string | null;
+  /**
+   * A re-authentication (ADR 080): the id of the signed-in session the first factor proved again.
+   * The second factor then renews that session instead of starting one, and only in it.
+   */
+  reauthOf: string | null;
 };
 
 export async function issuePendingSignIn(
   ar: AuthRequest,
-  pending: Omit<PendingSignIn, "id" | "firstFactorAt" | "passwordHash" | "passwordFloorMet" | "credentialRef"> & {
+  pending: Omit<PendingSignIn, "id" | "firstFactorAt" | "passwordHash" | "passwordFloorMet" | "credentialRef" | "reauthOf"> & {
     passwordHash?: string | null;
     passwordFloorMet?: number | null;
     credentialRef?: string | null;
+    reauthOf?: string | null;
   },
   now = new Date(),
 ): Promise<string> {
@@ -59,6 +65,7 @@ export async function issuePendingSignIn(
     ...(pending.passwordHash ? { pwh: pending.passwordHash } : {}),
     ...(pending.passwordHash && typeof pending.passwordFloorMet === "number" ? { pwf: pending.passwordFloorMet } : {}),
     ...(pending.credentialRef ? { cr: pending.credentialRef } : {}),
+    ...(pending.reauthOf ? { ra: pending.reauthOf } : {}),
   };
   const sealed = await encodeJwt({ payload, secrets: ar.config.secrets, salt: name, maxAge: PENDING_SIGN_IN_MAX_AGE, now });
   return serializeCookie(name, sealed, { secure: ar.secure, maxAge: PENDING_SIGN_IN_MAX_AGE });
@@ -85,7 +92,21 @@ export async function readPendingSignIn(ar: AuthRequest, now = new Date()): Prom
   const passwordHash = payload.pwh === undefined ? null : str(payload.pwh, 512);
   if (payload.pwh !== undefined && passwordHash === null) return null;
   const passwordFloorMet = passwordHash && Number.isSafeInteger(payload.pwf) ? (payload.pwf as number) : null;
-  return { id, userId, method, firstFactor, callbackUrl, isNewUser: payload.new === true, firstFactorAt, passwordHash, passwordFloorMet, credentialRef: str(payload.cr, 128) };
+  const reauthOf = payload.ra === undefined ? null : str(payload.ra, 64);
+  if (payload.ra !== undefined && reauthOf === null) return null;
+  return {
+    id,
+    userId,
+    method,
+    firstFactor,
+    callbackUrl,
+    isNewUser: payload.new === true,
+    firstFactorAt,
+    passwordHash,
+    passwordFloorMet,
+    credentialRef: str(payload.cr, 128),
+    reauthOf,
+  };
 }
 
 /** Expires the pending cookie (a finished, ended or unreadable pending sign-in). */

@@ -71,7 +71,7 @@ async function intent(jar: CookieJar, fields: Record<string, string>, { json = f
   return res;
 }
 
-const REAUTH_URL = `${ORIGIN}/auth/signin?callbackUrl=%2Faccount`;
+const REAUTH_URL = `${ORIGIN}/auth/reauth?callbackUrl=%2Faccount`;
 
 async function expectReauthForm(res: Response) {
   expect(res.status).toBe(403);
@@ -119,7 +119,7 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
       expect(res.status).toBe(403);
       const body = (await res.json()) as { error: string; url: string };
       expect(body.error).toBe("ReauthRequired");
-      expect(body.url).toMatch(new RegExp(`^${ORIGIN}/auth/signin\\?callbackUrl=%2Faccount%2Femail%3Ftoken%3D`));
+      expect(body.url).toMatch(new RegExp(`^${ORIGIN}/auth/reauth\\?callbackUrl=%2Faccount%2Femail%3Ftoken%3D`));
     }
     expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).email).toBe("owner@example.com");
     expect(await testDb().verificationToken.count()).toBe(1);
@@ -307,7 +307,7 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
     const refused = await requireRecentAuth(get("/app/transfer?x=1", { jar: thief })).catch((thrown: unknown) => thrown);
     expect(refused).toBeInstanceOf(Response);
     expect((refused as Response).status).toBe(403);
-    expect(await (refused as Response).json()).toEqual({ error: "ReauthRequired", url: `${ORIGIN}/auth/signin?callbackUrl=%2Fapp%2Ftransfer%3Fx%3D1` });
+    expect(await (refused as Response).json()).toEqual({ error: "ReauthRequired", url: `${ORIGIN}/auth/reauth?callbackUrl=%2Fapp%2Ftransfer%3Fx%3D1` });
     // A longer window of its own lets it through.
     expect((await requireRecentAuth(get("/app/transfer", { jar: thief }), { maxAge: 3600 })).session.userId).toBe(user.id);
     // Signed out: the usual sign-in redirect.

@@ -110,7 +110,7 @@ for (const strategy of ["jwt", "database"] as const) {
       expect(late.status).toBe(403);
       const body = (await late.json()) as { formError: string; reauthUrl: string };
       expect(body.formError).toMatch(/sign in again/);
-      expect(body.reauthUrl).toBe("http://localhost:3000/auth/signin?callbackUrl=%2Faccount");
+      expect(body.reauthUrl).toBe("http://localhost:3000/auth/reauth?callbackUrl=%2Faccount");
       expect(await testDb().password.count()).toBe(0);
       await testDb().session.updateMany({ where: { userId: user.id }, data: { authenticatedAt: new Date() } });
 
