@@ -158,10 +158,10 @@ describe.each(["jwt", "database"] as const)(`delete my account, %s sessions (${d
     for (const fields of [{ intent: "account-delete", confirm: "DELETE" }, { intent: "account-export" }] as Record<string, string>[]) {
       const form = await intent(jar, fields);
       expect(form.status).toBe(403);
-      expect(((await form.json()) as { reauthUrl: string }).reauthUrl).toBe(`${ORIGIN}/auth/signin?callbackUrl=%2Faccount`);
+      expect(((await form.json()) as { reauthUrl: string }).reauthUrl).toBe(`${ORIGIN}/auth/reauth?callbackUrl=%2Faccount`);
       const json = await intent(jar, fields, { json: true });
       expect(json.status).toBe(403);
-      expect(await json.json()).toEqual({ error: "ReauthRequired", url: `${ORIGIN}/auth/signin?callbackUrl=%2Faccount` });
+      expect(await json.json()).toEqual({ error: "ReauthRequired", url: `${ORIGIN}/auth/reauth?callbackUrl=%2Faccount` });
     }
     expect(await testDb().user.count({ where: { id: user.id } })).toBe(1);
     expect(await testDb().authEvent.count({ where: { type: "account-exported" } })).toBe(0);

@@ -223,7 +223,7 @@ describe(`/admin for an admin (${dbLabel})`, () => {
     expect(html).toContain('id="reauth-hint"');
     const res = await act(jar, ada.id, { intent: "disable" }, token);
     expect(res.status).toBe(403);
-    expect(await res.text()).toContain("/auth/signin?callbackUrl=%2Fadmin%2Fusers%2F");
+    expect(await res.text()).toContain("/auth/reauth?callbackUrl=%2Fadmin%2Fusers%2F");
     expect((await testDb().user.findUniqueOrThrow({ where: { id: ada.id } })).disabledAt).toBeNull();
     expect(await eventsOf("user-disabled")).toEqual([]);
   });
