@@ -36,7 +36,9 @@ export type AuthEventType =
   | "role-changed"
   | "user-disabled"
   | "user-enabled"
-  | "sessions-ended";
+  | "sessions-ended"
+  // "This wasn't me" (ADR 081): detail.event names the change the owner reported.
+  | "security-report";
 
 export async function recordEvent(
   type: AuthEventType,

@@ -2,3 +2,4 @@
 export { eventSource, recentEvents, recordEvent } from "./audit.server";
 export { sessionUpdateResponse, updateSessionData } from "./profile.server";
 export { notifySecurityChange, type SecurityChange } from "./security-notices.server";
+export { wasntMeAction, wasntMeJsonAction, wasntMeLoader, WASNT_ME_MAX_AGE, type WasntMePage } from "./wasnt-me.server";

@@ -16,6 +16,7 @@ export const LIMIT_NAMES = [
   "TWO_FACTOR_DEVICE",
   "PASSKEY_CLIENT",
   "CSP_REPORT",
+  "WASNT_ME_CLIENT",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -48,6 +49,9 @@ export const DEFAULT_LIMITS: LimitTable = {
   // CSP violation reports per client (ADR 073): a page with a broken policy reports every blocked
   // load, so a burst is normal; past this the reports only fill the log.
   CSP_REPORT: { count: 60, seconds: MINUTE },
+  // "This wasn't me" presses per client (ADR 081): an owner presses once or twice; a client trying
+  // many is guessing tokens (hopeless at 256 bits) or replaying links it collected.
+  WASNT_ME_CLIENT: { count: 10, seconds: HOUR },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";

@@ -106,7 +106,7 @@ export function labelValue(value: unknown): string {
 }
 
 /** Why a session-revoked/… event ended sessions, as the sessions_ended_total reason. */
-const ENDED_BY: Record<string, string> = { signout: "signout", "session-revoked": "revoked", "sessions-ended": "admin", "user-disabled": "disabled" };
+const ENDED_BY: Record<string, string> = { signout: "signout", "session-revoked": "revoked", "sessions-ended": "admin", "user-disabled": "disabled", "security-report": "reported" };
 
 /**
  * Counts one audit event that was just written (accounts/audit.server.ts): the one place the auth

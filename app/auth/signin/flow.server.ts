@@ -6,7 +6,8 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { BadRequestError, readBody, refusedBodyResponse, type Body } from "../core/body.server";
 import { toRelative } from "../core/callback-url.server";
 import { AuthError } from "../core/errors";
-import { issueDeviceCookie } from "../core/device-cookie.server";
+import { deviceIdFor, issueDeviceCookie } from "../core/device-cookie.server";
+import { notifySecurityChange } from "../accounts/security-notices.server";
 import { retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
@@ -81,14 +82,20 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
   const sessionCookies = await createSession(ar, result.user, { method: providerId, factors, credentialRef: result.credentialRef ?? null });
   // Every successful sign-in, whatever the method: this browser now has this account's own
   // credentials budget (contract section 10, ADR 035).
+  let newDevice = false;
   if (result.user.email) {
-    sessionCookies.push(await issueDeviceCookie({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, result.user.email));
+    const cookies = { cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets };
+    newDevice = (await deviceIdFor(cookies, result.user.email)) === null;
+    sessionCookies.push(await issueDeviceCookie(cookies, result.user.email));
   }
   await recordEvent("signin", {
     userId: result.user.id,
     ...eventSource(ar),
     detail: { provider: providerId, isNewUser: result.isNewUser, strategy: ar.config.sessionStrategy, factors },
   });
+  // A browser that never signed in to this account (no device cookie naming it): the owner is told
+  // (contract section 16). Not for the sign-in that created the account.
+  if (newDevice && !result.isNewUser) await notifySecurityChange(ar, result.user.id, { kind: "signin-new-device" });
   const target = result.isNewUser
     ? `${ar.origin}/welcome?${new URLSearchParams({ callbackUrl: toRelative(ctx.callbackUrl) })}`
     : ctx.callbackUrl;
