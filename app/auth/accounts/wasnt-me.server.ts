@@ -22,6 +22,7 @@ import { log } from "../core/log.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { revokeUserSessions } from "../core/session.server";
+import { t } from "../../i18n/t.server";
 import { eventSource, recordEvent } from "./audit.server";
 
 /** Seven days (contract section 16): long enough for an owner back from a week away. */
@@ -71,7 +72,7 @@ function liveRow(ar: AuthRequest, link: Link, now: Date) {
 }
 
 export type WasntMePage =
-  | { state: "confirm"; csrfToken: string; email: string; token: string }
+  | { state: "confirm"; csrfToken: string; email: string; token: string; formError?: string }
   | { state: "done"; accountGone: boolean; forgotPasswordUrl: string | null; signInUrl: string }
   | { state: "invalid"; forgotPasswordUrl: string | null }
   | { state: "limited"; retryAfterSeconds: number };
@@ -90,12 +91,17 @@ function invalid(ar: AuthRequest): WasntMeAnswer {
 
 /** GET: the confirmation page for a live link, else the "cannot be used" page. Changes nothing. */
 export async function wasntMePage(ar: AuthRequest, now = new Date()): Promise<WasntMeAnswer> {
-  const link = linkOf(ar.url.searchParams.get("email"), ar.url.searchParams.get("token"));
+  return confirmPage(ar, ar.url.searchParams.get("email"), ar.url.searchParams.get("token"), now);
+}
+
+async function confirmPage(ar: AuthRequest, email: unknown, token: unknown, now: Date, formError?: string): Promise<WasntMeAnswer> {
+  const link = linkOf(email, token);
   if (!link) return invalid(ar);
   const row = await db().verificationToken.findFirst({ where: liveRow(ar, link, now), select: { identifier: true } });
   if (!row) return invalid(ar);
   const csrf = ensureCsrfToken(ar);
-  return { page: { state: "confirm", csrfToken: csrf.token, email: link.email, token: link.token }, status: 200, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
+  const page: WasntMePage = { state: "confirm", csrfToken: csrf.token, email: link.email, token: link.token, ...(formError ? { formError } : {}) };
+  return { page, status: formError ? 403 : 200, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
 }
 
 /** What the winning POST did, for the audit trail and the page. */
@@ -170,7 +176,11 @@ export async function wasntMeAction(request: Request): Promise<WasntMePost> {
   }
   const json = wantsJsonRedirect(request, body);
   const answer = await reportWasntMe(ar, body);
-  if ("csrfRefused" in answer) return { type: "response", response: errorRedirect(ar, "MissingCSRF", { json }) };
+  if ("csrfRefused" in answer) {
+    if (json) return { type: "response", response: errorRedirect(ar, "MissingCSRF", { json }) };
+    // A person whose form outlived its CSRF cookie: the same question again, with a fresh token.
+    return { type: "answer", answer: await confirmPage(ar, body.email, body.token, new Date(), t("common.formExpired")) };
+  }
   if (!json) return { type: "answer", answer };
   // The JSON client's answer (the Auth.js `{url}` shape): where a person would go next.
   const page = answer.page;

@@ -42,6 +42,11 @@ function View({ page }: { page: WasntMePage }) {
   if (page.state === "confirm") {
     return (
       <AuthCard title={t("wasntMe.title")}>
+        {page.formError ? (
+          <p className="alert" role="alert">
+            {page.formError}
+          </p>
+        ) : null}
         <p>{t("wasntMe.intro")}</p>
         <p>{t("wasntMe.after")}</p>
         <DocumentForm action="/auth/wasnt-me" label={t("wasntMe.submit")} pendingLabel={t("wasntMe.submitting")} id="wasnt-me-form">
