@@ -19,6 +19,7 @@ import { verifyCsrf, ensureCsrfToken } from "../core/csrf.server";
 import { isWellFormedLinkToken, linkTokenHash, linkTokenHashes, newLinkToken } from "../core/crypto.server";
 import { clientSubject, countHit, retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
+import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { revokeUserSessions } from "../core/session.server";
@@ -150,7 +151,7 @@ export async function reportWasntMe(ar: AuthRequest, body: Record<string, unknow
   }
   // After the commit: every session of the account, of both strategies, on every instance (the
   // revocation list and its NOTIFY), and every jwt cookie issued up to now.
-  const sessionsEnded = report.userId ? await revokeUserSessions(report.userId, { now }) : 0;
+  const sessionsEnded = report.userId ? await revokeUserSessions(report.userId) : 0;
   await recordEvent("security-report", {
     userId: report.userId,
     ...eventSource(ar),
@@ -193,10 +194,19 @@ export async function wasntMeAction(request: Request): Promise<WasntMePost> {
   return { type: "response", response: errorRedirect(ar, "Verification", { json }) };
 }
 
-/** What JSON-mode clients get (the route's middleware): always a Response. */
+/**
+ * What JSON-mode clients get (the route's middleware): always a Response, the outage's 503 `{url}`
+ * included. (A page's outage is the root middleware's to answer.)
+ */
 export async function wasntMeJsonAction(request: Request): Promise<Response> {
-  const outcome = await wasntMeAction(request);
-  return outcome.type === "response" ? outcome.response : errorRedirect(authRequest(request), "Verification", { json: true });
+  try {
+    const outcome = await wasntMeAction(request);
+    return outcome.type === "response" ? outcome.response : errorRedirect(authRequest(request), "Verification", { json: true });
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    noteDatabaseUnavailable(error, "wasnt-me");
+    return outageRedirect(authRequest(request), { json: true });
+  }
 }
 
 /** GET: the page, in the request's context. */
