@@ -31,6 +31,11 @@ export const WASNT_ME_MAX_AGE = 7 * 24 * 60 * 60;
 const PURPOSE_PREFIX = "wasnt-me:";
 const MAX_ADDRESS_LENGTH = 320;
 
+/** The VerificationToken rows that are "This wasn't me" links, as a where clause. */
+export function wasntMeLinks() {
+  return { purpose: { startsWith: PURPOSE_PREFIX } };
+}
+
 type Tx = Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0];
 
 /**
@@ -67,7 +72,7 @@ function liveRow(ar: AuthRequest, link: Link, now: Date) {
   return {
     identifier: link.email,
     tokenHash: { in: linkTokenHashes(link.token, ar.config.secrets) },
-    purpose: { startsWith: PURPOSE_PREFIX },
+    ...wasntMeLinks(),
     expires: { gt: now },
   };
 }
@@ -123,7 +128,7 @@ async function useLink(ar: AuthRequest, link: Link, now: Date): Promise<Report |
       await tx.verificationToken.deleteMany({
         where: {
           OR: [{ userId: user.id }, ...(user.email ? [{ identifier: user.email }] : [])],
-          NOT: { purpose: { startsWith: PURPOSE_PREFIX } },
+          NOT: wasntMeLinks(),
         },
       });
     }
