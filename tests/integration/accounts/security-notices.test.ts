@@ -3,7 +3,7 @@
 // request's language in UTC with the zone named — that none carries a link or code that signs in,
 // that AUTH_SECURITY_EMAILS=false sends none, and that a sign-in from a browser without the
 // account's device cookie is told while one from the owner's own browser is not.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { notifySecurityChange, registerPlaceLookup, type SecurityChange } from "../../../app/auth/accounts/security-notices.server.ts";
 import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { runWithLocale } from "../../../app/i18n/t.server.ts";
@@ -12,6 +12,7 @@ import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar, get, ORIGIN } from "../../support/http.ts";
 import { configure, smtpEnv, useSmtpSink } from "../email/helpers.ts";
+import { enrol, firstFactor, submitCode, useStepClock } from "../two-factor/helpers.ts";
 
 const smtp = useSmtpSink(null);
 afterEach(async () => {
@@ -116,6 +117,22 @@ describe(`security e-mails (${dbLabel})`, () => {
     for (const change of EVERY_CHANGE) await notify(user.id, change);
     expect(await testDb().mailQueue.count()).toBe(0);
     expect(await testDb().verificationToken.count()).toBe(0);
+  });
+
+  it("a sign-in finished with a recovery code tells the owner, with how many remain", async () => {
+    useStepClock();
+    try {
+      await createUser("ada@example.com");
+      const { recoveryCodes } = await enrol();
+      const jar = new CookieJar();
+      await firstFactor(jar);
+      expect(await submitCode(jar, recoveryCodes[0]!)).toHaveSessionCookie();
+      const [row] = await testDb().mailQueue.findMany({ where: { kind: "recovery-code-used" } });
+      expect(row!.recipient).toBe("ada@example.com");
+      if (row!.payload) expect(row!.payload).toContain("9 recovery codes are left.");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("signing in from a browser that never signed in to the account tells the owner; signing in again from that browser does not", async () => {
