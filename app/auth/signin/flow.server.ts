@@ -85,7 +85,7 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
   let newDevice = false;
   if (result.user.email) {
     const cookies = { cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets };
-    newDevice = (await deviceIdFor(cookies, result.user.email)) === null;
+    newDevice = ar.config.securityEmails && !result.isNewUser && (await deviceIdFor(cookies, result.user.email)) === null;
     sessionCookies.push(await issueDeviceCookie(cookies, result.user.email));
   }
   await recordEvent("signin", {
@@ -95,7 +95,7 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
   });
   // A browser that never signed in to this account (no device cookie naming it): the owner is told
   // (contract section 16). Not for the sign-in that created the account.
-  if (newDevice && !result.isNewUser) await notifySecurityChange(ar, result.user.id, { kind: "signin-new-device" });
+  if (newDevice) await notifySecurityChange(ar, result.user.id, { kind: "signin-new-device" });
   const target = result.isNewUser
     ? `${ar.origin}/welcome?${new URLSearchParams({ callbackUrl: toRelative(ctx.callbackUrl) })}`
     : ctx.callbackUrl;
