@@ -453,7 +453,7 @@ export const ar: Catalogue = {
   "notice.signin-new-device.subject": "تسجيل دخول جديد إلى حسابك في {site}",
   "notice.signin-new-device.what": "تم تسجيل الدخول إلى حسابك من متصفح لم يسجّل الدخول إليه من قبل.",
   "notice.recovery-code-used.subject": "تم استخدام رمز استرداد في حسابك في {site}",
-  "notice.recovery-code-used.what": "تم استخدام رمز استرداد بدلًا من رمز تطبيق المصادقة. {left, plural, =0 {لم يتبقَّ أي رمز استرداد: أنشئ رموزًا جديدة من صفحة حسابك.} one {تبقّى رمز استرداد واحد.} two {تبقّى رمزا استرداد.} few {تبقّت # رموز استرداد.} many {تبقّى # رمز استرداد.} other {تبقّى # رمز استرداد.}}",
+  "notice.recovery-code-used.what": "تم استخدام رمز استرداد بدلًا من رمز تطبيق المصادقة. {left, plural, zero {لم يتبقَّ أي رمز استرداد: أنشئ رموزًا جديدة من صفحة حسابك.} one {تبقّى رمز استرداد واحد.} two {تبقّى رمزا استرداد.} few {تبقّت # رموز استرداد.} many {تبقّى # رمز استرداد.} other {تبقّى # رمز استرداد.}}",
   "notice.account-deleted.subject": "تم حذف حسابك في {site}",
   "notice.account-deleted.what": "تم حذف حسابك وكل ما كان محفوظًا معه.",
   "mail.notice.when": "الوقت: {when}",
