@@ -30,6 +30,8 @@ export default [
   route("auth/signup", "routes/auth/signup.tsx"),
   route("auth/forgot-password", "routes/auth/forgot-password.tsx"),
   route("auth/reset-password", "routes/auth/reset-password.tsx"),
+  // "This wasn't me", the link of every security e-mail (contract section 16, ADR 081).
+  route("auth/wasnt-me", "routes/auth/wasnt-me.tsx"),
   route("auth/*", "routes/auth/unknown.ts"),
 
   // Development only: `react-router build` runs with NODE_ENV=production, so no build has it.

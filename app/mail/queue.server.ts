@@ -114,7 +114,9 @@ export async function sendDueMail(now = new Date(), { claimMs = MAIL_CLAIM_MS } 
     try {
       if (!message) throw new Error("unreadable queued message");
       await mailer.send(message);
-      await client.mailQueue.updateMany({ where: mine, data: { sentAt: new Date(), claimedUntil: null, attempts: row.attempts + 1, lastError: null } });
+      // The text goes once sent: a security notice's "This wasn't me" link is live for 7 days, and
+      // a copy of the table must not hand it out (the token row itself keeps only a hash).
+      await client.mailQueue.updateMany({ where: mine, data: { sentAt: new Date(), claimedUntil: null, attempts: row.attempts + 1, lastError: null, payload: "" } });
       result.sent++;
       log("info", "mail-sent", { kind: row.kind, attempts: row.attempts + 1 });
     } catch (error) {

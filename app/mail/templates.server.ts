@@ -3,6 +3,7 @@
 // keeps the full URL visible for copying, and works with images and styles turned off. Every
 // text is in the language of the request that sends the message (app/i18n/t.server.ts), and the
 // HTML part declares that language and its direction.
+import { formatDateTime } from "../components/local-time";
 import { currentDirection, currentLocale, t } from "../i18n/t.server";
 import type { MailMessage } from "./types";
 
@@ -210,15 +211,20 @@ export type SecurityNotice = {
   at: Date;
   /** A short device name ("Firefox on Linux"). */
   device: string;
+  /** The approximate place of the client address, only when a local lookup is configured. */
+  place?: string | null;
   /** Where the owner takes the account back: a new password (when passwords are offered) or a sign-in. */
   help: { forgotPasswordUrl: string | null; signInUrl: string };
-  /** The single-use "This wasn't me" link, once it exists (contract section 16); null until then. */
+  /** The single-use "This wasn't me" link (contract section 16, ADR 081). */
   wasntMeUrl?: string | null;
 };
 
-/** "2026-11-26 00:50 UTC": the zone named, never the server's local time. */
+/**
+ * "26 Nov 2026, 00:50 UTC" in the request's language ("26. Nov. 2026, 00:50 UTC" in German): the
+ * recipient's zone is unknown, so UTC, always named (ADR 071's format).
+ */
 export function describeTime(at: Date): string {
-  return `${at.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  return formatDateTime(at, currentLocale(), "UTC");
 }
 
 export function securityNoticeMessage(n: SecurityNotice): MailMessage {
@@ -234,12 +240,13 @@ export function securityNoticeMessage(n: SecurityNotice): MailMessage {
     "",
     t("mail.notice.when", { when }),
     t("mail.notice.device", { device: n.device }),
+    ...(n.place ? [t("mail.notice.place", { place: n.place })] : []),
     "",
     t("mail.notice.itWasYou"),
     "",
     recover.text,
     `${recover.label}: ${recover.url}`,
-    ...(n.wasntMeUrl ? ["", `${wasntMe}: ${n.wasntMeUrl}`] : []),
+    ...(n.wasntMeUrl ? ["", t("mail.notice.wasntMeText"), `${wasntMe}: ${n.wasntMeUrl}`] : []),
     "",
     `— ${SITE_NAME} (${n.host})`,
     "",
@@ -248,10 +255,14 @@ export function securityNoticeMessage(n: SecurityNotice): MailMessage {
   const html = htmlMail(n.subject, `<h1 style="margin:0 0 16px;font-size:22px">${e(n.subject)}</h1>
 <p style="margin:0 0 16px">${e(n.what)}</p>
 <p style="margin:0 0 4px">${e(t("mail.notice.when", { when }))}</p>
-<p style="margin:0 0 16px">${e(t("mail.notice.device", { device: n.device }))}</p>
+<p style="margin:0 0 ${n.place ? 4 : 16}px">${e(t("mail.notice.device", { device: n.device }))}</p>
+${n.place ? `<p style="margin:0 0 16px">${e(t("mail.notice.place", { place: n.place }))}</p>\n` : ""}
 <p style="margin:0 0 16px">${e(t("mail.notice.itWasYou"))}</p>
 <p style="margin:0 0 16px">${e(recover.text)} <a href="${e(recover.url)}" style="color:#2f5bd3">${e(recover.label)}</a></p>
-${n.wasntMeUrl ? `<p style="margin:0 0 16px"><a href="${e(n.wasntMeUrl)}" style="color:#2f5bd3">${e(wasntMe)}</a></p>\n` : ""}<p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(n.host)}</p>
+${n.wasntMeUrl ? `<p style="margin:0 0 8px">${e(t("mail.notice.wasntMeText"))}</p>
+<p style="margin:0 0 8px"><a href="${e(n.wasntMeUrl)}" style="color:#2f5bd3">${e(wasntMe)}</a></p>
+<p style="margin:0 0 16px;word-break:break-all" dir="ltr">${e(n.wasntMeUrl)}</p>
+` : ""}<p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(n.host)}</p>
 `);
   return { to: n.to, subject: n.subject, text, html };
 }

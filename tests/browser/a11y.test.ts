@@ -21,7 +21,7 @@ const USER = { email: "ada@example.com", password: "correct horse battery", name
 const TOTP_USER = { email: "tess@example.com", password: "correct horse battery", name: "Tess" };
 
 /** Addresses found while setting up: links that arrive by e-mail. */
-type Links = { emailSignIn: string; emailChange: string; resetPassword: string; adminUser: string };
+type Links = { emailSignIn: string; emailChange: string; resetPassword: string; adminUser: string; wasntMe: string };
 
 type Sessions = "database" | "jwt";
 
@@ -290,6 +290,22 @@ const PAGES: PageCase[] = [
     heading: "Choose a new password",
   },
   {
+    name: "this wasn't me, from a security e-mail",
+    path: (links) => links.wasntMe,
+    signedIn: false,
+    status: 200,
+    title: "This wasn't me · Vestibule",
+    heading: "This wasn't me",
+  },
+  {
+    name: "this wasn't me, a link no longer valid (400)",
+    path: `/auth/wasnt-me?email=ada%40example.com&token=${"0".repeat(64)}`,
+    signedIn: false,
+    status: 400,
+    title: "This link can no longer be used · Vestibule",
+    heading: "This link can no longer be used",
+  },
+  {
     name: "check your e-mail, after a sign-up",
     path: "/auth/verify-request?provider=email&type=signup",
     signedIn: false,
@@ -337,7 +353,7 @@ type StorageState = Awaited<ReturnType<BrowserContext["storageState"]>>;
 /** One app per session strategy, each with a user signed in (the state a context starts from). */
 const sites = {} as Record<Sessions, { app: RunningApp; signedIn: StorageState }>;
 const started: RunningApp[] = [];
-const links: Links = { emailSignIn: "", emailChange: "", resetPassword: "", adminUser: "" };
+const links: Links = { emailSignIn: "", emailChange: "", resetPassword: "", adminUser: "", wasntMe: "" };
 
 /** Signs `user` (USER by default) in with JavaScript off; returns the open context. */
 async function signInContext(url: string, user = USER, landing = `${url}/`): Promise<BrowserContext> {
@@ -420,6 +436,8 @@ beforeAll(async () => {
   await page.getByRole("button", { name: "Send me a link" }).click();
   await page.waitForURL(/\/auth\/verify-request/);
   links.resetPassword = await linkTo("/auth/reset-password");
+  // The "This wasn't me" link of a security e-mail (the sign-ins above were from new browsers).
+  links.wasntMe = await wasntMeLink();
   await context.close();
 });
 
@@ -436,6 +454,14 @@ async function linkTo(path: string): Promise<string> {
       .at(-1);
   for (let count = 1; ; count++) {
     const link = found(await sink.waitFor(count, 60_000));
+    if (link) return link;
+  }
+}
+
+/** The "This wasn't me" link of the newest security e-mail that has one (ADR 081). */
+async function wasntMeLink(): Promise<string> {
+  for (let count = 1; ; count++) {
+    const link = (await sink.waitFor(count, 60_000)).map((m) => /https?:\/\/\S+\/auth\/wasnt-me\?\S+/.exec(m.text ?? "")?.[0]).filter(Boolean).at(-1);
     if (link) return link;
   }
 }

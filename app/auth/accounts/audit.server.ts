@@ -39,7 +39,9 @@ export type AuthEventType =
   | "user-deleted"
   | "account-exported"
   | "sessions-ended"
-  | "reauthenticated";
+  | "reauthenticated"
+  // "This wasn't me" (ADR 081): detail.event names the change the owner reported.
+  | "security-report";
 
 export async function recordEvent(
   type: AuthEventType,

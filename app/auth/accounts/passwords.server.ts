@@ -8,6 +8,7 @@
 import { db, type Db } from "../../db/client.server";
 import { eventSource, recordEvent } from "./audit.server";
 import { notifySecurityChange } from "./security-notices.server";
+import { wasntMeLinks } from "./wasnt-me.server";
 import type { AuthRequest } from "../core/request.server";
 import { revokeUserSessions } from "../core/session.server";
 import type { AuthConfig } from "../core/config.server";
@@ -16,7 +17,9 @@ type Tx = Pick<Db, "verificationToken" | "user" | "password">;
 
 async function endPendingRequests(tx: Tx, userId: string): Promise<void> {
   const user = await tx.user.findUnique({ where: { id: userId }, select: { email: true } });
-  await tx.verificationToken.deleteMany({ where: { OR: [{ userId }, ...(user?.email ? [{ identifier: user.email }] : [])] } });
+  // Not the security e-mails' "This wasn't me" links (ADR 081): a thief who changes the password
+  // must not take the owner's way to report it with the old one.
+  await tx.verificationToken.deleteMany({ where: { OR: [{ userId }, ...(user?.email ? [{ identifier: user.email }] : [])], NOT: wasntMeLinks() } });
 }
 
 /** The stored hash, or null when the user has no password. */

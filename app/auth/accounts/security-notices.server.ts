@@ -3,6 +3,9 @@
 // while it can still be undone. Each is queued in the durable mail queue (app/mail/queue.server.ts)
 // with the change (inside its transaction where the caller has one), never sent while the user
 // waits. AUTH_SECURITY_EMAILS=false turns them off. The sentences live here, one per change.
+// Each carries its own single-use "This wasn't me" link (./wasnt-me.server.ts, ADR 081), the
+// device (a summary of the User-Agent), the approximate place when a place lookup is registered
+// (registerPlaceLookup; none by default) and the time in the request's language, in UTC.
 import { describeDevice } from "../../components/device";
 import { t } from "../../i18n/t.server";
 import { db } from "../../db/client.server";
@@ -10,7 +13,8 @@ import { getMailer } from "../../mail/mailer.server";
 import { enqueueMail, wakeMailSender } from "../../mail/queue.server";
 import { SITE_NAME, securityNoticeMessage } from "../../mail/templates.server";
 import { log } from "../core/log.server";
-import type { AuthRequest } from "../core/request.server";
+import { clientAddress, type AuthRequest } from "../core/request.server";
+import { issueWasntMeLink } from "./wasnt-me.server";
 
 type Tx = Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0];
 
@@ -19,9 +23,10 @@ export type SecurityChange =
   | { kind: "password-set" | "password-changed" | "password-removed" | "password-reset" }
   | { kind: "account-linked" | "account-unlinked"; provider: string }
   | { kind: "second-factor-on" | "second-factor-off" | "recovery-codes-replaced" }
-  | { kind: "account-deleted" }
   | { kind: "passkey-added" | "passkey-removed"; name: string | null }
-  | { kind: "sessions-ended"; scope: "one" | "others" | "all" };
+  | { kind: "sessions-ended"; scope: "one" | "others" | "all" }
+  | { kind: "signin-new-device" | "account-deleted" }
+  | { kind: "recovery-code-used"; left: number };
 
 /** The subject and the one sentence of each change, in the language of the request that made it. */
 function describe(change: SecurityChange): { subject: string; what: string } {
@@ -43,8 +48,34 @@ function describe(change: SecurityChange): { subject: string; what: string } {
       };
     case "sessions-ended":
       return { subject: t("notice.sessions-ended.subject", { site }), what: t(`notice.sessions-ended.${change.scope}`) };
+    case "recovery-code-used":
+      return { subject: t("notice.recovery-code-used.subject", { site }), what: t("notice.recovery-code-used.what", { left: change.left }) };
     default:
       return { subject: t(`notice.${change.kind}.subject`, { site }), what: t(`notice.${change.kind}.what`) };
+  }
+}
+
+/**
+ * The approximate place of a client address ("Lyon, France"), or null. None by default: an
+ * operator with a local geolocation database registers a lookup at start (ADR 081); no address
+ * is ever sent elsewhere to be placed.
+ */
+export type PlaceLookup = (address: string) => string | null;
+let placeLookup: PlaceLookup | null = null;
+
+export function registerPlaceLookup(lookup: PlaceLookup | null): void {
+  placeLookup = lookup;
+}
+
+function placeOf(ar: AuthRequest): string | null {
+  const address = clientAddress(ar);
+  if (!placeLookup || !address) return null;
+  try {
+    const place = placeLookup(address);
+    return place ? place.slice(0, 80) : null;
+  } catch (error) {
+    log("warn", "place-lookup-failed", { error });
+    return null;
   }
 }
 
@@ -68,26 +99,49 @@ export async function notifySecurityChange(
   const queue = async () => {
     const client = tx ?? db();
     const to = recipients ?? [(await client.user.findUnique({ where: { id: userId }, select: { email: true } }))?.email ?? null];
-    const base = `${ar.origin}${ar.config.basePath}`;
-    const { subject, what } = describe(change);
-    for (const address of new Set(to.filter((a): a is string => Boolean(a)))) {
-      const message = securityNoticeMessage({
-        to: address,
-        host: new URL(ar.origin).host,
-        subject,
-        what,
-        at: now,
-        device: describeDevice(ar.request.headers.get("User-Agent"), t),
-        help: { forgotPasswordUrl: ar.config.credentials ? `${base}/forgot-password` : null, signInUrl: `${base}/signin` },
-        wasntMeUrl: null,
-      });
-      await enqueueMail({ ...message, kind: change.kind }, tx);
-    }
+    await queueNotices(ar, userId, change, to, { tx, now });
   };
   if (tx) return queue();
   try {
     await queue();
   } catch (error) {
     log("error", "security-mail-queue-failed", { kind: change.kind, error });
+  }
+}
+
+/** One notice of `change` to each address, each with its own "This wasn't me" link. */
+async function queueNotices(ar: AuthRequest, userId: string, change: SecurityChange, to: (string | null)[], { tx, now }: { tx?: Tx; now: Date }) {
+  const base = `${ar.origin}${ar.config.basePath}`;
+  const { subject, what } = describe(change);
+  const device = describeDevice(ar.request.headers.get("User-Agent"), t);
+  const place = placeOf(ar);
+  for (const address of new Set(to.filter((a): a is string => Boolean(a)))) {
+    const message = securityNoticeMessage({
+      to: address,
+      host: new URL(ar.origin).host,
+      subject,
+      what,
+      at: now,
+      device,
+      place,
+      help: { forgotPasswordUrl: ar.config.credentials ? `${base}/forgot-password` : null, signInUrl: `${base}/signin` },
+      wasntMeUrl: await issueWasntMeLink(ar, { userId, address, event: change.kind, tx, now }),
+    });
+    await enqueueMail({ ...message, kind: change.kind }, tx);
+  }
+}
+
+/**
+ * The notice that the account was deleted, for the deletion to call once the row is gone: it
+ * takes the address (the user row can no longer give it). Its "This wasn't me" link records the
+ * report for the operator; there is no session or password left to end. Queued and sent at once;
+ * a failure is logged, never thrown (the deletion stands).
+ */
+export async function notifyAccountDeleted(ar: AuthRequest, account: { userId: string; address: string | null }, now = new Date()): Promise<void> {
+  if (!ar.config.securityEmails || !getMailer(ar.config) || !account.address) return;
+  try {
+    await queueNotices(ar, account.userId, { kind: "account-deleted" }, [account.address], { now });
+  } catch (error) {
+    log("error", "security-mail-queue-failed", { kind: "account-deleted", error });
   }
 }

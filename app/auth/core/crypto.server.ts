@@ -4,6 +4,29 @@ export function sha256hex(value: string): string {
   return createHash("sha256").update(value).digest("hex");
 }
 
+// Single-use link tokens (e-mailed links, "This wasn't me"): 32 random bytes in hex; the database
+// keeps only SHA-256(token + secret), so a copy of the table cannot be turned into working links
+// and a link cannot be forged without AUTH_SECRET.
+const LINK_TOKEN_PATTERN = /^[0-9a-f]{64}$/;
+
+export function newLinkToken(): string {
+  return randomBytes(32).toString("hex");
+}
+
+export function isWellFormedLinkToken(token: unknown): token is string {
+  return typeof token === "string" && LINK_TOKEN_PATTERN.test(token);
+}
+
+/** What a row stores for `token` under the newest secret. */
+export function linkTokenHash(token: string, secret: string): string {
+  return sha256hex(token + secret);
+}
+
+/** The stored forms of `token` under every secret (a rotated secret keeps sent links working). */
+export function linkTokenHashes(token: string, secrets: readonly string[]): string[] {
+  return [...new Set(secrets.map((secret) => linkTokenHash(token, secret)))];
+}
+
 /** `bytes` random bytes as base64url. */
 export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString("base64url");

@@ -18,6 +18,7 @@ export const LIMIT_NAMES = [
   "CSP_REPORT",
   "ACCOUNT_EXPORT",
   "CREDENTIALS_CONSECUTIVE",
+  "WASNT_ME_CLIENT",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -58,6 +59,9 @@ export const DEFAULT_LIMITS: LimitTable = {
   // also give a code e-mailed to the address. The window only lets a counter nobody touches for a
   // year be cleaned up; a success (any sign-in to the account) resets it.
   CREDENTIALS_CONSECUTIVE: { count: 100, seconds: 365 * 24 * HOUR },
+  // "This wasn't me" presses per client (ADR 081): an owner presses once or twice; a client trying
+  // many is guessing tokens (hopeless at 256 bits) or replaying links it collected.
+  WASNT_ME_CLIENT: { count: 10, seconds: HOUR },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";

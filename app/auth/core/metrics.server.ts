@@ -121,6 +121,7 @@ const ENDED_BY: Record<string, { reason: string; counted?: true }> = {
   "password-reset": { reason: "password-reset", counted: true },
   "email-changed": { reason: "email-change", counted: true },
   "sessions-expired": { reason: "expired", counted: true },
+  "security-report": { reason: "reported" },
 };
 
 /**

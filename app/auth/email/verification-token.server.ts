@@ -6,9 +6,8 @@
 // Consumption is one conditional DELETE whose row count decides: of any number of concurrent
 // clicks exactly one sees count 1 — PostgreSQL makes a second DELETE of the same row wait for
 // the first to commit and then match nothing; SQLite runs writes one at a time.
-import { randomBytes } from "node:crypto";
 import { db, type Db } from "../../db/client.server";
-import { sha256hex } from "../core/crypto.server";
+import { isWellFormedLinkToken, linkTokenHash, linkTokenHashes, newLinkToken } from "../core/crypto.server";
 import { newEmailCode, type IssuedCode } from "./email-code.server";
 
 import type { TokenPurpose, UsedRequest } from "./pending-request";
@@ -18,15 +17,8 @@ export type { TokenPurpose, UsedRequest };
 /** What a Prisma interactive transaction hands its callback: the same delegates as the client. */
 type Client = Pick<Db, "verificationToken">;
 
-const TOKEN_PATTERN = /^[0-9a-f]{64}$/;
-
-export function isWellFormedToken(token: unknown): token is string {
-  return typeof token === "string" && TOKEN_PATTERN.test(token);
-}
-
-function hashes(token: string, secrets: readonly string[]): string[] {
-  return [...new Set(secrets.map((secret) => sha256hex(token + secret)))];
-}
+export const isWellFormedToken = isWellFormedLinkToken;
+const hashes = linkTokenHashes;
 
 /** Creates a token for `identifier` and stores its hash; the caller sends the token. */
 export async function issueToken(input: {
@@ -42,7 +34,7 @@ export async function issueToken(input: {
   pending?: { passwordHash: string; name: string | null };
 }): Promise<{ token: string; expires: Date; code: IssuedCode | null }> {
   const now = input.now ?? new Date();
-  const token = randomBytes(32).toString("hex");
+  const token = newLinkToken();
   const expires = new Date(now.getTime() + input.maxAgeSeconds * 1000);
   const code = input.codeMaxAgeSeconds ? newEmailCode(input.secrets, Math.min(input.codeMaxAgeSeconds, input.maxAgeSeconds), now) : null;
   const client = db();
@@ -51,7 +43,7 @@ export async function issueToken(input: {
   await client.verificationToken.create({
     data: {
       identifier: input.identifier,
-      tokenHash: sha256hex(token + input.secrets[0]),
+      tokenHash: linkTokenHash(token, input.secrets[0]),
       expires,
       purpose: input.purpose,
       userId: input.userId ?? null,

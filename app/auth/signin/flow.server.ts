@@ -6,7 +6,8 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { BadRequestError, readBody, refusedBodyResponse, type Body } from "../core/body.server";
 import { toRelative } from "../core/callback-url.server";
 import { AuthError, EmailStepUpRequired } from "../core/errors";
-import { issueDeviceCookie } from "../core/device-cookie.server";
+import { deviceIdFor, issueDeviceCookie } from "../core/device-cookie.server";
+import { notifySecurityChange } from "../accounts/security-notices.server";
 import { clearConsecutiveFailures, retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
@@ -81,8 +82,11 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
   const sessionCookies = await createSession(ar, result.user, { method: providerId, factors, credentialRef: result.credentialRef ?? null });
   // Every successful sign-in, whatever the method: this browser now has this account's own
   // credentials budget (contract section 10, ADR 035).
+  let newDevice = false;
   if (result.user.email) {
-    sessionCookies.push(await issueDeviceCookie({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, result.user.email));
+    const cookies = { cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets };
+    newDevice = ar.config.securityEmails && !result.isNewUser && (await deviceIdFor(cookies, result.user.email)) === null;
+    sessionCookies.push(await issueDeviceCookie(cookies, result.user.email));
     // And the consecutive-failure count starts again (ADR 083): the owner got in.
     await clearConsecutiveFailures(ar.config.rateLimits, result.user.email);
   }
@@ -91,6 +95,9 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
     ...eventSource(ar),
     detail: { provider: providerId, isNewUser: result.isNewUser, strategy: ar.config.sessionStrategy, factors },
   });
+  // A browser that never signed in to this account (no device cookie naming it): the owner is told
+  // (contract section 16). Not for the sign-in that created the account.
+  if (newDevice) await notifySecurityChange(ar, result.user.id, { kind: "signin-new-device" });
   const target = result.isNewUser
     ? `${ar.origin}/welcome?${new URLSearchParams({ callbackUrl: toRelative(ctx.callbackUrl) })}`
     : ctx.callbackUrl;

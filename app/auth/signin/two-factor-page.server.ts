@@ -8,6 +8,7 @@
 import { applyPasswordReset } from "../accounts/passwords.server";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
+import { notifySecurityChange } from "../accounts/security-notices.server";
 import { toSessionUser } from "../accounts/users.server";
 import { toRelative, validateCallbackUrl } from "../core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
@@ -106,6 +107,7 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
     await attempt.rightCode();
     if (factor.kind === "recovery") {
       await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method, left: factor.left } });
+      await notifySecurityChange(ar, user.id, { kind: "recovery-code-used", left: factor.left });
     }
     // A reset waiting for this code (ADR 062): only now is the password written and every session ended.
     if (pending.passwordHash) await applyPasswordReset(ar, user.id, pending.passwordHash, pending.passwordFloorMet);

@@ -69,7 +69,10 @@ async function checkCurrentCode(ar: AuthRequest, user: User, body: Record<string
   const factor = await spendSecondFactorCode(user.id, codeOf(body), ar.config.secrets);
   if (factor) {
     await attempt.rightCode();
-    if (factor.kind === "recovery") await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { left: factor.left } });
+    if (factor.kind === "recovery") {
+      await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { left: factor.left } });
+      await notifySecurityChange(ar, user.id, { kind: "recovery-code-used", left: factor.left });
+    }
     return null;
   }
   await recordEvent("two-factor-failed", { userId: user.id, ...eventSource(ar), detail: { on: "account" } });

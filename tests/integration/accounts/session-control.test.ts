@@ -14,7 +14,7 @@ import * as sessionRoute from "../../../app/routes/auth/session";
 import { createUser, PASSWORD, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
-import { linkIn } from "../../support/smtp-sink.ts";
+import { linkIn, waitForMessages } from "../../support/smtp-sink.ts";
 import { useSmtpSink } from "../email/helpers.ts";
 
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0";
@@ -163,7 +163,7 @@ describe.each(["jwt", "database"] as const)(`session control, %s sessions (${dbL
     const laptop = await signInAs("ada@example.com", FIREFOX);
     const phone = await signInAs("ada@example.com", CHROME);
     expect((await intent(laptop, { intent: "change-email", email: "ada@new.example" })).status).toBe(200);
-    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
+    const link = linkIn((await waitForMessages(smtp.sink, 1))[0]!);
     const opened = await callRoute(accountEmail.loader, get(link.pathname + link.search, { jar: laptop }));
     laptop.apply(opened);
     const page = (await opened.json()) as { token: string; csrfToken: string; address: string };

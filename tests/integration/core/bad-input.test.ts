@@ -58,6 +58,7 @@ function targets(providerIds: string[]): Target[] {
     { path: "/auth/signup", fields: { email: EMAIL, password: "velvet lantern orbit", name: "Ada", callbackUrl: "/account" } },
     { path: "/auth/forgot-password", fields: { email: EMAIL } },
     { path: "/auth/reset-password", fields: { token: "0".repeat(64), email: EMAIL, password: "velvet lantern orbit", code: "123456" } },
+    { path: "/auth/wasnt-me", fields: { token: "0".repeat(64), email: EMAIL } },
     { path: "/auth/_log", fields: { level: "warn", code: "fuzz", message: "m", metadata: "{}" } },
     { path: "/auth/no-such-action", fields: {} },
     { path: "/auth/signin/oidc/extra/segments", fields: {} },

@@ -9,7 +9,7 @@ import { appHandler } from "../../support/app-handler.ts";
 import { createUser, PASSWORD } from "../../support/auth.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar, get, ORIGIN, post } from "../../support/http.ts";
-import { linkIn } from "../../support/smtp-sink.ts";
+import { linkIn, waitForMessages } from "../../support/smtp-sink.ts";
 import { configure, smtpEnv, useSmtpSink } from "../email/helpers.ts";
 
 const TOKEN = "metrics-token-0123456789abcdef0123456789abcdef";
@@ -84,7 +84,7 @@ describe(`GET /metrics (${dbLabel})`, () => {
     expect((await passwordSignIn("ada@example.com", "wrong-password-3")).headers.get("Location")).toContain("error=RateLimited");
 
     expect((await requestLink("grace@example.com")).status).toBe(302);
-    const [message] = await smtp.sink.waitFor(1);
+    const [message] = await waitForMessages(smtp.sink, 1);
     const link = linkIn(message!);
     const opened = await send(get(link.pathname + link.search, { jar: new CookieJar() }));
     expect(opened.status).toBe(302);
