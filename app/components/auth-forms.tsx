@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type ReactNode } from "react";
+import { useState, type FormEvent, type ReactNode, type Ref } from "react";
 import { Form } from "react-router";
 import { pageTitle } from "~/site";
 
@@ -18,6 +18,7 @@ export function DocumentForm({
   children,
   className,
   id,
+  buttonRef,
 }: {
   action: string;
   label: string;
@@ -25,6 +26,8 @@ export function DocumentForm({
   children?: ReactNode;
   className?: string;
   id?: string;
+  /** For a page that moves the focus to the button (the sign-in page's second step). */
+  buttonRef?: Ref<HTMLButtonElement>;
 }) {
   const [pending, setPending] = useState(false);
   const onSubmit = (event: FormEvent<HTMLFormElement>) => {
@@ -34,7 +37,7 @@ export function DocumentForm({
   return (
     <Form method="post" action={action} reloadDocument onSubmit={onSubmit} className={className} id={id}>
       {children}
-      <button type="submit" className="button" aria-disabled={pending || undefined}>
+      <button type="submit" className="button" aria-disabled={pending || undefined} ref={buttonRef}>
         {pending ? pendingLabel : label}
       </button>
     </Form>
@@ -51,7 +54,7 @@ export function Field({
   label,
   error,
   ...input
-}: { id: string; label: string; error?: ReactNode } & React.InputHTMLAttributes<HTMLInputElement>) {
+}: { id: string; label: string; error?: ReactNode; ref?: Ref<HTMLInputElement> } & React.InputHTMLAttributes<HTMLInputElement>) {
   const errorId = `${id}-error`;
   return (
     <div className="field">
