@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { addUser, connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
 import { linkIn, startSmtpSink, type ReceivedMessage, type SmtpSink } from "../support/smtp-sink";
+import { signInWithPassword } from "../support/signin-form";
 
 let browser: Browser;
 let sink: SmtpSink;
@@ -96,9 +97,7 @@ for (const javaScriptEnabled of [false, true]) {
       // The old session: signed in with the old password in another browser.
       const old = await newPage(false);
       await old.goto(`${app.url}/auth/signin`);
-      await old.locator("#credentials-form").getByLabel("Email").fill(email);
-      await old.locator("#credentials-form").getByLabel("Password").fill("correct horse battery");
-      await old.locator("#credentials-form").getByRole("button", { name: "Sign in with password" }).click();
+      await signInWithPassword(old, email, "correct horse battery");
       await old.waitForURL(`${app.url}/`);
 
       const page = await newPage(javaScriptEnabled);

@@ -113,6 +113,9 @@ export async function signinRootAction(request: Request): Promise<Response> {
     const keep = typed.trim() === "" ? null : keepAddressCookie(ar, typed, KEPT_ADDRESS_MAX_AGE);
     return redirectResponse(`${page}?${new URLSearchParams({ error: "EmailInvalid", callbackUrl })}`, { json, setCookies: [callback.setCookie, keep] });
   }
+  // Kept as typed (the password form normalises it as it always did), as the page with
+  // JavaScript keeps it: the second step shows what the visitor wrote.
   const next = `${page}?${new URLSearchParams({ step: "methods", callbackUrl })}`;
-  return redirectResponse(next, { json, setCookies: [callback.setCookie, keepAddressCookie(ar, check.address, SIGNIN_STEP_MAX_AGE)] });
+  const kept = keepAddressCookie(ar, (body.email as string).trim(), SIGNIN_STEP_MAX_AGE);
+  return redirectResponse(next, { json, setCookies: [callback.setCookie, kept] });
 }
