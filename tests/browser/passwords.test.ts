@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { addUser, connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
 import { linkIn, startSmtpSink, type ReceivedMessage, type SmtpSink } from "../support/smtp-sink";
-import { signInWithPassword } from "../support/signin-form";
+import { enterAddress, signInWithPassword } from "../support/signin-form";
 
 let browser: Browser;
 let sink: SmtpSink;
@@ -102,6 +102,8 @@ for (const javaScriptEnabled of [false, true]) {
 
       const page = await newPage(javaScriptEnabled);
       await page.goto(`${app.url}/auth/signin`);
+      // The link sits beside the password, on the sign-in form's second step.
+      await enterAddress(page, email);
       await page.locator("#forgot-password-link").click();
       await page.waitForURL(/\/auth\/forgot-password$/);
       const before = sink.messages.length;
