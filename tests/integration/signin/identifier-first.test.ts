@@ -113,6 +113,11 @@ describe(`identifier-first sign-in (${dbLabel})`, () => {
     expect(cookieNames(noCsrf)).not.toContain(KEPT);
 
     const csrfToken = await csrf(jar);
+    // Another site's page posting the visitor's own token (a cross-site form): refused the same way.
+    const foreign = await visit(jar, "/auth/signin", { csrfToken, email: "ada@example.com" }, { Origin: "https://evil.example" });
+    expect(foreign).toHaveErrorRedirect("MissingCSRF");
+    expect(jar.get(KEPT)).toBeUndefined();
+
     const bad = await visit(jar, "/auth/signin", { csrfToken, email: "ada@example" });
     expect(bad.headers.get("Location")).toBe(`${ORIGIN}/auth/signin?error=EmailInvalid&callbackUrl=%2F`);
     const page = await visit(jar, "/auth/signin?error=EmailInvalid&callbackUrl=%2F");
@@ -122,7 +127,8 @@ describe(`identifier-first sign-in (${dbLabel})`, () => {
     expect(jar.get(KEPT)).toBeUndefined();
   });
 
-  it("a refused password on step two comes back to step two with the address; the right one signs in and clears the cookie", async () => {
+  it.each(["jwt", "database"])("a refused password on step two comes back to step two with the address; the right one signs in and clears the cookie (%s sessions)", async (strategy) => {
+    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy });
     await createUser();
     const jar = new CookieJar();
     const csrfToken = await csrf(jar);
