@@ -7,7 +7,7 @@ import { headersWith } from "../core/page-session.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { getSession } from "../core/session.server";
-import { KEPT_ADDRESS_MAX_AGE, keepAddressCookie, SIGNIN_STEP_MAX_AGE, takeKeptAddress } from "../credentials/kept-address.server";
+import { KEPT_ADDRESS_MAX_AGE, keepAddressCookie, SIGNIN_STEP_MAX_AGE, takeKeptAddress } from "./kept-address.server";
 import { parsePost } from "./flow.server";
 import type { ProviderType } from "./provider";
 import { getProviders, passwordPagesOffered } from "./registry.server";

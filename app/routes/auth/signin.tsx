@@ -17,10 +17,6 @@ export async function loader({ request }: Route.LoaderArgs) {
 
 export const action = ({ request }: Route.ActionArgs) => signinRootAction(request);
 
-const EMAIL_ERRORS = new Set(["EmailSignin", "EmailInvalid", "RateLimited"]);
-// What to do next, after the contract's text, for the e-mail form's own codes. RateLimited needs
-// none: its text already says how long to wait.
-const EMAIL_HINTS = { EmailInvalid: "error.EmailInvalidHint" } as const;
 
 /**
  * The sign-in page, identifier first (contract section 17, ADR 087). Step one asks for the e-mail
@@ -47,14 +43,16 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
   // Where the focus goes once a swap in place has rendered; null after a page load.
   const focusNext = useRef<"methods" | "address" | null>(null);
   const addressInput = useRef<HTMLInputElement>(null);
-  const methodsStart = useRef<HTMLElement>(null);
+  // Step two starts at the password, or at the e-mail button when no password is offered.
+  const passwordInput = useRef<HTMLInputElement>(null);
+  const emailButton = useRef<HTMLButtonElement>(null);
   // A refusal after a swap belongs to the page that showed it, not to the next step.
   const [shownError, setShownError] = useState(error);
 
   useEffect(() => {
     const target = focusNext.current;
     focusNext.current = null;
-    if (target === "methods") methodsStart.current?.focus();
+    if (target === "methods") (passwordInput.current ?? emailButton.current)?.focus();
     else if (target === "address") addressInput.current?.focus();
   }, [address]);
 
@@ -79,11 +77,10 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
   };
 
   const credentialsError = shownError?.code === "CredentialsSignin" && address !== null ? shownError.message : null;
-  const addressError =
-    shownError?.code === "EmailInvalid" && address === null
-      ? [shownError.message, t(EMAIL_HINTS.EmailInvalid)].join(" ")
-      : null;
-  const emailError = shownError && address !== null && emailProvider && EMAIL_ERRORS.has(shownError.code) ? shownError.message : null;
+  // A refused address says what to write instead. A limit (RateLimited) may be the password's or
+  // the e-mail's, so it stands above both forms; its text already says how long to wait.
+  const addressError = shownError?.code === "EmailInvalid" && address === null ? `${shownError.message} ${t("error.EmailInvalidHint")}` : null;
+  const emailError = shownError?.code === "EmailSignin" && address !== null && emailProvider ? shownError.message : null;
   const generalError = shownError && !credentialsError && !addressError && !emailError ? shownError.message : null;
   const changeHref = `/auth/signin?${new URLSearchParams({ step: "address", callbackUrl })}`;
 
@@ -162,7 +159,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
           ) : null}
           <Field
             id="input-password-for-credentials-provider"
-            ref={methodsStart as React.RefObject<HTMLInputElement>}
+            ref={passwordInput}
             label={t("signin.passwordLabel")}
             type="password"
             name="password"
@@ -190,7 +187,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
           label={t("signin.sendLink")}
           pendingLabel={t("common.sending")}
           id="email-form"
-          buttonRef={credentials ? undefined : (methodsStart as React.RefObject<HTMLButtonElement>)}
+          buttonRef={emailButton}
         >
           <CsrfField token={csrfToken} />
           <input type="hidden" name="callbackUrl" value={callbackUrl} />

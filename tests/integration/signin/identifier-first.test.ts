@@ -155,6 +155,26 @@ describe(`identifier-first sign-in (${dbLabel})`, () => {
     expect(html).toContain("Too many attempts. Try again in 15 minutes.");
   });
 
+  it("with JavaScript (no step cookie), a refused e-mail request or password still comes back to step two with the address as typed", async () => {
+    undoEnv = withEnv({ AUTH_RATE_LIMIT_EMAIL_ADDRESS: "1/3600", AUTH_RATE_LIMIT_CREDENTIALS_ACCOUNT_CLIENT: "1/3600" });
+    const jar = new CookieJar();
+    const csrfToken = await csrf(jar);
+    expect(await visit(jar, "/auth/signin/email", { csrfToken, email: "Ada@Example.com" })).toHaveRedirect("/auth/verify-request?provider=email&type=email");
+    const limited = await visit(jar, "/auth/signin/email", { csrfToken, email: "Ada@Example.com" });
+    expect(limited).toHaveErrorRedirect("RateLimited");
+    expect(limited.headers.get("Location")).not.toMatch(/ada/i);
+    const page = await (await visit(jar, limited.headers.get("Location")!.replace(ORIGIN, ""))).text();
+    expect(page).toMatch(/<input[^>]*id="signin-address"[^>]*value="Ada@Example.com"/);
+    expect(page).toMatch(/Too many attempts\. Try again in \d+ minutes?\./);
+
+    await createUser();
+    const first = await visit(jar, "/auth/callback/credentials", { csrfToken, email: "ada@example.com", password: "wrong password" });
+    expect(first).toHaveErrorRedirect("CredentialsSignin");
+    const second = await visit(jar, "/auth/callback/credentials", { csrfToken, email: "ada@example.com", password: "wrong password" });
+    expect(second).toHaveErrorRedirect("RateLimited");
+    expect(jar.get(KEPT)).toBe("ada%40example.com");
+  });
+
   it("an attacker learns nothing from step one or step two: known and unknown addresses get the same status, Location, cookie names and page", async () => {
     await createUser("known@example.com", "Known");
     const answers = [];

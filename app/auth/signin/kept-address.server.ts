@@ -1,5 +1,5 @@
-// The address a visitor typed into the password form, kept across a refused sign-in so the
-// sign-in page shows it again (WCAG 3.3.7: nothing already typed is asked for twice); and the
+// The address a visitor typed into the password or e-mail form, kept across a refused sign-in so
+// the sign-in page shows it again (WCAG 3.3.7: nothing already typed is asked for twice); and the
 // address typed in the sign-in page's first step, carried to its second step (ADR 087).
 //
 // It rides in a short-lived HttpOnly cookie that the sign-in page reads once and clears: of the
@@ -9,7 +9,7 @@
 // what they sent, so they get no cookie.
 import { expireCookie, serializeCookie, wellFormed } from "../core/cookies.server";
 import { MAX_EMAIL_ADDRESS_LENGTH } from "../core/email-address";
-import type { FlowContext } from "../signin/provider";
+import type { FlowContext } from "./provider";
 import type { AuthRequest } from "../core/request.server";
 
 /** Seconds: enough to follow the redirect to the sign-in page, which clears it at once. */
@@ -40,20 +40,29 @@ export function keepAddressCookie(ar: AuthRequest, typed: string, maxAge: number
   return serializeCookie(ar.names.signinEmail, keepable(typed), { secure: ar.secure, maxAge });
 }
 
+/** Refusals that send a form with a typed address (the password's, the e-mail link's) back to the sign-in page. */
+const KEPT_ON = new Set(["CredentialsSignin", "RateLimited", "EmailSignin"]);
+
 /**
- * A credentials callback's answer, plus the typed address when it sends the visitor back to the
- * form; after an answer that is no refusal (signed in, or on to the second factor) a kept address
- * the request carried is cleared, so a shared computer does not offer it to the next person.
+ * A sign-in endpoint's answer, plus the typed address when it sends the visitor back to the
+ * sign-in form (a wrong password, a limit, an e-mail that could not be sent); after a password
+ * sign-in that went on (signed in, or on to the second factor) a kept address the request carried
+ * is cleared, so a shared computer does not offer it to the next person.
  */
 export function keepAddressOnRefusal(ctx: FlowContext, response: Response): Response {
   if (ctx.json || response.status !== 302) return response;
   const location = response.headers.get("Location");
-  const error = location === null ? null : new URL(location, ctx.ar.origin).searchParams.get("error");
-  const refused = error === "CredentialsSignin";
+  if (location === null) return response;
+  const target = new URL(location, ctx.ar.origin);
+  const error = target.searchParams.get("error");
+  const toSigninPage = target.pathname === `${ctx.ar.config.basePath}/signin`;
   const typed = ctx.body.email;
   let setCookie: string | null = null;
-  if (refused && typeof typed === "string" && typed.trim() !== "") setCookie = keepAddressCookie(ctx.ar, typed, KEPT_ADDRESS_MAX_AGE);
-  else if (error === null && ctx.ar.cookies.has(ctx.ar.names.signinEmail)) setCookie = expireCookie(ctx.ar.names.signinEmail, ctx.ar.secure);
+  if (toSigninPage && error !== null && KEPT_ON.has(error) && typeof typed === "string" && typed.trim() !== "") {
+    setCookie = keepAddressCookie(ctx.ar, typed, KEPT_ADDRESS_MAX_AGE);
+  } else if (error === null && ctx.providerType === "credentials" && ctx.ar.cookies.has(ctx.ar.names.signinEmail)) {
+    setCookie = expireCookie(ctx.ar.names.signinEmail, ctx.ar.secure);
+  }
   if (setCookie === null) return response;
   const headers = new Headers(response.headers);
   headers.append("Set-Cookie", setCookie);
