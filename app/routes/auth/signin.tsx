@@ -27,8 +27,14 @@ export const action = ({ request }: Route.ActionArgs) => signinRootAction(reques
  * page swaps in place, moves the focus to the new step and says so in a live region.
  */
 export default function SignIn({ loaderData }: Route.ComponentProps) {
+  // A new answer of the loader (a client-side visit to another error or step) starts the form
+  // afresh rather than keep the state of the last swap.
+  const key = [loaderData.step, loaderData.email, loaderData.error?.code ?? ""].join("\n");
+  return <SignInSteps key={key} {...loaderData} />;
+}
+
+function SignInSteps({ csrfToken, callbackUrl, providers, error, email, step, signedInAs, passwordPages }: Route.ComponentProps["loaderData"]) {
   const t = useT();
-  const { csrfToken, callbackUrl, providers, error, email, step, signedInAs, passwordPages } = loaderData;
   const oauth = providers.filter((p) => p.type === "oauth" || p.type === "oidc");
   const emailProvider = providers.find((p) => p.type === "email");
   const credentials = providers.find((p) => p.type === "credentials");
