@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type ReactNode } from "react";
+import { useState, type FormEvent, type ReactNode, type Ref } from "react";
 import { Form } from "react-router";
 import { pageTitle } from "~/site";
 import { ShowPasswordButton, usePasswordShown } from "./show-password";
@@ -19,6 +19,7 @@ export function DocumentForm({
   children,
   className,
   id,
+  buttonRef,
 }: {
   action: string;
   label: string;
@@ -26,6 +27,8 @@ export function DocumentForm({
   children?: ReactNode;
   className?: string;
   id?: string;
+  /** For a page that moves the focus to the button (the sign-in page's second step). */
+  buttonRef?: Ref<HTMLButtonElement>;
 }) {
   const [pending, setPending] = useState(false);
   const onSubmit = (event: FormEvent<HTMLFormElement>) => {
@@ -35,7 +38,7 @@ export function DocumentForm({
   return (
     <Form method="post" action={action} reloadDocument onSubmit={onSubmit} className={className} id={id}>
       {children}
-      <button type="submit" className="button" aria-disabled={pending || undefined}>
+      <button type="submit" className="button" aria-disabled={pending || undefined} ref={buttonRef}>
         {pending ? pendingLabel : label}
       </button>
     </Form>
@@ -52,7 +55,7 @@ export function Field({
   label,
   error,
   ...input
-}: { id: string; label: string; error?: ReactNode } & React.InputHTMLAttributes<HTMLInputElement>) {
+}: { id: string; label: string; error?: ReactNode; ref?: Ref<HTMLInputElement> } & React.InputHTMLAttributes<HTMLInputElement>) {
   const errorId = `${id}-error`;
   // A password input gets the show-password control (JavaScript only, ADR 084).
   const password = usePasswordShown();

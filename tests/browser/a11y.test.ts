@@ -14,6 +14,7 @@ import { addUser, connectBrowser, newContext, setUserRole, startApp, waitForHydr
 import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 import { totpCodeAt, totpStep } from "../../app/auth/two-factor/totp.server";
+import { enterAddress, requestEmailSignIn, SIGNIN, signInWithPassword } from "../support/signin-form";
 
 const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 const USER = { email: "ada@example.com", password: "correct horse battery", name: "Ada" };
@@ -194,6 +195,16 @@ const PAGES: PageCase[] = [
   { name: "sign-in", path: "/auth/signin", signedIn: false, status: 200, title: "Sign in · Vestibule", heading: "Sign in" },
   { name: "sign-in, signed in already", path: "/auth/signin", signedIn: true, status: 200, title: "Sign in · Vestibule", heading: "Sign in" },
   {
+    // Step two of the identifier-first form: the address read-only with "change", the ways to go on.
+    name: "sign-in, second step",
+    path: "/auth/signin",
+    signedIn: false,
+    status: 200,
+    title: "Sign in · Vestibule",
+    heading: "Sign in",
+    prepare: (page) => enterAddress(page, USER.email),
+  },
+  {
     name: "sign-in, wrong password",
     path: "/auth/signin?error=CredentialsSignin&code=credentials",
     signedIn: false,
@@ -360,10 +371,7 @@ async function signInContext(url: string, user = USER, landing = `${url}/`): Pro
   const context = await newContext(browser, { javaScriptEnabled: false });
   const page = await context.newPage();
   await page.goto(`${url}/auth/signin`);
-  const form = page.locator("#credentials-form");
-  await form.getByLabel("Email").fill(user.email);
-  await form.getByLabel("Password").fill(user.password);
-  await form.getByRole("button", { name: "Sign in with password" }).click();
+  await signInWithPassword(page, user.email, user.password);
   await page.waitForURL(landing);
   return context;
 }
@@ -426,9 +434,7 @@ beforeAll(async () => {
   const context = await newContext(browser, { javaScriptEnabled: false });
   const page = await context.newPage();
   await page.goto(`${database.url}/auth/signin`);
-  await page.locator("#email-form").getByLabel("Email").fill(USER.email);
-  await page.locator("#email-form").getByRole("button", { name: "Send me a sign-in link" }).click();
-  await page.waitForURL(/\/auth\/verify-request/);
+  await requestEmailSignIn(page, USER.email);
   links.emailSignIn = await linkTo("/auth/callback/email");
   // A forgotten-password link (its page shows the new-password form without using it).
   await page.goto(`${database.url}/auth/forgot-password`);
@@ -747,24 +753,19 @@ for (const javaScriptEnabled of [false, true]) {
 
     it("/auth/signin: a wrong password and a refused address are announced and tied to their fields", async () => {
       const { page, done } = await open("/auth/signin", false);
-      const form = page.locator("#credentials-form");
-      await form.getByLabel("Email").fill(USER.email);
-      await form.getByLabel("Password").fill("not the password");
-      await form.getByRole("button", { name: "Sign in with password" }).click();
+      await signInWithPassword(page, USER.email, "not the password");
       await page.waitForURL(/error=CredentialsSignin/);
+      // Step two again, the address kept read-only: the refusal is the password's to fix.
       const wrong = "Sign in failed. Check the details you provided are correct.";
-      await expectRefusal(page, "#input-email-for-credentials-provider", wrong, { focused: true });
-      await expectRefusal(page, "#input-password-for-credentials-provider", wrong, { focused: false });
+      await expectRefusal(page, SIGNIN.password, wrong, { focused: true });
+      expect(await page.locator(SIGNIN.shownAddress).inputValue()).toBe(USER.email);
 
-      await page.locator("#input-email-for-email-provider").fill("someone@localhost");
-      await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+      // "Change", then an address the browser lets through but the server refuses: step one.
+      await page.locator(SIGNIN.change).click();
+      await page.locator(SIGNIN.addressInput).fill("someone@localhost");
+      await page.locator(`${SIGNIN.addressForm} button[type="submit"]`).click();
       await page.waitForURL(/error=EmailInvalid/);
-      await expectRefusal(
-        page,
-        "#input-email-for-email-provider",
-        "Unable to sign in. Enter one e-mail address, such as name@example.com.",
-        { focused: true },
-      );
+      await expectRefusal(page, SIGNIN.addressInput, "Unable to sign in. Enter one e-mail address, such as name@example.com.", { focused: true });
       await done();
     });
   });

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { signInWithPassword, submitPassword } from "../support/signin-form";
 
 let browser: Browser;
 const apps: RunningApp[] = [];
@@ -40,11 +41,10 @@ for (const strategy of ["jwt", "database"] as const) {
         // A wrong password: same page, the message tied to the form, and the address as typed
         // still in its field (WCAG 3.3.7) while the password is not; the address never goes
         // into the URL, and the cookie that carried it is gone once the page showed it.
+        // The address is asked once (step one), then shown read-only beside the password.
         const typed = email.replace("visitor", "Visitor");
         const form = page.locator("#credentials-form");
-        await form.getByLabel("Email").fill(typed);
-        await form.getByLabel("Password").fill("wrong password!");
-        await form.getByRole("button", { name: "Sign in with password" }).click();
+        await signInWithPassword(page, typed, "wrong password!");
         await page.waitForURL(/error=CredentialsSignin/);
         await expect(page.locator("#credentials-error").textContent()).resolves.toBe(
           "Sign in failed. Check the details you provided are correct.",
@@ -58,8 +58,7 @@ for (const strategy of ["jwt", "database"] as const) {
         expect(await form.getByLabel("Email").inputValue()).toBe(typed);
 
         // The right password (the address left as it was) lands on the page we first asked for.
-        await page.locator("#credentials-form").getByLabel("Password").fill("correct horse battery");
-        await page.locator("#credentials-form").getByRole("button", { name: "Sign in with password" }).click();
+        await submitPassword(page, "correct horse battery");
         await page.waitForURL(`${app.url}/account`);
         await expect(page.locator("#profile-email").textContent()).resolves.toContain(email);
         await expect(page.locator("#profile-name").textContent()).resolves.toBe("Ada");

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
 import { startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
+import { signInWithPassword } from "../support/signin-form";
 
 let app: RunningApp;
 let idp: TestIdp;
@@ -115,10 +116,8 @@ describe("Chromium with the policy on (JavaScript on)", () => {
 
     await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
     await hydrated();
-    const form = page.locator("#credentials-form");
-    await form.getByLabel("Email").fill(USER.email);
-    await form.getByLabel("Password").fill(USER.password);
-    await form.getByRole("button", { name: "Sign in with password" }).click();
+    // Both steps of the form, the second swapped in place by the page's own script.
+    await signInWithPassword(page, USER.email, USER.password);
     await page.waitForURL((url) => url.pathname === "/account");
     await hydrated();
     await expect(page.locator("h1").textContent()).resolves.toBe("Your account");

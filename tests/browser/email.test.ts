@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext } from "playwright-core";
 import { connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
 import { isSecurityNotice, linkIn, startSmtpSink, waitForMessages, type SmtpSink } from "../support/smtp-sink";
+import { requestEmailSignIn, SIGNIN } from "../support/signin-form";
 
 let browser: Browser;
 let sink: SmtpSink;
@@ -44,20 +45,21 @@ async function askForLink(url: string, email: string): Promise<URL> {
   expect(new URL(page.url()).pathname).toBe("/auth/signin");
   expect(await page.evaluate(() => typeof (window as { __reactRouterContext?: unknown }).__reactRouterContext)).toBe("undefined");
 
-  // First a value the browser lets through but the server refuses: the message sits at the field.
-  await page.locator("#input-email-for-email-provider").fill("someone@localhost");
-  await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+  // First a value the browser lets through but the server refuses: the message sits at the
+  // address field of the form's first step, which keeps what was typed.
+  await page.locator(SIGNIN.addressInput).fill("someone@localhost");
+  await page.locator(`${SIGNIN.addressForm} button[type="submit"]`).click();
   await page.waitForURL(/error=EmailInvalid/);
-  const described = await page.locator("#input-email-for-email-provider").getAttribute("aria-describedby");
+  const described = await page.locator(SIGNIN.addressInput).getAttribute("aria-describedby");
   expect(described).toBeTruthy();
   await expect(page.locator(`#${described}`).textContent()).resolves.toBe(
     "Unable to sign in. Enter one e-mail address, such as name@example.com.",
   );
-  await expect(page.locator("#input-email-for-email-provider").getAttribute("aria-invalid")).resolves.toBe("true");
+  await expect(page.locator(SIGNIN.addressInput).getAttribute("aria-invalid")).resolves.toBe("true");
+  expect(await page.locator(SIGNIN.addressInput).inputValue()).toBe("someone@localhost");
   expect(sink.messages.filter((m) => !isSecurityNotice(m)).length).toBe(asked);
 
-  await page.locator("#input-email-for-email-provider").fill(email);
-  await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+  await requestEmailSignIn(page, email);
   await page.waitForURL(/\/auth\/verify-request\?provider=email&type=email$/);
   await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Check your email");
   await expect(page.locator("main").textContent()).resolves.toContain("expires after 24 hours");

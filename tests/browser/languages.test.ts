@@ -6,6 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { addUser, connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { signInWithPassword } from "../support/signin-form";
 
 let browser: Browser;
 let app: RunningApp;
@@ -25,10 +26,7 @@ afterAll(async () => {
 
 async function signIn(page: Page) {
   await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
-  const form = page.locator("#credentials-form");
-  await form.locator('input[name="email"]').fill(EMAIL);
-  await form.locator('input[name="password"]').fill(PASSWORD);
-  await form.locator('button[type="submit"]').click();
+  await signInWithPassword(page, EMAIL, PASSWORD);
   await page.waitForURL(/\/account$/);
 }
 

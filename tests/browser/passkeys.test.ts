@@ -10,6 +10,7 @@ import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
 import { addUser, connectBrowser, gotoHydrated, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { SIGNIN, signInWithPassword } from "../support/signin-form";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const USER = { email: "ada@example.com", password: "correct horse battery", name: "Ada" };
@@ -66,12 +67,9 @@ async function virtualAuthenticator(page: Page): Promise<{ cdp: CDPSession; auth
   return { cdp, authenticatorId };
 }
 
-async function signInWithPassword(page: Page) {
+async function signInWithPasswordToAccount(page: Page) {
   await gotoHydrated(page, `${app.url}/auth/signin?callbackUrl=%2Faccount`);
-  const form = page.locator("#credentials-form");
-  await form.getByLabel("Email").fill(USER.email);
-  await form.getByLabel("Password").fill(USER.password);
-  await form.getByRole("button", { name: "Sign in with password" }).click();
+  await signInWithPassword(page, USER.email, USER.password);
   await page.waitForURL(`${app.url}/account`);
 }
 
@@ -103,7 +101,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
   afterAll(() => context?.close());
 
   it("registers a passkey from /account (offered right after the sign-in)", async () => {
-    await signInWithPassword(page);
+    await signInWithPasswordToAccount(page);
     await waitForHydration(page);
     await expect(page.locator("#passkey-offer").textContent()).resolves.toContain("Add a passkey for next time");
     await page.getByRole("button", { name: "Add a passkey for next time" }).click();
@@ -135,7 +133,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     // No presence while the page loads, so the autofill request waits instead of answering.
     await cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled: false });
     await gotoHydrated(page, `${app.url}/auth/signin?callbackUrl=%2Faccount`);
-    await expect(page.locator("#input-email-for-credentials-provider").getAttribute("autocomplete")).resolves.toBe("username webauthn");
+    await expect(page.locator(SIGNIN.addressInput).getAttribute("autocomplete")).resolves.toBe("username webauthn");
     await page.getByRole("button", { name: "Sign in with a passkey" }).waitFor();
     await cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled: true });
     await page.getByRole("button", { name: "Sign in with a passkey" }).click();
@@ -190,12 +188,9 @@ describe("passkeys with JavaScript off", () => {
       const page = await context.newPage();
       await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
       await expect(page.locator("#passkey-signin").count()).resolves.toBe(0);
-      await expect(page.locator("#input-email-for-credentials-provider").getAttribute("autocomplete")).resolves.toBe("username webauthn");
+      await expect(page.locator(SIGNIN.addressInput).getAttribute("autocomplete")).resolves.toBe("username webauthn");
       await expect(page.locator("[data-passkey-unavailable]").textContent()).resolves.toBe("Signing in with a passkey needs JavaScript.");
-      const form = page.locator("#credentials-form");
-      await form.getByLabel("Email").fill(USER.email);
-      await form.getByLabel("Password").fill(USER.password);
-      await form.getByRole("button", { name: "Sign in with password" }).click();
+      await signInWithPassword(page, USER.email, USER.password);
       await page.waitForURL(`${app.url}/account`);
       await expect(page.locator("#add-passkey").count()).resolves.toBe(0);
       await expect(page.locator("#passkeys [data-passkey-unavailable]").textContent()).resolves.toBe("Adding a passkey needs JavaScript.");

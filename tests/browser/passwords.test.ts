@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { addUser, connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
 import { isSecurityNotice, linkIn, startSmtpSink, waitForMessages, type ReceivedMessage, type SmtpSink } from "../support/smtp-sink";
+import { enterAddress, signInWithPassword } from "../support/signin-form";
 
 let browser: Browser;
 let sink: SmtpSink;
@@ -96,13 +97,13 @@ for (const javaScriptEnabled of [false, true]) {
       // The old session: signed in with the old password in another browser.
       const old = await newPage(false);
       await old.goto(`${app.url}/auth/signin`);
-      await old.locator("#credentials-form").getByLabel("Email").fill(email);
-      await old.locator("#credentials-form").getByLabel("Password").fill("correct horse battery");
-      await old.locator("#credentials-form").getByRole("button", { name: "Sign in with password" }).click();
+      await signInWithPassword(old, email, "correct horse battery");
       await old.waitForURL(`${app.url}/`);
 
       const page = await newPage(javaScriptEnabled);
       await page.goto(`${app.url}/auth/signin`);
+      // The link sits beside the password, on the sign-in form's second step.
+      await enterAddress(page, email);
       await page.locator("#forgot-password-link").click();
       await page.waitForURL(/\/auth\/forgot-password$/);
       // Not counting the security e-mail of the sign-in above from a new browser (ADR 081).

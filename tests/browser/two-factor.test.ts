@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { totpCodeAt, totpStep } from "../../app/auth/two-factor/totp.server";
 import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { signInWithPassword as fillSignInForm } from "../support/signin-form";
 
 let browser: Browser;
 const apps: RunningApp[] = [];
@@ -38,10 +39,7 @@ for (const javaScriptEnabled of [false, true]) {
       const signInWithPassword = async () => {
         await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
         if (javaScriptEnabled) await waitForHydration(page);
-        const form = page.locator("#credentials-form");
-        await form.getByLabel("Email").fill(email);
-        await form.getByLabel("Password").fill(PASSWORD);
-        await form.getByRole("button", { name: "Sign in with password" }).click();
+        await fillSignInForm(page, email, PASSWORD);
       };
       const signOut = async () => {
         await page.goto(`${app.url}/auth/signout`);

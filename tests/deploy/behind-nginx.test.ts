@@ -14,6 +14,7 @@ import { ALICE } from "../support/idp";
 import { postgresUnreachable } from "../support/postgres-required";
 import { isSecurityNotice, linkIn, waitForMessages, type ReceivedMessage } from "../support/smtp-sink";
 import { addUserTo, startStack, type Stack } from "./stack";
+import { requestEmailSignIn, signInWithPassword } from "../support/signin-form";
 
 const unavailable = deployToolsMissing("deploy tests") ?? (await postgresUnreachable("deploy tests"));
 
@@ -115,10 +116,7 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
       const first = await page.goto(`${stack.origin}/auth/signin`);
       expect(first!.status()).toBe(200);
       expect((await first!.securityDetails())?.protocol).toMatch(/^TLS 1\.[23]$/);
-      const form = page.locator("#credentials-form");
-      await form.getByLabel("Email").fill(email);
-      await form.getByLabel("Password").fill("correct horse battery");
-      await form.getByRole("button", { name: "Sign in with password" }).click();
+      await signInWithPassword(page, email, "correct horse battery");
       await page.waitForURL((url) => url.origin === stack.origin && !url.pathname.startsWith("/auth/"));
       await expectPrefixedCookies(context);
       await page.goto(`${stack.origin}/account`);
@@ -142,8 +140,7 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
         await page.goto(`${stack.origin}/auth/signin`);
         // Not counting the security e-mails of earlier sign-ins from new browsers (ADR 081).
         const before = stack.sink.messages.filter((m) => !isSecurityNotice(m)).length;
-        await page.locator("#input-email-for-email-provider").fill(email);
-        await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+        await requestEmailSignIn(page, email);
         await page.waitForURL(/\/auth\/verify-request\?provider=email&type=email$/);
         const message: ReceivedMessage = (await waitForMessages(stack.sink, before + 1))[before]!;
         expect(message.envelope.to).toEqual([email]);
@@ -191,10 +188,7 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
     });
     await page.goto(`${stack.origin}/auth/signin?callbackUrl=%2Faccount`);
     await hydrated(page);
-    const form = page.locator("#credentials-form");
-    await form.getByLabel("Email").fill(email);
-    await form.getByLabel("Password").fill("correct horse battery");
-    await form.getByRole("button", { name: "Sign in with password" }).click();
+    await signInWithPassword(page, email, "correct horse battery");
     await page.waitForURL(`${stack.origin}/account`);
     await hydrated(page);
     await page.getByRole("button", { name: "Add a passkey for next time" }).click();
@@ -218,10 +212,7 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
     addUserTo(stack, { email, password: "correct horse battery" });
     const { context, page } = await newPage(false, { "X-Forwarded-For": "203.0.113.7", "X-Real-IP": "203.0.113.8" });
     await page.goto(`${stack.origin}/auth/signin`);
-    const form = page.locator("#credentials-form");
-    await form.getByLabel("Email").fill(email);
-    await form.getByLabel("Password").fill("correct horse battery");
-    await form.getByRole("button", { name: "Sign in with password" }).click();
+    await signInWithPassword(page, email, "correct horse battery");
     await page.waitForURL((url) => url.origin === stack.origin && !url.pathname.startsWith("/auth/"));
     const shown = await signInAddress(page);
     expect(shown).not.toContain("203.0.113");

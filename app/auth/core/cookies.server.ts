@@ -14,7 +14,7 @@ const BASE_NAMES: CookieNames = {
   nonce: "authjs.nonce",
   // The sealed WebAuthn challenges this browser was given (passkeys/challenge.server.ts).
   challenge: "authjs.challenge",
-  // The address typed into a refused password form, for the sign-in page (credentials/kept-address.server.ts).
+  // The address typed into a refused form or the sign-in page's first step (signin/kept-address.server.ts, ADR 087).
   signinEmail: "authjs.signin-email",
   // The sealed pending sign-in awaiting its second factor (contract §4, §13; app/auth/two-factor).
   twoFactor: "authjs.two-factor",

@@ -17,7 +17,6 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { toSessionUser, type SignInResult } from "../accounts/users.server";
 import { emailAddressField } from "./users.server";
 import { runStrategy } from "../signin/flow.server";
-import { keepAddressOnRefusal } from "./kept-address.server";
 import { getMailer } from "../../mail/mailer.server";
 
 export const CredentialsInput = z.object({
@@ -99,7 +98,7 @@ function credentialsProviders(config: AuthConfig): Provider[] {
       name: "Credentials",
       type: "credentials",
       strategy: credentialsStrategy(config) as Provider["strategy"],
-      callback: async (ctx) => keepAddressOnRefusal(ctx, await runStrategy(ctx, "credentials")),
+      callback: (ctx) => runStrategy(ctx, "credentials"),
       callbackMethods: ["POST"],
       callbackRequiresCsrf: true,
       reauthenticate: reauthenticateWithPassword,

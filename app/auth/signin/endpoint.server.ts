@@ -10,6 +10,7 @@ import { authBaseUrl, authRequest, type AuthRequest } from "../core/request.serv
 import { badRequest, errorRedirect, jsonResponse, jsonTextResponse, wantsJsonRedirect } from "../core/respond.server";
 import { getAuthenticator } from "./authenticator.server";
 import { failureResponse, parsePost } from "./flow.server";
+import { keepAddressOnRefusal } from "./kept-address.server";
 import type { FlowContext } from "./provider";
 import { emailStepUpResponse } from "./step-up.server";
 import { findProvider, getProviders } from "./registry.server";
@@ -85,11 +86,14 @@ export async function providerFlow(request: Request, providerId: string | undefi
     authenticate: () => getAuthenticator(ar.config).authenticate(provider.id, ctx.strategyRequest),
     emailStepUp: (address, options) => emailStepUpResponse(ar, callbackUrl, address, options),
   };
+  let response: Response;
   try {
-    return await handler(ctx);
+    response = await handler(ctx);
   } catch (error) {
-    return failureResponse(ar, error, json, ctx.setCookies);
+    response = failureResponse(ar, error, json, ctx.setCookies);
   }
+  // The typed address back to the form that was refused, for every method with an address field.
+  return keepAddressOnRefusal(ctx, response);
 }
 
 /** GET /auth/webauthn-options/<id>: a WebAuthn provider's ceremony options (passkeys/options.server.ts). */

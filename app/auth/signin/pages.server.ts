@@ -1,18 +1,51 @@
 // Data for the sign-in and sign-out pages, and POST /auth/signin without a provider.
 import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "../core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
-import { MAX_EMAIL_ADDRESS_LENGTH } from "../core/email-address";
+import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../core/email-address";
 import { signinErrorMessage } from "../core/messages.server";
 import { headersWith } from "../core/page-session.server";
-import { authRequest } from "../core/request.server";
+import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { getSession } from "../core/session.server";
-import { takeKeptAddress } from "../credentials/kept-address.server";
+import { KEPT_ADDRESS_MAX_AGE, keepAddressCookie, SIGNIN_STEP_MAX_AGE, takeKeptAddress } from "./kept-address.server";
 import { parsePost } from "./flow.server";
 import type { ProviderType } from "./provider";
 import { getProviders, passwordPagesOffered } from "./registry.server";
 
 export type PageProvider = { id: string; name: string; type: ProviderType; signinUrl: string; callbackUrl: string };
+
+/**
+ * The sign-in page's two steps (contract section 17, ADR 087): "address" asks for the e-mail
+ * address (with the passkey and the OAuth buttons), "methods" shows the ways to go on with it —
+ * the same ways for every address: nothing on this page looks the address up.
+ */
+export type SigninStep = "address" | "methods";
+
+/** Refusals of the second step's forms: the page shows them on that step, with the address kept. */
+const METHODS_STEP_ERRORS = new Set(["CredentialsSignin", "RateLimited", "EmailSignin"]);
+/** The refusals whose kept address is read once (the 60-second cookie of a refused form). */
+const READ_ONCE_ERRORS = new Set(["CredentialsSignin", "EmailInvalid"]);
+
+/**
+ * Which step to show, and with which address: `?step=methods` (where the first step's POST
+ * lands) and a second-step refusal show the second step while the address is kept; `?step=address`
+ * (the "change" link without JavaScript) shows the first step with it filled in. Any other visit
+ * starts afresh and clears it.
+ */
+function chooseStep(ar: AuthRequest, error: string | null): { step: SigninStep; address: string | null; setCookie: string | null } {
+  const asked = ar.url.searchParams.get("step");
+  const param = ar.url.searchParams.get("email");
+  const fromUrl = param && param.length <= MAX_EMAIL_ADDRESS_LENGTH ? param : null;
+  if (error !== null && READ_ONCE_ERRORS.has(error)) {
+    const kept = takeKeptAddress(ar);
+    // A refused address (EmailInvalid) is corrected on the first step.
+    return { step: error === "CredentialsSignin" && kept.address ? "methods" : "address", address: fromUrl ?? kept.address, setCookie: kept.setCookie };
+  }
+  const stays = asked === "methods" || asked === "address" || (error !== null && METHODS_STEP_ERRORS.has(error));
+  const kept = takeKeptAddress(ar, { keep: stays });
+  if (!stays) return { step: "address", address: fromUrl, setCookie: kept.setCookie };
+  return { step: asked !== "address" && kept.address ? "methods" : "address", address: kept.address ?? fromUrl, setCookie: kept.setCookie };
+}
 
 export async function signinPageData(request: Request) {
   const ar = authRequest(request);
@@ -27,17 +60,17 @@ export async function signinPageData(request: Request) {
     signinUrl: `${ar.config.basePath}/signin/${p.id}`,
     callbackUrl: `${ar.config.basePath}/callback/${p.id}`,
   }));
-  const email = ar.url.searchParams.get("email");
-  // After a refused password: the address as typed, carried by a cookie this page clears.
-  const kept = takeKeptAddress(ar);
-  const shownEmail = email && email.length <= MAX_EMAIL_ADDRESS_LENGTH ? email : error === "CredentialsSignin" ? kept.address : null;
+  // The address of the second step, or after a refused password: carried by a cookie, never
+  // by the URL (ADR 087). Not looked up: the page is the same for every address.
+  const kept = chooseStep(ar, error);
   return {
     data: {
       csrfToken: csrf.token,
       callbackUrl: toRelative(callback.url),
       providers,
       error: error ? { code: error.slice(0, 64), message: signinErrorMessage(error, ar.url.searchParams)! } : null,
-      email: shownEmail ?? "",
+      email: kept.address ?? "",
+      step: kept.step,
       signedInAs: session?.data.user.email ?? session?.data.user.name ?? null,
       // Links to sign-up and the forgotten-password page while they are offered (contract section 15).
       passwordPages: passwordPagesOffered(ar.config),
@@ -59,11 +92,30 @@ export async function signoutPageData(request: Request) {
   };
 }
 
-/** POST /auth/signin (no provider): CSRF-checked, then back to the sign-in page. */
+/**
+ * POST /auth/signin (no provider): CSRF-checked, then back to the sign-in page. With an `email`
+ * (the page's first step without JavaScript), on to the second step: the address rides in a
+ * short-lived HttpOnly cookie, never in the URL (ADR 087), and nothing looks it up — every
+ * address gets the same answer. A malformed one goes back to the first step, kept as typed.
+ */
 export async function signinRootAction(request: Request): Promise<Response> {
   const parsed = await parsePost(request);
   if (parsed instanceof Response) return parsed;
   const { ar, body, json } = parsed;
   if (!verifyCsrf(ar, body.csrfToken)) return errorRedirect(ar, "MissingCSRF", { json });
-  return redirectResponse(`${ar.origin}${ar.config.basePath}/signin`, { json });
+  const page = `${ar.origin}${ar.config.basePath}/signin`;
+  if (body.email === undefined) return redirectResponse(page, { json });
+  const callback = resolveCallbackUrl(ar, body);
+  const callbackUrl = toRelative(callback.url);
+  const check = normalizeEmailAddress(body.email);
+  if (!check.ok) {
+    const typed = typeof body.email === "string" ? body.email : "";
+    const keep = typed.trim() === "" ? null : keepAddressCookie(ar, typed, KEPT_ADDRESS_MAX_AGE);
+    return redirectResponse(`${page}?${new URLSearchParams({ error: "EmailInvalid", callbackUrl })}`, { json, setCookies: [callback.setCookie, keep] });
+  }
+  // Kept as typed (the password form normalises it as it always did), as the page with
+  // JavaScript keeps it: the second step shows what the visitor wrote.
+  const next = `${page}?${new URLSearchParams({ step: "methods", callbackUrl })}`;
+  const kept = keepAddressCookie(ar, (body.email as string).trim(), SIGNIN_STEP_MAX_AGE);
+  return redirectResponse(next, { json, setCookies: [callback.setCookie, kept] });
 }

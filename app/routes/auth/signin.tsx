@@ -1,6 +1,8 @@
+import { useEffect, useRef, useState } from "react";
 import { data } from "react-router";
 import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
 import { PasskeySignIn } from "~/components/passkey-signin";
+import { normalizeEmailAddress } from "~/auth/core/email-address";
 import { jsonRedirectMiddleware } from "~/auth/core";
 import { signinPageData, signinRootAction } from "~/auth/signin";
 import { useT } from "~/i18n/react";
@@ -15,100 +17,195 @@ export async function loader({ request }: Route.LoaderArgs) {
 
 export const action = ({ request }: Route.ActionArgs) => signinRootAction(request);
 
-const EMAIL_ERRORS = new Set(["EmailSignin", "EmailInvalid", "RateLimited"]);
-// What to do next, after the contract's text, for the e-mail form's own codes. RateLimited needs
-// none: its text already says how long to wait.
-const EMAIL_HINTS = { EmailInvalid: "error.EmailInvalidHint" } as const;
 
+/**
+ * The sign-in page, identifier first (contract section 17, ADR 087). Step one asks for the e-mail
+ * address once — the field the browser's passkey autofill offers on — with the passkey button
+ * beside it and the OAuth buttons below. Step two shows the address read-only with "change", and
+ * the ways this deployment offers (password, e-mail link and code): the same for every address.
+ * Without JavaScript the steps are two pages (POST /auth/signin, then ?step=methods); with it the
+ * page swaps in place, moves the focus to the new step and says so in a live region.
+ */
 export default function SignIn({ loaderData }: Route.ComponentProps) {
+  // A new answer of the loader (a client-side visit to another error or step) starts the form
+  // afresh rather than keep the state of the last swap.
+  const key = [loaderData.step, loaderData.email, loaderData.error?.code ?? ""].join("\n");
+  return <SignInSteps key={key} {...loaderData} />;
+}
+
+function SignInSteps({ csrfToken, callbackUrl, providers, error, email, step, signedInAs, passwordPages }: Route.ComponentProps["loaderData"]) {
   const t = useT();
-  const { csrfToken, callbackUrl, providers, error, email, signedInAs, passwordPages } = loaderData;
   const oauth = providers.filter((p) => p.type === "oauth" || p.type === "oidc");
   const emailProvider = providers.find((p) => p.type === "email");
   const credentials = providers.find((p) => p.type === "credentials");
   const passkey = providers.find((p) => p.type === "webauthn");
-  // The browser's autofill offers passkeys on the field marked "webauthn" (conditional UI).
-  const webauthnHint = passkey ? " webauthn" : "";
-  // Tie the message to the fields it is about; other errors stand above all forms.
-  const credentialsError = error?.code === "CredentialsSignin" ? error.message : null;
-  const emailError =
-    error && emailProvider && EMAIL_ERRORS.has(error.code) ? [error.message, error.code in EMAIL_HINTS ? t(EMAIL_HINTS[error.code as keyof typeof EMAIL_HINTS]) : null].filter(Boolean).join(" ") : null;
-  const generalError = error && !credentialsError && !emailError ? error.message : null;
-  const sections: React.ReactNode[] = [];
+  const asksAddress = Boolean(credentials || emailProvider);
 
-  if (passkey) sections.push(<PasskeySignIn key="passkey" csrfToken={csrfToken} callbackUrl={callbackUrl} />);
-  if (oauth.length) {
-    sections.push(
-      <div key="oauth" className="stack">
-        {oauth.map((p) => (
-          <DocumentForm key={p.id} action={p.signinUrl} label={t("signin.withProvider", { name: p.name })} pendingLabel={t("signin.redirectingTo", { name: p.name })}>
-            <CsrfField token={csrfToken} />
-            <input type="hidden" name="callbackUrl" value={callbackUrl} />
-          </DocumentForm>
-        ))}
-      </div>,
-    );
-  }
-  if (emailProvider) {
-    sections.push(
-      <DocumentForm key="email" action={emailProvider.signinUrl} label={t("signin.sendLink")} pendingLabel={t("common.sending")} id="email-form">
-        <CsrfField token={csrfToken} />
-        <input type="hidden" name="callbackUrl" value={callbackUrl} />
+  // The address of step two, or null on step one; with JavaScript, changed in place.
+  const [address, setAddress] = useState<string | null>(step === "methods" && asksAddress ? email : null);
+  // Step one's field keeps what was typed when "change" brings it back.
+  const [typed, setTyped] = useState(email);
+  const [announcement, setAnnouncement] = useState("");
+  // Where the focus goes once a swap in place has rendered; null after a page load.
+  const focusNext = useRef<"methods" | "address" | null>(null);
+  const addressInput = useRef<HTMLInputElement>(null);
+  // Step two starts at the password, or at the e-mail button when no password is offered.
+  const passwordInput = useRef<HTMLInputElement>(null);
+  const emailButton = useRef<HTMLButtonElement>(null);
+  // A refusal after a swap belongs to the page that showed it, not to the next step.
+  const [shownError, setShownError] = useState(error);
+
+  useEffect(() => {
+    const target = focusNext.current;
+    focusNext.current = null;
+    if (target === "methods") (passwordInput.current ?? emailButton.current)?.focus();
+    else if (target === "address") addressInput.current?.focus();
+  }, [address]);
+
+  const toMethods = (event: React.FormEvent<HTMLFormElement>) => {
+    const value = addressInput.current?.value ?? "";
+    // A malformed address goes to the server, whose answer says what to change (as without JavaScript).
+    if (!normalizeEmailAddress(value).ok) return;
+    event.preventDefault();
+    const shown = value.trim();
+    setTyped(shown);
+    setShownError(null);
+    focusNext.current = "methods";
+    setAddress(shown);
+    setAnnouncement(t("signin.chooseMethod", { address: shown }));
+  };
+  const toAddress = (event: React.MouseEvent<HTMLAnchorElement>) => {
+    event.preventDefault();
+    setShownError(null);
+    focusNext.current = "address";
+    setAddress(null);
+    setAnnouncement(t("signin.enterAddress"));
+  };
+
+  const credentialsError = shownError?.code === "CredentialsSignin" && address !== null ? shownError.message : null;
+  // A refused address says what to write instead. A limit (RateLimited) may be the password's or
+  // the e-mail's, so it stands above both forms; its text already says how long to wait.
+  const addressError = shownError?.code === "EmailInvalid" && address === null ? `${shownError.message} ${t("error.EmailInvalidHint")}` : null;
+  const emailError = shownError?.code === "EmailSignin" && address !== null && emailProvider ? shownError.message : null;
+  const generalError = shownError && !credentialsError && !addressError && !emailError ? shownError.message : null;
+  const changeHref = `/auth/signin?${new URLSearchParams({ step: "address", callbackUrl })}`;
+
+  // The address, read-only, in the first form of step two: password managers pair it with the
+  // password there ("username" + "current-password").
+  const addressField = (inForm: boolean) =>
+    inForm ? (
+      <div className="address-row">
         <Field
-          id={`input-email-for-${emailProvider.id}-provider`}
+          id="signin-address"
           label={t("signin.emailLabel")}
           type="email"
           name="email"
-          autoComplete={credentials ? "email" : `email${webauthnHint}`}
-          placeholder={t("signin.emailPlaceholder")}
-          defaultValue={email}
-          required
-          error={emailError}
+          autoComplete="username"
+          value={address ?? ""}
+          readOnly
         />
-      </DocumentForm>,
+        <a href={changeHref} onClick={toAddress} id="signin-change">
+          {t("signin.change")}
+        </a>
+      </div>
+    ) : (
+      <input type="hidden" name="email" value={address ?? ""} />
     );
-  }
-  if (credentials) {
-    sections.push(
-      <DocumentForm key="credentials" action={credentials.callbackUrl} label={t("signin.withPassword")} pendingLabel={t("common.signingIn")} id="credentials-form">
-        <CsrfField token={csrfToken} />
-        <input type="hidden" name="callbackUrl" value={callbackUrl} />
-        {credentialsError ? (
-          <p className="alert" role="alert" id="credentials-error">
-            {credentialsError}
-          </p>
-        ) : null}
-        <Field
-          id="input-email-for-credentials-provider"
-          label={t("signin.emailLabel")}
-          type="email"
-          name="email"
-          autoComplete={`username${webauthnHint}`}
-          defaultValue={email}
-          required
-          autoFocus={Boolean(credentialsError)}
-          aria-describedby={credentialsError ? "credentials-error" : undefined}
-          aria-invalid={credentialsError ? true : undefined}
-        />
-        <Field
-          id="input-password-for-credentials-provider"
-          label={t("signin.passwordLabel")}
-          type="password"
-          name="password"
-          autoComplete="current-password"
-          required
-          aria-describedby={credentialsError ? "credentials-error" : undefined}
-          aria-invalid={credentialsError ? true : undefined}
-        />
-        {passwordPages.forgotPassword ? (
-          <p className="muted">
-            <a href="/auth/forgot-password" id="forgot-password-link">
-              {t("signin.forgotPassword")}
-            </a>
-          </p>
-        ) : null}
-      </DocumentForm>,
-    );
+
+  const sections: React.ReactNode[] = [];
+  if (address === null) {
+    if (asksAddress) {
+      sections.push(
+        <form key="address" method="post" action="/auth/signin" id="address-form" onSubmit={toMethods}>
+          <CsrfField token={csrfToken} />
+          <input type="hidden" name="callbackUrl" value={callbackUrl} />
+          <Field
+            id="input-address"
+            ref={addressInput}
+            label={t("signin.emailLabel")}
+            type="email"
+            name="email"
+            // The browser's autofill offers passkeys on the field marked "webauthn" (conditional UI).
+            autoComplete={passkey ? "username webauthn" : "username"}
+            placeholder={t("signin.emailPlaceholder")}
+            defaultValue={typed}
+            required
+            error={addressError}
+          />
+          <button type="submit" className="button">
+            {t("common.continue")}
+          </button>
+        </form>,
+      );
+    }
+    if (passkey) sections.push(<PasskeySignIn key="passkey" csrfToken={csrfToken} callbackUrl={callbackUrl} />);
+    if (oauth.length) {
+      sections.push(
+        <div key="oauth" className="stack">
+          {oauth.map((p) => (
+            <DocumentForm key={p.id} action={p.signinUrl} label={t("signin.withProvider", { name: p.name })} pendingLabel={t("signin.redirectingTo", { name: p.name })}>
+              <CsrfField token={csrfToken} />
+              <input type="hidden" name="callbackUrl" value={callbackUrl} />
+            </DocumentForm>
+          ))}
+        </div>,
+      );
+    }
+  } else {
+    if (credentials) {
+      sections.push(
+        <DocumentForm key="credentials" action={credentials.callbackUrl} label={t("signin.withPassword")} pendingLabel={t("common.signingIn")} id="credentials-form">
+          <CsrfField token={csrfToken} />
+          <input type="hidden" name="callbackUrl" value={callbackUrl} />
+          {addressField(true)}
+          {credentialsError ? (
+            <p className="alert" role="alert" id="credentials-error">
+              {credentialsError}
+            </p>
+          ) : null}
+          <Field
+            id="input-password-for-credentials-provider"
+            ref={passwordInput}
+            label={t("signin.passwordLabel")}
+            type="password"
+            name="password"
+            autoComplete="current-password"
+            required
+            autoFocus
+            aria-describedby={credentialsError ? "credentials-error" : undefined}
+            aria-invalid={credentialsError ? true : undefined}
+          />
+          {passwordPages.forgotPassword ? (
+            <p className="muted">
+              <a href="/auth/forgot-password" id="forgot-password-link">
+                {t("signin.forgotPassword")}
+              </a>
+            </p>
+          ) : null}
+        </DocumentForm>,
+      );
+    }
+    if (emailProvider) {
+      sections.push(
+        <DocumentForm
+          key="email"
+          action={emailProvider.signinUrl}
+          label={t("signin.sendLink")}
+          pendingLabel={t("common.sending")}
+          id="email-form"
+          buttonRef={emailButton}
+        >
+          <CsrfField token={csrfToken} />
+          <input type="hidden" name="callbackUrl" value={callbackUrl} />
+          {addressField(!credentials)}
+          {emailError ? (
+            <p className="alert" role="alert" id="email-error" data-error-for="email">
+              {emailError}
+            </p>
+          ) : null}
+        </DocumentForm>,
+      );
+    }
   }
 
   return (
@@ -123,6 +220,10 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
           {generalError}
         </p>
       ) : null}
+      {/* Says what changed when the steps swap in place (empty after a page load). */}
+      <p className="visually-hidden" aria-live="polite" id="signin-step-status">
+        {announcement}
+      </p>
       {sections.length === 0 ? <p>{t("signin.noMethod")}</p> : null}
       {sections.flatMap((s, i) => (i === 0 ? [s] : [<p key={`or-${i}`} className="divider">{t("signin.or")}</p>, s]))}
       {passwordPages.signup ? (
