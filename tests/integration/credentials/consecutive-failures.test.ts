@@ -14,6 +14,7 @@ import { dbLabel } from "../../support/db.ts";
 import { callRoute, CookieJar, post, setCookieHeaders } from "../../support/http.ts";
 import { csrfFor, sessionOf, useSmtpSink } from "../email/helpers.ts";
 import { codeIn } from "../passwords/helpers.ts";
+import { isSecurityNotice } from "../../support/smtp-sink.ts";
 
 const smtp = useSmtpSink();
 const VERIFY = "http://localhost:3000/auth/verify-request?provider=email&type=email";
@@ -66,7 +67,8 @@ describe(`the consecutive-failure ceiling (${dbLabel})`, () => {
     const again = await signIn(jar);
     expect(again.res).toHaveSessionCookie();
     expect(again.res.headers.get("Location")).not.toBe(VERIFY);
-    expect(smtp.sink.messages).toHaveLength(0);
+    // No code was sent (the first sign-in's new-browser notice may be on its way; ADR 081).
+    expect(smtp.sink.messages.filter((m) => !isSecurityNotice(m))).toHaveLength(0);
   });
 
   it("past the ceiling a wrong password gets the same answer as a right one, and no e-mail", async () => {

@@ -15,7 +15,7 @@ import { deliver, sessionOf, signInThroughIdp, startSignIn } from "../../support
 import { HOSTILE_CLIENT, startHostileIdp, type HostileIdp } from "../../support/hostile-idp.ts";
 import { clearOAuthCaches } from "../../../app/auth/oauth/http.server.ts";
 import { ageSession, reauthenticate, reauthPage, sessionIdOf, type ReauthPageData } from "../../support/reauth.ts";
-import type { ReceivedMessage } from "../../support/smtp-sink.ts";
+import { waitForMessages, type ReceivedMessage } from "../../support/smtp-sink.ts";
 import { configure, smtpEnv, useSmtpSink } from "../email/helpers.ts";
 import * as callbackRoute from "../../../app/routes/auth/callback.ts";
 import * as optionsRoute from "../../../app/routes/auth/webauthn-options.ts";
@@ -232,7 +232,7 @@ describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`
     const sent = await reauthenticate(jar, { provider: "email", step: "send" });
     expect(sent).toHaveRedirect(`${REAUTH_URL}&step=code`);
     expect(((await (await reauthPage(jar, "/account", "&step=code")).json()) as ReauthPageData).step).toBe("code");
-    const [message] = await smtp.sink.waitFor(1);
+    const [message] = await waitForMessages(smtp.sink, 1);
     expect(message!.envelope.to).toEqual(["eve@example.com"]);
     expect((await events("email-sent")).map((e) => JSON.parse(e.detail!).purpose)).toEqual(["reauth"]);
     // A code only: nothing in it signs in anywhere.
@@ -257,7 +257,7 @@ describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`
     await ageSession(other, 11);
     const thief = copyOf(jar);
     expect(await reauthenticate(jar, { provider: "email", step: "send" })).toHaveRedirect(`${REAUTH_URL}&step=code`);
-    const code = codeIn((await smtp.sink.waitFor(1))[0]!);
+    const code = codeIn((await waitForMessages(smtp.sink, 1))[0]!);
     for (const browser of [other, thief]) {
       const res = await reauthenticate(browser, { provider: "email", step: "code", code });
       expect(res.status).toBe(400);
