@@ -9,7 +9,8 @@ import AxeBuilder from "@axe-core/playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { a11yPairs } from "../support/a11y-matrix";
-import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 import { totpCodeAt, totpStep } from "../../app/auth/two-factor/totp.server";
@@ -324,8 +325,7 @@ beforeAll(async () => {
   };
   const start = (strategy: Sessions) => startApp({ ...env, AUTH_SESSION_STRATEGY: strategy }).then((a) => (started.push(a), a));
   const [database, jwt] = await Promise.all([start("database"), start("jwt")]);
-  for (const each of started) addUser(each, USER);
-  addUser(database, TOTP_USER);
+  await Promise.all([...started.map((each) => seedUser(each, USER)), seedUser(database, TOTP_USER)]);
 
   // Signed in on two devices, so /account lists this one and another.
   await (await signInContext(database.url)).close();

@@ -10,7 +10,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LISTENER_APPLICATION_NAME } from "../../app/db/listen.server";
 import { call, credentialsSignIn } from "../support/app-client";
-import { addUser, freePort, type RunningApp } from "../support/browser";
+import { freePort, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { startInstance, type Instance } from "../support/deploy";
 import { CookieJar } from "../support/http";
 import { postgresUnreachable } from "../support/postgres-required";
@@ -49,7 +50,7 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("revoca
     };
     a = await startInstance(portA, env);
     b = await startInstance(portB, env);
-    addUser(app(a), { email, password });
+    await seedUser(app(a), { email, password });
     // An instance loads the list, and starts listening, at its first session read.
     await measure("signout");
   }, 60_000);
