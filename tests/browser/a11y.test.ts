@@ -10,7 +10,8 @@ import AxeBuilder from "@axe-core/playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { a11yPairs } from "../support/a11y-matrix";
-import { addUser, connectBrowser, newContext, setUserRole, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, setUserRole, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 import { totpCodeAt, totpStep } from "../../app/auth/two-factor/totp.server";
@@ -390,8 +391,7 @@ beforeAll(async () => {
   };
   const start = (strategy: Sessions) => startApp({ ...env, AUTH_SESSION_STRATEGY: strategy }).then((a) => (started.push(a), a));
   const [database, jwt] = await Promise.all([start("database"), start("jwt")]);
-  for (const each of started) addUser(each, USER);
-  addUser(database, TOTP_USER);
+  await Promise.all([...started.map((each) => seedUser(each, USER)), seedUser(database, TOTP_USER)]);
   // USER is an admin on the database site, for the /admin pages (no other page differs for one).
   setUserRole(database, USER.email, "admin");
 

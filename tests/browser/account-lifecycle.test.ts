@@ -4,7 +4,8 @@
 // again.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext } from "playwright-core";
-import { addUser, connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 
 let browser: Browser;
@@ -27,7 +28,7 @@ afterAll(async () => {
 describe("delete my account in Chromium, JavaScript off", () => {
   it("type the word, confirm: signed out, told by e-mail, and the address signs up again", async () => {
     const email = "leaving@example.com";
-    addUser(app, { email, password: "correct horse battery", name: "Lea" });
+    await seedUser(app, { email, password: "correct horse battery", name: "Lea" });
     context = await newContext(browser, { javaScriptEnabled: false });
     const page = await context.newPage();
     await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);

@@ -3,7 +3,8 @@
 // posts all the way — and the user's own sign-in is then refused.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { addUser, connectBrowser, newContext, setUserRole, startApp, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, setUserRole, startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 
 const ADMIN = { email: "admin@example.com", password: "correct horse battery staple", name: "Admin" };
 const GRACE = { email: "grace@example.com", password: "correct horse battery staple", name: "Grâce Hopper" };
@@ -12,8 +13,8 @@ let app: RunningApp;
 let browser: Browser;
 beforeAll(async () => {
   [app, browser] = await Promise.all([startApp(), connectBrowser()]);
-  addUser(app, ADMIN);
-  addUser(app, GRACE);
+  await seedUser(app, ADMIN);
+  await seedUser(app, GRACE);
   setUserRole(app, ADMIN.email, "admin");
 });
 afterAll(async () => {

@@ -3,7 +3,8 @@
 // the base headers itself), the pages' CSP pointing at POST /auth/csp-report, which answers 204
 // and writes one line, and Clear-Site-Data on a real sign-out (docs/decisions/073).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addUser, startApp, type RunningApp } from "../support/browser";
+import { startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { CookieJar } from "../support/http";
 
 const USER = { email: "hsts@example.com", password: "correct horse battery staple" };
@@ -40,7 +41,7 @@ describe("a plain-http deployment", () => {
   let app: RunningApp;
   beforeAll(async () => {
     app = await startApp();
-    addUser(app, USER);
+    await seedUser(app, USER);
   });
   afterAll(() => app?.stop());
 

@@ -5,7 +5,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addUser, startApp, type RunningApp } from "../support/browser";
+import { startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { CookieJar } from "../support/http";
 
 const BODY_BYTES = 128 * 1024 * 1024;
@@ -29,7 +30,7 @@ async function call(path: string, init: { method?: string; body?: Record<string,
 
 beforeAll(async () => {
   app = await startApp();
-  addUser(app, { email: "big@example.com", password: "big-body-password-1", name: "Big" });
+  await seedUser(app, { email: "big@example.com", password: "big-body-password-1", name: "Big" });
   ({ csrfToken } = await (await call("/auth/csrf")).json());
   const signin = await call("/auth/callback/credentials", { method: "POST", body: { csrfToken, email: "big@example.com", password: "big-body-password-1" } });
   expect(signin.status).toBe(302);

@@ -2,7 +2,8 @@
 // JavaScript disabled (plain forms and redirects) and once enabled (hydrated React Router).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { signInWithPassword, submitPassword } from "../support/signin-form";
 
 let browser: Browser;
@@ -18,13 +19,16 @@ afterAll(async () => {
 });
 
 for (const strategy of ["jwt", "database"] as const) {
+  // One server per session strategy, started by the first journey that needs it: the journeys
+  // with JavaScript off and on each have their own user and browser context.
+  let started: Promise<RunningApp> | undefined;
+  const appFor = () => (started ??= startApp({ AUTH_SESSION_STRATEGY: strategy }).then((app) => (apps.push(app), app)));
   for (const javaScriptEnabled of [false, true]) {
     describe(`credentials with JavaScript ${javaScriptEnabled ? "on" : "off"} (${strategy} sessions)`, () => {
       it("signs in, reads /account, renames the user and signs out", async () => {
-        const app = await startApp({ AUTH_SESSION_STRATEGY: strategy });
-        apps.push(app);
+        const app = await appFor();
         const email = `visitor-${strategy}-${javaScriptEnabled ? "js" : "nojs"}@example.com`;
-        addUser(app, { email, password: "correct horse battery", name: "Ada" });
+        await seedUser(app, { email, password: "correct horse battery", name: "Ada" });
 
         const context = await newContext(browser, { javaScriptEnabled });
         const page = await context.newPage();

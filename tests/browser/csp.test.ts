@@ -5,7 +5,8 @@
 // and on /account (the OAuth flows under the same policy are tests/browser/oauth.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 import { signInWithPassword } from "../support/signin-form";
 
@@ -22,7 +23,7 @@ beforeAll(async () => {
     AUTH_OIDC_SECRET: TEST_CLIENT.clientSecret,
     AUTH_OIDC_NAME: "Test IdP",
   });
-  addUser(app, USER);
+  await seedUser(app, USER);
   browser = await connectBrowser();
 });
 afterAll(async () => {

@@ -24,10 +24,18 @@ afterAll(async () => {
   await sink?.close();
 });
 
-async function app(env: Record<string, string> = {}) {
-  const started = await startApp({ AUTH_EMAIL_SERVER: sink.url, AUTH_EMAIL_FROM: "Vestibule <no-reply@vestibule.test>", ...env });
-  apps.push(started);
-  return started;
+// One server per configuration, started by the first test that asks for it: the tests sign in
+// different addresses in their own browser contexts. docs/decisions/088-test-suite-time.md
+const servers = new Map<string, Promise<RunningApp>>();
+
+function app(env: Record<string, string> = {}): Promise<RunningApp> {
+  const key = JSON.stringify(env);
+  let server = servers.get(key);
+  if (!server) {
+    server = startApp({ AUTH_EMAIL_SERVER: sink.url, AUTH_EMAIL_FROM: "Vestibule <no-reply@vestibule.test>", ...env }).then((started) => (apps.push(started), started));
+    servers.set(key, server);
+  }
+  return server;
 }
 
 async function context(javaScriptEnabled: boolean) {

@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeJwt } from "~/auth/core/jwt.server";
 import { CHUNK_SIZE } from "~/auth/core/cookies.server";
 import { SQLITE_FILE_NAME } from "~/db/location.server";
-import { addUser, startApp, type RunningApp } from "../support/browser";
+import { startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { openSocket, readAll } from "../support/raw-http";
 
 const EMAIL = "fast@example.com";
@@ -166,7 +167,7 @@ describe("fast path ≡ React Router's pipeline, jwt sessions", () => {
   beforeAll(async () => {
     pair = await startPair("jwt");
     apps.push(pair.fast, pair.full);
-    addUser(pair.fast, { email: EMAIL, password: PASSWORD, name: "Fast" });
+    await seedUser(pair.fast, { email: EMAIL, password: PASSWORD, name: "Fast" });
   });
 
   it("answers every request of the corpus with the same bytes", async () => {
@@ -206,7 +207,7 @@ describe("fast path ≡ React Router's pipeline, database sessions", () => {
   beforeAll(async () => {
     pair = await startPair("database");
     apps.push(pair.fast, pair.full);
-    addUser(pair.fast, { email: EMAIL, password: PASSWORD, name: "Fast" });
+    await seedUser(pair.fast, { email: EMAIL, password: PASSWORD, name: "Fast" });
   });
 
   it("answers every request of the corpus with the same bytes, rolling included", async () => {

@@ -5,7 +5,8 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { addUser, connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { signInWithPassword } from "../support/signin-form";
 
 let browser: Browser;
@@ -16,7 +17,7 @@ const PASSWORD = "correct horse battery";
 beforeAll(async () => {
   browser = await connectBrowser();
   app = await startApp();
-  addUser(app, { email: EMAIL, password: PASSWORD, name: "Ada" });
+  await seedUser(app, { email: EMAIL, password: PASSWORD, name: "Ada" });
 });
 
 afterAll(async () => {

@@ -3,14 +3,15 @@
 // and React Router's pipeline, and the ordinary 404 without the token.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, credentialsSignIn } from "../support/app-client";
-import { addUser, startApp, type RunningApp } from "../support/browser";
+import { startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { CookieJar } from "../support/http";
 
 const TOKEN = "production-metrics-token-0123456789abcdef";
 let app: RunningApp;
 beforeAll(async () => {
   app = await startApp({ METRICS_TOKEN: TOKEN });
-  addUser(app, { email: "ada@example.com", password: "correct horse battery staple" });
+  await seedUser(app, { email: "ada@example.com", password: "correct horse battery staple" });
 });
 afterAll(() => app?.stop());
 

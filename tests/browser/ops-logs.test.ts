@@ -8,7 +8,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, credentialsSignIn, csrfToken, oauthSignIn, requestEmailLink, sessionEmail } from "../support/app-client";
-import { addUser, freePort, startApp, type RunningApp } from "../support/browser";
+import { freePort, startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { CookieJar } from "../support/http";
 import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
@@ -133,7 +134,7 @@ describe("logs of the production server", () => {
     // Credentials: the owner signs in, fails once, signs in again.
     const email = "logs-owner@example.com";
     const password = "owner-password-Zq81!x";
-    addUser(app, { email, password });
+    await seedUser(app, { email, password });
     keep(password);
     const wrong = "owner-wrong-Qp07?y";
     keep(wrong);

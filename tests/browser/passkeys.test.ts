@@ -9,7 +9,8 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
-import { addUser, connectBrowser, gotoHydrated, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { connectBrowser, gotoHydrated, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { SIGNIN, signInWithPassword } from "../support/signin-form";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -42,7 +43,7 @@ beforeAll(async () => {
   });
   nextAuthBundle = bundled.outputFiles[0]!.text;
   [browser, app] = await Promise.all([connectBrowser(), startApp()]);
-  addUser(app, USER);
+  await seedUser(app, USER);
 });
 
 afterAll(async () => {

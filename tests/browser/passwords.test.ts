@@ -3,7 +3,8 @@
 // forgotten password → the e-mailed link → a new password → /account, with the old session ended.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { addUser, connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { isSecurityNotice, linkIn, startSmtpSink, waitForMessages, type ReceivedMessage, type SmtpSink } from "../support/smtp-sink";
 import { enterAddress, signInWithPassword } from "../support/signin-form";
 
@@ -92,7 +93,7 @@ for (const javaScriptEnabled of [false, true]) {
 
     it("forgotten password → the e-mailed link → a new password → /account; the old session is ended", async () => {
       const email = `ada-${javaScriptEnabled ? "on" : "off"}@example.com`;
-      addUser(app, { email, password: "correct horse battery", name: "Ada" });
+      await seedUser(app, { email, password: "correct horse battery", name: "Ada" });
 
       // The old session: signed in with the old password in another browser.
       const old = await newPage(false);

@@ -2,14 +2,15 @@
 // next-auth/react clients speak it: no browser, plain HTTP with a cookie jar.
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addUser, startApp, type RunningApp } from "../support/browser";
+import { startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { CookieJar } from "../support/http";
 
 let app: RunningApp;
 
 beforeAll(async () => {
   app = await startApp();
-  addUser(app, { email: "client@example.com", password: "client-password-1", name: "Client" });
+  await seedUser(app, { email: "client@example.com", password: "client-password-1", name: "Client" });
 });
 afterAll(() => app?.stop());
 

@@ -4,7 +4,8 @@
 // says why), a wrong password is refused on the page, and the right one goes back to the page.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, CDPSession, Page } from "playwright-core";
-import { addUser, connectBrowser, gotoHydrated, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { connectBrowser, gotoHydrated, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 
 const USER = { email: "ada@example.com", password: "correct horse battery", name: "Ada" };
 
@@ -13,7 +14,7 @@ let app: RunningApp;
 
 beforeAll(async () => {
   [browser, app] = await Promise.all([connectBrowser(), startApp()]);
-  addUser(app, USER);
+  await seedUser(app, USER);
 });
 
 afterAll(async () => {

@@ -4,7 +4,8 @@
 // removes the password and offers the reset with the address filled in; the link then is dead.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { addUser, connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { startSmtpSink, type ReceivedMessage, type SmtpSink } from "../support/smtp-sink";
 
 let browser: Browser;
@@ -46,7 +47,7 @@ async function signInWithPassword(page: Page, email: string, password: string) {
 describe("security e-mails in Chromium, JavaScript off", () => {
   it("a sign-in from a new browser is told by e-mail; its 'This wasn't me' link asks first, then signs every device out and removes the password", async () => {
     const email = "grace@example.com";
-    addUser(app, { email, password: "correct horse battery", name: "Grace" });
+    await seedUser(app, { email, password: "correct horse battery", name: "Grace" });
     const thief = await newPage();
     await signInWithPassword(thief, email, "correct horse battery");
     const notice = (await sink.waitFor(1)).find((m) => m.subject === "New sign-in to your Vestibule account")!;

@@ -5,7 +5,8 @@
 // context per sign-in.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { enterAddress, SIGNIN, submitPassword } from "../support/signin-form";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 
@@ -74,7 +75,7 @@ describe("identifier-first sign-in in German and Arabic", () => {
 
       it(`${lang}, JavaScript ${js}: the address once, then the password, lands on /account in ${lang}`, async () => {
         const email = `password-${lang}-${js}@example.com`;
-        addUser(app, { email, password: PASSWORD, name: "Ada" });
+        await seedUser(app, { email, password: PASSWORD, name: "Ada" });
         const page = await openSignIn(lang, javaScriptEnabled);
         const errors: string[] = [];
         page.on("pageerror", (e) => errors.push(e.message));

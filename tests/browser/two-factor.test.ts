@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { totpCodeAt, totpStep } from "../../app/auth/two-factor/totp.server";
-import { addUser, connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { signInWithPassword as fillSignInForm } from "../support/signin-form";
 
 let browser: Browser;
@@ -24,13 +25,16 @@ afterAll(async () => {
 const PASSWORD = "correct horse battery";
 const code = (secret: string, offset = 0) => totpCodeAt(secret, totpStep(new Date()) + offset);
 
+// One server for both journeys, started by the first: each has its own user and browser context.
+let started: Promise<RunningApp> | undefined;
+const appFor = () => (started ??= startApp({ AUTH_SESSION_STRATEGY: "database" }).then((app) => (apps.push(app), app)));
+
 for (const javaScriptEnabled of [false, true]) {
   describe(`the second factor with JavaScript ${javaScriptEnabled ? "on" : "off"}`, () => {
     it("turns TOTP on, signs in with a code and with a recovery code, and turns it off", async () => {
-      const app = await startApp({ AUTH_SESSION_STRATEGY: "database" });
-      apps.push(app);
+      const app = await appFor();
       const email = `totp-${javaScriptEnabled ? "js" : "nojs"}@example.com`;
-      addUser(app, { email, password: PASSWORD, name: "Tess" });
+      await seedUser(app, { email, password: PASSWORD, name: "Tess" });
       const context = await newContext(browser, { javaScriptEnabled });
       const page = await context.newPage();
       const errors: string[] = [];

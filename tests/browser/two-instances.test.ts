@@ -7,7 +7,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oauthSignIn, requestEmailLink, sessionEmail, call as visit } from "../support/app-client";
-import { addUser, startApp, type RunningApp } from "../support/browser";
+import { startApp, type RunningApp } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import { CookieJar } from "../support/http";
 import { postgresUnreachable } from "../support/postgres-required";
 import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
@@ -128,7 +129,7 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
   it("a session made on A is valid on B; one ended on A is refused by B within 5 s", async () => {
     const email = `ended-${strategy}@example.com`;
     const password = "two-instances-password-1";
-    addUser(a, { email, password, name: "Two Instances" });
+    await seedUser(a, { email, password, name: "Two Instances" });
 
     // The session to end, made on A and read on B.
     const ended = await signIn(a, email, password);
@@ -192,7 +193,7 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
   it("failed credentials attempts on A and B add up: the 6th for one (account, client) is refused on either, even with the right password", async () => {
     const email = `limited-${strategy}@example.com`;
     const password = "two-instances-password-2";
-    addUser(a, { email, password });
+    await seedUser(a, { email, password });
 
     // Five failures alternated between the instances, each from a new client with no device
     // cookie: only the per-(account, client) budget of 5 in 15 minutes can refuse them.

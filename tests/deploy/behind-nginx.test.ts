@@ -111,7 +111,7 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
 
     it(`password sign-in in Chromium over https (JavaScript ${js}): prefixed Secure cookies, HTTP/2, /account shows the browser's address`, async () => {
       const email = `deploy-password-${js}@example.com`;
-      addUserTo(stack, { email, password: "correct horse battery", name: "Ada" });
+      await addUserTo(stack, { email, password: "correct horse battery", name: "Ada" });
       const { context, page } = await newPage(javaScriptEnabled);
       const first = await page.goto(`${stack.origin}/auth/signin`);
       expect(first!.status()).toBe(200);
@@ -179,7 +179,7 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
 
   it("passkey registration and sign-in with Chromium's virtual authenticator over https (JavaScript on)", async () => {
     const email = "deploy-passkey@example.com";
-    addUserTo(stack, { email, password: "correct horse battery" });
+    await addUserTo(stack, { email, password: "correct horse battery" });
     const { context, page } = await newPage(true);
     const cdp = await context.newCDPSession(page);
     await cdp.send("WebAuthn.enable");
@@ -209,7 +209,7 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
 
   it("an X-Forwarded-For the browser sends is not believed: /account shows the address nginx saw", async () => {
     const email = "deploy-spoof@example.com";
-    addUserTo(stack, { email, password: "correct horse battery" });
+    await addUserTo(stack, { email, password: "correct horse battery" });
     const { context, page } = await newPage(false, { "X-Forwarded-For": "203.0.113.7", "X-Real-IP": "203.0.113.8" });
     await page.goto(`${stack.origin}/auth/signin`);
     await signInWithPassword(page, email, "correct horse battery");

@@ -37,7 +37,7 @@ describe.skipIf(unavailable !== null)("rolling restart behind nginx", () => {
   it("restarting A then B under load loses no request and no sign-in", async () => {
     const email = "rolling@example.com";
     const password = "rolling restart password";
-    addUserTo(stack, { email, password });
+    await addUserTo(stack, { email, password });
     const outcomes: Outcome[] = [];
     let stop = false;
     const started = Date.now();

@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { addUser, freePort, type RunningApp } from "../support/browser";
+import { freePort } from "../support/browser";
+import { seedUser } from "../support/seed-user";
 import {
   deployEnv,
   makeCertificates,
@@ -94,7 +95,10 @@ export async function startStack(name: string, extraEnv: Record<string, string> 
   }
 }
 
-/** `npm run user:add` against the stack's database. */
-export function addUserTo(stack: Stack, user: { email: string; password: string; name?: string }) {
-  addUser({ env: stack.a.env } as RunningApp, user);
+/**
+ * A password user in the stack's database, as `npm run user:add` makes one (tests/support/seed-user.ts;
+ * the command itself runs in tests/browser/production-server.test.ts).
+ */
+export async function addUserTo(stack: Stack, user: { email: string; password: string; name?: string }) {
+  await seedUser(stack.a, user);
 }

@@ -1,7 +1,7 @@
 // Password users outside the sign-in form (`npm run user:add`, the dev seed, tests), and the
 // address field every credentials schema reads by the one rule (core/email-address.ts).
 import { z } from "zod";
-import { db } from "../../db/client.server";
+import { db, type Db } from "../../db/client.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./password.server";
@@ -27,11 +27,14 @@ export const CredentialsUserInput = z.object({
   name: z.string().trim().min(1).max(100).optional(),
 });
 
-/** Creates or updates a user who signs in with a password (`npm run user:add`, the dev seed, tests). */
-export async function upsertCredentialsUser(input: z.input<typeof CredentialsUserInput>) {
+/**
+ * Creates or updates a user who signs in with a password (`npm run user:add`, the dev seed, tests).
+ * `client`: another database than the configured one (a test seeding a running server's database).
+ */
+export async function upsertCredentialsUser(input: z.input<typeof CredentialsUserInput>, client: Db = db()) {
   const { email, password, name } = CredentialsUserInput.parse(input);
   const hash = await hashPassword(password);
-  return db().$transaction(async (tx) => {
+  return client.$transaction(async (tx) => {
     const before = await tx.user.findUnique({ where: { email }, select: { id: true } });
     const user = await tx.user.upsert({
       where: { email },

@@ -29,8 +29,12 @@ import { startTestIdp, type TestIdp } from "../../support/idp";
 import { startSmtpSink, type SmtpSink } from "../../support/smtp-sink";
 
 const SEED = 0x5eed_b17;
-/** Requests per session strategy; with the grid below, a few thousand per database. */
-const RANDOM_REQUESTS = 3000;
+/**
+ * Random picks per session strategy, after the grid and the sweep of every kind (run()), which
+ * already send every route with every method and every kind of malformed query, cookie and body;
+ * these add mixes of kinds the sweep does not pair. docs/decisions/088-test-suite-time.md
+ */
+const RANDOM_REQUESTS = 500;
 const DATA_URL_RANDOM_REQUESTS = 200;
 const METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"] as const;
 type Method = (typeof METHODS)[number] | "HEAD";
@@ -97,10 +101,13 @@ function badScalar(r: Random): string {
   }
 }
 
+/** Kinds of query string (queryFor's cases). */
+const QUERY_KINDS = 6;
+
 /** A query string: empty, the route's own fields with bad values, duplicates, or raw malformed text. */
-function queryFor(r: Random, target: Target): string {
+function queryFor(r: Random, target: Target, kind = r.int(QUERY_KINDS)): string {
   const names = [...Object.keys(target.fields), "callbackUrl", "error", "csrfToken", "json", "provider", "token"];
-  switch (r.int(6)) {
+  switch (kind) {
     case 0:
       return "";
     case 1: {
@@ -137,13 +144,17 @@ type Browser = { signedIn: CookieJar; signedOut: CookieJar; csrfToken: string; s
 const SESSION = "authjs.session-token";
 const CSRF = "authjs.csrf-token";
 
+/** Kinds of cookie header (cookiesFor's cases): the malformations, and the last one intact. */
+const COOKIE_KINDS = 12;
+const INTACT_COOKIES = COOKIE_KINDS - 1;
+
 /** The cookie header: the browser's own cookies, then one malformation of them. */
-function cookiesFor(r: Random, browser: Browser, signedIn: boolean): { header: string; intact: boolean } {
+function cookiesFor(r: Random, browser: Browser, signedIn: boolean, kind = r.chance(0.35) ? INTACT_COOKIES : r.int(INTACT_COOKIES)): { header: string; intact: boolean } {
   const jar = signedIn ? browser.signedIn : browser.signedOut;
   const cookies = new Map(jar.names().map((n) => [n, jar.get(n)!]));
-  if (r.chance(0.35)) return { header: join(cookies), intact: true };
+  if (kind === INTACT_COOKIES) return { header: join(cookies), intact: true };
   const real = browser.sessionCookie;
-  switch (r.int(11)) {
+  switch (kind) {
     case 0: {
       // A real JWE cut short.
       cookies.set(SESSION, real.slice(0, r.int(real.length)));
@@ -219,9 +230,9 @@ function csrfValue(r: Random, browser: Browser): unknown {
   }
 }
 
-function fieldsFor(r: Random, target: Target, browser: Browser): Record<string, unknown> {
+function fieldsFor(r: Random, target: Target, browser: Browser, intent?: string): Record<string, unknown> {
   const fields: Record<string, unknown> = { ...target.fields };
-  if (target.path === "/account") fields.intent = r.pick(ACCOUNT_INTENTS);
+  if (target.path === "/account") fields.intent = intent ?? r.pick(ACCOUNT_INTENTS);
   const csrf = csrfValue(r, browser);
   if (csrf !== undefined) fields.csrfToken = csrf;
   if (r.chance(0.2)) fields.json = r.pick(["true", true, 1, "false", ["true"]]);
@@ -240,11 +251,14 @@ const formEncode = (fields: Record<string, unknown>) =>
     .map(([k, v]) => `${encode(k)}=${encode(typeof v === "string" ? v : JSON.stringify(v) ?? "")}`)
     .join("&");
 
-function bodyFor(r: Random, target: Target, browser: Browser): Body {
-  const fields = fieldsFor(r, target, browser);
+/** Kinds of body (bodyFor's cases; the first five are the two well-formed types, weighted). */
+const BODY_KINDS = 16;
+
+function bodyFor(r: Random, target: Target, browser: Browser, kind = r.int(BODY_KINDS), intent?: string): Body {
+  const fields = fieldsFor(r, target, browser, intent);
   const form = "application/x-www-form-urlencoded";
   const json = "application/json";
-  switch (r.int(16)) {
+  switch (kind) {
     case 0:
     case 1:
     case 2:
@@ -307,12 +321,15 @@ function originHeader(r: Random): string | null {
   return r.pick([ORIGIN, ORIGIN, ORIGIN, ORIGIN, null, "http://evil.example", "null", "http://localhost:3000.evil.example", "HTTP://LOCALHOST:3000"]);
 }
 
-function makeCase(r: Random, target: Target, method: Method, browser: Browser, dataUrls: boolean): Case {
+/** Kinds a case is made with instead of drawn (the sweep of run()); an intent for /account's body. */
+type Kinds = { query: number; cookie: number; body: number; intent?: string };
+
+function makeCase(r: Random, target: Target, method: Method, browser: Browser, dataUrls: boolean, kinds?: Kinds): Case {
   const signedIn = r.chance(0.5);
-  const cookies = cookiesFor(r, browser, signedIn);
+  const cookies = cookiesFor(r, browser, signedIn, kinds?.cookie);
   // React Router's own data URL for the same path (what its client fetches; the server answers it too).
   const dataSuffix = dataUrls ? (target.path === "/" ? "_root.data" : ".data") : "";
-  const url = `${ORIGIN}${target.path}${dataSuffix}${queryFor(r, target)}`;
+  const url = `${ORIGIN}${target.path}${dataSuffix}${queryFor(r, target, kinds?.query)}`;
   const headers: [string, string][] = [];
   if (cookies.header) headers.push(["Cookie", cookies.header]);
   const origin = originHeader(r);
@@ -320,7 +337,7 @@ function makeCase(r: Random, target: Target, method: Method, browser: Browser, d
   if (r.chance(0.1)) headers.push(["X-Auth-Return-Redirect", r.pick(["1", "true", "0", ""])]);
   if (r.chance(0.05)) headers.push(["Accept", r.pick(["application/json", "*/*", "text/html", "\u0001"])]);
   if (r.chance(0.05)) headers.push(["User-Agent", headerSafe(r.text(300))]);
-  const body = method === "GET" || method === "HEAD" ? null : r.chance(0.9) ? bodyFor(r, target, browser) : null;
+  const body = method === "GET" || method === "HEAD" ? null : kinds || r.chance(0.9) ? bodyFor(r, target, browser, kinds?.body, kinds?.intent) : null;
   if (body?.contentType != null) headers.push(["Content-Type", headerSafe(body.contentType)]);
   const label = `${method} ${url.slice(ORIGIN.length, ORIGIN.length + 160)} [${signedIn ? "signed in" : "signed out"}${cookies.intact ? "" : ", malformed cookies"}${body ? `, body: ${body.label}` : ""}${origin && origin !== ORIGIN ? `, Origin: ${origin}` : ""}]`;
   return { method, url, headers, body, signedIn, label };
@@ -433,8 +450,9 @@ afterAll(() => {
 type Outcome = { sent: number; routes: Set<string>; failures: Map<string, Failure> };
 
 /**
- * Sends the grid (each target with each method and HEAD, twice) and `randomRequests` random picks,
- * per session strategy; collects failures, one per (method, route, kind of problem).
+ * Sends the grid (each target with each method and HEAD), for document URLs the sweep of
+ * every kind of malformed input on every target, and `randomRequests` random picks, per session
+ * strategy; collects failures, one per (method, route, kind of problem).
  */
 async function run(dataUrls: boolean, randomRequests: number): Promise<Outcome> {
   const providers = (await (await send(new Request(`${ORIGIN}/auth/providers`))).json()) as Record<string, unknown>;
@@ -452,17 +470,32 @@ async function run(dataUrls: boolean, randomRequests: number): Promise<Outcome> 
     try {
       const r = new Random(SEED + (strategy === "jwt" ? 0 : 1) + (dataUrls ? 2 : 0));
       let browser = await freshBrowser();
-      const plan: [Target, Method][] = [];
-      for (let round = 0; round < 2; round++) for (const t of all) for (const m of [...METHODS, "HEAD" as const]) plan.push([t, m]);
+      const plan: [Target, Method, Kinds?][] = [];
+      // The grid: every route with every method. Twice for .data URLs, whose kinds of input are
+      // only drawn; once for document URLs, which the sweep below sends every kind of input.
+      for (let round = 0; round < (dataUrls ? 2 : 1); round++) for (const t of all) for (const m of [...METHODS, "HEAD" as const]) plan.push([t, m]);
+      // The sweep (document URLs): every route gets every kind of body, cookie header and query
+      // string (and /account every intent), each kind in its own request, paired with a different
+      // kind of the other two from one route to the next; the values within a kind are drawn.
+      const sweep = dataUrls ? [] : all;
+      for (const [t, target] of sweep.entries()) {
+        const intents = target.path === "/account" ? ACCOUNT_INTENTS : [undefined];
+        for (const [n, intent] of intents.entries()) {
+          for (let k = 0; k < Math.max(BODY_KINDS, COOKIE_KINDS, QUERY_KINDS); k++) {
+            const kinds = { body: (k + n) % BODY_KINDS, cookie: (k + t + n) % COOKIE_KINDS, query: (k + t) % QUERY_KINDS, intent };
+            plan.push([target, k % 4 === 3 ? r.pick(METHODS.filter((m) => m !== "GET")) : "POST", kinds]);
+          }
+        }
+      }
       for (let i = 0; i < randomRequests; i++) plan.push([r.pick(all), r.chance(0.5) ? "POST" : r.pick(METHODS)]);
 
       let before = await rowCounts();
-      for (const [i, [target, method]] of plan.entries()) {
+      for (const [i, [target, method, kinds]] of plan.entries()) {
         if (i % 40 === 39) {
           browser = await freshBrowser(browser);
           before = await rowCounts();
         }
-        const c = makeCase(r, target, method, browser, dataUrls);
+        const c = makeCase(r, target, method, browser, dataUrls, kinds);
         const label = `${strategy}: ${c.label}`;
         let res: Response;
         try {

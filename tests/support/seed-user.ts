@@ -1,0 +1,36 @@
+// A password user written straight into a running server's database from the test process: what
+// `npm run user:add` does (upsertCredentialsUser, the production Argon2 parameters), without a
+// second Node process that loads tsx, the app and Prisma for each user (about a second of CPU,
+// and spawnSync stalled the test's own event loop meanwhile). `addUser` in ./browser.ts still runs
+// the real command, for the tests that stand for an operator. docs/decisions/088-test-suite-time.md
+import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { upsertCredentialsUser } from "../../app/auth/credentials/users.server.ts";
+import type { Db } from "../../app/db/client.server.ts";
+import { SQLITE_BUSY_TIMEOUT_MS, sqliteFile } from "../../app/db/location.server.ts";
+import { PrismaClient as PostgresClient } from "../../prisma/generated/postgres/client.ts";
+import { PrismaClient as SqliteClient } from "../../prisma/generated/sqlite/client.ts";
+
+/** Where a server keeps its data: its DATABASE_URL, or the SQLite file in its VESTIBULE_DATA_DIR. */
+export type ServerDatabase = { env: Record<string, string | undefined> };
+
+/**
+ * Creates (or updates) `user` with that password in the database of `server` (a RunningApp, a
+ * deploy Instance, anything with the env it was started with). The server must have started:
+ * it applied the migrations.
+ */
+export async function seedUser(server: ServerDatabase, user: { email: string; password: string; name?: string }) {
+  const { DATABASE_URL: url, VESTIBULE_DATA_DIR: dataDir } = server.env;
+  if (!url && !dataDir) throw new Error("seedUser: the server's env names neither DATABASE_URL nor VESTIBULE_DATA_DIR");
+  // Same models and delegates on both: only the SQL dialect differs (as app/db/client.server.ts).
+  const client = (
+    url
+      ? new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) })
+      : new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: sqliteFile(dataDir!), timeout: SQLITE_BUSY_TIMEOUT_MS }) })
+  ) as unknown as Db;
+  try {
+    return (await upsertCredentialsUser(user, client)).user;
+  } finally {
+    await client.$disconnect();
+  }
+}
