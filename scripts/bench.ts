@@ -1,4 +1,4 @@
-// npm run bench [-- --seconds 5 --connections 16 --soak-seconds 60 --no-build --only=main|logs|sizes]
+// npm run bench [-- --seconds 5 --connections 16 --soak-seconds 60 --no-build --only=main|alloc|logs|sizes]
 // Contract §9: the production build (jwt sessions; database sessions on SQLite and, when it
 // answers, PostgreSQL) measured on loopback next to three references started in the same run —
 // a bare node:http server answering the same JSON (the limit), a trivial React Router resource
@@ -43,13 +43,14 @@ const { values: opts } = parseArgs({
     connections: { type: "string", default: "16" },
     "soak-seconds": { type: "string", default: "60" },
     "no-build": { type: "boolean", default: false },
-    // One part alone: the comparison with the references (main), or the operations part
-    // (bench/ops.ts): logging cost (logs) or session lookup cost at size (sizes).
+    // One part alone: the comparison with the references (main), the allocation per request of
+    // the jwt app (alloc: bytes, not time, so it can run on a busy machine), or the operations
+    // part (bench/ops.ts): logging cost (logs) or session lookup cost at size (sizes).
     only: { type: "string" },
   },
 });
-if (opts.only !== undefined && !["main", "logs", "sizes"].includes(opts.only)) throw new Error("--only takes main, logs or sizes");
-const ONLY = (opts.only ?? null) as "main" | "logs" | "sizes" | null;
+if (opts.only !== undefined && !["main", "alloc", "logs", "sizes"].includes(opts.only)) throw new Error("--only takes main, alloc, logs or sizes");
+const ONLY = (opts.only ?? null) as "main" | "alloc" | "logs" | "sizes" | null;
 const SECONDS = Number(opts.seconds);
 const CONNECTIONS = Number(opts.connections);
 const SOAK_SECONDS = Number(opts["soak-seconds"]);
@@ -349,6 +350,16 @@ async function main() {
     }
   }
   if (ONLY === "logs" || ONLY === "sizes") return runOpsBench({ only: ONLY, seconds: SECONDS, connections: CONNECTIONS });
+  if (ONLY === "alloc") {
+    const notes: Record<string, unknown> = {};
+    console.log(`load average ${loadAverage()}`);
+    try {
+      await allocation({ notes } as BenchContext);
+    } finally {
+      agent.destroy();
+    }
+    return;
+  }
   await comparison(began, loadBefore);
   if (ONLY !== "main") await runOpsBench({ only: null, seconds: SECONDS, connections: CONNECTIONS });
 }

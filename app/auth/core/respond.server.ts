@@ -2,6 +2,7 @@
 // JSON with the no-cache headers, error redirects by code, and the generic 400.
 import { isErrorPageCode, type AuthErrorCode } from "./errors";
 import type { AuthRequest } from "./request.server";
+import { writtenDirectly } from "./request-context.server";
 
 export const NO_CACHE_HEADERS = {
   "Cache-Control": "private, no-cache, no-store",
@@ -22,6 +23,9 @@ function withCookies(headers: Headers, setCookies: readonly (string | null | und
 const JSON_HEADERS: readonly [string, string][] = [["Content-Type", "application/json"]];
 const JSON_NO_CACHE_HEADERS: readonly [string, string][] = [...JSON_HEADERS, ...Object.entries(NO_CACHE_HEADERS)];
 
+/** Where jsonTextResponse puts an answer's text when the fast path writes it. */
+const ANSWER_TEXT = Symbol("answerText");
+
 export function jsonResponse(
   body: unknown,
   init: { status?: number; setCookies?: readonly (string | null | undefined)[]; noCache?: boolean } = {},
@@ -40,7 +44,26 @@ export function jsonTextResponse(
   const fixed = init.noCache ? JSON_NO_CACHE_HEADERS : JSON_HEADERS;
   const cookies = init.setCookies?.filter((c): c is string => Boolean(c)) ?? [];
   const headers = cookies.length ? [...fixed, ...cookies.map((c): [string, string] => ["Set-Cookie", c])] : (fixed as [string, string][]);
-  return new Response(text, { status: init.status ?? 200, headers });
+  const status = init.status ?? 200;
+  if (!writtenDirectly()) return new Response(text, { status, headers });
+  // The fast path writes the text itself (ADR 089): the same Response without the byte stream a
+  // body would build (about 3 KB a request) and the reader that would take it apart again.
+  const response = new Response(null, { status, headers });
+  (response as Response & { [ANSWER_TEXT]?: string })[ANSWER_TEXT] = text;
+  return response;
+}
+
+/** The text an answer carries beside its Response for the fast path's writer; undefined for any other Response. */
+export function answerTextOf(response: Response): string | undefined {
+  return (response as Response & { [ANSWER_TEXT]?: string })[ANSWER_TEXT];
+}
+
+/** A copy of `response` (its headers mutable), its text beside it included. */
+export function copyResponse(response: Response): Response {
+  const copy = new Response(response.body, response);
+  const text = answerTextOf(response);
+  if (text !== undefined) (copy as Response & { [ANSWER_TEXT]?: string })[ANSWER_TEXT] = text;
+  return copy;
 }
 
 /** 302 to `location`, or 200 `{url}` with the same Set-Cookie headers in JSON-redirect mode. */
