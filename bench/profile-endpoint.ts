@@ -20,13 +20,14 @@ const out = path.join(root, "bench/results/profiles");
 mkdirSync(out, { recursive: true });
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-profile-"));
 const port = await freePort();
-// The sampling heap profiler keeps only what is still alive when the profile is written: a young
-// generation no run fills (as for the allocation part of the bench) keeps every request's garbage.
-// With the memory limits' flags and variable given, server/memory-limits.ts does not re-exec (the
-// profile would be the first process's).
-const flags = kind === "heap" ? ["--heap-prof", "--heap-prof-interval=256", `--heap-prof-dir=${out}`, "--min-semi-space-size=512", "--max-semi-space-size=512", "--max-old-space-size=2048"] : ["--max-old-space-size=96", "--max-semi-space-size=2", "--cpu-prof", "--cpu-prof-interval=100", `--cpu-prof-dir=${out}`];
+// heap: V8's sampling heap profiler over the requests alone (bench/heap-sampler.mjs, which counts
+// what collections took away too); cpu: node's --cpu-prof over the whole run. With the memory
+// limits' flags and variable given, server/memory-limits.ts does not re-exec (the profile would be
+// the first process's).
+const heapFile = path.join(out, `Heap.${Date.now()}.heapprofile`);
+const flags = kind === "heap" ? [...(process.env.PROFILE_FLAGS?.split(" ") ?? []), "--max-old-space-size=96", "--max-semi-space-size=2", "--import", path.join(root, "bench/heap-sampler.mjs")] : ["--max-old-space-size=96", "--max-semi-space-size=2", "--cpu-prof", "--cpu-prof-interval=100", `--cpu-prof-dir=${out}`];
 const before = new Set(readdirSync(out));
-const app = await startServer(`jwt app (${kind} profile)`, [...flags, path.join(root, "server/main.ts")], benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV }), port);
+const app = await startServer(`jwt app (${kind} profile)`, [...flags, path.join(root, "server/main.ts")], benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV, HEAP_SAMPLER_OUT: heapFile }), port);
 try {
   const add = spawnSync(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/user-add.ts"), "--email", EMAIL, "--password", PASSWORD, "--name", "Profile"], { env: app.env, encoding: "utf8" });
   if (add.status !== 0) throw new Error(add.stderr);
@@ -40,12 +41,23 @@ try {
   const session = cookiesOf(signIn.headers).find((c) => c.startsWith("authjs.session-token="));
   if (!session) throw new Error(`sign-in failed: ${signIn.status}`);
   const cookie = target === "/auth/session" ? session : target === "/auth/csrf" ? csrfCookie : undefined;
-  await sendSequentially(app, rawGet(app, target, cookie), count);
+  const raw = rawGet(app, target, cookie);
+  await sendSequentially(app, raw, 2_000);
+  if (kind === "heap") await signal(app, "heap-sampler started");
+  await sendSequentially(app, raw, count);
+  if (kind === "heap") await signal(app, "heap-sampler written");
 } finally {
   await app.stop();
   agent.destroy();
   rmSync(dataDir, { recursive: true, force: true });
 }
+/** Sends SIGUSR2 and waits for `line` on the server's output. */
+async function signal(server: typeof app, line: string) {
+  const from = server.output().length;
+  server.child.kill("SIGUSR2");
+  for (let i = 0; i < 500 && !server.output().slice(from).includes(line); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
 const file = readdirSync(out).find((f) => !before.has(f) && f.endsWith(kind === "heap" ? ".heapprofile" : ".cpuprofile"));
 if (!file) throw new Error("no profile written");
 console.log(`profile: ${path.relative(root, path.join(out, file))}`);
@@ -62,6 +74,7 @@ if (kind === "heap") {
     n.children.forEach(walk);
   };
   walk(JSON.parse(readFileSync(path.join(out, file), "utf8")).head);
+  console.log(`${(sum / count / 1024).toFixed(1)} KiB sampled per request`);
 } else {
   type Node = { id: number; callFrame: Frame };
   const profile = JSON.parse(readFileSync(path.join(out, file), "utf8")) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
@@ -74,4 +87,4 @@ if (kind === "heap") {
   });
 }
 const top = [...totals].sort((a, b) => b[1] - a[1]).slice(0, 25);
-for (const [name, value] of top) console.log(`${((100 * value) / sum).toFixed(1).padStart(5)} %  ${name}`);
+for (const [name, value] of top) console.log(`${((100 * value) / sum).toFixed(1).padStart(5)} %  ${kind === "heap" ? `${(value / count).toFixed(0).padStart(5)} B/req  ` : ""}${name}`);
