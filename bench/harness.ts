@@ -85,10 +85,16 @@ export async function startServer(name: string, args: string[], env: NodeJS.Proc
     startCpuUs,
     output: () => out,
     stop: async () => {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once("exit", r));
-      // Under npm the server is a grandchild: told directly, as a supervisor would.
-      if (pid !== child.pid) process.kill(pid, "SIGTERM");
+      // Under npm the server is a grandchild: told directly, as a supervisor would (it may be gone).
+      if (pid !== child.pid) {
+        try {
+          process.kill(pid, "SIGTERM");
+        } catch {
+          // Gone already.
+        }
+      }
       child.kill("SIGTERM");
       await Promise.race([exited, new Promise((r) => setTimeout(r, 3_000))]);
       if (child.exitCode === null) child.kill("SIGKILL");

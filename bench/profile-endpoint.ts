@@ -1,9 +1,10 @@
-// npx tsx bench/profile-endpoint.ts <heap|cpu> [path] [count]: one jwt app started with
-// --heap-prof (sampling heap profiler) or --cpu-prof, a signed-in session, `count` requests to
-// `path` (default /auth/session) on one keep-alive connection, then a clean stop, which writes
-// the profile to bench/results/profiles/. Prints the top costs (self bytes or self time by
-// function). For finding where a request's allocation or time goes, not for figures to compare.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+// npx tsx bench/profile-endpoint.ts <heap|cpu> [path] [count]: one jwt app, a signed-in session,
+// 2 000 requests to `path` (default /auth/session) to warm up, then `count` more on one keep-alive
+// connection under V8's sampling heap profiler or its CPU profiler (bench/sampler.mjs); the
+// profile goes to bench/results/profiles/ (open a .cpuprofile in Chrome DevTools or speedscope for
+// the flame graph). Prints the top costs: bytes per request or share of the busy time, by
+// function (self). For finding where a request's allocation or time goes, not for figures to compare.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
@@ -20,14 +21,13 @@ const out = path.join(root, "bench/results/profiles");
 mkdirSync(out, { recursive: true });
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-profile-"));
 const port = await freePort();
-// heap: V8's sampling heap profiler over the requests alone (bench/heap-sampler.mjs, which counts
-// what collections took away too); cpu: node's --cpu-prof over the whole run. With the memory
-// limits' flags and variable given, server/memory-limits.ts does not re-exec (the profile would be
-// the first process's).
-const heapFile = path.join(out, `Heap.${Date.now()}.heapprofile`);
-const flags = kind === "heap" ? [...(process.env.PROFILE_FLAGS?.split(" ") ?? []), "--max-old-space-size=96", "--max-semi-space-size=2", "--import", path.join(root, "bench/heap-sampler.mjs")] : ["--max-old-space-size=96", "--max-semi-space-size=2", "--cpu-prof", "--cpu-prof-interval=100", `--cpu-prof-dir=${out}`];
-const before = new Set(readdirSync(out));
-const app = await startServer(`jwt app (${kind} profile)`, [...flags, path.join(root, "server/main.ts")], benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV, HEAP_SAMPLER_OUT: heapFile }), port);
+// heap: V8's sampling heap profiler, cpu: its CPU profiler, each over the measured requests alone
+// (bench/sampler.mjs), the server otherwise as `npm start` runs it. With the memory limits' flags
+// and variable given, server/memory-limits.ts does not re-exec (the preload would run twice).
+const profileFile = path.join(out, `${kind === "heap" ? "Heap" : "CPU"}.${Date.now()}.${kind === "heap" ? "heapprofile" : "cpuprofile"}`);
+// PROFILE_FLAGS (node flags, space-separated) come last, so they can override the limits.
+const flags = ["--max-old-space-size=96", "--max-semi-space-size=2", "--import", path.join(root, "bench/sampler.mjs"), ...(process.env.PROFILE_FLAGS?.split(" ").filter(Boolean) ?? [])];
+const app = await startServer(`jwt app (${kind} profile)`, [...flags, path.join(root, "server/main.ts")], benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV, SAMPLER_OUT: profileFile, SAMPLER_KIND: kind }), port);
 try {
   const add = spawnSync(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/user-add.ts"), "--email", EMAIL, "--password", PASSWORD, "--name", "Profile"], { env: app.env, encoding: "utf8" });
   if (add.status !== 0) throw new Error(add.stderr);
@@ -43,9 +43,9 @@ try {
   const cookie = target === "/auth/session" ? session : target === "/auth/csrf" ? csrfCookie : undefined;
   const raw = rawGet(app, target, cookie);
   await sendSequentially(app, raw, 2_000);
-  if (kind === "heap") await signal(app, "heap-sampler started");
+  await signal(app, "sampler started");
   await sendSequentially(app, raw, count);
-  if (kind === "heap") await signal(app, "heap-sampler written");
+  await signal(app, "sampler written");
 } finally {
   await app.stop();
   agent.destroy();
@@ -55,11 +55,10 @@ try {
 async function signal(server: typeof app, line: string) {
   const from = server.output().length;
   server.child.kill("SIGUSR2");
-  for (let i = 0; i < 500 && !server.output().slice(from).includes(line); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 3_000 && !server.output().slice(from).includes(line); i++) await new Promise((r) => setTimeout(r, 10));
 }
 
-const file = readdirSync(out).find((f) => !before.has(f) && f.endsWith(kind === "heap" ? ".heapprofile" : ".cpuprofile"));
-if (!file) throw new Error("no profile written");
+const file = path.basename(profileFile);
 console.log(`profile: ${path.relative(root, path.join(out, file))}`);
 
 type Frame = { functionName: string; url: string; lineNumber: number };
@@ -82,6 +81,8 @@ if (kind === "heap") {
   profile.samples.forEach((id, i) => {
     const key = label(byId.get(id)!.callFrame);
     const dt = profile.timeDeltas[i] ?? 0;
+    // Waiting for the next request is no cost of one, nor is the profiler's own stop (inspector post).
+    if (key.startsWith("(idle)") || key.startsWith("post node:inspector")) return;
     totals.set(key, (totals.get(key) ?? 0) + dt);
     sum += dt;
   });
