@@ -26,7 +26,9 @@ const port = await freePort();
 // and variable given, server/memory-limits.ts does not re-exec (the preload would run twice).
 const profileFile = path.join(out, `${kind === "heap" ? "Heap" : "CPU"}.${Date.now()}.${kind === "heap" ? "heapprofile" : "cpuprofile"}`);
 // PROFILE_FLAGS (node flags, space-separated) come last, so they can override the limits.
-const flags = ["--max-old-space-size=96", "--max-semi-space-size=2", "--import", path.join(root, "bench/sampler.mjs"), ...(process.env.PROFILE_FLAGS?.split(" ").filter(Boolean) ?? [])];
+// The heap sampler keeps every sample (collected objects included) on the heap it samples: more
+// old space, or a long run ends out of memory.
+const flags = [`--max-old-space-size=${kind === "heap" ? 512 : 96}`, "--max-semi-space-size=2", "--import", path.join(root, "bench/sampler.mjs"), ...(process.env.PROFILE_FLAGS?.split(" ").filter(Boolean) ?? [])];
 const app = await startServer(`jwt app (${kind} profile)`, [...flags, path.join(root, "server/main.ts")], benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV, SAMPLER_OUT: profileFile, SAMPLER_KIND: kind }), port);
 try {
   const add = spawnSync(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/user-add.ts"), "--email", EMAIL, "--password", PASSWORD, "--name", "Profile"], { env: app.env, encoding: "utf8" });
