@@ -473,11 +473,14 @@ async function comparison(began: number, loadBefore: string) {
     const barePort = await freePort();
     const bareCode = `require("node:http").createServer((q, s) => { s.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "private, no-cache, no-store" }); s.end(${JSON.stringify(sessionBody)}); }).listen(${barePort}, "127.0.0.1", () => console.log("listening on"));`;
     const bare = await startServer("bare node:http", ["-e", bareCode], process.env, barePort);
+    // Each reference is stopped by the finally below from the moment it runs, even if the next fails to start.
+    servers.push(bare);
     const trivialPort = await freePort();
     const trivial = await startServer("trivial React Router", [path.join(root, "bench/trivial/server.mjs")], { ...process.env, NODE_ENV: "production", PORT: String(trivialPort) }, trivialPort);
+    servers.push(trivial);
     const authjsPort = await freePort();
     const authjs = await startServer("Auth.js", [path.join(root, "bench/authjs-server.mjs")], { ...process.env, NODE_ENV: "production", PORT: String(authjsPort), AUTH_SECRET: SECRET, BENCH_EMAIL: EMAIL, BENCH_PASSWORD: PASSWORD }, authjsPort);
-    servers.push(bare, trivial, authjs);
+    servers.push(authjs);
     const betterAuth = await startBetterAuth();
     if (betterAuth) servers.push(betterAuth.server);
 
