@@ -26,6 +26,9 @@ export { log };
 export { accessLogEnabled, logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";
 // …and the headers it puts on its own answers (probes, refusals, static assets): docs/decisions/037.
 export { baseSecurityHeaders } from "./auth/core/security-headers.server";
+// For the fast path's own writer (server/fast-path.ts, docs/decisions/089).
+export { answerTextOf } from "./auth/core/respond.server";
+export { answerWrittenDirectly } from "./auth/core/request-context.server";
 
 /**
  * Run by server/main.ts before it listens: a bad configuration stops the start with the

@@ -8,5 +8,8 @@ import v8 from "node:v8";
 
 process.on("SIGUSR2", () => {
   const heap = v8.getHeapStatistics();
-  process.stdout.write(`alloc-probe ${JSON.stringify({ usedHeap: heap.used_heap_size, external: process.memoryUsage().external })}\n`);
+  const memory = process.memoryUsage();
+  process.stdout.write(
+    `alloc-probe ${JSON.stringify({ usedHeap: heap.used_heap_size, external: memory.external, rss: memory.rss, heapTotal: memory.heapTotal, arrayBuffers: memory.arrayBuffers, code: heap.total_heap_size_executable, malloced: heap.malloced_memory, spaces: Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, Math.round(s.space_size / 1048576)])) })}\n`,
+  );
 });

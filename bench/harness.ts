@@ -3,7 +3,7 @@
 // from /proc. scripts/bench.ts composes the parts; a new part takes a BenchContext and calls
 // measure() or measureFlow() with a server it started through startServer().
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
@@ -43,11 +43,14 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Spawns `node <args>` (pinned to the server core) and waits for `ready` on its output. */
-export async function startServer(name: string, args: string[], env: NodeJS.ProcessEnv, port: number, ready = "listening on"): Promise<Server> {
+/**
+ * Spawns `node <args>` (or `program <args>`, e.g. npm; pinned to the server core) and waits for
+ * `ready` on its output. The Server's pid is the node process that serves (under npm, its child).
+ */
+export async function startServer(name: string, args: string[], env: NodeJS.ProcessEnv, port: number, ready = "listening on", program = process.execPath): Promise<Server> {
   const started = performance.now();
-  const command = PINNED ? "taskset" : process.execPath;
-  const argv = PINNED ? ["-c", SERVER_CORE, process.execPath, ...args] : args;
+  const command = PINNED ? "taskset" : program;
+  const argv = PINNED ? ["-c", SERVER_CORE, program, ...args] : args;
   const child = spawn(command, argv, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
@@ -68,24 +71,40 @@ export async function startServer(name: string, args: string[], env: NodeJS.Proc
     });
   });
   const startMs = performance.now() - started;
-  const startCpuUs = cpuMicros(child.pid!);
+  const pid = nodeProcessUnder(child.pid!);
+  const startCpuUs = cpuMicros(pid);
   child.removeAllListeners("exit");
   return {
     name,
     url: `http://127.0.0.1:${port}`,
     port,
-    pid: child.pid!,
+    pid,
     child,
     env,
     startMs,
     startCpuUs,
     output: () => out,
     stop: async () => {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once("exit", r));
+      // Under npm the server is a grandchild: told directly, as a supervisor would (it may be gone).
+      if (pid !== child.pid) {
+        try {
+          process.kill(pid, "SIGTERM");
+        } catch {
+          // Gone already.
+        }
+      }
       child.kill("SIGTERM");
       await Promise.race([exited, new Promise((r) => setTimeout(r, 3_000))]);
       if (child.exitCode === null) child.kill("SIGKILL");
+      if (pid !== child.pid) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // Gone already.
+        }
+      }
     },
   };
 }
@@ -140,7 +159,7 @@ export type Measurement = {
   /** Server CPU time per request, µs (user + system, /proc/<pid>/stat). */
   cpuUs: number;
   rssMb: number;
-  /** Open-loop runs: the rate asked for. */
+  /** Runs at a rate: the rate asked for (open loop, or closed loop paced per connection). */
   rate?: number;
   /** Seconds measured, server CPU in total (µs), latency histogram ([µs, count]) or raw latencies (ms): to merge runs. */
   seconds: number;
@@ -203,6 +222,8 @@ export type LoadOptions = {
   seconds: number;
   warmupMs?: number;
   rate?: number;
+  /** With rate: closed loop (each connection waits for its answer, then for its next slot) instead of open. */
+  closedLoop?: boolean;
   expectStatus?: number;
   expectBodyPrefix?: string;
 };
@@ -378,4 +399,28 @@ export function benchServerEnv(port: number, dataDir: string, secret: string, en
   };
   if (!env.DATABASE_URL) delete full.DATABASE_URL;
   return full;
+}
+
+/** The pid of the node process under `pid` (itself, or the first node descendant: `npm start` runs node under npm and a shell). */
+export function nodeProcessUnder(pid: number): number {
+  const queue = [pid];
+  while (queue.length) {
+    const p = queue.shift()!;
+    let comm = "";
+    try {
+      comm = readFileSync(`/proc/${p}/comm`, "utf8").trim();
+    } catch {
+      continue;
+    }
+    if (comm === "node" || comm.startsWith("node")) {
+      // npm itself runs on node: the server is the node process whose command line names server/main.ts.
+      const cmdline = readFileSync(`/proc/${p}/cmdline`, "utf8");
+      if (cmdline.includes("server/main.ts")) return p;
+    }
+    for (const task of readdirSync(`/proc/${p}/task`)) {
+      const children = readFileSync(`/proc/${p}/task/${task}/children`, "utf8").trim();
+      if (children) queue.push(...children.split(/\s+/).map(Number));
+    }
+  }
+  return pid;
 }

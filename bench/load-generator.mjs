@@ -6,7 +6,9 @@
 //
 // Input: one JSON argument — { port, requests: [raw HTTP/1.1 request text, …] (used in turn),
 // connections, seconds, warmupMs, rate? (requests/s in total: open loop, latency counted from
-// each request's scheduled time), expectStatus, expectBodyPrefix? }.
+// each request's scheduled time), closedLoop? (with rate: each connection sends its next request
+// at its own share of the rate but never before its answer is back, latency counted from the
+// send), expectStatus, expectBodyPrefix? }.
 // Output: the line "measuring" when the warm-up ends, then one JSON line with the results.
 import net from "node:net";
 
@@ -27,7 +29,10 @@ const end = warmEnd + opts.seconds * 1000;
 let measureStart = warmEnd;
 
 // Open loop: requests become due at a fixed rate; an idle connection takes the oldest due one.
-const interval = opts.rate ? 1000 / opts.rate : 0;
+// Closed loop at a rate: each connection paces itself at rate / connections.
+const paced = Boolean(opts.rate && opts.closedLoop);
+const interval = opts.rate && !paced ? 1000 / opts.rate : 0;
+const connectionInterval = paced ? (1000 * opts.connections) / opts.rate : 0;
 let nextDue = start;
 const idle = [];
 
@@ -61,12 +66,21 @@ function connection() {
   let buf = Buffer.alloc(0);
   let sentAt = 0;
   let busy = false;
+  let slot = 0;
   const self = { send };
 
   function send(scheduledAt) {
     busy = true;
     sentAt = scheduledAt ?? performance.now();
     socket.write(requests[next++ % requests.length]);
+  }
+
+  // Closed loop at a rate: the next slot of this connection, or at once when it is past.
+  function sendPaced(now) {
+    slot = Math.max(slot + connectionInterval, now);
+    const wait = slot - now;
+    if (wait < 0.5) send();
+    else setTimeout(send, wait);
   }
 
   // Parses one whole answer from buf; returns [bytes used, ok] or null when incomplete.
@@ -123,6 +137,7 @@ function connection() {
       record(now - sentAt, parsed[1]);
       if (stopped) return socket.destroy();
       if (interval) dispatch(self, now);
+      else if (paced) sendPaced(now);
       else send();
     }
   });
@@ -132,7 +147,12 @@ function connection() {
       process.exitCode = 1;
     }
   });
-  socket.on("connect", () => (interval ? dispatch(self, performance.now()) : send()));
+  socket.on("connect", () => {
+    if (interval) return dispatch(self, performance.now());
+    // Paced connections start spread over one interval, not all at once.
+    if (paced) return setTimeout(() => ((slot = performance.now()), send()), Math.random() * connectionInterval);
+    send();
+  });
   self.busy = () => busy;
   return self;
 }

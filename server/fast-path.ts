@@ -1,18 +1,22 @@
-// The production server's fast path for the auth JSON endpoints (docs/decisions/055-fast-path.md).
-// GET /auth/session, /auth/csrf and /auth/providers and POST /auth/_log render nothing: React
-// Router's request handler would parse and normalise the URL, look for a manifest request, match
-// the route table, build a router context and a static handler query, and run the root middleware
-// and the route's loader or action. Here the same route modules of the server build — the root
-// middleware and the route's loader or action, the single definition the dev server and the
-// tests use — run directly on the Request React Router's Node adapter would have built, and the
-// answer goes out through the adapter's own writer, so status, headers and body are byte for byte
-// what the full pipeline sends. Anything the fast path is not sure of (another path spelling, a
-// .data request, another method) goes to React Router unchanged.
+// The production server's fast path for the auth JSON endpoints (docs/decisions/055-fast-path.md,
+// 089-fast-path-without-fetch-objects.md). GET /auth/session, /auth/csrf and /auth/providers and
+// POST /auth/_log render nothing: React Router's request handler would parse and normalise the
+// URL, look for a manifest request, match the route table, build a router context and a static
+// handler query, and run the root middleware and the route's loader or action. Here the same
+// route modules of the server build — the root middleware and the route's loader or action, the
+// single definition the dev server and the tests use — run directly, and the answer goes out with
+// the status, headers and framing the adapter's writer gives it, byte for byte what the full
+// pipeline sends. A GET or HEAD is handed to them as a NodeRequest (below) rather than a Fetch
+// Request, and an answer whose JSON text the app handed over beside its Response (respond.server.ts
+// jsonTextResponse) is written from that text: no body stream built and read back. Anything the
+// fast path is not sure of (another path spelling, a .data request, another method) goes to
+// React Router unchanged.
 import { existsSync } from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import path from "node:path";
 import { createRequest, sendResponse } from "@remix-run/node-fetch-server";
 import { RouterContextProvider, type ServerBuild } from "react-router";
+import type * as ServerEntry from "../app/entry.server.tsx";
 
 /** Paths answered here: resource routes (no component, no error boundary) of the root. */
 export const FAST_PATHS: readonly string[] = ["/auth/session", "/auth/csrf", "/auth/providers", "/auth/_log"];
@@ -37,6 +41,11 @@ export type FastPath = ((req: IncomingMessage, res: ServerResponse) => boolean) 
 export function createFastPath(build: ServerBuild, { clientDirectory }: { clientDirectory?: string } = {}): FastPath {
   const root = build.routes.root!;
   const handleError = build.entry.module.handleError;
+  // What the app's entry gives the writer: an answer's text beside its Response, and the call that
+  // asks for it (absent from a build made before them: every answer then goes through the reader).
+  const entry = build.entry.module as unknown as Partial<typeof ServerEntry>;
+  const answerTextOf = entry.answerTextOf ?? (() => undefined);
+  const answerWrittenDirectly = entry.answerWrittenDirectly ?? (() => undefined);
   const routes = new Map<string, FastRoute>();
   for (const pathname of FAST_PATHS) {
     const route = Object.values(build.routes).find((r) => r?.parentId === "root" && r.path === pathname.slice(1));
@@ -61,7 +70,8 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
     if (!isLoader && !ACTION_METHODS.has(method)) return false;
     let request: Request;
     try {
-      request = createRequest(req, res);
+      // A loader's request has no body: what the route modules read of it comes from node's own.
+      request = isLoader ? NodeRequest.of(req, res) : createRequest(req, res);
     } catch {
       return false;
     }
@@ -70,6 +80,7 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
   }
 
   async function answer(route: FastRoute, handler: Handler, request: Request, res: ServerResponse) {
+    answerWrittenDirectly();
     const context = new RouterContextProvider();
     // What React Router hands a resource route's middleware and loader: `url` (the request's URL,
     // built only when read) and `pattern` (the matched path, here the path itself).
@@ -94,9 +105,12 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
     } catch (error) {
       response = refusal(error, args);
     }
-    if (res.destroyed || request.signal.aborted) return;
+    // A NodeRequest's signal is the connection's close, which res.destroyed already says.
+    if (res.destroyed || (!((request as unknown) instanceof NodeRequest) && request.signal.aborted)) return;
     try {
-      await sendResponse(res, response);
+      const text = response.body === null ? answerTextOf(response) : undefined;
+      if (text === undefined) await sendResponse(res, response);
+      else writeText(res, response, text);
     } catch (error) {
       if (!res.headersSent) {
         res.statusCode = 500;
@@ -113,6 +127,84 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
     if (error instanceof Response) return error;
     handleError?.(error, { request: args.request, params: args.params, context: args.context });
     return new Response("Unexpected Server Error", { status: 500, headers: { "Content-Type": "text/plain" } });
+  }
+}
+
+/**
+ * An answer whose body is `text`, written as the adapter's sendResponse writes it (Fetch header
+ * names in their order, Set-Cookie as a list, the body as one chunk after the head, nothing for
+ * HEAD): the same bytes, without a stream and its reader.
+ */
+function writeText(res: ServerResponse, response: Response, text: string): void {
+  const headers: OutgoingHttpHeaders = {};
+  for (const [key, value] of response.headers) {
+    const held = headers[key];
+    if (held === undefined) headers[key] = value;
+    else if (Array.isArray(held)) held.push(value);
+    else headers[key] = [held as string, value];
+  }
+  res.writeHead(response.status, response.statusText, headers);
+  if (res.req.method !== "HEAD") res.write(text);
+  res.end();
+}
+
+/**
+ * What the route modules read of a GET or HEAD request — method, URL, headers by name, signal —
+ * read from node's request instead of a Fetch Request built from it. Building one costs about
+ * 8 KB a request: the Request, a Headers copy of every header, an AbortController, and the signal
+ * follower undici registers with a FinalizationRegistry, which outlives the request into the old
+ * generation (docs/decisions/089). Values are the ones the adapter's Request would hold: the URL
+ * as the URL parser serialises it, each header as node joined it, the signal aborted when the
+ * connection closes before the answer is written. Anything else a route module asked of it would
+ * be a TypeError, which the byte-for-byte test (tests/browser/fast-path.test.ts) would show as a 500.
+ */
+class NodeRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: NodeHeaders;
+  #res: ServerResponse;
+  #signal: AbortSignal | undefined;
+
+  private constructor(method: string, url: string, headers: IncomingHttpHeaders, res: ServerResponse) {
+    this.method = method;
+    this.url = url;
+    this.headers = new NodeHeaders(headers);
+    this.#res = res;
+  }
+
+  /** The request the route modules get, as a Request (they read no more of it); throws where the adapter's would. */
+  static of(req: IncomingMessage, res: ServerResponse): Request {
+    const host = req.headers.host;
+    const url = URL.parse(`http://${host ?? "localhost"}${req.url ?? "/"}`);
+    // HTTP/2's :authority never reaches here (HTTP/1 only); a target the URL parser refuses is React Router's.
+    if (!url || url.username || url.password) throw new TypeError("not a URL the adapter would build");
+    return new NodeRequest(req.method!, url.href, req.headers, res) as unknown as Request;
+  }
+
+  /** Built only when read (handleError, the fast path after a failure). */
+  get signal(): AbortSignal {
+    if (this.#signal) return this.#signal;
+    const controller = new AbortController();
+    const res = this.#res;
+    if (res.destroyed && !res.writableFinished) controller.abort();
+    else res.once("close", () => res.writableFinished || controller.abort());
+    return (this.#signal = controller.signal);
+  }
+}
+
+/** Fetch Headers' get and has over node's parsed headers (names are case-insensitive; node keeps them in lower case). */
+class NodeHeaders {
+  #source: IncomingHttpHeaders;
+  constructor(source: IncomingHttpHeaders) {
+    this.#source = source;
+  }
+  get(name: string): string | null {
+    const value = this.#source[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(", ") : value;
+  }
+  has(name: string): boolean {
+    return this.#source[name.toLowerCase()] !== undefined;
   }
 }
 

@@ -43,7 +43,10 @@ export function fromAcceptLanguage(header: string | null | undefined): Locale | 
 
 /** The `lang` cookie's language, when it names a supported one exactly. */
 export function fromLanguageCookie(cookieHeader: string | null | undefined): Locale | null {
-  const value = parseCookieHeader(cookieHeader ?? null).get(LANGUAGE_COOKIE);
+  // Every request asks, most carry no such cookie: a name is a slice of the header, so a header
+  // without the name's text has no such cookie, and is not parsed into a map for nothing.
+  if (!cookieHeader?.includes(LANGUAGE_COOKIE)) return null;
+  const value = parseCookieHeader(cookieHeader).get(LANGUAGE_COOKIE);
   return isLocale(value) ? value : null;
 }
 

@@ -62,15 +62,16 @@ export type CookieOptions = {
 export function parseCookieHeader(header: string | null): Map<string, string> {
   const out = new Map<string, string>();
   if (!header) return out;
-  const duplicated = new Set<string>();
+  // Made only when a name comes twice (rare), not for every request's cookies.
+  let duplicated: Set<string> | undefined;
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
     if (eq < 0) continue;
     const name = part.slice(0, eq).trim();
-    if (!name || duplicated.has(name)) continue;
+    if (!name || duplicated?.has(name)) continue;
     if (out.has(name)) {
       out.delete(name);
-      duplicated.add(name);
+      (duplicated ??= new Set()).add(name);
       continue;
     }
     let value = part.slice(eq + 1).trim();

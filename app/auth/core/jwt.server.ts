@@ -126,7 +126,9 @@ async function decodeCbcHs512(token: string, secrets: readonly string[], salt: s
 // decrypt to the same claims, so the HMAC, the AES and the JSON parse run once per token. Times
 // are checked again at every use; only tokens that decrypted are kept; bounded, oldest first.
 const DECODED_MAX = 10_000;
-const decoded = new WeakMap<readonly string[], Map<string, JWTPayload>>();
+// By salt, then token: a key made of both would be a new string as long as the token (over 600
+// bytes) at every lookup.
+const decoded = new WeakMap<readonly string[], Map<string, Map<string, JWTPayload>>>();
 
 function checkTimes(payload: JWTPayload, clockTolerance: number, now: Date | undefined) {
   const t = Math.floor((now ?? new Date()).getTime() / 1000);
@@ -143,10 +145,11 @@ export async function decodeJwt({
   now,
   remember = false,
 }: DecodeParams): Promise<JWTPayload> {
-  let bySecrets = decoded.get(secrets);
-  if (!bySecrets) decoded.set(secrets, (bySecrets = new Map()));
-  const key = `${salt}\u0000${token}`;
-  const known = remember ? bySecrets.get(key) : undefined;
+  let bySalt = decoded.get(secrets);
+  if (!bySalt) decoded.set(secrets, (bySalt = new Map()));
+  let byToken = bySalt.get(salt);
+  if (!byToken) bySalt.set(salt, (byToken = new Map()));
+  const known = remember ? byToken.get(token) : undefined;
   if (known) {
     checkTimes(known, clockTolerance, now);
     return known;
@@ -155,8 +158,8 @@ export async function decodeJwt({
   if (fast && !remember) return fast;
   if (fast) {
     Object.freeze(fast);
-    if (bySecrets.size >= DECODED_MAX) bySecrets.delete(bySecrets.keys().next().value!);
-    bySecrets.set(key, fast);
+    if (byToken.size >= DECODED_MAX) byToken.delete(byToken.keys().next().value!);
+    byToken.set(token, fast);
     return fast;
   }
   const { payload } = await jwtDecrypt(

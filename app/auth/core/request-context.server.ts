@@ -5,12 +5,17 @@ import { AsyncLocalStorage } from "node:async_hooks";
 
 /** databaseUnavailable: an outage was met (and logged); pageFailedOnDatabase: a loader or action threw it. */
 type Flag = "databaseUnavailable" | "pageFailedOnDatabase";
-type RequestContext = { reqId: string; flags: Set<Flag> };
+// The flags' set only once one is marked: almost no request meets an outage, and every request
+// has a context (docs/decisions/089).
+// directWriter: the production server's fast path writes this request's answer to the socket
+// itself (server/fast-path.ts): an answer's JSON text is handed over beside its Response rather
+// than as a body stream built only to be read back (respond.server.ts).
+type RequestContext = { reqId: string; flags: Set<Flag> | null; directWriter: boolean };
 const requestContext = new AsyncLocalStorage<RequestContext>();
 
 /** Runs `fn` so that everything it does, however deep and however late, sees this request's context. */
 export function runWithRequestId<T>(reqId: string, fn: () => T): T {
-  return requestContext.run({ reqId, flags: new Set() }, fn);
+  return requestContext.run({ reqId, flags: null, directWriter: false }, fn);
 }
 
 /** The id of the request being served, if any. */
@@ -19,9 +24,21 @@ export function currentRequestId(): string | undefined {
 }
 
 export function markRequest(flag: Flag) {
-  requestContext.getStore()?.flags.add(flag);
+  const context = requestContext.getStore();
+  if (context) (context.flags ??= new Set()).add(flag);
 }
 
 export function requestMarked(flag: Flag): boolean {
-  return requestContext.getStore()?.flags.has(flag) ?? false;
+  return requestContext.getStore()?.flags?.has(flag) ?? false;
+}
+
+/** Said by the server's fast path before it runs a route: it writes the answer itself. */
+export function answerWrittenDirectly(): void {
+  const context = requestContext.getStore();
+  if (context) context.directWriter = true;
+}
+
+/** True when the answer being built goes to the fast path's own writer (respond.server.ts). */
+export function writtenDirectly(): boolean {
+  return requestContext.getStore()?.directWriter === true;
 }

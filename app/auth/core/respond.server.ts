@@ -2,6 +2,7 @@
 // JSON with the no-cache headers, error redirects by code, and the generic 400.
 import { isErrorPageCode, type AuthErrorCode } from "./errors";
 import type { AuthRequest } from "./request.server";
+import { writtenDirectly } from "./request-context.server";
 
 export const NO_CACHE_HEADERS = {
   "Cache-Control": "private, no-cache, no-store",
@@ -22,6 +23,9 @@ function withCookies(headers: Headers, setCookies: readonly (string | null | und
 const JSON_HEADERS: readonly [string, string][] = [["Content-Type", "application/json"]];
 const JSON_NO_CACHE_HEADERS: readonly [string, string][] = [...JSON_HEADERS, ...Object.entries(NO_CACHE_HEADERS)];
 
+/** Where jsonTextResponse puts an answer's text when the fast path writes it. */
+const ANSWER_TEXT = Symbol("answerText");
+
 export function jsonResponse(
   body: unknown,
   init: { status?: number; setCookies?: readonly (string | null | undefined)[]; noCache?: boolean } = {},
@@ -30,17 +34,38 @@ export function jsonResponse(
 }
 
 /**
- * jsonResponse for a body already serialised (a constant answer built once). The header list is
- * handed to the Response as is: no Headers object built and then copied.
+ * jsonResponse for a body already serialised (a constant answer built once). The headers are
+ * appended to the Response's own: handed over as a list of pairs, undici's WebIDL conversion copies
+ * every pair first (4 KB a JSON answer, against 1 KB this way; docs/decisions/089).
  */
 export function jsonTextResponse(
   text: string,
   init: { status?: number; setCookies?: readonly (string | null | undefined)[]; noCache?: boolean } = {},
 ): Response {
-  const fixed = init.noCache ? JSON_NO_CACHE_HEADERS : JSON_HEADERS;
-  const cookies = init.setCookies?.filter((c): c is string => Boolean(c)) ?? [];
-  const headers = cookies.length ? [...fixed, ...cookies.map((c): [string, string] => ["Set-Cookie", c])] : (fixed as [string, string][]);
-  return new Response(text, { status: init.status ?? 200, headers });
+  const status = init.status ?? 200;
+  const direct = writtenDirectly();
+  // The fast path writes the text itself (ADR 089): the same Response without the byte stream a
+  // body would build (about 3 KB a request) and the reader that would take it apart again.
+  const response = new Response(direct ? null : text, { status });
+  const headers = response.headers;
+  // set, not append: a text body comes with undici's own Content-Type (text/plain), replaced here.
+  for (const [name, value] of init.noCache ? JSON_NO_CACHE_HEADERS : JSON_HEADERS) headers.set(name, value);
+  if (init.setCookies) for (const cookie of init.setCookies) if (cookie) headers.append("Set-Cookie", cookie);
+  if (direct) (response as Response & { [ANSWER_TEXT]?: string })[ANSWER_TEXT] = text;
+  return response;
+}
+
+/** The text an answer carries beside its Response for the fast path's writer; undefined for any other Response. */
+export function answerTextOf(response: Response): string | undefined {
+  return (response as Response & { [ANSWER_TEXT]?: string })[ANSWER_TEXT];
+}
+
+/** A copy of `response` (its headers mutable), its text beside it included. */
+export function copyResponse(response: Response): Response {
+  const copy = new Response(response.body, response);
+  const text = answerTextOf(response);
+  if (text !== undefined) (copy as Response & { [ANSWER_TEXT]?: string })[ANSWER_TEXT] = text;
+  return copy;
 }
 
 /** 302 to `location`, or 200 `{url}` with the same Set-Cookie headers in JSON-redirect mode. */

@@ -5,6 +5,7 @@
 // answers and the static assets) only apply them.
 import { randomBytes } from "node:crypto";
 import { BASE_PATH, type AuthConfig } from "./config.server";
+import { copyResponse } from "./respond.server";
 
 /** One year: browsers keep using https for the host that long after the last visit. */
 const HSTS_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
@@ -91,7 +92,7 @@ export function withHeaders(response: Response, values: Readonly<Record<string, 
     for (const name in values) response.headers.set(name, values[name]!);
     return response;
   } catch {
-    const copy = new Response(response.body, response);
+    const copy = copyResponse(response);
     for (const name in values) copy.headers.set(name, values[name]!);
     return copy;
   }
