@@ -3,9 +3,8 @@
 // answers, PostgreSQL) measured on loopback next to the references started in the same run —
 // a bare node:http server answering the same JSON (the limit), a trivial React Router resource
 // route served the same way as the app (the framework floor, bench/trivial), Auth.js
-// (bench/authjs-server.mjs) and, when the package is installed, better-auth's get-session
-// (bench/better-auth-server.mjs; skipped with the reason printed otherwise). Each figure is
-// printed with its ratio to each reference; server and load generator each get a core of their
+// (bench/authjs-server.mjs) and better-auth's get-session (bench/references, installed there on
+// first use; skipped with the reason printed when it cannot be). Each figure is printed with its ratio to each reference; server and load generator each get a core of their
 // own when there are two. Then: p99 at half the maximum rate (open and closed loop), RSS after
 // 60 s of mixed load under `npm start` and `node server/main.ts`, the cold start of the start
 // command, and the heap allocated per request. Results go to
@@ -136,14 +135,31 @@ async function signIn(base: string, email = EMAIL, client?: string): Promise<str
   return session;
 }
 
+/** Where the references the app does not depend on are installed, on the bench's first use. */
+const REFERENCES = path.join(root, "bench/references");
+
 /**
- * The better-auth reference (bench/better-auth-server.mjs), when the package is installed — it is
- * not a dependency of the app: `npm install --save-dev better-auth` adds it. Null, with the reason
- * printed, otherwise.
+ * The packages of bench/references/package.json (better-auth, pinned), installed there by the first
+ * `npm run bench` that needs them: the app and its tests do not depend on them, so a plain install
+ * stays as small as it was. Null when they are there; the reason when they cannot be installed.
+ */
+function installReferences(): string | null {
+  if (existsSync(path.join(REFERENCES, "node_modules/better-auth/package.json"))) return null;
+  console.log("installing the bench's references (bench/references/package.json: better-auth) …");
+  const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+  const result = spawnSync(npm, ["install", "--no-audit", "--no-fund", "--no-package-lock"], { cwd: REFERENCES, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  if (result.status !== 0) return `npm install in bench/references failed (${(result.stderr || result.stdout || String(result.error)).trim().split("\n").slice(-2).join(" ")})`;
+  return null;
+}
+
+/**
+ * The better-auth reference (bench/references/better-auth-server.mjs). Null, with the reason
+ * printed, when it cannot be installed or does not answer.
  */
 async function startBetterAuth(): Promise<{ server: Server; cookie: string } | null> {
-  if (!existsSync(path.join(root, "node_modules/better-auth/package.json"))) {
-    console.log("better-auth reference skipped: the package better-auth is not installed (npm install --save-dev better-auth@1.7.25)");
+  const missing = installReferences();
+  if (missing) {
+    console.log(`better-auth reference skipped: ${missing}`);
     return null;
   }
   const port = await freePort();
@@ -151,7 +167,7 @@ async function startBetterAuth(): Promise<{ server: Server; cookie: string } | n
   const env = { ...process.env, NODE_ENV: "production", PORT: String(port), AUTH_SECRET: SECRET, BENCH_EMAIL: EMAIL, BENCH_PASSWORD: PASSWORD, BENCH_DATA_DIR: dataDir };
   let server: Server;
   try {
-    server = await startServer("better-auth", [path.join(root, "bench/better-auth-server.mjs")], env, port);
+    server = await startServer("better-auth", [path.join(REFERENCES, "better-auth-server.mjs")], env, port);
   } catch (error) {
     console.log(`better-auth reference skipped: its server did not start (${(error as Error).message.split("\n").slice(0, 3).join(" ")})`);
     rmSync(dataDir, { recursive: true, force: true });

@@ -3,7 +3,7 @@
 // session-data cookie (`session.cookieCache`), so that GET /api/auth/get-session is answered from
 // the cookie, as our jwt session is, behind better-auth's own node:http handler (better-auth/node).
 // The bench signs in over HTTP and measures get-session. Started only when the package is
-// installed (scripts/bench.ts says so otherwise). Environment: PORT, AUTH_SECRET, BENCH_EMAIL,
+// installed in bench/references (scripts/bench.ts installs it there on first use). Environment: PORT, AUTH_SECRET, BENCH_EMAIL,
 // BENCH_PASSWORD, BENCH_DATA_DIR.
 import { createServer } from "node:http";
 import path from "node:path";
