@@ -562,6 +562,12 @@ export const ar: Catalogue = {
   "admin.refused.lastAdmin": "لا يمكن أن يصبح آخر مسؤول مستخدمًا عاديًا: اجعل شخصًا آخر مسؤولًا أولًا.",
   "admin.refused.noAddress": "ليس لهذا المستخدم عنوان بريد إلكتروني للإرسال إليه.",
   "admin.refused.notSent": "تعذّر إرسال البريد. حاول مرة أخرى لاحقًا.",
+  "admin.action.delete": "حذف المستخدم",
+  "admin.delete.intro": "يُحذف المستخدم وطرق تسجيل دخوله وكل جلساته فورًا، ويُبلَّغ بذلك عبر البريد الإلكتروني. يحتفظ سجل النشاط بإدخالاته دون عنوانه. لا يمكن التراجع عن ذلك.",
+  "admin.delete.wrongWord": "اكتب {word} تمامًا كما هو معروض لحذف هذا المستخدم.",
+  "admin.done.deleted": "حُذف المستخدم وأُبلغ بذلك عبر البريد الإلكتروني.",
+  "admin.refused.deleteSelf": "لا يمكنك حذف حسابك من هنا: استخدم صفحة حسابك.",
+  "admin.refused.lastAdminDelete": "لا يمكن حذف آخر مسؤول: اجعل شخصًا آخر مسؤولًا أولًا.",
   // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
   "mfaSetup.heading": "إعداد عامل ثانٍ",
   "mfaSetup.required": "يطلب هذا الموقع عاملًا ثانيًا لكل حساب. أعدّ تطبيق مصادقة أو أضف مفتاح مرور للمتابعة؛ وحتى ذلك الحين لا تتوفر إلا هذه الصفحة وتسجيل الخروج.",

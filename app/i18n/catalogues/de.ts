@@ -562,6 +562,12 @@ export const de: Catalogue = {
   "admin.refused.lastAdmin": "Der letzte Administrator kann kein Benutzer werden: Machen Sie zuerst jemand anderen zum Administrator.",
   "admin.refused.noAddress": "Dieser Benutzer hat keine E-Mail-Adresse, an die gesendet werden kann.",
   "admin.refused.notSent": "Die E-Mail konnte nicht gesendet werden. Versuchen Sie es später erneut.",
+  "admin.action.delete": "Benutzer löschen",
+  "admin.delete.intro": "Der Benutzer, seine Anmeldewege und alle Sitzungen werden sofort gelöscht; er wird per E-Mail benachrichtigt. Das Aktivitätsprotokoll behält seine Einträge, ohne seine Adresse. Dies kann nicht rückgängig gemacht werden.",
+  "admin.delete.wrongWord": "Geben Sie {word} genau wie angezeigt ein, um diesen Benutzer zu löschen.",
+  "admin.done.deleted": "Der Benutzer wurde gelöscht und per E-Mail benachrichtigt.",
+  "admin.refused.deleteSelf": "Ihr eigenes Konto können Sie hier nicht löschen: Verwenden Sie Ihre Kontoseite.",
+  "admin.refused.lastAdminDelete": "Der letzte Administrator kann nicht gelöscht werden: Machen Sie zuerst jemand anderen zum Administrator.",
   // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
   "mfaSetup.heading": "Zweiten Faktor einrichten",
   "mfaSetup.required": "Diese Website verlangt für jedes Konto einen zweiten Faktor. Richten Sie eine Authenticator-App ein oder fügen Sie einen Passkey hinzu, um fortzufahren; bis dahin sind nur diese Seite und das Abmelden verfügbar.",

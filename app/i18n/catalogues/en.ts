@@ -564,6 +564,12 @@ export const en = {
   "admin.refused.lastAdmin": "The last administrator cannot become a user: make someone else an administrator first.",
   "admin.refused.noAddress": "This user has no e-mail address to send to.",
   "admin.refused.notSent": "The e-mail could not be sent. Try again later.",
+  "admin.action.delete": "Delete the user",
+  "admin.delete.intro": "The user, their ways to sign in and every session are deleted at once, and they are told by e-mail. The activity log keeps its entries, without their address. This cannot be undone.",
+  "admin.delete.wrongWord": "Type {word} exactly as shown to delete this user.",
+  "admin.done.deleted": "The user was deleted and told by e-mail.",
+  "admin.refused.deleteSelf": "You cannot delete your own account here: use your account page.",
+  "admin.refused.lastAdminDelete": "The last administrator cannot be deleted: make someone else an administrator first.",
   // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
   "mfaSetup.heading": "Set up a second factor",
   "mfaSetup.required": "This site asks every account for a second factor. Set up an authenticator app or add a passkey to continue; until then only this page and signing out are available.",

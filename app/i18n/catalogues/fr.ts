@@ -562,6 +562,12 @@ export const fr: Catalogue = {
   "admin.refused.lastAdmin": "Le dernier administrateur ne peut pas devenir simple utilisateur : nommez d’abord un autre administrateur.",
   "admin.refused.noAddress": "Cet utilisateur n’a aucune adresse e-mail à laquelle écrire.",
   "admin.refused.notSent": "L’e-mail n’a pas pu être envoyé. Réessayez plus tard.",
+  "admin.action.delete": "Supprimer l’utilisateur",
+  "admin.delete.intro": "L’utilisateur, ses moyens de connexion et toutes ses sessions sont supprimés immédiatement, et il en est averti par e-mail. Le journal d’activité garde ses entrées, sans son adresse. Cette action est irréversible.",
+  "admin.delete.wrongWord": "Saisissez {word} exactement comme indiqué pour supprimer cet utilisateur.",
+  "admin.done.deleted": "L’utilisateur a été supprimé et averti par e-mail.",
+  "admin.refused.deleteSelf": "Vous ne pouvez pas supprimer votre propre compte ici : utilisez la page de votre compte.",
+  "admin.refused.lastAdminDelete": "Le dernier administrateur ne peut pas être supprimé : nommez d’abord quelqu’un d’autre administrateur.",
   // Assurance policy (ADR 082, 084): forced second-factor set-up, the show-password control, turning the factor off.
   "mfaSetup.heading": "Configurer un second facteur",
   "mfaSetup.required": "Ce site demande un second facteur pour chaque compte. Configurez une application d’authentification ou ajoutez une clé d’accès pour continuer ; d’ici là, seules cette page et la déconnexion sont disponibles.",

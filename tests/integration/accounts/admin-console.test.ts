@@ -329,3 +329,62 @@ describe.each(["jwt", "database"] as const)(`an admin disables, enables and sign
     expect(await eventsOf("sessions-ended")).toEqual([{ userId: ada.id, detail: { count: 1, ...named } }]);
   });
 });
+
+describe(`an admin deletes a user (${dbLabel})`, () => {
+  it("typing the word shown deletes the user, their sessions and ways in; the user is mailed; the event names the admin", async () => {
+    configure(smtpEnv(smtp.sink.url));
+    const { jar, admin } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    const { jar: adaJar } = await signIn(new CookieJar(), "ada@example.com");
+    expect((await sessionOf(adaJar))?.user.email).toBe("ada@example.com");
+    const { html } = await userPage(jar, ada.id);
+    expect(html).toContain('id="admin-delete"');
+    smtp.sink.clear();
+
+    const res = await act(jar, ada.id, { intent: "delete", confirm: "DELETE" });
+    expect(res.status).toBe(302);
+    expect(res.headers.get("Location")).toBe("/admin?done=deleted");
+    expect(await testDb().user.findUnique({ where: { id: ada.id } })).toBeNull();
+    expect(await testDb().session.count({ where: { userId: ada.id } })).toBe(0);
+    expect(await sessionOf(adaJar)).toBeNull();
+    const [notice] = await smtp.sink.waitFor(1);
+    expect(notice!.to).toContain("ada@example.com");
+    expect(isSecurityNotice(notice!)).toBe(true);
+    expect(await eventsOf("user-deleted")).toEqual([{ userId: ada.id, detail: { count: 1, source: "admin", adminId: admin.id } }]);
+    const list = await send(get("/admin?done=deleted", { jar }));
+    expect(await list.text()).toContain('id="admin-done"');
+    // The admin's own session is untouched; the same address can sign up again.
+    expect((await sessionOf(jar))?.user.email).toBe("admin@example.com");
+    await createUser("ada@example.com", "Ada again");
+  });
+
+  it("a wrong or missing word, the admin's own account and a stale sign-in delete nothing", async () => {
+    const { jar, admin } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    for (const confirm of [undefined, "delete", "LÖSCHEN", " DEL ETE "]) {
+      const res = await act(jar, ada.id, { intent: "delete", ...(confirm === undefined ? {} : { confirm }) });
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain("Type DELETE exactly as shown");
+    }
+    const self = await act(jar, admin.id, { intent: "delete", confirm: "DELETE" });
+    expect(self.status).toBe(400);
+    expect(await self.text()).toContain("You cannot delete your own account here");
+    expect((await userPage(jar, admin.id)).html).not.toContain('id="admin-delete"');
+
+    const token = csrfIn((await userPage(jar, ada.id)).html);
+    await testDb().session.updateMany({ where: { userId: admin.id }, data: { authenticatedAt: new Date(Date.now() - 3_600_000) } });
+    expect((await act(jar, ada.id, { intent: "delete", confirm: "DELETE" }, token)).status).toBe(403);
+    expect(await testDb().user.count({ where: { id: { in: [ada.id, admin.id] } } })).toBe(2);
+    expect(await eventsOf("user-deleted")).toEqual([]);
+  });
+
+  it("a plain user's forged delete is the unknown-URL page and deletes nothing", async () => {
+    const ada = await createUser("ada@example.com", "Ada");
+    const bob = await createUser("bob@example.com", "Bob");
+    const { jar } = await signIn(new CookieJar(), "bob@example.com");
+    const token = csrfIn(await (await send(get("/account", { jar }), jar)).text());
+    const forged = await send(post(`/admin/users/${ada.id}`, { csrfToken: token, intent: "delete", confirm: "DELETE" }, { jar, headers: { Origin: ORIGIN } }));
+    expect(await page404(forged, `/admin/users/${ada.id}`)).toEqual(await ordinary404("POST", jar));
+    expect(await testDb().user.count({ where: { id: { in: [ada.id, bob.id] } } })).toBe(2);
+  });
+});
