@@ -86,7 +86,7 @@ export async function adminLoader(request: Request) {
   const user = await findUser({ id: page.id });
   if (!user) notFound();
   const csrf = ensureCsrfToken(ar);
-  const [sessions, events] = await Promise.all([listSessions(user.id, null), recentEvents(user.id, ADMIN_USER_EVENTS)]);
+  const [sessions, events] = await Promise.all([listSessions(user.id, null), recentEvents(user.id, ADMIN_USER_EVENTS, "operator")]);
   const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
   const methodType = (id: string | null) => (id ? (findProvider(ar.config, id)?.type ?? "oauth") : null);
   const done = url.searchParams.get("done");

@@ -388,3 +388,30 @@ describe(`an admin deletes a user (${dbLabel})`, () => {
     expect(await testDb().user.count({ where: { id: { in: [ada.id, bob.id] } } })).toBe(2);
   });
 });
+
+describe(`what a user learns of the admin who acted on them (${dbLabel})`, () => {
+  it("a user whose sessions an admin ended downloads their data and opens /account: no admin address, device or id", async () => {
+    const { jar, admin } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    const token = csrfIn((await userPage(jar, ada.id)).html);
+    const adminDevice = "AdminBrowser/9.9 (operator desk)";
+    const ended = await send(
+      post(`/admin/users/${ada.id}`, { csrfToken: token, intent: "end-sessions" }, { jar, headers: { Origin: ORIGIN, "User-Agent": adminDevice, "X-Forwarded-For": "198.51.100.77" } }),
+    );
+    expect(ended.status).toBe(302);
+    // The audit trail keeps who acted, for the operators.
+    const [row] = await testDb().authEvent.findMany({ where: { type: "sessions-ended", userId: ada.id } });
+    expect(row!.userAgent).toBe(adminDevice);
+    await testDb().authEvent.update({ where: { id: row!.id }, data: { ip: "198.51.100.77" } });
+
+    const { jar: adaJar } = await signIn(new CookieJar(), "ada@example.com");
+    const page = await (await send(get("/account", { jar: adaJar }), adaJar)).text();
+    const exported = await send(post("/account", { csrfToken: csrfIn(page), intent: "account-export" }, { jar: adaJar, headers: { Origin: ORIGIN } }));
+    expect(exported.status).toBe(200);
+    const file = await exported.text();
+    expect(JSON.parse(file).events.map((e: { type: string }) => e.type)).toContain("sessions-ended");
+    for (const text of [file, page]) {
+      expect([admin.id, "198.51.100.77", "AdminBrowser", "admin@example.com"].filter((leak) => text.includes(leak))).toEqual([]);
+    }
+  });
+});
