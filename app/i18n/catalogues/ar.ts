@@ -502,6 +502,7 @@ export const ar: Catalogue = {
   "notice.recovery-code-used.what": "تم استخدام رمز استرداد بدلًا من رمز تطبيق المصادقة. {left, plural, zero {لم يتبقَّ أي رمز استرداد: أنشئ رموزًا جديدة من صفحة حسابك.} one {تبقّى رمز استرداد واحد.} two {تبقّى رمزا استرداد.} few {تبقّت # رموز استرداد.} many {تبقّى # رمز استرداد.} other {تبقّى # رمز استرداد.}}",
   "mail.notice.when": "الوقت: {when}",
   "mail.notice.device": "الجهاز: {device}",
+  "mail.notice.byOperator": "أجرى أحد مسؤولي هذا الموقع هذا التغيير.",
   "mail.notice.itWasYou": "إذا كنت أنت، فلا داعي لفعل أي شيء.",
   "mail.notice.recoverPassword": "إذا لم تكن أنت، فاختر كلمة مرور جديدة الآن، ثم راجع طرق تسجيل الدخول والأجهزة في صفحة حسابك.",
   "mail.notice.recoverPasswordLabel": "اختر كلمة مرور جديدة",

@@ -502,6 +502,7 @@ export const de: Catalogue = {
   "notice.recovery-code-used.what": "Anstelle des Codes Ihrer Authenticator-App wurde ein Wiederherstellungscode verwendet. {left, plural, =0 {Es sind keine Wiederherstellungscodes mehr übrig: Erstellen Sie auf Ihrer Kontoseite neue.} one {# Wiederherstellungscode ist noch übrig.} other {# Wiederherstellungscodes sind noch übrig.}}",
   "mail.notice.when": "Wann: {when}",
   "mail.notice.device": "Gerät: {device}",
+  "mail.notice.byOperator": "Ein Administrator dieser Website hat diese Änderung vorgenommen.",
   "mail.notice.itWasYou": "Wenn Sie das waren, müssen Sie nichts tun.",
   "mail.notice.recoverPassword": "Wenn Sie das nicht waren, wählen Sie jetzt ein neues Passwort und prüfen Sie dann Ihre Anmeldemethoden und Geräte auf Ihrer Kontoseite.",
   "mail.notice.recoverPasswordLabel": "Neues Passwort wählen",

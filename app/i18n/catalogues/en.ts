@@ -504,6 +504,7 @@ export const en = {
   "notice.recovery-code-used.what": "A recovery code was used in place of your authenticator code. {left, plural, =0 {No recovery codes are left: make new ones on your account page.} one {# recovery code is left.} other {# recovery codes are left.}}",
   "mail.notice.when": "When: {when}",
   "mail.notice.device": "Device: {device}",
+  "mail.notice.byOperator": "An administrator of this site made this change.",
   "mail.notice.itWasYou": "If it was you, there is nothing to do.",
   "mail.notice.recoverPassword": "If this wasn't you, choose a new password now, then review your sign-in methods and devices on your account page.",
   "mail.notice.recoverPasswordLabel": "Choose a new password",

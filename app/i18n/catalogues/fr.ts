@@ -502,6 +502,7 @@ export const fr: Catalogue = {
   "notice.recovery-code-used.what": "Un code de récupération a été utilisé à la place du code de votre application d’authentification. {left, plural, =0 {Il ne reste aucun code de récupération : créez-en de nouveaux sur la page de votre compte.} one {Il reste # code de récupération.} other {Il reste # codes de récupération.}}",
   "mail.notice.when": "Quand : {when}",
   "mail.notice.device": "Appareil : {device}",
+  "mail.notice.byOperator": "Un administrateur de ce site a effectué ce changement.",
   "mail.notice.itWasYou": "Si c’était vous, vous n’avez rien à faire.",
   "mail.notice.recoverPassword": "Si ce n’était pas vous, choisissez dès maintenant un nouveau mot de passe, puis vérifiez vos moyens de connexion et vos appareils sur la page de votre compte.",
   "mail.notice.recoverPasswordLabel": "Choisir un nouveau mot de passe",

@@ -414,4 +414,27 @@ describe(`what a user learns of the admin who acted on them (${dbLabel})`, () =>
       expect([admin.id, "198.51.100.77", "AdminBrowser", "admin@example.com"].filter((leak) => text.includes(leak))).toEqual([]);
     }
   });
+
+  it("a user mailed after an admin turned their second factor off or deleted them reads no admin device, but that an administrator did it", async () => {
+    configure(smtpEnv(smtp.sink.url));
+    const { jar } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    const bob = await createUser("bob@example.com", "Bob");
+    await testDb().twoFactorCredential.create({ data: { userId: ada.id, secretSealed: "sealed", confirmedAt: new Date() } });
+    const adminDevice = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+    for (const [id, fields] of [[ada.id, { intent: "second-factor-off" }], [bob.id, { intent: "delete", confirm: "DELETE" }]] as const) {
+      const token = csrfIn((await userPage(jar, id)).html);
+      const res = await send(post(`/admin/users/${id}`, { csrfToken: token, ...fields }, { jar, headers: { Origin: ORIGIN, "User-Agent": adminDevice } }));
+      expect(res.status).toBe(302);
+    }
+    const notices = await waitUntil(
+      () => smtp.sink.messages.filter((m) => isSecurityNotice(m) && (m.envelope.to.includes("ada@example.com") || m.envelope.to.includes("bob@example.com"))),
+      (m) => m.length >= 2,
+    );
+    for (const notice of notices) {
+      expect(notice.text).toContain("An administrator of this site made this change.");
+      expect(notice.text).not.toContain("Windows");
+      expect(notice.html).not.toContain("Windows");
+    }
+  });
 });
