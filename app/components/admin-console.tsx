@@ -6,18 +6,20 @@ import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
 import { pageTitle } from "~/site";
 import { ActivitySection } from "./activity-section";
-import { CsrfField } from "./auth-forms";
+import { CsrfField, Field } from "./auth-forms";
 import { useDescribeDevice } from "./device";
 import { LocalTime } from "./local-time";
 
 type ListedUser = { id: string; email: string | null; name: string | null; role: string; disabled: boolean };
-export type AdminUsersData = { page: "users"; query: string; after: string | null; users: ListedUser[]; next: string | null };
+export type AdminUsersData = { page: "users"; query: string; after: string | null; done: "deleted" | null; users: ListedUser[]; next: string | null };
 
 type Done = "disabled" | "enabled" | "sessions-ended" | "reset-sent" | "second-factor-off" | "role-changed" | "unchanged";
 export type AdminUserData = {
   page: "user";
   csrfToken: string;
   self: boolean;
+  /** The word the admin types to delete the user (the one /account's deletion asks for). */
+  deleteWord: string;
   recentAuth: { recent: boolean; url: string };
   done: Done | null;
   user: {
@@ -66,6 +68,11 @@ export function AdminUsers({ data }: { data: AdminUsersData }) {
     <main>
       <title>{pageTitle(t("admin.title"))}</title>
       <h1>{t("admin.title")}</h1>
+      {data.done ? (
+        <p className="notice" role="status" id="admin-done">
+          {t("admin.done.deleted")}
+        </p>
+      ) : null}
       <section className="card" aria-labelledby="admin-users-heading">
         <h2 id="admin-users-heading">{t("admin.users.heading")}</h2>
         <form method="get" action="/admin" role="search" id="admin-search">
@@ -233,8 +240,21 @@ export function AdminUser({ data, formError }: { data: AdminUserData; formError:
             <option value="admin">{t("admin.role.admin")}</option>
           </select>
         </ActionForm>
-        {/* Deleting the user goes here: the account deletion of /account (deleteAccount in
-            app/auth/accounts/), once merged, posted with intent "delete". */}
+        {data.self ? null : (
+          <ActionForm id="admin-delete" csrfToken={csrfToken} intent="delete" label={t("admin.action.delete")} danger>
+            <p>{t("admin.delete.intro")}</p>
+            <Field
+              id="admin-delete-confirm"
+              label={t("lifecycle.deleteConfirmLabel", { word: data.deleteWord })}
+              name="confirm"
+              type="text"
+              autoComplete="off"
+              autoCapitalize="characters"
+              spellCheck={false}
+              required
+            />
+          </ActionForm>
+        )}
       </section>
 
       <ActivitySection events={data.events} />

@@ -209,8 +209,12 @@ export type SecurityNotice = {
   /** One sentence: what changed. */
   what: string;
   at: Date;
-  /** A short device name ("Firefox on Linux"). */
-  device: string;
+  /**
+   * A short device name ("Firefox on Linux"); null when an operator made the change (an admin in
+   * /admin, the command line): their device and place are theirs, not the owner's, and the notice
+   * says an administrator did it instead.
+   */
+  device: string | null;
   /** The approximate place of the client address, only when a local lookup is configured. */
   place?: string | null;
   /** Where the owner takes the account back: a new password (when passwords are offered) or a sign-in. */
@@ -239,8 +243,8 @@ export function securityNoticeMessage(n: SecurityNotice): MailMessage {
     n.what,
     "",
     t("mail.notice.when", { when }),
-    t("mail.notice.device", { device: n.device }),
-    ...(n.place ? [t("mail.notice.place", { place: n.place })] : []),
+    ...(n.device === null ? [t("mail.notice.byOperator")] : [t("mail.notice.device", { device: n.device })]),
+    ...(n.device !== null && n.place ? [t("mail.notice.place", { place: n.place })] : []),
     "",
     t("mail.notice.itWasYou"),
     "",
@@ -255,8 +259,12 @@ export function securityNoticeMessage(n: SecurityNotice): MailMessage {
   const html = htmlMail(n.subject, `<h1 style="margin:0 0 16px;font-size:22px">${e(n.subject)}</h1>
 <p style="margin:0 0 16px">${e(n.what)}</p>
 <p style="margin:0 0 4px">${e(t("mail.notice.when", { when }))}</p>
-<p style="margin:0 0 ${n.place ? 4 : 16}px">${e(t("mail.notice.device", { device: n.device }))}</p>
-${n.place ? `<p style="margin:0 0 16px">${e(t("mail.notice.place", { place: n.place }))}</p>\n` : ""}
+${
+  n.device === null
+    ? `<p style="margin:0 0 16px">${e(t("mail.notice.byOperator"))}</p>`
+    : `<p style="margin:0 0 ${n.place ? 4 : 16}px">${e(t("mail.notice.device", { device: n.device }))}</p>`
+}
+${n.device !== null && n.place ? `<p style="margin:0 0 16px">${e(t("mail.notice.place", { place: n.place }))}</p>\n` : ""}
 <p style="margin:0 0 16px">${e(t("mail.notice.itWasYou"))}</p>
 <p style="margin:0 0 16px">${e(recover.text)} <a href="${e(recover.url)}" style="color:#2f5bd3">${e(recover.label)}</a></p>
 ${n.wasntMeUrl ? `<p style="margin:0 0 8px">${e(t("mail.notice.wasntMeText"))}</p>

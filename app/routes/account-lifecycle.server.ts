@@ -30,14 +30,15 @@ export function confirmationWord(): string {
   return t("lifecycle.deleteWord");
 }
 
-function confirmed(typed: unknown): boolean {
+/** Whether `typed` is the word shown (the admin console's deletion asks for the same word). */
+export function isConfirmationWord(typed: unknown): boolean {
   return typeof typed === "string" && typed.trim().normalize("NFC") === confirmationWord().normalize("NFC");
 }
 
 type DeleteOutcome = { ok: true; setCookies: string[] } | { ok: false };
 
 async function runDeletion(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>): Promise<DeleteOutcome> {
-  if (!confirmed(body.confirm)) return { ok: false };
+  if (!isConfirmationWord(body.confirm)) return { ok: false };
   await deleteAccount(session.userId, { source: "self" }, { hooks: accountDeletedHooks, ar });
   // The sessions were ended with the user; this clears this browser's cookies as well.
   const ended = await endSession(ar);

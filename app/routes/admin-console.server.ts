@@ -6,12 +6,13 @@
 // recent sign-in, and writes an audit event naming the admin.
 import { data, redirect } from "react-router";
 import { z } from "zod";
-import { eventSource, recentEvents } from "~/auth/accounts";
+import { deleteAccount, eventSource, recentEvents } from "~/auth/accounts";
 import {
   disableUser,
   enableUser,
   endUserSessions,
   findUser,
+  isLastAdmin,
   resolveUser,
   searchUserPage,
   setRole,
@@ -21,9 +22,10 @@ import {
 import { BadRequestError, ensureCsrfToken, headersWith, isRecentAuth, listSessions, readBody, reauthUrl, requireRecentAuth, requireSession, verifyCsrf } from "~/auth/core";
 import { ID_PATTERN } from "~/auth/core/ids";
 import { sendPasswordResetFor } from "~/auth/passwords";
-import { findProvider } from "~/auth/signin";
+import { accountDeletedHooks, findProvider } from "~/auth/signin";
 import { turnOffSecondFactorFor } from "~/auth/two-factor";
 import { t } from "~/i18n/t.server";
+import { confirmationWord, isConfirmationWord } from "./account-lifecycle.server";
 import { requireAdmin } from "./admin-access.server";
 
 /** How many of a user's events their page shows. */
@@ -32,6 +34,8 @@ export const ADMIN_USER_EVENTS = 100;
 /** The outcomes a user's page announces after an action (?done=…), in the page's words. */
 export const ADMIN_DONE = ["disabled", "enabled", "sessions-ended", "reset-sent", "second-factor-off", "role-changed", "unchanged"] as const;
 export type AdminDone = (typeof ADMIN_DONE)[number];
+/** What the user list announces after a deletion (?done=deleted): the user's page is gone. */
+const LIST_DONE = "deleted" as const;
 
 type AdminUrl = { page: "users" } | { page: "user"; id: string };
 
@@ -75,13 +79,14 @@ export async function adminLoader(request: Request) {
     const afterParam = url.searchParams.get("after");
     const after = afterParam && ID_PATTERN.test(afterParam) ? afterParam : null;
     const found = await searchUserPage(query, after);
-    return data({ page: "users" as const, query, after, ...found }, { headers: noStore(admin.headers) });
+    const done = url.searchParams.get("done") === LIST_DONE ? LIST_DONE : null;
+    return data({ page: "users" as const, query, after, done, ...found }, { headers: noStore(admin.headers) });
   }
   const { ar, session } = await requireSession(request, { roll: false });
   const user = await findUser({ id: page.id });
   if (!user) notFound();
   const csrf = ensureCsrfToken(ar);
-  const [sessions, events] = await Promise.all([listSessions(user.id, null), recentEvents(user.id, ADMIN_USER_EVENTS)]);
+  const [sessions, events] = await Promise.all([listSessions(user.id, null), recentEvents(user.id, ADMIN_USER_EVENTS, "operator")]);
   const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
   const methodType = (id: string | null) => (id ? (findProvider(ar.config, id)?.type ?? "oauth") : null);
   const done = url.searchParams.get("done");
@@ -92,6 +97,7 @@ export async function adminLoader(request: Request) {
       page: "user" as const,
       csrfToken: csrf.token,
       self: user.id === admin.userId,
+      deleteWord: confirmationWord(),
       recentAuth: { recent: await isRecentAuth(ar, session), url: reauthUrl(ar, userPagePath(user.id)) },
       done: (ADMIN_DONE as readonly string[]).includes(done ?? "") ? (done as AdminDone) : null,
       user: {
@@ -126,8 +132,8 @@ const Intent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("send-reset") }),
   z.object({ intent: z.literal("second-factor-off") }),
   z.object({ intent: z.literal("set-role"), role: z.enum(["user", "admin"]) }),
-  // "delete" belongs here once the account deletion of /account (deleteAccount in
-  // app/auth/accounts/) is merged: the same operation, with this actor.
+  // The word is checked below, with the page's answer for a wrong one.
+  z.object({ intent: z.literal("delete"), confirm: z.unknown().optional() }),
 ]);
 
 function refused(message: string, status = 400) {
@@ -187,6 +193,16 @@ export async function adminAction(request: Request) {
       if (result.ok) return done(result.changed ? "role-changed" : "unchanged");
       if (result.reason === "last-admin") return refused(t("admin.refused.lastAdmin"), 409);
       notFound();
+    }
+    case "delete": {
+      // An admin deletes their own account from /account, where it signs them out; here it
+      // would pull the console from under them.
+      if (target.id === admin.userId) return refused(t("admin.refused.deleteSelf"));
+      if (!isConfirmationWord(parsed.data.confirm)) return refused(t("admin.delete.wrongWord", { word: confirmationWord() }));
+      if (await isLastAdmin(target.id)) return refused(t("admin.refused.lastAdminDelete"), 409);
+      const result = await deleteAccount(target.id, actor, { hooks: accountDeletedHooks, ar });
+      if (!result.ok) notFound();
+      return redirect(`/admin?done=${LIST_DONE}`, { headers: admin.headers });
     }
   }
 }

@@ -12,3 +12,8 @@ export function actorEventFields(actor: Actor, userId: string, detail: Record<st
   if (actor.source !== "admin") return { userId, detail: { ...detail, source: actor.source } };
   return { userId, ip: actor.ip, userAgent: actor.userAgent, detail: { ...detail, source: "admin", adminId: actor.adminId } };
 }
+
+/** Whether someone other than the owner acted (an admin, the command line): what the owner is told names no device of theirs. */
+export function isOperator(actor: Actor): boolean {
+  return actor.source !== "self";
+}

@@ -61,6 +61,13 @@ export async function setRole(email: UserKey, role: string, actor: Actor): Promi
   return result;
 }
 
+/** Whether this user is an admin and no other user is: deleting them would leave nobody to reach /admin. */
+export async function isLastAdmin(userId: string): Promise<boolean> {
+  const user = await db().user.findUnique({ where: { id: userId }, select: { role: true } });
+  if (user?.role !== "admin") return false;
+  return (await db().user.count({ where: { role: "admin", id: { not: userId } } })) === 0;
+}
+
 type UserRef = { id: string; email: string | null };
 
 /** The user an operation is about (id and address), or null when there is none. */

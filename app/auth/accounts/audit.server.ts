@@ -71,24 +71,45 @@ export function eventSource(ar: AuthRequest): { ip: string | null; userAgent: st
 
 export type RecentEvent = { id: string; type: string; at: Date; ip: string | null; userAgent: string | null; provider: string | null };
 
+/** Who is looking at a user's events: the user themself (their account page, their export), or an operator. */
+export type EventViewer = "owner" | "operator";
+
+function parsedDetail(detail: string | null): Record<string, unknown> | null {
+  if (!detail) return null;
+  try {
+    const parsed: unknown = JSON.parse(detail);
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * An event as its own user sees it. One an admin caused through /admin (actor.ts) carries the
+ * admin's client address, device and user id: the operators' audit trail keeps them, but they are
+ * the admin's data, not the user's, so the user sees that an administrator acted and nothing more.
+ */
+export function ownersView<E extends { ip: string | null; userAgent: string | null; detail: string | null }>(event: E): Omit<E, "detail"> & { detail: Record<string, unknown> | null } {
+  const detail = parsedDetail(event.detail);
+  if (detail?.source !== "admin") return { ...event, detail };
+  const { adminId: _adminId, ...rest } = detail;
+  return { ...event, ip: null, userAgent: null, detail: rest };
+}
+
 /** The user's latest events, newest first; of each detail only the provider id is shown. */
-export async function recentEvents(userId: string, take = RECENT_EVENTS): Promise<RecentEvent[]> {
+export async function recentEvents(userId: string, take = RECENT_EVENTS, viewer: EventViewer = "owner"): Promise<RecentEvent[]> {
   const rows = await db().authEvent.findMany({
     where: { userId },
     orderBy: [{ at: "desc" }, { id: "desc" }],
     take,
     select: { id: true, type: true, at: true, ip: true, userAgent: true, detail: true },
   });
-  return rows.map(({ detail, ...r }) => ({ ...r, provider: providerOf(detail) }));
+  return rows.map((row) => {
+    const { detail, ...r } = viewer === "owner" ? ownersView(row) : { ...row, detail: parsedDetail(row.detail) };
+    return { ...r, provider: providerOf(detail) };
+  });
 }
 
-function providerOf(detail: string | null): string | null {
-  if (!detail) return null;
-  try {
-    const parsed: unknown = JSON.parse(detail);
-    const provider = parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>).provider : null;
-    return typeof provider === "string" ? provider : null;
-  } catch {
-    return null;
-  }
+function providerOf(detail: Record<string, unknown> | null): string | null {
+  return typeof detail?.provider === "string" ? detail.provider : null;
 }

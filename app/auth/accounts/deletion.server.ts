@@ -16,7 +16,7 @@ import { log } from "../core/log.server";
 import type { AuthRequest } from "../core/request.server";
 import { announceUserEnded, revokedHere } from "../core/revocation.server";
 import { forgetUserSessions } from "../core/session-cache.server";
-import { actorEventFields, type Actor } from "./actor";
+import { actorEventFields, isOperator, type Actor } from "./actor";
 import { recordEvent } from "./audit.server";
 import { notifySecurityChange, sendQueuedNotices } from "./security-notices.server";
 
@@ -85,7 +85,7 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
     ),
   );
   if (deleted.email) {
-    await notifySecurityChange(ar, userId, { kind: "account-deleted" }, { recipients: [deleted.email], now });
+    await notifySecurityChange(ar, userId, { kind: "account-deleted" }, { recipients: [deleted.email], now, byOperator: isOperator(actor) });
     sendQueuedNotices();
   }
   return { ok: true, userId, email: deleted.email, sessionsEnded };

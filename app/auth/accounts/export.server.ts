@@ -2,21 +2,14 @@
 // Every field is picked by name (an allow-list): a column added later stays out until someone
 // decides it belongs, so no password hash, token (hash or sealed), TOTP secret, recovery code,
 // passkey credential material or session token ever reaches the file — and the queries all
-// filter by the user's id, so nobody else's rows can.
+// filter by the user's id, so nobody else's rows can; an admin's address in an event about the
+// user is the admin's, and stays out too (audit.server.ts ownersView).
 import { db } from "../../db/client.server";
+import { ownersView } from "./audit.server";
 
 export const EXPORT_FORMAT = "vestibule-account-export";
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
-
-function parsedDetail(detail: string | null): unknown {
-  if (!detail) return null;
-  try {
-    return JSON.parse(detail);
-  } catch {
-    return null;
-  }
-}
 
 /** The export of the user with this id; null when there is none. `currentSessionId` marks this device's session. */
 export async function accountExport(userId: string, { currentSessionId = null as string | null, now = new Date() } = {}) {
@@ -92,7 +85,7 @@ export async function accountExport(userId: string, { currentSessionId = null as
       lastUsedAt: iso(s.lastUsedAt),
       expiresAt: iso(s.expires),
     })),
-    events: events.map((e) => ({ type: e.type, at: iso(e.at), ip: e.ip, device: e.userAgent, detail: parsedDetail(e.detail) })),
+    events: events.map(ownersView).map((e) => ({ type: e.type, at: iso(e.at), ip: e.ip, device: e.userAgent, detail: e.detail })),
   };
 }
 

@@ -93,13 +93,13 @@ export async function notifySecurityChange(
   ar: AuthRequest,
   userId: string,
   change: SecurityChange,
-  { tx, recipients, now = new Date() }: { tx?: Tx; recipients?: (string | null)[]; now?: Date } = {},
+  { tx, recipients, now = new Date(), byOperator = false }: { tx?: Tx; recipients?: (string | null)[]; now?: Date; byOperator?: boolean } = {},
 ): Promise<void> {
   if (!ar.config.securityEmails || !getMailer(ar.config)) return;
   const queue = async () => {
     const client = tx ?? db();
     const to = recipients ?? [(await client.user.findUnique({ where: { id: userId }, select: { email: true } }))?.email ?? null];
-    await queueNotices(ar, userId, change, to, { tx, now });
+    await queueNotices(ar, userId, change, to, { tx, now, byOperator });
   };
   if (tx) return queue();
   try {
@@ -110,11 +110,12 @@ export async function notifySecurityChange(
 }
 
 /** One notice of `change` to each address, each with its own "This wasn't me" link. */
-async function queueNotices(ar: AuthRequest, userId: string, change: SecurityChange, to: (string | null)[], { tx, now }: { tx?: Tx; now: Date }) {
+async function queueNotices(ar: AuthRequest, userId: string, change: SecurityChange, to: (string | null)[], { tx, now, byOperator = false }: { tx?: Tx; now: Date; byOperator?: boolean }) {
   const base = `${ar.origin}${ar.config.basePath}`;
   const { subject, what } = describe(change);
-  const device = describeDevice(ar.request.headers.get("User-Agent"), t);
-  const place = placeOf(ar);
+  // An operator's request is not the owner's: their device and place stay out (templates.server.ts).
+  const device = byOperator ? null : describeDevice(ar.request.headers.get("User-Agent"), t);
+  const place = byOperator ? null : placeOf(ar);
   for (const address of new Set(to.filter((a): a is string => Boolean(a)))) {
     const message = securityNoticeMessage({
       to: address,

@@ -3,7 +3,7 @@
 // factor off or replacing the codes needs a current code (a TOTP code or an unused recovery code),
 // and wrong codes there count against the account's second-factor budget (section 10), so a
 // stolen session cannot guess its way to removing the factor.
-import { actorEventFields, type Actor } from "../accounts/actor";
+import { actorEventFields, isOperator, type Actor } from "../accounts/actor";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { notifySecurityChange } from "../accounts/security-notices.server";
 import { rateLimitedMessage } from "../core/messages.server";
@@ -98,7 +98,7 @@ export async function turnOffSecondFactorFor(ar: AuthRequest, userId: string, ac
   if (!(await secondFactorEnabled(userId))) return { changed: false };
   await removeSecondFactor(userId);
   await recordEvent("two-factor-disabled", actorEventFields(actor, userId, { kind: "totp" }));
-  await notifySecurityChange(ar, userId, { kind: "second-factor-off" });
+  await notifySecurityChange(ar, userId, { kind: "second-factor-off" }, { byOperator: isOperator(actor) });
   return { changed: true };
 }
 

@@ -329,3 +329,112 @@ describe.each(["jwt", "database"] as const)(`an admin disables, enables and sign
     expect(await eventsOf("sessions-ended")).toEqual([{ userId: ada.id, detail: { count: 1, ...named } }]);
   });
 });
+
+describe(`an admin deletes a user (${dbLabel})`, () => {
+  it("typing the word shown deletes the user, their sessions and ways in; the user is mailed; the event names the admin", async () => {
+    configure(smtpEnv(smtp.sink.url));
+    const { jar, admin } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    const { jar: adaJar } = await signIn(new CookieJar(), "ada@example.com");
+    expect((await sessionOf(adaJar))?.user.email).toBe("ada@example.com");
+    const { html } = await userPage(jar, ada.id);
+    expect(html).toContain('id="admin-delete"');
+    smtp.sink.clear();
+
+    const res = await act(jar, ada.id, { intent: "delete", confirm: "DELETE" });
+    expect(res.status).toBe(302);
+    expect(res.headers.get("Location")).toBe("/admin?done=deleted");
+    expect(await testDb().user.findUnique({ where: { id: ada.id } })).toBeNull();
+    expect(await testDb().session.count({ where: { userId: ada.id } })).toBe(0);
+    expect(await sessionOf(adaJar)).toBeNull();
+    const [notice] = await smtp.sink.waitFor(1);
+    expect(notice!.to).toContain("ada@example.com");
+    expect(isSecurityNotice(notice!)).toBe(true);
+    expect(await eventsOf("user-deleted")).toEqual([{ userId: ada.id, detail: { count: 1, source: "admin", adminId: admin.id } }]);
+    const list = await send(get("/admin?done=deleted", { jar }));
+    expect(await list.text()).toContain('id="admin-done"');
+    // The admin's own session is untouched; the same address can sign up again.
+    expect((await sessionOf(jar))?.user.email).toBe("admin@example.com");
+    await createUser("ada@example.com", "Ada again");
+  });
+
+  it("a wrong or missing word, the admin's own account and a stale sign-in delete nothing", async () => {
+    const { jar, admin } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    for (const confirm of [undefined, "delete", "LÖSCHEN", " DEL ETE "]) {
+      const res = await act(jar, ada.id, { intent: "delete", ...(confirm === undefined ? {} : { confirm }) });
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain("Type DELETE exactly as shown");
+    }
+    const self = await act(jar, admin.id, { intent: "delete", confirm: "DELETE" });
+    expect(self.status).toBe(400);
+    expect(await self.text()).toContain("You cannot delete your own account here");
+    expect((await userPage(jar, admin.id)).html).not.toContain('id="admin-delete"');
+
+    const token = csrfIn((await userPage(jar, ada.id)).html);
+    await testDb().session.updateMany({ where: { userId: admin.id }, data: { authenticatedAt: new Date(Date.now() - 3_600_000) } });
+    expect((await act(jar, ada.id, { intent: "delete", confirm: "DELETE" }, token)).status).toBe(403);
+    expect(await testDb().user.count({ where: { id: { in: [ada.id, admin.id] } } })).toBe(2);
+    expect(await eventsOf("user-deleted")).toEqual([]);
+  });
+
+  it("a plain user's forged delete is the unknown-URL page and deletes nothing", async () => {
+    const ada = await createUser("ada@example.com", "Ada");
+    const bob = await createUser("bob@example.com", "Bob");
+    const { jar } = await signIn(new CookieJar(), "bob@example.com");
+    const token = csrfIn(await (await send(get("/account", { jar }), jar)).text());
+    const forged = await send(post(`/admin/users/${ada.id}`, { csrfToken: token, intent: "delete", confirm: "DELETE" }, { jar, headers: { Origin: ORIGIN } }));
+    expect(await page404(forged, `/admin/users/${ada.id}`)).toEqual(await ordinary404("POST", jar));
+    expect(await testDb().user.count({ where: { id: { in: [ada.id, bob.id] } } })).toBe(2);
+  });
+});
+
+describe(`what a user learns of the admin who acted on them (${dbLabel})`, () => {
+  it("a user whose sessions an admin ended downloads their data and opens /account: no admin address, device or id", async () => {
+    const { jar, admin } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    const token = csrfIn((await userPage(jar, ada.id)).html);
+    const adminDevice = "AdminBrowser/9.9 (operator desk)";
+    const ended = await send(
+      post(`/admin/users/${ada.id}`, { csrfToken: token, intent: "end-sessions" }, { jar, headers: { Origin: ORIGIN, "User-Agent": adminDevice, "X-Forwarded-For": "198.51.100.77" } }),
+    );
+    expect(ended.status).toBe(302);
+    // The audit trail keeps who acted, for the operators.
+    const [row] = await testDb().authEvent.findMany({ where: { type: "sessions-ended", userId: ada.id } });
+    expect(row!.userAgent).toBe(adminDevice);
+    await testDb().authEvent.update({ where: { id: row!.id }, data: { ip: "198.51.100.77" } });
+
+    const { jar: adaJar } = await signIn(new CookieJar(), "ada@example.com");
+    const page = await (await send(get("/account", { jar: adaJar }), adaJar)).text();
+    const exported = await send(post("/account", { csrfToken: csrfIn(page), intent: "account-export" }, { jar: adaJar, headers: { Origin: ORIGIN } }));
+    expect(exported.status).toBe(200);
+    const file = await exported.text();
+    expect(JSON.parse(file).events.map((e: { type: string }) => e.type)).toContain("sessions-ended");
+    for (const text of [file, page]) {
+      expect([admin.id, "198.51.100.77", "AdminBrowser", "admin@example.com"].filter((leak) => text.includes(leak))).toEqual([]);
+    }
+  });
+
+  it("a user mailed after an admin turned their second factor off or deleted them reads no admin device, but that an administrator did it", async () => {
+    configure(smtpEnv(smtp.sink.url));
+    const { jar } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    const bob = await createUser("bob@example.com", "Bob");
+    await testDb().twoFactorCredential.create({ data: { userId: ada.id, secretSealed: "sealed", confirmedAt: new Date() } });
+    const adminDevice = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+    for (const [id, fields] of [[ada.id, { intent: "second-factor-off" }], [bob.id, { intent: "delete", confirm: "DELETE" }]] as const) {
+      const token = csrfIn((await userPage(jar, id)).html);
+      const res = await send(post(`/admin/users/${id}`, { csrfToken: token, ...fields }, { jar, headers: { Origin: ORIGIN, "User-Agent": adminDevice } }));
+      expect(res.status).toBe(302);
+    }
+    const notices = await waitUntil(
+      () => smtp.sink.messages.filter((m) => isSecurityNotice(m) && (m.envelope.to.includes("ada@example.com") || m.envelope.to.includes("bob@example.com"))),
+      (m) => m.length >= 2,
+    );
+    for (const notice of notices) {
+      expect(notice.text).toContain("An administrator of this site made this change.");
+      expect(notice.text).not.toContain("Windows");
+      expect(notice.html).not.toContain("Windows");
+    }
+  });
+});
