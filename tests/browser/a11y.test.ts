@@ -179,8 +179,8 @@ const PAGES: PageCase[] = [
     title: "Confirm it is you · Vestibule",
     heading: "Confirm it is you",
     prepare: async (page) => {
-      await page.getByLabel("Your password").fill("not the password");
-      await page.getByRole("button", { name: "Confirm with password" }).click();
+      await page.locator("#reauth-password").fill("not the password");
+      await page.locator("#reauth-password-form [type=submit]").click();
       await page.locator("#reauth-error").waitFor();
     },
   },
@@ -682,13 +682,20 @@ describe("every page fits a 320 px wide screen, in every language (JavaScript of
           let worst: { what: string; right: number } | null = null;
           // What scrolls inside its own box (a wide table in a scrolling card) widens nothing.
           const clipped = (el: Element) => {
-            for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) if (getComputedStyle(up).overflowX !== "visible") return true;
+            for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+              if (getComputedStyle(up).overflowX === "visible") continue;
+              const box = up.getBoundingClientRect();
+              // Scrolling inside a box that itself stays on the screen.
+              if (box.right <= width + 0.5 && box.left >= -0.5) return true;
+            }
             return false;
           };
           for (const el of document.body.querySelectorAll("*")) {
             if (clipped(el)) continue;
             const box = el.getBoundingClientRect();
-            const reach = document.dir === "rtl" ? width - box.left : box.right;
+            // Text that does not wrap sticks out of a box that fits: count its overflow too.
+            const spill = getComputedStyle(el).overflowX === "visible" ? Math.max(0, el.scrollWidth - el.clientWidth) : 0;
+            const reach = (document.dir === "rtl" ? width - box.left : box.right) + spill;
             if (reach > width + 0.5 && (!worst || reach > worst.right)) worst = { what: `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}${el.getAttribute("class") ? `.${el.getAttribute("class")!.trim().split(/\s+/).join(".")}` : ""}`, right: reach };
           }
           return { scrollWidth: document.documentElement.scrollWidth, width, worst };

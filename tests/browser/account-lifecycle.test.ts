@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext } from "playwright-core";
 import { connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { signInWithPassword } from "../support/signin-form";
 import { seedUser } from "../support/seed-user";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 
@@ -32,9 +33,7 @@ describe("delete my account in Chromium, JavaScript off", () => {
     context = await newContext(browser, { javaScriptEnabled: false });
     const page = await context.newPage();
     await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
-    await page.locator("#credentials-form").getByLabel("Email").fill(email);
-    await page.locator("#credentials-form").getByLabel("Password").fill("correct horse battery");
-    await page.locator("#credentials-form").getByRole("button", { name: "Sign in with password" }).click();
+    await signInWithPassword(page, email, "correct horse battery");
     await page.waitForURL(`${app.url}/account`);
 
     // A wrong word: the page again, the field refused, nothing deleted.

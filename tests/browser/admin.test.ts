@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { connectBrowser, newContext, setUserRole, startApp, type RunningApp } from "../support/browser";
+import { signInWithPassword } from "../support/signin-form";
 import { seedUser } from "../support/seed-user";
 
 const ADMIN = { email: "admin@example.com", password: "correct horse battery staple", name: "Admin" };
@@ -26,10 +27,7 @@ async function signIn(user: { email: string; password: string }) {
   const context = await newContext(browser, { javaScriptEnabled: false });
   const page = await context.newPage();
   await page.goto(`${app.url}/auth/signin`);
-  const form = page.locator("#credentials-form");
-  await form.getByLabel("Email").fill(user.email);
-  await form.getByLabel("Password").fill(user.password);
-  await form.getByRole("button", { name: "Sign in with password" }).click();
+  await signInWithPassword(page, user.email, user.password);
   return { context, page };
 }
 

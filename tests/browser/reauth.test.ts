@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, CDPSession, Page } from "playwright-core";
 import { connectBrowser, gotoHydrated, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
+import { signInWithPassword } from "../support/signin-form";
 import { seedUser } from "../support/seed-user";
 
 const USER = { email: "ada@example.com", password: "correct horse battery", name: "Ada" };
@@ -32,12 +33,9 @@ async function virtualAuthenticator(page: Page): Promise<CDPSession> {
   return cdp;
 }
 
-async function signInWithPassword(page: Page) {
+async function signInToAccount(page: Page) {
   await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
-  const form = page.locator("#credentials-form");
-  await form.getByLabel("Email").fill(USER.email);
-  await form.getByLabel("Password").fill(USER.password);
-  await form.getByRole("button", { name: "Sign in with password" }).click();
+  await signInWithPassword(page, USER.email, USER.password);
   await page.waitForURL(`${app.url}/account`);
 }
 
@@ -54,7 +52,7 @@ describe("re-authentication in Chromium", () => {
       const errors: string[] = [];
       page.on("pageerror", (e) => errors.push(e.message));
       await virtualAuthenticator(page);
-      await signInWithPassword(page);
+      await signInToAccount(page);
       await waitForHydration(page);
       await page.getByRole("button", { name: "Add a passkey for next time" }).click();
       await page.waitForURL(`${app.url}/account?updated=passkey-added`);
@@ -74,7 +72,7 @@ describe("re-authentication in Chromium", () => {
     const context = await newContext(browser, { javaScriptEnabled: false });
     try {
       const page = await context.newPage();
-      await signInWithPassword(page);
+      await signInToAccount(page);
       await page.goto(`${app.url}/auth/reauth?callbackUrl=%2Faccount%3Fback%3D2`);
       await expect(page.locator("#passkey-reauth").count()).resolves.toBe(0);
       await expect(page.locator("[data-passkey-unavailable]").textContent()).resolves.toBe("Confirming with a passkey needs JavaScript.");

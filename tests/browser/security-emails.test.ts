@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { signInWithPassword } from "../support/signin-form";
 import { seedUser } from "../support/seed-user";
 import { startSmtpSink, type ReceivedMessage, type SmtpSink } from "../support/smtp-sink";
 
@@ -35,12 +36,9 @@ function wasntMeLinkIn(message: ReceivedMessage): string {
   return /https?:\/\/\S+\/auth\/wasnt-me\?\S+/.exec(message.text ?? "")![0];
 }
 
-async function signInWithPassword(page: Page, email: string, password: string) {
+async function signInToAccount(page: Page, email: string, password: string) {
   await page.goto(`${app.url}/auth/signin?callbackUrl=%2Faccount`);
-  const form = page.locator("#credentials-form");
-  await form.getByLabel("Email").fill(email);
-  await form.getByLabel("Password").fill(password);
-  await form.getByRole("button", { name: "Sign in with password" }).click();
+  await signInWithPassword(page, email, password);
   await page.waitForURL(`${app.url}/account`);
 }
 
@@ -49,7 +47,7 @@ describe("security e-mails in Chromium, JavaScript off", () => {
     const email = "grace@example.com";
     await seedUser(app, { email, password: "correct horse battery", name: "Grace" });
     const thief = await newPage();
-    await signInWithPassword(thief, email, "correct horse battery");
+    await signInToAccount(thief, email, "correct horse battery");
     const notice = (await sink.waitFor(1)).find((m) => m.subject === "New sign-in to your Vestibule account")!;
     expect(notice.envelope.to).toEqual([email]);
     expect(notice.text).toContain("Device: Chrome on Linux");
@@ -69,10 +67,7 @@ describe("security e-mails in Chromium, JavaScript off", () => {
     // The thief's session is over, and the old password no longer signs in.
     await thief.goto(`${app.url}/account`);
     await thief.waitForURL(/\/auth\/signin/);
-    const form = thief.locator("#credentials-form");
-    await form.getByLabel("Email").fill(email);
-    await form.getByLabel("Password").fill("correct horse battery");
-    await form.getByRole("button", { name: "Sign in with password" }).click();
+    await signInWithPassword(thief, email, "correct horse battery");
     await thief.waitForURL(/error=CredentialsSignin/);
 
     // The way back: the forgotten-password page, the address filled in.

@@ -22,6 +22,19 @@ export type ServerDatabase = { env: Record<string, string | undefined> };
 export async function seedUser(server: ServerDatabase, user: { email: string; password: string; name?: string }) {
   const { DATABASE_URL: url, VESTIBULE_DATA_DIR: dataDir } = server.env;
   if (!url && !dataDir) throw new Error("seedUser: the server's env names neither DATABASE_URL nor VESTIBULE_DATA_DIR");
+  // One seed at a time per database: two interactive transactions on one SQLite file from two
+  // connections (a test seeding users side by side) can both hold a read lock and wait on each
+  // other's upgrade until the transaction times out.
+  const key = url ?? dataDir!;
+  const previous = seeding.get(key) ?? Promise.resolve();
+  const mine = previous.catch(() => undefined).then(() => seedNow(url, dataDir, user));
+  seeding.set(key, mine.catch(() => undefined));
+  return mine;
+}
+
+const seeding = new Map<string, Promise<unknown>>();
+
+async function seedNow(url: string | undefined, dataDir: string | undefined, user: { email: string; password: string; name?: string }) {
   // Same models and delegates on both: only the SQL dialect differs (as app/db/client.server.ts).
   const client = (
     url
