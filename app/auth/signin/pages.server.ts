@@ -1,5 +1,6 @@
 // Data for the sign-in and sign-out pages, and POST /auth/signin without a provider.
 import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "../core/callback-url.server";
+import { expireCookie } from "../core/cookies.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../core/email-address";
 import { signinErrorMessage } from "../core/messages.server";
@@ -33,6 +34,15 @@ const READ_ONCE_ERRORS = new Set(["CredentialsSignin", "EmailInvalid"]);
  * starts afresh and clears it.
  */
 function chooseStep(ar: AuthRequest, error: string | null): { step: SigninStep; address: string | null; setCookie: string | null } {
+  const chosen = chooseStepAsked(ar, error);
+  if (chosen.step === "address" || normalizeEmailAddress(chosen.address).ok) return chosen;
+  // The cookie is ours only as far as no one else can set it: a sibling subdomain or a plain-http
+  // answer can plant one. Step two shows an address read-only, as if the page vouched for it, so
+  // it shows nothing that is not one (planted words, a bidi override reversing a domain).
+  return { step: "address", address: null, setCookie: expireCookie(ar.names.signinEmail, ar.secure) };
+}
+
+function chooseStepAsked(ar: AuthRequest, error: string | null): { step: SigninStep; address: string | null; setCookie: string | null } {
   const asked = ar.url.searchParams.get("step");
   const param = ar.url.searchParams.get("email");
   const fromUrl = param && param.length <= MAX_EMAIL_ADDRESS_LENGTH ? param : null;

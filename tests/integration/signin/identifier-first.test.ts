@@ -211,6 +211,27 @@ describe(`identifier-first sign-in (${dbLabel})`, () => {
     expect(await (await visit(jar, "/auth/signin?step=methods")).text()).toContain('id="address-form"');
   });
 
+  it("an attacker who plants the step cookie (a sibling subdomain, plain http) cannot put words or a reversed address into step two", async () => {
+    for (const planted of ["Your account is locked: call +1 555 0100", "ada@example.com\u202Emoc.live@", '"><b>x</b>', "x".repeat(200)]) {
+      const jar = new CookieJar({ [KEPT]: encodeURIComponent(planted) });
+      const res = await visit(jar, "/auth/signin?step=methods&callbackUrl=%2Faccount");
+      expect(res.status).toBe(200);
+      const html = await res.text();
+      // Step one, empty, and the planted cookie cleared: step two shows only a well-formed address.
+      expect(html).not.toContain('id="signin-address"');
+      expect(html).toMatch(/<input[^>]*id="input-address"[^>]*value=""/);
+      expect(html).not.toContain(planted.slice(0, 20));
+      expect(jar.get(KEPT)).toBeUndefined();
+    }
+    // A refused password's copy leads to step two only when it is an address, too (step one's
+    // editable field may show what was typed, as after a malformed address).
+    for (const query of ["error=CredentialsSignin", "error=CredentialsSignin&email=call%20us%20now"]) {
+      const jar = new CookieJar({ [KEPT]: encodeURIComponent("Your account is locked: call +1 555 0100") });
+      const html = await (await visit(jar, `/auth/signin?${query}`)).text();
+      expect(html).not.toContain('id="signin-address"');
+    }
+  });
+
   it("step two is in the visitor's language, German and Arabic alike", async () => {
     for (const [lang, change, dir] of [["de", "Ändern", "ltr"], ["ar", "تغيير", "rtl"]] as const) {
       const jar = new CookieJar({ lang });
