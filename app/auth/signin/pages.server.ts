@@ -24,7 +24,7 @@ export type SigninStep = "address" | "methods";
 
 /** Refusals of the second step's forms: the page shows them on that step, with the address kept. */
 const METHODS_STEP_ERRORS = new Set(["CredentialsSignin", "RateLimited", "EmailSignin"]);
-/** The refusals whose kept address is read once (the 60-second cookie of a refused form). */
+/** The refusals whose kept address (the 60-second cookie of a refused form) is read once, unless a refused password leads to step two (ADR 093). */
 const READ_ONCE_ERRORS = new Set(["CredentialsSignin", "EmailInvalid"]);
 
 /**
@@ -48,8 +48,15 @@ function chooseStepAsked(ar: AuthRequest, error: string | null): { step: SigninS
   const fromUrl = param && param.length <= MAX_EMAIL_ADDRESS_LENGTH ? param : null;
   if (error !== null && READ_ONCE_ERRORS.has(error)) {
     const kept = takeKeptAddress(ar);
-    // A refused address (EmailInvalid) is corrected on the first step.
-    return { step: error === "CredentialsSignin" && kept.address ? "methods" : "address", address: fromUrl ?? kept.address, setCookie: kept.setCookie };
+    const address = fromUrl ?? kept.address;
+    // A refused password shows step two again, the address kept as long as step two keeps it, so
+    // a reload or Back still finds it (ADR 093); a successful sign-in and a plain visit forget it.
+    if (error === "CredentialsSignin" && kept.address && address && normalizeEmailAddress(address).ok) {
+      return { step: "methods", address, setCookie: keepAddressCookie(ar, address, SIGNIN_STEP_MAX_AGE) };
+    }
+    // A refused address (EmailInvalid), or a refused password whose address is not one, is
+    // corrected on the first step: shown once, as typed.
+    return { step: "address", address, setCookie: kept.setCookie };
   }
   const stays = asked === "methods" || asked === "address" || (error !== null && METHODS_STEP_ERRORS.has(error));
   const kept = takeKeptAddress(ar, { keep: stays });

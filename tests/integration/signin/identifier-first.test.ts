@@ -175,6 +175,25 @@ describe(`identifier-first sign-in (${dbLabel})`, () => {
     expect(jar.get(KEPT)).toBe("ada%40example.com");
   });
 
+  it("a visitor without JavaScript who mistypes the password can reload the refusal, or go Back, and still finds the address on step two", async () => {
+    await createUser();
+    const jar = new CookieJar();
+    const csrfToken = await csrf(jar);
+    await visit(jar, "/auth/signin", { csrfToken, callbackUrl: "/account", email: "Ada@Example.com" });
+    const refused = await visit(jar, "/auth/callback/credentials", { csrfToken, email: "Ada@Example.com", password: "wrong password" });
+    expect(refused).toHaveErrorRedirect("CredentialsSignin");
+    const refusal = refused.headers.get("Location")!.replace(ORIGIN, "");
+    for (const path of [refusal, refusal, "/auth/signin?step=methods&callbackUrl=%2Faccount"]) {
+      const html = await (await visit(jar, path)).text();
+      expect(html).toMatch(/<input[^>]*id="signin-address"[^>]*value="Ada@Example.com"/);
+    }
+    // Kept no longer than step two keeps it; the right password forgets it at once.
+    expect(refused.headers.getSetCookie().find((c) => c.startsWith(`${KEPT}=`))).toContain("Max-Age=60;");
+    const signedIn = await visit(jar, "/auth/callback/credentials", { csrfToken, email: "Ada@Example.com", password: PASSWORD });
+    expect(signedIn).toHaveSessionCookie();
+    expect(jar.get(KEPT)).toBeUndefined();
+  });
+
   it("an attacker learns nothing from step one or step two: known and unknown addresses get the same status, Location, cookie names and page", async () => {
     await createUser("known@example.com", "Known");
     const answers = [];
