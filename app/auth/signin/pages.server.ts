@@ -48,15 +48,15 @@ function chooseStepAsked(ar: AuthRequest, error: string | null): { step: SigninS
   const fromUrl = param && param.length <= MAX_EMAIL_ADDRESS_LENGTH ? param : null;
   if (error !== null && READ_ONCE_ERRORS.has(error)) {
     const kept = takeKeptAddress(ar);
-    const address = fromUrl ?? kept.address;
-    // A refused password shows step two again, the address kept as long as step two keeps it, so
-    // a reload or Back still finds it (ADR 093); a successful sign-in and a plain visit forget it.
-    if (error === "CredentialsSignin" && kept.address && address && normalizeEmailAddress(address).ok) {
-      return { step: "methods", address, setCookie: keepAddressCookie(ar, address, SIGNIN_STEP_MAX_AGE) };
+    // A refused password shows step two again with the address this browser typed — never one
+    // from the URL, which anyone can link to — kept as long as step two keeps it, so a reload or
+    // Back still finds it (ADR 093); a successful sign-in and a plain visit forget it.
+    if (error === "CredentialsSignin" && kept.address && normalizeEmailAddress(kept.address).ok) {
+      return { step: "methods", address: kept.address, setCookie: keepAddressCookie(ar, kept.address, SIGNIN_STEP_MAX_AGE) };
     }
     // A refused address (EmailInvalid), or a refused password whose address is not one, is
     // corrected on the first step: shown once, as typed.
-    return { step: "address", address, setCookie: kept.setCookie };
+    return { step: "address", address: fromUrl ?? kept.address, setCookie: kept.setCookie };
   }
   const stays = asked === "methods" || asked === "address" || (error !== null && METHODS_STEP_ERRORS.has(error));
   const kept = takeKeptAddress(ar, { keep: stays });

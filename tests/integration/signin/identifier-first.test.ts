@@ -251,6 +251,21 @@ describe(`identifier-first sign-in (${dbLabel})`, () => {
     }
   });
 
+  it("an attacker's link with ?email= cannot swap another address into step two, even right after a refused password", async () => {
+    await createUser();
+    const jar = new CookieJar();
+    const csrfToken = await csrf(jar);
+    await visit(jar, "/auth/signin", { csrfToken, email: "ada@example.com" });
+    await visit(jar, "/auth/callback/credentials", { csrfToken, email: "ada@example.com", password: "wrong password" });
+    for (const path of ["/auth/signin?error=CredentialsSignin&email=mallory%40evil.example", "/auth/signin?step=methods&email=mallory%40evil.example"]) {
+      const html = await (await visit(jar, path)).text();
+      expect(html).toMatch(/<input[^>]*id="signin-address"[^>]*value="ada@example.com"/);
+      // (The language menu's returnTo names the page's own URL, escaped; no field holds the address.)
+      expect(html).not.toMatch(/value="mallory/);
+    }
+    expect(decodeURIComponent(jar.get(KEPT) ?? "")).toBe("ada@example.com");
+  });
+
   it("step two is in the visitor's language, German and Arabic alike", async () => {
     for (const [lang, change, dir] of [["de", "Ändern", "ltr"], ["ar", "تغيير", "rtl"]] as const) {
       const jar = new CookieJar({ lang });
