@@ -123,6 +123,8 @@ describe("identifier-first sign-in in German and Arabic", () => {
       await page.waitForURL(/error=CredentialsSignin/);
       for (let visit = 0; visit < 2; visit++) {
         if (javaScriptEnabled) await waitForHydration(page);
+        // Step two, not step one: counted first, so a page without it fails at once.
+        expect(await page.locator(SIGNIN.shownAddress).count()).toBe(1);
         expect(await page.locator(SIGNIN.shownAddress).inputValue()).toBe(email);
         await expectLanguage(page, "de");
         await page.reload();
