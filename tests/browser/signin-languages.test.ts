@@ -113,6 +113,28 @@ describe("identifier-first sign-in in German and Arabic", () => {
     }
   }
 
+  for (const javaScriptEnabled of [false, true]) {
+    it(`a visitor who mistypes the password and reloads the refusal still finds the address on step two (JavaScript ${javaScriptEnabled ? "on" : "off"})`, async () => {
+      const email = `typo-${javaScriptEnabled ? "on" : "off"}@example.com`;
+      await seedUser(app, { email, password: PASSWORD, name: "Ada" });
+      const page = await openSignIn("de", javaScriptEnabled);
+      await continueWith(page, "de", javaScriptEnabled, email);
+      await submitPassword(page, "not the password");
+      await page.waitForURL(/error=CredentialsSignin/);
+      for (let visit = 0; visit < 2; visit++) {
+        if (javaScriptEnabled) await waitForHydration(page);
+        // Step two, not step one: counted first, so a page without it fails at once.
+        expect(await page.locator(SIGNIN.shownAddress).count()).toBe(1);
+        expect(await page.locator(SIGNIN.shownAddress).inputValue()).toBe(email);
+        await expectLanguage(page, "de");
+        await page.reload();
+      }
+      await submitPassword(page, PASSWORD);
+      await page.waitForURL(`${app.url}/account`);
+      await page.context().close();
+    });
+  }
+
   it("with JavaScript, 'change' goes back to step one in place, the address kept and focused", async () => {
     const page = await openSignIn("ar", true);
     await continueWith(page, "ar", true, "change-me@example.com");

@@ -46,7 +46,10 @@ export function credentialsStrategy(config: AuthConfig) {
     const user = await db().user.findUnique({ where: { email }, include: { password: { select: { hash: true } } } });
     // A disabled user's right password is a wrong one: the same answer, and counted as a failure,
     // so neither the answer nor the limits tell the two apart (ADR 078).
-    const ok = Boolean(user && (await verifyPassword(user?.password?.hash, password)) && !user?.disabledAt);
+    // The hash is verified for every address, known or not (the dummy hash when there is no
+    // password): skipping it for an unknown one would tell the two apart by the answer's time.
+    const passwordMatches = await verifyPassword(user?.password?.hash, password);
+    const ok = Boolean(user && passwordMatches && !user.disabledAt);
     await reservation.settle(ok);
     if (!ok) {
       await countConsecutiveFailure(config.rateLimits, email);

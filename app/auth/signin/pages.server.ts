@@ -1,5 +1,6 @@
 // Data for the sign-in and sign-out pages, and POST /auth/signin without a provider.
 import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "../core/callback-url.server";
+import { expireCookie } from "../core/cookies.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../core/email-address";
 import { signinErrorMessage } from "../core/messages.server";
@@ -23,7 +24,7 @@ export type SigninStep = "address" | "methods";
 
 /** Refusals of the second step's forms: the page shows them on that step, with the address kept. */
 const METHODS_STEP_ERRORS = new Set(["CredentialsSignin", "RateLimited", "EmailSignin"]);
-/** The refusals whose kept address is read once (the 60-second cookie of a refused form). */
+/** The refusals whose kept address (the 60-second cookie of a refused form) is read once, unless a refused password leads to step two (ADR 093). */
 const READ_ONCE_ERRORS = new Set(["CredentialsSignin", "EmailInvalid"]);
 
 /**
@@ -33,13 +34,29 @@ const READ_ONCE_ERRORS = new Set(["CredentialsSignin", "EmailInvalid"]);
  * starts afresh and clears it.
  */
 function chooseStep(ar: AuthRequest, error: string | null): { step: SigninStep; address: string | null; setCookie: string | null } {
+  const chosen = chooseStepAsked(ar, error);
+  if (chosen.step === "address" || normalizeEmailAddress(chosen.address).ok) return chosen;
+  // The cookie is ours only as far as no one else can set it: a sibling subdomain or a plain-http
+  // answer can plant one. Step two shows an address read-only, as if the page vouched for it, so
+  // it shows nothing that is not one (planted words, a bidi override reversing a domain).
+  return { step: "address", address: null, setCookie: expireCookie(ar.names.signinEmail, ar.secure) };
+}
+
+function chooseStepAsked(ar: AuthRequest, error: string | null): { step: SigninStep; address: string | null; setCookie: string | null } {
   const asked = ar.url.searchParams.get("step");
   const param = ar.url.searchParams.get("email");
   const fromUrl = param && param.length <= MAX_EMAIL_ADDRESS_LENGTH ? param : null;
   if (error !== null && READ_ONCE_ERRORS.has(error)) {
     const kept = takeKeptAddress(ar);
-    // A refused address (EmailInvalid) is corrected on the first step.
-    return { step: error === "CredentialsSignin" && kept.address ? "methods" : "address", address: fromUrl ?? kept.address, setCookie: kept.setCookie };
+    // A refused password shows step two again with the address this browser typed — never one
+    // from the URL, which anyone can link to — kept as long as step two keeps it, so a reload or
+    // Back still finds it (ADR 093); a successful sign-in and a plain visit forget it.
+    if (error === "CredentialsSignin" && kept.address && normalizeEmailAddress(kept.address).ok) {
+      return { step: "methods", address: kept.address, setCookie: keepAddressCookie(ar, kept.address, SIGNIN_STEP_MAX_AGE) };
+    }
+    // A refused address (EmailInvalid), or a refused password whose address is not one, is
+    // corrected on the first step: shown once, as typed.
+    return { step: "address", address: fromUrl ?? kept.address, setCookie: kept.setCookie };
   }
   const stays = asked === "methods" || asked === "address" || (error !== null && METHODS_STEP_ERRORS.has(error));
   const kept = takeKeptAddress(ar, { keep: stays });

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { testDb, resetDatabase } from "../../support/db";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http";
 import { createUser, PASSWORD, signIn, withEnv } from "../../support/auth";
+import { median } from "../passwords/helpers";
 import { DEFAULT_LIMITS } from "../../../app/auth/core/limits.server";
 import * as callbackRoute from "../../../app/routes/auth/callback";
 import * as signinProviderRoute from "../../../app/routes/auth/signin-provider";
@@ -43,6 +44,30 @@ describe("POST /auth/callback/credentials", () => {
     }
     expect(await testDb().session.count()).toBe(0);
     expect(await testDb().authEvent.count({ where: { type: "signin-failed" } })).toBe(2);
+  });
+
+  it("an attacker timing wrong passwords cannot tell a known address from an unknown one: both cost a password hash", async () => {
+    await createUser();
+    const runs = 9;
+    const times = { known: [] as number[], unknown: [] as number[] };
+    for (let i = 0; i < runs; i++) {
+      // Interleaved, so a slow moment of the machine falls on both.
+      for (const kind of i % 2 ? (["known", "unknown"] as const) : (["unknown", "known"] as const)) {
+        const jar = new CookieJar();
+        await fetchCsrf(jar);
+        const started = performance.now();
+        const { res } = await signIn(jar, kind === "known" ? "ada@example.com" : `nobody-${i}@example.com`, `wrong password ${i}`);
+        times[kind].push(performance.now() - started);
+        expect(res).toHaveErrorRedirect("CredentialsSignin");
+      }
+      await testDb().limitCounter.deleteMany();
+    }
+    const known = median(times.known);
+    const unknown = median(times.unknown);
+    console.log(`wrong-password timing (${runs} runs each): known median ${known.toFixed(1)} ms, unknown median ${unknown.toFixed(1)} ms`);
+    // An Argon2id verification is most of a known address's time: without it an unknown
+    // address answers in a fraction of that.
+    expect(unknown).toBeGreaterThan(0.7 * known);
   });
 
   it("refuses a missing or wrong CSRF token with MissingCSRF", async () => {

@@ -175,6 +175,25 @@ describe(`identifier-first sign-in (${dbLabel})`, () => {
     expect(jar.get(KEPT)).toBe("ada%40example.com");
   });
 
+  it("a visitor without JavaScript who mistypes the password can reload the refusal, or go Back, and still finds the address on step two", async () => {
+    await createUser();
+    const jar = new CookieJar();
+    const csrfToken = await csrf(jar);
+    await visit(jar, "/auth/signin", { csrfToken, callbackUrl: "/account", email: "Ada@Example.com" });
+    const refused = await visit(jar, "/auth/callback/credentials", { csrfToken, email: "Ada@Example.com", password: "wrong password" });
+    expect(refused).toHaveErrorRedirect("CredentialsSignin");
+    const refusal = refused.headers.get("Location")!.replace(ORIGIN, "");
+    for (const path of [refusal, refusal, "/auth/signin?step=methods&callbackUrl=%2Faccount"]) {
+      const html = await (await visit(jar, path)).text();
+      expect(html).toMatch(/<input[^>]*id="signin-address"[^>]*value="Ada@Example.com"/);
+    }
+    // Kept no longer than step two keeps it; the right password forgets it at once.
+    expect(refused.headers.getSetCookie().find((c) => c.startsWith(`${KEPT}=`))).toContain("Max-Age=60;");
+    const signedIn = await visit(jar, "/auth/callback/credentials", { csrfToken, email: "Ada@Example.com", password: PASSWORD });
+    expect(signedIn).toHaveSessionCookie();
+    expect(jar.get(KEPT)).toBeUndefined();
+  });
+
   it("an attacker learns nothing from step one or step two: known and unknown addresses get the same status, Location, cookie names and page", async () => {
     await createUser("known@example.com", "Known");
     const answers = [];
@@ -209,6 +228,42 @@ describe(`identifier-first sign-in (${dbLabel})`, () => {
     expect(jar.get(KEPT)).toBeUndefined();
     // Step two without the cookie is step one.
     expect(await (await visit(jar, "/auth/signin?step=methods")).text()).toContain('id="address-form"');
+  });
+
+  it("an attacker who plants the step cookie (a sibling subdomain, plain http) cannot put words or a reversed address into step two", async () => {
+    for (const planted of ["Your account is locked: call +1 555 0100", "ada@example.com\u202Emoc.live@", '"><b>x</b>', "x".repeat(200)]) {
+      const jar = new CookieJar({ [KEPT]: encodeURIComponent(planted) });
+      const res = await visit(jar, "/auth/signin?step=methods&callbackUrl=%2Faccount");
+      expect(res.status).toBe(200);
+      const html = await res.text();
+      // Step one, empty, and the planted cookie cleared: step two shows only a well-formed address.
+      expect(html).not.toContain('id="signin-address"');
+      expect(html).toMatch(/<input[^>]*id="input-address"[^>]*value=""/);
+      expect(html).not.toContain(planted.slice(0, 20));
+      expect(jar.get(KEPT)).toBeUndefined();
+    }
+    // A refused password's copy leads to step two only when it is an address, too (step one's
+    // editable field may show what was typed, as after a malformed address).
+    for (const query of ["error=CredentialsSignin", "error=CredentialsSignin&email=call%20us%20now"]) {
+      const jar = new CookieJar({ [KEPT]: encodeURIComponent("Your account is locked: call +1 555 0100") });
+      const html = await (await visit(jar, `/auth/signin?${query}`)).text();
+      expect(html).not.toContain('id="signin-address"');
+    }
+  });
+
+  it("an attacker's link with ?email= cannot swap another address into step two, even right after a refused password", async () => {
+    await createUser();
+    const jar = new CookieJar();
+    const csrfToken = await csrf(jar);
+    await visit(jar, "/auth/signin", { csrfToken, email: "ada@example.com" });
+    await visit(jar, "/auth/callback/credentials", { csrfToken, email: "ada@example.com", password: "wrong password" });
+    for (const path of ["/auth/signin?error=CredentialsSignin&email=mallory%40evil.example", "/auth/signin?step=methods&email=mallory%40evil.example"]) {
+      const html = await (await visit(jar, path)).text();
+      expect(html).toMatch(/<input[^>]*id="signin-address"[^>]*value="ada@example.com"/);
+      // (The language menu's returnTo names the page's own URL, escaped; no field holds the address.)
+      expect(html).not.toMatch(/value="mallory/);
+    }
+    expect(decodeURIComponent(jar.get(KEPT) ?? "")).toBe("ada@example.com");
   });
 
   it("step two is in the visitor's language, German and Arabic alike", async () => {

@@ -70,15 +70,22 @@ describe("sign-in page", () => {
       expect(res.headers.getSetCookie().join("\n")).not.toContain("wrong");
     });
 
-    it("is shown once by the sign-in page, which clears the cookie", async () => {
+    it("is shown on step two and kept as long as step two keeps it (ADR 093); a malformed one is shown once and cleared", async () => {
       await createUser();
       const { jar } = await signIn(new CookieJar(), typed, "wrong password");
       const page = await callRoute(signinRoute.loader, get("/auth/signin?error=CredentialsSignin&code=credentials", { jar }));
-      expect((await page.json()).email).toBe(typed);
-      expect(page.headers.getSetCookie().filter((c) => KEPT.test(c))).toEqual([expect.stringMatching(/^authjs\.signin-email=; Max-Age=0;/)]);
-      jar.apply(page);
-      expect(jar.get("authjs.signin-email")).toBeUndefined();
-      expect((await (await callRoute(signinRoute.loader, get("/auth/signin?error=CredentialsSignin", { jar }))).json()).email).toBe("");
+      expect(await page.json()).toMatchObject({ email: typed, step: "methods" });
+      expect(page.headers.getSetCookie().filter((c) => KEPT.test(c))).toEqual([
+        `authjs.signin-email=${encodeURIComponent(typed)}; Max-Age=600; Path=/; HttpOnly; SameSite=Lax`,
+      ]);
+
+      const malformed = (await signIn(new CookieJar(), "ada at example.com", "wrong password")).jar;
+      const once = await callRoute(signinRoute.loader, get("/auth/signin?error=CredentialsSignin&code=credentials", { jar: malformed }));
+      expect(await once.json()).toMatchObject({ email: "ada at example.com", step: "address" });
+      expect(once.headers.getSetCookie().filter((c) => KEPT.test(c))).toEqual([expect.stringMatching(/^authjs\.signin-email=; Max-Age=0;/)]);
+      malformed.apply(once);
+      expect(malformed.get("authjs.signin-email")).toBeUndefined();
+      expect((await (await callRoute(signinRoute.loader, get("/auth/signin?error=CredentialsSignin", { jar: malformed }))).json()).email).toBe("");
     });
 
     it("is not kept after a sign-in that worked, nor for a JSON-mode client", async () => {
