@@ -102,7 +102,7 @@ const foldEach = <D>(data: D): D => (Array.isArray(data) ? (data.map(withFoldedN
  * Every write of a user's name also writes its folded copy (User.nameSearch, ADR 085), here in
  * one place rather than in each flow that names a user (sign-up, OAuth, the profile form, the CLI).
  */
-function withNameSearch(client: Db): Db {
+export function withNameSearch(client: Db): Db {
   return client.$extends({
     query: {
       user: {

@@ -164,10 +164,11 @@ afterAll(async () => {
 
 describe("fast path ≡ React Router's pipeline, jwt sessions", () => {
   let pair: Pair;
+  let userId: string;
   beforeAll(async () => {
     pair = await startPair("jwt");
     apps.push(pair.fast, pair.full);
-    await seedUser(pair.fast, { email: EMAIL, password: PASSWORD, name: "Fast" });
+    userId = (await seedUser(pair.fast, { email: EMAIL, password: PASSWORD, name: "Fast" })).id;
   });
 
   it("answers every request of the corpus with the same bytes", async () => {
@@ -176,7 +177,8 @@ describe("fast path ≡ React Router's pipeline, jwt sessions", () => {
 
     const secret = pair.fast.env.AUTH_SECRET!;
     const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
-    const claims = { name: "Fast", email: EMAIL, picture: null, sub: "nobody-in-particular" };
+    // The user's own id: a cookie naming no user is ended when it would roll (a deleted account, ADR 086).
+    const claims = { name: "Fast", email: EMAIL, picture: null, sub: userId };
     // A cookie past its update age rolls (a new JWE and Set-Cookie); one minted by Auth.js has no sid.
     const old = await encodeJwt({ payload: { ...claims, sid: "fast-path-roll" }, secrets: [secret], salt: COOKIE, maxAge: 30 * 86_400, now: twoDaysAgo });
     const rolled = await expectSameAnswer(pair, "session, rolling", get(pair, "/auth/session", { Cookie: `${COOKIE}=${old}` }));

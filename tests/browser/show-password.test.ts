@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { connectBrowser, gotoHydrated, newContext, startApp, type RunningApp } from "../support/browser";
+import { enterAddress } from "../support/signin-form";
 
 let browser: Browser;
 let app: RunningApp;
@@ -31,6 +32,8 @@ describe("the show-password control", () => {
   it("with JavaScript, a visitor presses Show password to read what they typed, and again to hide it", async () => {
     const page = await newPage(true);
     await gotoHydrated(page, `${app.url}/auth/signin`);
+    // The password is on the sign-in form's second step (ADR 087).
+    await enterAddress(page, "ada@example.com");
     await page.locator(PASSWORD).fill("correct horse battery staple");
     const toggle = page.getByRole("button", { name: "Show password" });
     expect(await toggle.getAttribute("aria-pressed")).toBe("false");
@@ -48,12 +51,14 @@ describe("the show-password control", () => {
   it("its label comes from the page's language", async () => {
     const page = await newPage(true, "de-DE");
     await gotoHydrated(page, `${app.url}/auth/signin`);
+    await enterAddress(page, "ada@example.com");
     await page.getByRole("button", { name: "Passwort anzeigen" }).waitFor();
   });
 
   it("without JavaScript the control is absent, not broken: the field stays a password field", async () => {
     const page = await newPage(false);
     await page.goto(`${app.url}/auth/signin`);
+    await enterAddress(page, "ada@example.com");
     await page.locator(PASSWORD).waitFor();
     expect(await page.locator(PASSWORD).getAttribute("type")).toBe("password");
     expect(await page.locator("button.show-password").count()).toBe(0);

@@ -6,7 +6,7 @@
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { upsertCredentialsUser } from "../../app/auth/credentials/users.server.ts";
-import type { Db } from "../../app/db/client.server.ts";
+import { withNameSearch, type Db } from "../../app/db/client.server.ts";
 import { SQLITE_BUSY_TIMEOUT_MS, sqliteFile } from "../../app/db/location.server.ts";
 import { PrismaClient as PostgresClient } from "../../prisma/generated/postgres/client.ts";
 import { PrismaClient as SqliteClient } from "../../prisma/generated/sqlite/client.ts";
@@ -36,11 +36,12 @@ const seeding = new Map<string, Promise<unknown>>();
 
 async function seedNow(url: string | undefined, dataDir: string | undefined, user: { email: string; password: string; name?: string }) {
   // Same models and delegates on both: only the SQL dialect differs (as app/db/client.server.ts).
-  const client = (
-    url
+  // With the app's own extension, so the user's folded name (the /admin search, ADR 085) is written too.
+  const client = withNameSearch(
+    (url
       ? new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) })
-      : new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: sqliteFile(dataDir!), timeout: SQLITE_BUSY_TIMEOUT_MS }) })
-  ) as unknown as Db;
+      : new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: sqliteFile(dataDir!), timeout: SQLITE_BUSY_TIMEOUT_MS }) })) as unknown as Db,
+  );
   try {
     return (await upsertCredentialsUser(user, client)).user;
   } finally {
