@@ -3,6 +3,7 @@
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import type { AdminCommand } from "../../scripts/admin-cli.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const tsx = createRequire(import.meta.url).resolve("tsx/cli");
@@ -22,3 +23,37 @@ export function runScript(script: string, args: string[], env: Record<string, st
     );
   });
 }
+
+/**
+ * Runs the command of `script` (one of the scripts/user-*.ts, built on runCommand) in this
+ * process, against the test's database: the same parse, configuration, migration, operation,
+ * messages and exit code, without a second Node process loading tsx, the app and Prisma (about a
+ * second of CPU each). For a command run many times with different data; each command keeps at
+ * least one test through `runScript`, the operator's way (ADR 088).
+ */
+export async function runInProcess(script: string, args: string[]): Promise<CliResult> {
+  let main = commands.get(script);
+  if (!main) {
+    main = commandOf(script);
+    commands.set(script, main);
+  }
+  return (await main)(args);
+}
+
+/** Imports `script` once, with runCommand told to hand its command over instead of running it. */
+async function commandOf(script: string): Promise<AdminCommand> {
+  const { IN_PROCESS_HOOK } = await import("../../scripts/admin-cli.ts");
+  let handed: AdminCommand | undefined;
+  const slot = globalThis as { [IN_PROCESS_HOOK]?: (main: AdminCommand) => void };
+  slot[IN_PROCESS_HOOK] = (m) => void (handed = m);
+  try {
+    await import(/* @vite-ignore */ new URL(`../../${script}`, import.meta.url).href);
+  } finally {
+    delete slot[IN_PROCESS_HOOK];
+  }
+  if (!handed) throw new Error(`runInProcess: ${script} did not hand over its command`);
+  return handed;
+}
+
+/** One import per script and test file, shared by the calls that start together. */
+const commands = new Map<string, Promise<AdminCommand>>();

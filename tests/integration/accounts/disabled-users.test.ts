@@ -18,7 +18,7 @@ import { signInThroughIdp, sessionOf } from "../../support/oauth-flow.ts";
 import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
 import { linkIn, type ReceivedMessage } from "../../support/smtp-sink.ts";
 import { csrfFor, openLink, requestLink, useSmtpSink } from "../email/helpers.ts";
-import { advance, codeAt, enrol, firstFactor, submitCode, useStepClock } from "../two-factor/helpers.ts";
+import { advance, codeAt, enrolled, firstFactor, submitCode, useStepClock } from "../two-factor/helpers.ts";
 
 const CLI = { source: "cli" } as const;
 const smtp = useSmtpSink();
@@ -148,7 +148,7 @@ describe(`a disabled user cannot sign in (${dbLabel})`, () => {
   it("second factor: disabled after the password, the right code gets the wrong code's answer; before it, the password is refused", async () => {
     useStepClock();
     await createUser("ada@example.com", "Ada");
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     expect((await firstFactor(jar)).headers.get("Location")).toContain("/auth/two-factor");
     const wrongJar = new CookieJar();

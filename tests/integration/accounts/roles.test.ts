@@ -5,13 +5,16 @@ import { setRole } from "../../../app/auth/accounts/admin.server.ts";
 import * as notFound from "../../../app/routes/not-found.tsx";
 import { requireAdmin } from "../../../app/routes/admin-access.server.ts";
 import { createUser, signIn } from "../../support/auth.ts";
-import { runScript } from "../../support/cli.ts";
+import { runInProcess, runScript } from "../../support/cli.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, get, routeArgs } from "../../support/http.ts";
 
 beforeEach(() => resetDatabase());
 
+/** The operator's way: a process of its own, through tsx (args, exit code, messages). */
 const role = (...args: string[]) => runScript("scripts/user-role.ts", args);
+/** The same command in this process, for the repeats with other data (ADR 088). */
+const roleHere = (...args: string[]) => runInProcess("scripts/user-role.ts", args);
 
 async function roleOf(email: string) {
   return (await testDb().user.findUniqueOrThrow({ where: { email } })).role;
@@ -36,7 +39,8 @@ function notFoundAnswer() {
   throw new Error("not-found loader returned");
 }
 
-// Each command is a process of its own (a few seconds each on a busy machine).
+// The first of each kind of answer (done, not found, usage) is a process of its own (a few seconds
+// each on a busy machine); the repeats with other data run the same command in this process.
 describe(`npm run user:role (${dbLabel})`, { timeout: 120_000 }, () => {
   it("an operator makes a user admin and back, with an audit event from the command line", async () => {
     const ada = await createUser("ada@example.com", "Ada");
@@ -48,12 +52,12 @@ describe(`npm run user:role (${dbLabel})`, { timeout: 120_000 }, () => {
     expect(promoted.stdout).toContain("ada@example.com: role user → admin");
     expect(await roleOf("ada@example.com")).toBe("admin");
 
-    const again = await role("--email", "ada@example.com", "--role", "admin");
+    const again = await roleHere("--email", "ada@example.com", "--role", "admin");
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("nothing changed");
 
-    expect((await role("--email", "grace@example.com", "--role", "admin")).code).toBe(0);
-    expect((await role("--email", "ada@example.com", "--role", "user")).code).toBe(0);
+    expect((await roleHere("--email", "grace@example.com", "--role", "admin")).code).toBe(0);
+    expect((await roleHere("--email", "ada@example.com", "--role", "user")).code).toBe(0);
     expect(await roleOf("ada@example.com")).toBe("user");
 
     const events = await testDb().authEvent.findMany({ where: { type: "role-changed", userId: ada.id }, orderBy: { at: "asc" } });
@@ -66,7 +70,7 @@ describe(`npm run user:role (${dbLabel})`, { timeout: 120_000 }, () => {
   it("refuses to demote the last admin (exit 1), and says so", async () => {
     await createUser("ada@example.com", "Ada");
     await setRole("ada@example.com", "admin", { source: "cli" });
-    const refused = await role("--email", "ada@example.com", "--role", "user");
+    const refused = await roleHere("--email", "ada@example.com", "--role", "user");
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("last admin");
     expect(await roleOf("ada@example.com")).toBe("admin");
@@ -77,8 +81,8 @@ describe(`npm run user:role (${dbLabel})`, { timeout: 120_000 }, () => {
     const unknown = await role("--email", "nobody@example.com", "--role", "admin");
     expect(unknown).toMatchObject({ code: 1 });
     expect(unknown.stderr).toContain("no user with the address nobody@example.com");
-    for (const args of [["--email", "ada@example.com", "--role", "root"], ["--role", "admin"], ["--email", "ada@example.com", "--role", "admin", "--force"]]) {
-      const r = await role(...args);
+    for (const [i, args] of [["--email", "ada@example.com", "--role", "root"], ["--role", "admin"], ["--email", "ada@example.com", "--role", "admin", "--force"]].entries()) {
+      const r = await (i === 0 ? role : roleHere)(...args);
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr).toContain("usage: npm run user:role");
     }

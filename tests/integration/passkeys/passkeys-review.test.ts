@@ -8,14 +8,14 @@ import { createUser, signIn, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
 import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
-import { codeAt, enrol, firstFactor, PENDING, submitCode } from "../two-factor/helpers.ts";
+import { codeAt, enrolled, firstFactor, PENDING, submitCode } from "../two-factor/helpers.ts";
 
 beforeEach(() => resetDatabase());
 afterEach(() => vi.useRealTimers());
 
 /** A TOTP user's session that passed the code: only such a session adds a passkey (ADR 045). */
 async function secondFactorSession(): Promise<CookieJar> {
-  const { secret } = await enrol();
+  const { secret } = await enrolled();
   const jar = new CookieJar();
   await firstFactor(jar);
   await submitCode(jar, codeAt(secret));

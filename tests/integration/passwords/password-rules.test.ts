@@ -6,7 +6,7 @@ import { createUser, PASSWORD } from "../../support/auth.ts";
 import { dbLabel, resetDatabase } from "../../support/db.ts";
 import { CookieJar } from "../../support/http.ts";
 import { signIn } from "../../support/auth.ts";
-import { accountIntent, enrol, useStepClock } from "../two-factor/helpers.ts";
+import { accountIntent, enrolled, useStepClock } from "../two-factor/helpers.ts";
 
 beforeEach(async () => {
   await resetDatabase();
@@ -29,7 +29,7 @@ describe(`choosing a password on /account (${dbLabel})`, () => {
 
   it("with TOTP on, the same 12-character password is accepted; 7 characters are still too short", async () => {
     await createUser();
-    const { jar } = await enrol();
+    const { jar } = await enrolled();
     const short = await accountIntent(jar, { intent: "password-change", currentPassword: PASSWORD, password: "amber k" });
     expect(await fieldError(short)).toBe("Use at least 8 characters.");
     const res = await accountIntent(jar, { intent: "password-change", currentPassword: PASSWORD, password: "amber kettle" });

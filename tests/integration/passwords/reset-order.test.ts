@@ -8,7 +8,7 @@ import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar } from "../../support/http.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
-import { accountIntent, advance, codeAt, enrol, PENDING, submitCode, useStepClock } from "../two-factor/helpers.ts";
+import { accountIntent, advance, codeAt, enrolled, PENDING, submitCode, useStepClock } from "../two-factor/helpers.ts";
 import { ORIGIN, requestLink, sessionOf, useSmtpSink } from "../email/helpers.ts";
 import { askReset, codeIn, postReset } from "./helpers.ts";
 import { mailSenderIdle } from "../../../app/mail/queue.server.ts";
@@ -92,7 +92,7 @@ describe(`a reset for a user with the second factor on asks the code before writ
     for (const json of [false, true]) {
       it(`someone who read only the mailbox (${path}, ${json ? "JSON" : "form"}) changes nothing and signs nobody out; the owner's code then sets it`, async () => {
         await createUser();
-        const { jar: owner, secret } = await enrol();
+        const { jar: owner, secret } = await enrolled();
         const before = await passwordOf();
         const mail = await resetMail();
         const browser = path === "link" ? new CookieJar() : mail.jar;
@@ -121,7 +121,7 @@ describe(`a reset for a user with the second factor on asks the code before writ
 
   it("wrong second-factor codes until the pending step ends: the password and every session stay as they were", async () => {
     await createUser();
-    const { jar: owner, secret } = await enrol();
+    const { jar: owner, secret } = await enrolled();
     const before = await passwordOf();
     const mail = await resetMail();
     const browser = new CookieJar();
@@ -135,7 +135,7 @@ describe(`a reset for a user with the second factor on asks the code before writ
 
   it("an attacker who copied the pending reset cookie replays it with a fresh code after the owner finished: nothing is written again, nobody signed in", async () => {
     await createUser();
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const mail = await resetMail();
     const browser = new CookieJar();
     expect(await postReset(browser, { ...mail.byLink, password: NEW })).toHaveRedirect(`${ORIGIN}/auth/two-factor`);

@@ -20,7 +20,7 @@ import { configure, smtpEnv, useSmtpSink } from "../email/helpers.ts";
 import * as callbackRoute from "../../../app/routes/auth/callback.ts";
 import * as optionsRoute from "../../../app/routes/auth/webauthn-options.ts";
 import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
-import { advance, codeAt, enrol, useStepClock } from "../two-factor/helpers.ts";
+import { advance, codeAt, enrolled, useStepClock } from "../two-factor/helpers.ts";
 
 const smtp = useSmtpSink(null);
 let idp: TestIdp;
@@ -270,7 +270,7 @@ describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`
   it("with the second factor on, the password is followed by the code, and only then is the session recent", async () => {
     useStepClock();
     await createUser();
-    const { jar, secret } = await enrol();
+    const { jar, secret } = await enrolled();
     await ageSession(jar, 11);
     const first = await reauthenticate(jar, { password: PASSWORD });
     expect(first).toHaveRedirect("/auth/two-factor");
@@ -296,7 +296,7 @@ describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`
   it("a session signed in before the second factor was on, once re-authenticated with the code, counts as having proved it (may add a passkey)", async () => {
     useStepClock();
     await createUser();
-    const { jar, secret } = await enrol();
+    const { jar, secret } = await enrolled();
     expect((await passkeyOptions(jar, "register")).res.status).toBe(401);
     await reauthenticate(jar, { password: PASSWORD });
     const twoFactor = await import("../../../app/routes/auth/two-factor.tsx");

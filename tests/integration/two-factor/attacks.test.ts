@@ -9,7 +9,7 @@ import * as webauthnOptions from "../../../app/routes/auth/webauthn-options.ts";
 import { createUser } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
-import { accountIntent, advance, codeAt, enrol, firstFactor, PENDING, SESSION, submitCode, useStepClock } from "./helpers.ts";
+import { accountIntent, advance, codeAt, enrolled, firstFactor, PENDING, SESSION, submitCode, useStepClock } from "./helpers.ts";
 
 beforeEach(async () => {
   await resetDatabase();
@@ -27,7 +27,7 @@ async function sessionOf(jar: CookieJar) {
 
 describe(`no session without the second factor (${dbLabel})`, () => {
   it("a pending sign-in is no session: session read, session update POST and passkey registration options all refuse it", async () => {
-    await enrol();
+    await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     expect(jar.get(PENDING)).toBeTruthy();
@@ -38,11 +38,11 @@ describe(`no session without the second factor (${dbLabel})`, () => {
     expect(await sessionOf(jar)).toBeNull();
     const options = await callRoute(webauthnOptions.loader, get("/auth/webauthn-options/passkey?action=register", { jar }), { provider: "passkey" });
     expect(options.status).toBeGreaterThanOrEqual(400);
-    expect(await testDb().session.count()).toBe(1); // the owner's own session from enrol() only
+    expect(await testDb().session.count()).toBe(1); // the owner's own session from enrolled() only
   });
 
   it("a pending cookie replayed after its success cannot start a second session, even with the next step's code", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     const stolen = jar.get(PENDING)!;
@@ -56,7 +56,7 @@ describe(`no session without the second factor (${dbLabel})`, () => {
   });
 
   it("the same TOTP code raced on two pending sign-ins (a phished code): exactly one session", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const owner = new CookieJar();
     const attacker = new CookieJar();
     await firstFactor(owner);
@@ -67,9 +67,9 @@ describe(`no session without the second factor (${dbLabel})`, () => {
   });
 
   it("a pending sign-in minted for Ada cannot be finished with Mallory's own code or recovery code", async () => {
-    await enrol();
+    await enrolled();
     await createUser("mallory@example.com", "Mallory");
-    const mallory = await enrol("mallory@example.com");
+    const mallory = await enrolled("mallory@example.com");
     const jar = new CookieJar();
     await firstFactor(jar, "ada@example.com");
     for (const code of [codeAt(mallory.secret), mallory.recoveryCodes[0]!]) {
@@ -80,7 +80,7 @@ describe(`no session without the second factor (${dbLabel})`, () => {
   });
 
   it("a code field that is not a string (JSON array, object, huge) is a wrong code, never a 5xx", async () => {
-    await enrol();
+    await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     for (const code of [["123456"], { a: 1 }, "9".repeat(100_000)]) {
@@ -97,7 +97,7 @@ describe(`no session without the second factor (${dbLabel})`, () => {
 
 describe(`the recovery codes and the secret are never cached (${dbLabel})`, () => {
   it("/account, whose answers show the TOTP secret and the recovery codes, is Cache-Control: private, no-store", async () => {
-    const { jar, secret } = await enrol();
+    const { jar, secret } = await enrolled();
     const res = await accountIntent(jar, { intent: "recovery-codes", code: codeAt(secret) });
     expect(((await res.json()) as { recoveryCodes: string[] }).recoveryCodes).toHaveLength(10);
     expect(typeof account.headers).toBe("function");

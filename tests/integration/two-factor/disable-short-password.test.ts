@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createUser, PASSWORD, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
-import { accountIntent, advance, codeAt, enrol, useStepClock } from "./helpers.ts";
+import { accountIntent, advance, codeAt, enrolled, useStepClock } from "./helpers.ts";
 
 const SHORT = "qv7#Lm2!zp"; // 10 characters: enough beside a second factor, not alone
 const LONG = "tidal marble quietly sings";
@@ -32,7 +32,7 @@ async function disable(jar: Parameters<typeof accountIntent>[0], secret: string)
 
 describe(`totp-disable and the single-factor floor (${dbLabel})`, () => {
   it("a user who chose a short password while TOTP was on is asked for a longer one first; nothing is turned off and no code is spent", async () => {
-    const { jar, secret, userId } = await enrol();
+    const { jar, secret, userId } = await enrolled();
     const changed = await accountIntent(jar, { intent: "password-change", currentPassword: PASSWORD, password: SHORT });
     expect(changed.status).toBe(302);
     expect((await testDb().password.findUniqueOrThrow({ where: { userId } })).singleFactorFloorMet).toBe(0);
@@ -55,14 +55,14 @@ describe(`totp-disable and the single-factor floor (${dbLabel})`, () => {
   });
 
   it("a password stored before its floor was recorded counts as unknown: asked", async () => {
-    const { jar, secret, userId } = await enrol();
+    const { jar, secret, userId } = await enrolled();
     await testDb().password.update({ where: { userId }, data: { singleFactorFloorMet: null } });
     advance(30);
     expect((await disable(jar, secret)).status).toBe(400);
   });
 
   it("a floor raised since the password was chosen asks again; a long enough recorded password turns it off at once", async () => {
-    const { jar, secret, userId } = await enrol();
+    const { jar, secret, userId } = await enrolled();
     expect((await testDb().password.findUniqueOrThrow({ where: { userId } })).singleFactorFloorMet).toBe(15);
     undoEnv = withEnv({ AUTH_PASSWORD_MIN_LENGTH: "20" });
     advance(30);
@@ -74,7 +74,7 @@ describe(`totp-disable and the single-factor floor (${dbLabel})`, () => {
   });
 
   it("a user without a password turns the factor off without being asked", async () => {
-    const { jar, secret, userId } = await enrol();
+    const { jar, secret, userId } = await enrolled();
     await testDb().password.delete({ where: { userId } });
     advance(30);
     expect(await disable(jar, secret)).toHaveRedirect("/account?updated=two-factor-off");

@@ -12,7 +12,7 @@ import { ALICE, startTestIdp, type TestIdp } from "../../support/idp.ts";
 import { sessionOf as oauthSessionOf, signInThroughIdp } from "../../support/oauth-flow.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
 import { openLink, requestLink, sessionOf, useSmtpSink } from "../email/helpers.ts";
-import { accountIntent, codeAt, enrol, PENDING, SESSION, submitCode, useStepClock } from "./helpers.ts";
+import { accountIntent, codeAt, enrolled, PENDING, SESSION, submitCode, useStepClock } from "./helpers.ts";
 
 const smtp = useSmtpSink();
 
@@ -24,7 +24,7 @@ describe(`an e-mail link is gated (${dbLabel})`, () => {
   it("the link ends on the second-factor page without a session; the code signs in (factors email otp mfa)", async () => {
     useStepClock();
     await createUser();
-    const { secret, userId } = await enrol();
+    const { secret, userId } = await enrolled();
     // The "second factor turned on" security e-mail goes out first; this test reads the link's.
     await mailSenderIdle();
     smtp.sink.clear();

@@ -2,6 +2,10 @@
 // through the real route module (the code computed from the secret the page shows, as an
 // authenticator app would), and answer the second-factor page.
 import { expect, vi } from "vitest";
+import { eventSource, recordEvent } from "../../../app/auth/accounts/audit.server.ts";
+import { notifySecurityChange } from "../../../app/auth/accounts/security-notices.server.ts";
+import { authRequest } from "../../../app/auth/core/request.server.ts";
+import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "../../../app/auth/two-factor/recovery-codes.server.ts";
 import { totpCodeAt, totpStep } from "../../../app/auth/two-factor/totp.server.ts";
 import * as account from "../../../app/routes/account.tsx";
 import * as twoFactorRoute from "../../../app/routes/auth/two-factor.tsx";
@@ -56,6 +60,58 @@ export async function enrol(email = "ada@example.com"): Promise<Enrolled> {
   // The enrolment code's step is used up: sign-ins in these tests use later steps.
   advance(30);
   return { jar, secret: totpSetup.secret, recoveryCodes, userId: user.id };
+}
+
+/**
+ * Recovery codes per address, generated and hashed (production Argon2id, the stored format of
+ * totp-confirm) once per test file: ten hashes cost about 0.35 s of CPU, and most tests that turn
+ * the factor on are about what comes after. One set per address, so two accounts never share a
+ * code. docs/decisions/088-test-suite-time.md
+ */
+const presetCodes = new Map<string, Promise<{ codes: string[]; stored: string[] }>>();
+
+function recoveryCodesFor(email: string) {
+  let preset = presetCodes.get(email);
+  if (!preset) {
+    preset = (async () => {
+      const codes = generateRecoveryCodes();
+      const stored: string[] = [];
+      for (const code of codes) stored.push(await hashRecoveryCode(normalizeRecoveryCode(code)!.code));
+      return { codes, stored };
+    })();
+    presetCodes.set(email, preset);
+  }
+  return preset;
+}
+
+/**
+ * `enrol` for tests that are NOT about enrolment: the same password sign-in and real totp-start
+ * (the secret sealed by the app), then what a successful totp-confirm leaves behind written
+ * directly: the credential confirmed with the enrolment step used, the file's preset recovery
+ * codes for `email`, the `two-factor-enabled` audit event and the "second factor on" notice.
+ * The enrolment tests (enrolment, recovery-codes, security-notices) keep `enrol`, the real path.
+ */
+export async function enrolled(email = "ada@example.com"): Promise<Enrolled> {
+  const { jar, res } = await signIn(new CookieJar(), email);
+  expect(res).toHaveSessionCookie();
+  const started = await accountIntent(jar, { intent: "totp-start" });
+  expect(started.status).toBe(200);
+  const { totpSetup } = (await started.json()) as { totpSetup: { secret: string } };
+  const { codes, stored } = await recoveryCodesFor(email);
+  const { testDb } = await import("../../support/db.ts");
+  const db = testDb();
+  const user = await db.user.findUniqueOrThrow({ where: { email } });
+  const now = new Date();
+  await db.$transaction([
+    db.twoFactorCredential.update({ where: { userId: user.id }, data: { confirmedAt: now, lastUsedStep: totpStep(now) } }),
+    db.recoveryCode.deleteMany({ where: { userId: user.id } }),
+    db.recoveryCode.createMany({ data: stored.map((hash) => ({ userId: user.id, hash })) }),
+  ]);
+  const ar = authRequest(get("/account", { jar }));
+  await recordEvent("two-factor-enabled", { userId: user.id, ...eventSource(ar), detail: { kind: "totp" } });
+  await notifySecurityChange(ar, user.id, { kind: "second-factor-on" });
+  advance(30);
+  return { jar, secret: totpSetup.secret, recoveryCodes: [...codes], userId: user.id };
 }
 
 /** A password sign-in in `jar` (first factor only, for a TOTP user). */

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createUser } from "../../support/auth.ts";
 import { dbLabel, resetDatabase } from "../../support/db.ts";
 import { CookieJar } from "../../support/http.ts";
-import { advance, codeAt, enrol, errorOf, firstFactor, SESSION, submitCode, useStepClock } from "./helpers.ts";
+import { advance, codeAt, enrolled, errorOf, firstFactor, SESSION, submitCode, useStepClock } from "./helpers.ts";
 
 beforeEach(async () => {
   await resetDatabase();
@@ -37,7 +37,7 @@ async function urlOf(res: Response): Promise<URL> {
 
 describe(`the owner after an attacker's wrong codes (${dbLabel})`, () => {
   it("the owner, in the browser she signed in with before, gets in with a right code after an attacker spent the account's twenty tries (form post)", async () => {
-    const owner = await enrol();
+    const owner = await enrolled();
     await attackerSpendsTheAccountBudget();
     owner.jar.delete(SESSION);
     await firstFactor(owner.jar);
@@ -45,7 +45,7 @@ describe(`the owner after an attacker's wrong codes (${dbLabel})`, () => {
   });
 
   it("the owner gets in the same way with the JSON client", async () => {
-    const owner = await enrol();
+    const owner = await enrolled();
     await attackerSpendsTheAccountBudget();
     owner.jar.delete(SESSION);
     await firstFactor(owner.jar);
@@ -55,7 +55,7 @@ describe(`the owner after an attacker's wrong codes (${dbLabel})`, () => {
   });
 
   it("the owner's right code resets the account's budget: her new browser gets in, and the attacker starts again from twenty, not beyond", async () => {
-    const owner = await enrol();
+    const owner = await enrolled();
     await attackerSpendsTheAccountBudget();
     owner.jar.delete(SESSION);
     await firstFactor(owner.jar);
@@ -71,7 +71,7 @@ describe(`the owner after an attacker's wrong codes (${dbLabel})`, () => {
   });
 
   it("an attacker who also copied the owner's device cookie has only that device's ten tries, then is refused even with a right code", async () => {
-    const owner = await enrol();
+    const owner = await enrolled();
     const device = owner.jar.get("authjs.device")!;
     expect(device).toBeTruthy();
     let refused: Response | null = null;

@@ -11,7 +11,7 @@ import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
 import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
-import { codeAt, enrol, firstFactor, submitCode, useStepClock } from "./helpers.ts";
+import { codeAt, enrolled, firstFactor, submitCode, useStepClock } from "./helpers.ts";
 
 beforeEach(async () => {
   await resetDatabase();
@@ -45,7 +45,7 @@ async function sessionOf(jar: CookieJar) {
 
 describe(`adding a passkey while the second factor is on (${dbLabel})`, () => {
   it("a password-only session (signed in before the factor was on) cannot add a passkey, so no passkey sign-in skips the code", async () => {
-    const { jar: passwordOnly } = await enrol();
+    const { jar: passwordOnly } = await enrolled();
     const authenticator = new SoftwareAuthenticator();
     // The options were fetched before (or the attacker builds an answer anyway): registration itself refuses.
     const { body } = await options(passwordOnly, "register");
@@ -61,14 +61,14 @@ describe(`adding a passkey while the second factor is on (${dbLabel})`, () => {
   });
 
   it("its options are refused too, before the browser asks the person for anything", async () => {
-    const { jar: passwordOnly } = await enrol();
+    const { jar: passwordOnly } = await enrolled();
     const { res, body } = await options(passwordOnly, "register");
     expect(res.status).toBe(401);
     expect(body.options).toBeUndefined();
   });
 
   it("the owner's session that passed the code adds a passkey, which then signs in without a code", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     await submitCode(jar, codeAt(secret));

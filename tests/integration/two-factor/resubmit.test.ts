@@ -7,7 +7,7 @@ import * as twoFactorRoute from "../../../app/routes/auth/two-factor.tsx";
 import { createUser } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, post } from "../../support/http.ts";
-import { advance, codeAt, enrol, firstFactor, PENDING, SESSION, useStepClock } from "./helpers.ts";
+import { advance, codeAt, enrolled, firstFactor, PENDING, SESSION, useStepClock } from "./helpers.ts";
 
 beforeEach(async () => {
   await resetDatabase();
@@ -33,7 +33,7 @@ async function submissions(jar: CookieJar, fields: Record<string, string>, count
 
 describe(`a finished pending sign-in submitted again (${dbLabel})`, () => {
   it("the owner double-clicks Verify: one session; the second answer goes to the callback URL, counts nothing and records no failure", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar, "ada@example.com", { callbackUrl: "/account" });
     const [first, second] = await submissions(jar, { code: codeAt(secret) }, 2);
@@ -45,11 +45,11 @@ describe(`a finished pending sign-in submitted again (${dbLabel})`, () => {
     const events = await eventTypes();
     expect(events).not.toContain("rate-limited");
     expect(events).not.toContain("two-factor-failed");
-    expect(events.filter((t) => t === "signin")).toHaveLength(2); // enrol()'s and this one
+    expect(events.filter((t) => t === "signin")).toHaveLength(2); // enrolled()'s and this one
   });
 
   it("the same with a recovery code and in JSON mode: {url} of the callback URL, no second session", async () => {
-    const { recoveryCodes } = await enrol();
+    const { recoveryCodes } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar, "ada@example.com", { callbackUrl: "/account" });
     const csrfToken = await fetchCsrf(jar);
@@ -62,7 +62,7 @@ describe(`a finished pending sign-in submitted again (${dbLabel})`, () => {
   });
 
   it("the same code sent twice at once from one browser: exactly one session, and never a rate limit", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     const results = await submissions(jar, { code: codeAt(secret) }, 2, { together: true });
@@ -71,7 +71,7 @@ describe(`a finished pending sign-in submitted again (${dbLabel})`, () => {
   });
 
   it("an attacker replaying the finished pending cookie, with a wrong code or the next right one, gets no session and no guesses", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     const stolen = jar.get(PENDING)!;

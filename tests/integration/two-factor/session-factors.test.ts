@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createUser, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase } from "../../support/db.ts";
 import { CookieJar } from "../../support/http.ts";
-import { accountPage, codeAt, enrol, firstFactor, submitCode, useStepClock } from "./helpers.ts";
+import { accountPage, codeAt, enrolled, firstFactor, submitCode, useStepClock } from "./helpers.ts";
 
 beforeEach(async () => {
   await resetDatabase();
@@ -26,7 +26,7 @@ for (const strategy of ["jwt", "database"] as const) {
     it("the session that passed the code lists password + authenticator code; the older password-only one lists the password", async () => {
       const restore = withEnv({ AUTH_SESSION_STRATEGY: strategy });
       try {
-        const { jar: before, recoveryCodes, secret } = await enrol();
+        const { jar: before, recoveryCodes, secret } = await enrolled();
         const jar = new CookieJar();
         await firstFactor(jar);
         await submitCode(jar, codeAt(secret));

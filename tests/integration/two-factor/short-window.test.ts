@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createUser, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase } from "../../support/db.ts";
 import { CookieJar } from "../../support/http.ts";
-import { advance, codeAt, enrol, firstFactor, PENDING, submitCode, useStepClock } from "./helpers.ts";
+import { advance, codeAt, enrolled, firstFactor, PENDING, submitCode, useStepClock } from "./helpers.ts";
 
 let restore: () => void;
 beforeEach(async () => {
@@ -21,7 +21,7 @@ afterEach(() => {
 
 describe(`a finished pending sign-in with a 60-second budget window (${dbLabel})`, () => {
   it("replayed 90 s after its success with the next right code, it starts no second session", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     const stolen = jar.get(PENDING)!;

@@ -12,7 +12,7 @@ import * as sessionRoute from "../../../app/routes/auth/session.ts";
 import { createUser, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, ORIGIN } from "../../support/http.ts";
-import { advance, codeAt, enrol, errorOf, firstFactor, PENDING, SESSION, submitCode, twoFactorPage, useStepClock } from "./helpers.ts";
+import { advance, codeAt, enrolled, errorOf, firstFactor, PENDING, SESSION, submitCode, twoFactorPage, useStepClock } from "./helpers.ts";
 
 beforeEach(async () => {
   await resetDatabase();
@@ -32,7 +32,7 @@ const DEVICE = "authjs.device";
 
 describe(`the second-factor gate (${dbLabel})`, () => {
   it("a password sign-in stops after the first factor: no session, a sealed 300 s pending cookie, the two-factor page", async () => {
-    await enrol();
+    await enrolled();
     const sessionsBefore = await testDb().session.count();
     const jar = new CookieJar();
     const res = await firstFactor(jar, "ada@example.com", { callbackUrl: "/account?tab=1" });
@@ -59,7 +59,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("the right code creates the session through the normal path: callbackUrl, device cookie, audit, factors recorded", async () => {
-    const { secret, userId } = await enrol();
+    const { secret, userId } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar, "ada@example.com", { callbackUrl: "/account" });
     const res = await submitCode(jar, codeAt(secret));
@@ -80,7 +80,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   it("database sessions record the factors on their row too", async () => {
     const undo = withEnv({ AUTH_SESSION_STRATEGY: "database" });
     try {
-      const { secret, userId } = await enrol();
+      const { secret, userId } = await enrolled();
       const jar = new CookieJar();
       await firstFactor(jar);
       expect(await submitCode(jar, codeAt(secret))).toHaveSessionCookie();
@@ -93,7 +93,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("a code is accepted once: replayed on a second pending sign-in it is refused", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const code = codeAt(secret);
     const first = new CookieJar();
     await firstFactor(first);
@@ -109,7 +109,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("±1 time step is accepted, ±2 is refused", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     for (const offset of [2, -2]) {
       const jar = new CookieJar();
       await firstFactor(jar);
@@ -127,7 +127,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("a recovery code works once (any case, with or without its hyphen) and is recorded", async () => {
-    const { recoveryCodes, userId } = await enrol();
+    const { recoveryCodes, userId } = await enrolled();
     const code = recoveryCodes[0]!;
     const jar = new CookieJar();
     await firstFactor(jar);
@@ -145,7 +145,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("the same recovery code sent twice at once is spent once", async () => {
-    const { recoveryCodes } = await enrol();
+    const { recoveryCodes } = await enrolled();
     const a = new CookieJar();
     const b = new CookieJar();
     await firstFactor(a);
@@ -156,7 +156,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("wrong codes re-render 400 with the tries left; the fifth ends the pending sign-in (RateLimited, cookie cleared)", async () => {
-    const { secret, userId } = await enrol();
+    const { secret, userId } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     for (let left = 4; left >= 1; left--) {
@@ -185,7 +185,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("ten wrong codes sent at once on one pending sign-in: no more than five are checked, and it ends", async () => {
-    const { secret, userId } = await enrol();
+    const { secret, userId } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     const kept = jar.get(PENDING)!;
@@ -203,8 +203,8 @@ describe(`the second-factor gate (${dbLabel})`, () => {
 
   it("twenty wrong codes in an hour, over several pending sign-ins, end the account's budget; other accounts are untouched", async () => {
     await createUser("bea@example.com", "Bea");
-    const ada = await enrol();
-    const bea = await enrol("bea@example.com");
+    const ada = await enrolled();
+    const bea = await enrolled("bea@example.com");
     for (let round = 0; round < 4; round++) {
       const jar = new CookieJar();
       await firstFactor(jar);
@@ -227,7 +227,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("an expired pending sign-in (over 300 s) goes back to sign-in with a clear error and its cookie cleared", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     advance(301);
@@ -243,7 +243,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("a missing or tampered pending cookie is the same clear error, never a 5xx", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     expect(await twoFactorPage(new CookieJar())).toHaveErrorRedirect("TwoFactorExpired");
     expect(await submitCode(new CookieJar(), codeAt(secret))).toHaveErrorRedirect("TwoFactorExpired");
     const jar = new CookieJar();
@@ -258,7 +258,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("a POST without its CSRF token changes nothing: the pending sign-in and its budget stay", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     for (let i = 0; i < 6; i++) {
@@ -274,7 +274,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("JSON-mode clients get {url} of the page, then {url} of the callback URL", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     const first = await firstFactor(jar, "ada@example.com", { json: "true", callbackUrl: "/account" });
     expect(first.status).toBe(200);
@@ -293,7 +293,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("two tabs: a second first-factor sign-in replaces the pending one, and one code finishes it", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar, "ada@example.com", { callbackUrl: "/first-tab" });
     const firstPending = jar.get(PENDING);
@@ -303,7 +303,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("the owner signs in again and again, a fresh code each time, and is never refused", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     for (let i = 0; i < 12; i++) {
       jar.delete(SESSION);
@@ -331,7 +331,7 @@ describe(`the second-factor gate (${dbLabel})`, () => {
   });
 
   it("a passkey sign-in (provider type webauthn) is exempt: the session starts at once, recorded as multi-factor", async () => {
-    const { userId } = await enrol();
+    const { userId } = await enrolled();
     const user = await testDb().user.findUniqueOrThrow({ where: { id: userId } });
     const ar = authRequest(new Request(`${ORIGIN}/auth/callback/passkey`, { method: "POST" }));
     const ctx = {

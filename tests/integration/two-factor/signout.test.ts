@@ -6,7 +6,7 @@ import * as signout from "../../../app/routes/auth/signout.tsx";
 import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, resetDatabase } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, post } from "../../support/http.ts";
-import { codeAt, enrol, firstFactor, PENDING, submitCode, useStepClock } from "./helpers.ts";
+import { codeAt, enrolled, firstFactor, PENDING, submitCode, useStepClock } from "./helpers.ts";
 
 beforeEach(async () => {
   await resetDatabase();
@@ -22,7 +22,7 @@ const cleared = (res: Response, name: string) =>
 
 describe(`sign-out ends a pending sign-in (${dbLabel})`, () => {
   it("a family's shared browser: signing out clears the pending authjs.two-factor cookie left by a first factor", async () => {
-    const { jar } = await enrol();
+    const { jar } = await enrolled();
     await firstFactor(jar);
     expect(jar.get(PENDING)).toBeTruthy();
     const csrfToken = await fetchCsrf(jar);
@@ -33,14 +33,14 @@ describe(`sign-out ends a pending sign-in (${dbLabel})`, () => {
   });
 
   it("signing out with no pending sign-in sets no extra cookie for it", async () => {
-    const { jar } = await enrol();
+    const { jar } = await enrolled();
     const csrfToken = await fetchCsrf(jar);
     const res = await callRoute(signout.action, post("/auth/signout", { csrfToken }, { jar }));
     expect(res.headers.getSetCookie().some((c) => c.startsWith(`${PENDING}=`))).toBe(false);
   });
 
   it("a family member signing in without a second factor on the same browser ends the other's pending sign-in", async () => {
-    await enrol();
+    await enrolled();
     await createUser("ben@example.com", "Ben");
     const shared = new CookieJar();
     await firstFactor(shared);
@@ -52,7 +52,7 @@ describe(`sign-out ends a pending sign-in (${dbLabel})`, () => {
   });
 
   it("the owner finishing with a code still ends up with the session and no pending cookie", async () => {
-    const { secret } = await enrol();
+    const { secret } = await enrolled();
     const jar = new CookieJar();
     await firstFactor(jar);
     const res = await submitCode(jar, codeAt(secret));
