@@ -441,6 +441,7 @@ export const ar: Catalogue = {
   "reauth.passwordLabel": "كلمة المرور الخاصة بك",
   "reauth.withPassword": "التأكيد بكلمة المرور",
   "reauth.passwordWrong": "كلمة المرور هذه غير صحيحة. لم يتغيّر شيء.",
+  "reauth.passwordNeedsCode": "جُرِّبت كلمات مرور خاطئة كثيرة على هذا الحساب، لذلك لا تكفي كلمة المرور وحدها هنا. أكِّد بدلًا من ذلك برمز نرسله إلى بريدك الإلكتروني. لم يتغيّر شيء.",
   "reauth.passkey": "التأكيد بمفتاح مرور",
   "reauth.passkeyNeedsJs": "يتطلب التأكيد بمفتاح مرور تفعيل JavaScript.",
   "reauth.passkeyFailed": "لم يؤكّد مفتاح المرور هويتك. حاول مرة أخرى أو استخدم طريقة أخرى.",

@@ -441,6 +441,7 @@ export const de: Catalogue = {
   "reauth.passwordLabel": "Ihr Passwort",
   "reauth.withPassword": "Mit Passwort bestätigen",
   "reauth.passwordWrong": "Dieses Passwort ist nicht richtig. Es wurde nichts geändert.",
+  "reauth.passwordNeedsCode": "Für dieses Konto wurden zu viele falsche Passwörter versucht, daher reicht hier ein Passwort allein nicht. Bestätigen Sie stattdessen mit einem Code, den wir Ihnen per E-Mail senden. Es wurde nichts geändert.",
   "reauth.passkey": "Mit einem Passkey bestätigen",
   "reauth.passkeyNeedsJs": "Die Bestätigung mit einem Passkey braucht JavaScript.",
   "reauth.passkeyFailed": "Der Passkey hat Sie nicht bestätigt. Versuchen Sie es erneut oder wählen Sie einen anderen Weg.",

@@ -443,6 +443,7 @@ export const en = {
   "reauth.passwordLabel": "Your password",
   "reauth.withPassword": "Confirm with password",
   "reauth.passwordWrong": "That password is not right. Nothing was changed.",
+  "reauth.passwordNeedsCode": "Too many wrong passwords have been tried on this account, so a password alone is not enough here. Confirm with a code e-mailed to you instead. Nothing was changed.",
   "reauth.passkey": "Confirm with a passkey",
   "reauth.passkeyNeedsJs": "Confirming with a passkey needs JavaScript.",
   "reauth.passkeyFailed": "The passkey did not confirm it is you. Try again, or use another way.",

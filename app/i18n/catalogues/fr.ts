@@ -441,6 +441,7 @@ export const fr: Catalogue = {
   "reauth.passwordLabel": "Votre mot de passe",
   "reauth.withPassword": "Confirmer avec le mot de passe",
   "reauth.passwordWrong": "Ce mot de passe n’est pas correct. Rien n’a été modifié.",
+  "reauth.passwordNeedsCode": "Trop de mots de passe erronés ont été essayés sur ce compte : un mot de passe seul ne suffit plus ici. Confirmez plutôt avec un code envoyé par e-mail. Rien n’a été modifié.",
   "reauth.passkey": "Confirmer avec une clé d’accès",
   "reauth.passkeyNeedsJs": "La confirmation avec une clé d’accès nécessite JavaScript.",
   "reauth.passkeyFailed": "La clé d’accès n’a pas confirmé votre identité. Réessayez ou utilisez un autre moyen.",

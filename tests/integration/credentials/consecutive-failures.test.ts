@@ -11,7 +11,9 @@ import { consecutiveFailureCeilingReached, countConsecutiveFailure } from "../..
 import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
 import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
 import { dbLabel } from "../../support/db.ts";
-import { callRoute, CookieJar, post, setCookieHeaders } from "../../support/http.ts";
+import { callRoute, CookieJar, get, post, setCookieHeaders } from "../../support/http.ts";
+import { ageSession, reauthenticate, type ReauthPageData } from "../../support/reauth.ts";
+import { requireRecentAuth } from "../../../app/auth/core/index.ts";
 import { csrfFor, sessionOf, useSmtpSink } from "../email/helpers.ts";
 import { codeIn } from "../passwords/helpers.ts";
 import { isSecurityNotice } from "../../support/smtp-sink.ts";
@@ -115,3 +117,34 @@ describe(`the consecutive-failure ceiling (${dbLabel})`, () => {
     expect(await consecutiveFailureCeilingReached(getConfig().rateLimits, "ada@example.com")).toBe(false);
   });
 });
+
+describe(`the consecutive-failure ceiling on the re-authentication page (${dbLabel})`, () => {
+  it("a thief holding only a copy of the session cookie guesses past the ceiling on B/reauth: the right password alone does not make the copy recent; the owner's browser still confirms with it", async () => {
+    await createUser();
+    const { jar: owner } = await signIn();
+    await ageSession(owner, 11);
+    const thief = new CookieJar();
+    for (const name of owner.names()) if (name.includes("session-token")) thief.set(name, owner.get(name)!);
+    await hundredFailures("ada@example.com");
+
+    const right = await reauthenticate(thief, { password: PASSWORD });
+    const wrong = await reauthenticate(thief, { password: "still not the password" });
+    expect(right.status).toBe(400);
+    const [rightPage, wrongPage] = (await Promise.all([right.json(), wrong.json()])) as ReauthPageData[];
+    // The same answer for a right and a wrong guess: past the ceiling, the password tells nothing.
+    expect(rightPage.error).toBe(wrongPage.error);
+    expect(rightPage.error).toMatch(/code/);
+    expect(await isRecent(thief)).toBe(false);
+
+    // The owner's own browser (its device cookie) is unaffected.
+    expect(await reauthenticate(owner, { password: PASSWORD })).toHaveRedirect("/account");
+    expect(await isRecent(owner)).toBe(true);
+  });
+});
+
+async function isRecent(jar: CookieJar): Promise<boolean> {
+  return requireRecentAuth(get("/app/transfer", { jar })).then(
+    () => true,
+    () => false,
+  );
+}
