@@ -2,7 +2,8 @@
 // factor — a confirmed TOTP authenticator or a passkey — is sent to set one up before any other
 // page answers. What still answers: the auth endpoints under the base path (sign-out, the passkey
 // options and registration, sign-in, the two-factor and re-authentication pages; not POST B/session,
-// which changes the profile), the language menu, and /account, which then shows only the setup forms and takes only their intents.
+// which changes the profile), the language menu, and /account, which then shows only the setup
+// forms and takes only their intents.
 // Health probes and static files are answered before React Router (server/main.ts) and never
 // reach this gate. Signed-out visitors pass: the pages that need a session send them to sign in.
 import { getSession } from "../core/session.server";
