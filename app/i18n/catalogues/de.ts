@@ -572,7 +572,7 @@ export const de: Catalogue = {
   "mail.notice.wasntMeText": "Wenn Sie das nicht waren, öffnen Sie den Link unten. Nach Ihrer Bestätigung werden alle Geräte von Ihrem Konto abgemeldet und sein Passwort wird entfernt, sodass nur ein neues Passwort, gewählt über Ihre E-Mail-Adresse, wieder Zugang gibt. Der Link funktioniert einmal, 7 Tage lang, und meldet niemanden an.",
   "wasntMe.title": "Das war ich nicht",
   "wasntMe.intro": "Sie melden, dass Sie die Änderung, über die Sie die Sicherheits-E-Mail informiert hat, nicht vorgenommen haben. Möglicherweise verwendet jemand anderes Ihr Konto.",
-  "wasntMe.after": "Wenn Sie auf die Schaltfläche drücken, werden alle Geräte von Ihrem Konto abgemeldet und sein Passwort wird entfernt. Danach wählen Sie ein neues Passwort über einen Link, der an Ihre E-Mail-Adresse geschickt wird.",
+  "wasntMe.after": "Wenn Sie auf die Schaltfläche drücken, werden alle Geräte von Ihrem Konto abgemeldet und sein Passwort wird entfernt. Auch Passkeys, verknüpfte Konten und ein zweiter Faktor, die seit der gemeldeten Änderung hinzugekommen sind, werden entfernt. Danach wählen Sie ein neues Passwort über einen Link, der an Ihre E-Mail-Adresse geschickt wird.",
   "wasntMe.submit": "Überall abmelden und Passwort entfernen",
   "wasntMe.submitting": "Konto wird gesichert…",
   "wasntMe.itWasMe": "Wenn die Änderung doch von Ihnen war, schließen Sie diese Seite: Es geschieht nichts, solange Sie nicht auf die Schaltfläche drücken.",

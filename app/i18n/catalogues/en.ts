@@ -574,7 +574,7 @@ export const en = {
   "mail.notice.wasntMeText": "If you did not do this, open the link below. After you confirm, every device is signed out of your account and its password is removed, so that only a new password chosen through your e-mail address lets anyone in. The link works once, for 7 days, and signs nobody in.",
   "wasntMe.title": "This wasn't me",
   "wasntMe.intro": "You are reporting that you did not make the change the security e-mail told you about. Someone else may be using your account.",
-  "wasntMe.after": "When you press the button, every device is signed out of your account and its password is removed. You then choose a new password with a link sent to your e-mail address.",
+  "wasntMe.after": "When you press the button, every device is signed out of your account and its password is removed. Passkeys, linked accounts and a second factor added since the reported change are removed too. You then choose a new password with a link sent to your e-mail address.",
   "wasntMe.submit": "Sign out everywhere and remove the password",
   "wasntMe.submitting": "Securing your account…",
   "wasntMe.itWasMe": "If the change was yours after all, close this page: nothing happens until you press the button.",

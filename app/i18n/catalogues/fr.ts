@@ -572,7 +572,7 @@ export const fr: Catalogue = {
   "mail.notice.wasntMeText": "Si ce n’était pas vous, ouvrez le lien ci-dessous. Après votre confirmation, tous les appareils sont déconnectés de votre compte et son mot de passe est supprimé : seul un nouveau mot de passe, choisi grâce à votre adresse e-mail, permettra de s’y connecter. Le lien fonctionne une fois, pendant 7 jours, et ne connecte personne.",
   "wasntMe.title": "Ce n’était pas moi",
   "wasntMe.intro": "Vous signalez ne pas avoir fait la modification dont l’e-mail de sécurité vous a informé. Quelqu’un d’autre utilise peut-être votre compte.",
-  "wasntMe.after": "Quand vous appuyez sur le bouton, tous les appareils sont déconnectés de votre compte et son mot de passe est supprimé. Vous choisissez ensuite un nouveau mot de passe grâce à un lien envoyé à votre adresse e-mail.",
+  "wasntMe.after": "Quand vous appuyez sur le bouton, tous les appareils sont déconnectés de votre compte et son mot de passe est supprimé. Les clés d’accès, les comptes liés et un second facteur ajoutés depuis la modification signalée sont aussi supprimés. Vous choisissez ensuite un nouveau mot de passe grâce à un lien envoyé à votre adresse e-mail.",
   "wasntMe.submit": "Déconnecter partout et supprimer le mot de passe",
   "wasntMe.submitting": "Sécurisation de votre compte…",
   "wasntMe.itWasMe": "Si la modification venait bien de vous, fermez cette page : rien ne se passe tant que vous n’appuyez pas sur le bouton.",
