@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { connectBrowser, gotoHydrated, newContext, startApp, type RunningApp } from "../support/browser";
+import { enterAddress } from "../support/signin-form";
 
 let browser: Browser;
 let app: RunningApp;
@@ -31,6 +32,7 @@ describe("the show-password control", () => {
   it("with JavaScript, a visitor presses Show password to read what they typed, and again to hide it", async () => {
     const page = await newPage(true);
     await gotoHydrated(page, `${app.url}/auth/signin`);
+    await enterAddress(page, "ada@example.com");
     await page.locator(PASSWORD).fill("correct horse battery staple");
     const toggle = page.getByRole("button", { name: "Show password" });
     expect(await toggle.getAttribute("aria-pressed")).toBe("false");
@@ -45,15 +47,38 @@ describe("the show-password control", () => {
     expect(await page.locator(PASSWORD).getAttribute("type")).toBe("password");
   });
 
+  it("a visitor who submits with the password shown gets it hidden again: nobody behind them reads it on the answer, and the browser keeps no plain-text copy", async () => {
+    const page = await newPage(true);
+    await gotoHydrated(page, `${app.url}/auth/signin`);
+    await enterAddress(page, "nobody@example.com");
+    await page.locator(PASSWORD).fill("correct horse battery staple");
+    await page.getByRole("button", { name: "Show password" }).click();
+    expect(await page.locator(PASSWORD).getAttribute("type")).toBe("text");
+    const typeAtSubmit = page.evaluate(
+      (selector) =>
+        new Promise<string>((resolve) =>
+          document.querySelector(selector)!.closest("form")!.addEventListener("submit", () => queueMicrotask(() => resolve(document.querySelector(selector)!.getAttribute("type")!)), { once: true }),
+        ),
+      PASSWORD,
+    );
+    await page.locator(PASSWORD).press("Enter");
+    expect(await typeAtSubmit).toBe("password");
+    await page.locator("#credentials-error").waitFor();
+    expect(await page.locator(PASSWORD).getAttribute("type")).toBe("password");
+    expect(await page.getByRole("button", { name: "Show password" }).getAttribute("aria-pressed")).toBe("false");
+  });
+
   it("its label comes from the page's language", async () => {
     const page = await newPage(true, "de-DE");
     await gotoHydrated(page, `${app.url}/auth/signin`);
+    await enterAddress(page, "ada@example.com");
     await page.getByRole("button", { name: "Passwort anzeigen" }).waitFor();
   });
 
   it("without JavaScript the control is absent, not broken: the field stays a password field", async () => {
     const page = await newPage(false);
     await page.goto(`${app.url}/auth/signin`);
+    await enterAddress(page, "ada@example.com");
     await page.locator(PASSWORD).waitFor();
     expect(await page.locator(PASSWORD).getAttribute("type")).toBe("password");
     expect(await page.locator("button.show-password").count()).toBe(0);
