@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { consecutiveFailureCeilingReached, countConsecutiveFailure } from "../../../app/auth/core/limits.server.ts";
 import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
+import * as account from "../../../app/routes/account.tsx";
 import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
 import { dbLabel } from "../../support/db.ts";
 import { callRoute, CookieJar, get, post, setCookieHeaders } from "../../support/http.ts";
@@ -148,3 +149,16 @@ async function isRecent(jar: CookieJar): Promise<boolean> {
     () => false,
   );
 }
+
+describe(`the consecutive-failure ceiling counts the current password on /account (${dbLabel})`, () => {
+  it("a thief holding a recent copy of the session cookie guessing the current password on /account counts towards the ceiling like any wrong password", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    await countConsecutiveFailure(getConfig().rateLimits, "ada@example.com", 99);
+    const csrfToken = await csrfFor(jar);
+    const request = post("/account", { csrfToken, intent: "password-change", currentPassword: "a wrong guess at it", password: "an entirely new long passphrase" }, { jar });
+    const res = (await account.middleware[0]!({ request } as never, () => callRoute(account.action, request))) as Response;
+    expect(res.status).toBe(400);
+    expect(await consecutiveFailureCeilingReached(getConfig().rateLimits, "ada@example.com")).toBe(true);
+  });
+});
