@@ -46,7 +46,10 @@ export function credentialsStrategy(config: AuthConfig) {
     const user = await db().user.findUnique({ where: { email }, include: { password: { select: { hash: true } } } });
     // A disabled user's right password is a wrong one: the same answer, and counted as a failure,
     // so neither the answer nor the limits tell the two apart (ADR 078).
-    const ok = Boolean(user && (await verifyPassword(user?.password?.hash, password)) && !user?.disabledAt);
+    // The verification runs for every address — the dummy hash's work for an unknown one — and
+    // before the other conditions, which must not short-circuit it: the time is the same.
+    const verified = await verifyPassword(user?.password?.hash, password);
+    const ok = Boolean(user && verified && !user.disabledAt);
     await reservation.settle(ok);
     if (!ok) {
       await countConsecutiveFailure(config.rateLimits, email);
