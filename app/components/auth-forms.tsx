@@ -71,7 +71,7 @@ export function Field({
         {...input}
         type={isPassword ? password.type : input.type}
       />
-      {isPassword ? <ShowPasswordButton controls={id} shown={password.shown} onToggle={password.toggle} /> : null}
+      {isPassword ? <ShowPasswordButton controls={id} shown={password.shown} onToggle={password.toggle} onHide={password.hide} /> : null}
       {error ? (
         <p className="field-error" id={errorId} role="alert" data-error-for={input.name}>
           {error}

@@ -48,6 +48,27 @@ describe("the show-password control", () => {
     expect(await page.locator(PASSWORD).getAttribute("type")).toBe("password");
   });
 
+  it("a visitor who submits with the password shown gets it hidden again: nobody behind them reads it on the answer, and the browser keeps no plain-text copy", async () => {
+    const page = await newPage(true);
+    await gotoHydrated(page, `${app.url}/auth/signin`);
+    await enterAddress(page, "nobody@example.com");
+    await page.locator(PASSWORD).fill("correct horse battery staple");
+    await page.getByRole("button", { name: "Show password" }).click();
+    expect(await page.locator(PASSWORD).getAttribute("type")).toBe("text");
+    const typeAtSubmit = page.evaluate(
+      (selector) =>
+        new Promise<string>((resolve) =>
+          document.querySelector(selector)!.closest("form")!.addEventListener("submit", () => queueMicrotask(() => resolve(document.querySelector(selector)!.getAttribute("type")!)), { once: true }),
+        ),
+      PASSWORD,
+    );
+    await page.locator(PASSWORD).press("Enter");
+    expect(await typeAtSubmit).toBe("password");
+    await page.locator("#credentials-error").waitFor();
+    expect(await page.locator(PASSWORD).getAttribute("type")).toBe("password");
+    expect(await page.getByRole("button", { name: "Show password" }).getAttribute("aria-pressed")).toBe("false");
+  });
+
   it("its label comes from the page's language", async () => {
     const page = await newPage(true, "de-DE");
     await gotoHydrated(page, `${app.url}/auth/signin`);

@@ -1,8 +1,9 @@
 // AUTH_REQUIRE_MFA (contract section 16, docs/decisions/082): a signed-in user without a second
 // factor — a confirmed TOTP authenticator or a passkey — is sent to set one up before any other
 // page answers. What still answers: the auth endpoints under the base path (sign-out, the passkey
-// options and registration, sign-in, the two-factor and re-authentication pages), the language
-// menu, and /account, which then shows only the setup forms and takes only their intents.
+// options and registration, sign-in, the two-factor and re-authentication pages; not POST B/session,
+// which changes the profile), the language menu, and /account, which then shows only the setup
+// forms and takes only their intents.
 // Health probes and static files are answered before React Router (server/main.ts) and never
 // reach this gate. Signed-out visitors pass: the pages that need a session send them to sign in.
 import { getSession } from "../core/session.server";
@@ -52,9 +53,12 @@ export async function secondFactorSetupRefusal(request: Request): Promise<Respon
   if (!getConfig().requireMfa) return null;
   const ar = authRequest(request);
   const { pathname } = ar.url;
-  if (answersAnyway(pathname, ar.config.basePath)) return null;
-  const onSetupPage = pathname === SECOND_FACTOR_SETUP_PAGE || pathname === `${SECOND_FACTOR_SETUP_PAGE}.data`;
   const post = request.method.toUpperCase() === "POST";
+  // POST B/session changes the profile (the client's update()): the same change /account refuses
+  // while the set-up is pending, so it is no way round it. GET B/session still answers.
+  const sessionUpdate = post && (pathname === `${ar.config.basePath}/session` || pathname === `${ar.config.basePath}/session.data`);
+  if (!sessionUpdate && answersAnyway(pathname, ar.config.basePath)) return null;
+  const onSetupPage = pathname === SECOND_FACTOR_SETUP_PAGE || pathname === `${SECOND_FACTOR_SETUP_PAGE}.data`;
   if (onSetupPage && !post) return null;
   let body: Record<string, unknown> | undefined;
   if (post) {
@@ -72,7 +76,7 @@ export async function secondFactorSetupRefusal(request: Request): Promise<Respon
     throw error;
   }
   const url = `${ar.origin}${SECOND_FACTOR_SETUP_PAGE}`;
-  const json = wantsJsonRedirect(request, body) || /\bapplication\/json\b/.test(request.headers.get("Accept") ?? "");
+  const json = sessionUpdate || wantsJsonRedirect(request, body) || /\bapplication\/json\b/.test(request.headers.get("Accept") ?? "");
   if (json) return jsonResponse({ error: SECOND_FACTOR_SETUP_REQUIRED, url }, { status: 403, noCache: true });
   return redirectResponse(url);
 }

@@ -111,18 +111,46 @@ async function confirmPage(ar: AuthRequest, email: unknown, token: unknown, now:
 }
 
 /** What the winning POST did, for the audit trail and the page. */
-type Report = { event: string; userId: string | null; reportedUserId: string | null };
+type Report = { event: string; userId: string | null; reportedUserId: string | null; undone: Undone | null };
+
+/** What the report took away besides the password and the sessions (ADR 091). */
+type Undone = { passkeysRemoved: number; accountsUnlinked: number; secondFactorRemoved: boolean };
+
+/**
+ * How long before its notice's link a reported change may have been written: the change and its
+ * notice are one request (the passkey row, then the link), milliseconds apart; a minute is slack.
+ */
+const CHANGE_SLACK_MS = 60_000;
+
+/**
+ * The ways in added since the reported change (ADR 091): passkeys registered and provider accounts
+ * linked, which sign in by themselves, and a second factor turned on, whose authenticator would
+ * hold the owner's password reset hostage. A thief who has been in the account adds exactly these;
+ * ends of sessions and the removed password alone would let them straight back in. What the owner
+ * had before the change stays.
+ */
+async function undoWaysInSince(tx: Tx, userId: string, since: Date): Promise<Undone> {
+  const passkeys = await tx.passkey.deleteMany({ where: { userId, createdAt: { gte: since } } });
+  const accounts = await tx.account.deleteMany({ where: { userId, createdAt: { gte: since } } });
+  const factor = await tx.twoFactorCredential.deleteMany({ where: { userId, OR: [{ confirmedAt: { gte: since } }, { confirmedAt: null }] } });
+  // Its recovery codes go with a removed authenticator; with the owner's own left in place, so do theirs.
+  if (factor.count > 0) await tx.recoveryCode.deleteMany({ where: { userId } });
+  return { passkeysRemoved: passkeys.count, accountsUnlinked: accounts.count, secondFactorRemoved: factor.count > 0 };
+}
 
 /** Uses the token up and removes the password, in one transaction; null when the token is not (or no longer) live. */
 async function useLink(ar: AuthRequest, link: Link, now: Date): Promise<Report | null> {
   return db().$transaction(async (tx) => {
-    const row = await tx.verificationToken.findFirst({ where: liveRow(ar, link, now), select: { tokenHash: true, purpose: true, userId: true } });
+    const row = await tx.verificationToken.findFirst({ where: liveRow(ar, link, now), select: { tokenHash: true, purpose: true, userId: true, expires: true } });
     if (!row) return null;
     const { count } = await tx.verificationToken.deleteMany({ where: { identifier: link.email, tokenHash: row.tokenHash, expires: { gt: now } } });
     if (count !== 1) return null;
     const user = row.userId ? await tx.user.findUnique({ where: { id: row.userId }, select: { id: true, email: true } }) : null;
+    let undone: Undone | null = null;
     if (user) {
       await tx.password.deleteMany({ where: { userId: user.id } });
+      const changedAt = new Date(row.expires.getTime() - WASNT_ME_MAX_AGE * 1000 - CHANGE_SLACK_MS);
+      undone = await undoWaysInSince(tx, user.id, changedAt);
       // Links already sent for this account (a sign-in, a reset, an address change) would let
       // whoever holds them back in: gone too. Other "This wasn't me" links stay usable.
       await tx.verificationToken.deleteMany({
@@ -132,7 +160,7 @@ async function useLink(ar: AuthRequest, link: Link, now: Date): Promise<Report |
         },
       });
     }
-    return { event: row.purpose.slice(PURPOSE_PREFIX.length), userId: user?.id ?? null, reportedUserId: row.userId };
+    return { event: row.purpose.slice(PURPOSE_PREFIX.length), userId: user?.id ?? null, reportedUserId: row.userId, undone };
   });
 }
 
@@ -160,7 +188,13 @@ export async function reportWasntMe(ar: AuthRequest, body: Record<string, unknow
   await recordEvent("security-report", {
     userId: report.userId,
     ...eventSource(ar),
-    detail: { event: report.event, count: sessionsEnded, passwordRemoved: report.userId !== null, ...(report.userId ? {} : { deletedUser: report.reportedUserId }) },
+    detail: {
+      event: report.event,
+      count: sessionsEnded,
+      passwordRemoved: report.userId !== null,
+      ...(report.undone ?? {}),
+      ...(report.userId ? {} : { deletedUser: report.reportedUserId }),
+    },
   });
   const signInUrl = `${ar.origin}${ar.config.basePath}/signin`;
   return { page: { state: "done", accountGone: report.userId === null, forgotPasswordUrl: forgotPasswordUrl(ar, link!.email), signInUrl }, status: 200, setCookies: [] };

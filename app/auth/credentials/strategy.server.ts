@@ -80,6 +80,10 @@ async function reauthenticateWithPassword(ctx: ReauthContext): Promise<ReauthOut
     const message = rateLimitedMessage(retryAfterMinutes(reservation.retryAfterSeconds));
     return { type: "page", status: 429, error: { code: "RateLimited", message }, step: "choose", retryAfterSeconds: reservation.retryAfterSeconds };
   }
+  // Past the consecutive-failure ceiling, a browser without the account's device cookie (a thief's
+  // copy of the session cookie) proves nothing with the password alone (ADR 083): otherwise this
+  // page would be the way round the sign-in form's step-up, and an oracle for the guesses.
+  const stepUp = user.email !== null && deviceId === null && getMailer(ar.config) !== null && (await consecutiveFailureCeilingReached(ar.config.rateLimits, user.email));
   // No password: the dummy hash's work, and the same refusal as a wrong one.
   const stored = await passwordHashOf(user.id);
   const ok = (await verifyPassword(stored, typed)) && typed !== "";
@@ -88,8 +92,10 @@ async function reauthenticateWithPassword(ctx: ReauthContext): Promise<ReauthOut
     // A wrong password here is one more against the account (ADR 083's ceiling counts them all).
     if (user.email) await countConsecutiveFailure(ar.config.rateLimits, user.email);
     await recordEvent("signin-failed", { userId: user.id, ...eventSource(ar), detail: { provider: "credentials", intent: "reauth" } });
-    return { type: "page", status: 400, error: { code: "CredentialsSignin", message: t("reauth.passwordWrong") }, step: "choose" };
   }
+  // Right or wrong, the same answer: the e-mailed code on this page is the way on.
+  if (stepUp) return { type: "page", status: 400, error: { code: "CredentialsSignin", message: t("reauth.passwordNeedsCode") }, step: "choose" };
+  if (!ok) return { type: "page", status: 400, error: { code: "CredentialsSignin", message: t("reauth.passwordWrong") }, step: "choose" };
   return { type: "proved", providerType: "credentials" };
 }
 

@@ -7,7 +7,7 @@ import { notifySecurityChange } from "../accounts/security-notices.server";
 import { createPassword, passwordHashOf, replacePassword } from "../accounts/passwords.server";
 import { deviceIdFor } from "../core/device-cookie.server";
 import { rateLimitedMessage } from "../core/messages.server";
-import { isLimitRefusal, reserveCredentialsAttempt, retryAfterMinutes } from "../core/limits.server";
+import { countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt, retryAfterMinutes } from "../core/limits.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
 import { refreshSession, revokeUserSessions, type CurrentSession } from "../core/session.server";
 import { toSessionUser } from "../accounts/users.server";
@@ -72,6 +72,8 @@ async function checkCurrentPassword(
   const ok = stored !== null && typed !== "" && (await verifyPassword(stored, typed));
   await reservation.settle(ok);
   if (ok) return null;
+  // One more wrong password against the account: ADR 083's ceiling counts them wherever typed.
+  if (email) await countConsecutiveFailure(ar.config.rateLimits, email);
   await recordEvent("signin-failed", { userId, ...eventSource(ar), detail: { provider: "credentials", intent } });
   return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.currentWrong") };
 }

@@ -98,6 +98,23 @@ describe.each(["jwt", "database"] as const)(`AUTH_REQUIRE_MFA=true, %s sessions 
     expect((await (await send(jar, "/auth/session")).json()) as unknown).toBeNull();
   });
 
+  it("a gated user renames themselves through POST B/session (the client's update()): refused with the set-up code, nothing changes; GET B/session still answers", async () => {
+    const { jar } = await signIn();
+    const token = await csrf(jar);
+    const res = await handle(
+      new Request(`${ORIGIN}/auth/session`, {
+        method: "POST",
+        headers: { Cookie: jar.header(), Origin: ORIGIN, "Content-Type": "application/json" },
+        body: JSON.stringify({ csrfToken: token, data: { name: "Mallory" } }),
+      }),
+    );
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({ error: "SecondFactorSetupRequired", url: `${ORIGIN}/account` });
+    expect((await testDb().user.findFirstOrThrow()).name).toBe("Ada");
+    const session = (await (await send(jar, "/auth/session")).json()) as { user: { name: string } } | null;
+    expect(session?.user.name).toBe("Ada");
+  });
+
   it("setting TOTP up from /account opens every page", async () => {
     vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-11-26T10:00:05Z") });
     const { jar } = await signIn();

@@ -103,6 +103,39 @@ describe(`"This wasn't me" (${dbLabel})`, () => {
     configure(smtpEnv(smtp.sink.url));
   });
 
+  it("a thief who signed in, then added a passkey, linked a provider account and turned TOTP on with their own authenticator, is reported: those ways in go, the owner's older ones stay", async () => {
+    const user = await owner();
+    const dayAgo = new Date(Date.now() - 24 * 3600_000);
+    const passkey = (id: string, createdAt?: Date) => ({ userId: user.id, credentialId: id, publicKey: "pk", counter: 0n, deviceType: "singleDevice", name: id, ...(createdAt ? { createdAt } : {}) });
+    await testDb().passkey.create({ data: passkey("owners-key", dayAgo) });
+    await testDb().account.create({ data: { userId: user.id, type: "oidc", provider: "oidc", providerAccountId: "owner-at-idp", createdAt: dayAgo } });
+    const { link } = await noticeOf(user.id, { kind: "signin-new-device" });
+    // After the reported sign-in, the thief's additions (each with its own notice, ignored here).
+    await testDb().passkey.create({ data: passkey("thiefs-key") });
+    await testDb().account.create({ data: { userId: user.id, type: "oidc", provider: "other-idp", providerAccountId: "thief-at-idp" } });
+    await testDb().twoFactorCredential.create({ data: { userId: user.id, secretSealed: "sealed", confirmedAt: new Date() } });
+    await testDb().recoveryCode.create({ data: { userId: user.id, hash: "thiefs-code" } });
+
+    expect((await press(link)).status).toBe(200);
+    expect((await testDb().passkey.findMany({ where: { userId: user.id } })).map((p) => p.credentialId)).toEqual(["owners-key"]);
+    expect((await testDb().account.findMany({ where: { userId: user.id } })).map((a) => a.providerAccountId)).toEqual(["owner-at-idp"]);
+    // The thief's authenticator would hold the owner's reset hostage: off, codes and all.
+    expect(await testDb().twoFactorCredential.count({ where: { userId: user.id } })).toBe(0);
+    expect(await testDb().recoveryCode.count({ where: { userId: user.id } })).toBe(0);
+    const [report] = await reports();
+    expect(JSON.parse(report!.detail!)).toMatchObject({ event: "signin-new-device", passkeysRemoved: 1, accountsUnlinked: 1, secondFactorRemoved: true });
+  });
+
+  it("a report leaves a second factor the owner turned on before the reported change", async () => {
+    const user = await owner();
+    await testDb().twoFactorCredential.create({ data: { userId: user.id, secretSealed: "sealed", confirmedAt: new Date(Date.now() - 3600_000) } });
+    await testDb().recoveryCode.create({ data: { userId: user.id, hash: "owners-code", createdAt: new Date(Date.now() - 3600_000) } });
+    const { link } = await noticeOf(user.id, { kind: "password-changed" });
+    expect((await press(link)).status).toBe(200);
+    expect(await testDb().twoFactorCredential.count({ where: { userId: user.id } })).toBe(1);
+    expect(await testDb().recoveryCode.count({ where: { userId: user.id } })).toBe(1);
+  });
+
   it("a mail scanner opening the link changes nothing: the page only asks, the sessions and the password stay, the link still works", async () => {
     const user = await owner();
     const jar = await signedIn(user);

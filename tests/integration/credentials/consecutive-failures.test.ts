@@ -7,11 +7,15 @@
 // hundred passwords would cost seconds and prove nothing more.
 import { describe, expect, it } from "vitest";
 import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { hashPassword, verifyPassword } from "../../../app/auth/credentials/password.server.ts";
 import { consecutiveFailureCeilingReached, countConsecutiveFailure } from "../../../app/auth/core/limits.server.ts";
 import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
+import * as account from "../../../app/routes/account.tsx";
 import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
 import { dbLabel } from "../../support/db.ts";
-import { callRoute, CookieJar, post, setCookieHeaders } from "../../support/http.ts";
+import { callRoute, CookieJar, get, post, setCookieHeaders } from "../../support/http.ts";
+import { ageSession, reauthenticate, type ReauthPageData } from "../../support/reauth.ts";
+import { requireRecentAuth } from "../../../app/auth/core/index.ts";
 import { csrfFor, sessionOf, useSmtpSink } from "../email/helpers.ts";
 import { codeIn } from "../passwords/helpers.ts";
 import { isSecurityNotice } from "../../support/smtp-sink.ts";
@@ -113,5 +117,80 @@ describe(`the consecutive-failure ceiling (${dbLabel})`, () => {
     expect((await signIn()).res).toHaveSessionCookie();
     await countConsecutiveFailure(getConfig().rateLimits, "ada@example.com", 99);
     expect(await consecutiveFailureCeilingReached(getConfig().rateLimits, "ada@example.com")).toBe(false);
+  });
+});
+
+describe(`the consecutive-failure ceiling on the re-authentication page (${dbLabel})`, () => {
+  it("a thief holding only a copy of the session cookie guesses past the ceiling on B/reauth: the right password alone does not make the copy recent; the owner's browser still confirms with it", async () => {
+    await createUser();
+    const { jar: owner } = await signIn();
+    await ageSession(owner, 11);
+    const thief = new CookieJar();
+    for (const name of owner.names()) if (name.includes("session-token")) thief.set(name, owner.get(name)!);
+    await hundredFailures("ada@example.com");
+
+    const right = await reauthenticate(thief, { password: PASSWORD });
+    const wrong = await reauthenticate(thief, { password: "still not the password" });
+    expect(right.status).toBe(400);
+    const [rightPage, wrongPage] = (await Promise.all([right.json(), wrong.json()])) as ReauthPageData[];
+    // The same answer for a right and a wrong guess: past the ceiling, the password tells nothing.
+    expect(rightPage.error).toBe(wrongPage.error);
+    expect(rightPage.error).toMatch(/code/);
+    expect(await isRecent(thief)).toBe(false);
+
+    // The owner's own browser (its device cookie) is unaffected.
+    expect(await reauthenticate(owner, { password: PASSWORD })).toHaveRedirect("/account");
+    expect(await isRecent(owner)).toBe(true);
+  });
+});
+
+async function isRecent(jar: CookieJar): Promise<boolean> {
+  return requireRecentAuth(get("/app/transfer", { jar })).then(
+    () => true,
+    () => false,
+  );
+}
+
+describe(`the consecutive-failure ceiling counts the current password on /account (${dbLabel})`, () => {
+  it("a thief holding a recent copy of the session cookie guessing the current password on /account counts towards the ceiling like any wrong password", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    await countConsecutiveFailure(getConfig().rateLimits, "ada@example.com", 99);
+    const csrfToken = await csrfFor(jar);
+    const request = post("/account", { csrfToken, intent: "password-change", currentPassword: "a wrong guess at it", password: "an entirely new long passphrase" }, { jar });
+    const res = (await account.middleware[0]!({ request } as never, () => callRoute(account.action, request))) as Response;
+    expect(res.status).toBe(400);
+    expect(await consecutiveFailureCeilingReached(getConfig().rateLimits, "ada@example.com")).toBe(true);
+  });
+});
+
+describe(`an unknown address costs a password verification too (${dbLabel})`, () => {
+  it("an attacker timing the sign-in form cannot tell an unknown address from a known one: both wait for one Argon2 verification", async () => {
+    await createUser();
+    const stored = await hashPassword(PASSWORD);
+    // Processor time of this process (Argon2 runs on its thread pool), not the wall clock: other
+    // processes on a busy machine cannot shrink it, only other work here can add to it.
+    const cpu = async (work: () => Promise<unknown>) => {
+      const before = process.cpuUsage();
+      await work();
+      const used = process.cpuUsage(before);
+      return (used.user + used.system) / 1000;
+    };
+    const verifications: number[] = [];
+    const known: number[] = [];
+    const unknown: number[] = [];
+    const attempt = (email: string) =>
+      cpu(async () => {
+        const { res } = await signIn(new CookieJar(), email, "not the password at all");
+        expect(res.headers.get("Location")).toContain("error=CredentialsSignin");
+      });
+    for (let i = 0; i < 4; i++) {
+      verifications.push(await cpu(() => verifyPassword(stored, "not the password at all")));
+      known.push(await attempt("ada@example.com"));
+      unknown.push(await attempt("nobody@example.com"));
+    }
+    // The least of each (other work only ever adds): an unknown address's answer costs what a
+    // known one's does, a whole verification included. Without it, it cost one verification less.
+    expect(Math.min(...unknown)).toBeGreaterThan(Math.min(...known) - 0.5 * Math.min(...verifications));
   });
 });
