@@ -44,7 +44,8 @@ for (const strategy of ["jwt", "database"] as const) {
 
         // A wrong password: same page, the message tied to the form, and the address as typed
         // still in its field (WCAG 3.3.7) while the password is not; the address never goes
-        // into the URL, and the cookie that carried it is gone once the page showed it.
+        // into the URL, and only the HttpOnly step cookie keeps it, for step two's ten minutes
+        // (ADR 093), until the sign-in succeeds.
         // The address is asked once (step one), then shown read-only beside the password.
         const typed = email.replace("visitor", "Visitor");
         const form = page.locator("#credentials-form");
@@ -57,7 +58,8 @@ for (const strategy of ["jwt", "database"] as const) {
         expect(await form.getByLabel("Email").inputValue()).toBe(typed);
         expect(await form.getByLabel("Password").inputValue()).toBe("");
         expect(page.url().toLowerCase()).not.toContain("visitor");
-        expect((await context.cookies()).map((c) => c.value).join(" ").toLowerCase()).not.toContain("visitor");
+        const holding = (await context.cookies()).filter((c) => c.value.toLowerCase().includes("visitor"));
+        expect(holding.map((c) => ({ name: c.name, httpOnly: c.httpOnly }))).toEqual([{ name: "authjs.signin-email", httpOnly: true }]);
         if (javaScriptEnabled) await waitForHydration(page);
         expect(await form.getByLabel("Email").inputValue()).toBe(typed);
 
@@ -68,6 +70,8 @@ for (const strategy of ["jwt", "database"] as const) {
         await expect(page.locator("#profile-name").textContent()).resolves.toBe("Ada");
         const cookies = await context.cookies();
         expect(cookies.find((c) => c.name === "authjs.session-token")).toMatchObject({ httpOnly: true, sameSite: "Lax" });
+        // Signed in: no cookie holds the address any more.
+        expect(cookies.map((c) => c.value).join(" ").toLowerCase()).not.toContain("visitor");
         // Sessions of either strategy are listed, this device marked (contract section 11).
         const thisDevice = page.getByText("This device", { exact: true });
         expect(await thisDevice.count()).toBe(1);
