@@ -131,12 +131,18 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
 
   it("signs in with the sign-in page's passkey button", async () => {
     await signOut(page);
-    // No presence while the page loads, so the autofill request waits instead of answering.
-    await cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled: false });
+    // The autofill's request (conditional mediation) is held in the page until it is ended, so the
+    // authenticator can only answer the button's: left to the authenticator, the autofill could
+    // answer first, and the button would never be used.
+    await page.addInitScript(() => {
+      const get = navigator.credentials.get.bind(navigator.credentials);
+      navigator.credentials.get = (options?: CredentialRequestOptions) => {
+        if (options?.mediation !== "conditional") return get(options);
+        return new Promise((_, reject) => options.signal?.addEventListener("abort", () => reject(new DOMException("ended", "AbortError"))));
+      };
+    });
     await gotoHydrated(page, `${app.url}/auth/signin?callbackUrl=%2Faccount`);
     await expect(page.locator(SIGNIN.addressInput).getAttribute("autocomplete")).resolves.toBe("username webauthn");
-    await page.getByRole("button", { name: "Sign in with a passkey" }).waitFor();
-    await cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled: true });
     await page.getByRole("button", { name: "Sign in with a passkey" }).click();
     await page.waitForURL(`${app.url}/account`);
     expect(await sessionEmail(page)).toBe(USER.email);
