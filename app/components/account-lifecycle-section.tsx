@@ -30,22 +30,33 @@ export function AccountLifecycleSection({ csrfToken, deleteWord, confirmError }:
         <Form method="post" id="account-delete-form">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="account-delete" />
-          <Field
-            id="account-delete-confirm"
-            label={t("lifecycle.deleteConfirmLabel", { word: deleteWord })}
-            name="confirm"
-            type="text"
-            autoComplete="off"
-            autoCapitalize="characters"
-            spellCheck={false}
-            required
-            error={confirmError}
-          />
+          <DeleteWordField id="account-delete-confirm" word={deleteWord} error={confirmError} />
           <button type="submit" className="button inline danger" aria-disabled={deleting || undefined}>
             {t("lifecycle.deleteButton")}
           </button>
         </Form>
       </section>
     </>
+  );
+}
+
+/**
+ * The field a deletion asks the shown word in (ADR 086): the owner's on /account and the admin's on
+ * /admin. Not a credential: no autofill, no spelling fixes, capitals as the word is shown.
+ */
+export function DeleteWordField({ id, word, error }: { id: string; word: string; error?: string | null }) {
+  const t = useT();
+  return (
+    <Field
+      id={id}
+      label={t("lifecycle.deleteConfirmLabel", { word })}
+      name="confirm"
+      type="text"
+      autoComplete="off"
+      autoCapitalize="characters"
+      spellCheck={false}
+      required
+      error={error}
+    />
   );
 }

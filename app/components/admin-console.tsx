@@ -5,6 +5,7 @@ import type { ReactNode } from "react";
 import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
 import { pageTitle } from "~/site";
+import { DeleteWordField } from "./account-lifecycle-section";
 import { ActivitySection } from "./activity-section";
 import { CsrfField, Field } from "./auth-forms";
 import { useDescribeDevice } from "./device";
@@ -243,16 +244,7 @@ export function AdminUser({ data, formError }: { data: AdminUserData; formError:
         {data.self ? null : (
           <ActionForm id="admin-delete" csrfToken={csrfToken} intent="delete" label={t("admin.action.delete")} danger>
             <p>{t("admin.delete.intro")}</p>
-            <Field
-              id="admin-delete-confirm"
-              label={t("lifecycle.deleteConfirmLabel", { word: data.deleteWord })}
-              name="confirm"
-              type="text"
-              autoComplete="off"
-              autoCapitalize="characters"
-              spellCheck={false}
-              required
-            />
+            <DeleteWordField id="admin-delete-confirm" word={data.deleteWord} />
           </ActionForm>
         )}
       </section>

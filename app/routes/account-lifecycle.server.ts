@@ -5,11 +5,12 @@
 // by the route middleware before the page would render around the action's answer.
 import { data, redirect } from "react-router";
 import { accountExport, deleteAccount, eventSource, recordEvent } from "~/auth/accounts";
-import { endSession, isRecentAuth, readBody, requireSession, signedOutHeaders, verifyCsrf, type AuthRequest } from "~/auth/core";
+import { endSession, isRecentAuth, signedOutHeaders, type AuthRequest } from "~/auth/core";
 import { retryAfterMinutes, type LimitRefusal } from "~/auth/core/limit-table";
 import { countHit } from "~/auth/core/limits.server";
 import { rateLimitedMessage } from "~/auth/core/messages.server";
 import { jsonResponse, wantsJsonRedirect } from "~/auth/core/respond.server";
+import { postBody, signedInWithCsrf } from "./account-reauth.server";
 import type { CurrentSession } from "~/auth/core/session.server";
 import { accountDeletedHooks } from "~/auth/signin";
 import { t } from "~/i18n/t.server";
@@ -97,24 +98,13 @@ const LIFECYCLE_INTENTS: ReadonlySet<unknown> = new Set(["account-delete", "acco
  * goes on to the action, which refuses or renders it as for every other intent.
  */
 export async function accountLifecycleMiddleware({ request }: { request: Request }, next: () => Promise<Response>): Promise<Response> {
-  if (request.method.toUpperCase() !== "POST") return next();
-  let body: Record<string, unknown>;
-  try {
-    body = await readBody(request);
-  } catch {
-    return next();
-  }
-  if (!LIFECYCLE_INTENTS.has(body.intent)) return next();
+  const body = await postBody(request);
+  if (!body || !LIFECYCLE_INTENTS.has(body.intent)) return next();
   const json = wantsJsonRedirect(request, body);
   if (body.intent === "account-delete" && !json) return next();
-  let required;
-  try {
-    required = await requireSession(request, { roll: false });
-  } catch {
-    return next();
-  }
-  const { ar, session } = required;
-  if (!verifyCsrf(ar, body.csrfToken) || !(await isRecentAuth(ar, session))) return next();
+  const signedIn = await signedInWithCsrf(request, body);
+  if (!signedIn || !(await isRecentAuth(signedIn.ar, signedIn.session))) return next();
+  const { ar, session } = signedIn;
   if (body.intent === "account-export") {
     const answer = await exportResponse(ar, session);
     if (answer instanceof Response) return answer;

@@ -48,21 +48,34 @@ export async function recentAuthRefusal(ar: AuthRequest, session: CurrentSession
  * rendered into the page; this one must be the JSON itself). Everything else goes on to the action.
  */
 export async function reauthJsonMiddleware({ request }: { request: Request }, next: () => Promise<Response>): Promise<Response> {
-  if (request.method.toUpperCase() !== "POST") return next();
-  let body: Record<string, unknown>;
+  const body = await postBody(request);
+  if (!body || !wantsJsonRedirect(request, body)) return next();
+  const signedIn = await signedInWithCsrf(request, body);
+  if (!signedIn) return next();
+  const refusal = await recentAuthRefusal(signedIn.ar, signedIn.session, body);
+  return refusal instanceof Response ? refusal : next();
+}
+
+/**
+ * The body of a POST to /account for the route's middlewares, or null (not a POST, or a body the
+ * reader refused): the action then answers it as it answers every other.
+ */
+export async function postBody(request: Request): Promise<Record<string, unknown> | null> {
+  if (request.method.toUpperCase() !== "POST") return null;
   try {
-    body = await readBody(request);
+    return await readBody(request);
   } catch {
-    return next();
+    return null;
   }
-  if (!wantsJsonRedirect(request, body)) return next();
+}
+
+/** The signed-in session of a POST whose CSRF token is right, or null (the action refuses it). */
+export async function signedInWithCsrf(request: Request, body: Record<string, unknown>): Promise<{ ar: AuthRequest; session: CurrentSession } | null> {
   let required;
   try {
     required = await requireSession(request, { roll: false });
   } catch {
-    return next();
+    return null;
   }
-  if (!verifyCsrf(required.ar, body.csrfToken)) return next();
-  const refusal = await recentAuthRefusal(required.ar, required.session, body);
-  return refusal instanceof Response ? refusal : next();
+  return verifyCsrf(required.ar, body.csrfToken) ? required : null;
 }
