@@ -1,0 +1,81 @@
+import { useEffect, useState, type ReactNode } from "react";
+import { useT } from "~/i18n/react";
+import { isCancelled, passkeysSupported } from "./passkey-client";
+
+/**
+ * A passkey ceremony's button, for the sign-in and re-authentication pages: shown once the page runs
+ * in a browser that can use passkeys; before that, and without JavaScript, a sentence says why it
+ * is not there (every other form of the page works either way). `start` runs the ceremony; a
+ * failure other than the person cancelling shows `failed` under the button.
+ */
+export function PasskeyButton({
+  id,
+  errorId,
+  label,
+  failed,
+  needsJs,
+  noBrowser,
+  start,
+  onSupported,
+}: {
+  id: string;
+  errorId: string;
+  label: ReactNode;
+  failed: string;
+  needsJs: ReactNode;
+  noBrowser: ReactNode;
+  start: () => Promise<void>;
+  /** Runs once WebAuthn is known to work here (the sign-in page starts the autofill's request). */
+  onSupported?: (support: { autofill: boolean }) => void;
+}) {
+  const t = useT();
+  const [support, setSupport] = useState<"unknown" | "yes" | "no">("unknown");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let active = true;
+    passkeysSupported().then(
+      ({ webauthn, autofill }) => {
+        if (!active) return;
+        setSupport(webauthn ? "yes" : "no");
+        if (webauthn) onSupported?.({ autofill });
+      },
+      () => active && setSupport("no"),
+    );
+    return () => {
+      active = false;
+    };
+    // Once per mount: a caller whose values change remounts it (a `key`).
+  }, []);
+
+  if (support !== "yes") {
+    return (
+      <p className="muted" data-passkey-unavailable>
+        {support === "no" ? noBrowser : needsJs}
+      </p>
+    );
+  }
+  const run = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await start();
+    } catch (e) {
+      setBusy(false);
+      if (!isCancelled(e)) setError(failed);
+    }
+  };
+  return (
+    <div className="stack">
+      <button type="button" className="button" id={id} onClick={run} aria-disabled={busy || undefined}>
+        {busy ? t("passkey.waiting") : label}
+      </button>
+      {error ? (
+        <p className="alert" role="alert" id={errorId}>
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
