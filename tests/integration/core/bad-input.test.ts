@@ -63,6 +63,10 @@ function targets(providerIds: string[]): Target[] {
     { path: "/auth/forgot-password", fields: { email: EMAIL } },
     { path: "/auth/reset-password", fields: { token: "0".repeat(64), email: EMAIL, password: "velvet lantern orbit", code: "123456" } },
     { path: "/auth/wasnt-me", fields: { token: "0".repeat(64), email: EMAIL } },
+    { path: "/auth/reauth", fields: { callbackUrl: "/account", provider: "credentials", step: "code", password: PASSWORD, code: "123456", error: "CredentialsSignin" } },
+    { path: "/language", fields: { lang: "de", returnTo: "/account" } },
+    { path: "/admin", fields: { q: "ada", after: "x" } },
+    { path: "/admin/users/not-a-user", fields: { intent: "disable", role: "admin", confirm: "DELETE" } },
     { path: "/auth/_log", fields: { level: "warn", code: "fuzz", message: "m", metadata: "{}" } },
     { path: "/auth/no-such-action", fields: {} },
     { path: "/auth/signin/oidc/extra/segments", fields: {} },
@@ -81,7 +85,8 @@ function targets(providerIds: string[]): Target[] {
 
 const ACCOUNT_INTENTS = [
   "update-profile", "revoke-session", "revoke-others", "change-email", "unlink-account", "passkey-rename", "passkey-remove",
-  "totp-start", "totp-confirm", "totp-disable", "recovery-codes", "password-set", "password-change", "password-remove", "no-such-intent",
+  "totp-start", "totp-confirm", "totp-disable", "recovery-codes", "password-set", "password-change", "password-remove", "account-delete", "account-export",
+  "no-such-intent",
 ];
 
 // --- values ----------------------------------------------------------------------------------
