@@ -492,17 +492,19 @@ async function axeViolations(page: Page): Promise<string[]> {
  * document the server rendered, scripts removed so nothing hydrates), opened at the same URL
  * in a page that runs scripts.
  */
-async function pageForAxe(page: Page, javaScriptEnabled: boolean, analysis: () => Promise<BrowserContext>): Promise<Page> {
+async function pageForAxe(page: Page, javaScriptEnabled: boolean, analysis: () => Promise<BrowserContext>, tabs: TabPool): Promise<Page> {
   if (javaScriptEnabled) return page;
   const html = await page.evaluate(() => {
     const copy = document.documentElement.cloneNode(true) as HTMLElement;
     for (const script of copy.querySelectorAll("script")) script.remove();
     return `<!DOCTYPE html>${copy.outerHTML}`;
   });
-  const copy = await (await analysis()).newPage();
+  const copy = await tabs.take(await analysis());
   const url = page.url();
   await copy.route(url, (route) => route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: html }));
   await copy.goto(url);
+  // Only this copy is served from the string: the tab's next page is fetched again.
+  await copy.unroute(url);
   return copy;
 }
 
@@ -564,6 +566,7 @@ for (const javaScriptEnabled of [false, true]) {
     const contexts = new Map<string, Promise<BrowserContext>>();
     let analysisContext: Promise<BrowserContext> | undefined;
     const analysis = () => (analysisContext ??= newContext(browser, { javaScriptEnabled: true }));
+    const tabs = new TabPool();
     const contextFor = (sessions: Sessions, signedIn: boolean, language: Language) => {
       const key = `${sessions} ${signedIn} ${language}`;
       let context = contexts.get(key);
@@ -580,9 +583,10 @@ for (const javaScriptEnabled of [false, true]) {
 
     for (const { entry, language, schemes } of pages) {
       it.concurrent(`${entry.name} (${language}): one <title> and one <h1>, no WCAG 2.2 A/AA violation in ${schemes.join(" and ")}`, async ({ expect }) => {
-        const page = await openEntry(entry, { javaScriptEnabled, language, contextFor, contexts });
+        const page = await openEntry(entry, { javaScriptEnabled, language, contextFor, contexts, tabs });
         const errors: string[] = [];
-        page.on("pageerror", (e) => errors.push(e.message));
+        const onError = (e: Error) => errors.push(e.message);
+        page.on("pageerror", onError);
         await entry.prepare?.(page);
 
         // Soft, so one run names every problem of the page.
@@ -600,7 +604,7 @@ for (const javaScriptEnabled of [false, true]) {
           expect.soft((await headings.first().textContent())?.trim(), "<h1>").not.toBe("");
         }
 
-        const axePage = await pageForAxe(page, javaScriptEnabled, analysis);
+        const axePage = await pageForAxe(page, javaScriptEnabled, analysis, tabs);
         const found: Partial<Record<ColorScheme, { violations: string[]; faintInputBorders: string[] }>> = {};
         for (const colorScheme of schemes) {
           await page.emulateMedia({ colorScheme });
@@ -610,14 +614,33 @@ for (const javaScriptEnabled of [false, true]) {
         const clean = { violations: [], faintInputBorders: [] };
         expect.soft(found).toEqual(Object.fromEntries(schemes.map((scheme) => [scheme, clean])));
         expect(errors).toEqual([]);
-        if (axePage !== page) await axePage.close();
-        await page.close();
+        page.off("pageerror", onError);
+        if (axePage !== page) tabs.give(axePage);
+        if (entry.pendingSecondFactor) await page.close();
+        else tabs.give(page);
       });
     }
   });
 }
 
 type ContextFor = (sessions: Sessions, signedIn: boolean, language: Language) => Promise<BrowserContext>;
+
+/**
+ * Tabs kept open between pages, by context: a new tab costs Chromium a renderer, more than most
+ * pages do, so a page is opened in a tab an earlier page of the same context left. Pages checked
+ * side by side each take a tab of their own.
+ */
+class TabPool {
+  #idle = new Map<BrowserContext, Page[]>();
+  async take(context: BrowserContext): Promise<Page> {
+    return this.#idle.get(context)?.pop() ?? context.newPage();
+  }
+  give(page: Page): void {
+    const idle = this.#idle.get(page.context()) ?? [];
+    idle.push(page);
+    this.#idle.set(page.context(), idle);
+  }
+}
 
 /** Well inside the pending sign-in's 300 s life, with room for the page that uses it. */
 const PENDING_REUSE_MS = 180_000;
@@ -635,6 +658,7 @@ async function openEntry(
     contexts,
     viewport,
     pendingStates,
+    tabs,
   }: {
     javaScriptEnabled: boolean;
     language: Language;
@@ -643,6 +667,8 @@ async function openEntry(
     viewport?: { width: number; height: number };
     /** Pending sign-ins to reuse (by sessions and language) while young; none: one per page. */
     pendingStates?: Map<string, { state: StorageState; at: number }>;
+    /** Where the page's tab comes from in a shared context (the caller gives it back); none: a new tab. */
+    tabs?: TabPool;
   },
 ): Promise<Page> {
   const sessions = entry.sessions ?? "database";
@@ -665,7 +691,7 @@ async function openEntry(
     ? await newContext(browser, { javaScriptEnabled, locale: language, viewport, storageState: pendingState })
     : await contextFor(sessions, entry.signedIn, language);
   if (pendingState) contexts.set(`pending ${entry.name} ${language}`, Promise.resolve(context));
-  const page = await context.newPage();
+  const page = pendingState || !tabs ? await context.newPage() : await tabs.take(context);
   const path = typeof entry.path === "function" ? entry.path(links) : entry.path;
   const response = await page.goto(new URL(path, sites[sessions].app.url).href);
   expect(response!.status(), entry.name).toBe(entry.status);
@@ -700,12 +726,13 @@ describe("every page fits a 320 px wide screen, in every language (JavaScript of
   // The pending second-factor pages of one language ("two-factor", then "two-factor, a wrong
   // code", in that order) share one pending sign-in: one password check instead of two.
   const pendingStates = new Map<string, { state: StorageState; at: number }>();
+  const tabs = new TabPool();
 
   for (const language of LANGUAGES) {
     it.concurrent(`${language}: no page is wider than the screen`, async ({ expect }) => {
       const wide: string[] = [];
       for (const entry of PAGES) {
-        const page = await openEntry(entry, { javaScriptEnabled: false, language, contextFor, contexts, viewport: NARROW, pendingStates });
+        const page = await openEntry(entry, { javaScriptEnabled: false, language, contextFor, contexts, viewport: NARROW, pendingStates, tabs });
         await entry.prepare?.(page);
         // The widest element that reaches past the screen's edge names what to fix.
         const overflow = await page.evaluate(() => {
@@ -733,7 +760,9 @@ describe("every page fits a 320 px wide screen, in every language (JavaScript of
           return { scrollWidth: document.documentElement.scrollWidth, width, worst };
         });
         if (overflow) wide.push(`${entry.name}: ${overflow.scrollWidth} px wide (screen ${overflow.width}), widest ${overflow.worst?.what} reaching ${Math.round(overflow.worst?.right ?? 0)} px`);
-        await page.close();
+        // A pending sign-in's own context has its own tab; a shared context's goes on to the next page.
+        if (entry.pendingSecondFactor) await page.close();
+        else tabs.give(page);
       }
       expect(wide).toEqual([]);
       // One page after another, 33 of them, a few signing in first: more than the default 30 s
