@@ -2,7 +2,7 @@
 // send within a few seconds instead of holding the visitor's request for nodemailer's defaults
 // (two minutes to connect, ten of silence). Operators can change any of these in the URL's
 // query, which nodemailer reads as options: smtp://host:587/?greetingTimeout=20000
-import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
 import addressparser from "nodemailer/lib/addressparser";
 import { MailError, type MailMessage, type Mailer } from "./types";
 
@@ -20,13 +20,19 @@ export const SMTP_TIMEOUTS = {
 export const SMTP_SEND_DEADLINE_MS = 20_000;
 
 export function createSmtpMailer(settings: { server: string; from: string }): Mailer {
-  const transport = nodemailer.createTransport({
-    ...SMTP_TIMEOUTS,
-    url: settings.server,
-    // Message content never names files or URLs to inline; refuse them outright.
-    disableFileAccess: true,
-    disableUrlAccess: true,
-  });
+  // nodemailer (about 5 MB of heap) is loaded by the first send, not when the server starts
+  // (docs/decisions/094); addressparser above is one small module of it.
+  let transport: Promise<Transporter> | undefined;
+  const transportForSending = () =>
+    (transport ??= import("nodemailer").then(({ default: nodemailer }) =>
+      nodemailer.createTransport({
+        ...SMTP_TIMEOUTS,
+        url: settings.server,
+        // Message content never names files or URLs to inline; refuse them outright.
+        disableFileAccess: true,
+        disableUrlAccess: true,
+      }),
+    ));
   const sender = addressparser(settings.from, { flatten: true })[0]?.address;
 
   return {
@@ -34,7 +40,7 @@ export function createSmtpMailer(settings: { server: string; from: string }): Ma
     async send(message: MailMessage) {
       if (!sender) throw new MailError("AUTH_EMAIL_FROM does not contain an address");
       try {
-        await transport.sendMail({
+        await (await transportForSending()).sendMail({
           from: settings.from,
           // The address object and the explicit envelope mean nodemailer never parses the
           // recipient again: the one normalised address is the only RCPT TO.

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../app/auth/core/limits.server";
 import { SQLITE_FILE_NAME } from "../../app/db/location.server";
 import { addUser, startApp, type RunningApp } from "../support/browser";
+import { ASYNC_CONTEXT_FRAME_FLAG, asyncContextFrameFlags, V8_LIMITS } from "../../server/runtime-flags";
 import { CookieJar } from "../support/http";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -40,6 +41,16 @@ describe("the server build", () => {
     expect(missing).toEqual([]);
   });
 
+  it("loads the passkey, mail and common-password packages on first use, not at start (ADR 094)", () => {
+    const source = readFileSync(path.join(root, "build/server/index.js"), "utf8");
+    const atStart = new Set([...source.matchAll(/^\s*import\s[^'"]*?["']([^"']+)["']/gm)].map((m) => m[1]!));
+    for (const lazy of ["@simplewebauthn/server", "nodemailer", "@zxcvbn-ts/language-common"]) expect(atStart, lazy).not.toContain(lazy);
+    // Still there, loaded by the code that needs it.
+    expect(source).toContain('import("@simplewebauthn/server")');
+    expect(source).toContain('import("nodemailer")');
+    expect(source).toContain('"@zxcvbn-ts/language-common"');
+  });
+
   it("leaves the dev IdP out: oidc-provider is a development dependency only", () => {
     expect(bundleImports().has("oidc-provider")).toBe(false);
     expect(readFileSync(path.join(root, "build/server/index.js"), "utf8")).not.toContain("startDevIdp");
@@ -66,12 +77,24 @@ describe("the production runtime (server/)", () => {
   const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
   const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
 
-  it("started as `node server/main.ts` with no flags, the server runs with its memory limits (same pid)", async () => {
+  const limits = Object.entries(V8_LIMITS).map(([name, value]) => `${name}=${value}`);
+
+  it("started as `node server/main.ts` with no flags, the server runs with its memory limits and runtime flags (same pid)", async () => {
     const app = await startApp();
     try {
-      expect(cmdline(app.pid)).toEqual(expect.arrayContaining(["--max-old-space-size=96", "--max-semi-space-size=2"]));
+      expect(cmdline(app.pid)).toEqual(expect.arrayContaining([...limits, ...asyncContextFrameFlags()]));
       expect(environ(app.pid)).toContain("MALLOC_MMAP_THRESHOLD_=131072");
       expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it("an operator's --no-experimental-async-context-frame is kept: the flag is not added", async () => {
+    const app = await startApp({ NODE_OPTIONS: "--no-experimental-async-context-frame" });
+    try {
+      expect(cmdline(app.pid)).not.toContain(ASYNC_CONTEXT_FRAME_FLAG);
+      expect(cmdline(app.pid)).toEqual(expect.arrayContaining(limits));
     } finally {
       await app.stop();
     }
@@ -81,7 +104,7 @@ describe("the production runtime (server/)", () => {
     const app = await startApp({ NODE_OPTIONS: "--max-old-space-size=200", MALLOC_MMAP_THRESHOLD_: "262144" });
     try {
       const args = cmdline(app.pid);
-      expect(args).toContain("--max-semi-space-size=2");
+      expect(args).toContain(`--max-semi-space-size=${V8_LIMITS["--max-semi-space-size"]}`);
       expect(args.some((a) => a.startsWith("--max-old-space-size"))).toBe(false);
       expect(environ(app.pid)).toContain("MALLOC_MMAP_THRESHOLD_=262144");
     } finally {

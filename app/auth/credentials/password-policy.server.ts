@@ -10,7 +10,7 @@
 //
 // The list: @zxcvbn-ts/language-common's `passwords-common` dictionary (docs/decisions/048).
 import { createHash } from "node:crypto";
-import { dictionary } from "@zxcvbn-ts/language-common";
+import { createRequire } from "node:module";
 import { CONTEXT_WORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_SECOND_FACTOR, type AuthConfig } from "../core/config.server";
 import type { PasswordRefusal } from "../core/errors";
 import { log } from "../core/log.server";
@@ -35,9 +35,15 @@ export function codePointLength(value: string): number {
 
 let common: Set<string> | null = null;
 
-/** The bundled list, lower-cased, built on first use. */
+/**
+ * The bundled list, lower-cased, built on first use. The package (its other dictionaries too, about
+ * 3 MB of heap) is loaded then, not when the server starts: most requests never choose a password
+ * (docs/decisions/094).
+ */
 export function commonPasswords(): ReadonlySet<string> {
-  common ??= new Set(dictionary["passwords-common"].map((p) => p.toLowerCase()));
+  if (common) return common;
+  const { dictionary } = createRequire(import.meta.url)("@zxcvbn-ts/language-common") as typeof import("@zxcvbn-ts/language-common");
+  common = new Set(dictionary["passwords-common"].map((p) => p.toLowerCase()));
   return common;
 }
 

@@ -4,7 +4,7 @@
 // registration is only for a signed-in user and adds to that user (ADR 040). Both require user
 // verification. Without `action`, as Auth.js: a signed-out browser authenticates; a signed-in one
 // must say which it wants.
-import { generateAuthenticationOptions, generateRegistrationOptions } from "@simplewebauthn/server";
+import type { generateAuthenticationOptions } from "@simplewebauthn/server";
 import { db } from "../../db/client.server";
 import { WEBAUTHN_OPTIONS_ERRORS } from "../core/errors";
 import type { AuthRequest } from "../core/request.server";
@@ -14,6 +14,7 @@ import { getSession } from "../core/session.server";
 import { sessionMayAddExemptMethod } from "../signin/flow.server";
 import { issueChallenge } from "./challenge.server";
 import { relyingParty } from "./relying-party.server";
+import { webauthn } from "./webauthn.server";
 
 type AllowedTransports = NonNullable<NonNullable<Parameters<typeof generateAuthenticationOptions>[0]["allowCredentials"]>[number]["transports"]>;
 
@@ -40,7 +41,7 @@ export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response
   const rp = relyingParty(ar);
 
   if (decided === "authenticate") {
-    const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: "required", timeout: CEREMONY_TIMEOUT_MS });
+    const options = await (await webauthn()).generateAuthenticationOptions({ rpID: rp.id, userVerification: "required", timeout: CEREMONY_TIMEOUT_MS });
     const cookie = await issueChallenge(ar, options.challenge, "authenticate", null);
     return jsonResponse({ action: "authenticate", options }, { setCookies: [cookie], noCache: true });
   }
@@ -50,7 +51,7 @@ export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response
     if (!session) return refusal("invalidRequest");
     const own = await db().passkey.findMany({ where: { userId: session.userId }, select: { credentialId: true, transports: true } });
     if (own.length === 0) return refusal("invalidRequest");
-    const options = await generateAuthenticationOptions({
+    const options = await (await webauthn()).generateAuthenticationOptions({
       rpID: rp.id,
       userVerification: "required",
       timeout: CEREMONY_TIMEOUT_MS,
@@ -69,7 +70,7 @@ export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response
   });
   if (!user) return refusal("signInToRegister");
   if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId))) return refusal("secondFactorToRegister");
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthn()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: user.email ?? user.name ?? user.id,

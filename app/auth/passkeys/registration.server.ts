@@ -3,7 +3,6 @@
 // and the spent challenge are written in one transaction. It answers like a sign-in (a redirect to
 // callbackUrl, by default /account; `{url}` for JSON clients) but starts no new session: the user
 // is already signed in, and a passkey never creates a user (ADR 040).
-import { verifyRegistrationResponse } from "@simplewebauthn/server";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { AuthError } from "../core/errors";
@@ -17,6 +16,7 @@ import type { FlowContext } from "../signin/provider";
 import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge } from "./challenge.server";
 import { parseRegistration, signedChallenge } from "./credential-response.server";
 import { relyingParty } from "./relying-party.server";
+import { webauthn } from "./webauthn.server";
 
 /** A new passkey's name until its owner renames it: "Passkey", "Passkey 2", … */
 async function defaultName(userId: string): Promise<string> {
@@ -46,7 +46,7 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
   const rp = relyingParty(ar);
   let info;
   try {
-    const verification = await verifyRegistrationResponse({
+    const verification = await (await webauthn()).verifyRegistrationResponse({
       response,
       expectedChallenge: entry.challenge,
       expectedOrigin: rp.origin,

@@ -4,7 +4,7 @@
 // shared flow (session with method `passkey`, device cookie, audit, redirect or `{url}`), so a
 // second-factor gate can recognise it by the provider's type; action=register adds a passkey to the
 // signed-in user (registration.server.ts). Options: options.server.ts.
-import { verifyAuthenticationResponse, type AuthenticationResponseJSON, type WebAuthnCredential } from "@simplewebauthn/server";
+import type { AuthenticationResponseJSON, WebAuthnCredential } from "@simplewebauthn/server";
 import { Strategy } from "remix-auth/strategy";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
@@ -24,6 +24,7 @@ import { parseAuthentication, signedChallenge } from "./credential-response.serv
 import { userHandle, webauthnOptionsResponse } from "./options.server";
 import { registerPasskey } from "./registration.server";
 import { relyingParty } from "./relying-party.server";
+import { webauthn } from "./webauthn.server";
 
 export const PASSKEY_PROVIDER_ID = "passkey";
 
@@ -48,7 +49,7 @@ const UNKNOWN_CREDENTIAL: WebAuthnCredential = {
 async function verifyAssertion(ar: AuthRequest, response: AuthenticationResponseJSON, entry: PendingChallenge, credential: WebAuthnCredential) {
   const rp = relyingParty(ar);
   try {
-    const verification = await verifyAuthenticationResponse({
+    const verification = await (await webauthn()).verifyAuthenticationResponse({
       response,
       expectedChallenge: entry.challenge,
       expectedOrigin: rp.origin,
