@@ -29,11 +29,11 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "sqlite", include: ["tests/integration/**/*.test.{ts,tsx}"], env: { VESTIBULE_TEST_DB: "sqlite" } },
+        test: { name: "sqlite", include: ["tests/integration/**/*.test.{ts,tsx}"], env: { VESTIBULE_TEST_DB: "sqlite" }, isolate: false },
       },
       {
         extends: true,
-        test: { name: "postgres", include: ["tests/integration/**/*.test.{ts,tsx}"], env: { VESTIBULE_TEST_DB: "postgres" } },
+        test: { name: "postgres", include: ["tests/integration/**/*.test.{ts,tsx}"], env: { VESTIBULE_TEST_DB: "postgres" }, isolate: false },
       },
       {
         extends: true,

@@ -12,4 +12,5 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
   "--no-first-run",
   "--disable-quic",
+  "--renderer-process-limit=4",
 ];

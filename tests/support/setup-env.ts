@@ -6,7 +6,7 @@
 // an OIDC issuer, an SMTP server, DATABASE_URL…) changes what the tests see.
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
-import { afterAll, inject, TestRunner } from "vitest";
+import { afterAll, inject, TestRunner, vi } from "vitest";
 import { resetConfig } from "../../app/auth/core/config.server.ts";
 import { sqliteFile } from "../../app/db/location.server.ts";
 import { resetTestEnv } from "./env.ts";
@@ -15,6 +15,12 @@ import { databaseUrl } from "./postgres.ts";
 const kind = process.env.VESTIBULE_TEST_DB === "postgres" ? "postgres" : "sqlite";
 const worker = process.env.VITEST_POOL_ID ?? "1";
 
+// The integration projects run their files one after another in each worker (isolate: false,
+// vite.config.ts): what one file left behind must not reach the next. The app's modules are
+// loaded afresh for each file (packages stay loaded: that is the time saved), the clock is the
+// real one, and what the app keeps on globalThis across reloads is ended in afterAll below.
+vi.useRealTimers();
+vi.resetModules();
 resetTestEnv();
 
 const dataDir = path.join(inject("vestibuleRunDir"), `${kind}-${worker}`);
@@ -50,7 +56,18 @@ resetConfig();
 // loaded only if the file used it (app/db/client.server.ts keeps it under this symbol):
 // importing it for every unit test file would cost a quarter of a second each.
 afterAll(async () => {
-  if (!(globalThis as Record<symbol, unknown>)[Symbol.for("vestibule.db")]) return;
+  const held = globalThis as Record<symbol, unknown>;
+  // The mail sender's timer and the revocation list's poll read the file's database: both stop
+  // before it closes. The session cache's copies belong to this file's sessions.
+  if (held[Symbol.for("vestibule.mail-sender")]) {
+    const { mailSenderIdle, stopMailSender } = await import("../../app/mail/queue.server.ts");
+    stopMailSender();
+    await mailSenderIdle();
+  }
+  if (held[Symbol.for("vestibule.revocations")]) (await import("../../app/auth/core/revocation.server.ts")).resetRevocations();
+  if (held[Symbol.for("vestibule.session-cache")]) (await import("../../app/auth/core/session-cache.server.ts")).resetSessionCache();
+  vi.useRealTimers();
+  if (!held[Symbol.for("vestibule.db")]) return;
   const { closeDb } = await import("../../app/db/client.server.ts");
   await closeDb();
 });
