@@ -19,8 +19,8 @@ const worker = process.env.VITEST_POOL_ID ?? "1";
 // vite.config.ts): what one file left behind must not reach the next. The app's modules are
 // loaded afresh for each file (packages stay loaded: that is the time saved), the clock is the
 // real one, and what the app keeps on globalThis across reloads is ended in afterAll below.
-vi.useRealTimers();
 vi.resetModules();
+await endWhatTheFileLeft();
 resetTestEnv();
 
 const dataDir = path.join(inject("vestibuleRunDir"), `${kind}-${worker}`);
@@ -55,10 +55,17 @@ resetConfig();
 // Close the file's Prisma client so PostgreSQL sees a clean disconnect. The client module is
 // loaded only if the file used it (app/db/client.server.ts keeps it under this symbol):
 // importing it for every unit test file would cost a quarter of a second each.
-afterAll(async () => {
+afterAll(endWhatTheFileLeft);
+
+/**
+ * Ends what the app keeps on globalThis across module reloads: the mail sender's timer and the
+ * revocation list's poll (both read the file's database) stop, the session cache's copies go, and
+ * the database client closes. Run after each file and again before the next one: a late
+ * fire-and-forget write of the previous file (an audit row, a mail round) can open a client on its
+ * database after its afterAll, and that client would otherwise be reused for the next file's copy.
+ */
+async function endWhatTheFileLeft() {
   const held = globalThis as Record<symbol, unknown>;
-  // The mail sender's timer and the revocation list's poll read the file's database: both stop
-  // before it closes. The session cache's copies belong to this file's sessions.
   if (held[Symbol.for("vestibule.mail-sender")]) {
     const { mailSenderIdle, stopMailSender } = await import("../../app/mail/queue.server.ts");
     stopMailSender();
@@ -70,7 +77,7 @@ afterAll(async () => {
   if (!held[Symbol.for("vestibule.db")]) return;
   const { closeDb } = await import("../../app/db/client.server.ts");
   await closeDb();
-});
+}
 
 async function cloneTemplate(adminUrl: string, template: string, name: string) {
   const { default: pg } = await import("pg");
