@@ -45,13 +45,19 @@ export async function accountIntent(jar: CookieJar, fields: Record<string, strin
 
 export type Enrolled = { jar: CookieJar; secret: string; recoveryCodes: string[]; userId: string };
 
-/** Signs `email` in with the password and turns TOTP on; the clock then moves to the next step. */
-export async function enrol(email = "ada@example.com"): Promise<Enrolled> {
+/** Signs `email` in with the password and starts TOTP from /account: the jar and the secret shown. */
+async function signInAndStartTotp(email: string): Promise<{ jar: CookieJar; totpSetup: { secret: string } }> {
   const { jar, res } = await signIn(new CookieJar(), email);
   expect(res).toHaveSessionCookie();
   const started = await accountIntent(jar, { intent: "totp-start" });
   expect(started.status).toBe(200);
   const { totpSetup } = (await started.json()) as { totpSetup: { secret: string } };
+  return { jar, totpSetup };
+}
+
+/** Signs `email` in with the password and turns TOTP on; the clock then moves to the next step. */
+export async function enrol(email = "ada@example.com"): Promise<Enrolled> {
+  const { jar, totpSetup } = await signInAndStartTotp(email);
   const confirmed = await accountIntent(jar, { intent: "totp-confirm", code: codeAt(totpSetup.secret) });
   expect(confirmed.status).toBe(200);
   const { recoveryCodes } = (await confirmed.json()) as { recoveryCodes: string[] };
@@ -92,11 +98,7 @@ function recoveryCodesFor(email: string) {
  * The enrolment tests (enrolment, recovery-codes, security-notices) keep `enrol`, the real path.
  */
 export async function enrolled(email = "ada@example.com"): Promise<Enrolled> {
-  const { jar, res } = await signIn(new CookieJar(), email);
-  expect(res).toHaveSessionCookie();
-  const started = await accountIntent(jar, { intent: "totp-start" });
-  expect(started.status).toBe(200);
-  const { totpSetup } = (await started.json()) as { totpSetup: { secret: string } };
+  const { jar, totpSetup } = await signInAndStartTotp(email);
   const { codes, stored } = await recoveryCodesFor(email);
   const { testDb } = await import("../../support/db.ts");
   const db = testDb();
