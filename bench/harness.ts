@@ -424,3 +424,24 @@ export function nodeProcessUnder(pid: number): number {
   }
   return pid;
 }
+
+/** The node flag measurePromotion reads: one line of name=value pairs per collection. */
+export const PROMOTION_FLAGS = ["--trace-gc-nvp"];
+
+/**
+ * JavaScript heap moved from the young generation to the old one per request (bytes) by `raw` under
+ * load (`connections` at full speed) on a server started with PROMOTION_FLAGS and the
+ * production limits: the `promoted=` of every young collection in the measured window, summed.
+ * A request lasts about a millisecond and young collections come every few, so little of a request
+ * should reach the old generation; what does is held from something that lives on (a weak table
+ * or transition tree of the old generation: docs/decisions/096), and the Mark-Compacts then have to find it.
+ */
+export async function measurePromotion(server: Server, raw: string, seconds = 3, connections = 16): Promise<{ bytesPerRequest: number; youngCollections: number; oldCollections: number }> {
+  await measure("warm-up", server, { requests: [raw], connections, seconds: 1 });
+  const from = server.output().length;
+  const result = await measure("promotion", server, { requests: [raw], connections, seconds });
+  const lines = server.output().slice(from).split("\n");
+  const young = lines.filter((line) => /\bgc=s\b/.test(line));
+  const promoted = young.reduce((sum, line) => sum + Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0), 0);
+  return { bytesPerRequest: promoted / result.requests, youngCollections: young.length, oldCollections: lines.filter((line) => /\bgc=(?:ms|mc|mmc)\b/.test(line)).length };
+}

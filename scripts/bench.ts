@@ -19,6 +19,7 @@ import pg from "pg";
 import {
   agent,
   ALLOCATION_FLAGS,
+  PROMOTION_FLAGS,
   combine,
   benchServerEnv,
   cookiesOf,
@@ -27,6 +28,7 @@ import {
   loadAverage,
   measure,
   measureAllocation,
+  measurePromotion,
   measureFlow,
   memoryMb,
   PINNED,
@@ -392,6 +394,38 @@ async function allocation(ctx: BenchContext) {
       console.log(`${name.padEnd(38)} ${fmt(bytesPerRequest / 1024, 1).padStart(6)} KiB`);
     }
     ctx.notes.allocationBytesPerRequest = out;
+  } finally {
+    await app.stop();
+    if (app.env.VESTIBULE_DATA_DIR) rmSync(app.env.VESTIBULE_DATA_DIR, { recursive: true, force: true });
+  }
+  await promotion(ctx);
+}
+
+/**
+ * What of a request reaches the old generation, each endpoint of the jwt app under the bench's
+ * load with the production limits (docs/decisions/096): V8's own count of promoted bytes, and
+ * the young and old collections that ran meanwhile.
+ */
+async function promotion(ctx: BenchContext) {
+  const app = await startApp("jwt app (promotion)", {}, undefined, PROMOTION_FLAGS);
+  try {
+    addUser(app, EMAIL);
+    const session = await signIn(app.url);
+    const csrfCookie = (await csrf(app.url)).cookie;
+    const endpoints: [string, string][] = [
+      ["GET /auth/session (jwt)", rawGet(app, "/auth/session", session)],
+      ["GET /auth/csrf", rawGet(app, "/auth/csrf", csrfCookie)],
+      ["GET /auth/providers", rawGet(app, "/auth/providers")],
+      ["GET /healthz (the server alone)", rawGet(app, "/healthz")],
+    ];
+    const out: Record<string, { bytesPerRequest: number; youngCollections: number; oldCollections: number }> = {};
+    console.log(`\nJavaScript heap promoted to the old generation per request (${CONNECTIONS} connections, 3 s, production limits):`);
+    for (const [name, raw] of endpoints) {
+      const measured = await measurePromotion(app, raw);
+      out[name] = { ...measured, bytesPerRequest: Math.round(measured.bytesPerRequest) };
+      console.log(`${name.padEnd(38)} ${fmt(measured.bytesPerRequest, 0).padStart(6)} B   (${measured.youngCollections} young, ${measured.oldCollections} old collections)`);
+    }
+    ctx.notes.promotedBytesPerRequest = out;
   } finally {
     await app.stop();
     if (app.env.VESTIBULE_DATA_DIR) rmSync(app.env.VESTIBULE_DATA_DIR, { recursive: true, force: true });

@@ -81,18 +81,7 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
 
   async function answer(route: FastRoute, handler: Handler, request: Request, res: ServerResponse) {
     answerWrittenDirectly();
-    const context = new RouterContextProvider();
-    // What React Router hands a resource route's middleware and loader: `url` (the request's URL,
-    // built only when read) and `pattern` (the matched path, here the path itself).
-    const args = {
-      request,
-      params: {},
-      context,
-      pattern: route.path,
-      get url() {
-        return new URL(request.url);
-      },
-    } as unknown as HandlerArgs;
+    const args = new LoaderArgs(request, route.path) as unknown as HandlerArgs;
     let response: Response;
     try {
       response = await runMiddleware(route.middleware, args, async () => {
@@ -127,6 +116,27 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
     if (error instanceof Response) return error;
     handleError?.(error, { request: args.request, params: args.params, context: args.context });
     return new Response("Unexpected Server Error", { status: 500, headers: { "Content-Type": "text/plain" } });
+  }
+}
+
+/**
+ * What React Router hands a resource route's middleware and loader: `url` (the request's URL,
+ * built only when read) and `pattern` (the matched path, here the path itself). A class, not an
+ * object literal with a getter: a literal's getter is a new closure each time, and the hidden class
+ * V8 makes for it is reachable from the old generation's transition tree, so the young
+ * collections kept every request's objects alive and promoted them (docs/decisions/096).
+ */
+class LoaderArgs {
+  readonly request: Request;
+  readonly pattern: string;
+  readonly params = {};
+  readonly context = new RouterContextProvider();
+  constructor(request: Request, pattern: string) {
+    this.request = request;
+    this.pattern = pattern;
+  }
+  get url(): URL {
+    return new URL(this.request.url);
   }
 }
 

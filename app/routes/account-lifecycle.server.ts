@@ -10,6 +10,7 @@ import { retryAfterMinutes, type LimitRefusal } from "~/auth/core/limit-table";
 import { countHit } from "~/auth/core/limits.server";
 import { rateLimitedMessage } from "~/auth/core/messages.server";
 import { jsonResponse, wantsJsonRedirect } from "~/auth/core/respond.server";
+import { slot } from "~/auth/core/slot";
 import { postBody, signedInWithCsrf } from "./account-reauth.server";
 import type { CurrentSession } from "~/auth/core/session.server";
 import { accountDeletedHooks } from "~/auth/signin";
@@ -54,7 +55,7 @@ export async function accountDeleteIntent(ar: AuthRequest, session: CurrentSessi
 }
 
 /** Exports refused by ACCOUNT_EXPORT in the middleware, for the action to show on the page (a form post). */
-const refusedExports = new WeakMap<Request, LimitRefusal>();
+const refusedExports = slot<Request, LimitRefusal>("refusedExport");
 
 /** The form post of an export the middleware refused: the page again, with "Too many attempts". */
 export function accountExportRefusal(request: Request) {

@@ -48,8 +48,11 @@ function baseEnv(): Record<string, string> {
   return env;
 }
 
-/** Starts the production server (built by tests/support/build-app.ts) with `env` on top of a clean environment. */
-export async function startApp(env: Record<string, string> = {}): Promise<RunningApp> {
+/**
+ * Starts the production server (built by tests/support/build-app.ts) with `env` on top of a clean
+ * environment; `nodeFlags` before server/main.ts (kept by its restart with the memory limits).
+ */
+export async function startApp(env: Record<string, string> = {}, nodeFlags: readonly string[] = []): Promise<RunningApp> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-app-"));
   const url = `http://localhost:${port}`;
@@ -63,7 +66,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
     VESTIBULE_DATA_DIR: dataDir,
     ...env,
   };
-  const child: ChildProcess = spawn(process.execPath, [path.join(root, "server/main.ts")], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, path.join(root, "server/main.ts")], {
     cwd: root,
     env: fullEnv,
     stdio: ["ignore", "pipe", "pipe"],

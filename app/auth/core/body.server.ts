@@ -7,6 +7,7 @@
 // - the parsed body is kept per Request, so the JSON-redirect middleware and the action that
 //   runs after it share one read instead of cloning the stream (a clone buffers all of it).
 import { badRequest } from "./respond.server";
+import { slot } from "./slot";
 
 /** Contract §10: bodies over 64 KiB get 413. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
@@ -38,7 +39,7 @@ export function mediaType(request: Request): string {
 }
 
 type Read = { body: Body; bytes: number };
-const reads = new WeakMap<Request, Promise<Read>>();
+const reads = slot<Request, Promise<Read>>("bodyRead");
 
 /**
  * The request's body as a plain object, read at most once per Request: a later call gets the

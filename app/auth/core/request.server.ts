@@ -3,6 +3,7 @@
 import { selectClientAddress } from "./client-address.server";
 import { getConfig, type AuthConfig } from "./config.server";
 import { cookieNames, parseCookieHeader, type CookieNames } from "./cookies.server";
+import { slot } from "./slot";
 
 export type AuthRequest = {
   request: Request;
@@ -18,7 +19,8 @@ export type AuthRequest = {
 // One parsed view per Request: the root middleware, a page's loader and the auth core functions it
 // calls each ask for it, and the URL and cookies are parsed once (a Request's URL and headers
 // cannot change under it). Keyed by configuration too, for the tests that switch it mid-request.
-const parsed = new WeakMap<Request, AuthRequest>();
+// On the request itself, not in a WeakMap (slot.ts).
+const parsed = slot<Request, AuthRequest>("authRequest");
 
 export function authRequest(request: Request, config: AuthConfig = getConfig()): AuthRequest {
   const held = parsed.get(request);

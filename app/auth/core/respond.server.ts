@@ -3,6 +3,7 @@
 import { isErrorPageCode, type AuthErrorCode } from "./errors";
 import type { AuthRequest } from "./request.server";
 import { writtenDirectly } from "./request-context.server";
+import { slot } from "./slot";
 
 export const NO_CACHE_HEADERS = {
   "Cache-Control": "private, no-cache, no-store",
@@ -24,7 +25,7 @@ const JSON_HEADERS: readonly [string, string][] = [["Content-Type", "application
 const JSON_NO_CACHE_HEADERS: readonly [string, string][] = [...JSON_HEADERS, ...Object.entries(NO_CACHE_HEADERS)];
 
 /** Where jsonTextResponse puts an answer's text when the fast path writes it. */
-const ANSWER_TEXT = Symbol("answerText");
+const answerText = slot<Response, string>("answerText");
 
 export function jsonResponse(
   body: unknown,
@@ -51,20 +52,20 @@ export function jsonTextResponse(
   // set, not append: a text body comes with undici's own Content-Type (text/plain), replaced here.
   for (const [name, value] of init.noCache ? JSON_NO_CACHE_HEADERS : JSON_HEADERS) headers.set(name, value);
   if (init.setCookies) for (const cookie of init.setCookies) if (cookie) headers.append("Set-Cookie", cookie);
-  if (direct) (response as Response & { [ANSWER_TEXT]?: string })[ANSWER_TEXT] = text;
+  if (direct) answerText.set(response, text);
   return response;
 }
 
 /** The text an answer carries beside its Response for the fast path's writer; undefined for any other Response. */
 export function answerTextOf(response: Response): string | undefined {
-  return (response as Response & { [ANSWER_TEXT]?: string })[ANSWER_TEXT];
+  return answerText.get(response);
 }
 
 /** A copy of `response` (its headers mutable), its text beside it included. */
 export function copyResponse(response: Response): Response {
   const copy = new Response(response.body, response);
   const text = answerTextOf(response);
-  if (text !== undefined) (copy as Response & { [ANSWER_TEXT]?: string })[ANSWER_TEXT] = text;
+  if (text !== undefined) answerText.set(copy, text);
   return copy;
 }
 

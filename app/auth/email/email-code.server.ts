@@ -20,6 +20,7 @@ import { constantTimeEqual } from "../core/crypto.server";
 import { isEmailCodeRefusal, reserveEmailCodeAttempt, type LimitRefusal } from "../core/limits.server";
 import { encodeJwt, tryDecodeJwt } from "../core/jwt.server";
 import type { AuthRequest } from "../core/request.server";
+import { slot } from "../core/slot";
 import type { TokenPurpose, UsedRequest } from "./pending-request";
 import { inEnglish, t } from "../../i18n/t.server";
 
@@ -206,7 +207,7 @@ export async function attemptEmailCode(
  * A refused code's answer from inside the sign-in flow: 400 with the text, passed through the
  * flow as a Response; the page route recognises it (codeRefusal) and shows the form again.
  */
-const refusals = new WeakMap<Response, { triesLeft: number | null; message: string }>();
+const refusals = slot<Response, { triesLeft: number | null; message: string }>("codeRefusal");
 
 /**
  * A refused code: JSON clients get `{error: "code", message, triesLeft}` with the English text
