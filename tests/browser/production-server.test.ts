@@ -120,7 +120,7 @@ describe("a request's objects die young (docs/decisions/096)", () => {
   // ran several times a second were the 10 ms pauses at p99. V8's own count (--trace-gc-nvp,
   // promoted= per young collection) under 16 concurrent keep-alive clients; ~60 B a request now.
   const CLIENTS = 16;
-  const PER_CLIENT = 200;
+  const PER_CLIENT = 120;
 
   async function load(url: string, cookie: string | undefined, perClient: number) {
     const headers = cookie ? { Cookie: cookie } : undefined;
