@@ -346,13 +346,19 @@ async function halfRate(ctx: BenchContext) {
  * resident memory: the limits are the server's own (server/memory-limits.ts), so both must agree.
  */
 async function soak(ctx: BenchContext) {
+  // Both started afresh for this part, so that the two commands are compared in the same state;
+  // the jwt app that served every scenario before (the sign-ins' Argon2 included) is reported beside.
+  const viaNode = await startApp("jwt app (node server/main.ts)", {});
+  ctx.servers.push(viaNode);
   const viaNpm = await startApp("jwt app (npm start)", {}, undefined, [], true);
   ctx.servers.push(viaNpm);
-  addUser(viaNpm, EMAIL);
-  const npmCookies = { jwt: await signIn(viaNpm.url), csrf: (await csrf(viaNpm.url)).cookie };
+  const cookiesOfApp = async (app: Server) => {
+    addUser(app, EMAIL);
+    return { jwt: await signIn(app.url), csrf: (await csrf(app.url)).cookie };
+  };
   const runs: [string, Server, { jwt: string; csrf: string }][] = [
-    ["node server/main.ts", ctx.apps.jwt, ctx.cookies],
-    ["npm start", viaNpm, npmCookies],
+    ["node server/main.ts", viaNode, await cookiesOfApp(viaNode)],
+    ["npm start", viaNpm, await cookiesOfApp(viaNpm)],
   ];
   const memory: Record<string, { rss: number; peak: number }> = {};
   console.log("");
@@ -362,9 +368,12 @@ async function soak(ctx: BenchContext) {
     memory[command] = memoryMb(app.pid);
     ctx.results[command === "npm start" ? "soakNpmStart" : "soak"] = m;
     console.log(`${line(m)}\n${"".padEnd(38)} RSS after ${SOAK_SECONDS} s of load: ${fmt(memory[command]!.rss)} MB (peak ${fmt(memory[command]!.peak)} MB)`);
+    await app.stop();
   }
-  await viaNpm.stop();
   ctx.notes.soakMemoryMb = memory;
+  const longLived = memoryMb(ctx.apps.jwt.pid);
+  ctx.notes.longLivedJwtAppMb = longLived;
+  console.log(`${"".padEnd(38)} the jwt app after every scenario before (sign-ins included): RSS ${fmt(longLived.rss)} MB (peak ${fmt(longLived.peak)} MB)`);
 }
 
 /** The start command from spawn to listening: a fresh data folder (migrations run), then a restart on it (the compile cache warm). */
