@@ -81,7 +81,7 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
 
   async function answer(route: FastRoute, handler: Handler, request: Request, res: ServerResponse) {
     answerWrittenDirectly();
-    const args = new LoaderArgs(request, route.path) as unknown as HandlerArgs;
+    const args = new RouteArgs(request, route.path) as unknown as HandlerArgs;
     let response: Response;
     try {
       response = await runMiddleware(route.middleware, args, async () => {
@@ -120,13 +120,14 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
 }
 
 /**
- * What React Router hands a resource route's middleware and loader: `url` (the request's URL,
- * built only when read) and `pattern` (the matched path, here the path itself). A class, not an
- * object literal with a getter: a literal's getter is a new closure each time, and the hidden class
- * V8 makes for it is reachable from the old generation's transition tree, so the young
- * collections kept every request's objects alive and promoted them (docs/decisions/096).
+ * What React Router hands a resource route's middleware, loader or action: `url` (the request's
+ * URL, built only when read) and `pattern` (the matched path, here the path itself). A class, not
+ * an object literal with a getter: a literal's getter is a new closure each time, and the hidden
+ * class V8 makes for it is reachable from the old generation's transition tree, so the young
+ * collections kept every request's objects alive and promoted them (docs/decisions/096). `url` is
+ * on the prototype: a spread or Object.assign of these arguments drops it (nothing here does either).
  */
-class LoaderArgs {
+class RouteArgs {
   readonly request: Request;
   readonly pattern: string;
   readonly params = {};

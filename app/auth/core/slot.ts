@@ -1,6 +1,8 @@
 // A value that belongs to one Request or Response for as long as that object lives: the parsed
 // view of a request, its body once read, an answer's text beside it. Kept as a property of the
-// object under a symbol of its own, never in a WeakMap keyed by the object: a WeakMap outlives
+// object under a symbol of its own — not enumerable, so a spread, Object.assign or util.inspect
+// of the object does not carry or show it (the parsed view holds the cookies and the secrets) —
+// never in a WeakMap keyed by the object: a WeakMap outlives
 // every request in the old generation, and V8's young collections keep what such a table holds
 // (and, through it, the whole request) until a Mark-Compact, so every request was promoted and
 // the Mark-Compacts ran several times a second (docs/decisions/096).
@@ -17,7 +19,7 @@ export function slot<Owner extends object, Value>(name: string): Slot<Owner, Val
   return {
     get: (owner) => (owner as Holder)[key],
     set: (owner, value) => {
-      (owner as Holder)[key] = value;
+      Object.defineProperty(owner, key, { value, writable: true, configurable: true, enumerable: false });
     },
   };
 }
