@@ -2,14 +2,14 @@
 // --trace-gc, a signed-in session, load on `path` (default /auth/session) from the bench's load
 // generator on its own core — at full speed, or at `rate` requests/s (open loop, or closed loop
 // with a third argument "closed") — and what V8 collected meanwhile: collections by kind, their
-// total and longest pauses, beside the run's p50/p99. For explaining a latency figure (is the tail
+// total and longest pauses, beside the run's p50/p99 (GC_TRACE_RAW=n: the first n trace lines too;
+// GC_TRACE_FLAGS: node flags to try). For explaining a latency figure (is the tail
 // the collector's?), not for figures to compare.
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { spawnSync } from "node:child_process";
 import { asyncContextFrameFlags, MALLOC_ENV, V8_LIMITS } from "../server/runtime-flags.ts";
-import { agent, benchServerEnv, cookiesOf, freePort, measure, rawGet, request, root, startServer } from "./harness";
+import { addUserAndSignIn, agent, benchServerEnv, freePort, measure, rawGet, root, startServer } from "./harness";
 
 const [target = "/auth/session", rateArg, loop] = process.argv.slice(2);
 const rate = rateArg ? Number(rateArg) : undefined;
@@ -28,17 +28,7 @@ const flags = [
 ];
 const app = await startServer("jwt app (gc trace)", [...flags, path.join(root, "server/main.ts")], benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV }), port);
 try {
-  const add = spawnSync(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/user-add.ts"), "--email", EMAIL, "--password", PASSWORD, "--name", "Trace"], { env: app.env, encoding: "utf8" });
-  if (add.status !== 0) throw new Error(add.stderr);
-  const csrf = await request(`${app.url}/auth/csrf`);
-  const csrfCookie = cookiesOf(csrf.headers).join("; ");
-  const signIn = await request(`${app.url}/auth/callback/credentials`, {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: csrfCookie },
-    body: new URLSearchParams({ csrfToken: JSON.parse(csrf.body).csrfToken, email: EMAIL, password: PASSWORD }).toString(),
-  });
-  const session = cookiesOf(signIn.headers).find((c) => c.startsWith("authjs.session-token="));
-  if (!session) throw new Error(`sign-in failed: ${signIn.status}`);
+  const { session, csrfCookie } = await addUserAndSignIn(app, EMAIL, PASSWORD);
   const cookie = target === "/auth/session" ? session : target === "/auth/csrf" ? csrfCookie : undefined;
   const raw = rawGet(app, target, cookie);
   // A warm-up at full speed, so the optimising compiler has settled before the traced run.

@@ -445,3 +445,22 @@ export async function measurePromotion(server: Server, raw: string, seconds = 3,
   const promoted = young.reduce((sum, line) => sum + Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0), 0);
   return { bytesPerRequest: promoted / result.requests, youngCollections: young.length, oldCollections: lines.filter((line) => /\bgc=(?:ms|mc|mmc)\b/.test(line)).length };
 }
+
+/**
+ * Adds the user (npm run user:add's script against `server`'s database) and signs them in with the
+ * password: the session cookie and the CSRF cookie, for the profiling tools' requests.
+ */
+export async function addUserAndSignIn(server: Server, email: string, password: string): Promise<{ session: string; csrfCookie: string }> {
+  const add = spawnSync(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/user-add.ts"), "--email", email, "--password", password, "--name", "Profile"], { env: server.env, encoding: "utf8" });
+  if (add.status !== 0) throw new Error(add.stderr);
+  const csrf = await request(`${server.url}/auth/csrf`);
+  const csrfCookie = cookiesOf(csrf.headers).join("; ");
+  const signIn = await request(`${server.url}/auth/callback/credentials`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: csrfCookie },
+    body: new URLSearchParams({ csrfToken: JSON.parse(csrf.body).csrfToken, email, password }).toString(),
+  });
+  const session = cookiesOf(signIn.headers).find((c) => c.startsWith("authjs.session-token="));
+  if (!session) throw new Error(`sign-in failed: ${signIn.status}`);
+  return { session, csrfCookie };
+}

@@ -7,9 +7,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { spawnSync } from "node:child_process";
 import { asyncContextFrameFlags, MALLOC_ENV, V8_LIMITS } from "../server/runtime-flags.ts";
-import { agent, benchServerEnv, cookiesOf, freePort, rawGet, request, root, sendSequentially, startServer } from "./harness";
+import { addUserAndSignIn, agent, benchServerEnv, freePort, rawGet, root, sendSequentially, startServer } from "./harness";
 
 const [kind = "heap", target = "/auth/session", countArg = "5000"] = process.argv.slice(2);
 if (kind !== "heap" && kind !== "cpu") throw new Error("first argument: heap or cpu");
@@ -31,17 +30,7 @@ const profileFile = path.join(out, `${kind === "heap" ? "Heap" : "CPU"}.${Date.n
 const flags = [`--max-old-space-size=${kind === "heap" ? 512 : V8_LIMITS["--max-old-space-size"]}`, `--max-semi-space-size=${V8_LIMITS["--max-semi-space-size"]}`, ...asyncContextFrameFlags(), "--import", path.join(root, "bench/sampler.mjs"), ...(process.env.PROFILE_FLAGS?.split(" ").filter(Boolean) ?? [])];
 const app = await startServer(`jwt app (${kind} profile)`, [...flags, path.join(root, "server/main.ts")], benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV, SAMPLER_OUT: profileFile, SAMPLER_KIND: kind }), port);
 try {
-  const add = spawnSync(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/user-add.ts"), "--email", EMAIL, "--password", PASSWORD, "--name", "Profile"], { env: app.env, encoding: "utf8" });
-  if (add.status !== 0) throw new Error(add.stderr);
-  const csrf = await request(`${app.url}/auth/csrf`);
-  const csrfCookie = cookiesOf(csrf.headers).join("; ");
-  const signIn = await request(`${app.url}/auth/callback/credentials`, {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: csrfCookie },
-    body: new URLSearchParams({ csrfToken: JSON.parse(csrf.body).csrfToken, email: EMAIL, password: PASSWORD }).toString(),
-  });
-  const session = cookiesOf(signIn.headers).find((c) => c.startsWith("authjs.session-token="));
-  if (!session) throw new Error(`sign-in failed: ${signIn.status}`);
+  const { session, csrfCookie } = await addUserAndSignIn(app, EMAIL, PASSWORD);
   const cookie = target === "/auth/session" ? session : target === "/auth/csrf" ? csrfCookie : undefined;
   const raw = rawGet(app, target, cookie);
   await sendSequentially(app, raw, 2_000);

@@ -397,6 +397,19 @@ async function coldStart(ctx: BenchContext) {
   );
 }
 
+/** The endpoints the allocation and promotion parts probe on `app` (a user added and signed in), as [name, raw request]. */
+async function probedEndpoints(app: Server): Promise<[string, string][]> {
+  addUser(app, EMAIL);
+  const session = await signIn(app.url);
+  const csrfCookie = (await csrf(app.url)).cookie;
+  return [
+    ["GET /auth/session (jwt)", rawGet(app, "/auth/session", session)],
+    ["GET /auth/csrf", rawGet(app, "/auth/csrf", csrfCookie)],
+    ["GET /auth/providers", rawGet(app, "/auth/providers")],
+    ["GET /healthz (the server alone)", rawGet(app, "/healthz")],
+  ];
+}
+
 /**
  * JavaScript heap allocated per request, each endpoint of the jwt app and a probe (the server's own
  * share): a server of its own with bench/alloc-probe.mjs and a young generation no run fills
@@ -405,15 +418,7 @@ async function coldStart(ctx: BenchContext) {
 async function allocation(ctx: BenchContext) {
   const app = await startApp("jwt app (allocation probe)", {}, undefined, ALLOCATION_FLAGS);
   try {
-    addUser(app, EMAIL);
-    const session = await signIn(app.url);
-    const csrfCookie = (await csrf(app.url)).cookie;
-    const endpoints: [string, string][] = [
-      ["GET /auth/session (jwt)", rawGet(app, "/auth/session", session)],
-      ["GET /auth/csrf", rawGet(app, "/auth/csrf", csrfCookie)],
-      ["GET /auth/providers", rawGet(app, "/auth/providers")],
-      ["GET /healthz (the server alone)", rawGet(app, "/healthz")],
-    ];
+    const endpoints = await probedEndpoints(app);
     const out: Record<string, number> = {};
     console.log("\nJavaScript heap allocated per request (median of 3 runs of 2 000):");
     for (const [name, raw] of endpoints) {
@@ -437,15 +442,7 @@ async function allocation(ctx: BenchContext) {
 async function promotion(ctx: BenchContext) {
   const app = await startApp("jwt app (promotion)", {}, undefined, PROMOTION_FLAGS);
   try {
-    addUser(app, EMAIL);
-    const session = await signIn(app.url);
-    const csrfCookie = (await csrf(app.url)).cookie;
-    const endpoints: [string, string][] = [
-      ["GET /auth/session (jwt)", rawGet(app, "/auth/session", session)],
-      ["GET /auth/csrf", rawGet(app, "/auth/csrf", csrfCookie)],
-      ["GET /auth/providers", rawGet(app, "/auth/providers")],
-      ["GET /healthz (the server alone)", rawGet(app, "/healthz")],
-    ];
+    const endpoints = await probedEndpoints(app);
     const out: Record<string, { bytesPerRequest: number; youngCollections: number; oldCollections: number }> = {};
     console.log(`\nJavaScript heap promoted to the old generation per request (${CONNECTIONS} connections, 3 s, production limits):`);
     for (const [name, raw] of endpoints) {
