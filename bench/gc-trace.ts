@@ -36,7 +36,7 @@ try {
   const from = app.output().length;
   const result = await measure(target, app, { requests: [raw], connections: 16, seconds: 5, ...(rate ? { rate, closedLoop: loop === "closed" } : {}) });
   const trace = app.output().slice(from);
-  if (process.env.GC_TRACE_RAW) console.log(trace.split("\n").filter((l) => /Mark-Compact|Scavenge/.test(l)).slice(0, Number(process.env.GC_TRACE_RAW)).join("\n"));
+  if (process.env.GC_TRACE_RAW) console.log(trace.split("\n").filter((l) => /Mark-Compact|Scavenge|marking/i.test(l)).slice(0, Number(process.env.GC_TRACE_RAW)).join("\n"));
   // "[pid:0x…]   1234 ms: Scavenge 20.1 (22.3) -> 19.0 (23.3) MB, pooled: 0 MB, 0.85 / 0.00 ms  (average mu = …"
   const kinds = new Map<string, { count: number; totalMs: number; maxMs: number }>();
   for (const m of trace.matchAll(/ms: ([A-Za-z-]+(?: \(reduce\))?)[^,]*?MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ ([\d.]+) ms/g)) {
