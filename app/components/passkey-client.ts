@@ -19,8 +19,8 @@ export class OptionsRefused extends Error {
   }
 }
 
-async function fetchOptions(action: Action) {
-  const res = await fetch(`${BASE}/webauthn-options/${PROVIDER}?action=${action}`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+async function fetchOptions(action: Action, signal?: AbortSignal) {
+  const res = await fetch(`${BASE}/webauthn-options/${PROVIDER}?action=${action}`, { credentials: "same-origin", headers: { Accept: "application/json" }, signal });
   if (!res.ok) {
     const body = (await res.json().catch(() => null)) as { error?: unknown } | null;
     throw new OptionsRefused(res.status, typeof body?.error === "string" ? body.error : null);
@@ -63,11 +63,14 @@ export async function registerPasskey(csrfToken: string, callbackUrl: string): P
 /**
  * Signs in with a passkey. `autofill`: wait for the person to pick a passkey from the browser's
  * autofill on an input with autocomplete="… webauthn" (conditional mediation); a later call
- * (the button) cancels that wait.
+ * (the button) cancels that wait once it has begun. Before it has begun (its options still on
+ * the way) only `signal` can stop it: a ceremony started late would cancel the button's.
  */
-export async function signInWithPasskey(csrfToken: string, callbackUrl: string, { autofill = false } = {}): Promise<void> {
+export async function signInWithPasskey(csrfToken: string, callbackUrl: string, { autofill = false, signal }: { autofill?: boolean; signal?: AbortSignal } = {}): Promise<void> {
   const { startAuthentication } = await import("@simplewebauthn/browser");
-  const optionsJSON = await fetchOptions("authenticate");
+  signal?.throwIfAborted();
+  const optionsJSON = await fetchOptions("authenticate", signal);
+  signal?.throwIfAborted();
   const answer = await startAuthentication({ optionsJSON, useBrowserAutofill: autofill });
   submit("authenticate", answer, csrfToken, callbackUrl);
 }

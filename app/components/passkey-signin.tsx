@@ -1,3 +1,4 @@
+import { useRef } from "react";
 import { useT } from "~/i18n/react";
 import { PasskeyButton } from "./passkey-button";
 import { signInWithPasskey } from "./passkey-client";
@@ -10,6 +11,10 @@ import { signInWithPasskey } from "./passkey-client";
  */
 export function PasskeySignIn({ csrfToken, callbackUrl }: { csrfToken: string; callbackUrl: string }) {
   const t = useT();
+  // The autofill's request, until the button is pressed: pressing it ends the autofill's wait
+  // even while the autofill still fetches its options (otherwise that request, begun after the
+  // button's, would cancel the button's ceremony and the press would silently do nothing).
+  const autofill = useRef<AbortController | null>(null);
   return (
     <PasskeyButton
       // A new token or callback URL starts the autofill's request again, with them.
@@ -20,10 +25,15 @@ export function PasskeySignIn({ csrfToken, callbackUrl }: { csrfToken: string; c
       failed={t("passkey.signinFailed")}
       needsJs={t("passkey.signinNeedsJs")}
       noBrowser={t("passkey.signinNoBrowser")}
-      start={() => signInWithPasskey(csrfToken, callbackUrl)}
+      start={() => {
+        autofill.current?.abort();
+        return signInWithPasskey(csrfToken, callbackUrl);
+      }}
       // Conditional mediation: waits quietly until the person picks a passkey in the autofill.
-      onSupported={({ autofill }) => {
-        if (autofill) signInWithPasskey(csrfToken, callbackUrl, { autofill: true }).catch(() => {});
+      onSupported={(support) => {
+        if (!support.autofill) return;
+        autofill.current = new AbortController();
+        signInWithPasskey(csrfToken, callbackUrl, { autofill: true, signal: autofill.current.signal }).catch(() => {});
       }}
     />
   );

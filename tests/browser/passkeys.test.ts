@@ -148,6 +148,60 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     expect(await sessionEmail(page)).toBe(USER.email);
   });
 
+  it("a press of the button stands when the autofill's options arrive after it", async () => {
+    await signOut(page);
+    // The page asks for the autofill's options as soon as it runs; a quick press can send the
+    // button's ceremony off before they are back. Held here: the autofill's options (the page's
+    // first request for them) until the button's ceremony has asked the browser, and that
+    // ceremony until the autofill has been called off or has cancelled it by starting late.
+    type Probe = { buttonAsked?: boolean; buttonCancelled?: boolean; letButtonGo?: () => void };
+    const probe = await page.addInitScript(() => {
+      const w = window as unknown as Probe;
+      const get = navigator.credentials.get.bind(navigator.credentials);
+      const buttonMayGo = new Promise<void>((resolve) => (w.letButtonGo = resolve));
+      navigator.credentials.get = async (options?: CredentialRequestOptions) => {
+        if (options?.mediation === "conditional") {
+          return new Promise((_, reject) => options.signal?.addEventListener("abort", () => reject(new DOMException("ended", "AbortError"))));
+        }
+        w.buttonAsked = true;
+        options?.signal?.addEventListener("abort", () => (w.buttonCancelled = true));
+        await buttonMayGo;
+        return get(options);
+      };
+    });
+    let releaseAutofillOptions!: () => void;
+    const autofillOptionsHeld = new Promise<void>((resolve) => (releaseAutofillOptions = resolve));
+    const isOptions = (url: URL) => url.pathname === "/auth/webauthn-options/passkey";
+    let optionsRequests = 0;
+    let autofillCalledOff = false;
+    await page.route(isOptions, async (route) => {
+      if (++optionsRequests === 1) await autofillOptionsHeld;
+      await route.continue().catch(() => {}); // the page may have called the request off
+    });
+    const onFailed = (request: { url(): string }) => {
+      if (isOptions(new URL(request.url()))) autofillCalledOff = true;
+    };
+    page.on("requestfailed", onFailed);
+    const state = () => page.evaluate(() => ({ ...(window as unknown as Probe) }));
+    try {
+      await gotoHydrated(page, `${app.url}/auth/signin?callbackUrl=%2Faccount`);
+      await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+      await page.waitForFunction(() => (window as unknown as Probe).buttonAsked === true);
+      releaseAutofillOptions();
+      await expect.poll(async () => autofillCalledOff || (await state()).buttonCancelled === true, { timeout: 30_000 }).toBe(true);
+      expect((await state()).buttonCancelled ?? false).toBe(false);
+      await page.evaluate(() => (window as unknown as Probe).letButtonGo!());
+      await page.waitForURL(`${app.url}/account`);
+      expect(await sessionEmail(page)).toBe(USER.email);
+      expect(optionsRequests).toBe(2);
+    } finally {
+      releaseAutofillOptions();
+      page.off("requestfailed", onFailed);
+      await page.unroute(isOptions);
+      await probe.dispose();
+    }
+  });
+
   it("signs in through next-auth/webauthn's signIn(\"passkey\") unchanged", async () => {
     await signOut(page);
     // A page of the app's origin that carries only next-auth's client bundle.
