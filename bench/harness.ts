@@ -8,6 +8,7 @@ import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import readline from "node:readline";
 import { fileURLToPath } from "node:url";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -166,6 +167,8 @@ export type Measurement = {
   cpuTotalUs: number;
   hist?: [number, number][];
   latencies?: number[];
+  /** The load generator's own event-loop delay while measuring (p99, max; ms): what of the latency can be its own. */
+  generatorDelayMs?: { p99: number; max: number };
 };
 
 function percentileOf(hist: [number, number][], total: number, p: number): number {
@@ -213,6 +216,9 @@ export function combine(runs: Measurement[]): Measurement {
     rssMb: runs.at(-1)!.rssMb,
     seconds,
     cpuTotalUs,
+    ...(runs.every((r) => r.generatorDelayMs)
+      ? { generatorDelayMs: { p99: Math.max(...runs.map((r) => r.generatorDelayMs!.p99)), max: Math.max(...runs.map((r) => r.generatorDelayMs!.max)) } }
+      : {}),
   };
 }
 
@@ -228,25 +234,39 @@ export type LoadOptions = {
   expectBodyPrefix?: string;
 };
 
-/** Drives `server` with bench/load-generator.mjs (on its own core) and reads the server's CPU over the measured window. */
-export async function measure(name: string, server: Server, options: LoadOptions): Promise<Measurement> {
-  const input = JSON.stringify({ port: server.port, warmupMs: 500, expectStatus: 200, ...options });
+type GeneratorResult = { requests: number; errors: number; seconds: number; rps: number; p50: number; p99: number; ownDelayMs: { p99: number; max: number }; hist: [number, number][] };
+
+/**
+ * The load generator (bench/load-generator.mjs on its own core), one process for every
+ * measurement of this process, started on first use: a generator started afresh each time spends
+ * its first second compiling, and its lateness read as the server's latency. Held (ref'd) only
+ * while a job runs, so it never keeps a finished command alive; it ends with this process's stdin pipe.
+ */
+let generator: { child: ChildProcess; onLine: (line: string) => void; onExit: (code: number | null) => void } | null = null;
+let generatorQueue: Promise<unknown> = Promise.resolve();
+
+function loadGenerator() {
+  if (generator && generator.child.exitCode === null && generator.child.signalCode === null) return generator;
   const script = path.join(root, "bench/load-generator.mjs");
   const child = PINNED
-    ? spawn("taskset", ["-c", LOAD_CORE, process.execPath, script, input], { stdio: ["ignore", "pipe", "inherit"] })
-    : spawn(process.execPath, [script, input], { stdio: ["ignore", "pipe", "inherit"] });
-  let out = "";
-  let cpuStart = 0;
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (d) => {
-      const before = out;
-      out += d;
-      if (!before.includes("measuring") && out.includes("measuring")) cpuStart = cpuMicros(server.pid);
-    });
-    child.once("exit", (code) => (code === 0 || out.includes("{") ? resolve() : reject(new Error(`load generator exited ${code}`))));
-  });
-  const cpuEnd = cpuMicros(server.pid);
-  const result = JSON.parse(out.slice(out.indexOf("{")));
+    ? spawn("taskset", ["-c", LOAD_CORE, process.execPath, script], { stdio: ["pipe", "pipe", "inherit"] })
+    : spawn(process.execPath, [script], { stdio: ["pipe", "pipe", "inherit"] });
+  const current = { child, onLine: (_: string) => {}, onExit: (_: number | null) => {} };
+  readline.createInterface({ input: child.stdout! }).on("line", (line) => current.onLine(line));
+  child.once("exit", (code) => current.onExit(code));
+  generator = current;
+  return current;
+}
+
+function holdGenerator(g: NonNullable<typeof generator>, held: boolean) {
+  for (const handle of [g.child, g.child.stdin, g.child.stdout] as { ref?: () => void; unref?: () => void }[]) (held ? handle.ref : handle.unref)?.call(handle);
+}
+
+/** Drives `server` with the load generator (on its own core) and reads the server's CPU over the measured window. */
+export async function measure(name: string, server: Server, options: LoadOptions): Promise<Measurement> {
+  const job = generatorQueue.then(() => runJob(server, options));
+  generatorQueue = job.catch(() => {});
+  const { result, cpuStart, cpuEnd } = await job;
   return {
     name,
     server: server.name,
@@ -261,7 +281,27 @@ export async function measure(name: string, server: Server, options: LoadOptions
     seconds: result.seconds,
     cpuTotalUs: cpuEnd - cpuStart,
     hist: result.hist,
+    generatorDelayMs: result.ownDelayMs,
   };
+}
+
+async function runJob(server: Server, options: LoadOptions): Promise<{ result: GeneratorResult; cpuStart: number; cpuEnd: number }> {
+  const g = loadGenerator();
+  holdGenerator(g, true);
+  try {
+    let cpuStart = 0;
+    const result = await new Promise<GeneratorResult>((resolve, reject) => {
+      g.onLine = (line) => {
+        if (line === "measuring") cpuStart = cpuMicros(server.pid);
+        else if (line.startsWith("{")) resolve(JSON.parse(line) as GeneratorResult);
+      };
+      g.onExit = (code) => reject(new Error(`load generator exited ${code}`));
+      g.child.stdin!.write(`${JSON.stringify({ port: server.port, warmupMs: 500, expectStatus: 200, ...options })}\n`);
+    });
+    return { result, cpuStart, cpuEnd: cpuMicros(server.pid) };
+  } finally {
+    holdGenerator(g, false);
+  }
 }
 
 /** Closed-loop load of a multi-request flow (e.g. a sign-in) from this process, with the server's CPU per flow. */

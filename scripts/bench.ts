@@ -335,7 +335,8 @@ async function halfRate(ctx: BenchContext) {
       const rates = parts.map((p) => p.rate!);
       const m = { ...combine(parts), name: `${s.name} at ${rates.join(" / ")} req/s`, rate: Math.round(rates.reduce((a, b) => a + b, 0) / rates.length) };
       ctx.results[keyOf(s, loop)] = m;
-      console.log(line(m));
+      const own = m.generatorDelayMs;
+      console.log(`${line(m)}${own ? `  generator's own delay p99 ${fmt(own.p99, 1)} / max ${fmt(own.max, 1)} ms` : ""}`);
     }
   }
 }
