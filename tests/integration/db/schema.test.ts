@@ -12,6 +12,7 @@ import { sqliteFile } from "../../../app/db/location.server.ts";
 import { migrate } from "../../../app/db/migrate.server.ts";
 import { PrismaClient as PostgresClient } from "../../../prisma/generated/postgres/client.ts";
 import { PrismaClient as SqliteClient } from "../../../prisma/generated/sqlite/client.ts";
+import { clientClassPath, PATCH_MARK, patchClientClass } from "../../../scripts/prisma-client-patch.ts";
 import { deriveSchema, derivedSchemaPath, PROVIDERS, type ProviderName } from "../../../scripts/prisma-derive.ts";
 import { dbLabel, scratchDatabase } from "../../support/db.ts";
 import { getDmmf, type Dmmf } from "../../support/prisma-schema.ts";
@@ -21,13 +22,51 @@ const root = path.resolve(path.dirname(derivedSchemaPath("sqlite")), "..", "..")
 const models = readFileSync(path.join(root, "prisma", "models.prisma"), "utf8");
 const providers = Object.keys(PROVIDERS) as ProviderName[];
 
-type ClientInternals = { _engineConfig: { inlineSchema: string; activeProvider: string }; _runtimeDataModel: { models: Record<string, { dbName: string | null; fields: { name: string; kind: string; type: string }[] }> } };
+type ClientInternals = { _engineConfig: { inlineSchema: string; activeProvider: string; compilerWasm: { getQueryCompilerWasmModule: () => Promise<WebAssembly.Module> } }; _runtimeDataModel: { models: Record<string, { dbName: string | null; fields: { name: string; kind: string; type: string }[] }> } };
 
 // Constructing a client opens no connection; these are only read, never queried.
 const generated: Record<ProviderName, ClientInternals> = {
   sqlite: new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: ":memory:" }) }) as unknown as ClientInternals,
   postgres: new PostgresClient({ adapter: new PrismaPg({ connectionString: "postgresql://unused@127.0.0.1:1/unused" }) }) as unknown as ClientInternals,
 };
+
+describe("the generated client's query compiler (docs/decisions/097)", () => {
+  test.each(providers)("the %s client reads it from its file and keeps no imported base64 module", async (provider) => {
+    const source = readFileSync(clientClassPath(provider), "utf8");
+    // On failure: run npm run db:generate (it patches what prisma generate wrote).
+    expect(source).toContain(PATCH_MARK);
+    expect(source).not.toMatch(/await import\("@prisma\/client\/runtime\/query_compiler_[a-z]+_bg\.[a-z]+\.wasm-base64/);
+    const compiler = await generated[provider]._engineConfig.compilerWasm.getQueryCompilerWasmModule();
+    expect(compiler).toBeInstanceOf(WebAssembly.Module);
+    expect(WebAssembly.Module.exports(compiler).map((e) => e.name)).toContain("memory");
+  });
+
+  const asGenerated = [
+    "config.compilerWasm = {",
+    '  getRuntime: async () => await import("@prisma/client/runtime/query_compiler_fast_bg.sqlite.mjs"),',
+    "",
+    "  getQueryCompilerWasmModule: async () => {",
+    '    const { wasm } = await import("@prisma/client/runtime/query_compiler_fast_bg.sqlite.wasm-base64.mjs")',
+    "    return await decodeBase64AsWasm(wasm)",
+    "  },",
+    "",
+    '  importName: "./query_compiler_fast_bg.js"',
+    "}",
+  ].join("\n");
+
+  test("the patch replaces only the loader, and a second run changes nothing", () => {
+    const patched = patchClientClass(asGenerated);
+    expect(patched).toContain('getRuntime: async () => await import("@prisma/client/runtime/query_compiler_fast_bg.sqlite.mjs")');
+    expect(patched).toContain('resolve("@prisma/client/runtime/query_compiler_fast_bg.sqlite.wasm-base64.mjs")');
+    expect(patched).not.toContain("const { wasm } = await import(");
+    expect(patched).toContain('importName: "./query_compiler_fast_bg.js"');
+    expect(patchClientClass(patched)).toBe(patched);
+  });
+
+  test("a client loading its compiler some other way (a Prisma upgrade) fails the command instead of going unpatched", () => {
+    expect(() => patchClientClass(asGenerated.replace("decodeBase64AsWasm(wasm)", "decodeWasm(wasm)"))).toThrow(/does not load its query compiler the way this patch expects/);
+  });
+});
 
 describe("schema sources", () => {
   test.each(providers)("prisma/%s/schema.prisma is derived from the current prisma/models.prisma", (provider) => {
