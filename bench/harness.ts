@@ -169,6 +169,9 @@ export type Measurement = {
   latencies?: number[];
   /** The load generator's own event-loop delay while measuring (p99, max; ms): what of the latency can be its own. */
   generatorDelayMs?: { p99: number; max: number };
+  /** With spikeMs: the slow answers [due (epoch ms), latency ms] and the generator's own stalls [from (epoch ms), ms]. */
+  spikes?: [number, number][];
+  generatorStalls?: [number, number][];
 };
 
 function percentileOf(hist: [number, number][], total: number, p: number): number {
@@ -232,9 +235,22 @@ export type LoadOptions = {
   closedLoop?: boolean;
   expectStatus?: number;
   expectBodyPrefix?: string;
+  /** Record every answer slower than this (ms) with when it was due, and the generator's own stalls (bench/gc-trace.ts). */
+  spikeMs?: number;
 };
 
-type GeneratorResult = { requests: number; errors: number; seconds: number; rps: number; p50: number; p99: number; ownDelayMs: { p99: number; max: number }; hist: [number, number][] };
+type GeneratorResult = {
+  requests: number;
+  errors: number;
+  seconds: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  ownDelayMs: { p99: number; max: number };
+  hist: [number, number][];
+  spikes?: [number, number][];
+  ownStalls?: [number, number][];
+};
 
 /**
  * The load generator (bench/load-generator.mjs on its own core), one process for every
@@ -282,6 +298,7 @@ export async function measure(name: string, server: Server, options: LoadOptions
     cpuTotalUs: cpuEnd - cpuStart,
     hist: result.hist,
     generatorDelayMs: result.ownDelayMs,
+    ...(result.spikes ? { spikes: result.spikes, generatorStalls: result.ownStalls ?? [] } : {}),
   };
 }
 

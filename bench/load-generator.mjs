@@ -15,7 +15,8 @@
 // (requests/s in total: open loop, latency counted from each request's scheduled time),
 // closedLoop? (with rate: each connection sends its next request at its own share of the rate
 // but never before its answer is back, latency counted from the send), expectStatus,
-// expectBodyPrefix? }.
+// expectBodyPrefix?, spikeMs? (every answer slower than this, with when it was due, and the
+// generator's own stalls, on the machine's clock: for bench/gc-trace.ts) }.
 // Output per job: the line "measuring" when its warm-up ends, then one JSON line with the
 // results, among them `ownDelayMs`: the generator's own event-loop delay while measuring (p99,
 // max) — how much of a latency figure can be the generator's rather than the server's.
@@ -55,8 +56,13 @@ function run(opts) {
   const idle = [];
   const sockets = [];
 
-  function record(latencyMs, ok) {
+  // With spikeMs: every answer slower than that, as [when it was due (epoch ms), latency ms].
+  const spikes = opts.spikeMs ? [] : null;
+  const ownStalls = opts.spikeMs ? [] : null;
+
+  function record(latencyMs, ok, due) {
     if (!measuring) return;
+    if (spikes && latencyMs > opts.spikeMs) spikes.push([performance.timeOrigin + due, latencyMs]);
     const us = Math.min(HIST_US, Math.round(latencyMs * 1000));
     hist[us]++;
     counted++;
@@ -152,7 +158,7 @@ function run(opts) {
         if (!parsed) return;
         buf = buf.subarray(parsed[0]);
         const now = performance.now();
-        record(now - sentAt, parsed[1]);
+        record(now - sentAt, parsed[1], sentAt);
         if (stopped) return socket.destroy();
         if (interval) dispatch(self, now);
         else if (paced) sendPaced(now);
@@ -186,8 +192,12 @@ function run(opts) {
   let tick;
   if (interval) {
     // Hands due requests to idle connections between answers.
+    let lastTick = performance.now();
     tick = setInterval(() => {
       const now = performance.now();
+      // The generator's own stalls (the tick came late), on the machine's clock, with spikeMs.
+      if (ownStalls && measuring && now - lastTick > 4) ownStalls.push([performance.timeOrigin + lastTick + 1, now - lastTick - 1]);
+      lastTick = now;
       while (idle.length && nextDue <= now) dispatch(idle.shift(), now);
     }, 1);
   }
@@ -219,6 +229,7 @@ function run(opts) {
           // The generator's own event-loop delay while measuring, by a 1 ms timer (about 1.1 ms when idle).
           ownDelayMs: { p99: ms(ownDelay.percentile(99)), max: ms(ownDelay.max) },
           hist: buckets(),
+          ...(spikes ? { spikes, ownStalls } : {}),
         });
       },
       warmupMs + opts.seconds * 1000,
