@@ -3,7 +3,8 @@
 // generator on its own core — at full speed, or at `rate` requests/s (open loop, or closed loop
 // with a third argument "closed") — and what V8 collected meanwhile: collections by kind, their
 // total and longest pauses, beside the run's p50/p99 (GC_TRACE_RAW=n: the first n trace lines too;
-// GC_TRACE_FLAGS: node flags to try). Then every answer slower than SPIKE_MS (default 10), each
+// GC_TRACE_FLAGS: node flags to try; the app's settings come from the environment, e.g.
+// AUTH_SESSION_STRATEGY=database). Then every answer slower than SPIKE_MS (default 10), each
 // put down to what happened on the machine's clock while it waited or just before it was due (a
 // backlog drains after the stall that made it): both processes stalled at once (the machine), a
 // collection in the server (bench/stall-probe.mjs), another stall of the server's event loop, a
@@ -99,10 +100,11 @@ function attribute(spikes: [number, number][], requests: number, server: Probe, 
     const gc = overlapping(server.gcs, from, to).filter((g) => g[1] >= 1);
     const stall = overlapping(server.stalls, from, to);
     const longestOf = (events: Event[]) => Math.max(...events.map((e) => e[1]));
+    const longestEvent = (events: Event[]) => events.reduce((a, b) => (b[1] > a[1] ? b : a));
     const [cause, event] = both.length
       ? ["the machine (server and generator stalled at once)", Math.max(...both)]
       : gc.length
-        ? [`a collection in the server (${gc.map((g) => g[2]).join(", ")})`, longestOf(gc)]
+        ? [`a collection in the server (${longestEvent(gc)[2]})`, longestOf(gc)]
         : stall.length
           ? ["a server stall, no collection of 1 ms", longestOf(stall)]
           : own.length
