@@ -113,7 +113,7 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
   // its production 500, which says nothing more. (These routes' loaders and actions return
   // Responses and never throw React Router's data() errors, whose JSON form is not rebuilt here.)
   function refusal(error: unknown, args: HandlerArgs): Response {
-    if (error instanceof Response) return error;
+    if (isResponse(error)) return error;
     handleError?.(error, { request: args.request, params: args.params, context: args.context });
     return new Response("Unexpected Server Error", { status: 500, headers: { "Content-Type": "text/plain" } });
   }
@@ -219,8 +219,20 @@ class NodeHeaders {
   }
 }
 
+/** React Router's test for a Response (router isResponse): by shape, so one of another realm counts too. */
+function isResponse(value: unknown): value is Response {
+  const v = value as Partial<Response> | null | undefined;
+  return v != null && typeof v.status === "number" && typeof v.statusText === "string" && typeof v.headers === "object" && typeof v.body !== "undefined";
+}
+
+/**
+ * What React Router makes of a resource route's result (server-runtime handleQueryRouteResult): a
+ * Response is the answer, a string a text answer, anything else JSON; nothing at all is its
+ * "Expected a Response" error, which refusal() turns into the production 500.
+ */
 function asResponse(result: unknown): Response {
-  if (result !== undefined) return result as Response;
+  if (isResponse(result)) return result;
+  if (result === undefined) throw new Error("Expected a Response to be returned from resource route handler");
   if (typeof result === "string") return new Response(result);
   return Response.json(result);
 }
