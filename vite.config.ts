@@ -12,6 +12,10 @@ export default defineConfig({
   test: {
     // Each suite gets its own real database: see tests/support/setup-env.ts.
     globalSetup: ["tests/support/global-setup.ts"],
+    // The stylesheet's `?url` import (app/root.tsx, app/method-not-allowed.tsx) gets its URL, as
+    // in the dev server: without CSS processing Vitest makes it "", and every page a test
+    // renders printed React's warning about an empty href.
+    css: { include: [/app\.css/] },
     setupFiles: ["tests/support/setup-env.ts", "tests/support/matchers.ts"],
     // Tests wait for states, not for a clock; these only bound a hang, generous enough for a
     // loaded 2-core machine (30 s timed out a dozen sound tests there, issue 18).

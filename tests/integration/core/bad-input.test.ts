@@ -374,7 +374,6 @@ let idp: TestIdp;
 let smtp: SmtpSink;
 let handle: (request: Request) => Promise<Response>;
 let quietLogs: string | undefined;
-const consoleError = console.error;
 const consoleWarn = console.warn;
 
 async function send(request: Request): Promise<Response> {
@@ -421,14 +420,9 @@ async function freshBrowser(previous?: Browser): Promise<Browser> {
 type Failure = { label: string; problem: string };
 
 beforeAll(async () => {
-  // Thousands of refused requests would each log a line; React's dev warning about the
-  // stylesheet URL Vite leaves empty under Vitest would print once per page.
+  // Thousands of refused requests would each log a line.
   quietLogs = process.env.VESTIBULE_LOG;
   process.env.VESTIBULE_LOG = "silent";
-  console.error = (...args: unknown[]) => {
-    if (typeof args[0] === "string" && args[0].startsWith('An empty string ("") was passed to the')) return;
-    consoleError(...args);
-  };
   // React Router warns (console only, not in the answer) about each undecodable path segment.
   console.warn = (...args: unknown[]) => {
     if (typeof args[0] === "string" && args[0].includes("could not be decoded because it is a malformed URL segment")) return;
@@ -443,7 +437,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  console.error = consoleError;
   console.warn = consoleWarn;
   if (quietLogs === undefined) delete process.env.VESTIBULE_LOG;
   else process.env.VESTIBULE_LOG = quietLogs;
