@@ -32,6 +32,9 @@ export function PasskeySignIn({ csrfToken, callbackUrl }: { csrfToken: string; c
       // Conditional mediation: waits quietly until the person picks a passkey in the autofill.
       onSupported={(support) => {
         if (!support.autofill) return;
+        // A new token or callback URL remounts the button: the previous request, if its options
+        // are still on the way, is ended too, so it cannot start late over this one.
+        autofill.current?.abort();
         autofill.current = new AbortController();
         signInWithPasskey(csrfToken, callbackUrl, { autofill: true, signal: autofill.current.signal }).catch(() => {});
       }}
