@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { asyncContextFrameFlags, MALLOC_ENV, V8_LIMITS } from "../server/runtime-flags.ts";
-import { addUserAndSignIn, agent, benchServerEnv, freePort, measure, rawGet, root, startServer } from "./harness";
+import { addUserAndSignIn, agent, benchServerEnv, freePort, measure, rawGetSignedIn, root, signalProbe, startServer } from "./harness";
 
 const [target = "/auth/session", rateArg, loop] = process.argv.slice(2);
 const rate = rateArg ? Number(rateArg) : undefined;
@@ -36,9 +36,7 @@ const flags = [
 ];
 const app = await startServer("jwt app (gc trace)", [...flags, path.join(root, "server/main.ts")], benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV }), port);
 try {
-  const { session, csrfCookie } = await addUserAndSignIn(app, EMAIL, PASSWORD);
-  const cookie = target === "/auth/session" ? session : target === "/auth/csrf" ? csrfCookie : undefined;
-  const raw = rawGet(app, target, cookie);
+  const raw = rawGetSignedIn(app, target, await addUserAndSignIn(app, EMAIL, PASSWORD));
   // A warm-up at full speed, so the optimising compiler has settled before the traced run.
   await measure("warm-up", app, { requests: [raw], connections: 16, seconds: 3 });
   const from = app.output().length;
@@ -72,13 +70,7 @@ type Probe = { gcs: [number, number, string][]; stalls: [number, number][] };
 
 /** The server's collections and event-loop stalls since the last call (bench/stall-probe.mjs, on SIGUSR2). */
 async function stallProbe(): Promise<Probe> {
-  const from = app.output().length;
-  process.kill(app.pid, "SIGUSR2");
-  for (;;) {
-    const line = /stall-probe (\{.*\})\n/.exec(app.output().slice(from));
-    if (line) return JSON.parse(line[1]!) as Probe;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return JSON.parse((await signalProbe(app, "stall-probe ")).rest) as Probe;
 }
 
 /**

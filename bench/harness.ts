@@ -149,6 +149,11 @@ export function rawGet(server: Server, target: string, cookie?: string): string 
   return `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n${cookie ? `Cookie: ${cookie}\r\n` : ""}\r\n`;
 }
 
+/** A raw GET of `target` with the cookie it reads: the session for /auth/session, the CSRF cookie for /auth/csrf, none otherwise. */
+export function rawGetSignedIn(server: Server, target: string, cookies: { session: string; csrfCookie: string }): string {
+  return rawGet(server, target, target === "/auth/session" ? cookies.session : target === "/auth/csrf" ? cookies.csrfCookie : undefined);
+}
+
 export type Measurement = {
   name: string;
   server: string;
@@ -397,17 +402,28 @@ export function sendSequentially(server: Server, raw: string, count: number): Pr
   });
 }
 
-/** The probe line bench/alloc-probe.mjs writes on SIGUSR2. */
-async function probe(server: Server): Promise<{ usedHeap: number; external: number; at: number }> {
-  const before = server.output().length;
-  server.child.kill("SIGUSR2");
-  for (let i = 0; i < 200; i++) {
-    const text = server.output().slice(before);
-    const m = /alloc-probe (\{.*\})\n/.exec(text);
-    if (m) return { ...JSON.parse(m[1]!), at: before + m.index + m[0].length };
+/**
+ * Sends SIGUSR2 to `server`, whose preloaded probe (bench/alloc-probe.mjs, sampler.mjs,
+ * stall-probe.mjs) answers with a line starting `prefix`; waits up to `timeoutMs` for it and
+ * gives the rest of that line and where it ended in the server's output.
+ */
+export async function signalProbe(server: Server, prefix: string, timeoutMs = 30_000): Promise<{ rest: string; at: number }> {
+  const from = server.output().length;
+  const line = new RegExp(`${prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(.*)\n`);
+  process.kill(server.pid, "SIGUSR2");
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const m = line.exec(server.output().slice(from));
+    if (m) return { rest: m[1]!.trim(), at: from + m.index + m[0].length };
     await new Promise((r) => setTimeout(r, 10));
   }
-  throw new Error(`${server.name}: no answer from the allocation probe`);
+  throw new Error(`${server.name}: no "${prefix}" line within ${timeoutMs} ms of SIGUSR2`);
+}
+
+/** The heap figures bench/alloc-probe.mjs writes on SIGUSR2. */
+async function probe(server: Server): Promise<{ usedHeap: number; external: number; at: number }> {
+  const { rest, at } = await signalProbe(server, "alloc-probe ");
+  return { ...JSON.parse(rest), at };
 }
 
 /** Node flags for a server measured by measureAllocation: the probe and a young generation no run of `count` requests fills. */

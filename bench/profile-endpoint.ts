@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { asyncContextFrameFlags, MALLOC_ENV, V8_LIMITS } from "../server/runtime-flags.ts";
-import { addUserAndSignIn, agent, benchServerEnv, freePort, rawGet, root, sendSequentially, startServer } from "./harness";
+import { addUserAndSignIn, agent, benchServerEnv, freePort, rawGetSignedIn, root, sendSequentially, signalProbe, startServer } from "./harness";
 
 const [kind = "heap", target = "/auth/session", countArg = "5000"] = process.argv.slice(2);
 if (kind !== "heap" && kind !== "cpu") throw new Error("first argument: heap or cpu");
@@ -30,23 +30,15 @@ const profileFile = path.join(out, `${kind === "heap" ? "Heap" : "CPU"}.${Date.n
 const flags = [`--max-old-space-size=${kind === "heap" ? 512 : V8_LIMITS["--max-old-space-size"]}`, `--max-semi-space-size=${V8_LIMITS["--max-semi-space-size"]}`, ...asyncContextFrameFlags(), "--import", path.join(root, "bench/sampler.mjs"), ...(process.env.PROFILE_FLAGS?.split(" ").filter(Boolean) ?? [])];
 const app = await startServer(`jwt app (${kind} profile)`, [...flags, path.join(root, "server/main.ts")], benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV, SAMPLER_OUT: profileFile, SAMPLER_KIND: kind }), port);
 try {
-  const { session, csrfCookie } = await addUserAndSignIn(app, EMAIL, PASSWORD);
-  const cookie = target === "/auth/session" ? session : target === "/auth/csrf" ? csrfCookie : undefined;
-  const raw = rawGet(app, target, cookie);
+  const raw = rawGetSignedIn(app, target, await addUserAndSignIn(app, EMAIL, PASSWORD));
   await sendSequentially(app, raw, 2_000);
-  await signal(app, "sampler started");
+  await signalProbe(app, "sampler started");
   await sendSequentially(app, raw, count);
-  await signal(app, "sampler written");
+  await signalProbe(app, "sampler written");
 } finally {
   await app.stop();
   agent.destroy();
   rmSync(dataDir, { recursive: true, force: true });
-}
-/** Sends SIGUSR2 and waits for `line` on the server's output. */
-async function signal(server: typeof app, line: string) {
-  const from = server.output().length;
-  server.child.kill("SIGUSR2");
-  for (let i = 0; i < 3_000 && !server.output().slice(from).includes(line); i++) await new Promise((r) => setTimeout(r, 10));
 }
 
 const file = path.basename(profileFile);
