@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath } from "node:url";
+import { promotionIn } from "./gc-nvp";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -513,10 +514,8 @@ export async function measurePromotion(server: Server, raw: string, seconds = 3,
   await measure("warm-up", server, { requests: [raw], connections, seconds: 1 });
   const from = server.output().length;
   const result = await measure("promotion", server, { requests: [raw], connections, seconds });
-  const lines = server.output().slice(from).split("\n");
-  const young = lines.filter((line) => /\bgc=s\b/.test(line));
-  const promoted = young.reduce((sum, line) => sum + Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0), 0);
-  return { bytesPerRequest: promoted / result.requests, youngCollections: young.length, oldCollections: lines.filter((line) => /\bgc=(?:ms|mc|mmc)\b/.test(line)).length };
+  const { promotedBytes, youngCollections, oldCollections } = promotionIn(server.output().slice(from));
+  return { bytesPerRequest: promotedBytes / result.requests, youngCollections, oldCollections };
 }
 
 /**

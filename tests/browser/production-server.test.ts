@@ -10,6 +10,7 @@ import { DEFAULT_LIMITS } from "../../app/auth/core/limits.server";
 import { SQLITE_FILE_NAME } from "../../app/db/location.server";
 import { addUser, startApp, type RunningApp } from "../support/browser";
 import { ASYNC_CONTEXT_FRAME_FLAG, asyncContextFrameFlags, V8_LIMITS } from "../../server/runtime-flags";
+import { promotionIn } from "../../bench/gc-nvp";
 import { credentialsSignIn } from "../support/app-client";
 import { CookieJar } from "../support/http";
 
@@ -152,10 +153,9 @@ describe("a request's objects die young (docs/decisions/096)", () => {
         await load(url, cookie, PER_CLIENT / 2);
         const from = app.logs().length;
         await load(url, cookie, PER_CLIENT);
-        const lines = app.logs().slice(from).split("\n").filter((line) => /\bgc=s\b/.test(line));
-        const bytes = lines.reduce((sum, line) => sum + Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0), 0);
-        promoted[endpoint] = Math.round(bytes / (CLIENTS * PER_CLIENT));
-        youngCollections[endpoint] = lines.length;
+        const trace = promotionIn(app.logs().slice(from));
+        promoted[endpoint] = Math.round(trace.promotedBytes / (CLIENTS * PER_CLIENT));
+        youngCollections[endpoint] = trace.youngCollections;
       }
       // V8's trace reached us for every endpoint (a figure of 0 from no trace at all would pass the next check)…
       expect(Object.values(youngCollections).filter((count) => count === 0)).toEqual([]);
