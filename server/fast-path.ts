@@ -155,8 +155,7 @@ function writeText(res: ServerResponse, response: Response, text: string): void 
     else headers[key] = [held as string, value];
   }
   res.writeHead(response.status, response.statusText, headers);
-  if (res.req.method !== "HEAD") res.write(text);
-  res.end();
+  res.end(res.req.method === "HEAD" ? undefined : text);
 }
 
 /**

@@ -1,7 +1,9 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 
+// crypto.hash, not createHash: one call, no Hash object and its stream machinery (a session
+// lookup and the CSRF cookie's check run it on every request).
 export function sha256hex(value: string): string {
-  return createHash("sha256").update(value).digest("hex");
+  return hash("sha256", value, "hex");
 }
 
 // Single-use link tokens (e-mailed links, "This wasn't me"): 32 random bytes in hex; the database

@@ -1,15 +1,15 @@
 // Double-submit CSRF token (contract §5): the cookie holds `<token>|sha256hex(token + secret)`,
 // every POST must echo the token in its body, compared in constant time.
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { serializeCookie } from "./cookies.server";
-import { constantTimeEqual } from "./crypto.server";
+import { constantTimeEqual, sha256hex } from "./crypto.server";
 import { isCrossOriginPost } from "./origin.server";
 import type { AuthRequest } from "./request.server";
 
 const TOKEN_PATTERN = /^[0-9a-f]{64}$/;
 
 function hashToken(token: string, secret: string) {
-  return createHash("sha256").update(`${token}${secret}`).digest("hex");
+  return sha256hex(`${token}${secret}`);
 }
 
 /** The token from a valid CSRF cookie, or null when the cookie is missing or forged. */

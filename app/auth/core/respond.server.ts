@@ -51,6 +51,9 @@ export function jsonTextResponse(
   const headers = response.headers;
   // set, not append: a text body comes with undici's own Content-Type (text/plain), replaced here.
   for (const [name, value] of init.noCache ? JSON_NO_CACHE_HEADERS : JSON_HEADERS) headers.set(name, value);
+  // Its length said up front, so the answer goes out in one piece rather than chunked (a chunk's
+  // size line, the text, its CRLF and the closing chunk, several writes) on both paths (ADR 099).
+  headers.set("Content-Length", String(Buffer.byteLength(text)));
   if (init.setCookies) for (const cookie of init.setCookies) if (cookie) headers.append("Set-Cookie", cookie);
   if (direct) answerText.set(response, text);
   return response;

@@ -28,6 +28,16 @@ describe("a JSON answer", () => {
     expect([...response.headers]).toEqual([...jsonResponse({ csrfToken: "t" }, { noCache: true, setCookies: [COOKIE] }).headers]);
   });
 
+  it("says its length in bytes, on both paths, so it is not sent chunked (ADR 099)", async () => {
+    const body = { name: "Zoë 名前 🙂" };
+    const ordinary = jsonResponse(body);
+    const text = await ordinary.text();
+    expect(ordinary.headers.get("Content-Length")).toBe(String(Buffer.byteLength(text)));
+    expect(Number(ordinary.headers.get("Content-Length"))).toBeGreaterThan(text.length);
+    const direct = runWithRequestId("r", () => (answerWrittenDirectly(), jsonResponse(body)));
+    expect(direct.headers.get("Content-Length")).toBe(String(Buffer.byteLength(answerTextOf(direct)!)));
+  });
+
   it("keeps its text in a copy made for immutable headers", () => {
     const response = runWithRequestId("r", () => (answerWrittenDirectly(), jsonResponse(null)));
     const copy = copyResponse(response);
