@@ -388,11 +388,9 @@ export function sendSequentially(server: Server, raw: string, count: number): Pr
     socket.on("data", (chunk: Buffer) => {
       buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
       for (;;) {
-        const head = buf.indexOf("\r\n\r\n");
-        if (head < 0) return;
-        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(buf.toString("latin1", 0, head))?.[1] ?? 0);
-        if (buf.length < head + 4 + length) return;
-        buf = buf.subarray(head + 4 + length);
+        const length = responseLength(buf);
+        if (length < 0) return;
+        buf = buf.subarray(length);
         if (--left === 0) {
           socket.destroy();
           return resolve();
@@ -401,6 +399,33 @@ export function sendSequentially(server: Server, raw: string, count: number): Pr
       }
     });
   });
+}
+
+/**
+ * The length of the first whole HTTP/1.1 answer in `buf` (head and body, framed by Content-Length
+ * or chunked), or -1 while it is still arriving. A chunked answer read as a bodiless one would
+ * count its closing chunk as a second answer and send two requests for one (ADR 099).
+ */
+export function responseLength(buf: Buffer): number {
+  const head = buf.indexOf("\r\n\r\n");
+  if (head < 0) return -1;
+  const headText = buf.toString("latin1", 0, head);
+  const declared = /\r\ncontent-length: *(\d+)/i.exec(headText);
+  if (declared || !/\r\ntransfer-encoding: *chunked/i.test(headText)) {
+    const end = head + 4 + Number(declared?.[1] ?? 0);
+    return buf.length < end ? -1 : end;
+  }
+  // Chunks: a size line in hex, that many bytes, CRLF; the last has size 0 (no trailers are sent).
+  let at = head + 4;
+  for (;;) {
+    const lineEnd = buf.indexOf("\r\n", at);
+    if (lineEnd < 0) return -1;
+    const size = Number.parseInt(buf.toString("latin1", at, lineEnd), 16);
+    const end = lineEnd + 2 + size + 2;
+    if (buf.length < end) return -1;
+    if (size === 0) return end;
+    at = end;
+  }
 }
 
 /**

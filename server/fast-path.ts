@@ -8,7 +8,8 @@
 // the status, headers and framing the adapter's writer gives it, byte for byte what the full
 // pipeline sends. A GET or HEAD is handed to them as a NodeRequest (below) rather than a Fetch
 // Request, and an answer whose JSON text the app handed over beside its Response (respond.server.ts
-// jsonTextResponse) is written from that text: no body stream built and read back. Anything the
+// jsonTextResponse, a DirectAnswer whose headers are a plain map) is written from that text: no
+// body stream built and read back, no Fetch Headers sorted and validated at every call. Anything the
 // fast path is not sure of (another path spelling, a .data request, another method) goes to
 // React Router unchanged.
 import { existsSync } from "node:fs";
@@ -143,8 +144,9 @@ class RouteArgs {
 
 /**
  * An answer whose body is `text`, written as the adapter's sendResponse writes it (Fetch header
- * names in their order, Set-Cookie as a list, the body as one chunk after the head, nothing for
- * HEAD): the same bytes, without a stream and its reader.
+ * names in their order, Set-Cookie as a list, the body after the head, nothing for HEAD): the same
+ * bytes, without a stream and its reader. Its Content-Length is among its headers (ADR 099), so
+ * head and text leave in one write.
  */
 function writeText(res: ServerResponse, response: Response, text: string): void {
   const headers: OutgoingHttpHeaders = {};

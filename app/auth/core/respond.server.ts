@@ -2,8 +2,8 @@
 // JSON with the no-cache headers, error redirects by code, and the generic 400.
 import { isErrorPageCode, type AuthErrorCode } from "./errors";
 import type { AuthRequest } from "./request.server";
+import { DirectAnswer } from "./direct-answer.server";
 import { writtenDirectly } from "./request-context.server";
-import { slot } from "./slot";
 
 export const NO_CACHE_HEADERS = {
   "Cache-Control": "private, no-cache, no-store",
@@ -24,9 +24,6 @@ function withCookies(headers: Headers, setCookies: readonly (string | null | und
 const JSON_HEADERS: readonly [string, string][] = [["Content-Type", "application/json"]];
 const JSON_NO_CACHE_HEADERS: readonly [string, string][] = [...JSON_HEADERS, ...Object.entries(NO_CACHE_HEADERS)];
 
-/** Where jsonTextResponse puts an answer's text when the fast path writes it. */
-const answerText = slot<Response, string>("answerText");
-
 export function jsonResponse(
   body: unknown,
   init: { status?: number; setCookies?: readonly (string | null | undefined)[]; noCache?: boolean } = {},
@@ -44,10 +41,10 @@ export function jsonTextResponse(
   init: { status?: number; setCookies?: readonly (string | null | undefined)[]; noCache?: boolean } = {},
 ): Response {
   const status = init.status ?? 200;
-  const direct = writtenDirectly();
-  // The fast path writes the text itself (ADR 089): the same Response without the byte stream a
-  // body would build (about 3 KB a request) and the reader that would take it apart again.
-  const response = new Response(direct ? null : text, { status });
+  // The fast path writes the text itself (ADR 089, 099): a Response without the byte stream a body
+  // would build (about 3 KB a request) and the reader that would take it apart again, its
+  // headers a plain map rather than undici's.
+  const response = writtenDirectly() ? new DirectAnswer(text, status) : new Response(text, { status });
   const headers = response.headers;
   // set, not append: a text body comes with undici's own Content-Type (text/plain), replaced here.
   for (const [name, value] of init.noCache ? JSON_NO_CACHE_HEADERS : JSON_HEADERS) headers.set(name, value);
@@ -55,21 +52,17 @@ export function jsonTextResponse(
   // size line, the text, its CRLF and the closing chunk, several writes) on both paths (ADR 099).
   headers.set("Content-Length", String(Buffer.byteLength(text)));
   if (init.setCookies) for (const cookie of init.setCookies) if (cookie) headers.append("Set-Cookie", cookie);
-  if (direct) answerText.set(response, text);
   return response;
 }
 
 /** The text an answer carries beside its Response for the fast path's writer; undefined for any other Response. */
 export function answerTextOf(response: Response): string | undefined {
-  return answerText.get(response);
+  return response instanceof DirectAnswer ? response.bodyText : undefined;
 }
 
 /** A copy of `response` (its headers mutable), its text beside it included. */
 export function copyResponse(response: Response): Response {
-  const copy = new Response(response.body, response);
-  const text = answerTextOf(response);
-  if (text !== undefined) answerText.set(copy, text);
-  return copy;
+  return response instanceof DirectAnswer ? response.copy() : new Response(response.body, response);
 }
 
 /** 302 to `location`, or 200 `{url}` with the same Set-Cookie headers in JSON-redirect mode. */
