@@ -534,13 +534,20 @@ export const PROMOTION_FLAGS = ["--trace-gc-nvp"];
  * A request lasts about a millisecond and young collections come every few, so little of a request
  * should reach the old generation; what does is held from something that lives on (a weak table
  * or transition tree of the old generation: docs/decisions/096), and the Mark-Compacts then have to find it.
+ * heapGrowthPerRequest: how much the heap grew per request from one young collection to the next,
+ * which also counts what is allocated in the old generation directly (ADR 100).
  */
-export async function measurePromotion(server: Server, raw: string, seconds = 3, connections = 16): Promise<{ bytesPerRequest: number; youngCollections: number; oldCollections: number }> {
+export async function measurePromotion(
+  server: Server,
+  raw: string,
+  seconds = 3,
+  connections = 16,
+): Promise<{ bytesPerRequest: number; heapGrowthPerRequest: number; youngCollections: number; oldCollections: number }> {
   await measure("warm-up", server, { requests: [raw], connections, seconds: 1 });
   const from = server.output().length;
   const result = await measure("promotion", server, { requests: [raw], connections, seconds });
-  const { promotedBytes, youngCollections, oldCollections } = promotionIn(server.output().slice(from));
-  return { bytesPerRequest: promotedBytes / result.requests, youngCollections, oldCollections };
+  const { promotedBytes, heapGrowthBytes, youngCollections, oldCollections } = promotionIn(server.output().slice(from));
+  return { bytesPerRequest: promotedBytes / result.requests, heapGrowthPerRequest: heapGrowthBytes / result.requests, youngCollections, oldCollections };
 }
 
 /**

@@ -444,12 +444,14 @@ async function promotion(ctx: BenchContext) {
   const app = await startApp("jwt app (promotion)", {}, undefined, PROMOTION_FLAGS);
   try {
     const endpoints = await probedEndpoints(app);
-    const out: Record<string, { bytesPerRequest: number; youngCollections: number; oldCollections: number }> = {};
-    console.log(`\nJavaScript heap promoted to the old generation per request (${CONNECTIONS} connections, 3 s, production limits):`);
+    const out: Record<string, { bytesPerRequest: number; heapGrowthPerRequest: number; youngCollections: number; oldCollections: number }> = {};
+    console.log(`\nJavaScript heap promoted to the old generation per request, and the heap's growth per request between young collections (${CONNECTIONS} connections, 3 s, production limits):`);
     for (const [name, raw] of endpoints) {
       const measured = await measurePromotion(app, raw);
-      out[name] = { ...measured, bytesPerRequest: Math.round(measured.bytesPerRequest) };
-      console.log(`${name.padEnd(38)} ${fmt(measured.bytesPerRequest, 0).padStart(6)} B   (${measured.youngCollections} young, ${measured.oldCollections} old collections)`);
+      out[name] = { ...measured, bytesPerRequest: Math.round(measured.bytesPerRequest), heapGrowthPerRequest: Math.round(measured.heapGrowthPerRequest) };
+      console.log(
+        `${name.padEnd(38)} ${fmt(measured.bytesPerRequest, 0).padStart(6)} B promoted, ${fmt(measured.heapGrowthPerRequest, 0).padStart(5)} B grown   (${measured.youngCollections} young, ${measured.oldCollections} old collections)`,
+      );
     }
     ctx.notes.promotedBytesPerRequest = out;
   } finally {

@@ -120,7 +120,8 @@ describe("a request's objects die young (docs/decisions/096)", () => {
   // the old generation — a WeakMap keyed by the request, a getter literal's hidden class in a
   // transition tree — it was promoted instead, 5–6.5 KB a request, and the Mark-Compacts that then
   // ran several times a second were the 10 ms pauses at p99. V8's own count (--trace-gc-nvp,
-  // promoted= per young collection) under 16 concurrent keep-alive clients; ~60 B a request now.
+  // promoted= per young collection) under 16 concurrent keep-alive clients; a few bytes a request now
+  // (most of the ~60 B measured before ADR 100 were Node's GC observer's, which the metrics no longer use).
   const CLIENTS = 16;
   const PER_CLIENT = 120;
 

@@ -2,6 +2,7 @@
 // token reads counts that equal the audit trail after a scripted set of sign-ins; everyone else —
 // no token, a wrong one, METRICS_TOKEN unset — gets the ordinary 404 page; no label carries an
 // address or an id.
+import client from "prom-client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../app/auth/core/config.server.ts";
 import { resetMetrics } from "../../../app/auth/core/metrics.server.ts";
@@ -127,6 +128,12 @@ describe(`GET /metrics (${dbLabel})`, () => {
     // Node's own process metrics come along.
     expect([...m.keys()].some((k) => k.startsWith("vestibule_process_resident_memory_bytes"))).toBe(true);
     expect([...m.keys()].some((k) => k.startsWith("vestibule_nodejs_eventloop_lag_seconds"))).toBe(true);
+    // All of prom-client's defaults but the collection-duration histogram (ADR 100).
+    const defaults = new client.Registry();
+    client.collectDefaultMetrics({ register: defaults, prefix: "vestibule_" });
+    const defaultNames = (await defaults.getMetricsAsJSON()).map((metric) => metric.name);
+    const exposed = new Set([...m.keys()].map((k) => k.replace(/(_bucket|_sum|_count)?(\{.*)?$/, "")));
+    expect(defaultNames.filter((name) => !exposed.has(name))).toEqual(["vestibule_nodejs_gc_duration_seconds"]);
 
     // No address, no id, no raw URL in any label.
     const text = await (await scrape()).text();
