@@ -384,11 +384,18 @@ export function sendSequentially(server: Server, raw: string, count: number): Pr
     let left = count;
     let buf: Buffer = Buffer.alloc(0);
     socket.on("error", reject);
+    socket.on("close", () => left > 0 && reject(new Error(`connection closed with ${left} answers to come`)));
     socket.on("connect", () => socket.write(bytes));
     socket.on("data", (chunk: Buffer) => {
       buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
       for (;;) {
-        const length = responseLength(buf);
+        let length: number;
+        try {
+          length = responseLength(buf);
+        } catch (error) {
+          socket.destroy();
+          return reject(error);
+        }
         if (length < 0) return;
         buf = buf.subarray(length);
         if (--left === 0) {
@@ -410,8 +417,9 @@ export function responseLength(buf: Buffer): number {
   const head = buf.indexOf("\r\n\r\n");
   if (head < 0) return -1;
   const headText = buf.toString("latin1", 0, head);
+  // Transfer-Encoding wins over Content-Length (RFC 9112 §6.3).
   const declared = /\r\ncontent-length: *(\d+)/i.exec(headText);
-  if (declared || !/\r\ntransfer-encoding: *chunked/i.test(headText)) {
+  if (!/\r\ntransfer-encoding: *chunked/i.test(headText)) {
     const end = head + 4 + Number(declared?.[1] ?? 0);
     return buf.length < end ? -1 : end;
   }
@@ -421,6 +429,7 @@ export function responseLength(buf: Buffer): number {
     const lineEnd = buf.indexOf("\r\n", at);
     if (lineEnd < 0) return -1;
     const size = Number.parseInt(buf.toString("latin1", at, lineEnd), 16);
+    if (!Number.isInteger(size) || size < 0) throw new Error(`not a chunk size: ${JSON.stringify(buf.toString("latin1", at, lineEnd))}`);
     const end = lineEnd + 2 + size + 2;
     if (buf.length < end) return -1;
     if (size === 0) return end;

@@ -103,6 +103,9 @@ export function createFastPath(build: ServerBuild, { clientDirectory }: { client
       else writeText(res, response, text);
     } catch (error) {
       if (!res.headersSent) {
+        // writeHead may have taken some of the answer's headers before one failed: its length
+        // would frame the empty 500 wrongly, and the next answer on the connection would be read as its body.
+        res.removeHeader("Content-Length");
         res.statusCode = 500;
         res.end();
       } else res.destroy(error instanceof Error ? error : undefined);

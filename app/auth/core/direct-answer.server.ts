@@ -8,8 +8,8 @@
 
 /** RFC 9110 token: what undici's Headers accept as a name. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** What a value may not hold once trimmed (undici's isValidHeaderValue). */
-const FORBIDDEN_IN_VALUE = /[\0\r\n]/;
+/** What a value may not hold once trimmed: undici's isValidHeaderValue, and WebIDL's ByteString (nothing above U+00FF). */
+const FORBIDDEN_IN_VALUE = /[\0\r\n\u0100-\uffff]/;
 /** HTTP whitespace, trimmed from both ends of a value (Fetch: normalize). */
 const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
 const isHttpWhitespace = (code: number) => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
@@ -38,8 +38,8 @@ function headerValue(name: string, value: string): string {
 
 /**
  * Fetch Headers' behaviour for one answer's headers, as undici has it: names compared and listed in
- * lower case, values trimmed and checked, a repeated name's values joined by ", " except
- * Set-Cookie, whose values stay apart (getSetCookie, one entry each when iterated), and iteration
+ * lower case, values trimmed and checked, a repeated name's values joined by ", " (Cookie's by
+ * "; ") except Set-Cookie, whose values stay apart (getSetCookie, one entry each when iterated), and iteration
  * in name order. tests/unit/core/direct-answer.test.ts holds it to undici's for any sequence of calls.
  */
 export class PlainHeaders implements Headers {
@@ -51,7 +51,8 @@ export class PlainHeaders implements Headers {
     const text = headerValue(name, value);
     if (key === "set-cookie") this.#cookies.push(text);
     const held = this.#values.get(key);
-    this.#values.set(key, held === undefined ? text : `${held}, ${text}`);
+    // Fetch joins a repeated name's values with ", ", and Cookie's with "; " (undici's HeadersList).
+    this.#values.set(key, held === undefined ? text : `${held}${key === "cookie" ? "; " : ", "}${text}`);
   }
 
   set(name: string, value: string): void {

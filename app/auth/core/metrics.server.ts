@@ -36,18 +36,19 @@ const holder = globalThis as typeof globalThis & { [HELD]?: Metrics };
  * every 8 s at 5 000 req/s; without it, none in minutes. prom-client has no switch for one
  * default metric, so each is registered from its own module (the list is prom-client's).
  */
-const requireFromHere = createRequire(import.meta.url);
 const UNOBSERVED_DEFAULT_METRICS = new Set(["gc"]);
 type DefaultMetric = (registry: client.Registry, config: { prefix: string; eventLoopMonitoringPrecision: number }) => void;
+// Loaded with this module, not at the first request: a prom-client whose files moved stops the
+// start (the server imports this module before it listens) instead of failing every request.
+const DEFAULT_METRICS: readonly DefaultMetric[] = (() => {
+  const requireFromHere = createRequire(import.meta.url);
+  const names = (client.collectDefaultMetrics as unknown as { metricsList: string[] }).metricsList;
+  return names.filter((name) => !UNOBSERVED_DEFAULT_METRICS.has(name)).map((name) => requireFromHere(`prom-client/lib/metrics/${name}`) as DefaultMetric);
+})();
 
 function registerDefaultMetrics(registry: client.Registry) {
-  const names = (client.collectDefaultMetrics as unknown as { metricsList: string[] }).metricsList;
-  for (const name of names) {
-    if (UNOBSERVED_DEFAULT_METRICS.has(name)) continue;
-    const register = requireFromHere(`prom-client/lib/metrics/${name}`) as DefaultMetric;
-    // collectDefaultMetrics' own default precision for the event-loop delay monitor.
-    register(registry, { prefix: PREFIX, eventLoopMonitoringPrecision: 10 });
-  }
+  // collectDefaultMetrics' own default precision for the event-loop delay monitor.
+  for (const register of DEFAULT_METRICS) register(registry, { prefix: PREFIX, eventLoopMonitoringPrecision: 10 });
 }
 
 function create(): Metrics {

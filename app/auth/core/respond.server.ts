@@ -28,7 +28,8 @@ export function jsonResponse(
   body: unknown,
   init: { status?: number; setCookies?: readonly (string | null | undefined)[]; noCache?: boolean } = {},
 ): Response {
-  return jsonTextResponse(JSON.stringify(body), init);
+  // JSON.stringify(undefined) is undefined: an empty body, as before the length was counted.
+  return jsonTextResponse(JSON.stringify(body) ?? "", init);
 }
 
 /**

@@ -20,6 +20,12 @@ describe("the end of an answer", () => {
     for (let cut = 0; cut < answer.length; cut++) expect(responseLength(Buffer.from(answer.slice(0, cut)))).toBe(-1);
   });
 
+  it("follows the chunks when both framings are declared (Transfer-Encoding wins), and refuses a size that is no number", () => {
+    const answer = `${HEAD}Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nnull\r\n0\r\n\r\n`;
+    expect(responseLength(Buffer.from(answer))).toBe(answer.length);
+    expect(() => responseLength(Buffer.from(`${HEAD}Transfer-Encoding: chunked\r\n\r\nzz\r\n`))).toThrow(/not a chunk size/);
+  });
+
   it("is the head's end for an answer without a body", () => {
     const answer = "HTTP/1.1 302 Found\r\nLocation: /\r\n\r\n";
     expect(responseLength(Buffer.from(answer))).toBe(answer.length);

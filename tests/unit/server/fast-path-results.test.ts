@@ -6,7 +6,7 @@
 // Responses (the byte-for-byte test, tests/browser/fast-path.test.ts, runs them); these cases
 // are the ones no route of the app reaches today, served through a real node:http server.
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import type { ServerBuild } from "react-router";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFastPath } from "../../../server/fast-path";
@@ -35,6 +35,9 @@ const build = {
 beforeAll(async () => {
   const fastPath = createFastPath(build);
   server = createServer((req, res) => {
+    // As server/main.ts does before the fast path: a header set first makes node's writeHead take
+    // the answer's headers one by one.
+    res.setHeader("X-Request-Id", "probe");
     if (!fastPath(req, res)) {
       res.statusCode = 404;
       res.end("not the fast path's");
@@ -89,5 +92,27 @@ describe("the fast path answers a resource route's result as React Router does",
     });
     expect(failed).toEqual({ status: 500, type: "text/plain", body: "Unexpected Server Error" });
     expect(errors).toHaveLength(1);
+  });
+
+  it("an answer Node cannot write is an empty 500 whose framing holds: no length left from the headers it had taken", async () => {
+    // undici lets a control character through in a value, node:http's writeHead refuses it, after
+    // the headers before it in order (Content-Length among them) were set on the response.
+    result = () => new Response("hello", { headers: { "Content-Length": "5", "X-Probe": "a\u0001b" } });
+    const port = (server.address() as AddressInfo).port;
+    const head = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1", () => socket.write("GET /auth/providers HTTP/1.1\r\nHost: x\r\n\r\n"));
+      let text = "";
+      socket.on("data", (chunk) => {
+        text += chunk.toString("latin1");
+        const end = text.indexOf("\r\n\r\n");
+        if (end >= 0) {
+          socket.destroy();
+          resolve(text.slice(0, end));
+        }
+      });
+      socket.on("error", reject);
+    });
+    expect(head).toMatch(/^HTTP\/1\.1 500 /);
+    expect(head.toLowerCase()).not.toContain("content-length: 5");
   });
 });
