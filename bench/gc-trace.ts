@@ -13,8 +13,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { asyncContextFrameFlags, MALLOC_ENV, V8_LIMITS } from "../server/runtime-flags.ts";
-import { addUserAndSignIn, agent, benchServerEnv, freePort, measure, rawGetSignedIn, root, signalProbe, startServer } from "./harness";
+import { asyncContextFrameFlags, MALLOC_ENV, singleCpuGcFlags, V8_LIMITS } from "../server/runtime-flags.ts";
+import { addUserAndSignIn, agent, benchServerEnv, freePort, measure, PINNED, rawGetSignedIn, root, signalProbe, startServer } from "./harness";
 
 const [target = "/auth/session", rateArg, loop] = process.argv.slice(2);
 const rate = rateArg ? Number(rateArg) : undefined;
@@ -24,11 +24,13 @@ const EMAIL = "gc-trace@example.com";
 const PASSWORD = "gc-trace-password-123";
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-gc-trace-"));
 const port = await freePort();
-// The limits given on the command line, so server/memory-limits.ts does not restart the process;
+// The limits given on the command line, so server/memory-limits.ts does not restart the process
+// (with the one-CPU collection flag when the server is pinned, as it would add: docs/decisions/101);
 // GC_TRACE_FLAGS (space-separated node flags) last, to try another setting.
 const flags = [
   ...Object.entries(V8_LIMITS).map(([k, v]) => `${k}=${v}`),
   ...asyncContextFrameFlags(),
+  ...singleCpuGcFlags(PINNED ? 1 : undefined),
   "--trace-gc",
   "--import",
   path.join(root, "bench/stall-probe.mjs"),

@@ -7,8 +7,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { asyncContextFrameFlags, MALLOC_ENV, V8_LIMITS } from "../server/runtime-flags.ts";
-import { addUserAndSignIn, agent, benchServerEnv, freePort, rawGetSignedIn, root, sendSequentially, signalProbe, startServer } from "./harness";
+import { asyncContextFrameFlags, MALLOC_ENV, singleCpuGcFlags, V8_LIMITS } from "../server/runtime-flags.ts";
+import { addUserAndSignIn, agent, benchServerEnv, freePort, PINNED, rawGetSignedIn, root, sendSequentially, signalProbe, startServer } from "./harness";
 
 const [kind = "heap", target = "/auth/session", countArg = "5000"] = process.argv.slice(2);
 if (kind !== "heap" && kind !== "cpu") throw new Error("first argument: heap or cpu");
@@ -22,12 +22,13 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-profile-"));
 const port = await freePort();
 // heap: V8's sampling heap profiler, cpu: its CPU profiler, each over the measured requests alone
 // (bench/sampler.mjs), the server otherwise as `npm start` runs it. With the memory limits' flags
-// and variable given, server/memory-limits.ts does not restart it (the preload would run twice).
+// and variable given (and the one-CPU collection flag when pinned: docs/decisions/101),
+// server/memory-limits.ts does not restart it (the preload would run twice).
 const profileFile = path.join(out, `${kind === "heap" ? "Heap" : "CPU"}.${Date.now()}.${kind === "heap" ? "heapprofile" : "cpuprofile"}`);
 // PROFILE_FLAGS (node flags, space-separated) come last, so they can override the limits.
 // The heap sampler keeps every sample (collected objects included) on the heap it samples: more
 // old space, or a long run ends out of memory.
-const flags = [`--max-old-space-size=${kind === "heap" ? 512 : V8_LIMITS["--max-old-space-size"]}`, `--max-semi-space-size=${V8_LIMITS["--max-semi-space-size"]}`, ...asyncContextFrameFlags(), "--import", path.join(root, "bench/sampler.mjs"), ...(process.env.PROFILE_FLAGS?.split(" ").filter(Boolean) ?? [])];
+const flags = [`--max-old-space-size=${kind === "heap" ? 512 : V8_LIMITS["--max-old-space-size"]}`, `--max-semi-space-size=${V8_LIMITS["--max-semi-space-size"]}`, ...asyncContextFrameFlags(), ...singleCpuGcFlags(PINNED ? 1 : undefined), "--import", path.join(root, "bench/sampler.mjs"), ...(process.env.PROFILE_FLAGS?.split(" ").filter(Boolean) ?? [])];
 const app = await startServer(`jwt app (${kind} profile)`, [...flags, path.join(root, "server/main.ts")], benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV, SAMPLER_OUT: profileFile, SAMPLER_KIND: kind }), port);
 try {
   const raw = rawGetSignedIn(app, target, await addUserAndSignIn(app, EMAIL, PASSWORD));

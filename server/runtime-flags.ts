@@ -1,6 +1,7 @@
-// The node flags and environment the production server runs with (docs/decisions/068, 094): what
+// The node flags and environment the production server runs with (docs/decisions/068, 094, 101): what
 // server/memory-limits.ts restarts the process with when they are missing, and what the bench and
 // the tests read. No side effect here, so anything may import it.
+import os from "node:os";
 
 /**
  * V8's heap. The young generation (semi-spaces) is where each request's short-lived objects live
@@ -31,14 +32,32 @@ export function asyncContextFrameFlags(version = process.versions.node, known: R
 }
 
 /**
- * Flags of V8_LIMITS (and the async context flag, where it applies) that neither the command line nor
- * NODE_OPTIONS sets ("-" and "_" alike); `--no-…` of a flag counts as set.
+ * V8 collects on helper threads beside the main one (parallel scavenges, concurrent marking and
+ * sweeping). A process that may run on one CPU only (an affinity mask, taskset, a one-CPU
+ * machine) gains nothing from them: they take turns with the main thread on that CPU, and a
+ * Mark-Compact's pause then waits on them — 6.7–8.1 ms at 5 500 req/s on /auth/session, against
+ * 1.7 ms with every collection on the main thread (docs/decisions/101). Given only there.
  */
-export function missingFlags(execArgv: readonly string[], nodeOptions = "", contextFlags: readonly string[] = asyncContextFrameFlags()): string[] {
+export const SINGLE_THREADED_GC_FLAG = "--single-threaded-gc";
+export function singleCpuGcFlags(parallelism = os.availableParallelism()): string[] {
+  return parallelism === 1 ? [SINGLE_THREADED_GC_FLAG] : [];
+}
+
+/**
+ * Flags of V8_LIMITS (and the async context and single-CPU collection flags, where they apply)
+ * that neither the command line nor NODE_OPTIONS sets ("-" and "_" alike); `--no-…` of a flag
+ * counts as set.
+ */
+export function missingFlags(
+  execArgv: readonly string[],
+  nodeOptions = "",
+  contextFlags: readonly string[] = asyncContextFrameFlags(),
+  gcFlags: readonly string[] = singleCpuGcFlags(),
+): string[] {
   const given = new Set([...execArgv, ...nodeOptions.split(/\s+/)].map((arg) => arg.split("=", 1)[0]!.replaceAll("_", "-").replace(/^--no-/, "--")));
   const limits = Object.entries(V8_LIMITS)
     .filter(([name]) => !given.has(name))
     .map(([name, value]) => `${name}=${value}`);
-  const context = contextFlags.filter((flag) => !given.has(flag) && !given.has(flag.replace("--experimental-", "--")));
-  return [...limits, ...context];
+  const switches = [...contextFlags, ...gcFlags].filter((flag) => !given.has(flag) && !given.has(flag.replace("--experimental-", "--")));
+  return [...limits, ...switches];
 }

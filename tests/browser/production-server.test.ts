@@ -2,6 +2,7 @@
 // the client address over a real socket behind a (simulated) proxy.
 import { readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
@@ -9,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../app/auth/core/limits.server";
 import { SQLITE_FILE_NAME } from "../../app/db/location.server";
 import { addUser, startApp, type RunningApp } from "../support/browser";
-import { ASYNC_CONTEXT_FRAME_FLAG, asyncContextFrameFlags, V8_LIMITS } from "../../server/runtime-flags";
+import { ASYNC_CONTEXT_FRAME_FLAG, asyncContextFrameFlags, SINGLE_THREADED_GC_FLAG, V8_LIMITS } from "../../server/runtime-flags";
 import { promotionIn } from "../../bench/gc-nvp";
 import { credentialsSignIn } from "../support/app-client";
 import { CookieJar } from "../support/http";
@@ -85,7 +86,20 @@ describe("the production runtime (server/)", () => {
     const app = await startApp();
     try {
       expect(cmdline(app.pid)).toEqual(expect.arrayContaining([...limits, ...asyncContextFrameFlags()]));
+      // Free to use more CPUs, it leaves V8 its helper threads.
+      if (availableParallelism() > 1) expect(cmdline(app.pid)).not.toContain(SINGLE_THREADED_GC_FLAG);
       expect(environ(app.pid)).toContain("MALLOC_MMAP_THRESHOLD_=131072");
+      expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it("started on one CPU (taskset), the server also keeps every collection on its main thread (docs/decisions/101)", async () => {
+    const app = await startApp({}, [], ["taskset", "-c", "0"]);
+    try {
+      expect(cmdline(app.pid)).toContain(SINGLE_THREADED_GC_FLAG);
+      expect(cmdline(app.pid)).toEqual(expect.arrayContaining(limits));
       expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
     } finally {
       await app.stop();

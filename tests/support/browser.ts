@@ -50,9 +50,10 @@ function baseEnv(): Record<string, string> {
 
 /**
  * Starts the production server (built by tests/support/build-app.ts) with `env` on top of a clean
- * environment; `nodeFlags` before server/main.ts (kept by its restart with the memory limits).
+ * environment; `nodeFlags` before server/main.ts (kept by its restart with the memory limits);
+ * `launcher`, a command that runs node in its place (taskset -c 0).
  */
-export async function startApp(env: Record<string, string> = {}, nodeFlags: readonly string[] = []): Promise<RunningApp> {
+export async function startApp(env: Record<string, string> = {}, nodeFlags: readonly string[] = [], launcher: readonly string[] = []): Promise<RunningApp> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-app-"));
   const url = `http://localhost:${port}`;
@@ -66,7 +67,9 @@ export async function startApp(env: Record<string, string> = {}, nodeFlags: read
     VESTIBULE_DATA_DIR: dataDir,
     ...env,
   };
-  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, path.join(root, "server/main.ts")], {
+  // `launcher` (e.g. taskset -c 0) runs node in its place, same pid (it execs).
+  const command = [...launcher, process.execPath, ...nodeFlags, path.join(root, "server/main.ts")];
+  const child: ChildProcess = spawn(command[0]!, command.slice(1), {
     cwd: root,
     env: fullEnv,
     stdio: ["ignore", "pipe", "pipe"],

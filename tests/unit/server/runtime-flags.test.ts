@@ -2,7 +2,7 @@
 // what is missing is added, what the operator gave wins, and the async context flag only goes to a
 // Node that knows it and does not already do it.
 import { describe, expect, it } from "vitest";
-import { ASYNC_CONTEXT_FRAME_FLAG, asyncContextFrameFlags, missingFlags, V8_LIMITS } from "../../../server/runtime-flags";
+import { ASYNC_CONTEXT_FRAME_FLAG, asyncContextFrameFlags, missingFlags, SINGLE_THREADED_GC_FLAG, singleCpuGcFlags, V8_LIMITS } from "../../../server/runtime-flags";
 
 const KNOWN = new Set([ASYNC_CONTEXT_FRAME_FLAG]);
 const LIMITS = Object.entries(V8_LIMITS).map(([name, value]) => `${name}=${value}`);
@@ -25,15 +25,31 @@ describe("asyncContextFrameFlags", () => {
   });
 });
 
+describe("singleCpuGcFlags", () => {
+  it("keeps every collection on the main thread of a process that may use one CPU, and gives nothing where there are more", () => {
+    expect(singleCpuGcFlags(1)).toEqual([SINGLE_THREADED_GC_FLAG]);
+    expect(singleCpuGcFlags(2)).toEqual([]);
+    expect(singleCpuGcFlags(64)).toEqual([]);
+  });
+});
+
 describe("missingFlags", () => {
   const context = [ASYNC_CONTEXT_FRAME_FLAG];
 
+  it("on one CPU the collection flag is added too, unless the operator said otherwise (--no-single-threaded-gc)", () => {
+    const gc = [SINGLE_THREADED_GC_FLAG];
+    expect(missingFlags([], "", context, gc)).toEqual([...LIMITS, ASYNC_CONTEXT_FRAME_FLAG, SINGLE_THREADED_GC_FLAG]);
+    expect(missingFlags([...LIMITS, ASYNC_CONTEXT_FRAME_FLAG, SINGLE_THREADED_GC_FLAG], "", context, gc)).toEqual([]);
+    expect(missingFlags([], "--no-single-threaded-gc", context, gc)).toEqual([...LIMITS, ASYNC_CONTEXT_FRAME_FLAG]);
+    expect(missingFlags(["--single_threaded_gc"], "", context, gc)).toEqual([...LIMITS, ASYNC_CONTEXT_FRAME_FLAG]);
+  });
+
   it("started with nothing: every limit and the context flag", () => {
-    expect(missingFlags([], "", context)).toEqual([...LIMITS, ASYNC_CONTEXT_FRAME_FLAG]);
+    expect(missingFlags([], "", context, [])).toEqual([...LIMITS, ASYNC_CONTEXT_FRAME_FLAG]);
   });
 
   it("started with everything (the restarted process): nothing, so it does not restart again", () => {
-    expect(missingFlags([...LIMITS, ASYNC_CONTEXT_FRAME_FLAG], "", context)).toEqual([]);
+    expect(missingFlags([...LIMITS, ASYNC_CONTEXT_FRAME_FLAG], "", context, [])).toEqual([]);
   });
 
   it("a limit the operator set, on the command line or in NODE_OPTIONS, with - or _, wins", () => {
@@ -42,8 +58,8 @@ describe("missingFlags", () => {
   });
 
   it("an operator's --no-async-context-frame (or --no-experimental-…) is kept: the flag is not added", () => {
-    expect(missingFlags([], "--no-async-context-frame", context)).toEqual(LIMITS);
-    expect(missingFlags(["--no-experimental-async-context-frame"], "", context)).toEqual(LIMITS);
-    expect(missingFlags(["--async-context-frame"], "", context)).toEqual(LIMITS);
+    expect(missingFlags([], "--no-async-context-frame", context, [])).toEqual(LIMITS);
+    expect(missingFlags(["--no-experimental-async-context-frame"], "", context, [])).toEqual(LIMITS);
+    expect(missingFlags(["--async-context-frame"], "", context, [])).toEqual(LIMITS);
   });
 });
