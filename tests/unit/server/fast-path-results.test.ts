@@ -6,10 +6,11 @@
 // Responses (the byte-for-byte test, tests/browser/fast-path.test.ts, runs them); these cases
 // are the ones no route of the app reaches today, served through a real node:http server.
 import { createServer, type Server } from "node:http";
-import { connect, type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import type { ServerBuild } from "react-router";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFastPath } from "../../../server/fast-path";
+import { rawRequest } from "../../support/raw-http";
 
 let result: () => unknown = () => null;
 const errors: unknown[] = [];
@@ -98,21 +99,8 @@ describe("the fast path answers a resource route's result as React Router does",
     // undici lets a control character through in a value, node:http's writeHead refuses it, after
     // the headers before it in order (Content-Length among them) were set on the response.
     result = () => new Response("hello", { headers: { "Content-Length": "5", "X-Probe": "a\u0001b" } });
-    const port = (server.address() as AddressInfo).port;
-    const head = await new Promise<string>((resolve, reject) => {
-      const socket = connect(port, "127.0.0.1", () => socket.write("GET /auth/providers HTTP/1.1\r\nHost: x\r\n\r\n"));
-      let text = "";
-      socket.on("data", (chunk) => {
-        text += chunk.toString("latin1");
-        const end = text.indexOf("\r\n\r\n");
-        if (end >= 0) {
-          socket.destroy();
-          resolve(text.slice(0, end));
-        }
-      });
-      socket.on("error", reject);
-    });
-    expect(head).toMatch(/^HTTP\/1\.1 500 /);
-    expect(head.toLowerCase()).not.toContain("content-length: 5");
+    const answer = await rawRequest((server.address() as AddressInfo).port, "GET /auth/providers HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    expect(answer.status).toBe(500);
+    expect(answer.headers["content-length"]).not.toBe("5");
   });
 });
