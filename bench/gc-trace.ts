@@ -8,13 +8,16 @@
 // put down to what happened on the machine's clock while it waited or just before it was due (a
 // backlog drains after the stall that made it): both processes stalled at once (the machine), a
 // collection in the server (bench/stall-probe.mjs), another stall of the server's event loop, a
-// stall of the load generator, or nothing seen. For explaining a latency figure (is the tail the collector's?), not for
+// stall of the load generator, or nothing seen. GC_TRACE_REPEAT=n: n runs on the same process
+// (the earlier ones print a line each; the trace covers all); GC_TRACE_OUT=file: the server's whole
+// output (start and warm-up, then the measured runs: with GC_TRACE_FLAGS="--trace-opt
+// --trace-deopt", when the compiler worked). For explaining a latency figure (is the tail the collector's?), not for
 // figures to compare.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { asyncContextFrameFlags, MALLOC_ENV, singleCpuGcFlags, V8_LIMITS } from "../server/runtime-flags.ts";
-import { addUserAndSignIn, agent, benchServerEnv, freePort, measure, PINNED, rawGetSignedIn, root, signalProbe, startServer } from "./harness";
+import { addUserAndSignIn, agent, benchServerEnv, freePort, lowerDriverPriority, measure, PINNED, rawGetSignedIn, root, signalProbe, startServer } from "./harness";
 
 const [target = "/auth/session", rateArg, loop] = process.argv.slice(2);
 const rate = rateArg ? Number(rateArg) : undefined;
@@ -22,6 +25,7 @@ const SPIKE_MS = Number(process.env.SPIKE_MS ?? 10);
 const SECRET = "gc-trace-secret-0123456789abcdef0123456789abcdef";
 const EMAIL = "gc-trace@example.com";
 const PASSWORD = "gc-trace-password-123";
+lowerDriverPriority();
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-gc-trace-"));
 const port = await freePort();
 // The limits given on the command line, so server/memory-limits.ts does not restart the process
@@ -43,6 +47,10 @@ try {
   await measure("warm-up", app, { requests: [raw], connections: 16, seconds: 3 });
   const from = app.output().length;
   await stallProbe(); // forget the start, the sign-in and the warm-up
+  for (let i = 1; i < Number(process.env.GC_TRACE_REPEAT ?? 1); i++) {
+    const r = await measure(target, app, { requests: [raw], connections: 16, seconds: 5, spikeMs: SPIKE_MS, ...(rate ? { rate, closedLoop: loop === "closed" } : {}) });
+    console.log(`repeat ${i}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.cpuUs.toFixed(0)} µs CPU/request`);
+  }
   const result = await measure(target, app, { requests: [raw], connections: 16, seconds: 5, spikeMs: SPIKE_MS, ...(rate ? { rate, closedLoop: loop === "closed" } : {}) });
   const trace = app.output().slice(from);
   const server = await stallProbe();
@@ -61,6 +69,7 @@ try {
   console.log(`${target}${rate ? ` at ${rate} req/s ${loop === "closed" ? "closed" : "open"} loop` : " at full speed"}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ${result.cpuUs.toFixed(0)} µs CPU/request, RSS ${result.rssMb.toFixed(0)} MB, heap after ${heap?.[1]} (${heap?.[2]}) MB`);
   for (const [kind, k] of kinds) console.log(`  ${kind.padEnd(22)} ${String(k.count).padStart(5)} × , ${k.totalMs.toFixed(1).padStart(7)} ms in all (${((100 * k.totalMs) / (result.seconds * 1000)).toFixed(1)} % of the run), longest ${k.maxMs.toFixed(2)} ms`);
   attribute(result.spikes ?? [], result.requests, server, result.generatorStalls ?? []);
+  if (process.env.GC_TRACE_OUT) writeFileSync(process.env.GC_TRACE_OUT, `${app.output().slice(0, from)}\n=== measured run ===\n${trace}`);
   if (process.env.GC_TRACE_DUMP) writeFileSync(process.env.GC_TRACE_DUMP, JSON.stringify({ spikes: result.spikes, generatorStalls: result.generatorStalls, server }));
 } finally {
   await app.stop();
