@@ -9,7 +9,7 @@
 // backlog drains after the stall that made it): both processes stalled at once (the machine), a
 // collection in the server (bench/stall-probe.mjs), another stall of the server's event loop, a
 // stall of the load generator, or nothing seen. GC_TRACE_REPEAT=n: n runs on the same process
-// (the earlier ones print a line each; the trace covers all); GC_TRACE_OUT=file: the server's whole
+// before the traced one, each a line of its own (the trace and the attribution cover the last); GC_TRACE_OUT=file: the server's whole
 // output (start and warm-up, then the measured runs: with GC_TRACE_FLAGS="--trace-opt
 // --trace-deopt", when the compiler worked). For explaining a latency figure (is the tail the collector's?), not for
 // figures to compare.
@@ -45,12 +45,12 @@ try {
   const raw = rawGetSignedIn(app, target, await addUserAndSignIn(app, EMAIL, PASSWORD));
   // A warm-up at full speed, so the optimising compiler has settled before the traced run.
   await measure("warm-up", app, { requests: [raw], connections: 16, seconds: 3 });
-  const from = app.output().length;
-  await stallProbe(); // forget the start, the sign-in and the warm-up
   for (let i = 1; i < Number(process.env.GC_TRACE_REPEAT ?? 1); i++) {
     const r = await measure(target, app, { requests: [raw], connections: 16, seconds: 5, spikeMs: SPIKE_MS, ...(rate ? { rate, closedLoop: loop === "closed" } : {}) });
     console.log(`repeat ${i}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.cpuUs.toFixed(0)} µs CPU/request`);
   }
+  const from = app.output().length;
+  await stallProbe(); // forget the start, the sign-in and the warm-up
   const result = await measure(target, app, { requests: [raw], connections: 16, seconds: 5, spikeMs: SPIKE_MS, ...(rate ? { rate, closedLoop: loop === "closed" } : {}) });
   const trace = app.output().slice(from);
   const server = await stallProbe();

@@ -32,12 +32,16 @@ const LOAD_CORE = "0";
  */
 export function lowerDriverPriority() {
   if (!PINNED) return;
+  // An ancestor is lowered only while its command line names this command ("bench" for
+  // scripts/bench.ts: npm run bench, its shell, tsx's launcher), never a terminal's shell or a
+  // tool that happened to start it.
+  const command = path.basename(process.argv[1] ?? "", path.extname(process.argv[1] ?? ""));
   let pid = process.pid;
   for (let depth = 0; depth < 4 && pid > 1; depth++) {
     let parent = 0;
     try {
-      const comm = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
-      if (depth > 0 && !/^(node|npm|sh|tsx)\b/.test(comm)) return;
+      const commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+      if (depth > 0 && (!command || !commandLine.includes(command))) return;
       parent = Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
       // setpriority acts on one thread on Linux: each task of the process in turn.
       for (const tid of readdirSync(`/proc/${pid}/task`)) if (Number(tid) !== process.pid) os.setPriority(Number(tid), 19);
@@ -163,8 +167,27 @@ function signal(pids: number[], sig: NodeJS.Signals) {
   }
 }
 
+/**
+ * A stopped server ignores SIGTERM until continued: should this process end while others are
+ * stopped (an exception, Ctrl-C, a CI timeout's SIGTERM), they are continued first.
+ */
+let continueOnExit = false;
+function continueAllOnExit() {
+  if (continueOnExit) return;
+  continueOnExit = true;
+  const continueAll = () => signal([...started_].flatMap((s) => [s.pid, s.child.pid!]), "SIGCONT");
+  process.once("exit", continueAll);
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(sig, () => {
+      continueAll();
+      process.kill(process.pid, sig); // once: the default action now, as without this handler
+    });
+  }
+}
+
 /** Runs `fn` with every other started server stopped. */
 async function alone<T>(server: Server, fn: () => Promise<T>): Promise<T> {
+  continueAllOnExit();
   const others = [...started_].filter((s) => s !== server && s.pid !== server.pid).flatMap((s) => [s.pid, s.child.pid!]);
   signal(others, "SIGSTOP");
   try {
@@ -182,11 +205,12 @@ export function cpuMicros(pid: number): number {
 }
 
 /**
- * Time the hypervisor ran something else while this machine's CPUs wanted to run (steal, all
- * CPUs, /proc/stat), in ms: a latency figure whose window had some was partly the machine's.
+ * Time the hypervisor ran something else while the server's core wanted to run (steal, /proc/stat:
+ * that core's line when pinned, all CPUs' else; counted in ticks of 10 ms), in ms: a latency figure whose window had some was partly the machine's.
  */
 export function stealMs(): number {
-  const cpu = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.split(/\s+/);
+  const line = PINNED ? `cpu${SERVER_CORE} ` : "cpu ";
+  const cpu = (readFileSync("/proc/stat", "utf8").split("\n").find((l) => l.startsWith(line)) ?? "").split(/\s+/);
   return (Number(cpu[8] ?? 0) * 1000) / CLK_TCK;
 }
 

@@ -501,8 +501,10 @@ function verdicts(ctx: BenchContext) {
   const p99s = Object.entries(r).filter(([k]) => /HalfRate(Open|Closed)$/.test(k) && !k.startsWith("bare")).map(([k, m]) => [k, m.p99] as const);
   for (const [k, p99] of p99s) {
     const floor = r[`bareAtHalfRate${k.endsWith("Open") ? "Open" : "Closed"}`];
-    console.log(`  ${p99 <= 10 ? "met   " : "MISSED"} p99 ≤ 10 ms at half rate, ${k}: ${fmt(p99, 2)} ms${floor ? ` (bare node:http the same way: ${fmt(floor.p99, 2)} ms)` : ""}`);
-    out[`p99 at half rate, ${k}`] = { value: p99, target: 10, met: p99 <= 10 };
+    const again = halfRateRepeats.filter((x) => k === `${x.scenario}HalfRate${x.loop}`);
+    const againText = again.map((x) => `measured again once: first ${fmt(x.p99, 2)} ms with the generator stalled ${fmt(x.generatorStallMs, 1)} ms`).join("; ");
+    console.log(`  ${p99 <= 10 ? "met   " : "MISSED"} p99 ≤ 10 ms at half rate, ${k}: ${fmt(p99, 2)} ms${floor ? ` (bare node:http the same way: ${fmt(floor.p99, 2)} ms)` : ""}${againText ? ` — ${againText}` : ""}`);
+    out[`p99 at half rate, ${k}`] = { value: p99, target: 10, met: p99 <= 10, ...(again.length ? { measuredAgain: again } : {}) };
   }
   const soakMem = ctx.notes.soakMemoryMb as Record<string, { rss: number }> | undefined;
   for (const [command, memory] of Object.entries(soakMem ?? {})) {
