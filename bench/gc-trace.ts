@@ -8,11 +8,11 @@
 // put down to what happened on the machine's clock while it waited or just before it was due (a
 // backlog drains after the stall that made it): both processes stalled at once (the machine), a
 // collection in the server (bench/stall-probe.mjs), another stall of the server's event loop, a
-// stall of the load generator, or nothing seen. GC_TRACE_REPEAT=n: n runs on the same process
-// before the traced one, each a line of its own (the trace and the attribution cover the last); GC_TRACE_OUT=file: the server's whole
-// output (start and warm-up, then the measured runs: with GC_TRACE_FLAGS="--trace-opt
-// --trace-deopt", when the compiler worked). For explaining a latency figure (is the tail the collector's?), not for
-// figures to compare.
+// stall of the load generator, or nothing seen. GC_TRACE_REPEAT=n: n runs on the same process,
+// the ones before the traced run a line each (the trace and the attribution cover the last);
+// GC_TRACE_OUT=file: the server's whole output, start and warm-up, then the traced run (with
+// GC_TRACE_FLAGS="--trace-opt --trace-deopt": when the compiler worked). For explaining a latency
+// figure (is the tail the collector's?), not for figures to compare.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";

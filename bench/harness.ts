@@ -121,7 +121,7 @@ export async function startServer(name: string, args: string[], env: NodeJS.Proc
     output: () => out,
     stop: async () => {
       started_.delete(server);
-      signal([pid, child.pid!], "SIGCONT");
+      signal(pidsOf(server), "SIGCONT");
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once("exit", r));
       // Under npm the server is a grandchild: told directly, as a supervisor would (it may be gone).
@@ -157,6 +157,11 @@ export async function startServer(name: string, args: string[], env: NodeJS.Proc
  */
 const started_ = new Set<Server>();
 
+/** A server's node process and, under npm, the npm process that started it. */
+function pidsOf(server: Server): number[] {
+  return [server.pid, server.child.pid!];
+}
+
 function signal(pids: number[], sig: NodeJS.Signals) {
   for (const pid of new Set(pids)) {
     try {
@@ -175,7 +180,7 @@ let continueOnExit = false;
 function continueAllOnExit() {
   if (continueOnExit) return;
   continueOnExit = true;
-  const continueAll = () => signal([...started_].flatMap((s) => [s.pid, s.child.pid!]), "SIGCONT");
+  const continueAll = () => signal([...started_].flatMap(pidsOf), "SIGCONT");
   process.once("exit", continueAll);
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.once(sig, () => {
@@ -188,7 +193,7 @@ function continueAllOnExit() {
 /** Runs `fn` with every other started server stopped. */
 async function alone<T>(server: Server, fn: () => Promise<T>): Promise<T> {
   continueAllOnExit();
-  const others = [...started_].filter((s) => s !== server && s.pid !== server.pid).flatMap((s) => [s.pid, s.child.pid!]);
+  const others = [...started_].filter((s) => s !== server && s.pid !== server.pid).flatMap(pidsOf);
   signal(others, "SIGSTOP");
   try {
     return await fn();
@@ -205,8 +210,9 @@ export function cpuMicros(pid: number): number {
 }
 
 /**
- * Time the hypervisor ran something else while the server's core wanted to run (steal, /proc/stat:
- * that core's line when pinned, all CPUs' else; counted in ticks of 10 ms), in ms: a latency figure whose window had some was partly the machine's.
+ * Time the hypervisor ran something else while the server's core wanted to run, in ms (steal,
+ * /proc/stat: that core's line when pinned, all CPUs' else; counted in ticks of 10 ms). A latency
+ * figure whose window had some was partly the machine's.
  */
 export function stealMs(): number {
   const line = PINNED ? `cpu${SERVER_CORE} ` : "cpu ";
@@ -274,7 +280,7 @@ export type Measurement = {
   /** With spikeMs: the slow answers [due (epoch ms), latency ms] and the generator's own stalls [from (epoch ms), ms]. */
   spikes?: [number, number][];
   generatorStalls?: [number, number][];
-  /** Steal time on the machine's CPUs while measuring, ms (stealMs). */
+  /** Steal time on the server's core while measuring, ms (stealMs). */
   stealMs?: number;
 };
 

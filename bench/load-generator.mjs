@@ -16,8 +16,9 @@
 // closedLoop? (with rate: each connection sends its next request at its own share of the rate
 // but never before its answer is back, latency counted from the send), expectStatus,
 // expectBodyPrefix?, spin? (open loop: poll for due requests on every turn of the event loop
-// instead of a 1 ms timer; only for a generator with a core of its own), spikeMs? (every answer slower than this, with when it was due, and the
-// generator's own stalls, on the machine's clock: for bench/gc-trace.ts) }.
+// instead of a 1 ms timer; only for a generator with a core of its own), spikeMs? (every answer
+// slower than this, with when it was due, and the generator's own stalls, on the machine's clock:
+// for bench/gc-trace.ts) }.
 // Output per job: the line "measuring" when its warm-up ends, then one JSON line with the
 // results, among them `ownDelayMs`: the generator's own event-loop delay while measuring (p99,
 // max) — how much of a latency figure can be the generator's rather than the server's.

@@ -315,11 +315,12 @@ async function signIns(ctx: BenchContext) {
 const HALF_RATE_ROUNDS = 2;
 /** The load generator's own longest stall beyond which a half-rate run is measured again (the target itself). */
 const GENERATOR_STALL_LIMIT_MS = 10;
-const halfRateRepeats: { scenario: string; loop: string; rate: number; p99: number; generatorStallMs: number }[] = [];
+type HalfRateRepeat = { key: string; rate: number; p99: number; generatorStallMs: number };
 async function halfRate(ctx: BenchContext) {
   const scenarios = SCENARIOS.filter((x) => (APP_KEYS.includes(x.key) || x.key === "bare") && x.server(ctx) && ctx.results[x.key]);
   const keyOf = (s: (typeof SCENARIOS)[number], loop: "Open" | "Closed") => (s.key === "bare" ? `bareAtHalfRate${loop}` : `${s.key}HalfRate${loop}`);
   const runs = new Map<string, Measurement[]>();
+  const repeats: HalfRateRepeat[] = [];
   const seconds = Math.min(SECONDS, 3) / HALF_RATE_ROUNDS;
   for (let round = 0; round < HALF_RATE_ROUNDS; round++) {
     for (const s of scenarios.map((_, i) => scenarios[(i + round) % scenarios.length]!)) {
@@ -335,14 +336,14 @@ async function halfRate(ctx: BenchContext) {
         const stalled = m.generatorDelayMs?.max ?? 0;
         if (stalled > GENERATOR_STALL_LIMIT_MS) {
           console.log(`${s.name} at ${rate} req/s ${loop.toLowerCase()} loop measured again: p99 ${fmt(m.p99, 2)} ms with the load generator stalled ${fmt(stalled, 1)} ms`);
-          halfRateRepeats.push({ scenario: s.key, loop, rate, p99: m.p99, generatorStallMs: stalled });
+          repeats.push({ key: keyOf(s, loop), rate, p99: m.p99, generatorStallMs: stalled });
           m = await once();
         }
         runs.set(keyOf(s, loop), [...(runs.get(keyOf(s, loop)) ?? []), { ...m, rate }]);
       }
     }
   }
-  ctx.notes.halfRateMeasuredAgain = halfRateRepeats;
+  ctx.notes.halfRateMeasuredAgain = repeats;
   for (const loop of ["Open", "Closed"] as const) {
     console.log(`\np99 at half the maximum rate (${loop === "Closed" ? "closed" : "open"} loop, ${HALF_RATE_ROUNDS} rounds, each at half the maximum measured just before):`);
     for (const s of scenarios) {
@@ -501,7 +502,7 @@ function verdicts(ctx: BenchContext) {
   const p99s = Object.entries(r).filter(([k]) => /HalfRate(Open|Closed)$/.test(k) && !k.startsWith("bare")).map(([k, m]) => [k, m.p99] as const);
   for (const [k, p99] of p99s) {
     const floor = r[`bareAtHalfRate${k.endsWith("Open") ? "Open" : "Closed"}`];
-    const again = halfRateRepeats.filter((x) => k === `${x.scenario}HalfRate${x.loop}`);
+    const again = ((ctx.notes.halfRateMeasuredAgain ?? []) as HalfRateRepeat[]).filter((x) => x.key === k);
     const againText = again.map((x) => `measured again once: first ${fmt(x.p99, 2)} ms with the generator stalled ${fmt(x.generatorStallMs, 1)} ms`).join("; ");
     console.log(`  ${p99 <= 10 ? "met   " : "MISSED"} p99 ≤ 10 ms at half rate, ${k}: ${fmt(p99, 2)} ms${floor ? ` (bare node:http the same way: ${fmt(floor.p99, 2)} ms)` : ""}${againText ? ` — ${againText}` : ""}`);
     out[`p99 at half rate, ${k}`] = { value: p99, target: 10, met: p99 <= 10, ...(again.length ? { measuredAgain: again } : {}) };
