@@ -1,4 +1,5 @@
 // npm run bench [-- --seconds 5 --connections 16 --soak-seconds 60 --no-build --only=main|alloc|logs|sizes]
+// npm run bench -- --summarize bench/results/raw/<date>.json   (writes that run's summary again)
 // Contract §9: the production build (jwt sessions; database sessions on SQLite and, when it
 // answers, PostgreSQL) measured on loopback next to the references started in the same run —
 // a bare node:http server answering the same JSON (the limit), a trivial React Router resource
@@ -7,11 +8,11 @@
 // first use; skipped with the reason printed when it cannot be). Each figure is printed with its ratio to each reference; server and load generator each get a core of their
 // own when there are two. Then: p99 at half the maximum rate (open and closed loop), RSS after
 // 60 s of mixed load under `npm start` and `node server/main.ts`, the cold start of the start
-// command, and the heap allocated per request. Results go to
-// bench/results/<date>.json. The parts are functions of one BenchContext (bench/harness.ts), so
+// command, and the heap allocated per request. The raw results go to bench/results/raw/<date>.json
+// (ignored by git), their summary to bench/results/<date>.json (bench/summary.ts). The parts are functions of one BenchContext (bench/harness.ts), so
 // a new part is one more entry in PARTS.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -41,6 +42,7 @@ import {
   type Server,
 } from "../bench/harness";
 import { runOpsBench } from "../bench/ops";
+import { summaryText, writeResults, type RawResults } from "../bench/summary";
 
 const { values: opts } = parseArgs({
   options: {
@@ -52,6 +54,8 @@ const { values: opts } = parseArgs({
     // the jwt app (alloc: bytes, not time, so it can run on a busy machine), or the operations
     // part (bench/ops.ts): logging cost (logs) or session lookup cost at size (sizes).
     only: { type: "string" },
+    // A raw results file to summarise again into bench/results/<its date>.json; nothing is measured.
+    summarize: { type: "string" },
   },
 });
 if (opts.only !== undefined && !["main", "alloc", "logs", "sizes"].includes(opts.only)) throw new Error("--only takes main, alloc, logs or sizes");
@@ -523,6 +527,13 @@ function verdicts(ctx: BenchContext) {
 }
 
 async function main() {
+  if (opts.summarize) {
+    const raw: RawResults = JSON.parse(readFileSync(path.resolve(opts.summarize), "utf8"));
+    const file = path.join(root, "bench/results", `${raw.date.slice(0, 10)}.json`);
+    writeFileSync(file, summaryText(raw));
+    console.log(`summary written to ${path.relative(root, file)}`);
+    return;
+  }
   const began = performance.now();
   lowerDriverPriority();
   const loadBefore = loadAverage();
@@ -611,25 +622,15 @@ async function comparison(began: number, loadBefore: string) {
     const seconds = (performance.now() - began) / 1000;
     console.log(`\nload average before ${loadBefore}, after ${loadAfter}; ${fmt(seconds)} s in all`);
 
-    const date = new Date().toISOString().slice(0, 10);
-    mkdirSync(path.join(root, "bench/results"), { recursive: true });
-    const file = path.join(root, "bench/results", `${date}.json`);
-    writeFileSync(
-      file,
-      `${JSON.stringify(
-        {
-          date: new Date().toISOString(),
-          conditions: { cores: CORES, pinned: PINNED, node: process.version, seconds: SECONDS, connections: CONNECTIONS, loadAverageBefore: loadBefore, loadAverageAfter: loadAfter, startCommand: startCommand() },
-          // Without the latency histograms (tens of thousands of buckets a run): p50 and p99 are kept.
-          results: Object.fromEntries(Object.entries(ctx.results).map(([key, { hist: _hist, latencies: _latencies, ...kept }]) => [key, kept])),
-          notes: ctx.notes,
-          targets,
-        },
-        null,
-        2,
-      )}\n`,
-    );
-    console.log(`results written to ${path.relative(root, file)}`);
+    const files = writeResults(path.join(root, "bench/results"), {
+      date: new Date().toISOString(),
+      conditions: { cores: CORES, pinned: PINNED, node: process.version, seconds: SECONDS, connections: CONNECTIONS, loadAverageBefore: loadBefore, loadAverageAfter: loadAfter, startCommand: startCommand() },
+      // Without the latency histograms (tens of thousands of buckets a run): p50 and p99 are kept.
+      results: Object.fromEntries(Object.entries(ctx.results).map(([key, { hist: _hist, latencies: _latencies, ...kept }]) => [key, kept])),
+      notes: ctx.notes,
+      targets,
+    });
+    console.log(`raw results written to ${path.relative(root, files.raw)}, their summary to ${path.relative(root, files.summary)}`);
   } finally {
     for (const s of servers) await s.stop();
     for (const s of servers) if (s.env.VESTIBULE_DATA_DIR?.includes("vestibule-bench-")) rmSync(s.env.VESTIBULE_DATA_DIR, { recursive: true, force: true });
