@@ -498,7 +498,7 @@ function verdicts(ctx: BenchContext) {
     ["providers ≥ 1.2× Auth.js", ratio(r.providers, r.authjsProviders), 1.2],
   ];
   console.log("\ntargets:");
-  const out: Record<string, unknown> = {};
+  const out: RawResults["targets"] = {};
   for (const [label, value, target] of checks) {
     console.log(`  ${Number.isFinite(value) ? (value >= target ? "met   " : "MISSED") : "n/a   "} ${label}: ${fmt(value, 2)}×`);
     out[label] = { value, target, met: value >= target };
