@@ -81,7 +81,7 @@ describe("configuration", () => {
   });
 
   it("an operator who trusts forwarded hosts without AUTH_URL or AUTH_ALLOWED_HOSTS is refused at start, naming the variables", () => {
-    for (const env of [{ NODE_ENV: "production" }, {}, { AUTH_ALLOWED_HOSTS: " , " }]) {
+    for (const env of [{ NODE_ENV: "production" }, {}, { AUTH_ALLOWED_HOSTS: " , " }] as Record<string, string>[]) {
       expect(problems({ ...env, AUTH_SECRET: secret, AUTH_TRUST_HOST: "true" })).toEqual([
         "AUTH_TRUST_HOST=true without AUTH_URL needs AUTH_ALLOWED_HOSTS: the comma-separated host names the proxy may forward (e.g. app.example.com), so that a forged X-Forwarded-Host never chooses the address in an e-mailed link",
       ]);
