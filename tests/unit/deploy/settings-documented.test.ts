@@ -32,7 +32,7 @@ const READS = [
 const FAMILIES = [/`([A-Z][A-Z0-9_]*_)\$\{[^}`]+\}(_[A-Z0-9_]*)?`/g, /["']([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)["']/g];
 
 /** Every variable (a name, or a family as "PREFIX_*_SUFFIX") read in `file`'s text. */
-export function readsIn(text: string): Set<string> {
+function readsIn(text: string): Set<string> {
   const found = new Set<string>();
   for (const pattern of READS) for (const m of text.matchAll(pattern)) found.add(m[1]!);
   for (const pattern of FAMILIES) for (const m of text.matchAll(pattern)) found.add(`${m[1]}*${m[2] ?? ""}`);
@@ -40,7 +40,7 @@ export function readsIn(text: string): Set<string> {
 }
 
 /** Every name in the first column of the settings tables of a Markdown text; `<…>` becomes `*`. */
-export function documentedIn(markdown: string): Set<string> {
+function documentedIn(markdown: string): Set<string> {
   const found = new Set<string>();
   let inTable = false;
   for (const line of markdown.split("\n")) {
