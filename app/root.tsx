@@ -7,6 +7,7 @@ import { withRequestContext } from "~/auth/core/log.server";
 import { observeRequest } from "~/auth/core/metrics.server";
 import { pageOutageRedirect } from "~/auth/core/outage.server";
 import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.server";
+import { untrustedHostRefusal } from "~/auth/core/trusted-host.server";
 import { refuseCrossOriginPost } from "~/auth/signin";
 import { secondFactorSetupRefusal } from "~/auth/accounts";
 import { pageTitle, SITE_NAME } from "./site";
@@ -56,7 +57,8 @@ export const middleware: Route.MiddlewareFunction[] = [
       () =>
         runWithLocale(negotiateLocale(request), async () => {
           // AUTH_REQUIRE_MFA: a user without a second factor sets one up first (ADR 082).
-          const response = refuseCrossOriginPost(request) ?? (await secondFactorSetupRefusal(request)) ?? pageOutageRedirect(request, await next());
+          // A request naming a host AUTH_ALLOWED_HOSTS does not list builds nothing (ADR 105).
+          const response = untrustedHostRefusal(request) ?? refuseCrossOriginPost(request) ?? (await secondFactorSetupRefusal(request)) ?? pageOutageRedirect(request, await next());
           return varyOnLanguage(withHeaders(response, baseSecurityHeaders(getConfig())));
         }),
       (response, name, value) => withHeaders(response, { [name]: value }),

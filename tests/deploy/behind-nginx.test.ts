@@ -2,14 +2,17 @@
 // deploy/nginx/vestibule.conf in front of two `npm start` instances on one PostgreSQL database,
 // TLS with a certificate from a CA made at test time and trusted by Chromium (an NSS database in
 // the browser's HOME), every sign-in method through https:// with JavaScript off and on.
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_PATH } from "../support/chromium";
-import { deployToolsMissing, httpsRequest, trustCaForChromium } from "../support/deploy";
+import { DEPLOY_DIR, deployToolsMissing, httpsRequest, renewCertificate, servedSerial, trustCaForChromium, type HttpsAnswer } from "../support/deploy";
+import { openSocket, readAll } from "../support/raw-http";
+import { waitUntil } from "../support/wait";
 import { ALICE } from "../support/idp";
 import { postgresUnreachable } from "../support/postgres-required";
 import { isSecurityNotice, linkIn, waitForMessages, type ReceivedMessage } from "../support/smtp-sink";
@@ -17,6 +20,7 @@ import { addUserTo, startStack, type Stack } from "./stack";
 import { requestEmailSignIn, signInWithPassword } from "../support/signin-form";
 
 const unavailable = deployToolsMissing("deploy tests") ?? (await postgresUnreachable("deploy tests"));
+const METRICS_TOKEN = "deploy-test-metrics-token-0123456789abcdef";
 
 describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", () => {
   let stack: Stack;
@@ -24,7 +28,7 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
   let home: string;
 
   beforeAll(async () => {
-    stack = await startStack("nginx");
+    stack = await startStack("nginx", { METRICS_TOKEN });
     home = mkdtempSync(path.join(os.tmpdir(), "vestibule-chromium-home-"));
     trustCaForChromium(home, stack.certs.caPath);
     browser = await chromium.launch({
@@ -251,9 +255,158 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
   });
 
   it("plain http on nginx's other port only redirects to https", async () => {
-    const res = await fetch(`http://127.0.0.1:${stack.httpPort}/account?x=1`, { redirect: "manual" });
+    const res = await fetch(`http://localhost:${stack.httpPort}/account?x=1`, { redirect: "manual" });
     expect(res.status).toBe(301);
-    expect(res.headers.get("Location")).toBe("https://127.0.0.1/account?x=1");
+    // To the configured name (the https port is 443 in production, so none is written).
+    expect(res.headers.get("Location")).toBe("https://localhost/account?x=1");
     expect(stack.nginx.errorLog()).not.toMatch(/\[(emerg|alert|crit)\]/);
   });
+
+  // ---- issue 31: what nginx logs, which hosts it serves, renewals, probes (ADR 105) -------------
+
+  /** A form POST through nginx with the CSRF token and cookie of a fresh GET /auth/csrf. */
+  async function postForm(path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<HttpsAnswer> {
+    const csrf = await httpsRequest(`${stack.origin}/auth/csrf`, { ca: stack.certs.ca });
+    const { csrfToken } = JSON.parse(csrf.body) as { csrfToken: string };
+    return httpsRequest(`${stack.origin}${path}`, {
+      ca: stack.certs.ca,
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: csrf.setCookies.map((c) => c.split(";")[0]).join("; "), ...headers },
+      body: new URLSearchParams({ csrfToken, ...fields }).toString(),
+    });
+  }
+
+  /** The first message to `email` whose link goes to `pathname`, once it has arrived. */
+  function messageTo(email: string, pathname: string): Promise<ReceivedMessage> {
+    const find = () => stack.sink.messages.find((m) => m.envelope.to[0] === email && !isSecurityNotice(m) && linkIn(m).pathname === pathname);
+    return waitUntil(find, (m) => m !== undefined) as Promise<ReceivedMessage>;
+  }
+
+  it("an operator reading nginx's access and error logs finds no sign-in token, reset token or address", async () => {
+    const email = "deploy-logs@example.com";
+    await addUserTo(stack, { email, password: "correct horse battery" });
+    // A sign-in link, asked for and opened through nginx.
+    expect((await postForm("/auth/signin/email", { email })).status).toBe(302);
+    const signin = linkIn(await messageTo(email, "/auth/callback/email"));
+    expect((await httpsRequest(signin.toString(), { ca: stack.certs.ca })).status).toBeLessThan(400);
+    // A reset link, asked for and opened through nginx.
+    expect((await postForm("/auth/forgot-password", { email })).status).toBe(302);
+    const reset = linkIn(await messageTo(email, "/auth/reset-password"));
+    expect((await httpsRequest(reset.toString(), { ca: stack.certs.ca })).status).toBe(200);
+    // An address in a query string.
+    await httpsRequest(`${stack.origin}/auth/signin?email=${encodeURIComponent(email)}`, { ca: stack.certs.ca });
+    // A request nginx itself refuses (413) is an error-level line with the request line and the
+    // Referer in it.
+    const big = `password=${"p".repeat(70 * 1024)}`;
+    const refused = await httpsRequest(`${reset.origin}${reset.pathname}${reset.search}`, {
+      ca: stack.certs.ca,
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": String(big.length), Referer: reset.toString() },
+      body: big,
+    });
+    expect(refused.status).toBe(413);
+    // nginx writes its access line once the request is over, which may be after the answer.
+    await waitUntil(() => stack.nginx.accessLog(), (log) => /"POST \/auth\/reset-password HTTP\/1\.1" 413 /.test(log));
+
+    const secrets = [signin.searchParams.get("token")!, reset.searchParams.get("token")!, email, encodeURIComponent(email), "deploy-logs%40", "deploy-logs@"];
+    expect(secrets[0]).toMatch(/^[0-9a-f]{64}$/);
+    const access = stack.nginx.accessLog();
+    const errors = stack.nginx.errorLog();
+    for (const secret of secrets) {
+      expect(access, `access log holds ${secret}`).not.toContain(secret);
+      expect(errors, `error log holds ${secret}`).not.toContain(secret);
+    }
+    // The requests are there, by their paths.
+    expect(access).toContain('"GET /auth/callback/email HTTP/1.1"');
+    expect(access).toContain('"GET /auth/reset-password HTTP/1.1"');
+  }, 60_000);
+
+  it("certbot's http-01 challenge file in /var/www/letsencrypt is served over plain http; every other http path still redirects", async () => {
+    const token = `deploy-${Date.now().toString(36)}-challenge`;
+    mkdirSync(path.join(stack.webroot, ".well-known/acme-challenge"), { recursive: true });
+    writeFileSync(path.join(stack.webroot, ".well-known/acme-challenge", token), `${token}.key-authorization`);
+    const served = await fetch(`http://localhost:${stack.httpPort}/.well-known/acme-challenge/${token}`, { redirect: "manual" });
+    expect(served.status).toBe(200);
+    expect(await served.text()).toBe(`${token}.key-authorization`);
+    const missing = await fetch(`http://localhost:${stack.httpPort}/.well-known/acme-challenge/not-there`, { redirect: "manual" });
+    expect(missing.status).toBe(404);
+    for (const other of ["/.well-known/other", "/", "/auth/signin", `/x/.well-known/acme-challenge/${token}`]) {
+      const res = await fetch(`http://localhost:${stack.httpPort}${other}`, { redirect: "manual" });
+      expect(res.status, other).toBe(301);
+      expect(res.headers.get("Location"), other).toBe(`https://localhost${other}`);
+    }
+  });
+
+  it("the shipped certbot deploy hook makes nginx serve the renewed certificate", async () => {
+    const before = await servedSerial(stack.httpsPort, stack.certs.ca);
+    const renewed = renewCertificate(stack.certs);
+    expect(renewed).not.toBe(before);
+    // nginx keeps the certificate it loaded until it is told.
+    expect(await servedSerial(stack.httpsPort, stack.certs.ca)).toBe(before);
+    // The hook as certbot runs it (an executable in renewal-hooks/deploy), with the test's nginx
+    // as the `nginx` on its PATH.
+    execFileSync(path.join(DEPLOY_DIR, "certbot/deploy-hook.sh"), [], {
+      env: { ...process.env, PATH: `${stack.nginx.binDir}:${process.env.PATH}`, RENEWED_LINEAGE: path.dirname(stack.certs.certPath), RENEWED_DOMAINS: "localhost" },
+      stdio: "pipe",
+    });
+    await waitUntil(() => servedSerial(stack.httpsPort, stack.certs.ca), (serial) => serial === renewed);
+    // And the site still answers over it.
+    expect((await httpsRequest(`${stack.origin}/auth/csrf`, { ca: stack.certs.ca })).status).toBe(200);
+  });
+
+  it("a visitor asking nginx for /metrics, /readyz or /healthz gets 404; each instance answers them on its own port", async () => {
+    const bearer = { Authorization: `Bearer ${METRICS_TOKEN}` };
+    for (const target of ["/metrics", "/readyz", "/healthz", "/readyz?x=1", "//metrics", "/%6detrics"]) {
+      const res = await httpsRequest(`${stack.origin}${target}`, { ca: stack.certs.ca, headers: bearer });
+      expect(res.status, target).toBe(404);
+      expect(res.body, target).not.toMatch(/vestibule_|"status"/);
+    }
+    for (const instance of [stack.a, stack.b]) {
+      const metrics = await fetch(`${instance.url}/metrics`, { headers: bearer });
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain("vestibule_signins_total");
+      expect((await fetch(`${instance.url}/metrics`)).status).toBe(404);
+      const ready = await fetch(`${instance.url}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: "ready" });
+      expect((await fetch(`${instance.url}/healthz`)).status).toBe(200);
+    }
+  });
+
+  it("a POST with Host: evil.example is refused by nginx's default server and no reset e-mail names evil.example (AUTH_TRUST_HOST=true, AUTH_ALLOWED_HOSTS, no AUTH_URL)", async () => {
+    // The instances again, trusting the host nginx forwards instead of AUTH_URL.
+    for (const instance of [stack.a, stack.b]) {
+      await instance.stop();
+      delete instance.env.AUTH_URL;
+      Object.assign(instance.env, { AUTH_TRUST_HOST: "true", AUTH_ALLOWED_HOSTS: "localhost" });
+      await instance.start();
+    }
+    const email = "deploy-host@example.com";
+    await addUserTo(stack, { email, password: "correct horse battery" });
+    const csrf = await httpsRequest(`${stack.origin}/auth/csrf`, { ca: stack.certs.ca });
+    const { csrfToken } = JSON.parse(csrf.body) as { csrfToken: string };
+    const forged = {
+      ca: stack.certs.ca,
+      method: "POST",
+      headers: { Host: "evil.example", "Content-Type": "application/x-www-form-urlencoded", Cookie: csrf.setCookies.map((c) => c.split(";")[0]).join("; ") },
+      body: new URLSearchParams({ csrfToken, email }).toString(),
+    };
+    // On a connection made for this site (TLS name localhost), Host names another: no answer.
+    await expect(httpsRequest(`${stack.origin}/auth/forgot-password`, { ...forged, servername: "localhost" })).rejects.toThrow(/socket hang up|ECONNRESET/);
+    // A TLS handshake for another name is refused outright.
+    await expect(httpsRequest(`${stack.origin}/auth/forgot-password`, forged)).rejects.toThrow();
+    // Plain http: the same.
+    const socket = await openSocket(stack.httpPort);
+    const answer = readAll(socket);
+    socket.write("GET /auth/signin HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n");
+    expect(await answer).toBe("");
+    expect(stack.nginx.accessLog()).toMatch(/"POST \/auth\/forgot-password HTTP\/1\.1" 444 /);
+
+    // The genuine request's e-mail names the site; nothing anyone received names evil.example.
+    expect((await postForm("/auth/forgot-password", { email })).status).toBe(302);
+    const reset = linkIn(await messageTo(email, "/auth/reset-password"));
+    expect(reset.origin).toBe(stack.origin);
+    for (const message of stack.sink.messages) expect(`${message.text}${message.html}`).not.toContain("evil.example");
+    expect(stack.a.logs() + stack.b.logs()).not.toContain("evil.example");
+  }, 90_000);
 });

@@ -29,6 +29,8 @@ export type Stack = {
   httpPort: number;
   certs: Certificates;
   dir: string;
+  /** What deploy/nginx/vestibule.conf serves /.well-known/acme-challenge/ from (/var/www/letsencrypt). */
+  webroot: string;
   a: Instance;
   b: Instance;
   nginx: RunningNginx;
@@ -84,7 +86,9 @@ export async function startStack(name: string, extraEnv: Record<string, string> 
     // A first: it applies the migrations; B finds them applied.
     parts.a = await startInstance(portA, env);
     parts.b = await startInstance(portB, env);
-    const site = renderSite({ https: httpsPort, http: httpPort, instances: [portA, portB] }, parts.certs, path.join(dir, "nginx", "logs"));
+    const webroot = path.join(dir, "letsencrypt");
+    const site = renderSite({ https: httpsPort, http: httpPort, instances: [portA, portB] }, parts.certs, { logDir: path.join(dir, "nginx", "logs"), webroot });
+    parts.webroot = webroot;
     parts.nginx = await startNginx(path.join(dir, "nginx"), site, httpsPort);
     parts.direct = new pg.Client({ connectionString: databaseUrl(ADMIN_URL, database) });
     await parts.direct.connect();

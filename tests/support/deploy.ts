@@ -5,9 +5,11 @@
 // Every process started here is in a process group of its own and is killed with its group when
 // the test process exits, whatever state the suite failed in.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import https from "node:https";
 import { connect } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { CHROMIUM_PATH } from "./chromium";
@@ -87,15 +89,46 @@ export function makeCertificates(dir: string): Certificates {
   const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
   openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj", "/CN=Vestibule deploy test CA",
     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-keyout", file("ca.key"), "-out", file("ca.pem"));
-  openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=localhost", "-keyout", file("server.key"), "-out", file("server.csr"));
+  const certs = { ca: readFileSync(file("ca.pem"), "utf8"), caPath: file("ca.pem"), certPath: file("server.pem"), keyPath: file("server.key") };
+  renewCertificate(certs);
+  return certs;
+}
+
+/**
+ * A new key and server certificate from the same CA written over certs.certPath and keyPath, as a
+ * renewal does (certbot's live/ names stay, their targets change); its serial number, in hex.
+ */
+export function renewCertificate(certs: Certificates): string {
+  const dir = path.dirname(certs.caPath);
+  const file = (name: string) => path.join(dir, name);
+  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=localhost", "-keyout", file("server.key.new"), "-out", file("server.csr"));
   writeFileSync(file("server.ext"), [
     "basicConstraints=critical,CA:FALSE",
     "keyUsage=critical,digitalSignature",
     "extendedKeyUsage=serverAuth",
     "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1",
   ].join("\n"));
-  openssl("x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial", "-days", "2", "-extfile", file("server.ext"), "-out", file("server.pem"));
-  return { ca: readFileSync(file("ca.pem"), "utf8"), caPath: file("ca.pem"), certPath: file("server.pem"), keyPath: file("server.key") };
+  // A random serial each time (no serial file), as a public CA gives; its first digit 4, so that
+  // no leading zero or sign byte makes openssl and Node write the same number differently.
+  const serial = `4${randomBytes(16).toString("hex").slice(1)}`;
+  openssl("x509", "-req", "-in", file("server.csr"), "-CA", certs.caPath, "-CAkey", file("ca.key"), "-set_serial", `0x${serial}`, "-days", "2", "-extfile", file("server.ext"), "-out", file("server.pem.new"));
+  renameSync(file("server.key.new"), certs.keyPath);
+  renameSync(file("server.pem.new"), certs.certPath);
+  return execFileSync("openssl", ["x509", "-in", certs.certPath, "-noout", "-serial"], { encoding: "utf8" }).trim().replace(/^serial=/, "").toUpperCase();
+}
+
+/** The serial number (hex, upper case) of the certificate nginx shows a new TLS connection for localhost. */
+export function servedSerial(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: "127.0.0.1", port, servername: "localhost", ca });
+    socket.once("secureConnect", () => {
+      const serial = socket.getPeerCertificate().serialNumber.toUpperCase();
+      socket.destroy();
+      resolve(serial);
+    });
+    socket.once("error", reject);
+  });
 }
 
 /**
@@ -114,22 +147,28 @@ export function trustCaForChromium(home: string, caPath: string) {
 export type SitePorts = { https: number; http: number; instances: [number, number] };
 
 /**
- * deploy/nginx/vestibule.conf with its ports, listen addresses (loopback: the machine is shared)
- * and file paths replaced. Each replaced text must be in the file: a renamed directive fails here
- * rather than leaving the production value in the test.
+ * deploy/nginx/vestibule.conf with its ports, listen addresses (loopback: the machine is shared),
+ * host name (localhost, the name the test CA's certificate carries) and file paths replaced. The
+ * names the instances are sent (Host, X-Forwarded-Host) get the https port the test's nginx
+ * listens on, which is 443 — said by no port — in production. Each replaced text must be in the
+ * file: a renamed directive fails here rather than leaving the production value in the test.
  */
-export function renderSite(ports: SitePorts, certs: Certificates, logDir: string): string {
+export function renderSite(ports: SitePorts, certs: Certificates, paths: { logDir: string; webroot: string }): string {
   let site = readFileSync(path.join(DEPLOY_DIR, "nginx/vestibule.conf"), "utf8");
   const replacements: [string, string][] = [
-    ["listen 80;", `listen 127.0.0.1:${ports.http};`],
-    ["listen [::]:80;", `listen [::1]:${ports.http};`],
-    ["listen 443 ssl http2;", `listen 127.0.0.1:${ports.https} ssl http2;`],
-    ["listen [::]:443 ssl http2;", `listen [::1]:${ports.https} ssl http2;`],
+    ["listen 80", `listen 127.0.0.1:${ports.http}`],
+    ["listen [::]:80", `listen [::1]:${ports.http}`],
+    ["listen 443", `listen 127.0.0.1:${ports.https}`],
+    ["listen [::]:443", `listen [::1]:${ports.https}`],
     ["server 127.0.0.1:3001 ", `server 127.0.0.1:${ports.instances[0]} `],
     ["server 127.0.0.1:3002 ", `server 127.0.0.1:${ports.instances[1]} `],
+    ["server_name vestibule.example.com;", "server_name localhost;"],
+    ["proxy_set_header Host $server_name;", `proxy_set_header Host $server_name:${ports.https};`],
+    ["proxy_set_header X-Forwarded-Host $server_name;", `proxy_set_header X-Forwarded-Host $server_name:${ports.https};`],
     ["/etc/letsencrypt/live/vestibule.example.com/fullchain.pem", certs.certPath],
     ["/etc/letsencrypt/live/vestibule.example.com/privkey.pem", certs.keyPath],
-    ["/var/log/nginx/", `${logDir}/`],
+    ["/var/log/nginx/", `${paths.logDir}/`],
+    ["/var/www/letsencrypt", paths.webroot],
   ];
   for (const [from, to] of replacements) {
     if (!site.includes(from)) throw new Error(`deploy/nginx/vestibule.conf no longer contains "${from}"`);
@@ -140,6 +179,12 @@ export function renderSite(ports: SitePorts, certs: Certificates, logDir: string
 
 export type RunningNginx = {
   dir: string;
+  /**
+   * A folder holding an `nginx` command that is this nginx (its prefix, configuration and error
+   * log given): with it first on PATH, a script's `nginx -t` and `nginx -s reload` act on the
+   * test's nginx as they would on the system's.
+   */
+  binDir: string;
   accessLog: () => string;
   errorLog: () => string;
   stop: () => Promise<void>;
@@ -164,6 +209,10 @@ export async function startNginx(dir: string, site: string, httpsPort: number): 
     "events { worker_connections 1024; }",
     "http {",
     `  access_log ${dir}/logs/default.access.log;`,
+    // What Debian's /etc/nginx/nginx.conf sets at this level around sites-enabled/: the site file
+    // must neither repeat these here nor rely on them.
+    "  ssl_protocols TLSv1 TLSv1.1 TLSv1.2 TLSv1.3;",
+    "  ssl_prefer_server_ciphers on;",
     `  client_body_temp_path ${dir}/tmp/body;`,
     `  proxy_temp_path ${dir}/tmp/proxy;`,
     `  fastcgi_temp_path ${dir}/tmp/fastcgi;`,
@@ -176,6 +225,10 @@ export async function startNginx(dir: string, site: string, httpsPort: number): 
   const args = ["-p", dir, "-c", path.join(dir, "nginx.conf"), "-e", path.join(dir, "logs/error.log")];
   const check = spawnSync(binary, [...args, "-t"], { encoding: "utf8" });
   if (check.status !== 0) throw new Error(`nginx -t refused the rendered site:\n${check.stderr}`);
+  const binDir = path.join(dir, "bin");
+  mkdirSync(binDir, { recursive: true });
+  writeFileSync(path.join(binDir, "nginx"), `#!/bin/sh\nexec ${[binary, ...args].map((a) => `'${a}'`).join(" ")} "$@"\n`);
+  chmodSync(path.join(binDir, "nginx"), 0o755);
   const child = spawnGroup(binary, args);
   let output = "";
   child.stdout!.on("data", (d) => (output += d));
@@ -184,6 +237,7 @@ export async function startNginx(dir: string, site: string, httpsPort: number): 
   const read = (name: string) => (existsSync(path.join(dir, "logs", name)) ? readFileSync(path.join(dir, "logs", name), "utf8") : "");
   return {
     dir,
+    binDir,
     accessLog: () => read("vestibule.access.log"),
     errorLog: () => read("vestibule.error.log") + read("error.log"),
     stop: () => stopGroup(child, "SIGQUIT"),
@@ -322,7 +376,7 @@ export type HttpsAnswer = { status: number; headers: Record<string, string | str
  */
 export function httpsRequest(
   url: string,
-  init: { ca: string; method?: string; headers?: Record<string, string>; body?: string | Buffer; agent?: https.Agent; localAddress?: string; timeoutMs?: number },
+  init: { ca: string; method?: string; headers?: Record<string, string>; body?: string | Buffer; agent?: https.Agent; localAddress?: string; timeoutMs?: number; servername?: string },
 ): Promise<HttpsAnswer> {
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -334,6 +388,8 @@ export function httpsRequest(
         agent: init.agent,
         localAddress: init.localAddress,
         timeout: init.timeoutMs ?? 15_000,
+        // The TLS name; Node takes it from a Host header when there is one.
+        servername: init.servername,
       },
       (res) => {
         const chunks: Buffer[] = [];

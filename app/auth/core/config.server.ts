@@ -61,6 +61,12 @@ export type AuthConfig = {
   /** Public origin from AUTH_URL, e.g. "https://app.example.com"; null: the request's origin. */
   origin: string | null;
   trustHost: boolean;
+  /**
+   * AUTH_ALLOWED_HOSTS: the hosts (lower case, "name" or "name:port") an origin taken from the
+   * request may name when there is no AUTH_URL; null: no list (then AUTH_TRUST_HOST is refused
+   * unless AUTH_URL is set). A request naming another host is refused (core/request.server.ts).
+   */
+  allowedHosts: readonly string[] | null;
   /** AUTH_HSTS_SUBDOMAINS: HSTS (on an https AUTH_URL) covers the host's subdomains too; on unless "false". */
   hstsSubdomains: boolean;
   /** AUTH_TRUSTED_PROXIES: which peers' X-Forwarded-For is believed; null: none (the TCP peer is the client). */
@@ -189,6 +195,7 @@ const EnvSchema = z.object({
   AUTH_SECRET: z.string().optional(),
   AUTH_URL: z.string().optional(),
   AUTH_TRUST_HOST: bool("AUTH_TRUST_HOST"),
+  AUTH_ALLOWED_HOSTS: z.string().optional(),
   AUTH_TRUSTED_PROXIES: z.string().optional(),
   AUTH_HSTS_SUBDOMAINS: bool("AUTH_HSTS_SUBDOMAINS"),
   DATABASE_URL: z.string().optional(),
@@ -266,6 +273,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const trustHost = e.AUTH_TRUST_HOST ?? false;
   if (production && !origin && !trustHost) {
     problems.push("AUTH_URL is required in production (or AUTH_TRUST_HOST=true behind a proxy that sets X-Forwarded-Host)");
+  }
+  // Which hosts a request may name when the origin comes from it (docs/decisions/105).
+  const allowedHosts = parseAllowedHosts(e.AUTH_ALLOWED_HOSTS, problems);
+  if (trustHost && !origin && !allowedHosts) {
+    problems.push(
+      "AUTH_TRUST_HOST=true without AUTH_URL needs AUTH_ALLOWED_HOSTS: the comma-separated host names the proxy may forward (e.g. app.example.com), so that a forged X-Forwarded-Host never chooses the address in an e-mailed link",
+    );
   }
 
   // Proxies whose X-Forwarded-For is believed (AUTH_TRUST_HOST never implies this)
@@ -393,6 +407,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     secrets: secrets as [string, ...string[]],
     origin,
     trustHost,
+    // With AUTH_URL no request names the origin: the list has nothing to decide.
+    allowedHosts: origin ? null : allowedHosts,
     hstsSubdomains: e.AUTH_HSTS_SUBDOMAINS ?? true,
     trustedProxies,
     basePath: BASE_PATH,
@@ -445,6 +461,29 @@ function contextWords(raw: string | undefined, origin: string | null): string[] 
     words.push(host, ...host.split("."));
   }
   return [...new Set(words.map((w) => w.normalize("NFKC").toLowerCase()).filter((w) => [...w].length >= CONTEXT_WORD_MIN_LENGTH))];
+}
+
+/** A host name, IPv4 address or bracketed IPv6 address, optionally with a port: what Host may hold. */
+const HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/;
+
+/** Whether `value` is a host (and optional port) as an allow-list entry or a request may name it, lower case. */
+export function isHostValue(value: string): boolean {
+  const m = HOST.exec(value);
+  return m !== null && (m[1] === undefined || Number(m[1]) <= 65_535);
+}
+
+/** AUTH_ALLOWED_HOSTS: a comma list of hosts, lower case; null when it names none. */
+function parseAllowedHosts(raw: string | undefined, problems: string[]): string[] | null {
+  const hosts = (raw ?? "")
+    .split(",")
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  for (const host of hosts) {
+    if (!isHostValue(host)) {
+      problems.push(`AUTH_ALLOWED_HOSTS must be a comma-separated list of host names, each optionally with a port, such as app.example.com,www.example.com (got "${host}")`);
+    }
+  }
+  return hosts.length ? [...new Set(hosts)] : null;
 }
 
 /** An optional whole number within `range`, else `fallback`; a bad value is a problem naming `name`. */

@@ -61,7 +61,7 @@ describe(`two clients behind one proxy (${dbLabel})`, () => {
   });
 
   test("without it, AUTH_TRUST_HOST=true does not believe X-Forwarded-For: both share the proxy's budget", async () => {
-    undoEnv = withEnv({ ...CLIENT_BUDGET, AUTH_TRUSTED_PROXIES: undefined, AUTH_TRUST_HOST: "true" });
+    undoEnv = withEnv({ ...CLIENT_BUDGET, AUTH_TRUSTED_PROXIES: undefined, AUTH_TRUST_HOST: "true", AUTH_ALLOWED_HOSTS: "localhost" });
     await createUser();
     await exhaustClientA();
 

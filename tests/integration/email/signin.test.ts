@@ -237,10 +237,10 @@ describe(`the link's origin (${dbLabel})`, () => {
     expect(linkIn((await smtp.sink.waitFor(1))[0]!).origin).toBe(ORIGIN);
   });
 
-  it("uses X-Forwarded-* with AUTH_TRUST_HOST=true", async () => {
-    configure({ AUTH_TRUST_HOST: "true" });
-    await requestLink(new CookieJar(), { email: "origin@example.com" }, { headers: forwarded });
-    expect(linkIn((await smtp.sink.waitFor(1))[0]!).origin).toBe("https://evil.example");
+  it("uses X-Forwarded-* with AUTH_TRUST_HOST=true when AUTH_ALLOWED_HOSTS lists the host", async () => {
+    configure({ AUTH_TRUST_HOST: "true", AUTH_ALLOWED_HOSTS: "app.example.com" });
+    await requestLink(new CookieJar(), { email: "origin@example.com" }, { headers: { "X-Forwarded-Host": "app.example.com", "X-Forwarded-Proto": "https" } });
+    expect(linkIn((await smtp.sink.waitFor(1))[0]!).origin).toBe("https://app.example.com");
   });
 });
 

@@ -31,8 +31,8 @@ describe("without AUTH_TRUSTED_PROXIES", () => {
   });
 
   it("AUTH_TRUST_HOST alone never believes X-Forwarded-For", () => {
-    expect(addressOf({ AUTH_TRUST_HOST: "true" }, "203.0.113.7", "198.51.100.1")).toBe("203.0.113.7");
-    expect(addressOf({ AUTH_TRUST_HOST: "true" }, null, "198.51.100.1")).toBeNull();
+    expect(addressOf({ AUTH_TRUST_HOST: "true", AUTH_ALLOWED_HOSTS: "localhost" }, "203.0.113.7", "198.51.100.1")).toBe("203.0.113.7");
+    expect(addressOf({ AUTH_TRUST_HOST: "true", AUTH_ALLOWED_HOSTS: "localhost" }, null, "198.51.100.1")).toBeNull();
   });
 
   it("writes an IPv4-mapped IPv6 peer as IPv4 and IPv6 in its canonical form", () => {

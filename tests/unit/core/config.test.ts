@@ -77,7 +77,27 @@ describe("configuration", () => {
 
   it("requires AUTH_URL in production unless the host is trusted", () => {
     expect(problems({ NODE_ENV: "production", AUTH_SECRET: secret })[0]).toMatch(/^AUTH_URL is required in production/);
-    expect(loadConfig({ NODE_ENV: "production", AUTH_SECRET: secret, AUTH_TRUST_HOST: "true" }).trustHost).toBe(true);
+    expect(loadConfig({ NODE_ENV: "production", AUTH_SECRET: secret, AUTH_TRUST_HOST: "true", AUTH_ALLOWED_HOSTS: "app.example.com" }).trustHost).toBe(true);
+  });
+
+  it("an operator who trusts forwarded hosts without AUTH_URL or AUTH_ALLOWED_HOSTS is refused at start, naming the variables", () => {
+    for (const env of [{ NODE_ENV: "production" }, {}, { AUTH_ALLOWED_HOSTS: " , " }] as Record<string, string>[]) {
+      expect(problems({ ...env, AUTH_SECRET: secret, AUTH_TRUST_HOST: "true" })).toEqual([
+        "AUTH_TRUST_HOST=true without AUTH_URL needs AUTH_ALLOWED_HOSTS: the comma-separated host names the proxy may forward (e.g. app.example.com), so that a forged X-Forwarded-Host never chooses the address in an e-mailed link",
+      ]);
+    }
+    // With AUTH_URL, forwarded headers never make a link: no list is needed.
+    expect(loadConfig({ NODE_ENV: "production", AUTH_SECRET: secret, AUTH_TRUST_HOST: "true", AUTH_URL: "https://app.example.com" }).allowedHosts).toBeNull();
+  });
+
+  it("AUTH_ALLOWED_HOSTS: host names (a port optional), lower-cased; anything else is refused by name", () => {
+    const c = loadConfig({ AUTH_SECRET: secret, AUTH_TRUST_HOST: "true", AUTH_ALLOWED_HOSTS: " App.Example.com, www.example.com:8443 ,[::1]" });
+    expect(c.allowedHosts).toEqual(["app.example.com", "www.example.com:8443", "[::1]"]);
+    for (const bad of ["https://app.example.com", "app.example.com/path", "*.example.com", "app example.com", "app.example.com:99999", "user@app.example.com"]) {
+      expect(problems({ AUTH_SECRET: secret, AUTH_TRUST_HOST: "true", AUTH_ALLOWED_HOSTS: `ok.example.com,${bad}` }), bad).toEqual([
+        `AUTH_ALLOWED_HOSTS must be a comma-separated list of host names, each optionally with a port, such as app.example.com,www.example.com (got "${bad}")`,
+      ]);
+    }
   });
 
   it("has the contract's defaults", () => {
