@@ -1,6 +1,7 @@
 // Ended sessions (contract section 11, ADR 036). A stateless cookie cannot be deleted, so each
-// process keeps the list of what is refused in memory — revoked session ids, and per user a "not
-// before" time (ms) for cookies issued up to it — and refreshes it from the database every
+// process keeps the list of what is refused in memory — revoked session ids, per user a "not
+// before" time (ms) for cookies issued up to it, and per user a re-authentication's cut-off for
+// the cookies up to it that name no live session row (ADR 103) — and refreshes it from the database every
 // REVOCATION_POLL_MS. Ended database sessions are on the list too (their SessionRevocation
 // notes): a process may hold a copy of a database session for a few seconds
 // (session-cache.server.ts, ADR 056), and the list is what drops it everywhere within the bound. Reading a session checks a Set and a Map, never the database. When the

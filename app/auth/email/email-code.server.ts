@@ -12,7 +12,8 @@
 //   request's five tries, reserved before the comparison with one conditional UPDATE (attempts < 5),
 //   so concurrent guesses cannot exceed five; the fifth wrong one deletes the row and its link.
 // - Using the code deletes the row (link and code end together), as using the link does, and the
-//   other requests the cookie names end with it.
+//   other requests the cookie names end with it. The reset form proves the code first and uses it
+//   only once the new password is accepted (proveEmailCode, ADR 103).
 import { createHmac, randomBytes, randomInt } from "node:crypto";
 import { db } from "../../db/client.server";
 import { expireCookie, serializeCookie } from "../core/cookies.server";
