@@ -19,7 +19,8 @@ import {
   ADMIN_SEARCH_MAX,
   type Actor,
 } from "~/auth/accounts/admin.server";
-import { BadRequestError, ensureCsrfToken, headersWith, isRecentAuth, listSessions, readBody, reauthUrl, requireRecentAuth, requireSession, verifyCsrf } from "~/auth/core";
+import { BadRequestError, ensureCsrfToken, getConfig, headersWith, isRecentAuth, listSessions, readBody, reauthUrl, requireRecentAuth, requireSession, verifyCsrf } from "~/auth/core";
+import { wantsJsonRedirect } from "~/auth/core/respond.server";
 import { ID_PATTERN } from "~/auth/core/ids";
 import { sendPasswordResetFor } from "~/auth/passwords";
 import { accountDeletedHooks, findProvider } from "~/auth/signin";
@@ -69,11 +70,22 @@ export function userPagePath(id: string): string {
   return `/admin/users/${encodeURIComponent(id)}`;
 }
 
+/**
+ * The console shows every user, their sessions and events: an old copy of an admin's cookie must
+ * not read it (issue 31, ADR 110). Its pages need a sign-in within AUTH_ADMIN_REAUTH_MAX_AGE (the
+ * actions, AUTH_REAUTH_MAX_AGE); past it, the thrown 403 {"error":"ReauthRequired","url"} of
+ * requireRecentAuth, whose way back is the page (never its `.data` twin).
+ */
+function requireRecentAdmin(request: Request) {
+  return requireRecentAuth(request, { maxAge: getConfig().adminReauthMaxAge });
+}
+
 export async function adminLoader(request: Request) {
   const admin = await requireAdmin(request);
   const url = new URL(request.url);
   const page = adminPage(url);
   if (!page) notFound();
+  await requireRecentAdmin(request);
   if (page.page === "users") {
     const query = (url.searchParams.get("q") ?? "").slice(0, ADMIN_SEARCH_MAX);
     const afterParam = url.searchParams.get("after");
@@ -123,6 +135,38 @@ export async function adminLoader(request: Request) {
     },
     { headers },
   );
+}
+
+/**
+ * A JSON client (`X-Auth-Return-Redirect: 1`, `json=true`) of a signed-in admin past the window
+ * gets the 403 JSON itself, as /account's do, not the page drawn around it; a POST only with its
+ * CSRF token right (without it the action refuses it first). Null: the route answers as usual —
+ * everyone but an admin gets the unknown-URL page.
+ */
+export async function adminReauthJson(request: Request): Promise<Response | null> {
+  const post = request.method.toUpperCase() === "POST";
+  let body: Record<string, unknown> = {};
+  if (post) {
+    try {
+      body = await readBody(request);
+    } catch {
+      return null;
+    }
+  }
+  if (!wantsJsonRedirect(request, body)) return null;
+  try {
+    await requireAdmin(request);
+    if (post) {
+      const { ar } = await requireSession(request, { roll: false });
+      if (!verifyCsrf(ar, body.csrfToken)) return null;
+      await requireRecentAuth(request);
+    } else {
+      await requireRecentAdmin(request);
+    }
+  } catch (thrown) {
+    return thrown instanceof Response && thrown.status === 403 ? thrown : null;
+  }
+  return null;
 }
 
 const Intent = z.discriminatedUnion("intent", [

@@ -2,7 +2,7 @@ import { data } from "react-router";
 import { metricsResponse } from "~/auth/core/metrics.server";
 import { AdminUser, AdminUsers } from "~/components/admin-console";
 import type { Route } from "./+types/not-found";
-import { adminAction, adminLoader, isAdminUrl } from "./admin-console.server";
+import { adminAction, adminLoader, adminReauthJson, isAdminUrl } from "./admin-console.server";
 
 // GET /metrics (contract §18, ADR 076) lives here, in the route every unknown URL reaches: a
 // scraper with `Authorization: Bearer <METRICS_TOKEN>` gets the Prometheus text format; anyone
@@ -11,6 +11,8 @@ import { adminAction, adminLoader, isAdminUrl } from "./admin-console.server";
 // /admin (ADR 085) lives here for the same reason: anyone but a signed-in admin gets this page.
 export const middleware: Route.MiddlewareFunction[] = [
   async ({ request, url }, next) => (request.method === "GET" && url.pathname === "/metrics" && (await metricsResponse(request))) || next(),
+  // An admin's JSON client past the console's recent sign-in window: the 403 JSON, not a page (ADR 110).
+  async ({ request, url }, next) => (isAdminUrl(url) && (await adminReauthJson(request))) || next(),
 ];
 
 // Unmatched URLs (say /favicon.ico) get a plain 404 instead of a logged routing error.

@@ -1,9 +1,13 @@
 // /admin with JavaScript off under `npm start` (contract §18, ADR 085): an admin searches for a
 // user with the accents left out, opens their page and disables them — plain links and form
-// posts all the way — and the user's own sign-in is then refused.
+// posts all the way — and the user's own sign-in is then refused. With JavaScript on, an admin
+// whose sign-in is over AUTH_ADMIN_REAUTH_MAX_AGE old is sent to sign in again (ADR 110).
+import path from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { connectBrowser, newContext, setUserRole, startApp, type RunningApp } from "../support/browser";
+import { SQLITE_FILE_NAME } from "../../app/db/location.server";
+import { connectBrowser, gotoHydrated, newContext, setUserRole, startApp, type RunningApp } from "../support/browser";
 import { signInWithPassword } from "../support/signin-form";
 import { seedUser } from "../support/seed-user";
 
@@ -55,5 +59,41 @@ describe("/admin without JavaScript", () => {
     const grace = await signIn(GRACE);
     await grace.page.waitForURL(/error=CredentialsSignin/);
     await grace.context.close();
+  });
+});
+
+describe("/admin with JavaScript, past AUTH_ADMIN_REAUTH_MAX_AGE", () => {
+  it("an admin whose sign-in is an hour old opens a user's page from the list (a .data request): the page offers to sign in again, and the password brings the admin back to that page", async () => {
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    await page.goto(`${app.url}/auth/signin`);
+    await signInWithPassword(page, ADMIN.email, ADMIN.password);
+    await page.waitForURL(`${app.url}/`);
+    await gotoHydrated(page, `${app.url}/admin?q=grace`);
+    await expect.poll(() => page.locator("#admin-users tbody tr").count()).toBe(1);
+
+    // An hour and a minute pass (the session's sign-in is moved back; no waiting).
+    const file = new Database(path.join(app.dataDir, SQLITE_FILE_NAME));
+    try {
+      const longAgo = new Date(Date.now() - 61 * 60_000).toISOString().replace("Z", "+00:00");
+      file.prepare("UPDATE Session SET authenticatedAt = ? WHERE userId = (SELECT id FROM User WHERE email = ?)").run(longAgo, ADMIN.email);
+    } finally {
+      file.close();
+    }
+    const userLink = page.getByRole("link", { name: GRACE.email });
+    const userPath = await userLink.getAttribute("href");
+    expect(userPath).toMatch(/^\/admin\/users\/[A-Za-z0-9_-]+$/);
+    await userLink.click();
+    const again = page.getByRole("link", { name: "Sign in again" });
+    await again.waitFor();
+    expect(await again.getAttribute("href")).toBe(`/auth/reauth?${new URLSearchParams({ callbackUrl: userPath! })}`);
+    expect(await page.locator("body").textContent()).not.toContain(GRACE.email);
+
+    await again.click();
+    await page.locator("#reauth-password").fill(ADMIN.password);
+    await page.locator("#reauth-password-form [type=submit]").click();
+    await page.waitForURL(`${app.url}${userPath}`);
+    expect(await page.locator("h1").textContent()).toBe(GRACE.email);
+    await context.close();
   });
 });

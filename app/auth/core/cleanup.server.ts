@@ -79,7 +79,13 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
         batch,
         async (take) => (await tx.sessionCutoff.findMany({ where: { expires: { lte: now } }, select: { userId: true }, take })).map((r) => r.userId),
         (userIds) => tx.sessionCutoff.deleteMany({ where: { userId: { in: userIds } } }),
-      );
+      ) +
+      // A re-authentication's cut-off (ADR 103), counted with the others.
+      (await inBatches(
+        batch,
+        async (take) => (await tx.sessionOrphanCutoff.findMany({ where: { expires: { lte: now } }, select: { userId: true }, take })).map((r) => r.userId),
+        (userIds) => tx.sessionOrphanCutoff.deleteMany({ where: { userId: { in: userIds } } }),
+      ));
       // No single-column key: links are few (one per request, a day at most) and go in one statement.
       const verificationTokens = (await tx.verificationToken.deleteMany({ where: { expires: { lte: now } } })).count;
       const limitCounters = await inBatches(

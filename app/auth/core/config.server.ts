@@ -119,6 +119,8 @@ export type AuthConfig = {
   databaseTimeoutMs: number;
   /** AUTH_REAUTH_MAX_AGE: seconds after a session's sign-in during which it may change the account's security (ADR 058). */
   reauthMaxAge: number;
+  /** AUTH_ADMIN_REAUTH_MAX_AGE: seconds after a session's sign-in during which it may read the admin console (ADR 110). */
+  adminReauthMaxAge: number;
   /** AUTH_SECURITY_EMAILS: the owner is told of each security change by e-mail (on unless "false"; ADR 059). */
   securityEmails: boolean;
   /** METRICS_TOKEN: the bearer token GET /metrics asks for; null: /metrics answers 404 (ADR 076). */
@@ -139,6 +141,8 @@ export const DATABASE_POOL_MAX = 10;
 export const DATABASE_TIMEOUT_MS = 5_000;
 /** The recent sign-in window, seconds (contract section 16). */
 export const AUTH_REAUTH_MAX_AGE = 600;
+/** The admin console's recent sign-in window, seconds (ADR 110): its pages, not its actions (those take AUTH_REAUTH_MAX_AGE). */
+export const AUTH_ADMIN_REAUTH_MAX_AGE = 3_600;
 /** METRICS_TOKEN's shortest length: a scraper's secret, guessed by nobody (ADR 076). */
 export const METRICS_TOKEN_MIN_LENGTH = 32;
 
@@ -387,6 +391,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const databaseTimeoutMs = wholeNumber(env, "DATABASE_TIMEOUT_MS", { min: 100, max: 600_000, fallback: DATABASE_TIMEOUT_MS, unit: "milliseconds" }, problems);
   // Assurance (contract section 16): from one minute to one day.
   const reauthMaxAge = wholeNumber(env, "AUTH_REAUTH_MAX_AGE", { min: 60, max: 86_400, fallback: AUTH_REAUTH_MAX_AGE, unit: "seconds" }, problems);
+  const adminReauthMaxAge = wholeNumber(env, "AUTH_ADMIN_REAUTH_MAX_AGE", { min: 60, max: 86_400, fallback: AUTH_ADMIN_REAUTH_MAX_AGE, unit: "seconds" }, problems);
 
   // Metrics (contract §18): a bearer token of RFC 6750's characters, long enough not to be guessed.
   const metricsToken = env.METRICS_TOKEN?.trim() || null;
@@ -439,6 +444,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databasePoolMax,
     databaseTimeoutMs,
     reauthMaxAge,
+    adminReauthMaxAge,
     securityEmails: e.AUTH_SECURITY_EMAILS ?? true,
     metricsToken,
     assurance,

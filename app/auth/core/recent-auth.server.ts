@@ -26,6 +26,20 @@ export function reauthUrl(ar: AuthRequest, page: string): string {
   return `${ar.origin}${ar.config.basePath}${REAUTH_PAGE}?${new URLSearchParams({ callbackUrl: toRelative(back) })}`;
 }
 
+/**
+ * The page a request is for, as a way back: React Router's data twin of a page (`/x.data`,
+ * `/_root.data`) and its `_routes` and `index` parameters are requests of the page's script, never
+ * a page to land on.
+ */
+export function pageOfRequest(url: URL): string {
+  const path = url.pathname === "/_root.data" ? "/" : url.pathname.replace(/\.data$/, "");
+  const search = new URLSearchParams(url.search);
+  search.delete("_routes");
+  search.delete("index");
+  const query = search.toString();
+  return query ? `${path}?${query}` : path;
+}
+
 /** Whether the session proved who it is within `maxAge` seconds (default AUTH_REAUTH_MAX_AGE). */
 export async function isRecentAuth(ar: AuthRequest, session: CurrentSession, { maxAge = ar.config.reauthMaxAge, now = new Date() } = {}) {
   const at = await sessionAuthenticatedAt(session, now);
@@ -51,7 +65,7 @@ export function reauthRefusal(ar: AuthRequest, page: string) {
 export async function requireRecentAuth(request: Request, { maxAge }: { maxAge?: number } = {}): Promise<RequiredSession> {
   const required = await requireSession(request, { roll: false });
   if (!(await isRecentAuth(required.ar, required.session, { maxAge }))) {
-    throw reauthRequiredResponse(required.ar, toRelative(required.ar.url.href));
+    throw reauthRequiredResponse(required.ar, pageOfRequest(required.ar.url));
   }
   return required;
 }

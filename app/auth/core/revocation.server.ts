@@ -1,6 +1,7 @@
 // Ended sessions (contract section 11, ADR 036). A stateless cookie cannot be deleted, so each
-// process keeps the list of what is refused in memory — revoked session ids, and per user a "not
-// before" time (ms) for cookies issued up to it — and refreshes it from the database every
+// process keeps the list of what is refused in memory — revoked session ids, per user a "not
+// before" time (ms) for cookies issued up to it, and per user a re-authentication's cut-off for
+// the cookies up to it that name no live session row (ADR 103) — and refreshes it from the database every
 // REVOCATION_POLL_MS. Ended database sessions are on the list too (their SessionRevocation
 // notes): a process may hold a copy of a database session for a few seconds
 // (session-cache.server.ts, ADR 056), and the list is what drops it everywhere within the bound. Reading a session checks a Set and a Map, never the database. When the
@@ -37,6 +38,12 @@ type State = {
    * everywhere" must not outlive it.
    */
   cutoffs: Map<string, { notBefore: number; expires: number }>;
+  /**
+   * userId → a re-authentication's cut-off (ADR 103): cookies issued at or before `notBefore` that
+   * name no live session row are refused. `live`: the sids under it found to have a live row (each
+   * asked of the database once per process; one found without is put on `revoked`).
+   */
+  orphans: Map<string, { notBefore: number; expires: number; live: Set<string> }>;
   /** Start of the last successful poll (ms); null until the first full load. */
   since: number | null;
   loading: Promise<void> | null;
@@ -57,7 +64,7 @@ const STATE = Symbol.for("vestibule.revocations");
 const holder = globalThis as typeof globalThis & { [STATE]?: State };
 
 function freshState(maxEntries = REVOCATION_MAX_ENTRIES): State {
-  return { revoked: new Map(), cutoffs: new Map(), since: null, loading: null, timer: null, outage: false, listener: null, complete: true, maxEntries };
+  return { revoked: new Map(), cutoffs: new Map(), orphans: new Map(), since: null, loading: null, timer: null, outage: false, listener: null, complete: true, maxEntries };
 }
 
 function state(): State {
@@ -65,7 +72,7 @@ function state(): State {
   return holder[STATE];
 }
 
-const entries = (s: State) => s.revoked.size + s.cutoffs.size;
+const entries = (s: State) => s.revoked.size + s.cutoffs.size + s.orphans.size;
 
 /**
  * The cap is reached: forget the whole list rather than any one revocation. An incomplete list
@@ -77,6 +84,7 @@ function overflow(s: State) {
   s.complete = false;
   s.revoked.clear();
   s.cutoffs.clear();
+  s.orphans.clear();
 }
 
 /** Room for one more entry under `key` of `map`? Overflows (and says no) when there is none. */
@@ -98,6 +106,13 @@ function addCutoff(s: State, userId: string, notBefore: number, expires: number)
   if (!held || held.notBefore < notBefore) s.cutoffs.set(userId, { notBefore, expires: Math.max(expires, held?.expires ?? 0) });
 }
 
+function addOrphanCutoff(s: State, userId: string, notBefore: number, expires: number) {
+  if (!room(s, s.orphans, userId)) return;
+  const held = s.orphans.get(userId);
+  // A later cut-off refuses more: the sids found live under the earlier one are asked again.
+  if (!held || held.notBefore < notBefore) s.orphans.set(userId, { notBefore, expires: Math.max(expires, held?.expires ?? 0), live: new Set() });
+}
+
 /**
  * One poll: the first loads every revocation still in force, later ones only rows written since
  * the previous poll (an indexed range on Session.revokedAt and SessionCutoff.notBefore). Exported
@@ -117,7 +132,7 @@ export async function refreshRevocations(now = new Date()): Promise<boolean> {
       return true;
     }
     const changed = s.since === null ? null : new Date(s.since - POLL_OVERLAP_MS);
-    const [sessions, cutoffs, ended] = await Promise.all([
+    const [sessions, cutoffs, ended, orphans] = await Promise.all([
       client.session.findMany({
         where: changed ? { revokedAt: { gte: changed } } : { revokedAt: { not: null }, expires: { gt: now } },
         select: { id: true, expires: true },
@@ -130,12 +145,18 @@ export async function refreshRevocations(now = new Date()): Promise<boolean> {
         where: changed ? { revokedAt: { gte: changed } } : { expires: { gt: now } },
         select: { sessionId: true, expires: true },
       }),
+      client.sessionOrphanCutoff.findMany({
+        where: changed ? { notBefore: { gte: changed } } : { expires: { gt: now } },
+        select: { userId: true, notBefore: true, expires: true },
+      }),
     ]);
     for (const r of ended) addRevoked(s, r.sessionId, r.expires.getTime());
     for (const r of sessions) addRevoked(s, r.id, r.expires.getTime());
     for (const c of cutoffs) addCutoff(s, c.userId, c.notBefore.getTime(), c.expires.getTime());
+    for (const c of orphans) addOrphanCutoff(s, c.userId, c.notBefore.getTime(), c.expires.getTime());
     for (const [sid, expires] of s.revoked) if (expires <= started) s.revoked.delete(sid);
     for (const [userId, c] of s.cutoffs) if (c.expires <= started) s.cutoffs.delete(userId);
+    for (const [userId, c] of s.orphans) if (c.expires <= started) s.orphans.delete(userId);
     s.since = s.since === null ? started : Math.max(s.since, started);
     noteRestored(s);
     return true;
@@ -166,6 +187,7 @@ async function fitsInMemory(s: State, now: Date): Promise<boolean> {
     client.session.count({ where: { revokedAt: { not: null }, expires: { gt: now } } }),
     client.sessionCutoff.count({ where: { expires: { gt: now } } }),
     client.sessionRevocation.count({ where: { expires: { gt: now } } }),
+    client.sessionOrphanCutoff.count({ where: { expires: { gt: now } } }),
   ]);
   if (counts.reduce((a, b) => a + b, 0) > s.maxEntries) return false;
   if (!s.complete) log("info", "session-revocations-in-memory-again", { maxEntries: s.maxEntries });
@@ -237,7 +259,35 @@ export function isRevoked(sid: string | null, userId: string, issuedAtMs: number
  * millisecond the cut-off was written, and must not fall under it.
  */
 export function knownCutoff(userId: string): number | null {
-  return state().cutoffs.get(userId)?.notBefore ?? null;
+  const s = state();
+  const times = [s.cutoffs.get(userId)?.notBefore, s.orphans.get(userId)?.notBefore].filter((t): t is number => t !== undefined);
+  return times.length ? Math.max(...times) : null;
+}
+
+/**
+ * Whether the jwt cookie falls under its user's re-authentication cut-off (ADR 103): issued up to
+ * it, and naming no live session row — no sid, or a sid whose row is gone. A sid under the cut-off
+ * is asked of the database once per process and remembered (live, or put on the revoked list);
+ * a database that cannot answer refuses it this time. Call after isRevoked passed.
+ */
+export async function isOrphaned(sid: string | null, userId: string, issuedAtMs: number): Promise<boolean> {
+  const s = state();
+  const cutoff = s.orphans.get(userId);
+  if (!cutoff || !cutOff(issuedAtMs, cutoff.notBefore)) return false;
+  if (sid === null) return true;
+  if (cutoff.live.has(sid)) return false;
+  try {
+    const row = await db().session.findFirst({ where: { id: sid, userId, kind: "jwt" }, select: { revokedAt: true, expires: true } });
+    if (row && !row.revokedAt) {
+      cutoff.live.add(sid);
+      return false;
+    }
+    addRevoked(s, sid, Math.max(cutoff.expires, row?.expires.getTime() ?? 0));
+    return true;
+  } catch (error) {
+    log("error", "session-revocation-check-failed", { error });
+    return true;
+  }
 }
 
 /**
@@ -258,9 +308,10 @@ export async function endedInDatabase(
 ): Promise<boolean> {
   try {
     const client = db();
-    const [row, cutoff, user] = await Promise.all([
+    const [row, cutoff, orphans, user] = await Promise.all([
       sid === null ? null : client.session.findUnique({ where: { id: sid }, select: { revokedAt: true, expires: true } }),
       applyCutoff ? client.sessionCutoff.findUnique({ where: { userId }, select: { notBefore: true, expires: true } }) : null,
+      applyCutoff ? client.sessionOrphanCutoff.findUnique({ where: { userId }, select: { notBefore: true, expires: true } }) : null,
       client.user.findUnique({ where: { id: userId }, select: { disabledAt: true } }),
     ]);
     // A disabled user's cookie is never issued again, whatever the list says (ADR 078); nor a
@@ -272,6 +323,11 @@ export async function endedInDatabase(
     }
     if (cutoff && cutOff(issuedAtMs, cutoff.notBefore.getTime())) {
       noteRevoked([], { userId, notBefore: cutoff.notBefore, expires: cutoff.expires });
+      return true;
+    }
+    // A re-authentication's cut-off (ADR 103): a cookie from before it that names no live row.
+    if (orphans && cutOff(issuedAtMs, orphans.notBefore.getTime()) && (sid === null || !row)) {
+      noteOrphanCutoff({ userId, notBefore: orphans.notBefore, expires: orphans.expires });
       return true;
     }
     return false;
@@ -286,6 +342,21 @@ export function noteRevoked(sids: readonly { id: string; expires: Date }[], cuto
   const s = state();
   for (const r of sids) addRevoked(s, r.id, r.expires.getTime());
   if (cutoff) addCutoff(s, cutoff.userId, cutoff.notBefore.getTime(), cutoff.expires.getTime());
+}
+
+/** A re-authentication's cut-off (ADR 103) this process wrote or found: in force here at once. */
+function noteOrphanCutoff(cutoff: { userId: string; notBefore: Date; expires: Date }) {
+  addOrphanCutoff(state(), cutoff.userId, cutoff.notBefore.getTime(), cutoff.expires.getTime());
+}
+
+/**
+ * A re-authentication's cut-off written by this process (ADR 103): in force here at once and
+ * announced to every other instance, as revokedHere does.
+ */
+export function orphansCutOffHere(cutoff: { userId: string; notBefore: Date; expires: Date }) {
+  noteOrphanCutoff(cutoff);
+  const message: RevocationMessage = { v: 1, kind: "orphan-cutoff", userId: cutoff.userId, notBefore: cutoff.notBefore.getTime(), expires: cutoff.expires.getTime() };
+  publish(REVOCATION_CHANNEL, JSON.stringify(message)).catch((error: unknown) => log("warn", "session-revocation-notify-failed", { error }));
 }
 
 /**
@@ -321,6 +392,8 @@ const IDS_PER_MESSAGE = 100;
 export type RevocationMessage =
   | { v: 1; kind: "sessions"; sessions: { id: string; expires: number }[] }
   | { v: 1; kind: "cutoff"; userId: string; notBefore: number; expires: number }
+  /** A re-authentication's cut-off (ADR 103): the user's cookies up to notBefore naming no live row. */
+  | { v: 1; kind: "orphan-cutoff"; userId: string; notBefore: number; expires: number }
   | { v: 1; kind: "user-disabled" | "user-deleted"; userId: string };
 
 function parseMessage(payload: string): RevocationMessage | null {
@@ -333,8 +406,8 @@ function parseMessage(payload: string): RevocationMessage | null {
       );
       return sessions.length === m.sessions.length ? { v: 1, kind: "sessions", sessions } : null;
     }
-    if (m.kind === "cutoff" && typeof m.userId === "string" && Number.isFinite(m.notBefore) && Number.isFinite(m.expires)) {
-      return { v: 1, kind: "cutoff", userId: m.userId, notBefore: m.notBefore as number, expires: m.expires as number };
+    if ((m.kind === "cutoff" || m.kind === "orphan-cutoff") && typeof m.userId === "string" && Number.isFinite(m.notBefore) && Number.isFinite(m.expires)) {
+      return { v: 1, kind: m.kind, userId: m.userId, notBefore: m.notBefore as number, expires: m.expires as number };
     }
     return null;
   } catch {
@@ -366,6 +439,8 @@ function applyMessage(payload: string) {
     for (const r of m.sessions) addRevoked(s, r.id, r.expires);
   } else if (m?.kind === "cutoff") {
     addCutoff(state(), m.userId, m.notBefore, m.expires);
+  } else if (m?.kind === "orphan-cutoff") {
+    addOrphanCutoff(state(), m.userId, m.notBefore, m.expires);
   } else {
     rereadSoon();
   }

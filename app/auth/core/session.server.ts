@@ -14,7 +14,7 @@ import { encodeJwt, tryDecodeJwt } from "./jwt.server";
 import { log } from "./log.server";
 import { countEvent } from "./metrics.server";
 import type { AuthRequest } from "./request.server";
-import { endedInDatabase, isRevoked, isSessionRevoked, knownCutoff, revocationsComplete, revocationsReady, revokedHere } from "./revocation.server";
+import { endedInDatabase, isOrphaned, isRevoked, isSessionRevoked, knownCutoff, orphansCutOffHere, revocationsComplete, revocationsReady, revokedHere } from "./revocation.server";
 import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "./session-cache.server";
 
 /** The user as a session carries it. */
@@ -177,7 +177,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
   // An incomplete list (past its cap, ADR 064) cannot clear a cookie: the database decides, and a
   // database that cannot answer then ends it rather than let an ended one through.
   const ended = revocationsComplete()
-    ? isRevoked(sid, sub, issuedAtMs, { cutoff: !kept })
+    ? isRevoked(sid, sub, issuedAtMs, { cutoff: !kept }) || (!kept && (await isOrphaned(sid, sub, issuedAtMs)))
     : await endedInDatabase(sid, sub, issuedAtMs, { cutoff: !kept, failClosed: true });
   if (ended || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
 
@@ -483,6 +483,18 @@ export async function revokeUserSessions(userId: string, { except = null as stri
 }
 
 /**
+ * A re-authentication's cut-off (ADR 103): every jwt cookie of the user issued up to `now` that
+ * names no live session row is refused, on every instance; cookies whose rows live stay. Kept for
+ * the session max age, past which every such cookie has expired on its own.
+ */
+async function cutOffOrphanCookies(userId: string, now: Date) {
+  const notBefore = now;
+  const expires = new Date(notBefore.getTime() + SESSION_MAX_AGE * 1000);
+  await db().sessionOrphanCutoff.upsert({ where: { userId }, create: { userId, notBefore, expires }, update: { notBefore, expires } });
+  orphansCutOffHere({ userId, notBefore, expires });
+}
+
+/**
  * Issues the request's jwt cookie again now (after revokeUserSessions kept it); database sessions
  * need nothing. The cookie was issued before the cut-off revokeUserSessions wrote a moment ago, so
  * that cut-off is not applied to it (only its sid, which was spared, is checked); the new cookie is
@@ -541,13 +553,17 @@ export async function renewAuthentication(
     const payload = await carriedJwt(ar, now);
     if (!payload || str(payload.sub) !== session.userId || sidOf(payload) !== session.sessionId) return null;
     const old = session.sessionId
-      ? await client.session.findFirst({
-          where: { id: session.sessionId, userId: session.userId, kind: "jwt", revokedAt: null },
-          select: { method: true, factors: true, credentialRef: true },
+      ? await client.session.findUnique({
+          where: { id: session.sessionId },
+          select: { userId: true, kind: true, revokedAt: true, method: true, factors: true, credentialRef: true },
         })
       : null;
-    if (session.sessionId && !old) return null;
-    if (session.sessionId) await revokeJwtSessions({ id: session.sessionId, userId: session.userId }, now);
+    // An ended session, or another's, is not continued. A cookie naming no row goes on as one without a sid.
+    if (old && (old.userId !== session.userId || old.kind !== "jwt" || old.revokedAt)) return null;
+    if (old) await revokeJwtSessions({ id: session.sessionId!, userId: session.userId }, now);
+    // Copies of cookies naming no live row (no sid; a sid without its row) have no id to end: a
+    // cut-off ends them all, before the renewed cookie is issued (ADR 103).
+    await cutOffOrphanCookies(session.userId, now);
     const sid = randomUUID();
     const signedInAt = session.signedInAt;
     const proved = withProved(old?.factors ?? factorsText(payload.amr));

@@ -12,7 +12,8 @@
 //   request's five tries, reserved before the comparison with one conditional UPDATE (attempts < 5),
 //   so concurrent guesses cannot exceed five; the fifth wrong one deletes the row and its link.
 // - Using the code deletes the row (link and code end together), as using the link does, and the
-//   other requests the cookie names end with it.
+//   other requests the cookie names end with it. The reset form proves the code first and uses it
+//   only once the new password is accepted (proveEmailCode, ADR 103).
 import { createHmac, randomBytes, randomInt } from "node:crypto";
 import { db } from "../../db/client.server";
 import { expireCookie, serializeCookie } from "../core/cookies.server";
@@ -114,14 +115,6 @@ const liveWhere = (requestIds: string[], purposes: readonly TokenPurpose[], now:
   codeAttempts: { lt: MAX_CODE_ATTEMPTS },
 });
 
-/** The addresses of this browser's requests for `purposes` whose codes can still be used (for the reset form's policy check). */
-export async function pendingCodeAddresses(ar: AuthRequest, purposes: readonly TokenPurpose[], now = new Date()): Promise<string[]> {
-  const ids = (await readEmailCodeCookie(ar)).filter((p) => purposes.includes(p.purpose)).map((p) => p.requestId);
-  if (ids.length === 0) return [];
-  const rows = await db().verificationToken.findMany({ where: liveWhere(ids, purposes, now), select: { identifier: true } });
-  return [...new Set(rows.map((r) => r.identifier))];
-}
-
 export type CodeAttempt =
   | { result: "used"; request: UsedRequest }
   | { result: "wrong"; triesLeft: number; message: string }
@@ -138,6 +131,21 @@ export function typedCode(value: unknown): string | null {
 }
 
 /**
+ * A code proved right but not yet used (the reset form, ADR 103): the new password is judged only
+ * now, against the proved account. `use` ends the request (and the others the cookie names) as a
+ * right code does; `refuse` keeps it for another try unless this was its last (the try the proof
+ * took stays counted: a refused password costs one of the request's five).
+ */
+export type ProvedCode = {
+  result: "proved";
+  request: UsedRequest;
+  /** True when this call used the request (false: ended meanwhile). */
+  use: () => Promise<boolean>;
+  /** The password was refused: false when that was the request's last try (it is ended). */
+  refuse: () => Promise<boolean>;
+};
+
+/**
  * One typed code against the live requests this browser's cookie names for `purposes` (its last
  * few: ADR 062). First the address budget of wrong codes, then a try reserved on each request;
  * the code is compared with every request that granted one. Right: that request is used, and every
@@ -152,6 +160,22 @@ export async function attemptEmailCode(
   /** Which of the named requests may take this code (a re-authentication: those of its session). */
   accept: (pending: PendingCode) => boolean = () => true,
 ): Promise<CodeAttempt> {
+  const proof = await proveEmailCode(ar, typed, purposes, now, accept);
+  if (proof.result !== "proved") return proof;
+  return (await proof.use()) ? { result: "used", request: proof.request } : { result: "ended" };
+}
+
+/**
+ * attemptEmailCode without using a right code: the caller judges what came with it first, then
+ * `use`s or `refuse`s it (ProvedCode). Wrong codes are counted and end requests exactly as there.
+ */
+export async function proveEmailCode(
+  ar: AuthRequest,
+  typed: string,
+  purposes: readonly TokenPurpose[],
+  now = new Date(),
+  accept: (pending: PendingCode) => boolean = () => true,
+): Promise<Exclude<CodeAttempt, { result: "used" }> | ProvedCode> {
   const named = await readEmailCodeCookie(ar);
   const ids = named.filter((p) => purposes.includes(p.purpose) && accept(p)).map((p) => p.requestId);
   if (ids.length === 0) return { result: "ended" };
@@ -187,13 +211,21 @@ export async function attemptEmailCode(
     // Only its own address's count is taken back: for the other requests named (another address's
     // in the same cookie) it was a guess like any other.
     await budget.refund(right.identifier);
-    const { count } = await client.verificationToken.deleteMany({ where: { requestId: right.requestId, expires: { gt: now } } });
-    if (count !== 1) return { result: "ended" };
-    // One sign-in: the other requests this browser holds end with it.
-    await client.verificationToken.deleteMany({ where: { requestId: { in: named.map((p) => p.requestId) } } });
     return {
-      result: "used",
+      result: "proved",
       request: { identifier: right.identifier, purpose: right.purpose as TokenPurpose, passwordHash: right.passwordHash, name: right.name, requestId: right.requestId },
+      use: async () => {
+        const { count } = await client.verificationToken.deleteMany({ where: { requestId: right.requestId, expires: { gt: now } } });
+        if (count !== 1) return false;
+        // One sign-in: the other requests this browser holds end with it.
+        await client.verificationToken.deleteMany({ where: { requestId: { in: named.map((p) => p.requestId) } } });
+        return true;
+      },
+      refuse: async () => {
+        if (right.codeAttempts < MAX_CODE_ATTEMPTS) return true;
+        await client.verificationToken.deleteMany({ where: { requestId: right.requestId } });
+        return false;
+      },
     };
   }
   const spent = rows.filter((row) => row.codeAttempts >= MAX_CODE_ATTEMPTS).map((row) => row.requestId!);

@@ -106,11 +106,12 @@ export async function passwordIntent(
   if (stored === null) return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.notSet") };
 
   if (intent === "password-change") {
-    // The new password's policy first: a refusal there costs no attempt at the current one.
-    const policy = await checkPassword(text(body.password), { email: user.email, name: user.name, secondFactor }, ar.config);
-    if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
+    // Prove, then judge (ADR 103): the current password first. A copy of the session cookie
+    // without it learns nothing of the account's rules (its floor, its name's words).
     const refused = await checkCurrentPassword(ar, userId, user.email, text(body.currentPassword), intent);
     if (refused) return refused;
+    const policy = await checkPassword(text(body.password), { email: user.email, name: user.name, secondFactor }, ar.config);
+    if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
     if (!(await replacePassword(userId, stored, await hashPassword(policy.password), singleFactorFloorMet(policy.password, ar.config)))) {
       // Another tab changed it between our read and our write: this one's current password is stale.
       return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.currentWrong") };

@@ -7,7 +7,10 @@
 //                                answer, so that the answer takes the same time either way).
 //   GET  /auth/reset-password    ?token&email: the new-password form for a live link (not used up)
 //   POST /auth/reset-password    token + email + password, or code + password from the asking
-//                                browser. A refused password is a 400 and uses nothing up. Success
+//                                browser. Prove, then judge (ADR 103): the code or link first, the
+//                                password after, against the proved account's rules. A refused
+//                                password is a 400: it uses up no link, and costs one of a code's
+//                                five tries (the try its proof took). Success
 //                                sets the password, ends every session of the user on every instance,
 //                                signs this browser in and lands on /account.
 import { resetPasswordMessage } from "../../mail/templates.server";
@@ -23,9 +26,10 @@ import { authRequest, clientAddress, type AuthRequest } from "../core/request.se
 import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
 import { ensureCsrfToken } from "../core/csrf.server";
 import { hashPassword } from "../credentials/password.server";
-import { checkPassword, singleFactorFloorMet, type PasswordOwner } from "../credentials/password-policy.server";
+import { checkPassword, minimumLength, singleFactorFloorMet, type PasswordOwner, type PolicyResult } from "../credentials/password-policy.server";
+import type { AuthConfig } from "../core/config.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
-import { attemptEmailCode, clearEmailCodeCookie, pendingCodeAddresses, typedCode } from "../email/email-code.server";
+import { clearEmailCodeCookie, proveEmailCode, typedCode } from "../email/email-code.server";
 import { sendLinkEmail } from "../email/send.server";
 import { consumeTokenRow, isWellFormedToken, peekToken } from "../email/verification-token.server";
 import { completeSignIn } from "../signin/flow.server";
@@ -132,7 +136,8 @@ export async function resetPasswordPageData(request: Request): Promise<{ kind: "
     kind: "page",
     csrfToken: csrf.token,
     setCookies: csrf.setCookie ? [csrf.setCookie] : [],
-    values: { token, email: address.address, minLength: ar.config.passwordMinLength, byCode: false },
+    // The link is proved: the account's own floor, the one /account shows (8 with the second factor on).
+    values: { token, email: address.address, minLength: minimumLength(await passwordOwner(address.address), ar.config), byCode: false },
   };
 }
 
@@ -149,52 +154,57 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
   const read = await readPost(request);
   const ar = read.ar;
   if (!passwordPagesOffered(ar.config).forgotPassword) return { kind: "response", response: badRequest() };
+  // Until the code or link is proved, the site's floor: the same for every address (ADR 103).
   const minLength = ar.config.passwordMinLength;
   const form = formAnswerFor<ResetValues>(read);
   if ("refused" in read) return form(400, { formError: UNREADABLE(), fieldErrors: {} }, { token: null, email: null, minLength, byCode: true });
   const { body, json } = read;
-  const verification = (): Answer<ResetValues> => ({ kind: "response", response: errorRedirect(ar, "Verification", { json }) });
+  const verification = (setCookies: string[] = []): Answer<ResetValues> => ({ kind: "response", response: errorRedirect(ar, "Verification", { json, setCookies }) });
   const byCode = body.token === undefined;
   const values: ResetValues = byCode
     ? { token: null, email: null, minLength, byCode: true }
     : { token: typed(body.token, 64), email: typed(body.email), minLength, byCode: false };
   if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED(), fieldErrors: {} }, values);
 
-  // The addresses the password must not be: the link's, or those of this browser's live reset requests.
-  let addresses: string[];
-  if (byCode) {
-    addresses = await pendingCodeAddresses(ar, ["reset"]);
-    if (addresses.length === 0) return verification();
-  } else {
-    const check = normalizeEmailAddress(body.email);
-    if (!check.ok || !(await peekToken({ identifier: check.address, token: body.token, purpose: "reset", secrets: ar.config.secrets }))) return verification();
-    addresses = [check.address];
-  }
-  // The policy before anything is used up: a refused password costs neither the link nor a try.
-  let policy: Awaited<ReturnType<typeof checkPassword>> | null = null;
-  for (const address of addresses) {
-    policy = await checkPassword(body.password, await passwordOwner(address), ar.config);
-    if (!policy.ok) return form(400, { formError: null, fieldErrors: { password: policy.message } }, values);
-  }
-  if (!policy?.ok) return verification();
-  let address = addresses[0]!;
-
+  // Prove, then judge (ADR 103): the code or the link first. Before it is proved nothing that
+  // depends on the account is read or said — not whether it exists, its name, nor its floor.
   if (byCode) {
     const code = typedCode(body.code);
     if (code === null) return form(400, { formError: null, fieldErrors: { code: t("emailCode.required") } }, values);
-    const attempt = await attemptEmailCode(ar, code, ["reset"]);
+    const attempt = await proveEmailCode(ar, code, ["reset"]);
     if (attempt.result === "wrong") return form(400, { formError: null, fieldErrors: { code: attempt.message } }, values);
     if (attempt.result === "limited") {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: attempt.refusal.limit } });
       const retryAfterSeconds = attempt.refusal.retryAfterSeconds;
       return { ...form(429, { formError: rateLimitedMessage(retryAfterMinutes(retryAfterSeconds)), fieldErrors: {} }, values), retryAfterSeconds };
     }
-    if (attempt.result === "ended") return { kind: "response", response: errorRedirect(ar, "Verification", { json, setCookies: [clearEmailCodeCookie(ar)] }) };
-    address = attempt.request.identifier;
-  } else if (!(await consumeTokenRow({ identifier: address, token: body.token, purposes: ["reset"], secrets: ar.config.secrets }))) {
-    return verification();
+    if (attempt.result === "ended") return verification([clearEmailCodeCookie(ar)]);
+    const address = attempt.request.identifier;
+    const judged = await judgePassword(body.password, address, ar.config);
+    if (!judged.ok) {
+      // The try the proof took stays counted: a refused password is one of the code's five.
+      if (!(await attempt.refuse())) return verification([clearEmailCodeCookie(ar)]);
+      return form(400, { formError: null, fieldErrors: { password: judged.message } }, { ...values, minLength: judged.minLength });
+    }
+    if (!(await attempt.use())) return verification();
+    return { kind: "response", response: await setNewPassword(ar, address, judged.password, json) };
   }
-  return { kind: "response", response: await setNewPassword(ar, address, policy.password, json) };
+
+  const check = normalizeEmailAddress(body.email);
+  if (!check.ok || !(await peekToken({ identifier: check.address, token: body.token, purpose: "reset", secrets: ar.config.secrets }))) return verification();
+  const address = check.address;
+  // A refused password uses nothing up: the link is a secret of 256 bits, not a guess to count.
+  const judged = await judgePassword(body.password, address, ar.config);
+  if (!judged.ok) return form(400, { formError: null, fieldErrors: { password: judged.message } }, { ...values, minLength: judged.minLength });
+  if (!(await consumeTokenRow({ identifier: address, token: body.token, purposes: ["reset"], secrets: ar.config.secrets }))) return verification();
+  return { kind: "response", response: await setNewPassword(ar, address, judged.password, json) };
+}
+
+/** The new password against the proved account's own rules, with the floor its form shows. */
+async function judgePassword(password: unknown, address: string, config: AuthConfig): Promise<(PolicyResult & { ok: true }) | { ok: false; message: string; minLength: number }> {
+  const owner = await passwordOwner(address);
+  const policy = await checkPassword(password, owner, config);
+  return policy.ok ? policy : { ok: false, message: policy.message, minLength: minimumLength(owner, config) };
 }
 
 /**

@@ -44,6 +44,7 @@ export async function codeFormFor(request: Request, type: VerifyRequestType): Pr
       csrfToken: csrf.token,
       callbackUrl: type === "reset" ? null : toRelative(callbackUrl ?? `${ar.origin}/`),
       withPassword: type === "reset",
+      // The site's floor: before the code is proved the page knows no account (ADR 103).
       minLength: ar.config.passwordMinLength,
     },
     setCookies: [csrf.setCookie],

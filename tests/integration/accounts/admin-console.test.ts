@@ -11,7 +11,7 @@ import { appHandler } from "../../support/app-handler.ts";
 import { createUser, signIn } from "../../support/auth.ts";
 import { runScript } from "../../support/cli.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
-import { CookieJar, get, ORIGIN, post } from "../../support/http.ts";
+import { CookieJar, fetchCsrf, get, ORIGIN, post } from "../../support/http.ts";
 import { sessionOf } from "../../support/oauth-flow.ts";
 import { configure, smtpEnv, useSmtpSink } from "../email/helpers.ts";
 
@@ -221,7 +221,8 @@ describe(`/admin for an admin (${dbLabel})`, () => {
     const { jar, admin } = await signedInAdmin();
     const ada = await createUser("ada@example.com", "Ada");
     const token = csrfIn((await userPage(jar, ada.id)).html);
-    await testDb().session.updateMany({ where: { userId: admin.id }, data: { authenticatedAt: new Date(Date.now() - 3_600_000) } });
+    // Past the actions' window (AUTH_REAUTH_MAX_AGE), within the pages' (AUTH_ADMIN_REAUTH_MAX_AGE).
+    await testDb().session.updateMany({ where: { userId: admin.id }, data: { authenticatedAt: new Date(Date.now() - 20 * 60_000) } });
     const { html } = await userPage(jar, ada.id);
     expect(html).toContain('id="reauth-hint"');
     const res = await act(jar, ada.id, { intent: "disable" }, token);
@@ -230,6 +231,56 @@ describe(`/admin for an admin (${dbLabel})`, () => {
     expect((await testDb().user.findUniqueOrThrow({ where: { id: ada.id } })).disabledAt).toBeNull();
     expect(await eventsOf("user-disabled")).toEqual([]);
   });
+
+  for (const strategy of ["jwt", "database"] as const) {
+    it(`an old copy of an admin's cookie (${strategy} sessions) reads nothing of the console: pages link to sign in again, .data and JSON requests get 403 ReauthRequired`, async () => {
+      configure(smtpEnv(smtp.sink.url, { AUTH_SESSION_STRATEGY: strategy }));
+      const { jar, admin } = await signedInAdmin();
+      const ada = await createUser("ada@example.com", "Ada");
+      expect((await send(get("/admin", { jar }), jar)).status).toBe(200);
+      const copy = new CookieJar();
+      for (const name of jar.names()) copy.set(name, jar.get(name)!);
+      // An hour and a minute later (AUTH_ADMIN_REAUTH_MAX_AGE's default is an hour).
+      await testDb().session.updateMany({ where: { userId: admin.id }, data: { authenticatedAt: new Date(Date.now() - 61 * 60_000) } });
+      const reauth = (page: string) => `/auth/reauth?${new URLSearchParams({ callbackUrl: page })}`;
+
+      for (const [path, back] of [
+        ["/admin", "/admin"],
+        ["/admin?q=ada", "/admin?q=ada"],
+        [`/admin/users/${ada.id}`, `/admin/users/${ada.id}`],
+      ] as const) {
+        const res = await send(get(path, { jar: copy }));
+        expect(res.status, path).toBe(403);
+        const html = await res.text();
+        expect(html, path).toContain(`href="${reauth(back).replaceAll("&", "&amp;")}"`);
+        expect(html, path).not.toContain("ada@example.com");
+      }
+      for (const [path, back] of [
+        ["/admin.data?_routes=routes%2Fnot-found", "/admin"],
+        [`/admin/users/${ada.id}.data?index&_routes=root%2Croutes%2Fnot-found`, `/admin/users/${ada.id}`],
+      ] as const) {
+        const res = await send(get(path, { jar: copy }));
+        expect(res.status, path).toBe(403);
+        const body = await res.text();
+        expect(body, path).toContain("ReauthRequired");
+        expect(body, path).toContain(`${ORIGIN}${reauth(back)}`);
+        expect(body, path).not.toMatch(/\.data|_routes|index|ada@example\.com/);
+      }
+      // A JSON client, reading or acting.
+      for (const request of [
+        get("/admin", { jar: copy, headers: { "X-Auth-Return-Redirect": "1" } }),
+        post(`/admin/users/${ada.id}`, { csrfToken: await fetchCsrf(copy), intent: "disable", json: "true" }, { jar: copy, headers: { Origin: ORIGIN } }),
+      ]) {
+        const res = await send(request);
+        expect(res.status).toBe(403);
+        expect(await res.json()).toEqual({ error: "ReauthRequired", url: `${ORIGIN}${reauth(request.method === "GET" ? "/admin" : `/admin/users/${ada.id}`)}` });
+      }
+      expect((await testDb().user.findUniqueOrThrow({ where: { id: ada.id } })).disabledAt).toBeNull();
+      // Everyone else still gets the unknown-URL page: the refusal says nothing to them.
+      const { jar: plain } = await signIn(new CookieJar(), "ada@example.com");
+      expect((await send(get("/admin", { jar: plain }))).status).toBe(404);
+    });
+  }
 
   it("role: an admin makes a user admin and back; the last admin cannot make themselves a user", async () => {
     const { jar, admin } = await signedInAdmin();

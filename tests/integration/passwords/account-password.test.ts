@@ -59,15 +59,17 @@ for (const strategy of ["jwt", "database"] as const) {
       expect((await signIn(new CookieJar())).res).toHaveSessionCookie();
     });
 
-    it("password-change: a refused new password is a 400 on password and costs no attempt", async () => {
+    it("password-change: the current password is proved first (ADR 103); a refused new password after it is a 400 on password", async () => {
       await createUser();
       const { jar } = await signIn();
       const res = await intent(jar, { intent: "password-change", currentPassword: PASSWORD, password: "passwordpassword" });
       expect(res.status).toBe(400);
       expect((await refusal(res)).fieldErrors.password).toMatch(/too common/);
-      const short = await intent(jar, { intent: "password-change", currentPassword: "whatever", password: "short" });
-      expect((await refusal(short)).fieldErrors).toEqual({ password: "Use at least 15 characters." });
       expect(await testDb().authEvent.count({ where: { type: "signin-failed" } })).toBe(0);
+      // A wrong current password is refused before the new one is judged: nothing said of its rules.
+      const short = await intent(jar, { intent: "password-change", currentPassword: "whatever", password: "short" });
+      expect((await refusal(short)).fieldErrors).toEqual({ currentPassword: "That is not your current password." });
+      expect(await testDb().authEvent.count({ where: { type: "signin-failed" } })).toBe(1);
     });
 
     it("password-change: success keeps this session, ends every other one, and the new password signs in (the owner in two tabs and on a phone)", async () => {

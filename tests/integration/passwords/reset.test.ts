@@ -1,5 +1,5 @@
 // Forgotten password (contract section 15): always the same answer, a one-hour link and a code for
-// an existing user only, single use; a refused password uses nothing up; success ends every
+// an existing user only, single use; a refused password uses no link up (a code's try: ADR 103); success ends every
 // session of the user and signs this browser in.
 import { describe, expect, it } from "vitest";
 import * as account from "../../../app/routes/account.tsx";
@@ -130,9 +130,9 @@ describe(`forgotten password (${dbLabel})`, () => {
     const wrong = await postReset(jar, { code: code === "000000" ? "000001" : "000000", password: NEW });
     expect(wrong.status).toBe(400);
     expect(((await wrong.json()) as { fieldErrors: Record<string, string> }).fieldErrors.code).toMatch(/4 tries are left/);
-    // A refused password costs no try.
+    // The code is proved before the password is judged (ADR 103): a refused password costs a try.
     expect((await postReset(jar, { code, password: "short" })).status).toBe(400);
-    expect((await testDb().verificationToken.findFirstOrThrow()).codeAttempts).toBe(1);
+    expect((await testDb().verificationToken.findFirstOrThrow()).codeAttempts).toBe(2);
     const ok = await postReset(jar, { code, password: NEW });
     expect(ok).toHaveRedirect(`${ORIGIN}/account`);
     expect(jar.get("authjs.email-code")).toBeUndefined();

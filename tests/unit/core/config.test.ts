@@ -131,6 +131,15 @@ describe("configuration", () => {
     expect(problems({ AUTH_SECRET: secret, AUTH_SECURITY_EMAILS: "no" })).toEqual([expect.stringMatching(/AUTH_SECURITY_EMAILS/)]);
   });
 
+  it("AUTH_ADMIN_REAUTH_MAX_AGE: 3600 s by default, 60 to 86 400 accepted, anything else refused by name", () => {
+    expect(loadConfig({ AUTH_SECRET: secret }).adminReauthMaxAge).toBe(3600);
+    expect(loadConfig({ AUTH_SECRET: secret, AUTH_ADMIN_REAUTH_MAX_AGE: "60" }).adminReauthMaxAge).toBe(60);
+    expect(loadConfig({ AUTH_SECRET: secret, AUTH_ADMIN_REAUTH_MAX_AGE: "86400" }).adminReauthMaxAge).toBe(86400);
+    for (const bad of ["59", "86401", "an hour", "-5", "1.5"]) {
+      expect(problems({ AUTH_SECRET: secret, AUTH_ADMIN_REAUTH_MAX_AGE: bad })).toEqual([expect.stringMatching(/^AUTH_ADMIN_REAUTH_MAX_AGE must be a whole number of seconds from 60 to 86400/)]);
+    }
+  });
+
   describe("AUTH_RATE_LIMIT_<NAME>", () => {
     it("takes <count>/<seconds> over the default and keeps the other limits", () => {
       const c = loadConfig({ AUTH_SECRET: secret, AUTH_RATE_LIMIT_CREDENTIALS_DEVICE: " 3 / 120 " });
