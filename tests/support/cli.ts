@@ -10,17 +10,30 @@ const tsx = createRequire(import.meta.url).resolve("tsx/cli");
 
 export type CliResult = { code: number; stdout: string; stderr: string };
 
-export function runScript(script: string, args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+export function runScript(script: string, args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<CliResult> {
+  return run(process.execPath, [tsx, script, ...args], { ...process.env, VESTIBULE_LOG: "silent", ...env }, input);
+}
+
+/**
+ * `npm run <name> -- <args>` from the project root, as an operator types it, with `input` on
+ * standard input. The environment is an operator's shell: the test's database settings
+ * (DATABASE_URL, VESTIBULE_DATA_DIR), NODE_ENV and every AUTH_* are left out; `env` adds to it.
+ */
+export function runNpm(name: string, args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<CliResult> {
+  const shell: Record<string, string | undefined> = { ...process.env };
+  for (const key of Object.keys(shell)) {
+    if (key.startsWith("AUTH_") || key.startsWith("VITEST") || ["DATABASE_URL", "VESTIBULE_DATA_DIR", "NODE_ENV", "TEST", "VESTIBULE_TEST_DB"].includes(key)) delete shell[key];
+  }
+  return run("npm", ["run", name, "--", ...args], { ...shell, VESTIBULE_LOG: "silent", ...env }, input);
+}
+
+function run(file: string, args: string[], env: Record<string, string | undefined>, input?: string): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [tsx, script, ...args],
-      { cwd: root, env: { ...process.env, VESTIBULE_LOG: "silent", ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
+    const child = execFile(file, args, { cwd: root, env, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin?.end(input ?? "");
   });
 }
 

@@ -12,6 +12,8 @@ import { readFileSync } from "node:fs";
 
 /** The variable naming the env file the commands read (`VESTIBULE_ENV_FILE=/etc/vestibule/vestibule.env npm run …`). */
 export const ENV_FILE_VARIABLE = "VESTIBULE_ENV_FILE";
+/** Where deploy/README.md installs the production settings (the systemd unit's EnvironmentFile=). */
+export const PRODUCTION_ENV_FILE = "/etc/vestibule/vestibule.env";
 
 /** A file that cannot be read or a line that is not KEY=value as above: `file:line: what`. */
 export class EnvFileError extends Error {

@@ -1,0 +1,133 @@
+// Maintenance commands and the database they use (issue 31, ADR 107), run the way an operator
+// runs them: `npm run …` from the project root, in a shell that has none of the production
+// settings, and with VESTIBULE_ENV_FILE naming the production env file as shipped
+// (deploy/vestibule.env, only the values a test must replace changed). A command never creates a
+// database: with none to find it stops and names the one it looked for; every command says on
+// stderr which database it used.
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { beforeEach, describe, expect, it } from "vitest";
+import { sqliteFile } from "../../../app/db/location.server.ts";
+import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
+import { runNpm } from "../../support/cli.ts";
+import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { TEST_AUTH_SECRET } from "../../support/env.ts";
+import { CookieJar } from "../../support/http.ts";
+import { sessionOf } from "../../support/oauth-flow.ts";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+
+beforeEach(() => resetDatabase());
+
+const scratch = () => mkdtempSync(path.join(tmpdir(), "vestibule-ops-"));
+
+/**
+ * deploy/vestibule.env as shipped, with this test's database (its DATABASE_URL, or for SQLite its
+ * data folder in place of the DATABASE_URL line), a test secret and `replace` written in.
+ */
+export function productionEnvFile(replace: Record<string, string> = {}): string {
+  const values: Record<string, string | null> = { AUTH_SECRET: TEST_AUTH_SECRET, ...replace };
+  if (process.env.DATABASE_URL) values.DATABASE_URL = process.env.DATABASE_URL;
+  else values.DATABASE_URL = null;
+  const lines = readFileSync(path.join(root, "deploy/vestibule.env"), "utf8")
+    .split("\n")
+    .flatMap((line) => {
+      const name = /^([A-Z_][A-Z0-9_]*)=/.exec(line)?.[1];
+      if (!name || !(name in values)) return [line];
+      const value = values[name];
+      return value === null ? [] : [`${name}='${value}'`];
+    });
+  if (!process.env.DATABASE_URL) lines.push(`VESTIBULE_DATA_DIR='${process.env.VESTIBULE_DATA_DIR}'`);
+  const file = path.join(scratch(), "vestibule.env");
+  writeFileSync(file, lines.join("\n"));
+  return file;
+}
+
+/** How the commands name this test's database on stderr. */
+function databaseNamed(): RegExp {
+  if (!process.env.DATABASE_URL) return new RegExp(`database: SQLite ${sqliteFile(process.env.VESTIBULE_DATA_DIR!).replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\\n`);
+  const url = new URL(process.env.DATABASE_URL);
+  return new RegExp(`database: PostgreSQL ${url.pathname.slice(1)} on ${url.hostname}:${url.port || 5432} as ${url.username}\\n`);
+}
+
+describe(`maintenance commands find the database, never create one (${dbLabel})`, { timeout: 180_000 }, () => {
+  it("an operator runs npm run user:add, user:disable and db:cleanup from the project root with no settings: each stops naming the database it looked for, and creates nothing", async () => {
+    // The folder stands for /opt/vestibule/.data on a machine whose database is PostgreSQL: empty.
+    const data = scratch();
+    const env = { VESTIBULE_DATA_DIR: data };
+    const results = await Promise.all([
+      runNpm("user:add", ["--email", "ada@example.com"], env, `${PASSWORD}\n`),
+      runNpm("user:disable", ["--email", "ada@example.com"], env),
+      runNpm("db:cleanup", [], env),
+    ]);
+    for (const [i, name] of ["user:add", "user:disable", "db:cleanup"].entries()) {
+      expect(results[i], name).toMatchObject({ code: 1 });
+      expect(results[i]!.stderr, name).toContain(
+        `${name}: no database: DATABASE_URL is not set and there is no SQLite database at ${sqliteFile(data)}`,
+      );
+      expect(results[i]!.stderr, name).toContain("VESTIBULE_ENV_FILE=/etc/vestibule/vestibule.env");
+      expect(results[i]!.stdout, name).not.toMatch(/created|disabled|deleted/);
+    }
+    expect(readdirSync(data)).toEqual([]);
+
+    // db:migrate still creates it; then the commands find it.
+    const migrated = await runNpm("db:migrate", [], env);
+    expect(migrated.code).toBe(0);
+    expect(readdirSync(data)).toContain("vestibule.db");
+    const added = await runNpm("user:add", ["--email", "ada@example.com"], env, `${PASSWORD}\n`);
+    expect(added).toMatchObject({ code: 0 });
+    expect(added.stdout).toContain("created ada@example.com");
+    expect(added.stderr).toContain(`user:add: database: SQLite ${sqliteFile(data)}\n`);
+  });
+
+  it("with VESTIBULE_ENV_FILE naming the production env file, npm run user:disable ends the live user's sessions and says which database it used", async () => {
+    await createUser("ada@example.com", "Ada");
+    const { jar } = await signIn(new CookieJar());
+    const decoy = scratch();
+    // The variable is named in the shell, nothing else: the file gives NODE_ENV, the secret, the
+    // database. (On PostgreSQL a stray data folder in the shell is not what the file names.)
+    const shell = dbLabel === "postgres" ? { VESTIBULE_DATA_DIR: decoy } : {};
+    const disabled = await runNpm("user:disable", ["--email", "ada@example.com"], { VESTIBULE_ENV_FILE: productionEnvFile(), ...shell });
+    expect(disabled).toMatchObject({ code: 0 });
+    expect(disabled.stdout).toContain("ada@example.com disabled; 1 session(s) ended");
+    expect(disabled.stderr).toMatch(databaseNamed());
+    expect(disabled.stderr).not.toContain(TEST_AUTH_SECRET);
+    if (process.env.DATABASE_URL) expect(disabled.stderr).not.toContain(new URL(process.env.DATABASE_URL).password || "\0");
+    expect(await sessionOf(jar)).toBeNull();
+    expect(readdirSync(decoy)).toEqual([]);
+  });
+
+  it("a malformed line in the env file stops every command with the file and line number, before anything is read or written", async () => {
+    const file = path.join(scratch(), "vestibule.env");
+    writeFileSync(file, readFileSync(productionEnvFile(), "utf8").replace(/^AUTH_EMAIL_FROM=.*$/m, "AUTH_EMAIL_FROM=Vestibule <no-reply@vestibule.example.com>"));
+    const line = readFileSync(file, "utf8").split("\n").findIndex((l) => l.startsWith("AUTH_EMAIL_FROM=")) + 1;
+    const [find, cleanup] = await Promise.all([
+      runNpm("user:find", ["--email", "ada@example.com"], { VESTIBULE_ENV_FILE: file }),
+      runNpm("db:cleanup", [], { VESTIBULE_ENV_FILE: file }),
+    ]);
+    for (const result of [find, cleanup]) {
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`${file}:${line}: put the value of AUTH_EMAIL_FROM in single quotes`);
+    }
+    const missing = await runNpm("user:find", ["--email", "ada@example.com"], { VESTIBULE_ENV_FILE: "/nonexistent/vestibule.env" });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("/nonexistent/vestibule.env: cannot be read (ENOENT)");
+  });
+
+  it("an operator who types --password is told it shows in ps and npm's banner; the password on stdin does not show", async () => {
+    const file = productionEnvFile();
+    const [typed, piped] = await Promise.all([
+      runNpm("user:add", ["--email", "ada@example.com", "--password", PASSWORD], { VESTIBULE_ENV_FILE: file }),
+      runNpm("user:add", ["--email", "bob@example.com"], { VESTIBULE_ENV_FILE: file }, `${PASSWORD}\n`),
+    ]);
+    expect(typed.code).toBe(0);
+    expect(typed.stderr).toContain("user:add: warning: --password shows the password to every user of this machine (ps) and in npm's banner; give it on standard input");
+    expect(piped.code).toBe(0);
+    expect(piped.stdout + piped.stderr).not.toContain(PASSWORD);
+    expect(piped.stderr).not.toContain("warning");
+    const bob = await testDb().user.findUniqueOrThrow({ where: { email: "bob@example.com" } });
+    expect(bob).toBeTruthy();
+  });
+});
