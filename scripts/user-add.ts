@@ -1,9 +1,14 @@
 // npm run user:add -- --email E [--name N] < password   (or typed at the prompt)
-// Creates a password user, or sets an existing user's password (and name). The password is read
+// Creates a password user, or sets an existing user's password (and name): then, as a password
+// change does, every session of theirs ends and they get the password-changed security e-mail
+// (sent from here when mail is configured, else by a running instance's sender). The password is read
 // from standard input: piped, or typed at a prompt that does not show it. --password still works,
 // with a warning: its value shows in npm's banner and to every user of the machine (ps).
 import { ZodError } from "zod";
-import { upsertCredentialsUser } from "../app/auth/credentials/users.server";
+import { getConfig } from "../app/auth/core/config.server";
+import { authRequest } from "../app/auth/core/request.server";
+import { setPasswordAsOperator } from "../app/auth/passwords/operator.server";
+import { mailSenderIdle, stopMailSender } from "../app/mail/queue.server";
 import { runCommand, UsageError } from "./admin-cli";
 
 const USAGE = "npm run user:add -- --email E [--name N] < file-holding-the-password   (or type it at the prompt)";
@@ -52,8 +57,14 @@ runCommand(
     } else password = await readPassword(values.email);
     if (!password) throw new UsageError("give the password on standard input");
     try {
-      const { user, created } = await upsertCredentialsUser({ email: values.email, password, name: typeof values.name === "string" ? values.name : undefined });
-      return `${created ? "created" : "updated"} ${user.email} (id ${user.id})`;
+      const config = getConfig();
+      // The notice's links and host: the site's public origin (AUTH_URL), as a request to it would have them.
+      const ar = authRequest(new Request(config.origin ?? "http://localhost/"), config);
+      const name = typeof values.name === "string" ? values.name : undefined;
+      const { user, created, sessionsEnded } = await setPasswordAsOperator(ar, { email: values.email, password, name }, { source: "cli" });
+      await mailSenderIdle();
+      stopMailSender();
+      return created ? `created ${user.email} (id ${user.id})` : `updated ${user.email} (id ${user.id}); ${sessionsEnded} session(s) ended`;
     } catch (error) {
       if (error instanceof ZodError) throw new UsageError(error.issues.map((i) => i.message).join("; "));
       throw error;

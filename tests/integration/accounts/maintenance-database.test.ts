@@ -16,6 +16,8 @@ import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { TEST_AUTH_SECRET } from "../../support/env.ts";
 import { CookieJar } from "../../support/http.ts";
 import { sessionOf } from "../../support/oauth-flow.ts";
+import { isSecurityNotice, startSmtpSink } from "../../support/smtp-sink.ts";
+import { refreshRevocations } from "../../../app/auth/core/revocation.server.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -129,5 +131,39 @@ describe(`maintenance commands find the database, never create one (${dbLabel})`
     expect(piped.stderr).not.toContain("warning");
     const bob = await testDb().user.findUniqueOrThrow({ where: { email: "bob@example.com" } });
     expect(bob).toBeTruthy();
+  });
+});
+
+describe(`npm run user:add on a user who exists (${dbLabel})`, { timeout: 180_000 }, () => {
+  it("an operator sets a known user's password with npm run user:add: the owner gets the password-changed security e-mail and every session ends; a new user gets none", async () => {
+    const sink = await startSmtpSink();
+    try {
+      await createUser("ada@example.com", "Ada");
+      const { jar } = await signIn(new CookieJar());
+      const file = productionEnvFile({ AUTH_EMAIL_SERVER: sink.url });
+
+      const created = await runNpm("user:add", ["--email", "bob@example.com"], { VESTIBULE_ENV_FILE: file }, `${PASSWORD}\n`);
+      expect(created.stdout).toContain("created bob@example.com");
+      const updated = await runNpm("user:add", ["--email", "ada@example.com"], { VESTIBULE_ENV_FILE: file }, "a brand new passphrase for ada\n");
+      expect(updated).toMatchObject({ code: 0 });
+      expect(updated.stdout).toContain("updated ada@example.com");
+
+      const [notice] = await sink.waitFor(1);
+      expect(sink.messages).toHaveLength(1);
+      expect(notice!.envelope.to).toEqual(["ada@example.com"]);
+      expect(isSecurityNotice(notice!)).toBe(true);
+      expect(notice!.subject).toBe("Your Vestibule password was changed");
+      expect(notice!.text).toContain("An administrator of this site made this change.");
+
+      const events = await testDb().authEvent.findMany({ where: { type: "password-changed" } });
+      expect(events.map((e) => JSON.parse(e.detail ?? "{}"))).toEqual([{ count: 1, source: "cli" }]);
+      // This process's poll of the revocations (every instance runs it within REVOCATION_POLL_MS).
+      await refreshRevocations();
+      expect(await sessionOf(jar)).toBeNull();
+      const { jar: again } = await signIn(new CookieJar(), "ada@example.com", "a brand new passphrase for ada");
+      expect((await sessionOf(again))?.user.email).toBe("ada@example.com");
+    } finally {
+      await sink.close();
+    }
   });
 });
