@@ -1,9 +1,13 @@
 // Runs one of the npm run scripts (scripts/*.ts) as a child process through tsx, against the test
 // file's own database (its DATABASE_URL or VESTIBULE_DATA_DIR), as an operator would.
 import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import type { AdminCommand } from "../../scripts/admin-cli.ts";
+import { TEST_AUTH_SECRET } from "./env.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const tsx = createRequire(import.meta.url).resolve("tsx/cli");
@@ -25,6 +29,28 @@ export function runNpm(name: string, args: string[], env: Record<string, string 
     if (key.startsWith("AUTH_") || key.startsWith("VITEST") || ["DATABASE_URL", "VESTIBULE_DATA_DIR", "NODE_ENV", "TEST", "VESTIBULE_TEST_DB"].includes(key)) delete shell[key];
   }
   return run("npm", ["run", name, "--", ...args], { ...shell, VESTIBULE_LOG: "silent", ...env }, input);
+}
+
+/**
+ * deploy/vestibule.env as shipped, with this test's database (its DATABASE_URL, or for SQLite its
+ * data folder in place of the DATABASE_URL line), a test secret and `replace` written in.
+ */
+export function productionEnvFile(replace: Record<string, string> = {}): string {
+  const values: Record<string, string | null> = { AUTH_SECRET: TEST_AUTH_SECRET, ...replace };
+  if (process.env.DATABASE_URL) values.DATABASE_URL = process.env.DATABASE_URL;
+  else values.DATABASE_URL = null;
+  const lines = readFileSync(path.join(root, "deploy/vestibule.env"), "utf8")
+    .split("\n")
+    .flatMap((line) => {
+      const name = /^([A-Z_][A-Z0-9_]*)=/.exec(line)?.[1];
+      if (!name || !(name in values)) return [line];
+      const value = values[name];
+      return value === null ? [] : [`${name}='${value}'`];
+    });
+  if (!process.env.DATABASE_URL) lines.push(`VESTIBULE_DATA_DIR='${process.env.VESTIBULE_DATA_DIR}'`);
+  const file = path.join(mkdtempSync(path.join(tmpdir(), "vestibule-env-")), "vestibule.env");
+  writeFileSync(file, lines.join("\n"));
+  return file;
 }
 
 function run(file: string, args: string[], env: Record<string, string | undefined>, input?: string): Promise<CliResult> {

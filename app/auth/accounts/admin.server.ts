@@ -173,35 +173,6 @@ export async function findUser(email: UserKey, now = new Date()): Promise<UserSu
   };
 }
 
-/** Users a page holds in a search. */
-export const USERS_PER_PAGE = 20;
-
-export type UserListing = { users: { email: string | null; name: string | null; role: string; disabled: boolean }[]; page: number; total: number; pages: number };
-
-/** Users whose address or name contains `query` (any case), by address, `USERS_PER_PAGE` a page from 1. */
-export async function searchUsers(query: string, page = 1): Promise<UserListing> {
-  const term = query.trim().slice(0, 254);
-  // SQLite's LIKE ignores ASCII case by itself and knows no `mode`; PostgreSQL needs it.
-  const contains = dbProvider() === "postgres" ? { contains: term, mode: "insensitive" as const } : { contains: term };
-  const where = term ? { OR: [{ email: contains }, { name: contains }] } : {};
-  const [total, rows] = await Promise.all([
-    db().user.count({ where }),
-    db().user.findMany({
-      where,
-      orderBy: [{ email: "asc" }, { id: "asc" }],
-      skip: (page - 1) * USERS_PER_PAGE,
-      take: USERS_PER_PAGE,
-      select: { email: true, name: true, role: true, disabledAt: true },
-    }),
-  ]);
-  return {
-    users: rows.map((r) => ({ email: r.email, name: r.name, role: r.role, disabled: r.disabledAt !== null })),
-    page,
-    total,
-    pages: Math.max(1, Math.ceil(total / USERS_PER_PAGE)),
-  };
-}
-
 // ---- /admin's user list (ADR 085) ----
 
 /** Users an /admin page lists. */

@@ -7,11 +7,10 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { beforeEach, describe, expect, it } from "vitest";
 import { sqliteFile } from "../../../app/db/location.server.ts";
 import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
-import { runNpm } from "../../support/cli.ts";
+import { productionEnvFile, runNpm } from "../../support/cli.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { TEST_AUTH_SECRET } from "../../support/env.ts";
 import { CookieJar } from "../../support/http.ts";
@@ -19,33 +18,9 @@ import { sessionOf } from "../../support/oauth-flow.ts";
 import { isSecurityNotice, startSmtpSink } from "../../support/smtp-sink.ts";
 import { refreshRevocations } from "../../../app/auth/core/revocation.server.ts";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
-
 beforeEach(() => resetDatabase());
 
 const scratch = () => mkdtempSync(path.join(tmpdir(), "vestibule-ops-"));
-
-/**
- * deploy/vestibule.env as shipped, with this test's database (its DATABASE_URL, or for SQLite its
- * data folder in place of the DATABASE_URL line), a test secret and `replace` written in.
- */
-export function productionEnvFile(replace: Record<string, string> = {}): string {
-  const values: Record<string, string | null> = { AUTH_SECRET: TEST_AUTH_SECRET, ...replace };
-  if (process.env.DATABASE_URL) values.DATABASE_URL = process.env.DATABASE_URL;
-  else values.DATABASE_URL = null;
-  const lines = readFileSync(path.join(root, "deploy/vestibule.env"), "utf8")
-    .split("\n")
-    .flatMap((line) => {
-      const name = /^([A-Z_][A-Z0-9_]*)=/.exec(line)?.[1];
-      if (!name || !(name in values)) return [line];
-      const value = values[name];
-      return value === null ? [] : [`${name}='${value}'`];
-    });
-  if (!process.env.DATABASE_URL) lines.push(`VESTIBULE_DATA_DIR='${process.env.VESTIBULE_DATA_DIR}'`);
-  const file = path.join(scratch(), "vestibule.env");
-  writeFileSync(file, lines.join("\n"));
-  return file;
-}
 
 /** How the commands name this test's database on stderr. */
 function databaseNamed(): RegExp {
