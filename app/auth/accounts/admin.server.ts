@@ -5,9 +5,9 @@ import { db, dbProvider, rawEmpty, rawSql } from "../../db/client.server";
 import { foldForSearch } from "../../db/name-search";
 import { normalizeEmailAddress } from "../core/email-address";
 import { announceUserDisabled } from "../core/revocation.server";
-import { revokeUserSessions } from "../core/session.server";
+import { revokeAllSessions, revokeUserSessions } from "../core/session.server";
 import { recordEvent } from "./audit.server";
-import { actorEventFields as eventFields, type Actor } from "./actor";
+import { actorEventFields, actorEventFields as eventFields, type Actor } from "./actor";
 import { isRole, type Role } from "./roles.server";
 
 export type { Actor } from "./actor";
@@ -123,6 +123,22 @@ export async function endUserSessions(email: UserKey, actor: Actor): Promise<Cha
   const sessionsEnded = await revokeUserSessions(user.id);
   await recordEvent("sessions-ended", eventFields(actor, user.id, { count: sessionsEnded }));
   return { ok: true, userId: user.id, email: user.email, changed: sessionsEnded > 0, sessionsEnded };
+}
+
+/** How many sessions are open now, of every user (what endAllSessions would end). */
+export async function openSessionCount(now = new Date()): Promise<number> {
+  return db().session.count({ where: { revokedAt: null, expires: { gt: now } } });
+}
+
+/**
+ * Ends every session of every user on every instance (ASVS 7.4.5, ADR 107): after a leak, or to
+ * make everyone sign in again. Both strategies; one audit event naming the actor and the count.
+ */
+export async function endAllSessions(actor: Actor): Promise<{ sessionsEnded: number }> {
+  const sessionsEnded = await revokeAllSessions();
+  const { detail, ...fields } = actorEventFields(actor, "", { count: sessionsEnded, scope: "all" });
+  await recordEvent("sessions-ended", { ...fields, userId: null, detail });
+  return { sessionsEnded };
 }
 
 export type UserSummary = {

@@ -9,14 +9,16 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { sqliteFile } from "../../../app/db/location.server.ts";
-import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
+import { createUser, PASSWORD, signIn, withEnv } from "../../support/auth.ts";
 import { productionEnvFile, runNpm } from "../../support/cli.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { TEST_AUTH_SECRET } from "../../support/env.ts";
 import { CookieJar } from "../../support/http.ts";
 import { sessionOf } from "../../support/oauth-flow.ts";
 import { isSecurityNotice, startSmtpSink } from "../../support/smtp-sink.ts";
-import { refreshRevocations } from "../../../app/auth/core/revocation.server.ts";
+import { refreshRevocations, resetRevocations } from "../../../app/auth/core/revocation.server.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { encodeJwt } from "../../../app/auth/core/jwt.server.ts";
 
 beforeEach(() => resetDatabase());
 
@@ -140,5 +142,71 @@ describe(`npm run user:add on a user who exists (${dbLabel})`, { timeout: 180_00
     } finally {
       await sink.close();
     }
+  });
+});
+
+describe(`npm run sessions:end-all (${dbLabel})`, { timeout: 180_000 }, () => {
+  /** The session `jar` reads under `strategy`, as an instance configured so would answer it. */
+  async function sessionUnder(strategy: "jwt" | "database", jar: CookieJar) {
+    const undo = withEnv({ AUTH_SESSION_STRATEGY: strategy });
+    try {
+      return await sessionOf(jar);
+    } finally {
+      undo();
+    }
+  }
+
+  it("an operator ends every user's sessions with npm run sessions:end-all --yes: each signed-in user's next request is refused, jwt and database sessions alike", async () => {
+    await createUser("ada@example.com", "Ada");
+    await createUser("bob@example.com", "Bob");
+    const jwtJar = (await signIn(new CookieJar(), "ada@example.com")).jar;
+    const undo = withEnv({ AUTH_SESSION_STRATEGY: "database" });
+    let databaseJar: CookieJar | undefined;
+    try {
+      databaseJar = (await signIn(new CookieJar(), "bob@example.com")).jar;
+    } finally {
+      undo();
+    }
+    // A cookie minted before sids existed has no row to end: only a cut-off ends it.
+    const config = getConfig();
+    const legacy = await encodeJwt({
+      payload: { name: "Bob", email: "bob@example.com", picture: null, sub: (await testDb().user.findUniqueOrThrow({ where: { email: "bob@example.com" } })).id },
+      secrets: config.secrets,
+      salt: "authjs.session-token",
+      maxAge: config.sessionMaxAge,
+      now: new Date(Date.now() - 60_000),
+    });
+    const legacyJar = () => new CookieJar({ "authjs.session-token": legacy });
+    expect((await sessionUnder("jwt", legacyJar()))?.user.email).toBe("bob@example.com");
+    expect((await sessionUnder("jwt", jwtJar))?.user.email).toBe("ada@example.com");
+    expect((await sessionUnder("database", databaseJar!))?.user.email).toBe("bob@example.com");
+    const file = productionEnvFile();
+
+    // Without --yes it ends nothing, says what it would do, and exits 2 (as user:delete does).
+    const asked = await runNpm("sessions:end-all", [], { VESTIBULE_ENV_FILE: file });
+    expect(asked).toMatchObject({ code: 2 });
+    expect(asked.stderr).toContain("this ends every session of every user (2 now) on every instance; add --yes to end them");
+    await refreshRevocations();
+    expect(await sessionUnder("jwt", jwtJar)).not.toBeNull();
+
+    const ended = await runNpm("sessions:end-all", ["--yes"], { VESTIBULE_ENV_FILE: file });
+    expect(ended).toMatchObject({ code: 0 });
+    expect(ended.stdout).toContain("every session ended on every instance (2 open)");
+    expect(ended.stderr).toMatch(/sessions:end-all: database: /);
+    // This process's poll of the revocations (every instance runs it within REVOCATION_POLL_MS).
+    await refreshRevocations();
+    expect(await sessionUnder("jwt", jwtJar)).toBeNull();
+    expect(await sessionUnder("database", databaseJar!)).toBeNull();
+    expect(await sessionUnder("jwt", legacyJar())).toBeNull();
+    // An instance started after the run (its list loaded afresh) refuses them too.
+    resetRevocations();
+    expect(await sessionUnder("jwt", legacyJar())).toBeNull();
+    expect(await sessionUnder("jwt", jwtJar)).toBeNull();
+
+    const events = await testDb().authEvent.findMany({ where: { type: "sessions-ended" } });
+    expect(events.map((e) => ({ userId: e.userId, detail: JSON.parse(e.detail ?? "{}") }))).toEqual([{ userId: null, detail: { count: 2, scope: "all", source: "cli" } }]);
+
+    // Signing in again works at once, under either strategy: the new cookie is issued after the cut-off.
+    expect((await sessionUnder("jwt", (await signIn(new CookieJar(), "ada@example.com")).jar))?.user.email).toBe("ada@example.com");
   });
 });
