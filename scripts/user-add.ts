@@ -21,10 +21,11 @@ async function readPassword(email: string): Promise<string> {
     for await (const chunk of stdin) text += chunk;
     return text.split(/\r?\n/)[0] ?? "";
   }
-  process.stderr.write(`password for ${email} (not shown): `);
+  // Echo off before the prompt shows, so nothing typed after it is ever echoed.
   stdin.setRawMode(true);
   stdin.setEncoding("utf8");
   stdin.resume();
+  process.stderr.write(`password for ${email} (not shown): `);
   try {
     return await new Promise<string>((resolve, reject) => {
       let typed = "";

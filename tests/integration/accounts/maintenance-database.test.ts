@@ -4,6 +4,8 @@
 // (deploy/vestibule.env, only the values a test must replace changed). A command never creates a
 // database: with none to find it stops and names the one it looked for; every command says on
 // stderr which database it used.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -108,6 +110,31 @@ describe(`maintenance commands find the database, never create one (${dbLabel})`
     expect(piped.stderr).not.toContain("warning");
     const bob = await testDb().user.findUniqueOrThrow({ where: { email: "bob@example.com" } });
     expect(bob).toBeTruthy();
+  });
+});
+
+describe(`npm run user:add at a terminal (${dbLabel})`, { timeout: 180_000 }, () => {
+  it("an operator types the password at the prompt: it is not echoed, and the user is created with it", async () => {
+    // `script` gives the command a terminal (a pty) as an operator's ssh session does.
+    const env = { ...process.env, VESTIBULE_ENV_FILE: productionEnvFile(), VESTIBULE_LOG: "silent" };
+    for (const key of Object.keys(env)) if (key.startsWith("AUTH_") || key === "DATABASE_URL" || key === "VESTIBULE_DATA_DIR" || key === "NODE_ENV") delete env[key as keyof typeof env];
+    const child = spawn("script", ["-qec", "npm run user:add -- --email carol@example.com", "/dev/null"], { cwd: path.resolve(import.meta.dirname, "../../.."), env });
+    let seen = "";
+    let typed = false;
+    child.stdout.on("data", (chunk: Buffer) => {
+      seen += chunk.toString("utf8");
+      if (!typed && seen.includes("password for carol@example.com (not shown): ")) {
+        typed = true;
+        child.stdin.write(`${PASSWORD}\r`);
+      }
+    });
+    const [code] = (await once(child, "close")) as [number];
+    expect(typed).toBe(true);
+    expect(code).toBe(0);
+    expect(seen).toContain("created carol@example.com");
+    expect(seen).not.toContain(PASSWORD);
+    const { jar } = await signIn(new CookieJar(), "carol@example.com", PASSWORD);
+    expect((await sessionOf(jar))?.user.email).toBe("carol@example.com");
   });
 });
 
