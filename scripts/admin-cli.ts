@@ -1,11 +1,17 @@
-// The frame every `npm run user:*` administration command shares (contract §18, ADR 077/078):
-// parse the options, load the configuration, migrate, run one operation of
-// app/auth/accounts/admin.server.ts (the code the /admin pages will call), print one clear
-// message. Exit codes: 0 done, 1 not found or refused (or the configuration/database failed),
-// 2 usage.
+// The frame every maintenance command shares — `npm run user:*`, `db:cleanup`, `sessions:end-all`
+// (contract §18, ADR 077/078/107): parse the options, read the env file VESTIBULE_ENV_FILE names,
+// find the database (never create one: with no DATABASE_URL and no embedded database file it
+// stops and names the file it looked for), say on stderr which database it uses, load the
+// configuration, migrate, run one operation of app/auth/accounts (the code the /admin pages
+// call), print one clear message. Exit codes: 0 done, 1 not found or refused (or the env file,
+// the configuration or the database failed, or there is none), 2 usage. `db:migrate` and the
+// server are not maintenance commands: they create the database.
+import { existsSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { ConfigError, getConfig } from "../app/auth/core/config.server";
+import { ConfigError, databaseLocation, getConfig } from "../app/auth/core/config.server";
+import { EnvFileError, loadCommandEnvFile, PRODUCTION_ENV_FILE, ENV_FILE_VARIABLE } from "../app/auth/core/env-file.server";
 import { closeDb } from "../app/db/client.server";
+import { databaseLabel, sqliteFile } from "../app/db/location.server";
 import { migrate } from "../app/db/migrate.server";
 
 export class UsageError extends Error {}
@@ -28,13 +34,44 @@ export type AdminCommand = (args: string[]) => Promise<CommandResult>;
  */
 export const IN_PROCESS_HOOK = Symbol.for("vestibule.admin-cli.in-process");
 
+/** What a command's operation may do besides returning its message. */
+export type CommandIo = {
+  /** A line on stderr, `<command>: warning: <message>`, printed whatever the outcome. */
+  warn: (message: string) => void;
+};
+
+type FrameOptions = { migrate?: boolean };
+
+/**
+ * Reads the env file VESTIBULE_ENV_FILE names, then finds the database the environment names:
+ * PostgreSQL (DATABASE_URL) or an embedded SQLite file that exists. Returns how to name it (no
+ * password). Without either, throws Refused naming the file it looked for: a maintenance command
+ * never creates a database.
+ */
+export function findDatabase(name: string): string {
+  loadCommandEnvFile();
+  const { databaseUrl, dataDir } = databaseLocation();
+  if (!databaseUrl && !existsSync(sqliteFile(dataDir))) {
+    throw new Refused(
+      `no database: DATABASE_URL is not set and there is no SQLite database at ${sqliteFile(dataDir)}.\n` +
+        `  With the production settings: ${ENV_FILE_VARIABLE}=${PRODUCTION_ENV_FILE} npm run ${name} -- …\n` +
+        "  To create a new database here: npm run db:migrate",
+    );
+  }
+  return databaseLabel(databaseUrl, dataDir);
+}
+
 function command<O extends Options>(
   name: string,
   usage: string,
   options: O,
-  run: (values: Record<keyof O, string | boolean | undefined>) => Promise<string>,
+  run: (values: Record<keyof O, string | boolean | undefined>, io: CommandIo) => Promise<string>,
+  frame: FrameOptions = {},
 ): AdminCommand {
   return async (args) => {
+    const notes: string[] = [];
+    const io: CommandIo = { warn: (message) => void notes.push(`${name}: warning: ${message}\n`) };
+    const stderr = (text: string) => notes.join("") + text;
     try {
       let values: Record<string, string | boolean | undefined>;
       try {
@@ -42,14 +79,16 @@ function command<O extends Options>(
       } catch (error) {
         throw new UsageError((error as Error).message);
       }
+      const database = findDatabase(name);
       getConfig();
-      await migrate({ log: () => {} });
-      return { code: 0, stdout: `${await run(values as Record<keyof O, string | boolean | undefined>)}\n`, stderr: "" };
+      notes.push(`${name}: database: ${database}\n`);
+      if (frame.migrate !== false) await migrate({ log: () => {} });
+      return { code: 0, stdout: `${await run(values as Record<keyof O, string | boolean | undefined>, io)}\n`, stderr: stderr("") };
     } catch (error: unknown) {
-      if (error instanceof UsageError) return { code: 2, stdout: "", stderr: `${name}: ${error.message}\nusage: ${usage}\n` };
-      if (error instanceof Refused) return { code: 1, stdout: "", stderr: `${name}: ${error.message}\n` };
-      if (error instanceof ConfigError) return { code: 1, stdout: "", stderr: `${error.message}\n` };
-      return { code: 1, stdout: "", stderr: `${name} failed: ${(error as Error)?.message ?? error}\n` };
+      if (error instanceof UsageError) return { code: 2, stdout: "", stderr: stderr(`${name}: ${error.message}\nusage: ${usage}\n`) };
+      if (error instanceof Refused) return { code: 1, stdout: "", stderr: stderr(`${name}: ${error.message}\n`) };
+      if (error instanceof ConfigError || error instanceof EnvFileError) return { code: 1, stdout: "", stderr: stderr(`${name}: ${error.message}\n`) };
+      return { code: 1, stdout: "", stderr: stderr(`${name} failed: ${(error as Error)?.message ?? error}\n`) };
     }
   };
 }
@@ -58,9 +97,10 @@ export function runCommand<O extends Options>(
   name: string,
   usage: string,
   options: O,
-  run: (values: Record<keyof O, string | boolean | undefined>) => Promise<string>,
+  run: (values: Record<keyof O, string | boolean | undefined>, io: CommandIo) => Promise<string>,
+  frame: FrameOptions = {},
 ) {
-  const main = command(name, usage, options, run);
+  const main = command(name, usage, options, run, frame);
   const hook = (globalThis as { [IN_PROCESS_HOOK]?: (main: AdminCommand) => void })[IN_PROCESS_HOOK];
   if (hook) return hook(main);
   main(process.argv.slice(2))
@@ -69,7 +109,7 @@ export function runCommand<O extends Options>(
       if (stderr) process.stderr.write(stderr);
       process.exitCode = code;
     })
-    .finally(() => closeDb());
+    .finally(() => closeDb().catch(() => {}));
 }
 
 /** The --email option, required. */

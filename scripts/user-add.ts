@@ -1,45 +1,74 @@
-// npm run user:add -- --email E [--password P | password on stdin] [--name N]
-import { parseArgs } from "node:util";
-import { ConfigError, getConfig } from "../app/auth/core/config.server";
-import { closeDb } from "../app/db/client.server";
-import { migrate } from "../app/db/migrate.server";
-import { upsertCredentialsUser } from "../app/auth/credentials/users.server";
+// npm run user:add -- --email E [--name N] < password   (or typed at the prompt)
+// Creates a password user, or sets an existing user's password (and name): then, as a password
+// change does, every session of theirs ends and they get the password-changed security e-mail
+// (sent from here when mail is configured, else by a running instance's sender). The password is read
+// from standard input: piped, or typed at a prompt that does not show it. --password still works,
+// with a warning: its value shows in npm's banner and to every user of the machine (ps).
 import { ZodError } from "zod";
+import { getConfig } from "../app/auth/core/config.server";
+import { authRequest } from "../app/auth/core/request.server";
+import { setPasswordAsOperator } from "../app/auth/passwords/operator.server";
+import { mailSenderIdle, stopMailSender } from "../app/mail/queue.server";
+import { runCommand, UsageError } from "./admin-cli";
 
-async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) return "";
-  let text = "";
-  for await (const chunk of process.stdin) text += chunk;
-  return text.replace(/\r?\n$/, "");
-}
+const USAGE = "npm run user:add -- --email E [--name N] < file-holding-the-password   (or type it at the prompt)";
 
-async function main() {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: { email: { type: "string" }, password: { type: "string" }, name: { type: "string" } },
-      strict: true,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
+/** The password from standard input: a pipe's first line, or typed at a prompt without echo. */
+async function readPassword(email: string): Promise<string> {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) {
+    let text = "";
+    for await (const chunk of stdin) text += chunk;
+    return text.split(/\r?\n/)[0] ?? "";
   }
-  if (!values.email) throw new UsageError("--email is required");
-  const password = values.password ?? (await readStdin());
-  if (!password) throw new UsageError("give the password with --password or on standard input");
-  getConfig();
-  await migrate({ log: () => {} });
-  const { user, created } = await upsertCredentialsUser({ email: values.email, password, name: values.name });
-  console.log(`${created ? "created" : "updated"} ${user.email} (id ${user.id})`);
+  // Echo off before the prompt shows, so nothing typed after it is ever echoed.
+  stdin.setRawMode(true);
+  stdin.setEncoding("utf8");
+  stdin.resume();
+  process.stderr.write(`password for ${email} (not shown): `);
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      let typed = "";
+      stdin.on("data", (keys: string) => {
+        for (const key of keys) {
+          if (key === "\r" || key === "\n" || key === "\u0004") return resolve(typed);
+          if (key === "\u0003") return reject(new UsageError("interrupted"));
+          if (key === "\u007f" || key === "\b") typed = typed.slice(0, -1);
+          else typed += key;
+        }
+      });
+    });
+  } finally {
+    stdin.setRawMode(false);
+    stdin.pause();
+    process.stderr.write("\n");
+  }
 }
 
-class UsageError extends Error {}
-
-main()
-  .catch((error) => {
-    if (error instanceof UsageError) console.error(`user:add: ${error.message}\nusage: npm run user:add -- --email E [--password P] [--name N]`);
-    else if (error instanceof ZodError) console.error(`user:add: ${error.issues.map((i) => i.message).join("; ")}`);
-    else if (error instanceof ConfigError) console.error(error.message);
-    else console.error(`user:add failed: ${error?.message ?? error}`);
-    process.exitCode = 1;
-  })
-  .finally(() => closeDb());
+runCommand(
+  "user:add",
+  USAGE,
+  { email: { type: "string" }, password: { type: "string" }, name: { type: "string" } },
+  async (values, io) => {
+    if (typeof values.email !== "string" || !values.email.trim()) throw new UsageError("--email is required");
+    let password: string;
+    if (typeof values.password === "string") {
+      io.warn("--password shows the password to every user of this machine (ps) and in npm's banner; give it on standard input");
+      password = values.password;
+    } else password = await readPassword(values.email);
+    if (!password) throw new UsageError("give the password on standard input");
+    try {
+      const config = getConfig();
+      // The notice's links and host: the site's public origin (AUTH_URL), as a request to it would have them.
+      const ar = authRequest(new Request(config.origin ?? "http://localhost/"), config);
+      const name = typeof values.name === "string" ? values.name : undefined;
+      const { user, created, sessionsEnded } = await setPasswordAsOperator(ar, { email: values.email, password, name }, { source: "cli" });
+      await mailSenderIdle();
+      stopMailSender();
+      return created ? `created ${user.email} (id ${user.id})` : `updated ${user.email} (id ${user.id}); ${sessionsEnded} session(s) ended`;
+    } catch (error) {
+      if (error instanceof ZodError) throw new UsageError(error.issues.map((i) => i.message).join("; "));
+      throw error;
+    }
+  },
+);

@@ -14,3 +14,19 @@ export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 export function sqliteFile(dataDir: string): string {
   return path.join(dataDir, SQLITE_FILE_NAME);
 }
+
+/**
+ * The database an operator's command uses, in one line without a password: "PostgreSQL vestibule
+ * on 127.0.0.1:5432 as vestibule" or "SQLite /opt/vestibule/.data/vestibule.db" (ADR 107).
+ */
+export function databaseLabel(databaseUrl: string | null, dataDir: string): string {
+  if (!databaseUrl) return `SQLite ${sqliteFile(dataDir)}`;
+  try {
+    const u = new URL(databaseUrl);
+    const name = decodeURIComponent(u.pathname.replace(/^\//, "")) || "(default database)";
+    const user = u.username ? ` as ${decodeURIComponent(u.username)}` : "";
+    return `PostgreSQL ${name} on ${u.hostname || "localhost"}:${u.port || 5432}${user}`;
+  } catch {
+    return "PostgreSQL (DATABASE_URL is not a URL)";
+  }
+}

@@ -143,9 +143,10 @@ export async function startApp(env: Record<string, string> = {}, nodeFlags: read
 
 /** Runs `npm run user:add`'s script against a running app's database. */
 export function addUser(app: RunningApp, user: { email: string; password: string; name?: string }) {
-  const args = [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/user-add.ts"), "--email", user.email, "--password", user.password];
+  const args = [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/user-add.ts"), "--email", user.email];
   if (user.name) args.push("--name", user.name);
-  const result = spawnSync(process.execPath, args, { cwd: root, env: app.env, encoding: "utf8" });
+  // The password on standard input, as deploy/README.md shows it.
+  const result = spawnSync(process.execPath, args, { cwd: root, env: app.env, encoding: "utf8", input: `${user.password}\n` });
   if (result.status !== 0) throw new Error(`user:add failed: ${result.stderr}`);
   return result.stdout;
 }

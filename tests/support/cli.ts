@@ -1,26 +1,65 @@
 // Runs one of the npm run scripts (scripts/*.ts) as a child process through tsx, against the test
 // file's own database (its DATABASE_URL or VESTIBULE_DATA_DIR), as an operator would.
 import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import type { AdminCommand } from "../../scripts/admin-cli.ts";
+import { TEST_AUTH_SECRET } from "./env.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const tsx = createRequire(import.meta.url).resolve("tsx/cli");
 
 export type CliResult = { code: number; stdout: string; stderr: string };
 
-export function runScript(script: string, args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+export function runScript(script: string, args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<CliResult> {
+  return run(process.execPath, [tsx, script, ...args], { ...process.env, VESTIBULE_LOG: "silent", ...env }, input);
+}
+
+/**
+ * `npm run <name> -- <args>` from the project root, as an operator types it, with `input` on
+ * standard input. The environment is an operator's shell: the test's database settings
+ * (DATABASE_URL, VESTIBULE_DATA_DIR), NODE_ENV and every AUTH_* are left out; `env` adds to it.
+ */
+export function runNpm(name: string, args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<CliResult> {
+  const shell: Record<string, string | undefined> = { ...process.env };
+  for (const key of Object.keys(shell)) {
+    if (key.startsWith("AUTH_") || key.startsWith("VITEST") || ["DATABASE_URL", "VESTIBULE_DATA_DIR", "NODE_ENV", "TEST", "VESTIBULE_TEST_DB"].includes(key)) delete shell[key];
+  }
+  return run("npm", ["run", name, "--", ...args], { ...shell, VESTIBULE_LOG: "silent", ...env }, input);
+}
+
+/**
+ * deploy/vestibule.env as shipped, with this test's database (its DATABASE_URL, or for SQLite its
+ * data folder in place of the DATABASE_URL line), a test secret and `replace` written in.
+ */
+export function productionEnvFile(replace: Record<string, string> = {}): string {
+  const values: Record<string, string | null> = { AUTH_SECRET: TEST_AUTH_SECRET, ...replace };
+  if (process.env.DATABASE_URL) values.DATABASE_URL = process.env.DATABASE_URL;
+  else values.DATABASE_URL = null;
+  const lines = readFileSync(path.join(root, "deploy/vestibule.env"), "utf8")
+    .split("\n")
+    .flatMap((line) => {
+      const name = /^([A-Z_][A-Z0-9_]*)=/.exec(line)?.[1];
+      if (!name || !(name in values)) return [line];
+      const value = values[name];
+      return value === null ? [] : [`${name}='${value}'`];
+    });
+  if (!process.env.DATABASE_URL) lines.push(`VESTIBULE_DATA_DIR='${process.env.VESTIBULE_DATA_DIR}'`);
+  const file = path.join(mkdtempSync(path.join(tmpdir(), "vestibule-env-")), "vestibule.env");
+  writeFileSync(file, lines.join("\n"));
+  return file;
+}
+
+function run(file: string, args: string[], env: Record<string, string | undefined>, input?: string): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [tsx, script, ...args],
-      { cwd: root, env: { ...process.env, VESTIBULE_LOG: "silent", ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
+    const child = execFile(file, args, { cwd: root, env, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin?.end(input ?? "");
   });
 }
 

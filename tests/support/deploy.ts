@@ -13,6 +13,7 @@ import { connect as tlsConnect } from "node:tls";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { CHROMIUM_PATH } from "./chromium";
+import { parseSystemdEnvironmentFile } from "./systemd-env";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const DEPLOY_DIR = path.join(root, "deploy");
@@ -275,7 +276,7 @@ async function stopGroup(child: ChildProcess, signal: NodeJS.Signals) {
 
 /**
  * deploy/vestibule.env as the instances read it (systemd's EnvironmentFile: KEY=value lines, #
- * comments), with `replace` on top. Every value marked "test: replaced" in the file must be given.
+ * comments, quoted values; tests/support/systemd-env.ts), with `replace` on top. Every value marked "test: replaced" in the file must be given.
  */
 export function deployEnv(replace: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
@@ -285,9 +286,8 @@ export function deployEnv(replace: Record<string, string>): Record<string, strin
     const trimmed = line.trim();
     if (trimmed === "# test: replaced") marked = true;
     if (!trimmed || trimmed.startsWith("#")) continue;
-    const eq = trimmed.indexOf("=");
-    const key = trimmed.slice(0, eq);
-    env[key] = trimmed.slice(eq + 1);
+    const [key, value] = Object.entries(parseSystemdEnvironmentFile(trimmed))[0]!;
+    env[key] = value;
     if (marked) mustReplace.push(key);
     marked = false;
   }

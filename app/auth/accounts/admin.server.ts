@@ -5,9 +5,9 @@ import { db, dbProvider, rawEmpty, rawSql } from "../../db/client.server";
 import { foldForSearch } from "../../db/name-search";
 import { normalizeEmailAddress } from "../core/email-address";
 import { announceUserDisabled } from "../core/revocation.server";
-import { revokeUserSessions } from "../core/session.server";
+import { revokeAllSessions, revokeUserSessions } from "../core/session.server";
 import { recordEvent } from "./audit.server";
-import { actorEventFields as eventFields, type Actor } from "./actor";
+import { actorEventFields, actorEventFields as eventFields, type Actor } from "./actor";
 import { isRole, type Role } from "./roles.server";
 
 export type { Actor } from "./actor";
@@ -125,6 +125,22 @@ export async function endUserSessions(email: UserKey, actor: Actor): Promise<Cha
   return { ok: true, userId: user.id, email: user.email, changed: sessionsEnded > 0, sessionsEnded };
 }
 
+/** How many sessions are open now, of every user (what endAllSessions would end). */
+export async function openSessionCount(now = new Date()): Promise<number> {
+  return db().session.count({ where: { revokedAt: null, expires: { gt: now } } });
+}
+
+/**
+ * Ends every session of every user on every instance (ASVS 7.4.5, ADR 107): after a leak, or to
+ * make everyone sign in again. Both strategies; one audit event naming the actor and the count.
+ */
+export async function endAllSessions(actor: Actor): Promise<{ sessionsEnded: number }> {
+  const sessionsEnded = await revokeAllSessions();
+  const { detail, ...fields } = actorEventFields(actor, "", { count: sessionsEnded, scope: "all" });
+  await recordEvent("sessions-ended", { ...fields, userId: null, detail });
+  return { sessionsEnded };
+}
+
 export type UserSummary = {
   id: string;
   email: string | null;
@@ -170,35 +186,6 @@ export async function findUser(email: UserKey, now = new Date()): Promise<UserSu
     waysIn,
     secondFactor: user.twoFactor !== null,
     sessions: user._count.sessions,
-  };
-}
-
-/** Users a page holds in a search. */
-export const USERS_PER_PAGE = 20;
-
-export type UserListing = { users: { email: string | null; name: string | null; role: string; disabled: boolean }[]; page: number; total: number; pages: number };
-
-/** Users whose address or name contains `query` (any case), by address, `USERS_PER_PAGE` a page from 1. */
-export async function searchUsers(query: string, page = 1): Promise<UserListing> {
-  const term = query.trim().slice(0, 254);
-  // SQLite's LIKE ignores ASCII case by itself and knows no `mode`; PostgreSQL needs it.
-  const contains = dbProvider() === "postgres" ? { contains: term, mode: "insensitive" as const } : { contains: term };
-  const where = term ? { OR: [{ email: contains }, { name: contains }] } : {};
-  const [total, rows] = await Promise.all([
-    db().user.count({ where }),
-    db().user.findMany({
-      where,
-      orderBy: [{ email: "asc" }, { id: "asc" }],
-      skip: (page - 1) * USERS_PER_PAGE,
-      take: USERS_PER_PAGE,
-      select: { email: true, name: true, role: true, disabledAt: true },
-    }),
-  ]);
-  return {
-    users: rows.map((r) => ({ email: r.email, name: r.name, role: r.role, disabled: r.disabledAt !== null })),
-    page,
-    total,
-    pages: Math.max(1, Math.ceil(total / USERS_PER_PAGE)),
   };
 }
 

@@ -240,6 +240,16 @@ function presetEnvName(id: PresetId) {
   return id.toUpperCase().replace(/-/g, "_");
 }
 
+/**
+ * Where the environment puts the database, read without building the configuration (which, in
+ * development, writes a secret into the data folder): the maintenance commands look for the
+ * database before anything is created (ADR 107). loadConfig takes the data folder from here and
+ * checks DATABASE_URL.
+ */
+export function databaseLocation(env: Record<string, string | undefined> = process.env): { databaseUrl: string | null; dataDir: string } {
+  return { databaseUrl: env.DATABASE_URL || null, dataDir: path.resolve(env.VESTIBULE_DATA_DIR || ".data") };
+}
+
 /** Pure apart from the dev secret file: builds the configuration from an environment. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): AuthConfig {
   const problems: string[] = [];
@@ -249,7 +259,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data;
   const production = e.NODE_ENV === "production";
-  const dataDir = path.resolve(e.VESTIBULE_DATA_DIR || ".data");
+  const dataDir = databaseLocation(env).dataDir;
 
   // Secrets
   let secrets: string[] = (e.AUTH_SECRET ?? "")

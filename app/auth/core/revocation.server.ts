@@ -44,6 +44,11 @@ type State = {
    * asked of the database once per process; one found without is put on `revoked`).
    */
   orphans: Map<string, { notBefore: number; expires: number; live: Set<string> }>;
+  /**
+   * Every user's cut-off at once ("end every session", GlobalSessionCutoff, ADR 107): cookies of
+   * anyone issued at or before `notBefore` (ms) are refused. One value, outside the cap.
+   */
+  everyone: { notBefore: number; expires: number } | null;
   /** Start of the last successful poll (ms); null until the first full load. */
   since: number | null;
   loading: Promise<void> | null;
@@ -64,7 +69,7 @@ const STATE = Symbol.for("vestibule.revocations");
 const holder = globalThis as typeof globalThis & { [STATE]?: State };
 
 function freshState(maxEntries = REVOCATION_MAX_ENTRIES): State {
-  return { revoked: new Map(), cutoffs: new Map(), orphans: new Map(), since: null, loading: null, timer: null, outage: false, listener: null, complete: true, maxEntries };
+  return { revoked: new Map(), cutoffs: new Map(), orphans: new Map(), everyone: null, since: null, loading: null, timer: null, outage: false, listener: null, complete: true, maxEntries };
 }
 
 function state(): State {
@@ -100,6 +105,13 @@ function addRevoked(s: State, sid: string, expires: number) {
   s.revoked.set(sid, Math.max(s.revoked.get(sid) ?? 0, expires));
 }
 
+function setEveryoneCutoff(s: State, notBefore: number, expires: number) {
+  if (!s.everyone || s.everyone.notBefore < notBefore) s.everyone = { notBefore, expires: Math.max(expires, s.everyone?.expires ?? 0) };
+}
+
+/** The id of GlobalSessionCutoff's one row. */
+export const EVERYONE_CUTOFF_ID = "all";
+
 function addCutoff(s: State, userId: string, notBefore: number, expires: number) {
   if (!room(s, s.cutoffs, userId)) return;
   const held = s.cutoffs.get(userId);
@@ -132,7 +144,7 @@ export async function refreshRevocations(now = new Date()): Promise<boolean> {
       return true;
     }
     const changed = s.since === null ? null : new Date(s.since - POLL_OVERLAP_MS);
-    const [sessions, cutoffs, ended, orphans] = await Promise.all([
+    const [sessions, cutoffs, ended, orphans, everyone] = await Promise.all([
       client.session.findMany({
         where: changed ? { revokedAt: { gte: changed } } : { revokedAt: { not: null }, expires: { gt: now } },
         select: { id: true, expires: true },
@@ -149,7 +161,10 @@ export async function refreshRevocations(now = new Date()): Promise<boolean> {
         where: changed ? { notBefore: { gte: changed } } : { expires: { gt: now } },
         select: { userId: true, notBefore: true, expires: true },
       }),
+      // One row by its key on every poll: it is read whole, whatever was written since.
+      client.globalSessionCutoff.findUnique({ where: { id: EVERYONE_CUTOFF_ID }, select: { notBefore: true, expires: true } }),
     ]);
+    if (everyone && everyone.expires.getTime() > started) setEveryoneCutoff(s, everyone.notBefore.getTime(), everyone.expires.getTime());
     for (const r of ended) addRevoked(s, r.sessionId, r.expires.getTime());
     for (const r of sessions) addRevoked(s, r.id, r.expires.getTime());
     for (const c of cutoffs) addCutoff(s, c.userId, c.notBefore.getTime(), c.expires.getTime());
@@ -157,6 +172,7 @@ export async function refreshRevocations(now = new Date()): Promise<boolean> {
     for (const [sid, expires] of s.revoked) if (expires <= started) s.revoked.delete(sid);
     for (const [userId, c] of s.cutoffs) if (c.expires <= started) s.cutoffs.delete(userId);
     for (const [userId, c] of s.orphans) if (c.expires <= started) s.orphans.delete(userId);
+    if (s.everyone && s.everyone.expires <= started) s.everyone = null;
     s.since = s.since === null ? started : Math.max(s.since, started);
     noteRestored(s);
     return true;
@@ -248,6 +264,8 @@ const cutOff = (issuedAtMs: number, notBeforeMs: number) => issuedAtMs <= notBef
 export function isRevoked(sid: string | null, userId: string, issuedAtMs: number, { cutoff: applyCutoff = true } = {}): boolean {
   const s = state();
   if (sid !== null && s.revoked.has(sid)) return true;
+  // "End every session" spares no cookie, a kept one included: it was issued before it too.
+  if (s.everyone && cutOff(issuedAtMs, s.everyone.notBefore)) return true;
   if (!applyCutoff && sid !== null) return false;
   const cutoff = s.cutoffs.get(userId);
   return cutoff !== undefined && cutOff(issuedAtMs, cutoff.notBefore);
@@ -260,7 +278,7 @@ export function isRevoked(sid: string | null, userId: string, issuedAtMs: number
  */
 export function knownCutoff(userId: string): number | null {
   const s = state();
-  const times = [s.cutoffs.get(userId)?.notBefore, s.orphans.get(userId)?.notBefore].filter((t): t is number => t !== undefined);
+  const times = [s.cutoffs.get(userId)?.notBefore, s.orphans.get(userId)?.notBefore, s.everyone?.notBefore].filter((t): t is number => t !== undefined);
   return times.length ? Math.max(...times) : null;
 }
 
@@ -308,17 +326,22 @@ export async function endedInDatabase(
 ): Promise<boolean> {
   try {
     const client = db();
-    const [row, cutoff, orphans, user] = await Promise.all([
+    const [row, cutoff, orphans, user, everyone] = await Promise.all([
       sid === null ? null : client.session.findUnique({ where: { id: sid }, select: { revokedAt: true, expires: true } }),
       applyCutoff ? client.sessionCutoff.findUnique({ where: { userId }, select: { notBefore: true, expires: true } }) : null,
       applyCutoff ? client.sessionOrphanCutoff.findUnique({ where: { userId }, select: { notBefore: true, expires: true } }) : null,
       client.user.findUnique({ where: { id: userId }, select: { disabledAt: true } }),
+      client.globalSessionCutoff.findUnique({ where: { id: EVERYONE_CUTOFF_ID }, select: { notBefore: true, expires: true } }),
     ]);
     // A disabled user's cookie is never issued again, whatever the list says (ADR 078); nor a
     // deleted user's (ADR 086: a cookie minted without a sid has no revocation note to find).
     if (!user || user.disabledAt) return true;
     if (sid !== null && row?.revokedAt) {
       noteRevoked([{ id: sid, expires: row.expires }]);
+      return true;
+    }
+    if (everyone && cutOff(issuedAtMs, everyone.notBefore.getTime())) {
+      setEveryoneCutoff(state(), everyone.notBefore.getTime(), everyone.expires.getTime());
       return true;
     }
     if (cutoff && cutOff(issuedAtMs, cutoff.notBefore.getTime())) {
@@ -376,6 +399,17 @@ export function revokedHere(sids: readonly { id: string; expires: Date }[], cuto
   }
 }
 
+/**
+ * Every session ended by this process ("end every session", ADR 107): every cookie issued up to
+ * `notBefore` is refused here at once and, by a `cutoff-all` notification, on every other
+ * instance (their poll reads GlobalSessionCutoff within REVOCATION_POLL_MS if it is lost).
+ */
+export function everyoneCutHere(cutoff: { notBefore: Date; expires: Date }) {
+  setEveryoneCutoff(state(), cutoff.notBefore.getTime(), cutoff.expires.getTime());
+  const message: RevocationMessage = { v: 1, kind: "cutoff-all", notBefore: cutoff.notBefore.getTime(), expires: cutoff.expires.getTime() };
+  publish(REVOCATION_CHANNEL, JSON.stringify(message)).catch((error: unknown) => log("warn", "session-revocation-notify-failed", { error }));
+}
+
 // ---- LISTEN/NOTIFY (ADR 067) -------------------------------------------------------------------
 
 /** The PostgreSQL channel every instance listens on. */
@@ -394,6 +428,7 @@ export type RevocationMessage =
   | { v: 1; kind: "cutoff"; userId: string; notBefore: number; expires: number }
   /** A re-authentication's cut-off (ADR 103): the user's cookies up to notBefore naming no live row. */
   | { v: 1; kind: "orphan-cutoff"; userId: string; notBefore: number; expires: number }
+  | { v: 1; kind: "cutoff-all"; notBefore: number; expires: number }
   | { v: 1; kind: "user-disabled" | "user-deleted"; userId: string };
 
 function parseMessage(payload: string): RevocationMessage | null {
@@ -408,6 +443,9 @@ function parseMessage(payload: string): RevocationMessage | null {
     }
     if ((m.kind === "cutoff" || m.kind === "orphan-cutoff") && typeof m.userId === "string" && Number.isFinite(m.notBefore) && Number.isFinite(m.expires)) {
       return { v: 1, kind: m.kind, userId: m.userId, notBefore: m.notBefore as number, expires: m.expires as number };
+    }
+    if (m.kind === "cutoff-all" && Number.isFinite(m.notBefore) && Number.isFinite(m.expires)) {
+      return { v: 1, kind: "cutoff-all", notBefore: m.notBefore as number, expires: m.expires as number };
     }
     return null;
   } catch {
@@ -441,6 +479,8 @@ function applyMessage(payload: string) {
     addCutoff(state(), m.userId, m.notBefore, m.expires);
   } else if (m?.kind === "orphan-cutoff") {
     addOrphanCutoff(state(), m.userId, m.notBefore, m.expires);
+  } else if (m?.kind === "cutoff-all") {
+    setEveryoneCutoff(state(), m.notBefore, m.expires);
   } else {
     rereadSoon();
   }

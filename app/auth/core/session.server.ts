@@ -14,7 +14,19 @@ import { encodeJwt, tryDecodeJwt } from "./jwt.server";
 import { log } from "./log.server";
 import { countEvent } from "./metrics.server";
 import type { AuthRequest } from "./request.server";
-import { endedInDatabase, isOrphaned, isRevoked, isSessionRevoked, knownCutoff, orphansCutOffHere, revocationsComplete, revocationsReady, revokedHere } from "./revocation.server";
+import {
+  endedInDatabase,
+  EVERYONE_CUTOFF_ID,
+  everyoneCutHere,
+  isOrphaned,
+  isRevoked,
+  isSessionRevoked,
+  knownCutoff,
+  orphansCutOffHere,
+  revocationsComplete,
+  revocationsReady,
+  revokedHere,
+} from "./revocation.server";
 import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "./session-cache.server";
 
 /** The user as a session carries it. */
@@ -492,6 +504,24 @@ async function cutOffOrphanCookies(userId: string, now: Date) {
   const expires = new Date(notBefore.getTime() + SESSION_MAX_AGE * 1000);
   await db().sessionOrphanCutoff.upsert({ where: { userId }, create: { userId, notBefore, expires }, update: { notBefore, expires } });
   orphansCutOffHere({ userId, notBefore, expires });
+}
+
+/**
+ * Ends every session of every user, of both strategies, on every instance ("end every session",
+ * `npm run sessions:end-all`, ADR 107): the cut-off of revokeUserSessions for everyone at once —
+ * one GlobalSessionCutoff row that refuses every cookie issued up to now, whoever's (written first,
+ * so nothing issued before it outlives it), announced to the other instances — then every database
+ * session row deleted with its revocation note, and every jwt session row marked ended. Returns
+ * how many sessions were open.
+ */
+export async function revokeAllSessions(now = new Date()): Promise<number> {
+  const notBefore = now;
+  const expires = new Date(notBefore.getTime() + SESSION_MAX_AGE * 1000);
+  await db().globalSessionCutoff.upsert({ where: { id: EVERYONE_CUTOFF_ID }, create: { id: EVERYONE_CUTOFF_ID, notBefore, expires }, update: { notBefore, expires } });
+  everyoneCutHere({ notBefore, expires });
+  const database = await endDatabaseSessions({}, now);
+  const jwt = await db().session.updateMany({ where: { kind: "jwt", revokedAt: null, expires: { gt: now } }, data: { revokedAt: now } });
+  return database.length + jwt.count;
 }
 
 /**

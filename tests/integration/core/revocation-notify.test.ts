@@ -66,6 +66,27 @@ describe.skipIf(dbLabel !== "postgres")(`revocations announced by NOTIFY (${dbLa
     }
   });
 
+  it("another instance's end of every session (sessions:end-all, ADR 107) applies here to every user well before the poll", async () => {
+    await revocationsReady();
+    const other = await otherInstance();
+    try {
+      const deadline = Date.now() + 5_000;
+      while (!isSessionRevoked("probe-all")) {
+        if (Date.now() > deadline) throw new Error("the listener never received the probe");
+        await other.query("SELECT pg_notify($1, $2)", [REVOCATION_CHANNEL, JSON.stringify({ v: 1, kind: "sessions", sessions: [{ id: "probe-all", expires: Date.now() + 60_000 }] })]);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const notBefore = Date.now();
+      expect(isRevoked("sid-anyone", "u-anyone", notBefore)).toBe(false);
+      await other.query("SELECT pg_notify($1, $2)", [REVOCATION_CHANNEL, JSON.stringify({ v: 1, kind: "cutoff-all", notBefore, expires: notBefore + 60_000 })]);
+      await until("every user's cut-off applied", () => isRevoked("sid-anyone", "u-anyone", notBefore));
+      expect(isRevoked(null, "u-someone-else", notBefore - 5_000)).toBe(true);
+      expect(isRevoked("sid-anyone", "u-anyone", notBefore + 1)).toBe(false);
+    } finally {
+      await other.end();
+    }
+  });
+
   it("a kind it does not apply itself (a disabled user, a newer version) makes it re-read the database at once", async () => {
     await revocationsReady();
     const user = await testDb().user.create({ data: { email: "disabled@example.com" } });

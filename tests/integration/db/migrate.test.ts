@@ -239,7 +239,8 @@ describe(`npm run db:migrate on ${dbLabel}`, () => {
   test.runIf(provider === "postgres")("reports an unreachable server in one line, without a stack trace", async () => {
     const r = await script({ DATABASE_URL: "postgresql://postgres:secret@127.0.0.1:1/nowhere" });
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toMatch(/^db:migrate: cannot connect to PostgreSQL \(postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/nowhere\): .*ECONNREFUSED/);
+    // The database it used first (ADR 107), then the failure.
+    expect(r.stderr.trim()).toMatch(/^db:migrate: database: PostgreSQL nowhere on 127\.0\.0\.1:1 as postgres\ndb:migrate: cannot connect to PostgreSQL \(postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/nowhere\): .*ECONNREFUSED/);
     expect(r.stderr).not.toContain("secret");
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });

@@ -209,6 +209,7 @@ describe(`models on ${dbLabel}`, () => {
     await db().recoveryCode.create({ data: { userId: ada.id, hash: "h" } });
     await db().sessionRevocation.create({ data: { sessionId: "gone", revokedAt: new Date(), expires: new Date() } });
     await db().mailQueue.create({ data: { recipient: "a@example.com", kind: "password-changed", payload: "{}" } });
+    await db().globalSessionCutoff.create({ data: { id: "all", notBefore: new Date(), expires: new Date() } });
 
     await resetDatabase();
 
@@ -227,6 +228,7 @@ describe(`models on ${dbLabel}`, () => {
       db().recoveryCode.count(),
       db().sessionRevocation.count(),
       db().mailQueue.count(),
+      db().globalSessionCutoff.count(),
     ]);
     expect(counts).toEqual(counts.map(() => 0));
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);

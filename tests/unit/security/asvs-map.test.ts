@@ -95,12 +95,47 @@ function problemsOf(markdown: string, fileExists: (p: string) => boolean, readTe
   return problems;
 }
 
+/**
+ * Every repository path the document names anywhere (rows and prose): a back-quoted path under one
+ * of the repository's top folders, and every relative link (resolved from docs/security). A
+ * placeholder (`tests/…/x.test.ts`) is no path.
+ */
+function namedPathsOf(markdown: string): string[] {
+  const quoted = [...markdown.matchAll(/`((?:app|server|scripts|tests|docs|deploy|prisma|bench|public)\/[^`\s]*)`/g)]
+    .map((m) => m[1]!)
+    .filter((p) => !p.includes("…"));
+  const links = [...markdown.matchAll(/\]\((\.\.?\/[^)#\s]+)/g)].map((m) => path.posix.join("docs/security", m[1]!));
+  return [...new Set([...quoted, ...links])];
+}
+
+/** The named paths that do not exist, one line each. */
+function missingPathsOf(markdown: string, fileExists: (p: string) => boolean): string[] {
+  return namedPathsOf(markdown)
+    .filter((p) => !fileExists(p))
+    .map((p) => `${p} does not exist`);
+}
+
 const onDisk = (p: string) => existsSync(path.join(root, p));
 const readOnDisk = (p: string) => readFileSync(path.join(root, p), "utf8");
 
 describe("docs/security/asvs-5.0.md", () => {
   it("has one row per V6, V7 and V3 cookie/header requirement of levels 1 and 2, each proved by tests that exist", () => {
     expect(problemsOf(readFileSync(MAP, "utf8"), onDisk, readOnDisk)).toEqual([]);
+  });
+
+  it("a reviewer following any path the document names finds the file there", () => {
+    expect(missingPathsOf(readFileSync(MAP, "utf8"), onDisk)).toEqual([]);
+  });
+
+  it("the path check fails for a moved file named in prose or a link, and skips placeholders", () => {
+    const files = new Set(["tests/unit/security/asvs-map.test.ts", "docs/decisions/001-a.md", "app/auth/signin"]);
+    const text =
+      "`tests/…/x.test.ts` is the form. `tests/unit/asvs-map.test.ts` reads this file; `tests/unit/security/asvs-map.test.ts` too.\n" +
+      "See `app/auth/signin`, [ADR 1](../decisions/001-a.md) and [ADR 9](../decisions/009-gone.md#why).";
+    expect(missingPathsOf(text, (p) => files.has(p))).toEqual([
+      "tests/unit/asvs-map.test.ts does not exist",
+      "docs/decisions/009-gone.md does not exist",
+    ]);
   });
 
   it("the check fails for a missing row, an unknown status, a Met without a test, a vanished test and a dead link", () => {
