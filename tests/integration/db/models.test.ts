@@ -210,6 +210,7 @@ describe(`models on ${dbLabel}`, () => {
     await db().sessionRevocation.create({ data: { sessionId: "gone", revokedAt: new Date(), expires: new Date() } });
     await db().mailQueue.create({ data: { recipient: "a@example.com", kind: "password-changed", payload: "{}" } });
     await db().globalSessionCutoff.create({ data: { id: "all", notBefore: new Date(), expires: new Date() } });
+    await db().sessionOrphanCutoff.create({ data: { userId: ada.id, notBefore: new Date(), expires: new Date() } });
 
     await resetDatabase();
 
@@ -229,6 +230,7 @@ describe(`models on ${dbLabel}`, () => {
       db().sessionRevocation.count(),
       db().mailQueue.count(),
       db().globalSessionCutoff.count(),
+      db().sessionOrphanCutoff.count(),
     ]);
     expect(counts).toEqual(counts.map(() => 0));
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);
