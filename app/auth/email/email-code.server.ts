@@ -18,7 +18,8 @@ import { db } from "../../db/client.server";
 import { expireCookie, serializeCookie } from "../core/cookies.server";
 import { constantTimeEqual } from "../core/crypto.server";
 import { isEmailCodeRefusal, reserveEmailCodeAttempt, type LimitRefusal } from "../core/limits.server";
-import { encodeJwt, tryDecodeJwt } from "../core/jwt.server";
+import { encodeJwt } from "../core/jwt.server";
+import { openSealedCookie } from "../core/sealed-cookies.server";
 import type { AuthRequest } from "../core/request.server";
 import { slot } from "../core/slot";
 import type { TokenPurpose, UsedRequest } from "./pending-request";
@@ -92,9 +93,18 @@ function pendingOf(value: unknown): PendingCode | null {
 export async function readEmailCodeCookie(ar: AuthRequest): Promise<PendingCode[]> {
   const raw = ar.cookies.get(ar.names.emailCode);
   if (!raw || raw.length > 4096) return [];
-  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.emailCode, clockTolerance: 0 });
-  if (!payload || !Array.isArray(payload.r)) return [];
-  return payload.r
+  // Sealed before AUTH_SECRET was rotated: sealed again for this answer (ADR 109).
+  const opened = await openSealedCookie({
+    kind: "email-code",
+    name: ar.names.emailCode,
+    raw,
+    secrets: ar.config.secrets,
+    secure: ar.secure,
+    clockTolerance: 0,
+  });
+  const list = opened?.payload.r;
+  if (!Array.isArray(list)) return [];
+  return list
     .slice(0, MAX_LIVE_CODES)
     .map(pendingOf)
     .filter((p): p is PendingCode => p !== null);
