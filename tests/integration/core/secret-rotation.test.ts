@@ -6,7 +6,7 @@
 // out. A cookie no value opens (forged, damaged, sealed with a dropped secret) is refused as
 // before, and now counted (vestibule_cookies_refused_total by cookie and reason) and logged: one
 // warn line per kind of cookie and reason a minute, never the value.
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { decodeJwt } from "../../../app/auth/core/jwt.server.ts";
 import { metricsResponse, resetMetrics } from "../../../app/auth/core/metrics.server.ts";
 import { resetRefusedCookieLog } from "../../../app/auth/core/sealed-cookies.server.ts";
@@ -14,6 +14,7 @@ import { appHandler } from "../../support/app-handler.ts";
 import { createUser, PASSWORD, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase } from "../../support/db.ts";
 import { CookieJar, get, ORIGIN, post, setCookieHeaders } from "../../support/http.ts";
+import { startSmtpSink, type SmtpSink } from "../../support/smtp-sink.ts";
 import { codeAt, enrol, useStepClock } from "../two-factor/helpers.ts";
 
 const OLD = "the-old-secret-of-this-deployment-0123456789";
@@ -23,10 +24,15 @@ const SESSION = "authjs.session-token";
 const DEVICE = "authjs.device";
 const PENDING = "authjs.two-factor";
 
+const EMAIL_CODE = "authjs.email-code";
+
 let handle: (request: Request) => Promise<Response>;
+let smtp: SmtpSink;
 beforeAll(async () => {
   handle = await appHandler();
+  smtp = await startSmtpSink();
 });
+afterAll(() => smtp?.close());
 
 let undo: (() => void)[] = [];
 beforeEach(async () => {
@@ -164,6 +170,24 @@ describe(`rotating AUTH_SECRET re-seals the cookies browsers send (${dbLabel})`,
       expect(finished.headers.get("Location")).toBe(`${ORIGIN}/`);
       expect(setValue(finished, SESSION)).toBeDefined();
     });
+  });
+
+  it("the e-mail code cookie sealed with the old secret is re-sealed with the new by the page that reads it, naming the same request", async () => {
+    secrets(OLD, { AUTH_EMAIL_SERVER: smtp.url, AUTH_EMAIL_FROM: "Vestibule <no-reply@vestibule.test>" });
+    const jar = new CookieJar();
+    const csrf = await send(get("/auth/csrf", { jar }), jar);
+    const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+    const asked = await send(post("/auth/signin/email", { csrfToken, email: "sam@example.com" }, { jar }), jar);
+    expect(asked.headers.get("Location")).toContain("/auth/verify-request");
+    const before = await openWith(OLD, EMAIL_CODE, decodeURIComponent(jar.get(EMAIL_CODE)!));
+
+    secrets(`${NEW},${OLD}`);
+    const page = await send(get("/auth/verify-request?provider=email&type=email", { jar }), jar);
+    expect(page.status).toBe(200);
+    await page.body?.cancel();
+    const resealed = setValue(page, EMAIL_CODE);
+    expect(resealed).toBeDefined();
+    expect(await openWith(NEW, EMAIL_CODE, resealed!)).toEqual(before);
   });
 
   it("garbage and cookies sealed with a dropped secret are refused as before, counted by cookie and reason, and logged once a minute without their value", async () => {
