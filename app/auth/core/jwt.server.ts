@@ -83,7 +83,7 @@ class JweError extends Error {
 }
 
 /** Claims that opened, and which AUTH_SECRET value opened them (0: the first, the one that seals). */
-type Opened = { payload: JWTPayload; keyIndex: number };
+export type Opened = { readonly payload: JWTPayload; readonly keyIndex: number };
 
 const b64 = (s: string) => Buffer.from(s, "base64url");
 
@@ -224,14 +224,14 @@ function reasonOf(error: unknown): RefusalReason {
 }
 
 /**
- * Opens a sealed value and says how: its claims and whether a secret other than the first opened
- * it (`stale`: sealed before AUTH_SECRET was rotated, to be sealed again with resealJwt), or why it
- * was refused. Never throws for a bad token.
+ * Opens a sealed value and says how: its claims and which secret opened them (a `keyIndex` above 0:
+ * sealed before AUTH_SECRET was rotated, to be sealed again with resealJwt), or why it was
+ * refused. Never throws for a bad token. A remembered token's answer is the one kept (no new
+ * object per request, ADR 069).
  */
-export async function openJwt(params: DecodeParams): Promise<{ payload: JWTPayload; stale: boolean } | { refused: RefusalReason }> {
+export async function openJwt(params: DecodeParams): Promise<Opened | { refused: RefusalReason }> {
   try {
-    const { payload, keyIndex } = await open(params);
-    return { payload, stale: keyIndex > 0 };
+    return await open(params);
   } catch (error) {
     return { refused: reasonOf(error) };
   }

@@ -53,9 +53,11 @@ export function holdResealedCookie(name: string, setCookies: string[]): void {
 }
 
 /** The re-sealed cookies held for this request's answer, handed over once. */
-export function takeResealedCookies(): Resealed[] {
+export function takeResealedCookies(): readonly Resealed[] {
   const context = requestContext.getStore();
-  const held = context?.resealed ?? [];
-  if (context) context.resealed = null;
+  const held = context?.resealed;
+  if (!held) return NONE;
+  context.resealed = null;
   return held;
 }
+const NONE: readonly Resealed[] = Object.freeze([]);

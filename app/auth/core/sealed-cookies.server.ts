@@ -11,9 +11,8 @@
 //   now counted (vestibule_cookies_refused_total by cookie and reason) and logged: one warn line
 //   per cookie and reason a minute (with how many were not logged since), never the value, so a
 //   flood of forged cookies cannot fill the log.
-import type { JWTPayload } from "jose";
 import { serializeCookie } from "./cookies.server";
-import { openJwt, resealJwt, type RefusalReason } from "./jwt.server";
+import { openJwt, resealJwt, type Opened, type RefusalReason } from "./jwt.server";
 import { log } from "./log.server";
 import { countCookieRefused } from "./metrics.server";
 import { holdResealedCookie, takeResealedCookies } from "./request-context.server";
@@ -39,17 +38,17 @@ export type SealedCookie = {
 };
 
 /**
- * The claims of a sealed cookie, and whether a secret other than the first opened it; null when
+ * The claims of a sealed cookie, and which secret opened it (keyIndex > 0: stale); null when
  * refused (counted and logged). With `reseal` (the default) a stale one is sealed again for the
  * answer: Path=/, HttpOnly, SameSite=Lax, Secure on https, expiring when its `exp` says.
  */
-export async function openSealedCookie(c: SealedCookie): Promise<{ payload: JWTPayload; stale: boolean } | null> {
+export async function openSealedCookie(c: SealedCookie): Promise<Opened | null> {
   const opened = await openJwt({ token: c.raw, secrets: c.secrets, salt: c.name, clockTolerance: c.clockTolerance, now: c.now, remember: c.remember });
   if ("refused" in opened) {
     reportRefusedCookie(c.kind, opened.refused);
     return null;
   }
-  if (opened.stale && c.reseal !== false && typeof opened.payload.exp === "number") {
+  if (opened.keyIndex > 0 && c.reseal !== false && typeof opened.payload.exp === "number") {
     const token = await resealJwt({ payload: opened.payload, secrets: c.secrets, salt: c.name });
     const seconds = Math.floor((c.now ?? new Date()).getTime() / 1000);
     const expires = new Date(opened.payload.exp * 1000);

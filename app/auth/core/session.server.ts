@@ -206,7 +206,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
       // The session keeps working; it is missing from /account's list until its next roll.
       log("error", "session-record-failed", { error });
     }
-  } else if (opened?.stale) {
+  } else if (opened && opened.keyIndex > 0) {
     // Sealed before AUTH_SECRET was rotated (ADR 109): the same cookie — claims, issue time, expiry,
     // sign-in time — sealed with the first secret, so it outlives the old secret and no later.
     const token = await resealJwt({ payload, secrets: ar.config.secrets, salt: ar.names.sessionToken });

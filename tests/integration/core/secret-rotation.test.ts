@@ -191,6 +191,7 @@ describe(`rotating AUTH_SECRET re-seals the cookies browsers send (${dbLabel})`,
   });
 
   it("garbage and cookies sealed with a dropped secret are refused as before, counted by cookie and reason, and logged once a minute without their value", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: new Date() });
     secrets(OLD, { AUTH_SESSION_STRATEGY: "jwt" });
     await createUser();
     const signedIn = new CookieJar();
@@ -216,5 +217,13 @@ describe(`rotating AUTH_SECRET re-seals the cookies browsers send (${dbLabel})`,
       expect(line).not.toContain(garbage);
       expect(line).not.toContain(signedIn.get(SESSION)!.slice(0, 40));
     }
+
+    // A minute on, the next one is logged again, saying how many went unlogged meanwhile.
+    vi.setSystemTime(new Date(Date.now() + 61_000));
+    await (await send(get("/auth/session", { jar: new CookieJar({ [SESSION]: garbage }) }))).body?.cancel();
+    const later = logged.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('"cookie-refused"'));
+    expect(later).toHaveLength(3);
+    expect(JSON.parse(later[2]!)).toMatchObject({ kind: "session", reason: "malformed", notLoggedSince: 2 });
+    expect(await refused()).toEqual({ "session/malformed": 4, "session/no-key": 1 });
   });
 });
