@@ -79,9 +79,9 @@ async function readEntries(ar: AuthRequest, kind: CheckKind): Promise<Entry[]> {
   const name = ar.names[kind];
   const raw = ar.cookies.get(name);
   if (!raw) return [];
-  // Not re-sealed here: every read is followed by a rewrite of the cookie on the same request (a
-  // flow added or taken out), sealed with the first secret and with the SameSite its flows need
-  // (ADR 109). A refusal is counted and logged.
+  // Not re-sealed here (ADR 109): these cookies live as long as their flows (minutes), every flow
+  // added or taken out rewrites them with the first secret and the SameSite their flows need, and a
+  // stale one still opens until the old value is dropped. A refusal is counted and logged.
   const opened = await openSealedCookie({ kind: "oauth-check", name, raw, secrets: ar.config.secrets, secure: ar.secure, clockTolerance: 0, reseal: false });
   if (!opened) return [];
   const { payload } = opened;
