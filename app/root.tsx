@@ -6,6 +6,7 @@ import { getConfig, optionalSession } from "~/auth/core";
 import { withRequestContext } from "~/auth/core/log.server";
 import { observeRequest } from "~/auth/core/metrics.server";
 import { pageOutageRedirect } from "~/auth/core/outage.server";
+import { withResealedCookies } from "~/auth/core/sealed-cookies.server";
 import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.server";
 import { untrustedHostRefusal } from "~/auth/core/trusted-host.server";
 import { refuseCrossOriginPost } from "~/auth/signin";
@@ -47,6 +48,8 @@ export async function loader({ request }: Route.LoaderArgs) {
 // access line, as the server does for every request (docs/decisions/050); and a page that failed
 // because the database is unavailable ends on the Configuration error page (docs/decisions/052).
 // Each answer's time to its headers is observed once, by its route pattern, for /metrics (ADR 076).
+// A sealed cookie this request sent that only an older AUTH_SECRET value opens goes back sealed
+// with the first value, unless the answer sets it itself (ADR 109).
 // Everything runs in the request's language (the `lang` cookie, then Accept-Language, then
 // English: docs/decisions/070), so the server's t() writes in it, and the answer says it varies.
 export const middleware: Route.MiddlewareFunction[] = [
@@ -59,7 +62,8 @@ export const middleware: Route.MiddlewareFunction[] = [
           // AUTH_REQUIRE_MFA: a user without a second factor sets one up first (ADR 082).
           // A request naming a host AUTH_ALLOWED_HOSTS does not list builds nothing (ADR 105).
           const response = untrustedHostRefusal(request) ?? refuseCrossOriginPost(request) ?? (await secondFactorSetupRefusal(request)) ?? pageOutageRedirect(request, await next());
-          return varyOnLanguage(withHeaders(response, baseSecurityHeaders(getConfig())));
+          // Cookies sealed before AUTH_SECRET was rotated go back sealed with the first value (ADR 109).
+          return varyOnLanguage(withHeaders(withResealedCookies(response), baseSecurityHeaders(getConfig())));
         }),
       (response, name, value) => withHeaders(response, { [name]: value }),
     );

@@ -41,11 +41,30 @@ export function retryDelayMs(attempts: number): number {
  * instance's sender at once; inside one the caller calls wakeMailSender() after the commit (a
  * sender woken before could not see the row yet). The caller never waits for the send.
  */
-export async function enqueueMail(message: MailMessage & { kind: string }, tx?: Tx): Promise<void> {
+export async function enqueueMail(message: MailMessage & { kind: string }, tx?: Tx, { coalesceKey, notBefore }: QueueOptions = {}): Promise<void> {
   const { to, kind, ...rest } = message;
   const writer: Writer = tx ?? db();
-  await writer.mailQueue.create({ data: { recipient: to, kind, payload: JSON.stringify(rest satisfies QueuedPayload) } });
+  await writer.mailQueue.create({
+    data: {
+      recipient: to,
+      kind,
+      payload: JSON.stringify(rest satisfies QueuedPayload),
+      ...(coalesceKey ? { coalesceKey } : {}),
+      ...(notBefore ? { nextAttemptAt: notBefore } : {}),
+    },
+  });
   if (!tx) wakeMailSender();
+}
+
+/**
+ * `coalesceKey`: at most one row ever holds it — a second message with the key fails with Prisma's
+ * unique-constraint error (P2002), on every instance (ADR 109). `notBefore`: not sent before then.
+ */
+export type QueueOptions = { coalesceKey?: string; notBefore?: Date };
+
+/** Whether `error` is the refusal of a second row with a coalesceKey already queued. */
+export function isCoalesced(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
 }
 
 type Claimed = { id: string; recipient: string; kind: string; payload: string; attempts: number; claimedUntil: Date };

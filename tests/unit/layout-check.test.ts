@@ -1,5 +1,6 @@
 // The import-layout check (npm run check:cycles, .dependency-cruiser.cjs) against small generated
 // trees: each rule passes a tree that keeps it and fails one that breaks it, so the check can fail.
+import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -11,8 +12,8 @@ const config: IConfiguration = createRequire(import.meta.url)("../../.dependency
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-/** Writes `files` (path → source) into a fresh project folder and cruises its app/ and server/ with the project's rules. */
-async function check(files: Record<string, string>): Promise<string[]> {
+/** A fresh project folder holding `files` (path → source) and a tsconfig.json. */
+function project(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(tmpdir(), "layout-check-"));
   dirs.push(dir);
   writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { paths: { "~/*": ["./app/*"] } } }));
@@ -20,6 +21,11 @@ async function check(files: Record<string, string>): Promise<string[]> {
     mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     writeFileSync(path.join(dir, file), source);
   }
+  return dir;
+}
+
+/** Cruises `dir`'s app/ and server/ with the project's rules; the whole result. */
+async function cruiseProject(dir: string): Promise<ICruiseResult> {
   const cwd = process.cwd();
   process.chdir(dir);
   try {
@@ -29,10 +35,16 @@ async function check(files: Record<string, string>): Promise<string[]> {
       ruleSet: { forbidden: config.forbidden },
       tsConfig: { fileName: path.join(dir, "tsconfig.json") },
     });
-    return [...new Set((output as ICruiseResult).summary.violations.map((v) => v.rule.name))].sort();
+    return output as ICruiseResult;
   } finally {
     process.chdir(cwd);
   }
+}
+
+/** The names of the rules a tree of `files` breaks. */
+async function check(files: Record<string, string>): Promise<string[]> {
+  const { summary } = await cruiseProject(project(files));
+  return [...new Set(summary.violations.map((v) => v.rule.name))].sort();
 }
 
 const exports = (name: string) => `export const ${name} = 1;\n`;
@@ -90,5 +102,44 @@ describe("npm run check:cycles", () => {
     ["app code importing the server", { "app/routes/health.ts": `import { fastPath } from "../../server/fast-path.ts";\nexport const loader = fastPath;\n` }, "app-knows-no-server"],
   ])("fails on %s", async (_case, change, rule) => {
     expect(await check({ ...GOOD, ...change })).toContain(rule);
+  });
+});
+
+// TypeScript 7 (the native compiler) has no JavaScript API yet: dependency-cruiser's own tsc
+// extractor cannot load it. swc reads the sources, `import type` included; these prove it does,
+// so the cycle check does not quietly lose type-only edges (issue 33).
+describe("npm run check:cycles under TypeScript 7", () => {
+  const TYPE_ONLY_CYCLE = {
+    ...GOOD,
+    "app/auth/core/config.server.ts": `import type { session } from "./session.server";\nexport const config = 1 as unknown as typeof session;\n`,
+  };
+
+  it("records an `import type` edge as a type-only dependency, and a cycle made only through it", async () => {
+    const result = await cruiseProject(project(TYPE_ONLY_CYCLE));
+    const config = result.modules.find((m) => m.source === "app/auth/core/config.server.ts");
+    const edge = config?.dependencies.find((d) => d.resolved === "app/auth/core/session.server.ts");
+    expect(edge?.dependencyTypes).toContain("type-only");
+    expect(edge?.circular).toBe(true);
+    expect(result.summary.violations.map((v) => v.rule.name)).toContain("no-circular");
+    // Nothing dependency-cruiser warns may have been missed.
+    expect(result.summary.environment?.issues ?? []).toEqual([]);
+  });
+
+  it("the command a developer runs fails on a planted type-only cycle and warns of no missed TypeScript files", async () => {
+    const dir = project(TYPE_ONLY_CYCLE);
+    const bin = path.resolve("node_modules/dependency-cruiser/bin/dependency-cruiser.mjs");
+    // The same arguments as package.json's check:cycles, with the project's own configuration.
+    const { code, out } = await new Promise<{ code: number; out: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [bin, "app", "server", "--config", path.resolve(".dependency-cruiser.cjs"), "--output-type", "err"],
+        { cwd: dir },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: `${stdout}\n${stderr}` }),
+      );
+    });
+    expect(out).toContain("no-circular");
+    expect(out).toContain("app/auth/core/config.server.ts");
+    expect(code).not.toBe(0);
+    expect(out).not.toMatch(/missing-(tsc|typescript|swc)-transpiler|likely to have missed/);
   });
 });

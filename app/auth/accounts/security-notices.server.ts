@@ -10,7 +10,7 @@ import { describeDevice } from "../../components/device";
 import { t } from "../../i18n/t.server";
 import { db } from "../../db/client.server";
 import { getMailer } from "../../mail/mailer.server";
-import { enqueueMail, wakeMailSender } from "../../mail/queue.server";
+import { enqueueMail, isCoalesced, wakeMailSender, type QueueOptions } from "../../mail/queue.server";
 import { SITE_NAME, securityNoticeMessage } from "../../mail/templates.server";
 import { log } from "../core/log.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
@@ -26,6 +26,8 @@ export type SecurityChange =
   | { kind: "passkey-added" | "passkey-removed"; name: string | null }
   | { kind: "sessions-ended"; scope: "one" | "others" | "all" }
   | { kind: "signin-new-device" | "account-deleted" }
+  /** The summary of the new-device sign-ins after the first of an hour (notifyNewDeviceSignIn). */
+  | { kind: "signin-new-device"; more: true }
   | { kind: "recovery-code-used"; left: number };
 
 /** The subject and the one sentence of each change, in the language of the request that made it. */
@@ -48,6 +50,9 @@ function describe(change: SecurityChange): { subject: string; what: string } {
       };
     case "sessions-ended":
       return { subject: t("notice.sessions-ended.subject", { site }), what: t(`notice.sessions-ended.${change.scope}`) };
+    case "signin-new-device":
+      if ("more" in change) return { subject: t("notice.signin-new-device-more.subject", { site }), what: t("notice.signin-new-device-more.what") };
+      return { subject: t("notice.signin-new-device.subject", { site }), what: t("notice.signin-new-device.what") };
     case "recovery-code-used":
       return { subject: t("notice.recovery-code-used.subject", { site }), what: t("notice.recovery-code-used.what", { left: change.left }) };
     default:
@@ -109,8 +114,58 @@ export async function notifySecurityChange(
   }
 }
 
+/**
+ * The hour new-device notices are coalesced over (ADR 109): the first sign-in from a new browser
+ * in each clock hour (UTC) is told at once; the later ones of that hour share one more notice,
+ * sent when the hour ends. At most two new-device e-mails per account per hour, however many
+ * sign-ins.
+ */
+export const NEW_DEVICE_NOTICE_WINDOW_MS = 60 * 60 * 1000;
+
+/**
+ * A sign-in from a browser without the account's device cookie (contract section 16), coalesced
+ * per account (ADR 109). The database decides, on every instance alike: the notice is queued under
+ * a key naming the account and the hour, and a second row with that key is refused (unique
+ * index), so exactly one sign-in of the hour queues the notice sent now and exactly one of the
+ * later ones queues the summary due at the hour's end; every other one queues nothing. Each
+ * attempt is its own transaction: a refused one leaves no row and no "This wasn't me" link.
+ */
+export async function notifyNewDeviceSignIn(ar: AuthRequest, userId: string, { now = new Date() } = {}): Promise<void> {
+  if (!ar.config.securityEmails || !getMailer(ar.config)) return;
+  const hour = Math.floor(now.getTime() / NEW_DEVICE_NOTICE_WINDOW_MS);
+  const key = `signin-new-device:${userId}:${hour}`;
+  const hourEnds = new Date((hour + 1) * NEW_DEVICE_NOTICE_WINDOW_MS);
+  const attempt = (change: SecurityChange, options: QueueOptions) =>
+    db().$transaction(async (tx) => {
+      const address = (await tx.user.findUnique({ where: { id: userId }, select: { email: true } }))?.email ?? null;
+      await queueNotices(ar, userId, change, [address], { tx, now, queue: options });
+    });
+  try {
+    try {
+      await attempt({ kind: "signin-new-device" }, { coalesceKey: key, notBefore: now });
+    } catch (error) {
+      if (!isCoalesced(error)) throw error;
+      try {
+        await attempt({ kind: "signin-new-device", more: true }, { coalesceKey: `${key}:more`, notBefore: hourEnds });
+      } catch (error) {
+        if (!isCoalesced(error)) throw error;
+        return; // Already summed up: this sign-in is one of those the summary stands for.
+      }
+    }
+    wakeMailSender();
+  } catch (error) {
+    log("error", "security-mail-queue-failed", { kind: "signin-new-device", error });
+  }
+}
+
 /** One notice of `change` to each address, each with its own "This wasn't me" link. */
-async function queueNotices(ar: AuthRequest, userId: string, change: SecurityChange, to: (string | null)[], { tx, now, byOperator = false }: { tx?: Tx; now: Date; byOperator?: boolean }) {
+async function queueNotices(
+  ar: AuthRequest,
+  userId: string,
+  change: SecurityChange,
+  to: (string | null)[],
+  { tx, now, byOperator = false, queue }: { tx?: Tx; now: Date; byOperator?: boolean; queue?: QueueOptions },
+) {
   const base = `${ar.origin}${ar.config.basePath}`;
   const { subject, what } = describe(change);
   // An operator's request is not the owner's: their device and place stay out (templates.server.ts).
@@ -128,7 +183,7 @@ async function queueNotices(ar: AuthRequest, userId: string, change: SecurityCha
       help: { forgotPasswordUrl: ar.config.credentials ? `${base}/forgot-password` : null, signInUrl: `${base}/signin` },
       wasntMeUrl: await issueWasntMeLink(ar, { userId, address, event: change.kind, tx, now }),
     });
-    await enqueueMail({ ...message, kind: change.kind }, tx);
+    await enqueueMail({ ...message, kind: change.kind }, tx, queue);
   }
 }
 

@@ -5,7 +5,8 @@
 import { randomBytes } from "node:crypto";
 import { serializeCookie } from "./cookies.server";
 import { sha256hex } from "./crypto.server";
-import { encodeJwt, tryDecodeJwt } from "./jwt.server";
+import { encodeJwt } from "./jwt.server";
+import { openSealedCookie, reportRefusedCookie } from "./sealed-cookies.server";
 
 const DEVICE_COOKIE = "authjs.device";
 /** One year, in seconds: both the cookie's Max-Age and the sealed value's `exp`. */
@@ -39,12 +40,20 @@ export async function readDevice({ cookies, secure, secrets }: CookieContext): P
   const name = deviceCookieName(secure);
   const raw = cookies.get(name);
   if (!raw || raw.length > 4096) return null;
-  const payload = await tryDecodeJwt({ token: raw, secrets, salt: name, clockTolerance: 0 });
-  if (!payload) return null;
-  const { dev, acc } = payload as { dev?: unknown; acc?: unknown };
-  if (typeof dev !== "string" || !DEVICE_ID.test(dev)) return null;
-  if (!Array.isArray(acc) || acc.length > DEVICE_MAX_ACCOUNTS) return null;
-  if (!acc.every((a): a is string => typeof a === "string" && ACCOUNT_DIGEST.test(a))) return null;
+  // Sealed before AUTH_SECRET was rotated: sealed again for this answer (ADR 109).
+  const opened = await openSealedCookie({ kind: "device", name, raw, secrets, secure, clockTolerance: 0 });
+  if (!opened) return null;
+  const { dev, acc } = opened.payload as { dev?: unknown; acc?: unknown };
+  const valid =
+    typeof dev === "string" &&
+    DEVICE_ID.test(dev) &&
+    Array.isArray(acc) &&
+    acc.length <= DEVICE_MAX_ACCOUNTS &&
+    acc.every((a): a is string => typeof a === "string" && ACCOUNT_DIGEST.test(a));
+  if (!valid) {
+    reportRefusedCookie("device", "invalid");
+    return null;
+  }
   return { deviceId: dev, accounts: acc };
 }
 

@@ -66,7 +66,24 @@ export type DecodeParams = {
   remember?: boolean;
 };
 
-class JweError extends Error {}
+/**
+ * Why a sealed value was refused: `malformed` (not a JWE we can read: garbage, a damaged or
+ * truncated value), `no-key` (no configured secret opens it: forged, or sealed with a secret since
+ * dropped from AUTH_SECRET), `expired`, `invalid` (opened, but its claims are not what we seal).
+ */
+export type RefusalReason = "malformed" | "no-key" | "expired" | "invalid";
+
+class JweError extends Error {
+  constructor(
+    message: string,
+    readonly reason: RefusalReason,
+  ) {
+    super(message);
+  }
+}
+
+/** Claims that opened, and which AUTH_SECRET value opened them (0: the first, the one that seals). */
+export type Opened = { readonly payload: JWTPayload; readonly keyIndex: number };
 
 const b64 = (s: string) => Buffer.from(s, "base64url");
 
@@ -76,7 +93,7 @@ const b64 = (s: string) => Buffer.from(s, "base64url");
  * time, then AES-256-CBC. jose does the same through WebCrypto with a key import per call, which
  * made it most of the cost of GET /auth/session. Null: not this case, let jose decide.
  */
-async function decodeCbcHs512(token: string, secrets: readonly string[], salt: string, clockTolerance: number, now: Date | undefined): Promise<JWTPayload | null> {
+async function decodeCbcHs512(token: string, secrets: readonly string[], salt: string, clockTolerance: number, now: Date | undefined): Promise<Opened | null> {
   const parts = token.split(".");
   if (parts.length !== 5) return null;
   const [protectedB64, encryptedKey, ivB64, ciphertextB64, tagB64] = parts as [string, string, string, string, string];
@@ -84,26 +101,26 @@ async function decodeCbcHs512(token: string, secrets: readonly string[], salt: s
   try {
     header = JSON.parse(b64(protectedB64).toString("utf8"));
   } catch {
-    throw new JweError("malformed header");
+    throw new JweError("malformed header", "malformed");
   }
   if (header.alg !== "dir" || header.enc !== "A256CBC-HS512" || "zip" in header || "crit" in header) return null;
-  if (encryptedKey !== "") throw new JweError("dir takes no encrypted key");
+  if (encryptedKey !== "") throw new JweError("dir takes no encrypted key", "malformed");
   const iv = b64(ivB64);
   const ciphertext = b64(ciphertextB64);
   const tag = b64(tagB64);
-  if (iv.length !== 16 || tag.length !== 32 || ciphertext.length === 0 || ciphertext.length % 16 !== 0) throw new JweError("bad lengths");
+  if (iv.length !== 16 || tag.length !== 32 || ciphertext.length === 0 || ciphertext.length % 16 !== 0) throw new JweError("bad lengths", "malformed");
   const aad = Buffer.from(protectedB64, "ascii");
   const al = Buffer.alloc(8);
   al.writeBigUInt64BE(BigInt(aad.length * 8));
   const kid = typeof header.kid === "string" ? header.kid : undefined;
-  for (const secret of secrets) {
+  for (const [keyIndex, secret] of secrets.entries()) {
     const { key, kid: keyId } = await derive(secret, salt, "A256CBC-HS512");
     if (kid !== undefined && keyId !== kid) continue;
     const mac = createHmac("sha512", key.subarray(0, 32)).update(aad).update(iv).update(ciphertext).update(al).digest().subarray(0, 32);
     if (!constantTimeEqual(mac, tag)) {
       // Without a kid any configured secret may have made it (rotation): try the next one.
       if (kid === undefined) continue;
-      throw new JweError("decryption failed");
+      throw new JweError("decryption failed", "no-key");
     }
     const decipher = createDecipheriv("aes-256-cbc", key.subarray(32), iv);
     const plaintext = Buffer.concat([decipher.update(ciphertext), decipher.final()]);
@@ -111,14 +128,14 @@ async function decodeCbcHs512(token: string, secrets: readonly string[], salt: s
     try {
       payload = JSON.parse(plaintext.toString("utf8"));
     } catch {
-      throw new JweError("payload is not JSON");
+      throw new JweError("payload is not JSON", "invalid");
     }
-    if (payload === null || typeof payload !== "object" || Array.isArray(payload)) throw new JweError("payload is not an object");
+    if (payload === null || typeof payload !== "object" || Array.isArray(payload)) throw new JweError("payload is not an object", "invalid");
     checkTimes(payload, clockTolerance, now);
-    if (payload.iat !== undefined && typeof payload.iat !== "number") throw new JweError("bad iat");
-    return payload;
+    if (payload.iat !== undefined && typeof payload.iat !== "number") throw new JweError("bad iat", "invalid");
+    return { payload, keyIndex };
   }
-  throw new JweError("no matching decryption secret");
+  throw new JweError("no matching decryption secret", "no-key");
 }
 
 // Tokens decrypted lately, by secrets, salt and the token's exact text: a browser or client that
@@ -128,49 +145,49 @@ async function decodeCbcHs512(token: string, secrets: readonly string[], salt: s
 const DECODED_MAX = 10_000;
 // By salt, then token: a key made of both would be a new string as long as the token (over 600
 // bytes) at every lookup.
-const decoded = new WeakMap<readonly string[], Map<string, Map<string, JWTPayload>>>();
+const decoded = new WeakMap<readonly string[], Map<string, Map<string, Opened>>>();
 
 function checkTimes(payload: JWTPayload, clockTolerance: number, now: Date | undefined) {
   const t = Math.floor((now ?? new Date()).getTime() / 1000);
-  if (payload.exp !== undefined && (typeof payload.exp !== "number" || payload.exp <= t - clockTolerance)) throw new JweError("expired");
-  if (payload.nbf !== undefined && (typeof payload.nbf !== "number" || payload.nbf > t + clockTolerance)) throw new JweError("not yet valid");
+  if (payload.exp !== undefined && (typeof payload.exp !== "number" || payload.exp <= t - clockTolerance)) throw new JweError("expired", "expired");
+  if (payload.nbf !== undefined && (typeof payload.nbf !== "number" || payload.nbf > t + clockTolerance)) throw new JweError("not yet valid", "invalid");
 }
 
-/** Decrypts and checks `exp` (15 s tolerance); throws on anything wrong. Tries every secret. */
-export async function decodeJwt({
-  token,
-  secrets,
-  salt,
-  clockTolerance = SESSION_CLOCK_TOLERANCE,
-  now,
-  remember = false,
-}: DecodeParams): Promise<JWTPayload> {
+/**
+ * Decrypts and checks `exp` (15 s tolerance); throws on anything wrong (a JweError naming the
+ * reason, or jose's own error). Tries every secret; says which one opened it.
+ */
+async function open({ token, secrets, salt, clockTolerance = SESSION_CLOCK_TOLERANCE, now, remember = false }: DecodeParams): Promise<Opened> {
   let bySalt = decoded.get(secrets);
   if (!bySalt) decoded.set(secrets, (bySalt = new Map()));
   let byToken = bySalt.get(salt);
   if (!byToken) bySalt.set(salt, (byToken = new Map()));
   const known = remember ? byToken.get(token) : undefined;
   if (known) {
-    checkTimes(known, clockTolerance, now);
+    checkTimes(known.payload, clockTolerance, now);
     return known;
   }
   const fast = await decodeCbcHs512(token, secrets, salt, clockTolerance, now);
   if (fast && !remember) return fast;
   if (fast) {
-    Object.freeze(fast);
+    Object.freeze(fast.payload);
     if (byToken.size >= DECODED_MAX) byToken.delete(byToken.keys().next().value!);
     byToken.set(token, fast);
     return fast;
   }
+  let keyIndex = -1;
   const { payload } = await jwtDecrypt(
     token,
     async ({ kid, enc }) => {
-      if (enc !== "A256CBC-HS512" && enc !== "A256GCM") throw new Error("unsupported enc");
-      for (const secret of secrets) {
+      if (enc !== "A256CBC-HS512" && enc !== "A256GCM") throw new JweError("unsupported enc", "malformed");
+      for (const [i, secret] of secrets.entries()) {
         const derived = await derive(secret, salt, enc as Enc);
-        if (kid === undefined || derived.kid === kid) return derived.key;
+        if (kid === undefined || derived.kid === kid) {
+          keyIndex = i;
+          return derived.key;
+        }
       }
-      throw new Error("no matching decryption secret");
+      throw new JweError("no matching decryption secret", "no-key");
     },
     {
       clockTolerance,
@@ -179,7 +196,12 @@ export async function decodeJwt({
       currentDate: now,
     },
   );
-  return payload;
+  return { payload, keyIndex };
+}
+
+/** Decrypts and checks `exp` (15 s tolerance); throws on anything wrong. Tries every secret. */
+export async function decodeJwt(params: DecodeParams): Promise<JWTPayload> {
+  return (await open(params)).payload;
 }
 
 /** Like decodeJwt but null instead of an exception. */
@@ -189,4 +211,37 @@ export async function tryDecodeJwt(params: DecodeParams): Promise<JWTPayload | n
   } catch {
     return null;
   }
+}
+
+/** Why jose or our own decoder refused a token, as a bounded reason. */
+function reasonOf(error: unknown): RefusalReason {
+  if (error instanceof JweError) return error.reason;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "ERR_JWT_EXPIRED") return "expired";
+  if (code === "ERR_JWE_DECRYPTION_FAILED") return "no-key";
+  if (code === "ERR_JWT_CLAIM_VALIDATION_FAILED") return "invalid";
+  return "malformed";
+}
+
+/**
+ * Opens a sealed value and says how: its claims and which secret opened them (a `keyIndex` above 0:
+ * sealed before AUTH_SECRET was rotated, to be sealed again with resealJwt), or why it was
+ * refused. Never throws for a bad token. A remembered token's answer is the one kept (no new
+ * object per request, ADR 069).
+ */
+export async function openJwt(params: DecodeParams): Promise<Opened | { refused: RefusalReason }> {
+  try {
+    return await open(params);
+  } catch (error) {
+    return { refused: reasonOf(error) };
+  }
+}
+
+/**
+ * The same claims sealed again with the first secret — `iat`, `exp`, `jti` and every other claim
+ * unchanged, so nothing it stands for lasts longer or looks newer than it did (ADR 109).
+ */
+export async function resealJwt({ payload, secrets, salt }: { payload: JWTPayload; secrets: readonly string[]; salt: string }): Promise<string> {
+  const { key, kid } = await derive(secrets[0]!, salt, "A256CBC-HS512");
+  return new EncryptJWT({ ...payload }).setProtectedHeader({ alg: "dir", enc: "A256CBC-HS512", kid }).encrypt(key);
 }

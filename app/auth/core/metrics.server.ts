@@ -20,6 +20,7 @@ type Metrics = {
   emailsFailed: client.Counter<"purpose">;
   sessionsCreated: client.Counter<"strategy">;
   sessionsEnded: client.Counter<"strategy" | "reason">;
+  cookiesRefused: client.Counter<"cookie" | "reason">;
   requestDuration: RequestDurations;
 };
 
@@ -91,6 +92,12 @@ function create(): Metrics {
       name: `${PREFIX}sessions_ended_total`,
       help: "Sessions ended, by session strategy and reason (signout, revoked, admin, disabled, deleted, password-change, password-reset, email-change, expired).",
       labelNames: ["strategy", "reason"],
+      registers,
+    }),
+    cookiesRefused: new client.Counter({
+      name: `${PREFIX}cookies_refused_total`,
+      help: "Sealed cookies refused, by cookie (session, device, two-factor, email-code, passkey-challenge, oauth-check) and reason (malformed, no-key, expired, invalid) (ADR 109).",
+      labelNames: ["cookie", "reason"],
       registers,
     }),
     requestDuration: new RequestDurations(`${PREFIX}http_request_duration_seconds`),
@@ -185,6 +192,11 @@ export function countEvent(type: string, detail: Record<string, unknown> | undef
 /** An e-mail the transport refused (mail/mailer.server.ts). */
 export function countEmailFailed(purpose: string | undefined) {
   metrics().emailsFailed.inc({ purpose: labelValue(purpose ?? "other") });
+}
+
+/** A sealed cookie refused (sealed-cookies.server.ts): both labels come from fixed lists. */
+export function countCookieRefused(cookie: string, reason: string) {
+  metrics().cookiesRefused.inc({ cookie: labelValue(cookie), reason: labelValue(reason) });
 }
 
 /** One request answered: `route` is the matched route pattern (bounded by the route table). */

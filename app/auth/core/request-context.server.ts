@@ -10,7 +10,10 @@ type Flag = "databaseUnavailable" | "pageFailedOnDatabase";
 // directWriter: the production server's fast path writes this request's answer to the socket
 // itself (server/fast-path.ts): an answer's JSON text is handed over beside its Response rather
 // than as a body stream built only to be read back (respond.server.ts).
-type RequestContext = { reqId: string; flags: Set<Flag> | null; directWriter: boolean };
+// resealed: Set-Cookie headers of cookies sealed again with the first AUTH_SECRET value while
+// answering (sealed-cookies.server.ts, ADR 109), for the root middleware to add; null until one is.
+type Resealed = { name: string; setCookies: string[] };
+type RequestContext = { reqId: string; flags: Set<Flag> | null; directWriter: boolean; resealed?: Resealed[] | null };
 const requestContext = new AsyncLocalStorage<RequestContext>();
 
 /** Runs `fn` so that everything it does, however deep and however late, sees this request's context. */
@@ -42,3 +45,19 @@ export function answerWrittenDirectly(): void {
 export function writtenDirectly(): boolean {
   return requestContext.getStore()?.directWriter === true;
 }
+
+/** Holds a re-sealed cookie's Set-Cookie headers for this request's answer (ADR 109); outside a request, nothing. */
+export function holdResealedCookie(name: string, setCookies: string[]): void {
+  const context = requestContext.getStore();
+  if (context) (context.resealed ??= []).push({ name, setCookies });
+}
+
+/** The re-sealed cookies held for this request's answer, handed over once. */
+export function takeResealedCookies(): readonly Resealed[] {
+  const context = requestContext.getStore();
+  const held = context?.resealed;
+  if (!held) return NONE;
+  context.resealed = null;
+  return held;
+}
+const NONE: readonly Resealed[] = Object.freeze([]);

@@ -10,7 +10,7 @@ import { findSessionByTokenHash, type SessionLookupRow } from "../../db/session-
 import { SESSION_MAX_AGE } from "./config.server";
 import { chunkNames, clearChunkedCookie, readChunkedCookie, serializeCookie, writeChunkedCookie } from "./cookies.server";
 import { randomToken, sha256hex } from "./crypto.server";
-import { encodeJwt, tryDecodeJwt } from "./jwt.server";
+import { encodeJwt, resealJwt, tryDecodeJwt } from "./jwt.server";
 import { log } from "./log.server";
 import { countEvent } from "./metrics.server";
 import type { AuthRequest } from "./request.server";
@@ -27,6 +27,7 @@ import {
   revocationsReady,
   revokedHere,
 } from "./revocation.server";
+import { openSealedCookie, resealLater } from "./sealed-cookies.server";
 import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "./session-cache.server";
 
 /** The user as a session carries it. */
@@ -174,7 +175,17 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
     // Orphaned chunks (say .1 without .0) read as absent; clear them so they stop being sent.
     return { session: null, setCookies: chunkNames(ar.cookies, ar.names.sessionToken).length ? clearSessionCookies(ar) : [] };
   }
-  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.sessionToken, now, remember: true });
+  const opened = await openSealedCookie({
+    kind: "session",
+    name: ar.names.sessionToken,
+    raw,
+    secrets: ar.config.secrets,
+    secure: ar.secure,
+    now,
+    remember: true,
+    reseal: false,
+  });
+  const payload = opened?.payload ?? null;
   const sub = str(payload?.sub);
   if (!payload || !sub || typeof payload.exp !== "number") return { session: null, setCookies: clearSessionCookies(ar) };
 
@@ -207,6 +218,12 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
       // The session keeps working; it is missing from /account's list until its next roll.
       log("error", "session-record-failed", { error });
     }
+  } else if (opened && opened.keyIndex > 0) {
+    // Sealed before AUTH_SECRET was rotated (ADR 109): the same cookie — claims, issue time, expiry,
+    // sign-in time — sealed with the first secret, so it outlives the old secret and no later.
+    const token = await resealJwt({ payload, secrets: ar.config.secrets, salt: ar.names.sessionToken });
+    setCookies = writeChunkedCookie(ar.cookies, ar.names.sessionToken, token, { secure: ar.secure, expires: new Date(exp * 1000) });
+    resealLater(ar.names.sessionToken, setCookies);
   }
   return {
     session: {

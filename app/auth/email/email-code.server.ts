@@ -6,7 +6,9 @@
 //   six digits are a million values, which a plain hash of a leaked table would give away at once.
 // - The answer that sent the e-mail sets authjs.email-code: a JWE naming the row's random
 //   requestId (never the code or the address), and this browser's last few earlier ones (ADR 062),
-//   living as long as the newest code. A code is tried only against the rows that cookie names, so
+//   living as long as the newest code. With AUTH_EMAIL_CODE=false a sign-up still sets it, naming
+//   its request without a code for as long as the link lives: it is what lets the sign-up link
+//   finish in the browser that signed up without asking for the password again (ADR 061). A code is tried only against the rows that cookie names, so
 //   the same code from another browser finds nothing.
 // - Wrong codes count against the address's budget (EMAIL_CODE_ADDRESS, failures only) and each
 //   request's five tries, reserved before the comparison with one conditional UPDATE (attempts < 5),
@@ -19,7 +21,8 @@ import { db } from "../../db/client.server";
 import { expireCookie, serializeCookie } from "../core/cookies.server";
 import { constantTimeEqual } from "../core/crypto.server";
 import { isEmailCodeRefusal, reserveEmailCodeAttempt, type LimitRefusal } from "../core/limits.server";
-import { encodeJwt, tryDecodeJwt } from "../core/jwt.server";
+import { encodeJwt } from "../core/jwt.server";
+import { openSealedCookie } from "../core/sealed-cookies.server";
 import type { AuthRequest } from "../core/request.server";
 import { slot } from "../core/slot";
 import type { TokenPurpose, UsedRequest } from "./pending-request";
@@ -36,10 +39,15 @@ function hmac(secret: string, requestId: string, code: string): string {
   return createHmac("sha256", secret).update(`email-code\n${requestId}\n${code}`).digest("hex");
 }
 
+/** A pending request's random id: what the authjs.email-code cookie names (never the code or the address). */
+export function newRequestId(): string {
+  return randomBytes(24).toString("base64url");
+}
+
 /** A fresh code for a new request: the code to mail, the id to seal, the keyed hash to store. */
 export function newEmailCode(secrets: readonly [string, ...string[]], maxAgeSeconds: number, now = new Date()): IssuedCode {
   const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
-  const requestId = randomBytes(24).toString("base64url");
+  const requestId = newRequestId();
   return { code, requestId, codeHash: hmac(secrets[0], requestId, code), expires: new Date(now.getTime() + maxAgeSeconds * 1000) };
 }
 
@@ -93,9 +101,18 @@ function pendingOf(value: unknown): PendingCode | null {
 export async function readEmailCodeCookie(ar: AuthRequest): Promise<PendingCode[]> {
   const raw = ar.cookies.get(ar.names.emailCode);
   if (!raw || raw.length > 4096) return [];
-  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.emailCode, clockTolerance: 0 });
-  if (!payload || !Array.isArray(payload.r)) return [];
-  return payload.r
+  // Sealed before AUTH_SECRET was rotated: sealed again for this answer (ADR 109).
+  const opened = await openSealedCookie({
+    kind: "email-code",
+    name: ar.names.emailCode,
+    raw,
+    secrets: ar.config.secrets,
+    secure: ar.secure,
+    clockTolerance: 0,
+  });
+  const list = opened?.payload.r;
+  if (!Array.isArray(list)) return [];
+  return list
     .slice(0, MAX_LIVE_CODES)
     .map(pendingOf)
     .filter((p): p is PendingCode => p !== null);

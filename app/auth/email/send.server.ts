@@ -23,6 +23,13 @@ export type LinkEmail = {
   callbackUrl?: string | null;
   pending?: { passwordHash: string; name: string | null };
   /**
+   * Name the request in this browser's authjs.email-code cookie even when codes are off
+   * (AUTH_EMAIL_CODE=false), for as long as the link lives: a sign-up's link then finishes in the
+   * browser that signed up without asking for the password again (ADR 061). Both answers of a
+   * sign-up — a new address, one with an account — ask for it, so they set the same cookies.
+   */
+  bindBrowser?: boolean;
+  /**
    * "now" (default): wait for the transport, a failure is EmailSignin. "background": answer at once
    * and send afterwards (a failure removes the row and is logged), so the answer takes the same
    * time whether or not there was anything to send. "never": store the request, send nothing — the
@@ -33,18 +40,19 @@ export type LinkEmail = {
 
 /**
  * Stores the request, sends its e-mail and returns the authjs.email-code Set-Cookie (null when
- * codes are off). A failed send is EmailSignin, and nothing stays behind.
+ * codes are off, unless `bindBrowser`). A failed send is EmailSignin, and nothing stays behind.
  */
 export async function sendLinkEmail(ar: AuthRequest, email: LinkEmail): Promise<{ setCookie: string | null }> {
   const mailer = getMailer(ar.config);
   if (!mailer) throw new AuthError("EmailSignin", { log: "no mail transport" });
-  const { token, code } = await issueToken({
+  const { token, code, requestId, expires } = await issueToken({
     identifier: email.address,
     purpose: email.purpose,
     maxAgeSeconds: email.maxAgeSeconds,
     secrets: ar.config.secrets,
     codeMaxAgeSeconds: ar.config.emailCode ? ar.config.emailCodeMaxAge : null,
     pending: email.pending,
+    bindRequest: email.bindBrowser,
   });
   const link = email.link(token);
   const mailCode = code ? { code: code.code, maxAgeSeconds: Math.round((code.expires.getTime() - Date.now()) / 1000) } : null;
@@ -65,8 +73,10 @@ export async function sendLinkEmail(ar: AuthRequest, email: LinkEmail): Promise<
       send().catch((error) => log("warn", "auth-failure", { code: "EmailSignin", reason: (error as Error).message, cause: (error as Error).cause }));
     });
   }
-  if (!code) return { setCookie: null };
+  // The cookie lives as long as the code, or — no code, a bound browser — as long as the link.
+  const named = code ? { requestId: code.requestId, until: code.expires } : requestId ? { requestId, until: expires } : null;
+  if (!named) return { setCookie: null };
   return {
-    setCookie: await emailCodeCookie(ar, { requestId: code.requestId, purpose: email.purpose, callbackUrl: email.callbackUrl ?? null }, code.expires),
+    setCookie: await emailCodeCookie(ar, { requestId: named.requestId, purpose: email.purpose, callbackUrl: email.callbackUrl ?? null }, named.until),
   };
 }

@@ -8,7 +8,7 @@
 // the first to commit and then match nothing; SQLite runs writes one at a time.
 import { db, type Db } from "../../db/client.server";
 import { isWellFormedLinkToken, linkTokenHash, linkTokenHashes, newLinkToken } from "../core/crypto.server";
-import { newEmailCode, type IssuedCode } from "./email-code.server";
+import { newEmailCode, newRequestId, type IssuedCode } from "./email-code.server";
 
 import type { TokenPurpose, UsedRequest } from "./pending-request";
 
@@ -32,11 +32,14 @@ export async function issueToken(input: {
   codeMaxAgeSeconds?: number | null;
   /** A pending sign-up: the chosen password's hash and the name typed. */
   pending?: { passwordHash: string; name: string | null };
-}): Promise<{ token: string; expires: Date; code: IssuedCode | null }> {
+  /** A request id even without a code, for the asking browser's cookie to name (a sign-up with codes off). */
+  bindRequest?: boolean;
+}): Promise<{ token: string; expires: Date; code: IssuedCode | null; requestId: string | null }> {
   const now = input.now ?? new Date();
   const token = newLinkToken();
   const expires = new Date(now.getTime() + input.maxAgeSeconds * 1000);
   const code = input.codeMaxAgeSeconds ? newEmailCode(input.secrets, Math.min(input.codeMaxAgeSeconds, input.maxAgeSeconds), now) : null;
+  const requestId = code?.requestId ?? (input.bindRequest ? newRequestId() : null);
   const client = db();
   // Housekeeping on the way: expired rows are useless and the expiry is indexed.
   await client.verificationToken.deleteMany({ where: { expires: { lt: now } } });
@@ -47,14 +50,14 @@ export async function issueToken(input: {
       expires,
       purpose: input.purpose,
       userId: input.userId ?? null,
-      requestId: code?.requestId ?? null,
+      requestId,
       codeHash: code?.codeHash ?? null,
       codeExpires: code?.expires ?? null,
       passwordHash: input.pending?.passwordHash ?? null,
       name: input.pending?.name ?? null,
     },
   });
-  return { token, expires, code };
+  return { token, expires, code, requestId };
 }
 
 /** Removes a token that will never be usable (its message could not be sent). */

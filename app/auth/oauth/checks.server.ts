@@ -11,7 +11,8 @@
 import { CHECK_COOKIE_MAX_AGE } from "../core/config.server";
 import { expireCookie, MAX_COOKIE_SIZE, serializeCookie } from "../core/cookies.server";
 import { constantTimeEqual, randomToken } from "../core/crypto.server";
-import { encodeJwt, tryDecodeJwt } from "../core/jwt.server";
+import { encodeJwt } from "../core/jwt.server";
+import { openSealedCookie } from "../core/sealed-cookies.server";
 import type { AuthRequest } from "../core/request.server";
 
 /** Pending sign-ins kept per browser; a sixth evicts the oldest (so do long callback URLs, see writeEntries). */
@@ -78,8 +79,12 @@ async function readEntries(ar: AuthRequest, kind: CheckKind): Promise<Entry[]> {
   const name = ar.names[kind];
   const raw = ar.cookies.get(name);
   if (!raw) return [];
-  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: name, clockTolerance: 0 });
-  if (!payload) return [];
+  // Not re-sealed here (ADR 109): these cookies live as long as their flows (minutes), every flow
+  // added or taken out rewrites them with the first secret and the SameSite their flows need, and a
+  // stale one still opens until the old value is dropped. A refusal is counted and logged.
+  const opened = await openSealedCookie({ kind: "oauth-check", name, raw, secrets: ar.config.secrets, secure: ar.secure, clockTolerance: 0, reseal: false });
+  if (!opened) return [];
+  const { payload } = opened;
   const top = {
     flow: payload.flow,
     value: payload.value,

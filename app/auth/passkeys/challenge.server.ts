@@ -9,7 +9,8 @@ import { db } from "../../db/client.server";
 import { CHALLENGE_COOKIE_MAX_AGE } from "../core/config.server";
 import { expireCookie, serializeCookie } from "../core/cookies.server";
 import { constantTimeEqual, sha256hex } from "../core/crypto.server";
-import { encodeJwt, tryDecodeJwt } from "../core/jwt.server";
+import { encodeJwt } from "../core/jwt.server";
+import { openSealedCookie } from "../core/sealed-cookies.server";
 import type { AuthRequest } from "../core/request.server";
 
 /** Ceremonies one browser may have pending at once; a sixth evicts the oldest. */
@@ -44,7 +45,10 @@ async function readPending(ar: AuthRequest): Promise<PendingChallenge[]> {
   const name = ar.names.challenge;
   const raw = ar.cookies.get(name);
   if (!raw) return [];
-  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: name, clockTolerance: 0 });
+  // Every read is followed by a rewrite (issueChallenge, takeChallenge), sealed with the first
+  // secret; a read that is not is re-sealed for the answer all the same (ADR 109).
+  const opened = await openSealedCookie({ kind: "passkey-challenge", name, raw, secrets: ar.config.secrets, secure: ar.secure, clockTolerance: 0 });
+  const payload = opened?.payload;
   const list = Array.isArray(payload?.pending) ? payload.pending : [];
   const t = now();
   return list.filter(isPending).filter((e) => e.expiresAt > t);

@@ -95,6 +95,7 @@ export async function signupAction(request: Request): Promise<Answer<SignupValue
               forgotPasswordUrl: passwordPagesOffered(ar.config).forgotPassword ? `${base}/forgot-password` : null,
             }),
           callbackUrl: callback.url,
+          bindBrowser: true,
         })
       : await sendLinkEmail(ar, {
           address: address.address,
@@ -104,6 +105,9 @@ export async function signupAction(request: Request): Promise<Answer<SignupValue
           message: (url, code) => signUpMessage({ to: address.address, url, host, maxAgeSeconds: ar.config.emailTokenMaxAge, code }),
           callbackUrl: callback.url,
           pending: { passwordHash, name: name.name },
+          // The browser that signed up finishes with its link without typing the password again,
+          // codes on or off; another browser proves a password (ADR 061).
+          bindBrowser: true,
         }));
   } catch (error) {
     if (error instanceof AuthError) return { kind: "response", response: errorRedirect(ar, error.code, { json }) };

@@ -7,7 +7,7 @@ import { BadRequestError, readBody, refusedBodyResponse, type Body } from "../co
 import { toRelative } from "../core/callback-url.server";
 import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { deviceIdFor, issueDeviceCookie } from "../core/device-cookie.server";
-import { notifySecurityChange } from "../accounts/security-notices.server";
+import { notifyNewDeviceSignIn } from "../accounts/security-notices.server";
 import { clearConsecutiveFailures, retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
@@ -96,8 +96,9 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
     detail: { provider: providerId, isNewUser: result.isNewUser, strategy: ar.config.sessionStrategy, factors },
   });
   // A browser that never signed in to this account (no device cookie naming it): the owner is told
-  // (contract section 16). Not for the sign-in that created the account.
-  if (newDevice) await notifySecurityChange(ar, result.user.id, { kind: "signin-new-device" });
+  // (contract section 16), coalesced per account and hour (ADR 109). Not for the sign-in that
+  // created the account.
+  if (newDevice) await notifyNewDeviceSignIn(ar, result.user.id);
   const target = result.isNewUser
     ? `${ar.origin}/welcome?${new URLSearchParams({ callbackUrl: toRelative(ctx.callbackUrl) })}`
     : ctx.callbackUrl;

@@ -6,8 +6,9 @@
 // of wrong codes (core/limits.server.ts).
 import { randomBytes } from "node:crypto";
 import { clearChunkedCookie, serializeCookie } from "../core/cookies.server";
-import { tryDecodeJwt, encodeJwt } from "../core/jwt.server";
+import { encodeJwt } from "../core/jwt.server";
 import type { AuthRequest } from "../core/request.server";
+import { openSealedCookie } from "../core/sealed-cookies.server";
 
 /** Seconds a pending sign-in waits for its second factor. */
 export const PENDING_SIGN_IN_MAX_AGE = 300;
@@ -78,8 +79,10 @@ export async function readPendingSignIn(ar: AuthRequest, now = new Date()): Prom
   const name = ar.names.twoFactor;
   const raw = ar.cookies.get(name);
   if (!raw || raw.length > MAX_COOKIE_VALUE) return null;
-  const payload = await tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: name, clockTolerance: 0, now });
-  if (!payload) return null;
+  // Sealed before AUTH_SECRET was rotated: sealed again for this answer (ADR 109).
+  const opened = await openSealedCookie({ kind: "two-factor", name, raw, secrets: ar.config.secrets, secure: ar.secure, clockTolerance: 0, now });
+  if (!opened) return null;
+  const { payload } = opened;
   const id = str(payload.pid, 32);
   const userId = str(payload.sub, 64);
   const method = str(payload.mth, 64);

@@ -499,6 +499,8 @@ export const de: Catalogue = {
   "notice.account-deleted.what": "Ihr Konto wurde mit seinen Anmeldewegen gelöscht, und jedes Gerät wurde abgemeldet. Mit dieser Adresse können Sie sich wieder registrieren.",
   "notice.signin-new-device.subject": "Neue Anmeldung bei Ihrem {site}-Konto",
   "notice.signin-new-device.what": "Ihr Konto wurde in einem Browser angemeldet, in dem es bisher nicht angemeldet war.",
+  "notice.signin-new-device-more.subject": "Weitere neue Anmeldungen bei Ihrem {site}-Konto",
+  "notice.signin-new-device-more.what": "Ihr Konto wurde innerhalb derselben Stunde wie die zuletzt gemeldete neue Anmeldung erneut in Browsern angemeldet, in denen es bisher nicht angemeldet war. Damit Ihr Posteingang lesbar bleibt, senden wir für alle zusammen eine Nachricht; Gerät und Zeit unten gehören zur ersten. Ihre Kontoseite listet jede Sitzung auf.",
   "notice.recovery-code-used.subject": "Ein Wiederherstellungscode wurde für Ihr {site}-Konto verwendet",
   "notice.recovery-code-used.what": "Anstelle des Codes Ihrer Authenticator-App wurde ein Wiederherstellungscode verwendet. {left, plural, =0 {Es sind keine Wiederherstellungscodes mehr übrig: Erstellen Sie auf Ihrer Kontoseite neue.} one {# Wiederherstellungscode ist noch übrig.} other {# Wiederherstellungscodes sind noch übrig.}}",
   "mail.notice.when": "Wann: {when}",

@@ -501,6 +501,8 @@ export const en = {
   "notice.account-deleted.what": "Your account was deleted with its ways to sign in, and every device was signed out. This address can be used to sign up again.",
   "notice.signin-new-device.subject": "New sign-in to your {site} account",
   "notice.signin-new-device.what": "Your account was signed in from a browser that had not signed in to it before.",
+  "notice.signin-new-device-more.subject": "More new sign-ins to your {site} account",
+  "notice.signin-new-device-more.what": "Your account was signed in again from browsers that had not signed in to it before, within the same hour as the new sign-in we told you of last. To keep your inbox readable we send one notice for all of them; the device and time below are those of the first. Your account page lists every session.",
   "notice.recovery-code-used.subject": "A recovery code was used on your {site} account",
   "notice.recovery-code-used.what": "A recovery code was used in place of your authenticator code. {left, plural, =0 {No recovery codes are left: make new ones on your account page.} one {# recovery code is left.} other {# recovery codes are left.}}",
   "mail.notice.when": "When: {when}",

@@ -499,6 +499,8 @@ export const fr: Catalogue = {
   "notice.account-deleted.what": "Votre compte a été supprimé avec ses moyens de connexion, et chaque appareil a été déconnecté. Cette adresse peut servir à vous inscrire de nouveau.",
   "notice.signin-new-device.subject": "Nouvelle connexion à votre compte {site}",
   "notice.signin-new-device.what": "Votre compte a été connecté depuis un navigateur qui ne s’y était jamais connecté.",
+  "notice.signin-new-device-more.subject": "Autres nouvelles connexions à votre compte {site}",
+  "notice.signin-new-device-more.what": "Votre compte a de nouveau été connecté depuis des navigateurs qui ne s’y étaient jamais connectés, dans la même heure que la nouvelle connexion signalée en dernier. Pour ne pas encombrer votre boîte, nous envoyons un seul avis pour toutes ; l’appareil et l’heure ci-dessous sont ceux de la première. La page de votre compte liste chaque session.",
   "notice.recovery-code-used.subject": "Un code de récupération a été utilisé sur votre compte {site}",
   "notice.recovery-code-used.what": "Un code de récupération a été utilisé à la place du code de votre application d’authentification. {left, plural, =0 {Il ne reste aucun code de récupération : créez-en de nouveaux sur la page de votre compte.} one {Il reste # code de récupération.} other {Il reste # codes de récupération.}}",
   "mail.notice.when": "Quand : {when}",

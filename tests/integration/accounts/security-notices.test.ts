@@ -147,8 +147,10 @@ describe(`security e-mails (${dbLabel})`, () => {
     expect(again.res.headers.get("Location")).toBe(`${ORIGIN}/`);
     await mailSenderIdle();
     expect(await testDb().mailQueue.count({ where: { kind: "signin-new-device" } })).toBe(1);
-    // Another browser is new again.
+    // Another browser is new again: within the same hour it is summed up in the notice due at the
+    // hour's end (ADR 109, tests/integration/accounts/new-device-notices.test.ts).
     await signIn(new CookieJar(), "ada@example.com");
     expect(await testDb().mailQueue.count({ where: { kind: "signin-new-device" } })).toBe(2);
+    expect(await testDb().mailQueue.count({ where: { kind: "signin-new-device", coalesceKey: { endsWith: ":more" } } })).toBe(1);
   });
 });

@@ -122,3 +122,70 @@ describe(`sign-up links opened in another browser (${dbLabel})`, () => {
     expect(page.choosePassword).toMatchObject({ address: "victim@example.com" });
   });
 });
+
+// Issue 31 item 18: with AUTH_EMAIL_CODE=false there is no code, and the sign-up used to set no
+// cookie naming its request, so even the browser that signed up was asked for a password again.
+// The answer to a sign-up now binds that browser all the same (authjs.email-code naming the
+// request, no code, as long as the link lives); any other browser still proves a password.
+describe(`sign-up links with AUTH_EMAIL_CODE=false (${dbLabel})`, () => {
+  const codesOff = () => configure(smtpEnv(smtp.sink.url, { AUTH_EMAIL_CODE: "false" }));
+
+  it("the browser that signed up opens its link and is signed in with the password typed at sign-up, not asked again", async () => {
+    codesOff();
+    const jar = new CookieJar();
+    const message = await signedUp(jar, HERS, "Vera");
+    expect(message.text).not.toMatch(/\b\d{6}\b/);
+    const opened = await openLink(linkIn(message), jar);
+    expect(opened).toHaveRedirect(`${ORIGIN}/welcome?callbackUrl=%2Faccount`);
+    expect(opened).toHaveSessionCookie();
+    expect(await verifyPassword(await hashOf(), HERS)).toBe(true);
+  });
+
+  it("another browser opening the link is asked to choose a password, as before", async () => {
+    codesOff();
+    const message = await signedUp(new CookieJar(), HERS, "Vera");
+    const phone = new CookieJar();
+    const opened = await openLink(linkIn(message), phone);
+    expect(opened.status).toBe(200);
+    expect(((await opened.json()) as { choosePassword?: { address: string } }).choosePassword).toMatchObject({ address: "victim@example.com" });
+    expect(opened).not.toHaveSessionCookie();
+    const res = await choosePassword(phone, linkIn(message), CHOSEN_ON_PHONE);
+    expect(res).toHaveSessionCookie();
+    expect(await verifyPassword(await hashOf(), CHOSEN_ON_PHONE)).toBe(true);
+  });
+
+  it("a thief with the link but not the sign-up browser's cookie must give a password: without one, nothing is signed in or used up", async () => {
+    codesOff();
+    const message = await signedUp(new CookieJar(), HERS, "Vera");
+    const thief = new CookieJar();
+    expect(((await (await openLink(linkIn(message), thief)).json()) as { choosePassword?: unknown }).choosePassword).toBeTruthy();
+    const res = await choosePassword(thief, linkIn(message), null);
+    expect(res.status).toBe(400);
+    expect(res).not.toHaveSessionCookie();
+    expect(await testDb().user.count()).toBe(0);
+    expect(await testDb().verificationToken.count()).toBe(1);
+  });
+
+  it("the victim who opens the attacker's sign-up link in her own browser is asked to choose a password: her cookie names her sign-up, not his", async () => {
+    codesOff();
+    const his = await signedUp(new CookieJar(), ATTACKERS, "Mallory");
+    const victim = new CookieJar();
+    await signedUp(victim, HERS, "Vera");
+    const opened = await openLink(linkIn(his), victim);
+    expect(((await opened.json()) as { choosePassword?: { address: string } }).choosePassword).toMatchObject({ address: "victim@example.com" });
+    expect(opened).not.toHaveSessionCookie();
+  });
+
+  it("a sign-up for an address that has an account answers with the same cookies as one for a new address", async () => {
+    codesOff();
+    const names = (res: Response) => res.headers.getSetCookie().map((c) => c.slice(0, c.indexOf("="))).sort();
+    const fresh = await signUp(new CookieJar(), { email: "new@example.com", password: HERS, name: "Vera", callbackUrl: "/account" });
+    await signUp(new CookieJar(), { email: "taken@example.com", password: HERS, name: "Vera", callbackUrl: "/account" });
+    await smtp.sink.waitFor(2);
+    const link = linkIn(smtp.sink.messages.find((m) => m.envelope.to.includes("taken@example.com"))!);
+    await openLink(link, new CookieJar());
+    const taken = await signUp(new CookieJar(), { email: "taken@example.com", password: HERS, name: "Vera", callbackUrl: "/account" });
+    expect(names(taken)).toEqual(names(fresh));
+    expect(names(fresh)).toContain("authjs.email-code");
+  });
+});

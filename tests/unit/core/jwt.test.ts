@@ -3,7 +3,7 @@ import { decode as authjsDecode, encode as authjsEncode } from "@auth/core/jwt";
 import { describe, expect, it } from "vitest";
 import { hkdfSync } from "node:crypto";
 import { EncryptJWT } from "jose";
-import { decodeJwt, encodeJwt, tryDecodeJwt } from "../../../app/auth/core/jwt.server";
+import { decodeJwt, encodeJwt, openJwt, resealJwt, tryDecodeJwt } from "../../../app/auth/core/jwt.server";
 
 const secret = "jwt-test-secret-0123456789abcdef0123456789abcdef";
 const salt = "authjs.session-token";
@@ -103,5 +103,35 @@ describe("claims remembered for a session cookie sent again and again", () => {
     const own = await decodeJwt({ token, secrets, salt, now });
     expect(own).not.toBe(first);
     expect(own).toEqual(first);
+  });
+});
+
+describe("rotation: which secret opened a token, and sealing it again (ADR 109)", () => {
+  const older = "jwt-test-older-secret-0123456789abcdef01234567";
+
+  it("says which secret opened a token, and the re-sealed token has the same claims under the first secret alone", async () => {
+    const token = await encodeJwt({ payload: claims, secrets: [older], salt, maxAge: 600 });
+    const opened = await openJwt({ token, secrets: [secret, older], salt });
+    expect("keyIndex" in opened && opened.keyIndex).toBe(1);
+    if (!("payload" in opened)) throw new Error("refused");
+    const again = await resealJwt({ payload: opened.payload, secrets: [secret, older], salt });
+    const reopened = await openJwt({ token: again, secrets: [secret], salt });
+    expect(reopened).toEqual({ payload: opened.payload, keyIndex: 0 });
+    // The same iat, exp and jti: nothing about it is newer or longer-lived.
+    expect(Object.keys(opened.payload)).toEqual(expect.arrayContaining(["iat", "exp", "jti"]));
+    // Remembered answers keep saying which secret opened them.
+    expect(await openJwt({ token, secrets: [secret, older], salt, remember: true })).toMatchObject({ keyIndex: 1 });
+    expect(await openJwt({ token, secrets: [secret, older], salt, remember: true })).toMatchObject({ keyIndex: 1 });
+  });
+
+  it("names why a token is refused: malformed, no-key, expired, invalid", async () => {
+    expect(await openJwt({ token: "garbage", secrets: [secret], salt })).toEqual({ refused: "malformed" });
+    const token = await encodeJwt({ payload: claims, secrets: [older], salt, maxAge: 600 });
+    expect(await openJwt({ token, secrets: [secret], salt })).toEqual({ refused: "no-key" });
+    expect(await openJwt({ token: token.slice(0, -4), secrets: [older], salt })).toMatchObject({ refused: expect.stringMatching(/malformed|no-key/) });
+    const expired = await encodeJwt({ payload: claims, secrets: [secret], salt, maxAge: 1, now: new Date(Date.now() - 60_000) });
+    expect(await openJwt({ token: expired, secrets: [secret], salt, clockTolerance: 0 })).toEqual({ refused: "expired" });
+    const future = await encodeJwt({ payload: { ...claims, nbf: Math.floor(Date.now() / 1000) + 3600 }, secrets: [secret], salt, maxAge: 7200 });
+    expect(await openJwt({ token: future, secrets: [secret], salt })).toEqual({ refused: "invalid" });
   });
 });
