@@ -27,8 +27,49 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST ?? "0.0.0.0";
 
+// The build is plain JavaScript made by `npm run build`; the server sees the app only through its
+// entry module, whose exports are typed from app/entry.server.tsx. Loaded first, so that every line
+// the process writes, a failed start and a crash included, is a JSON line of the app's logger
+// (docs/decisions/050, 106).
+const build: ServerBuild = await import(path.join(root, "build/server/index.js")).catch((error: unknown): never => {
+  // No logger without the build: one line of the same shape, by hand.
+  const message = `Startup failed: the production build could not be loaded (npm run build): ${(error as Error)?.message ?? error}`;
+  console.log(JSON.stringify({ level: "error", time: new Date().toISOString(), event: "startup-failed", message, msg: "startup-failed" }));
+  process.exit(1);
+});
+const entry = build.entry.module as unknown as typeof ServerEntry;
+/** A line of the app's logger; one of the same shape by hand when the log settings themselves are wrong. */
+function logLine(level: "error" | "warn" | "info", event: string, fields: Record<string, unknown>) {
+  try {
+    entry.log(level, event, fields);
+  } catch {
+    const { error, ...rest } = fields;
+    const cause = error instanceof Error ? { name: error.name, message: error.message } : error;
+    console.log(JSON.stringify({ level, time: new Date().toISOString(), event, ...rest, ...(cause === undefined ? {} : { error: cause }), msg: event }));
+  }
+}
+/** A start that cannot go on: the reason (a ConfigError names each variable; no stack trace), exit 1. */
+function startupFailed(caught: unknown): never {
+  const error = caught as Error | undefined;
+  const isConfig = error?.name === "ConfigError";
+  logLine("error", "startup-failed", {
+    message: isConfig ? error!.message : `Startup failed: ${error?.message ?? error}`,
+    error: isConfig ? undefined : error,
+  });
+  process.exit(1);
+}
+const invalidSetting = (problem: string): never => startupFailed(Object.assign(new Error(`Invalid configuration:\n  - ${problem}`), { name: "ConfigError" }));
+// A crash (an exception or a rejection nobody handled): one JSON line with the error and its stack,
+// then exit 1, as node would, but never as plain text in the JSON log.
+for (const event of ["uncaughtException", "unhandledRejection"] as const) {
+  process.on(event, (caught: unknown) => {
+    logLine("error", "crashed", { error: caught, stack: caught instanceof Error ? caught.stack : undefined, origin: event });
+    process.exit(1);
+  });
+}
+
 // How long SIGTERM/SIGINT waits for requests in flight (contract §2, §12; docs/decisions/032).
-// Checked before anything loads, so a typo stops the start instead of surfacing at the next deploy.
+// Checked before the server starts, so a typo stops the start instead of surfacing at the next deploy.
 const SHUTDOWN_TIMEOUT_DEFAULT_MS = 10_000;
 const SHUTDOWN_TIMEOUT_MAX_MS = 600_000;
 const shutdownTimeoutMs = (() => {
@@ -36,10 +77,7 @@ const shutdownTimeoutMs = (() => {
   if (!raw) return SHUTDOWN_TIMEOUT_DEFAULT_MS;
   const value = /^\d{1,7}$/.test(raw) ? Number(raw) : NaN;
   if (value >= 1 && value <= SHUTDOWN_TIMEOUT_MAX_MS) return value;
-  console.error(
-    `Invalid configuration:\n  - SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${SHUTDOWN_TIMEOUT_MAX_MS} (default ${SHUTDOWN_TIMEOUT_DEFAULT_MS})`,
-  );
-  process.exit(1);
+  return invalidSetting(`SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${SHUTDOWN_TIMEOUT_MAX_MS} (default ${SHUTDOWN_TIMEOUT_DEFAULT_MS})`);
 })();
 // The fast path for the auth JSON endpoints (server/fast-path.ts, docs/decisions/055) is on
 // unless VESTIBULE_FAST_PATH=off: the test that compares both paths, and a way to rule it out.
@@ -47,27 +85,16 @@ const fastPathOn = (() => {
   const raw = process.env.VESTIBULE_FAST_PATH?.trim();
   if (!raw || raw === "on") return true;
   if (raw === "off") return false;
-  console.error("Invalid configuration:\n  - VESTIBULE_FAST_PATH must be on or off (default on)");
-  process.exit(1);
+  return invalidSetting("VESTIBULE_FAST_PATH must be on or off (default on)");
 })();
 const shutdownDrainMs = readShutdownDrainMs(shutdownTimeoutMs);
 const { createFastPath } = await import("./fast-path.ts");
 
-// The build is plain JavaScript made by `npm run build`; the server sees the app only through its
-// entry module, whose exports are typed from app/entry.server.tsx.
-const build: ServerBuild = await import(path.join(root, "build/server/index.js"));
-const entry = build.entry.module as unknown as typeof ServerEntry;
 let config: ReturnType<typeof entry.prepareServer>;
 try {
   config = entry.prepareServer();
 } catch (caught) {
   startupFailed(caught);
-}
-/** A start that cannot go on: the reason (a ConfigError names each variable; no stack trace), exit 1. */
-function startupFailed(caught: unknown): never {
-  const error = caught as Error | undefined;
-  console.error(error?.name === "ConfigError" ? error.message : `Startup failed: ${error?.message ?? error}`);
-  process.exit(1);
 }
 
 const assets = sirv(path.join(root, "build/client"), {
@@ -265,7 +292,7 @@ function closeUnusedConnections() {
 // The port taken (another instance, an old process still running) or not ours to take: said as a
 // log line, and the start fails — never a second process beside the first (ADR 106).
 server.once("error", (error) => {
-  entry.log("error", "server-listen-failed", { port, host, error, message: `cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? error.message}` });
+  logLine("error", "server-listen-failed", { port, host, error, message: `cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? error.message}` });
   process.exit(1);
 });
 
@@ -335,8 +362,7 @@ function readShutdownDrainMs(timeoutMs: number): number {
   if (!raw) return 0;
   const value = /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
   if (value >= 0 && value < timeoutMs) return value;
-  console.error(`Invalid configuration:\n  - SHUTDOWN_DRAIN_MS must be a whole number of milliseconds from 0 to less than SHUTDOWN_TIMEOUT_MS (${timeoutMs})`);
-  process.exit(1);
+  return invalidSetting(`SHUTDOWN_DRAIN_MS must be a whole number of milliseconds from 0 to less than SHUTDOWN_TIMEOUT_MS (${timeoutMs})`);
 }
 async function drainBeforeClosing(): Promise<void> {
   if (shutdownDrainMs === 0) return;

@@ -271,6 +271,15 @@ describe.skipIf(unavailable !== null)("stopping an instance as systemd and docke
     expect(result.stdout + result.stderr).toContain("SHUTDOWN_TIMEOUT_MS");
   });
 
+  it("a configuration mistake stops the start with one JSON log line naming the variable, nothing on stderr", async () => {
+    const port = await freePort();
+    const instance = run(unitCommand("ExecStart", port), port, envFor(port, { AUTH_SECRET: "short" }));
+    expect(await instance.exited).toEqual({ code: 1, signal: null });
+    const output = instance.logs().trim();
+    const lines = output.split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.at(-1)).toMatchObject({ level: "error", msg: "startup-failed", message: expect.stringContaining("AUTH_SECRET") });
+  });
+
   const unshare = spawnSync("sh", ["-c", "command -v unshare"], { encoding: "utf8" }).stdout.trim();
   const pidNamespaces = unshare !== "" && spawnSync(unshare, ["--pid", "--fork", "true"]).status === 0;
   if (!pidNamespaces) console.log("unshare --pid --fork not permitted here (needs root or user namespaces): the PID 1 case is skipped");

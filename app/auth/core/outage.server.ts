@@ -1,10 +1,14 @@
-// The one answer to "the database is unavailable" (contract §12, docs/decisions/052): pages end on
-// the error page with Configuration, JSON-mode clients get 503 with that page as `url`, the JSON
-// endpoints 503. The outage is logged once per request as `database-unavailable`, with its cause;
-// nothing of it reaches the visitor. Which errors count: app/db/unavailable.server.ts.
+// The one answer to "the database is unavailable" (contract §12, docs/decisions/052, 106): pages end
+// on the error page with ServiceUnavailable (503, Retry-After, in the visitor's language), JSON-mode
+// clients get 503 with that page as `url`, the JSON endpoints 503 {"error":"ServiceUnavailable"}.
+// The outage is logged once as it begins (`database-unavailable`, with its cause), then once a
+// minute while it lasts and once when it ends (`database-back`), with how many requests it cost —
+// not once per request; nothing of it reaches the visitor. Which errors count:
+// app/db/unavailable.server.ts.
+import { db } from "../../db/client.server";
 import { isDatabaseUnavailable } from "../../db/unavailable.server";
 import { log } from "./log.server";
-import { markRequest, requestMarked } from "./request-context.server";
+import { markRequest, outsideRequest, requestMarked } from "./request-context.server";
 import { authRequest, type AuthRequest } from "./request.server";
 import { errorUrl, jsonResponse, NO_CACHE_HEADERS, redirectResponse } from "./respond.server";
 
@@ -13,11 +17,56 @@ export { isDatabaseUnavailable };
 /** Seconds a client is told to wait before asking again (Retry-After on the 503s). */
 export const OUTAGE_RETRY_AFTER_SECONDS = 5;
 
-/** Logs the outage (once per request) and remembers it for the page middleware. */
+/** How often, during an outage, the database is asked whether it is back. */
+const OUTAGE_CHECK_MS = 1_000;
+/** How often a long outage is summed up in the log. */
+const OUTAGE_SUMMARY_MS = 60_000;
+
+/** The outage in progress in this process, if any. */
+let outage: { since: number; refused: number; summarised: number } | null = null;
+
+/**
+ * Counts a request the outage refused, and remembers it for the page middleware. The first one
+ * logs the outage and starts asking the database, outside any request, whether it is back.
+ */
 export function noteDatabaseUnavailable(error: unknown, where: string) {
   if (requestMarked("databaseUnavailable")) return;
   markRequest("databaseUnavailable");
-  log("error", "database-unavailable", { where, error });
+  if (outage) {
+    outage.refused++;
+    return;
+  }
+  const now = Date.now();
+  outage = { since: now, refused: 1, summarised: now };
+  log("error", "database-unavailable", { where, error, message: "the database is unavailable: requests that need it get 503 until it is back" });
+  outsideRequest(() => scheduleOutageCheck());
+}
+
+function scheduleOutageCheck() {
+  setTimeout(() => void checkOutage(), OUTAGE_CHECK_MS).unref();
+}
+
+async function checkOutage() {
+  const current = outage;
+  if (!current) return;
+  const back = await db()
+    .$queryRawUnsafe("SELECT 1")
+    .then(() => true, () => false);
+  const downMs = Date.now() - current.since;
+  if (back) {
+    outage = null;
+    log("info", "database-back", {
+      downMs,
+      refusedRequests: current.refused,
+      message: `database back after ${Math.round(downMs / 1000)} s, ${current.refused} requests refused`,
+    });
+    return;
+  }
+  if (Date.now() - current.summarised >= OUTAGE_SUMMARY_MS) {
+    current.summarised = Date.now();
+    log("warn", "database-still-unavailable", { downMs, refusedRequests: current.refused });
+  }
+  scheduleOutageCheck();
 }
 
 /** handleError's part: a page's loader or action threw the outage; the middleware answers for it. */
@@ -28,16 +77,16 @@ export function notePageFailedOnDatabase(error: unknown, where: string) {
 
 /** The sign-in flow's answer: 302 to the error page, or 503 `{url}` in JSON-redirect mode. */
 export function outageRedirect(ar: AuthRequest, init: { json: boolean; setCookies?: readonly (string | null | undefined)[] }): Response {
-  const response = redirectResponse(errorUrl(ar, "Configuration"), init);
+  const response = redirectResponse(errorUrl(ar, "ServiceUnavailable"), init);
   if (!init.json) return response;
   const headers = new Headers(response.headers);
   headers.set("Retry-After", String(OUTAGE_RETRY_AFTER_SECONDS));
   return new Response(response.body, { status: 503, headers });
 }
 
-/** A JSON endpoint's answer: 503 `{"error":"Configuration"}`. */
+/** A JSON endpoint's answer: 503 `{"error":"ServiceUnavailable"}`. */
 export function outageJson(): Response {
-  const response = jsonResponse({ error: "Configuration" }, { status: 503, noCache: true });
+  const response = jsonResponse({ error: "ServiceUnavailable" }, { status: 503, noCache: true });
   response.headers.set("Retry-After", String(OUTAGE_RETRY_AFTER_SECONDS));
   return response;
 }
@@ -48,10 +97,10 @@ export function outageJson(): Response {
  * A React Router data request (.data) gets the same 302, which its client follows as a reload.
  */
 export function pageOutageRedirect(request: Request, response: Response): Response {
-  // Only a page that failed on the database: the error page's own 500 (Configuration) is its answer.
+  // Only a page that failed on the database: the error page's own 503 (ServiceUnavailable) is its answer.
   if (response.status < 500 || !requestMarked("pageFailedOnDatabase")) return response;
   // The JSON endpoints' own 503s (outageRedirect, outageJson) are already the answer.
   if (response.headers.get("Content-Type")?.startsWith("application/json")) return response;
-  const headers = new Headers({ Location: errorUrl(authRequest(request), "Configuration"), ...NO_CACHE_HEADERS });
+  const headers = new Headers({ Location: errorUrl(authRequest(request), "ServiceUnavailable"), ...NO_CACHE_HEADERS });
   return new Response(null, { status: 302, headers });
 }
