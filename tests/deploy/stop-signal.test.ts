@@ -280,6 +280,24 @@ describe.skipIf(unavailable !== null)("stopping an instance as systemd and docke
     expect(lines.at(-1)).toMatchObject({ level: "error", msg: "startup-failed", message: expect.stringContaining("AUTH_SECRET") });
   });
 
+  it("an exception nobody handles ends the process with one JSON line carrying the error and its stack", async () => {
+    const port = await freePort();
+    // A real uncaught exception in the running server: a module loaded before it throws from a
+    // timer when asked (SIGUSR2), outside any handler of the server's.
+    const crasher = `process.on("SIGUSR2", () => setImmediate(() => { throw new Error("crash asked for by the test"); }));`;
+    const instance = run(unitCommand("ExecStart", port), port, envFor(port, { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(crasher)}` }));
+    await instance.untilLogged("listening on");
+    process.kill(instance.child.pid!, "SIGUSR2");
+    expect(await instance.exited).toEqual({ code: 1, signal: null });
+    const lines = instance.logs().trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.at(-1)).toMatchObject({
+      level: "error",
+      msg: "crashed",
+      error: { name: "Error", message: "crash asked for by the test" },
+      stack: expect.stringContaining("crash asked for by the test"),
+    });
+  });
+
   const unshare = spawnSync("sh", ["-c", "command -v unshare"], { encoding: "utf8" }).stdout.trim();
   const pidNamespaces = unshare !== "" && spawnSync(unshare, ["--pid", "--fork", "true"]).status === 0;
   if (!pidNamespaces) console.log("unshare --pid --fork not permitted here (needs root or user namespaces): the PID 1 case is skipped");
