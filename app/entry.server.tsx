@@ -57,6 +57,8 @@ export async function migrateDatabase(print: (line: string) => void) {
   await migrate({ log: print });
 }
 export { isDatabaseUnavailable };
+// …and what it answers meanwhile, the database not answering yet.
+export { startupOutageAnswer } from "./auth/core/outage.server";
 
 export const handleError: HandleErrorFunction = (error, { request }) => {
   // Aborted requests are the client's doing, not ours.

@@ -335,10 +335,11 @@ async function notMigratedYet(): Promise<Awaited<ReturnType<typeof entry.checkRe
   const result = await entry.checkReadiness();
   return result.ready ? { ready: false, reason: "migrations" } : result;
 }
-/** Before the migrations ran: everything but the probes is 503, to be asked again shortly. */
+/** Before the migrations ran: everything but the probes is 503 (a page or JSON), to be asked again shortly. */
 function waitingForDatabase(req: ServerRequest, res: ServerResponse) {
-  res.writeHead(503, { "Content-Type": "application/json", "Cache-Control": "no-store", "Retry-After": "5" });
-  res.end(req.method === "HEAD" ? undefined : JSON.stringify({ error: "ServiceUnavailable" }));
+  const answer = entry.startupOutageAnswer(req);
+  res.writeHead(answer.status, answer.headers);
+  res.end(req.method === "HEAD" ? undefined : answer.body);
 }
 
 // A database that answers: migrated before the listener opens, however long that takes.

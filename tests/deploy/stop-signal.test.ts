@@ -383,6 +383,17 @@ describe.skipIf(unavailable !== null)("a start while the database is down", () =
     // Still there after several of its retries (the old start gave up after 1.5 s).
     await instance.untilLogged('"event":"database-waiting"');
     expect(instance.child.exitCode).toBeNull();
+    // Meanwhile a visitor reads a 503 page in their language, a JSON client 503 ServiceUnavailable.
+    const page = await rawRequest(port, `GET /auth/signin HTTP/1.1\r\nHost: localhost:${port}\r\nAccept: text/html\r\nAccept-Language: fr\r\nConnection: close\r\n\r\n`);
+    expect(page.status).toBe(503);
+    expect(page.headers["retry-after"]).toBe("5");
+    expect(page.headers["content-type"]).toMatch(/^text\/html/);
+    expect(page.body).toContain('<html lang="fr"');
+    expect(page.body).toContain("Le service est temporairement indisponible.");
+    const json = await rawRequest(port, `GET /auth/session HTTP/1.1\r\nHost: localhost:${port}\r\nAccept: application/json\r\nConnection: close\r\n\r\n`);
+    expect(json.status).toBe(503);
+    expect(json.headers["retry-after"]).toBe("5");
+    expect(JSON.parse(json.body)).toEqual({ error: "ServiceUnavailable" });
 
     await relay.open();
     const ready = await waitUntil(() => readyz(port), (r) => r !== "refused" && r.status === 200, { everyMs: 200 });

@@ -6,6 +6,11 @@
 // not once per request; nothing of it reaches the visitor. Which errors count:
 // app/db/unavailable.server.ts.
 import { db } from "../../db/client.server";
+import { escapeHtml } from "../../html";
+import { DEFAULT_LOCALE, directionOf } from "../../i18n/languages.server";
+import { fromAcceptLanguage, fromLanguageCookie } from "../../i18n/negotiate.server";
+import { runWithLocale, t } from "../../i18n/t.server";
+import { pageTitle } from "../../site";
 import { isDatabaseUnavailable } from "../../db/unavailable.server";
 import { log } from "./log.server";
 import { markRequest, outsideRequest, requestMarked } from "./request-context.server";
@@ -82,6 +87,36 @@ export function outageRedirect(ar: AuthRequest, init: { json: boolean; setCookie
   const headers = new Headers(response.headers);
   headers.set("Retry-After", String(OUTAGE_RETRY_AFTER_SECONDS));
   return new Response(response.body, { status: 503, headers });
+}
+
+/**
+ * What server/main.ts answers before the migrations could run, the database not answering yet
+ * (ADR 106) — the app's pages cannot be rendered then. A page request (GET/HEAD asking for HTML):
+ * the ServiceUnavailable page's text in the visitor's language, as a plain page; anything else
+ * 503 `{"error":"ServiceUnavailable"}`. Both with Retry-After.
+ */
+export function startupOutageAnswer(request: { method: string; headers: Record<string, string | string[] | undefined> }): {
+  status: 503;
+  headers: Record<string, string>;
+  body: string;
+} {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
+  };
+  const retry = { "Retry-After": String(OUTAGE_RETRY_AFTER_SECONDS), "Cache-Control": "no-store" };
+  const wantsPage = (request.method === "GET" || request.method === "HEAD") && (header("accept") ?? "").includes("text/html") && !header("x-auth-return-redirect");
+  if (!wantsPage) return { status: 503, headers: { ...retry, "Content-Type": "application/json" }, body: JSON.stringify({ error: "ServiceUnavailable" }) };
+  const locale = fromLanguageCookie(header("cookie")) ?? fromAcceptLanguage(header("accept-language")) ?? DEFAULT_LOCALE;
+  const body = runWithLocale(locale, () => {
+    const [heading, message, detail] = (["heading", "message", "detail"] as const).map((part) => escapeHtml(t(`errorPage.ServiceUnavailable.${part}`)));
+    return (
+      `<!DOCTYPE html><html lang="${locale}" dir="${directionOf(locale)}"><head><meta charset="utf-8">` +
+      `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(pageTitle(t("errorPage.ServiceUnavailable.heading")))}</title></head>` +
+      `<body><main><h1>${heading}</h1><p role="alert">${message}</p><p>${detail}</p></main></body></html>`
+    );
+  });
+  return { status: 503, headers: { ...retry, "Content-Type": "text/html; charset=utf-8", "Content-Language": locale, Vary: "Accept-Language, Cookie" }, body };
 }
 
 /** A JSON endpoint's answer: 503 `{"error":"ServiceUnavailable"}`. */
