@@ -260,6 +260,21 @@ describe.skipIf(unavailable !== null)("stopping an instance as systemd and docke
     expect(await refused(port)).toBe(true);
   });
 
+  it("Ctrl-C at a terminal under npm start (SIGINT to the whole process group, so node hears it twice): one graceful stop, exit 0", async () => {
+    const port = await freePort();
+    const instance = run(["npm", "start", "--silent"], port, envFor(port));
+    await instance.untilLogged("listening on");
+    const slow = await slowSignIn(port);
+    // What a terminal does: the signal goes to the foreground process group — npm and node — and
+    // npm forwards its copy to node as well.
+    process.kill(-instance.child.pid!, "SIGINT");
+    await instance.untilLogged('"event":"shutdown-started"');
+    expect((await slow.finish()).status).toBe(200);
+    expect(await instance.exited).toEqual({ code: 0, signal: null });
+    expect(instance.logs()).not.toContain('"event":"shutdown-forced"');
+    expect(instance.logs()).toContain('"event":"shutdown-complete"');
+  });
+
   it("npm start exits with the server's own code when the server cannot start", () => {
     const result = spawnSync("npm", ["start", "--silent"], {
       cwd: root,
