@@ -418,4 +418,23 @@ describe.skipIf(unavailable !== null)("a start while the database is down", () =
     process.kill(instance.child.pid!, "SIGTERM");
     expect(await instance.exited).toEqual({ code: 0, signal: null });
   });
+
+  it("a database that accepts connections and never answers does not hold the start either", async () => {
+    const stalled = new DatabaseRelay(await freePort());
+    await stalled.open();
+    stalled.stall();
+    try {
+      const port = await freePort();
+      const instance = run(unitCommand("ExecStart", port), port, envFor(port, { DATABASE_URL: stalled.via(databaseUrl(ADMIN_URL, outageDb)) }));
+      await instance.untilLogged("listening on");
+      expect(instance.logs()).toContain('"event":"database-waiting"');
+      expect(await readyz(port)).toMatchObject({ status: 503, body: { reason: "database" } });
+      stalled.restore();
+      await waitUntil(() => readyz(port), (r) => r !== "refused" && r.status === 200, { everyMs: 200 });
+      process.kill(instance.child.pid!, "SIGTERM");
+      expect(await instance.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await stalled.close();
+    }
+  });
 });
