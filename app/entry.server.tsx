@@ -32,10 +32,10 @@ export { answerWrittenDirectly } from "./auth/core/request-context.server";
 
 /**
  * Run by server/main.ts before it listens: a bad configuration stops the start with the
- * variable's name, and the database is migrated (idempotent; PostgreSQL takes an advisory lock
- * so several instances can start at once).
+ * variable's name. The migrations are migrateDatabase's, which the server may run after it
+ * listens, when the database is not there yet (docs/decisions/106).
  */
-export async function prepareServer(print: (line: string) => void = console.log) {
+export function prepareServer() {
   const config = getConfig();
   // Allowed (8 to 64), but below NIST SP 800-63B-4's floor for a password that is the only
   // factor: said once, at the start, where the operator looks (docs/decisions/075).
@@ -45,9 +45,20 @@ export async function prepareServer(print: (line: string) => void = console.log)
       message: `AUTH_PASSWORD_MIN_LENGTH=${config.passwordMinLength} is below the ${NIST_SINGLE_FACTOR_MIN_LENGTH} characters NIST SP 800-63B-4 requires of a password used without a second factor`,
     });
   }
-  await migrate({ log: print });
   return config;
 }
+
+/**
+ * The committed migrations, applied (idempotent; PostgreSQL takes an advisory lock so several
+ * instances can start at once). Rejects with an error isDatabaseUnavailable() knows when the
+ * database cannot be reached; anything else (a failed migration) is for the operator.
+ */
+export async function migrateDatabase(print: (line: string) => void) {
+  await migrate({ log: print });
+}
+export { isDatabaseUnavailable };
+// …and what it answers meanwhile, the database not answering yet.
+export { startupOutageAnswer } from "./auth/core/outage.server";
 
 export const handleError: HandleErrorFunction = (error, { request }) => {
   // Aborted requests are the client's doing, not ours.

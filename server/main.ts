@@ -27,8 +27,49 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST ?? "0.0.0.0";
 
+// The build is plain JavaScript made by `npm run build`; the server sees the app only through its
+// entry module, whose exports are typed from app/entry.server.tsx. Loaded first, so that every line
+// the process writes, a failed start and a crash included, is a JSON line of the app's logger
+// (docs/decisions/050, 106).
+const build: ServerBuild = await import(path.join(root, "build/server/index.js")).catch((error: unknown): never => {
+  // No logger without the build: one line of the same shape, by hand.
+  const message = `Startup failed: the production build could not be loaded (npm run build): ${(error as Error)?.message ?? error}`;
+  console.log(JSON.stringify({ level: "error", time: new Date().toISOString(), event: "startup-failed", message, msg: "startup-failed" }));
+  process.exit(1);
+});
+const entry = build.entry.module as unknown as typeof ServerEntry;
+/** A line of the app's logger; one of the same shape by hand when the log settings themselves are wrong. */
+function logLine(level: "error" | "warn" | "info", event: string, fields: Record<string, unknown>) {
+  try {
+    entry.log(level, event, fields);
+  } catch {
+    const { error, ...rest } = fields;
+    const cause = error instanceof Error ? { name: error.name, message: error.message } : error;
+    console.log(JSON.stringify({ level, time: new Date().toISOString(), event, ...rest, ...(cause === undefined ? {} : { error: cause }), msg: event }));
+  }
+}
+/** A start that cannot go on: the reason (a ConfigError names each variable; no stack trace), exit 1. */
+function startupFailed(caught: unknown): never {
+  const error = caught as Error | undefined;
+  const isConfig = error?.name === "ConfigError";
+  logLine("error", "startup-failed", {
+    message: isConfig ? error!.message : `Startup failed: ${error?.message ?? error}`,
+    error: isConfig ? undefined : error,
+  });
+  process.exit(1);
+}
+const invalidSetting = (problem: string): never => startupFailed(Object.assign(new Error(`Invalid configuration:\n  - ${problem}`), { name: "ConfigError" }));
+// A crash (an exception or a rejection nobody handled): one JSON line with the error and its stack,
+// then exit 1, as node would, but never as plain text in the JSON log.
+for (const event of ["uncaughtException", "unhandledRejection"] as const) {
+  process.on(event, (caught: unknown) => {
+    logLine("error", "crashed", { error: caught, stack: caught instanceof Error ? caught.stack : undefined, origin: event });
+    process.exit(1);
+  });
+}
+
 // How long SIGTERM/SIGINT waits for requests in flight (contract §2, §12; docs/decisions/032).
-// Checked before anything loads, so a typo stops the start instead of surfacing at the next deploy.
+// Checked before the server starts, so a typo stops the start instead of surfacing at the next deploy.
 const SHUTDOWN_TIMEOUT_DEFAULT_MS = 10_000;
 const SHUTDOWN_TIMEOUT_MAX_MS = 600_000;
 const shutdownTimeoutMs = (() => {
@@ -36,10 +77,7 @@ const shutdownTimeoutMs = (() => {
   if (!raw) return SHUTDOWN_TIMEOUT_DEFAULT_MS;
   const value = /^\d{1,7}$/.test(raw) ? Number(raw) : NaN;
   if (value >= 1 && value <= SHUTDOWN_TIMEOUT_MAX_MS) return value;
-  console.error(
-    `Invalid configuration:\n  - SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${SHUTDOWN_TIMEOUT_MAX_MS} (default ${SHUTDOWN_TIMEOUT_DEFAULT_MS})`,
-  );
-  process.exit(1);
+  return invalidSetting(`SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${SHUTDOWN_TIMEOUT_MAX_MS} (default ${SHUTDOWN_TIMEOUT_DEFAULT_MS})`);
 })();
 // The fast path for the auth JSON endpoints (server/fast-path.ts, docs/decisions/055) is on
 // unless VESTIBULE_FAST_PATH=off: the test that compares both paths, and a way to rule it out.
@@ -47,25 +85,16 @@ const fastPathOn = (() => {
   const raw = process.env.VESTIBULE_FAST_PATH?.trim();
   if (!raw || raw === "on") return true;
   if (raw === "off") return false;
-  console.error("Invalid configuration:\n  - VESTIBULE_FAST_PATH must be on or off (default on)");
-  process.exit(1);
+  return invalidSetting("VESTIBULE_FAST_PATH must be on or off (default on)");
 })();
 const shutdownDrainMs = readShutdownDrainMs(shutdownTimeoutMs);
-const { default: closeWithGrace } = await import("close-with-grace");
 const { createFastPath } = await import("./fast-path.ts");
 
-// The build is plain JavaScript made by `npm run build`; the server sees the app only through its
-// entry module, whose exports are typed from app/entry.server.tsx.
-const build: ServerBuild = await import(path.join(root, "build/server/index.js"));
-const entry = build.entry.module as unknown as typeof ServerEntry;
-let config: Awaited<ReturnType<typeof entry.prepareServer>>;
+let config: ReturnType<typeof entry.prepareServer>;
 try {
-  config = await entry.prepareServer((line) => entry.log("info", "migrate", { detail: line }));
+  config = entry.prepareServer();
 } catch (caught) {
-  const error = caught as Error | undefined;
-  // A ConfigError's message names each variable and what is wrong; no stack trace.
-  console.error(error?.name === "ConfigError" ? error.message : `Startup failed: ${error?.message ?? error}`);
-  process.exit(1);
+  startupFailed(caught);
 }
 
 const assets = sirv(path.join(root, "build/client"), {
@@ -103,7 +132,7 @@ type ProbeAnswer = { status: number; body: Record<string, string | undefined> };
 const PROBES: Record<string, () => Promise<ProbeAnswer>> = {
   "/healthz": async () => ({ status: 200, body: { status: "ok" } }),
   "/readyz": async () => {
-    const result = await entry.checkReadiness();
+    const result = migrated ? await entry.checkReadiness() : await notMigratedYet();
     const now = result.ready ? "ready" : result.reason;
     if (now !== readiness) entry.log(result.ready ? "info" : "warn", "readiness-changed", { readiness: now, error: result.ready ? undefined : result.error });
     readiness = now;
@@ -113,8 +142,11 @@ const PROBES: Record<string, () => Promise<ProbeAnswer>> = {
   },
 };
 
+// Which process answered, on every probe answer: the unit's readiness check (deploy/wait-ready.sh)
+// accepts only the process systemd started, never another one still holding the port (ADR 106).
+const INSTANCE_PID_HEADER = "X-Instance-Pid";
 function answerProbe(req: ServerRequest, res: ServerResponse, probe: () => Promise<ProbeAnswer>) {
-  const headers = { "Content-Type": "application/json", "Cache-Control": "no-store" };
+  const headers = { "Content-Type": "application/json", "Cache-Control": "no-store", [INSTANCE_PID_HEADER]: String(process.pid) };
   if (req.method !== "GET" && req.method !== "HEAD") {
     res.writeHead(405, { ...headers, Allow: "GET, HEAD" });
     res.end(JSON.stringify({ status: "method-not-allowed" }));
@@ -227,6 +259,7 @@ function serve(req: ServerRequest, res: ServerResponse) {
   // Looked up only for a target that can be a probe: no string or array per request otherwise.
   const probe = req.url.startsWith("/healthz") || req.url.startsWith("/readyz") ? PROBES[req.url.split("?", 1)[0]!] : undefined;
   if (probe) return answerProbe(req, res, probe);
+  if (!migrated) return waitingForDatabase(req, res);
   if (!isHost(req.headers.host ?? "")) return badRequest(res);
   if (!toOriginForm(req, res)) return;
   if (!ROUTER_METHODS.has(req.method)) return methodNotAllowed(res);
@@ -239,10 +272,79 @@ function serve(req: ServerRequest, res: ServerResponse) {
   else handle(req, res);
 }
 server.keepAliveTimeout = 65_000;
-// Expired rows go every hour, the first time a few minutes after the start (docs/decisions/051).
-const stopCleanup = entry.scheduleCleanup();
-// Queued security e-mails go out from every instance, each row from one (docs/decisions/059).
-const stopMailSender = entry.startMailSender();
+
+// Every connection, and whether it has carried a request: at shutdown, one that never did (a
+// proxy's or browser's connection opened ahead of need) is closed with the idle ones — node's
+// closeIdleConnections() leaves it, and server.close() then waits for it until SHUTDOWN_TIMEOUT_MS
+// (ADR 106).
+const connections = new Set<Socket & { vestibuleUsed?: boolean }>();
+server.on("connection", (socket: Socket) => {
+  connections.add(socket);
+  socket.once("close", () => connections.delete(socket));
+});
+server.on("request", (req: IncomingMessage) => {
+  (req.socket as Socket & { vestibuleUsed?: boolean }).vestibuleUsed = true;
+});
+function closeUnusedConnections() {
+  for (const socket of connections) if (!socket.vestibuleUsed) socket.destroy();
+}
+
+// The port taken (another instance, an old process still running) or not ours to take: said as a
+// log line, and the start fails — never a second process beside the first (ADR 106).
+server.once("error", (error) => {
+  logLine("error", "server-listen-failed", { port, host, error, message: `cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? error.message}` });
+  process.exit(1);
+});
+
+// The migrations before anything but the probes is served. A database that does not answer yet
+// (an outage, PostgreSQL starting after us) does not stop the start: the instance listens, /readyz
+// says `database`, other requests get 503, and the migrations are tried again until they run
+// (ADR 106). Any other failure (a migration that fails) stops the start.
+let migrated = false;
+let stopCleanup = () => {};
+let stopMailSender = () => {};
+const MIGRATE_RETRY_FIRST_MS = 500;
+const MIGRATE_RETRY_MAX_MS = 5_000;
+let waitingSince: number | null = null;
+async function migrateWhenTheDatabaseAnswers({ firstTryOnly = false } = {}): Promise<void> {
+  let delay = MIGRATE_RETRY_FIRST_MS;
+  for (;;) {
+    try {
+      await entry.migrateDatabase((line) => entry.log("info", "migrate", { detail: line }));
+      break;
+    } catch (error) {
+      if (!entry.isDatabaseUnavailable(error)) startupFailed(error);
+      if (waitingSince === null) {
+        waitingSince = Date.now();
+        entry.log("warn", "database-waiting", { error, message: "the database does not answer: listening, not ready until it does" });
+      }
+      if (firstTryOnly || shuttingDown) return;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, MIGRATE_RETRY_MAX_MS);
+    }
+  }
+  if (waitingSince !== null) entry.log("info", "database-reached", { waitedMs: Date.now() - waitingSince, message: "migrated: ready" });
+  migrated = true;
+  if (shuttingDown) return;
+  // Expired rows go every hour, the first time a few minutes after the start (docs/decisions/051).
+  stopCleanup = entry.scheduleCleanup();
+  // Queued security e-mails go out from every instance, each row from one (docs/decisions/059).
+  stopMailSender = entry.startMailSender();
+}
+async function notMigratedYet(): Promise<Awaited<ReturnType<typeof entry.checkReadiness>>> {
+  const result = await entry.checkReadiness();
+  return result.ready ? { ready: false, reason: "migrations" } : result;
+}
+/** Before the migrations ran: everything but the probes is 503 (a page or JSON), to be asked again shortly. */
+function waitingForDatabase(req: ServerRequest, res: ServerResponse) {
+  const answer = entry.startupOutageAnswer(req);
+  res.writeHead(answer.status, answer.headers);
+  res.end(req.method === "HEAD" ? undefined : answer.body);
+}
+
+// A database that answers: migrated before the listener opens, however long that takes.
+await migrateWhenTheDatabaseAnswers({ firstTryOnly: true });
+if (!migrated) void migrateWhenTheDatabaseAnswers();
 server.listen(port, host, () => {
   const address = server.address();
   const shown = typeof address === "object" && address ? `http://${host === "0.0.0.0" ? "localhost" : host}:${address.port}` : String(address);
@@ -261,8 +363,7 @@ function readShutdownDrainMs(timeoutMs: number): number {
   if (!raw) return 0;
   const value = /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
   if (value >= 0 && value < timeoutMs) return value;
-  console.error(`Invalid configuration:\n  - SHUTDOWN_DRAIN_MS must be a whole number of milliseconds from 0 to less than SHUTDOWN_TIMEOUT_MS (${timeoutMs})`);
-  process.exit(1);
+  return invalidSetting(`SHUTDOWN_DRAIN_MS must be a whole number of milliseconds from 0 to less than SHUTDOWN_TIMEOUT_MS (${timeoutMs})`);
 }
 async function drainBeforeClosing(): Promise<void> {
   if (shutdownDrainMs === 0) return;
@@ -277,7 +378,7 @@ function refusedWhileDraining(req: ServerRequest, res: ServerResponse): boolean 
   const path = req.url.split("?", 1)[0]!;
   if (path === "/healthz") return false;
   if (path !== "/readyz" && !SENT_ELSEWHERE_WHILE_DRAINING.has(req.method)) return false;
-  res.writeHead(503, { "Content-Type": "application/json", "Cache-Control": "no-store", "Retry-After": "1", Connection: "close" });
+  res.writeHead(503, { "Content-Type": "application/json", "Cache-Control": "no-store", "Retry-After": "1", Connection: "close", [INSTANCE_PID_HEADER]: String(process.pid) });
   res.end(req.method === "HEAD" ? undefined : JSON.stringify(path === "/readyz" ? { status: "unavailable", reason: "shutdown" } : "Service unavailable."));
   return true;
 }
@@ -286,38 +387,53 @@ function refusedWhileDraining(req: ServerRequest, res: ServerResponse): boolean 
 // connections, let requests in flight finish — each answer closes its connection — then close the
 // database pool and exit 0. At SHUTDOWN_TIMEOUT_MS whatever is still running is cut off (its
 // connection closed without an answer), the pool is closed and the exit is 0 too: the deadline is
-// the configured end of a stop, not a failure (contract §12). A second signal exits 1 at once.
-// docs/decisions/032.
-closeWithGrace(
-  {
-    // The deadline is kept below, so that it ends like a drain; close-with-grace's own would exit 1.
-    delay: null,
-    // Only the two stop signals; crashes and other signals keep Node's own behaviour.
-    skip: ["SIGHUP", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGUSR2", "uncaughtException", "unhandledRejection", "beforeExit"],
-    logger: false,
-    onSecondSignal: (signal) => entry.log("warn", "shutdown-forced", { signal, cutOff: inFlight.size }),
-  },
-  async ({ signal }) => {
-    shuttingDown = true;
-    stopCleanup();
-    stopMailSender();
-    entry.log("info", "shutdown-started", { signal, inFlight: inFlight.size, timeoutMs: shutdownTimeoutMs });
-    await drainBeforeClosing();
-    const closed = new Promise((resolve) => server.close(resolve));
-    for (const res of inFlight) {
-      if (!res.headersSent) res.setHeader("Connection", "close");
-      // An answer already streaming keeps its connection: close it once idle.
-      res.once("finish", () => setImmediate(() => server.closeIdleConnections()));
+// the configured end of a stop, not a failure (contract §12). docs/decisions/032, 106.
+// The signal comes from systemd (KillMode=mixed: to this process alone), docker stop, Kubernetes,
+// or npm, which forwards it (`npm start` execs node, so node is npm's child). A second signal
+// during the stop exits 1 at once — except the same signal again within SAME_STOP_MS: Ctrl-C under
+// `npm start` reaches node twice, from the terminal and forwarded by npm, and that is one stop.
+const SAME_STOP_MS = 1_000;
+let stopping: { signal: NodeJS.Signals; at: number } | null = null;
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, () => {
+    if (!stopping) {
+      stopping = { signal, at: Date.now() };
+      shutdown(signal).then(
+        () => process.exit(0),
+        (error: unknown) => {
+          entry.log("error", "shutdown-failed", { error });
+          process.exit(1);
+        },
+      );
+      return;
     }
-    let deadline: NodeJS.Timeout | undefined;
-    // The drain counts toward the deadline: the stop ends SHUTDOWN_TIMEOUT_MS after the signal.
-    const timedOut = new Promise<"timed-out">((resolve) => (deadline = setTimeout(resolve, shutdownTimeoutMs - shutdownDrainMs, "timed-out")));
-    if ((await Promise.race([closed, timedOut])) === "timed-out") {
-      entry.log("warn", "shutdown-timed-out", { timeoutMs: shutdownTimeoutMs, cutOff: inFlight.size });
-      server.closeAllConnections();
-    }
-    clearTimeout(deadline);
-    await entry.closeDb();
-    entry.log("info", "shutdown-complete", {});
-  },
-);
+    if (signal === stopping.signal && Date.now() - stopping.at < SAME_STOP_MS) return;
+    entry.log("warn", "shutdown-forced", { signal, cutOff: inFlight.size });
+    process.exit(1);
+  });
+}
+
+async function shutdown(signal: NodeJS.Signals): Promise<void> {
+  shuttingDown = true;
+  stopCleanup();
+  stopMailSender();
+  entry.log("info", "shutdown-started", { signal, inFlight: inFlight.size, timeoutMs: shutdownTimeoutMs });
+  await drainBeforeClosing();
+  const closed = new Promise((resolve) => server.close(resolve));
+  closeUnusedConnections();
+  for (const res of inFlight) {
+    if (!res.headersSent) res.setHeader("Connection", "close");
+    // An answer already streaming keeps its connection: close it once idle.
+    res.once("finish", () => setImmediate(() => server.closeIdleConnections()));
+  }
+  let deadline: NodeJS.Timeout | undefined;
+  // The drain counts toward the deadline: the stop ends SHUTDOWN_TIMEOUT_MS after the signal.
+  const timedOut = new Promise<"timed-out">((resolve) => (deadline = setTimeout(resolve, shutdownTimeoutMs - shutdownDrainMs, "timed-out")));
+  if ((await Promise.race([closed, timedOut])) === "timed-out") {
+    entry.log("warn", "shutdown-timed-out", { timeoutMs: shutdownTimeoutMs, cutOff: inFlight.size });
+    server.closeAllConnections();
+  }
+  clearTimeout(deadline);
+  await entry.closeDb();
+  entry.log("info", "shutdown-complete", {});
+}

@@ -186,8 +186,15 @@ function failedMessage(failed: Row[], provider: Provider): string {
   ].join("\n");
 }
 
+/**
+ * How long connecting may take: a server that accepts the connection and never answers must not
+ * hold a starting instance before it listens (docs/decisions/106); the server then waits for the
+ * database, listening, and tries again.
+ */
+const PG_CONNECT_TIMEOUT_MS = 10_000;
+
 async function openPostgres(url: string): Promise<Connection> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS });
   // An error on the idle connection (server restart) must not crash the process; the next query reports it.
   client.on("error", () => {});
   try {

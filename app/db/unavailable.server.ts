@@ -9,9 +9,9 @@ const PRISMA_OUTAGE_CODES = new Set(["P1001", "P1002", "P1008", "P1011", "P1017"
 const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
 /** The driver adapter's kinds (DriverAdapterError.cause.kind) for the same. */
 const ADAPTER_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections", "DatabaseDoesNotExist"]);
-/** What pg and pg-pool say when they give up (their errors carry no code). */
+/** What pg and pg-pool say when they give up (their errors carry no code); pg.Client's connect timeout says "timeout expired". */
 const DRIVER_MESSAGES =
-  /Query read timeout|timeout exceeded when trying to connect|Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|connect ECONNREFUSED|Can't reach database server|Server has closed the connection|Transaction already closed|Unable to start a transaction/i;
+  /Query read timeout|timeout exceeded when trying to connect|timeout expired|Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|connect ECONNREFUSED|Can't reach database server|Server has closed the connection|Transaction already closed|Unable to start a transaction/i;
 
 /**
  * Failures the app already put down to another service (an OAuth provider, the SMTP server): a

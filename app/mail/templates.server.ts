@@ -7,13 +7,11 @@ import { formatDateTime } from "../components/local-time";
 import { currentDirection, currentLocale, t } from "../i18n/t.server";
 import type { MailMessage } from "./types";
 
+import { escapeHtml } from "../html";
 import { SITE_NAME } from "../site";
 
 export { SITE_NAME };
 
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-}
 
 /** 86400 → "24 hours", 900 → "15 minutes", 90 → "1 minute" (rounded down, never "0"). */
 export function describeLifetime(seconds: number): string {

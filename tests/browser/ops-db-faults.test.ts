@@ -1,8 +1,10 @@
 // The database cut or stalled under running production servers (contract §12, docs/decisions/052),
 // through a TCP relay the test controls: jwt GET /auth/session keeps answering from the cookie;
-// what needs the database ends on /auth/error?error=Configuration (pages) or 503 (JSON) within
-// DATABASE_TIMEOUT_MS, never with a stack trace; /readyz says unavailable; nothing is half-written;
-// and when the relay is restored the same processes serve again with no restart.
+// what needs the database ends on /auth/error?error=ServiceUnavailable — a 503 page in the
+// visitor's language with Retry-After — or 503 ServiceUnavailable (JSON) within DATABASE_TIMEOUT_MS,
+// never with a stack trace; /readyz says unavailable; nothing is half-written; the outage is
+// logged once when it begins and once when it ends (docs/decisions/106); and when the relay is
+// restored the same processes serve again with no restart.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../app/auth/core/config.server";
@@ -106,7 +108,7 @@ describe.skipIf(unreachable !== null)("the database cut or stalled under running
       );
       await page.value.body?.cancel();
       expect(page.value.status, fault).toBe(302);
-      expect(page.value.headers.get("Location")).toMatch(/\/auth\/error\?error=Configuration$/);
+      expect(page.value.headers.get("Location")).toMatch(/\/auth\/error\?error=ServiceUnavailable$/);
       expect(page.ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
       timings[`${app === jwtApp ? "jwt" : "database"} credentials sign-in (page)`] = page.ms;
 
@@ -119,7 +121,7 @@ describe.skipIf(unreachable !== null)("the database cut or stalled under running
       );
       expect(json.value.status).toBe(503);
       expect(json.value.headers.get("Retry-After")).toBe("5");
-      expect(((await json.value.json()) as { url: string }).url).toMatch(/\/auth\/error\?error=Configuration$/);
+      expect(((await json.value.json()) as { url: string }).url).toMatch(/\/auth\/error\?error=ServiceUnavailable$/);
       expect(json.ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
     }
 
@@ -129,7 +131,7 @@ describe.skipIf(unreachable !== null)("the database cut or stalled under running
     const link = await timed(() => call(jwtApp, jar, "/auth/signin/email", { body: { csrfToken: token, email: "faults-link@example.com" } }));
     await link.value.body?.cancel();
     expect(link.value.status).toBe(302);
-    expect(link.value.headers.get("Location")).toMatch(/\/auth\/error\?error=Configuration$/);
+    expect(link.value.headers.get("Location")).toMatch(/\/auth\/error\?error=ServiceUnavailable$/);
     expect(link.ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
     timings["e-mail link request"] = link.ms;
     // Not counting the security e-mails of the owner's sign-ins from new browsers (ADR 081).
@@ -143,18 +145,28 @@ describe.skipIf(unreachable !== null)("the database cut or stalled under running
       const account = await timed(() => call(app, jar2, "/account"));
       await account.value.body?.cancel();
       expect(account.value.status).toBe(302);
-      expect(account.value.headers.get("Location")).toMatch(/\/auth\/error\?error=Configuration$/);
+      expect(account.value.headers.get("Location")).toMatch(/\/auth\/error\?error=ServiceUnavailable$/);
       expect(account.ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
       timings[`${app === jwtApp ? "jwt" : "database"} GET /account`] = account.ms;
-      const errorPage = await call(app, new CookieJar(jar2.names().length ? Object.fromEntries(jar2.names().map((n) => [n, jar2.get(n)!])) : {}), "/auth/error?error=Configuration");
-      expect(errorPage.status).toBe(500);
-      expect(await errorPage.text()).toContain("There is a problem with the server configuration.");
+      const errorPage = await call(app, new CookieJar(jar2.names().length ? Object.fromEntries(jar2.names().map((n) => [n, jar2.get(n)!])) : {}), "/auth/error?error=ServiceUnavailable");
+      expect(errorPage.status).toBe(503);
+      expect(errorPage.headers.get("Retry-After")).toBe("5");
+      // What the visitor reads: the page's card (the catalogue itself ships with the page).
+      const card = (html: string) => /<section class="card"[\s\S]*?<\/section>/.exec(html)?.[0] ?? "";
+      const text = card(await errorPage.text());
+      expect(text).toContain("The service is temporarily unavailable.");
+      expect(text).not.toContain("configuration");
+      // In the visitor's language.
+      const german = await call(app, new CookieJar(), "/auth/error?error=ServiceUnavailable", { headers: { "Accept-Language": "de" } });
+      expect(german.status).toBe(503);
+      expect(card(await german.text())).toContain("Der Dienst ist vorübergehend nicht erreichbar.");
     }
 
     // A database session: 503 JSON, not "signed out".
     const dbSession = await timed(() => call(dbApp, dbJar, "/auth/session"));
     expect(dbSession.value.status).toBe(503);
-    expect(await dbSession.value.json()).toEqual({ error: "Configuration" });
+    expect(await dbSession.value.json()).toEqual({ error: "ServiceUnavailable" });
+    expect(dbSession.value.headers.get("Retry-After")).toBe("5");
     expect(dbSession.ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
     timings["database GET /auth/session"] = dbSession.ms;
     expect(dbJar.get("authjs.session-token")).toBeDefined();
@@ -196,6 +208,7 @@ describe.skipIf(unreachable !== null)("the database cut or stalled under running
 
   it("with the database's port closed: answers within the timeout, writes nothing, and recovers when it returns", async () => {
     const before = await rowCounts();
+    const logged = { jwt: jwtApp.logs().length, db: dbApp.logs().length };
     await relay.close();
     await expectOutageAnswers("cut");
     expect(await rowCounts()).toEqual(before);
@@ -203,6 +216,33 @@ describe.skipIf(unreachable !== null)("the database cut or stalled under running
     await expectRecovered();
     expectNoStackTrace(jwtApp);
     expectNoStackTrace(dbApp);
+    // The outage is logged once as it begins, at error level, and once as it ends with what it
+    // cost — not once per refused request — and background work carries no request's id.
+    for (const [app, from] of [
+      [jwtApp, logged.jwt],
+      [dbApp, logged.db],
+    ] as const) {
+      await app.untilLogged((output) => output.slice(from).includes('"msg":"database-back"'));
+      const lines = app
+        .logs()
+        .slice(from)
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      // One error line per event, not one per refused request: the outage itself, and at most the
+      // revocation poll's own "stale" line (its list stays in force meanwhile).
+      const errors = lines.filter((line) => line.level === "error").map((line) => line.msg);
+      expect(errors.filter((msg) => msg === "database-unavailable")).toHaveLength(1);
+      expect(new Set(errors).size).toBe(errors.length);
+      expect(errors.every((msg) => msg === "database-unavailable" || msg === "session-revocations-stale")).toBe(true);
+      const back = lines.find((line) => line.msg === "database-back")!;
+      expect(back).toMatchObject({ level: "info", refusedRequests: expect.any(Number), downMs: expect.any(Number) });
+      expect(back.refusedRequests as number).toBeGreaterThan(1);
+      expect(back).not.toHaveProperty("reqId");
+      const listener = lines.filter((l) => String(l.msg).startsWith("session-revocation"));
+      if (app === jwtApp) expect(listener.map((l) => l.msg)).toContain("session-revocation-listener-lost");
+      for (const line of listener) expect(line).not.toHaveProperty("reqId");
+    }
   });
 
   it("with the database accepting connections and never answering: the same, within DATABASE_TIMEOUT_MS", async () => {

@@ -65,8 +65,12 @@ describe("draining at SIGTERM (SHUTDOWN_DRAIN_MS)", () => {
       timeout: 20_000,
     });
     expect(result.status).toBe(1);
-    expect(result.stderr).toContain("Invalid configuration:");
-    expect(result.stderr).toContain("SHUTDOWN_DRAIN_MS");
-    expect(result.stderr).not.toMatch(/\n\s+at /);
+    // A JSON line like every other (ADR 106): nothing on stderr, no stack trace.
+    expect(result.stderr).toBe("");
+    const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const failure = lines.find((line) => line.msg === "startup-failed");
+    expect(failure).toMatchObject({ level: "error", message: expect.stringContaining("Invalid configuration:") });
+    expect(failure!.message).toContain("SHUTDOWN_DRAIN_MS");
+    expect(result.stdout).not.toMatch(/\\n\s+at /);
   });
 });

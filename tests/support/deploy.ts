@@ -302,7 +302,7 @@ export type Instance = {
   env: Record<string, string>;
   pid: () => number;
   logs: () => string;
-  /** SIGTERM, then waits for the exit (the drain included); the exit code. */
+  /** SIGTERM to the main process, then waits for the exit (the drain included); the exit code. */
   stop: () => Promise<number | null>;
   /** Starts a new process on the same port with the same environment. */
   start: () => Promise<void>;
@@ -353,7 +353,9 @@ export async function startInstance(port: number, env: Record<string, string>): 
       const running = child;
       if (!running || running.exitCode !== null || running.signalCode !== null) return running?.exitCode ?? null;
       const exited = new Promise<number | null>((r) => running.once("exit", (code) => r(code)));
-      killGroup(running.pid!, "SIGTERM");
+      // The main process only, as systemd (KillMode=mixed) and docker stop do; the group is killed
+      // only when the process has not exited 20 s later (docs/decisions/106).
+      process.kill(running.pid!, "SIGTERM");
       const code = await Promise.race([exited, new Promise<"late">((r) => setTimeout(() => r("late"), 20_000))]);
       if (code === "late") {
         killGroup(running.pid!, "SIGKILL");

@@ -41,6 +41,9 @@ export const ERROR_PAGES = {
   Configuration: { status: 500, prefix: "errorPage.Configuration", detail: true },
   AccessDenied: { status: 403, prefix: "errorPage.AccessDenied", detail: false },
   Verification: { status: 403, prefix: "errorPage.Verification", detail: true },
+  // Not in Auth.js: the database is down or too slow (docs/decisions/106); asked again later
+  // (Retry-After), unlike Configuration, which needs the operator.
+  ServiceUnavailable: { status: 503, prefix: "errorPage.ServiceUnavailable", detail: true },
 } as const;
 
 export type ErrorPageCode = keyof typeof ERROR_PAGES;

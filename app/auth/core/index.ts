@@ -6,7 +6,7 @@ export { ensureCsrfToken, verifyCsrf } from "./csrf.server";
 export { cspReportResponse } from "./csp-report.server";
 export { clientLogResponse, csrfResponse, sessionResponse } from "./endpoints.server";
 export { jsonRedirectMiddleware } from "./json-mode.server";
-export { errorPageData, headersWith, optionalSession, requireSession, signedOutHeaders } from "./page-session.server";
+export { errorPageData, errorPageHeaders, headersWith, optionalSession, requireSession, signedOutHeaders } from "./page-session.server";
 export { clientAddress, type AuthRequest } from "./request.server";
 export { badRequest } from "./respond.server";
 export { endSession, listSessions, reissueSession, revokeSession, revokeUserSessions } from "./session.server";

@@ -30,6 +30,6 @@ export function errorPage(code: string | null | undefined): ErrorPage {
     status: page.status,
     heading: t(`${page.prefix}.heading`),
     message: t(`${page.prefix}.message`),
-    detail: page.detail ? t(`${page.prefix}.detail` as `errorPage.${"Configuration" | "Verification"}.detail`) : null,
+    detail: page.detail ? t(`${page.prefix}.detail` as `errorPage.${"Configuration" | "Verification" | "ServiceUnavailable"}.detail`) : null,
   };
 }

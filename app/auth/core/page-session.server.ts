@@ -2,7 +2,7 @@
 // and sign-out pages, which list providers, are signin/pages.server.ts.
 import { toRelative, validateCallbackUrl } from "./callback-url.server";
 import { errorPage } from "./messages.server";
-import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "./outage.server";
+import { isDatabaseUnavailable, noteDatabaseUnavailable, OUTAGE_RETRY_AFTER_SECONDS, outageRedirect } from "./outage.server";
 import { authRequest, type AuthRequest } from "./request.server";
 import { redirectResponse } from "./respond.server";
 import { getSession, type CurrentSession } from "./session.server";
@@ -25,6 +25,11 @@ export function errorPageData(request: Request) {
   const code = new URL(request.url).searchParams.get("error");
   const page = errorPage(code);
   return { code: code?.slice(0, 64) ?? null, ...page };
+}
+
+/** The error page's headers: a 503 (ServiceUnavailable) says when to ask again. */
+export function errorPageHeaders(status: number): Record<string, string> {
+  return status === 503 ? { "Retry-After": String(OUTAGE_RETRY_AFTER_SECONDS) } : {};
 }
 
 /**

@@ -21,6 +21,15 @@ export function runWithRequestId<T>(reqId: string, fn: () => T): T {
   return requestContext.run({ reqId, flags: null, directWriter: false }, fn);
 }
 
+/**
+ * Runs `fn` outside any request: for work that outlives the request that happened to start it (a
+ * listener, a poll, a timer), so that its timers, sockets and log lines carry no request's id
+ * (docs/decisions/106).
+ */
+export function outsideRequest<T>(fn: () => T): T {
+  return requestContext.exit(fn);
+}
+
 /** The id of the request being served, if any. */
 export function currentRequestId(): string | undefined {
   return requestContext.getStore()?.reqId;

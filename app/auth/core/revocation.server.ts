@@ -13,6 +13,7 @@
 import { db } from "../../db/client.server";
 import { publish, subscribe, type Subscription } from "../../db/listen.server";
 import { log } from "./log.server";
+import { outsideRequest } from "./request-context.server";
 
 /** How often each process asks the database for new revocations; the bound is this plus one query. */
 export const REVOCATION_POLL_MS = 2_000;
@@ -234,12 +235,17 @@ export function revocationListState(): { entries: number; complete: boolean } {
 export function revocationsReady(): Promise<void> | null {
   const s = state();
   if (!s.timer) {
-    s.timer = setInterval(() => void refreshRevocations(), REVOCATION_POLL_MS);
-    s.timer.unref();
-    s.listener = listenForRevocations();
+    // Started by whichever request reads a session first, and lives on after it: outside its
+    // context, so that the poll's and the listener's log lines carry no request id (ADR 106).
+    outsideRequest(() => {
+      s.timer = setInterval(() => void refreshRevocations(), REVOCATION_POLL_MS);
+      s.timer.unref();
+      s.listener = listenForRevocations();
+    });
   }
   if (s.since !== null || s.outage) return null;
-  s.loading ??= refreshRevocations().then(() => {
+  // The first load too: the request waits for it, but its lines (a failure) are the list's own.
+  s.loading ??= outsideRequest(() => refreshRevocations()).then(() => {
     state().loading = null;
   });
   return s.loading;

@@ -60,6 +60,9 @@ export const ar: Catalogue = {
   "errorPage.Verification.heading": "تعذّر تسجيل الدخول",
   "errorPage.Verification.message": "رابط تسجيل الدخول لم يعد صالحًا.",
   "errorPage.Verification.detail": "ربما استُخدم من قبل أو انتهت صلاحيته.",
+  "errorPage.ServiceUnavailable.heading": "غير متاحة مؤقتًا",
+  "errorPage.ServiceUnavailable.message": "الخدمة غير متاحة مؤقتًا.",
+  "errorPage.ServiceUnavailable.detail": "لم يتغيّر شيء. يُرجى المحاولة مرة أخرى بعد لحظات.",
   "errorPage.default.heading": "خطأ",
   "errorPage.default.message": "حدث خطأ أثناء تسجيل الدخول.",
 

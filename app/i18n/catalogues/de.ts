@@ -60,6 +60,9 @@ export const de: Catalogue = {
   "errorPage.Verification.heading": "Anmeldung nicht möglich",
   "errorPage.Verification.message": "Der Anmeldelink ist nicht mehr gültig.",
   "errorPage.Verification.detail": "Er wurde möglicherweise bereits verwendet oder ist abgelaufen.",
+  "errorPage.ServiceUnavailable.heading": "Vorübergehend nicht erreichbar",
+  "errorPage.ServiceUnavailable.message": "Der Dienst ist vorübergehend nicht erreichbar.",
+  "errorPage.ServiceUnavailable.detail": "Es wurde nichts geändert. Bitte versuchen Sie es in einigen Augenblicken erneut.",
   "errorPage.default.heading": "Fehler",
   "errorPage.default.message": "Bei der Anmeldung ist etwas schiefgelaufen.",
 

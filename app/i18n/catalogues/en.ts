@@ -63,6 +63,9 @@ export const en = {
   "errorPage.Verification.heading": "Unable to sign in",
   "errorPage.Verification.message": "The sign in link is no longer valid.",
   "errorPage.Verification.detail": "It may have been used already or it may have expired.",
+  "errorPage.ServiceUnavailable.heading": "Temporarily unavailable",
+  "errorPage.ServiceUnavailable.message": "The service is temporarily unavailable.",
+  "errorPage.ServiceUnavailable.detail": "Nothing was changed. Please try again in a few moments.",
   "errorPage.default.heading": "Error",
   "errorPage.default.message": "Something went wrong while signing in.",
 

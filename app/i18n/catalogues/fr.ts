@@ -60,6 +60,9 @@ export const fr: Catalogue = {
   "errorPage.Verification.heading": "Impossible de se connecter",
   "errorPage.Verification.message": "Le lien de connexion n’est plus valide.",
   "errorPage.Verification.detail": "Il a peut-être déjà été utilisé ou il a peut-être expiré.",
+  "errorPage.ServiceUnavailable.heading": "Temporairement indisponible",
+  "errorPage.ServiceUnavailable.message": "Le service est temporairement indisponible.",
+  "errorPage.ServiceUnavailable.detail": "Rien n’a été modifié. Veuillez réessayer dans quelques instants.",
   "errorPage.default.heading": "Erreur",
   "errorPage.default.message": "Une erreur s’est produite lors de la connexion.",
 

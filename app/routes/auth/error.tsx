@@ -1,15 +1,24 @@
 import { data } from "react-router";
 import { AuthCard } from "~/components/auth-forms";
-import { badRequest, errorPageData } from "~/auth/core";
+import { badRequest, errorPageData, errorPageHeaders } from "~/auth/core";
 import type { Route } from "./+types/error";
 import { useT } from "~/i18n/react";
 
 export function loader({ request }: Route.LoaderArgs) {
   const page = errorPageData(request);
-  return data(page, { status: page.status });
+  return data(page, { status: page.status, headers: errorPageHeaders(page.status) });
 }
 
 export const action = () => badRequest();
+
+export function headers({ parentHeaders, loaderHeaders }: Route.HeadersArgs) {
+  // A 503 (ServiceUnavailable) tells the browser and proxies when to ask again.
+  const retryAfter = loaderHeaders.get("Retry-After");
+  if (!retryAfter) return parentHeaders;
+  const headers = new Headers(parentHeaders);
+  headers.set("Retry-After", retryAfter);
+  return headers;
+}
 
 export default function ErrorPage({ loaderData }: Route.ComponentProps) {
   const t = useT();

@@ -162,6 +162,7 @@ describe("sign-out page", () => {
 describe("error page", () => {
   it.each([
     ["Configuration", 500],
+    ["ServiceUnavailable", 503],
     ["AccessDenied", 403],
     ["Verification", 403],
     ["Whatever", 200],
@@ -170,6 +171,8 @@ describe("error page", () => {
     expect(res.status).toBe(status);
     const body = await res.text();
     expect(body).not.toMatch(/stack|at \w+ \(/i);
+    // Only the outage's page says when to ask again.
+    expect(res.headers.get("Retry-After")).toBe(status === 503 ? "5" : null);
   });
 });
 

@@ -13,6 +13,8 @@ describe("isDatabaseUnavailable", () => {
       withCode("read ECONNRESET", "ECONNRESET"),
       new Error("Query read timeout"),
       new Error("timeout exceeded when trying to connect"),
+      // pg.Client's own connect timeout (connectionTimeoutMillis), as the start's migration meets it.
+      new Error("timeout expired"),
       new Error("Connection terminated due to connection timeout"),
       new Error("Connection terminated unexpectedly"),
       withCode("Can't reach database server at 127.0.0.1:5432", "P1001"),
