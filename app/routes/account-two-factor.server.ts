@@ -3,7 +3,7 @@
 // plain outcomes, this wraps them in react-router's data() for the page.
 import { data, redirect } from "react-router";
 import { t } from "~/i18n/t.server";
-import { headersWith, renewAuthentication, type AuthRequest, type CurrentSession } from "~/auth/core";
+import { addSessionFactors, type AuthRequest, type CurrentSession } from "~/auth/core";
 import { confirmTotp, disableTotp, replaceRecoveryCodes, startTotp, type EnrolmentOutcome } from "~/auth/two-factor";
 import { db } from "~/db/client.server";
 import { passwordBelowSingleFactorFloor } from "~/auth/accounts";
@@ -49,12 +49,9 @@ export async function twoFactorIntent(ar: AuthRequest, session: CurrentSession, 
   }
   if (outcome.disabled) throw redirect("/account?updated=two-factor-off");
   // Under AUTH_REQUIRE_MFA the session that turned the second factor on proved it with the code:
-  // it goes on as a two-factor session, under a new id, so a copy of its one-factor cookie stays
-  // held at the gate (ADR 104).
-  const renewed = intent === "totp-confirm" && ar.config.requireMfa ? ((await renewAuthentication(ar, session, { factors: ["otp", "mfa"] })) ?? []) : [];
+  // it goes on as a two-factor session (ADR 104). In place, not renewed under a new id: this same
+  // request renders the page with the recovery codes, and its loader reads the session it carries.
+  if (intent === "totp-confirm" && ar.config.requireMfa) await addSessionFactors(session, ["otp", "mfa"]);
   // The setup and the recovery codes are answered in this response only: never stored for a GET.
-  return data(
-    { formError: null, fieldErrors: {}, twoFactorIntent: intent, totpSetup: outcome.setup ?? null, recoveryCodes: outcome.recoveryCodes ?? null },
-    { headers: headersWith(renewed) },
-  );
+  return data({ formError: null, fieldErrors: {}, twoFactorIntent: intent, totpSetup: outcome.setup ?? null, recoveryCodes: outcome.recoveryCodes ?? null });
 }

@@ -229,6 +229,26 @@ describe.each(["jwt", "database"] as const)(`AUTH_REQUIRE_MFA=true with a passke
   });
 });
 
+describe.each(["jwt", "database"] as const)(`AUTH_ASSURANCE=aal2 counts the session's factors, %s sessions (${dbLabel})`, (strategy) => {
+  beforeEach(() => {
+    resetRevocations();
+    configure({ AUTH_SESSION_STRATEGY: strategy, AUTH_ASSURANCE: "aal2", AUTH_REQUIRE_MFA: undefined });
+  });
+
+  it("aal2 (required MFA by default): a password alone is not aal2 for a user with a passkey; the passkey step makes the session two-factor", async () => {
+    const { authenticator } = await adaWithPasskey();
+    const { jar, res } = await passwordSignIn();
+    expect(res).toHaveRedirect(`${ORIGIN}/auth/two-factor`);
+    expect(await sessionOf(jar)).toBeNull();
+    expect(await passkeyStep(jar, authenticator)).toHaveRedirect(`${ORIGIN}/account`);
+    const row = await testDb().session.findFirstOrThrow({ where: { method: "credentials" }, orderBy: { createdAt: "desc" } });
+    expect(row.factors).toBe("pwd hwk mfa");
+    const home = await send(jar, "/");
+    expect(home.status).toBe(200);
+    await home.body?.cancel();
+  });
+});
+
 describe.each(["jwt", "database"] as const)(`the set-up gate's data requests, %s sessions (${dbLabel})`, (strategy) => {
   beforeEach(() => {
     resetRevocations();
