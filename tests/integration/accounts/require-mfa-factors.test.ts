@@ -112,7 +112,7 @@ async function expectHeldAtSecondFactor(jar: CookieJar) {
   expect(json.status).toBe(403);
   expect(((await json.json()) as { error: string; url: string }).error).toBe("SecondFactorRequired");
   const token = await csrf(jar);
-  for (const intent of ["update-profile", "export", "revoke-all", "totp-start", "delete-account"]) {
+  for (const intent of ["update-profile", "account-export", "revoke-all", "totp-start", "account-delete", "change-email", "passkey-remove"]) {
     const res = await send(jar, "/account", { body: { csrfToken: token, intent, name: "Mallory", json: "true" } });
     expect(res.status, intent).toBe(403);
     expect(((await res.json()) as { error: string }).error, intent).toBe("SecondFactorRequired");
@@ -165,7 +165,7 @@ describe.each(["jwt", "database"] as const)(`AUTH_REQUIRE_MFA=true with a passke
   });
 
   it("an e-mail link, an e-mailed code, a password reset and an OpenID sign-in alone end on the second step, never on a session", async () => {
-    await adaWithPasskey();
+    const { authenticator } = await adaWithPasskey();
     await mailSenderIdle();
     smtp.sink.clear();
     // The e-mail link and its code (one message carries both).
@@ -192,6 +192,11 @@ describe.each(["jwt", "database"] as const)(`AUTH_REQUIRE_MFA=true with a passke
     });
     expect(resetRes).toHaveRedirect(`${ORIGIN}/auth/two-factor`);
     expect(await sessionOf(resetter)).toBeNull();
+    // The new password waits for the second factor: the old one still stands (ADR 062).
+    const stored = (await testDb().password.findFirstOrThrow({ where: { user: { email: "ada@example.com" } } })).hash;
+    expect(await passkeyStep(resetter, authenticator)).toHaveRedirect(`${ORIGIN}/account`);
+    expect((await sessionOf(resetter))?.user.email).toBe("ada@example.com");
+    expect((await testDb().password.findFirstOrThrow({ where: { user: { email: "ada@example.com" } } })).hash).not.toBe(stored);
 
     // An OpenID sign-in of an account with a passkey.
     idp.configure();
@@ -208,7 +213,8 @@ describe.each(["jwt", "database"] as const)(`AUTH_REQUIRE_MFA=true with a passke
   it("a one-factor session from before the passkey reaches no page, data request, action or JSON answer; proving the passkey opens them", async () => {
     await createUser();
     const { jar: old } = await passwordSignIn();
-    // The same user adds a passkey from another browser: the old session proved one factor only.
+    const { jar: older } = await passwordSignIn();
+    // The same user adds a passkey from another browser: the old sessions proved one factor only.
     const phone = (await passwordSignIn()).jar;
     const authenticator = new SoftwareAuthenticator();
     expect(await registerPasskey(phone, authenticator)).toHaveRedirect(`${ORIGIN}/account`);
@@ -224,6 +230,17 @@ describe.each(["jwt", "database"] as const)(`AUTH_REQUIRE_MFA=true with a passke
     const account = await send(old, "/account");
     expect(account.status).toBe(200);
     await account.body?.cancel();
+
+    // Re-authenticating with the password alone is one factor again: the passkey step follows.
+    const reauth = await send(older, "/auth/reauth?callbackUrl=%2Faccount", {
+      body: { csrfToken: await csrf(older), provider: "credentials", password: PASSWORD, callbackUrl: "/account" },
+    });
+    expect(reauth).toHaveRedirect(`${ORIGIN}/auth/two-factor`);
+    expect((await send(older, "/account")).status).toBe(302);
+    expect(await passkeyStep(older, authenticator)).toHaveRedirect(`${ORIGIN}/account`);
+    const opened = await send(older, "/account");
+    expect(opened.status).toBe(200);
+    await opened.body?.cancel();
   });
 
   it("registering the first passkey at the set-up gate opens every page in that session (it proved the passkey); a copy of the old cookie is signed out", async () => {
