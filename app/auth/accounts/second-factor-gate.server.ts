@@ -18,7 +18,7 @@ import { readBody } from "../core/body.server";
 import { jsonResponse, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { isDatabaseUnavailable } from "../core/outage.server";
 import { db } from "../../db/client.server";
-import { getConfig } from "../core/config.server";
+import { getConfig, type AuthConfig } from "../core/config.server";
 import { reauthUrl } from "../core/recent-auth.server";
 import type { CurrentSession } from "../core/session.server";
 
@@ -40,13 +40,18 @@ function answersAnyway(pathname: string, basePath: string): boolean {
   return page === basePath || page.startsWith(`${basePath}/`) || page === "/language" || page === "/healthz" || page === "/readyz";
 }
 
-/** Whether the user has a second factor: a confirmed TOTP authenticator, or a passkey. */
+/** Whether the user has a passkey that can be used: one registered while passkeys are on (AUTH_PASSKEYS). */
+export async function hasUsablePasskey(userId: string, config: Pick<AuthConfig, "passkeys"> = getConfig()): Promise<boolean> {
+  return config.passkeys && (await db().passkey.findFirst({ where: { userId }, select: { id: true } })) !== null;
+}
+
+/** Whether the user has a second factor: a confirmed TOTP authenticator, or a usable passkey. */
 export async function hasSecondFactor(userId: string): Promise<boolean> {
   const [totp, passkey] = await Promise.all([
     db().twoFactorCredential.findFirst({ where: { userId, confirmedAt: { not: null } }, select: { id: true } }),
-    db().passkey.findFirst({ where: { userId }, select: { id: true } }),
+    hasUsablePasskey(userId),
   ]);
-  return totp !== null || passkey !== null;
+  return totp !== null || passkey;
 }
 
 /** True when the session recorded that it proved two factors (`mfa`): the Session row, for both strategies. */

@@ -79,7 +79,7 @@ export async function webauthnOptionsResponse(ar: AuthRequest, pendingUserId: st
     select: { id: true, email: true, name: true, passkeys: { select: { credentialId: true, transports: true } } },
   });
   if (!user) return refusal("signInToRegister");
-  if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId, ar.config.requireMfa))) return refusal("secondFactorToRegister");
+  if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId, ar.config))) return refusal("secondFactorToRegister");
   const options = await (await webauthn()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,

@@ -31,7 +31,7 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
   // Checked again here: a challenge fetched while the sign-in was fresh does not outlast it (ADR 042, 058).
   if (!(await isRecentAuth(ar, session))) throw new AuthError("SessionRequired", { log: "passkey registration without a recent sign-in" });
   // A passkey skips the second factor: only a session that proved it may add one (ADR 045).
-  if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId, ar.config.requireMfa))) {
+  if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId, ar.config))) {
     throw new AuthError("SessionRequired", { log: "passkey registration by a session that did not prove the second factor" });
   }
   const response = parseRegistration(ctx.body.data);

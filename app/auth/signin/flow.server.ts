@@ -145,7 +145,7 @@ export async function completeSignIn(
   // An account linked to the signed-in user: no sign-in happened, the owner keeps this session
   // (a new one would end it, and a copy of it would decide who stays signed in).
   if (result.linked) return redirectResponse(ctx.callbackUrl, { json: ctx.json, setCookies: ctx.setCookies });
-  if (needsSecondFactor(ctx.providerType) && (await secondStepOf(result.user.id, ar.config.requireMfa))) {
+  if (needsSecondFactor(ctx.providerType) && (await secondStepOf(result.user.id, ar.config))) {
     const pending = await issuePendingSignIn(ar, {
       userId: result.user.id,
       method: providerId,
@@ -244,7 +244,7 @@ export async function renewReauthenticated(ctx: ReauthFinish, session: CurrentSe
  */
 export async function completeReauthentication(ctx: ReauthFinish, session: CurrentSession, method: string, providerType: ProviderType): Promise<Response> {
   const firstFactor = firstFactorOf(providerType);
-  if (needsSecondFactor(providerType) && (await secondStepOf(session.userId, ctx.ar.config.requireMfa))) {
+  if (needsSecondFactor(providerType) && (await secondStepOf(session.userId, ctx.ar.config))) {
     const pending = await issuePendingSignIn(ctx.ar, {
       userId: session.userId,
       method,

@@ -63,7 +63,7 @@ async function endPending(ar: AuthRequest, pending: PendingSignIn, refusal: Limi
 
 /** What the step offers this user: a code field, a passkey, or both; a code field when they have neither any more. */
 async function stepOf(ar: AuthRequest, userId: string): Promise<SecondStep> {
-  const step = await secondStepOf(userId, ar.config.requireMfa);
+  const step = await secondStepOf(userId, ar.config);
   return step && (step.code || step.passkey) ? step : { code: true, passkey: false };
 }
 

@@ -13,7 +13,8 @@ import {
   storedTagPrefix,
 } from "./recovery-codes.server";
 import { generateTotpSecret, isTotpCode, matchTotpStep } from "./totp.server";
-import { sessionProvedTwoFactors } from "../accounts/second-factor-gate.server";
+import { hasUsablePasskey, sessionProvedTwoFactors } from "../accounts/second-factor-gate.server";
+import type { AuthConfig } from "../core/config.server";
 
 const SEAL_PURPOSE = "vestibule.totp-secret";
 
@@ -36,15 +37,13 @@ export async function secondFactorEnabled(userId: string): Promise<boolean> {
  */
 export type SecondStep = { code: boolean; passkey: boolean };
 
-export async function secondStepOf(userId: string, requireMfa: boolean): Promise<SecondStep | null> {
-  const [code, passkey] = await Promise.all([
-    secondFactorEnabled(userId),
-    db()
-      .passkey.findFirst({ where: { userId }, select: { id: true } })
-      .then((row) => row !== null),
-  ]);
-  return code || (requireMfa && passkey) ? { code, passkey } : null;
+export async function secondStepOf(userId: string, config: StepConfig): Promise<SecondStep | null> {
+  const [code, passkey] = await Promise.all([secondFactorEnabled(userId), hasUsablePasskey(userId, config)]);
+  return code || (config.requireMfa && passkey) ? { code, passkey } : null;
 }
+
+/** What decides the second step: required MFA, and whether passkeys are on at all (AUTH_PASSKEYS). */
+type StepConfig = Pick<AuthConfig, "requireMfa" | "passkeys">;
 
 /**
  * True when the session `sessionId` of `userId` may add a way to sign in that the second factor
@@ -52,8 +51,8 @@ export async function secondStepOf(userId: string, requireMfa: boolean): Promise
  * two factors itself (its recorded factors include `mfa`). A session from before the factor was
  * turned on (or, under AUTH_REQUIRE_MFA, the first passkey added), or of unknown factors, may not.
  */
-export async function sessionMayAddExemptMethod(userId: string, sessionId: string | null, requireMfa: boolean): Promise<boolean> {
-  if (!(await secondStepOf(userId, requireMfa))) return true;
+export async function sessionMayAddExemptMethod(userId: string, sessionId: string | null, config: StepConfig): Promise<boolean> {
+  if (!(await secondStepOf(userId, config))) return true;
   return sessionProvedTwoFactors(userId, sessionId);
 }
 

@@ -243,6 +243,16 @@ describe.each(["jwt", "database"] as const)(`AUTH_REQUIRE_MFA=true with a passke
     await opened.body?.cancel();
   });
 
+  it("with passkeys turned off (AUTH_PASSKEYS=false) a passkey left from before is no second factor: the password sign-in is held at the set-up, not at a step it cannot finish", async () => {
+    await adaWithPasskey();
+    configure({ AUTH_PASSKEYS: "false" });
+    const { jar, res } = await passwordSignIn();
+    expect(res).toHaveRedirect(`${ORIGIN}/account`);
+    const home = await send(jar, "/");
+    expect(home.status).toBe(302);
+    expect(home.headers.get("Location")).toBe(`${ORIGIN}/account`);
+  });
+
   it("registering the first passkey at the set-up gate opens every page in that session (it proved the passkey); a copy of the old cookie is signed out", async () => {
     await createUser();
     const { jar } = await passwordSignIn();
