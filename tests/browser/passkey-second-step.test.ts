@@ -4,6 +4,7 @@
 // stops at /auth/two-factor, whose passkey button finishes it. With JavaScript off the same step
 // has no button and no code field (the user has no TOTP) but a sentence saying what to do, and
 // no session is started.
+import AxeBuilder from "@axe-core/playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { connectBrowser, gotoHydrated, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
@@ -75,6 +76,9 @@ describe("the passkey as the second step of a password sign-in, under required M
     await waitForHydration(page);
     expect(await sessionEmail(page)).toBeNull();
     await expect(page.locator("#two-factor-code").count()).resolves.toBe(0);
+    // The step as the visitor gets it passes axe (the same WCAG tags as tests/browser/a11y.test.ts).
+    const axe = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]).analyze();
+    expect(axe.violations.map((v) => v.id)).toEqual([]);
     await page.getByRole("button", { name: "Use my passkey" }).click();
     await page.waitForURL(`${app.url}/account`);
     expect(await sessionEmail(page)).toBe(USER.email);
