@@ -7,7 +7,7 @@
 const BASE = "/auth";
 const PROVIDER = "passkey";
 
-type Action = "authenticate" | "register" | "reauthenticate";
+type Action = "authenticate" | "register" | "reauthenticate" | "second-step";
 
 /** The server refused the options; `reason` is its own text for the person (e.g. sign in again with a code). */
 export class OptionsRefused extends Error {
@@ -84,6 +84,18 @@ export async function reauthenticateWithPasskey(csrfToken: string, callbackUrl: 
   const optionsJSON = await fetchOptions("reauthenticate");
   const answer = await startAuthentication({ optionsJSON });
   submit("reauthenticate", answer, csrfToken, callbackUrl, action, { provider: providerId });
+}
+
+/**
+ * Gives the pending sign-in's second factor with one of its user's passkeys (the options allow
+ * only theirs) and posts the answer to the second-factor page (ADR 104).
+ */
+export async function secondStepWithPasskey(csrfToken: string): Promise<void> {
+  const { startAuthentication } = await import("@simplewebauthn/browser");
+  const optionsJSON = await fetchOptions("second-step");
+  const answer = await startAuthentication({ optionsJSON });
+  // The pending sign-in knows where it goes: no callbackUrl of its own.
+  submit("second-step", answer, csrfToken, "", `${BASE}/two-factor`);
 }
 
 /** A cancelled or superseded ceremony is not an error worth showing. */

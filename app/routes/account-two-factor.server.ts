@@ -3,7 +3,7 @@
 // plain outcomes, this wraps them in react-router's data() for the page.
 import { data, redirect } from "react-router";
 import { t } from "~/i18n/t.server";
-import { type AuthRequest } from "~/auth/core";
+import { addSessionFactors, type AuthRequest, type CurrentSession } from "~/auth/core";
 import { confirmTotp, disableTotp, replaceRecoveryCodes, startTotp, type EnrolmentOutcome } from "~/auth/two-factor";
 import { db } from "~/db/client.server";
 import { passwordBelowSingleFactorFloor } from "~/auth/accounts";
@@ -15,7 +15,8 @@ export function isTwoFactorIntent(intent: unknown): intent is TwoFactorIntent {
   return (TWO_FACTOR_INTENTS as readonly unknown[]).includes(intent);
 }
 
-export async function twoFactorIntent(ar: AuthRequest, userId: string, intent: TwoFactorIntent, body: Record<string, unknown>) {
+export async function twoFactorIntent(ar: AuthRequest, session: CurrentSession, intent: TwoFactorIntent, body: Record<string, unknown>) {
+  const { userId } = session;
   const user = await db().user.findUnique({ where: { id: userId }, select: { id: true, email: true, name: true } });
   if (!user) return data({ formError: t("common.accountGone"), fieldErrors: {} }, { status: 404 });
   // Off with a password not known to meet the single-factor floor: a longer password first (ADR
@@ -47,6 +48,10 @@ export async function twoFactorIntent(ar: AuthRequest, userId: string, intent: T
     );
   }
   if (outcome.disabled) throw redirect("/account?updated=two-factor-off");
+  // Under AUTH_REQUIRE_MFA the session that turned the second factor on proved it with the code:
+  // it goes on as a two-factor session (ADR 104). In place, not renewed under a new id: this same
+  // request renders the page with the recovery codes, and its loader reads the session it carries.
+  if (intent === "totp-confirm" && ar.config.requireMfa) await addSessionFactors(session, ["otp", "mfa"]);
   // The setup and the recovery codes are answered in this response only: never stored for a GET.
   return data({ formError: null, fieldErrors: {}, twoFactorIntent: intent, totpSetup: outcome.setup ?? null, recoveryCodes: outcome.recoveryCodes ?? null });
 }

@@ -74,72 +74,97 @@ export async function accountPageData(request: Request) {
   const onward = updated === "recovery-code-used" ? validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin) : null;
   const recoveryCodeUsed =
     updated === "recovery-code-used" && twoFactor.enabled ? { left: twoFactor.recoveryCodesLeft, continueTo: onward ? toRelative(onward) : null } : null;
-  return {
-    data: {
-      csrfToken: csrf.token,
-      strategy,
-      secondFactorSetup,
-      profile: {
-        name: user.name,
-        email: user.email,
-        emailVerified: user.emailVerified?.toISOString() ?? null,
-        image: user.image,
-        memberSince: user.createdAt.toISOString(),
-      },
-      hasPassword: user.password !== null,
-      // The floor for a password chosen now: 8 while the second factor is on (ADR 075).
-      passwordMinLength: passwordMinimumLength({ secondFactor: twoFactor.enabled }, ar.config),
-      emailChange: { available: emailChangeAvailable(ar) },
-      twoFactor,
-      ways: await linkedAccountsData(ar, session.userId),
-      passkeys: await passkeysData(ar, session.userId, recent),
-      recentAuth: { recent, url: reauthUrl(ar, "/account") },
-      accounts: user.accounts.map((a) => ({
-        provider: a.provider,
-        name: findProvider(ar.config, a.provider)?.name ?? a.provider,
-        type: a.type,
-        linkedAt: a.createdAt.toISOString(),
-      })),
-      sessions: sessions.map((s) => ({
-        id: s.id,
-        current: s.current,
-        userAgent: s.userAgent,
-        method: methodName(s.method),
-        methodType: methodType(s.method),
-        factors: s.factors,
-        createdAt: s.createdAt.toISOString(),
-        lastUsedAt: s.lastUsedAt.toISOString(),
-      })),
-      events: events.map((e) => ({
-        id: e.id,
-        type: e.type,
-        at: e.at.toISOString(),
-        ip: e.ip,
-        userAgent: e.userAgent,
-        method: methodName(e.provider),
-        methodType: methodType(e.provider),
-      })),
-      recoveryCodeUsed,
-      // The word the deletion form asks for, in this page's language (ADR 086).
-      deleteWord: confirmationWord(),
-      notice:
-        updated === "profile"
-          ? t("account.noticeProfile")
-          : updated === "session"
-            ? t("account.noticeSession")
-            : updated === "others"
-              ? t("account.noticeOthers")
-            : updated === "email"
-              ? t("account.noticeEmail")
-            : updated === "two-factor-off"
-              ? t("account.noticeTwoFactorOff")
-              : updated && Object.hasOwn(PASSWORD_NOTICES, updated)
-                ? t(PASSWORD_NOTICES[updated as keyof typeof PASSWORD_NOTICES])
-                : null,
+  const page = {
+    csrfToken: csrf.token,
+    strategy,
+    secondFactorSetup,
+    profile: {
+      name: user.name,
+      email: user.email,
+      emailVerified: user.emailVerified?.toISOString() ?? null,
+      image: user.image,
+      memberSince: user.createdAt.toISOString(),
     },
-    headers: headersWith([csrf.setCookie, ...setCookies]),
+    hasPassword: user.password !== null,
+    // The floor for a password chosen now: 8 while the second factor is on (ADR 075).
+    passwordMinLength: passwordMinimumLength({ secondFactor: twoFactor.enabled }, ar.config),
+    emailChange: { available: emailChangeAvailable(ar) },
+    twoFactor,
+    ways: await linkedAccountsData(ar, session.userId),
+    passkeys: await passkeysData(ar, session.userId, recent),
+    recentAuth: { recent, url: reauthUrl(ar, "/account") },
+    accounts: user.accounts.map((a) => ({
+      provider: a.provider,
+      name: findProvider(ar.config, a.provider)?.name ?? a.provider,
+      type: a.type,
+      linkedAt: a.createdAt.toISOString(),
+    })),
+    sessions: sessions.map((s) => ({
+      id: s.id,
+      current: s.current,
+      userAgent: s.userAgent,
+      method: methodName(s.method),
+      methodType: methodType(s.method),
+      factors: s.factors,
+      createdAt: s.createdAt.toISOString(),
+      lastUsedAt: s.lastUsedAt.toISOString(),
+    })),
+    events: events.map((e) => ({
+      id: e.id,
+      type: e.type,
+      at: e.at.toISOString(),
+      ip: e.ip,
+      userAgent: e.userAgent,
+      method: methodName(e.provider),
+      methodType: methodType(e.provider),
+    })),
+    recoveryCodeUsed,
+    // The word the deletion form asks for, in this page's language (ADR 086).
+    deleteWord: confirmationWord(),
+    notice:
+      updated === "profile"
+        ? t("account.noticeProfile")
+        : updated === "session"
+          ? t("account.noticeSession")
+          : updated === "others"
+            ? t("account.noticeOthers")
+          : updated === "email"
+            ? t("account.noticeEmail")
+          : updated === "two-factor-off"
+            ? t("account.noticeTwoFactorOff")
+            : updated && Object.hasOwn(PASSWORD_NOTICES, updated)
+              ? t(PASSWORD_NOTICES[updated as keyof typeof PASSWORD_NOTICES])
+              : null,
+  };
+  // AUTH_REQUIRE_MFA and no second factor yet: the page shows only the set-up, and its data —
+  // the HTML's hydration data and React Router's `/account.data` alike — carries nothing else
+  // (ADR 082, 104): the same shape, emptied.
+  return { data: secondFactorSetup ? setupOnly(page) : page, headers: headersWith([csrf.setCookie, ...setCookies]) };
+}
+
+/** The page's data for a user held at the second-factor set-up: the set-up's own parts, the rest emptied. */
+function setupOnly<T extends AccountData>(full: T): T {
+  return {
+    ...full,
+    profile: { name: null, email: null, emailVerified: null, image: null, memberSince: "" },
+    hasPassword: false,
+    emailChange: { available: false },
+    ways: { ...full.ways, password: false, emailLink: false, linked: [], linkable: [], notice: null },
+    accounts: [],
+    sessions: [],
+    events: [],
   };
 }
+
+type AccountData = {
+  profile: { name: string | null; email: string | null; emailVerified: string | null; image: string | null; memberSince: string };
+  hasPassword: boolean;
+  emailChange: { available: boolean };
+  ways: Awaited<ReturnType<typeof linkedAccountsData>>;
+  accounts: unknown[];
+  sessions: unknown[];
+  events: unknown[];
+};
 
 const PASSWORD_NOTICES = {
   "password-set": "password.noticeSet",
@@ -181,7 +206,7 @@ export async function accountAction(request: Request) {
   // Rename or remove a passkey (app/routes/account-passkeys.server.ts).
   if (body.intent === "passkey-rename" || body.intent === "passkey-remove") return passkeyIntent(ar, session, body);
   // The second factor (app/routes/account-two-factor.server.ts).
-  if (isTwoFactorIntent(body.intent)) return twoFactorIntent(ar, session.userId, body.intent, body);
+  if (isTwoFactorIntent(body.intent)) return twoFactorIntent(ar, session, body.intent, body);
   // Delete my account (app/routes/account-lifecycle.server.ts; the download is answered by its middleware).
   if (body.intent === "account-delete") return accountDeleteIntent(ar, session, body);
   if (body.intent === "account-export") return accountExportRefusal(request);

@@ -230,6 +230,7 @@ export async function adminAction(request: Request) {
     }
     case "second-factor-off": {
       const result = await turnOffSecondFactorFor(ar, target.id, actor);
+      if (result.refused) return refused(t("admin.refused.shortPassword", { min: result.min }));
       return done(result.changed ? "second-factor-off" : "unchanged");
     }
     case "set-role": {

@@ -579,6 +579,23 @@ export async function sessionAuthenticatedAt(session: CurrentSession, now = new 
 }
 
 /**
+ * Adds `factors` to what the session recorded that it proved — its row, which both strategies keep
+ * and which the required-MFA gate and re-authentication read (a jwt cookie's `amr` claim stays as
+ * issued until the next re-authentication). In place, for a change whose answer is rendered by
+ * the same request (turning TOTP on shows the recovery codes in it); returns false when the
+ * session has no row any more.
+ */
+export async function addSessionFactors(session: CurrentSession, factors: readonly string[]): Promise<boolean> {
+  if (!session.sessionId) return false;
+  const client = db();
+  const row = await client.session.findFirst({ where: { id: session.sessionId, userId: session.userId }, select: { factors: true } });
+  if (!row) return false;
+  const proved = factorsText([...new Set([...(row.factors ? row.factors.split(" ") : []), ...factors])]);
+  const { count } = await client.session.updateMany({ where: { id: session.sessionId, userId: session.userId }, data: { factors: proved } });
+  return count === 1;
+}
+
+/**
  * A re-authentication of the request's session (contract section 16, ADR 080): the person proved
  * who they are again, so the session becomes recent — under a new id and a new cookie. The old
  * cookie, and any copy of it a thief holds, ends here on every instance (the revocation list), so

@@ -16,13 +16,16 @@ import type { AuthRequest } from "../core/request.server";
 /** Ceremonies one browser may have pending at once; a sixth evicts the oldest. */
 export const MAX_PENDING_CHALLENGES = 5;
 
-/** reauthenticate: the signed-in user proves themselves again with one of their own passkeys (ADR 080). */
-export type CeremonyAction = "authenticate" | "register" | "reauthenticate";
+/**
+ * reauthenticate: the signed-in user proves themselves again with one of their own passkeys (ADR
+ * 080); second-step: the user of a pending sign-in gives their passkey as its second factor (ADR 104).
+ */
+export type CeremonyAction = "authenticate" | "register" | "reauthenticate" | "second-step";
 
 export type PendingChallenge = {
   challenge: string;
   action: CeremonyAction;
-  /** register: the signed-in user the passkey is for; reauthenticate: the user to prove; authenticate: null. */
+  /** register: the signed-in user the passkey is for; reauthenticate, second-step: the user to prove; authenticate: null. */
   userId: string | null;
   /** Seconds since the epoch. */
   expiresAt: number;
@@ -35,7 +38,7 @@ function isPending(v: unknown): v is PendingChallenge {
   const e = v as Record<string, unknown>;
   return (
     typeof e.challenge === "string" &&
-    (e.action === "authenticate" || e.action === "register" || e.action === "reauthenticate") &&
+    (e.action === "authenticate" || e.action === "register" || e.action === "reauthenticate" || e.action === "second-step") &&
     (e.userId === null || typeof e.userId === "string") &&
     typeof e.expiresAt === "number"
   );

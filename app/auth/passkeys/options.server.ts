@@ -31,8 +31,27 @@ export function userHandle(userId: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(Buffer.from(userId, "utf8"));
 }
 
-export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response> {
+/** Options allowing only `userId`'s own passkeys, for a ceremony that proves that user; null when they have none. */
+async function ownPasskeyOptions(ar: AuthRequest, userId: string, action: "reauthenticate" | "second-step"): Promise<Response | null> {
+  const own = await db().passkey.findMany({ where: { userId }, select: { credentialId: true, transports: true } });
+  if (own.length === 0) return null;
+  const options = await (await webauthn()).generateAuthenticationOptions({
+    rpID: relyingParty(ar).id,
+    userVerification: "required",
+    timeout: CEREMONY_TIMEOUT_MS,
+    allowCredentials: own.map((p) => ({ id: p.credentialId, transports: p.transports ? (p.transports.split(",") as AllowedTransports) : undefined })),
+  });
+  const cookie = await issueChallenge(ar, options.challenge, action, userId);
+  return jsonResponse({ action, options }, { setCookies: [cookie], noCache: true });
+}
+
+/**
+ * `pendingUserId`: the user of this browser's pending sign-in (the flow reads its sealed cookie),
+ * for `action=second-step` (ADR 104): only that user's passkeys are offered and accepted.
+ */
+export async function webauthnOptionsResponse(ar: AuthRequest, pendingUserId: string | null): Promise<Response> {
   const action = ar.url.searchParams.get("action");
+  if (action === "second-step") return (pendingUserId ? await ownPasskeyOptions(ar, pendingUserId, "second-step") : null) ?? refusal("invalidRequest");
   if (action !== null && action !== "authenticate" && action !== "register" && action !== "reauthenticate") return refusal("invalidAction");
   // Read without rolling: this JSON answer is not where a session's cookie is re-issued.
   const { session } = await getSession(ar, { roll: false });
@@ -49,16 +68,7 @@ export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response
   if (decided === "reauthenticate") {
     // B/reauth (ADR 080): only the signed-in user's own passkeys are offered and accepted.
     if (!session) return refusal("invalidRequest");
-    const own = await db().passkey.findMany({ where: { userId: session.userId }, select: { credentialId: true, transports: true } });
-    if (own.length === 0) return refusal("invalidRequest");
-    const options = await (await webauthn()).generateAuthenticationOptions({
-      rpID: rp.id,
-      userVerification: "required",
-      timeout: CEREMONY_TIMEOUT_MS,
-      allowCredentials: own.map((p) => ({ id: p.credentialId, transports: p.transports ? (p.transports.split(",") as AllowedTransports) : undefined })),
-    });
-    const cookie = await issueChallenge(ar, options.challenge, "reauthenticate", session.userId);
-    return jsonResponse({ action: "reauthenticate", options }, { setCookies: [cookie], noCache: true });
+    return (await ownPasskeyOptions(ar, session.userId, "reauthenticate")) ?? refusal("invalidRequest");
   }
 
   if (!session) return refusal("signInToRegister");
@@ -69,7 +79,7 @@ export async function webauthnOptionsResponse(ar: AuthRequest): Promise<Response
     select: { id: true, email: true, name: true, passkeys: { select: { credentialId: true, transports: true } } },
   });
   if (!user) return refusal("signInToRegister");
-  if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId))) return refusal("secondFactorToRegister");
+  if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId, ar.config))) return refusal("secondFactorToRegister");
   const options = await (await webauthn()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,

@@ -2,15 +2,17 @@
 // must verify against a register challenge issued to this same user in this browser; the passkey
 // and the spent challenge are written in one transaction. It answers like a sign-in (a redirect to
 // callbackUrl, by default /account; `{url}` for JSON clients) but starts no new session: the user
-// is already signed in, and a passkey never creates a user (ADR 040).
+// is already signed in, and a passkey never creates a user (ADR 040). Under AUTH_REQUIRE_MFA a
+// one-factor session is renewed with the passkey it just proved (ADR 104).
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { AuthError } from "../core/errors";
 import { log } from "../core/log.server";
 import { redirectResponse } from "../core/respond.server";
 import { isRecentAuth } from "../core/recent-auth.server";
-import { getSession } from "../core/session.server";
+import { getSession, renewAuthentication } from "../core/session.server";
 import { notifySecurityChange, sendQueuedNotices } from "../accounts/security-notices.server";
+import { sessionProvedTwoFactors } from "../accounts/second-factor-gate.server";
 import { sessionMayAddExemptMethod } from "../signin/flow.server";
 import type { FlowContext } from "../signin/provider";
 import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge } from "./challenge.server";
@@ -31,7 +33,7 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
   // Checked again here: a challenge fetched while the sign-in was fresh does not outlast it (ADR 042, 058).
   if (!(await isRecentAuth(ar, session))) throw new AuthError("SessionRequired", { log: "passkey registration without a recent sign-in" });
   // A passkey skips the second factor: only a session that proved it may add one (ADR 045).
-  if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId))) {
+  if (!(await sessionMayAddExemptMethod(session.userId, session.sessionId, ar.config))) {
     throw new AuthError("SessionRequired", { log: "passkey registration by a session that did not prove the second factor" });
   }
   const response = parseRegistration(ctx.body.data);
@@ -88,6 +90,12 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
   sendQueuedNotices();
   await recordEvent("passkey-added", { userId: session.userId, ...eventSource(ar), detail: { provider: providerId, deviceType: credentialDeviceType } });
   await forgetExpiredChallenges().catch(() => {});
+  // Under AUTH_REQUIRE_MFA a one-factor session that set up its user's first second factor proved
+  // it here (a passkey with user verification): it goes on as a two-factor session, under a new id,
+  // so a copy of its one-factor cookie is signed out rather than upgraded (ADR 104).
+  if (ar.config.requireMfa && !(await sessionProvedTwoFactors(session.userId, session.sessionId))) {
+    ctx.setCookies.push(...((await renewAuthentication(ar, session, { factors: ["hwk", "mfa"] })) ?? []));
+  }
   // callbackUrl: the one this request named; by default /account (not the cookie's, which names
   // where the last sign-in went).
   const named = ctx.body.callbackUrl !== undefined && ctx.body.callbackUrl !== "" ? true : ar.url.searchParams.has("callbackUrl");

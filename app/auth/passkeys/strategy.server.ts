@@ -11,7 +11,7 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { passkeyCredentialRef, toSessionUser, type SignInResult } from "../accounts/users.server";
 import type { AuthConfig } from "../core/config.server";
 import { AuthError } from "../core/errors";
-import { readBody } from "../core/body.server";
+import { readBody, type Body } from "../core/body.server";
 import { isLimitRefusal, reservePasskeyAnswer, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { runStrategy } from "../signin/flow.server";
@@ -19,7 +19,7 @@ import type { FlowContext, Provider, ReauthContext, ReauthOutcome, SignInMethod 
 import { log } from "../core/log.server";
 import { rateLimitedMessage } from "../core/messages.server";
 import { t } from "../../i18n/t.server";
-import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge, type PendingChallenge } from "./challenge.server";
+import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge, type CeremonyAction, type PendingChallenge } from "./challenge.server";
 import { parseAuthentication, signedChallenge } from "./credential-response.server";
 import { userHandle, webauthnOptionsResponse } from "./options.server";
 import { registerPasskey } from "./registration.server";
@@ -92,13 +92,13 @@ class PasskeyStrategy extends Strategy<SignInResult, never> {
 
 /**
  * The answer checked: the passkey's user, or a refusal (which stays counted). `reauthOf`: a
- * re-authentication's (ADR 080) — its own challenge, for that user, with one of their passkeys.
+ * re-authentication's (ADR 080) or a pending sign-in's second step (`expected` second-step, ADR
+ * 104) — its own challenge, for that user, with one of their passkeys.
  */
-async function checkAnswer(ar: AuthRequest, data: unknown, reauthOf: string | null): Promise<SignInResult> {
+async function checkAnswer(ar: AuthRequest, data: unknown, reauthOf: string | null, expected: CeremonyAction = reauthOf ? "reauthenticate" : "authenticate"): Promise<SignInResult> {
   const response = parseAuthentication(data);
   if (!response) throw refused("malformed authentication response");
   const { entry } = await takeChallenge(ar, signedChallenge(response.response.clientDataJSON));
-  const expected = reauthOf ? "reauthenticate" : "authenticate";
   if (!entry || entry.action !== expected || (reauthOf !== null && entry.userId !== reauthOf)) throw refused(`no ${expected} challenge in this browser`);
 
   const passkey = await db().passkey.findUnique({
@@ -181,6 +181,25 @@ async function reauthenticateWithPasskey(ctx: ReauthContext): Promise<ReauthOutc
   return { type: "proved", providerType: "webauthn" };
 }
 
+/**
+ * POST B/two-factor with `action=second-step` (ADR 104): the pending sign-in's user gives one of
+ * their passkeys, with user verification, as the second factor. The pending sign-in's and the
+ * account's budgets of wrong answers (the two-factor page) count a refusal.
+ */
+async function proveSecondStep(ar: AuthRequest, body: Body, userId: string, setCookies: string[]): Promise<boolean> {
+  // The entry this answer used leaves the cookie whatever the outcome.
+  const response = parseAuthentication(body.data);
+  if (response) setCookies.push((await takeChallenge(ar, signedChallenge(response.response.clientDataJSON))).setCookie);
+  try {
+    await checkAnswer(ar, body.data, userId, "second-step");
+    return true;
+  } catch (error) {
+    if (!(error instanceof AuthError)) throw error;
+    log("warn", "auth-failure", { code: error.code, reason: error.message, cause: error.cause, path: ar.url.pathname });
+    return false;
+  }
+}
+
 /** POST /auth/callback/passkey: which ceremony the browser finished decides the way. */
 async function passkeyCallback(ctx: FlowContext): Promise<Response> {
   const action = ctx.body.action;
@@ -205,6 +224,7 @@ function passkeyProviders(config: AuthConfig): Provider[] {
       callbackRequiresCsrf: true,
       webauthnOptions: webauthnOptionsResponse,
       reauthenticate: reauthenticateWithPasskey,
+      proveSecondStep,
     },
   ];
 }

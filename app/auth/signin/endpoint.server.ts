@@ -14,6 +14,7 @@ import { keepAddressOnRefusal } from "./kept-address.server";
 import type { FlowContext } from "./provider";
 import { emailStepUpResponse } from "./step-up.server";
 import { findProvider, getProviders } from "./registry.server";
+import { readPendingSignIn } from "../two-factor/pending.server";
 
 // GET /auth/providers answers the same text for one configuration and origin (the origin varies
 // only with AUTH_TRUST_HOST): serialised once, a handful of entries per configuration.
@@ -102,7 +103,9 @@ export async function webauthnOptionsFlow(request: Request, providerId: string |
   const provider = providerId ? findProvider(ar.config, providerId) : undefined;
   if (!provider?.webauthnOptions || request.method.toUpperCase() !== "GET") return badRequest();
   try {
-    return await provider.webauthnOptions(ar);
+    // A pending sign-in's second step (ADR 104) asks for its user's own passkeys.
+    const pending = ar.url.searchParams.get("action") === "second-step" ? await readPendingSignIn(ar) : null;
+    return await provider.webauthnOptions(ar, pending?.userId ?? null);
   } catch (error) {
     log("error", "webauthn-options-failed", { error, path: ar.url.pathname });
     const { status, error: message } = WEBAUTHN_OPTIONS_ERRORS.unavailable;

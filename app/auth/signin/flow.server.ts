@@ -20,7 +20,7 @@ import type { AuthErrorCode } from "../core/errors";
 import { applyPasswordReset } from "../accounts/passwords.server";
 import { clearPendingSignIn, issuePendingSignIn } from "../two-factor/pending.server";
 import { factorsOf, firstFactorOf, needsSecondFactor } from "../two-factor/policy.server";
-import { secondFactorEnabled } from "../two-factor/store.server";
+import { secondStepOf } from "../two-factor/store.server";
 
 // For methods that add a sign-in the second factor does not cover (passkeys): whether the current
 // session may (ADR 045). Methods reach two-factor/ only through the flow.
@@ -120,9 +120,10 @@ const DISABLED_ANSWER: Record<ProviderType, AuthErrorCode> = {
 };
 
 /**
- * The first factor succeeded. A user who turned the second factor on gets no session yet: a
- * sealed pending sign-in and the second-factor page (`{url}` of it in JSON mode) — unless the
- * method proves two factors by itself (a passkey). Everyone else is signed in at once.
+ * The first factor succeeded. A user who turned the second factor on — or, under AUTH_REQUIRE_MFA,
+ * who has a passkey (ADR 104) — gets no session yet: a sealed pending sign-in and the
+ * second-factor page (`{url}` of it in JSON mode) — unless the method proves two factors by itself
+ * (a passkey). Everyone else is signed in at once.
  *
  * `reset` (a password reset proved by its link or code): the new password is written, and every
  * session ended, only when the sign-in completes — for a user with the second factor on, after the
@@ -145,7 +146,7 @@ export async function completeSignIn(
   // An account linked to the signed-in user: no sign-in happened, the owner keeps this session
   // (a new one would end it, and a copy of it would decide who stays signed in).
   if (result.linked) return redirectResponse(ctx.callbackUrl, { json: ctx.json, setCookies: ctx.setCookies });
-  if (needsSecondFactor(ctx.providerType) && (await secondFactorEnabled(result.user.id))) {
+  if (needsSecondFactor(ctx.providerType) && (await secondStepOf(result.user.id, ar.config))) {
     const pending = await issuePendingSignIn(ar, {
       userId: result.user.id,
       method: providerId,
@@ -244,7 +245,7 @@ export async function renewReauthenticated(ctx: ReauthFinish, session: CurrentSe
  */
 export async function completeReauthentication(ctx: ReauthFinish, session: CurrentSession, method: string, providerType: ProviderType): Promise<Response> {
   const firstFactor = firstFactorOf(providerType);
-  if (needsSecondFactor(providerType) && (await secondFactorEnabled(session.userId))) {
+  if (needsSecondFactor(providerType) && (await secondStepOf(session.userId, ctx.ar.config))) {
     const pending = await issuePendingSignIn(ctx.ar, {
       userId: session.userId,
       method,

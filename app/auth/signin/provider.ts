@@ -52,7 +52,14 @@ export type Provider = {
   callback?: (ctx: FlowContext) => Promise<Response>;
   callbackMethods: readonly ("GET" | "POST")[];
   /** GET /auth/webauthn-options/<id> (WebAuthn providers): the ceremony's options and its challenge cookie. */
-  webauthnOptions?: (ar: AuthRequest) => Promise<Response>;
+  webauthnOptions?: (ar: AuthRequest, pendingUserId: string | null) => Promise<Response>;
+  /**
+   * POST B/two-factor with `action=second-step` (ADR 104), after the page's CSRF check: the answer
+   * (`data`) proves a factor of the pending sign-in's user that is a second factor of every
+   * one-factor sign-in (a passkey with user verification). True when it did; false when it did
+   * not (recorded by the method). Cookies the answer must carry go to `setCookies`.
+   */
+  proveSecondStep?: (ar: AuthRequest, body: Body, userId: string, setCookies: string[]) => Promise<boolean>;
   /** Credentials callbacks are form posts from our own page, so they carry the CSRF token. */
   callbackRequiresCsrf: boolean;
   /**

@@ -20,14 +20,20 @@ import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { clearPendingSignIn, PENDING_SIGN_IN_MAX_AGE, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
 import { withSecondFactor } from "../two-factor/policy.server";
-import { spendSecondFactorCode } from "../two-factor/store.server";
+import { secondStepOf, spendSecondFactorCode, type SecondFactor, type SecondStep } from "../two-factor/store.server";
+import type { Body } from "../core/body.server";
+import { getProviders } from "./registry.server";
 import { failureResponse, parsePost, reauthenticatingSession, renewReauthenticated, startSession } from "./flow.server";
 import { t } from "../../i18n/t.server";
 
 /** Longest code field read: a 6-digit code or a 19-character recovery code (ADR 074), with some spacing. */
 const MAX_CODE_LENGTH = 64;
 
-export type TwoFactorPage = { csrfToken: string; error: string | null };
+/**
+ * `code`: the user's TOTP authenticator is on (and so are their recovery codes); `passkey`: they
+ * have a passkey, the second factor the page takes with JavaScript (ADR 104).
+ */
+export type TwoFactorPage = { csrfToken: string; error: string | null; code: boolean; passkey: boolean };
 
 export type TwoFactorOutcome =
   | { type: "page"; status: 200 | 400; page: TwoFactorPage; setCookies: string[] }
@@ -55,12 +61,25 @@ async function endPending(ar: AuthRequest, pending: PendingSignIn, refusal: Limi
   return failureResponse(ar, error, json, clearPendingSignIn(ar));
 }
 
+/** What the step offers this user: a code field, a passkey, or both; a code field when they have neither any more. */
+async function stepOf(ar: AuthRequest, userId: string): Promise<SecondStep> {
+  const step = await secondStepOf(userId, ar.config);
+  return step && (step.code || step.passkey) ? step : { code: true, passkey: false };
+}
+
 export async function twoFactorPageData(request: Request): Promise<TwoFactorOutcome> {
   const ar = authRequest(request);
   const pending = await readPendingSignIn(ar);
   if (!pending) return { type: "response", response: pendingGone(ar, false) };
   const csrf = ensureCsrfToken(ar);
-  return { type: "page", status: 200, page: { csrfToken: csrf.token, error: null }, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
+  const page = { csrfToken: csrf.token, error: null, ...(await stepOf(ar, pending.userId)) };
+  return { type: "page", status: 200, page, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
+}
+
+/** The passkey answer of the second step (`action=second-step`, `data`), checked by the method that has one. */
+async function provePasskey(ar: AuthRequest, body: Body, userId: string, setCookies: string[]): Promise<boolean> {
+  const prover = getProviders(ar.config).find((p) => p.proveSecondStep)?.proveSecondStep;
+  return prover ? prover(ar, body, userId, setCookies) : false;
 }
 
 /** POST /auth/two-factor: `csrfToken` and `code`. */
@@ -71,13 +90,14 @@ export async function twoFactorAction(request: Request): Promise<TwoFactorOutcom
   // A refused CSRF check changes nothing: the pending sign-in and its budgets stay as they were.
   if (!verifyCsrf(ar, body.csrfToken)) return { type: "response", response: errorRedirect(ar, "MissingCSRF", { json }) };
   try {
-    return await checkCode(ar, body.code, json);
+    return await checkCode(ar, body, json);
   } catch (error) {
     return { type: "response", response: failureResponse(ar, error, json, clearPendingSignIn(ar)) };
   }
 }
 
-async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promise<TwoFactorOutcome> {
+/** A TOTP or recovery code (`code`), or a passkey's answer (`action=second-step`, `data`; ADR 104). */
+async function checkCode(ar: AuthRequest, body: Body, json: boolean): Promise<TwoFactorOutcome> {
   const pending = await readPendingSignIn(ar);
   if (!pending) return { type: "response", response: pendingGone(ar, json) };
   const user = await db().user.findUnique({ where: { id: pending.userId } });
@@ -98,9 +118,20 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
     return { type: "response", response: await endPending(ar, pending, attempt, json) };
   }
 
-  const code = typeof typed === "string" ? typed.slice(0, MAX_CODE_LENGTH) : "";
-  // Disabled since the first factor (ADR 078): every code is a wrong one, and none is spent.
-  const factor = code && !user.disabledAt ? await spendSecondFactorCode(pending.userId, code, ar.config.secrets) : null;
+  // The passkey ceremony's cookie, rewritten without the challenge this answer used, goes with every answer.
+  const challengeCookies: string[] = [];
+  const passkeyAnswer = body.action === "second-step";
+  const code = typeof body.code === "string" ? body.code.slice(0, MAX_CODE_LENGTH) : "";
+  // Disabled since the first factor (ADR 078): every code or passkey is a wrong one, and none is spent.
+  const factor: SecondFactor | { kind: "passkey" } | null = user.disabledAt
+    ? null
+    : passkeyAnswer
+      ? (await provePasskey(ar, body, pending.userId, challengeCookies))
+        ? { kind: "passkey" }
+        : null
+      : code
+        ? await spendSecondFactorCode(pending.userId, code, ar.config.secrets)
+        : null;
   if (factor) {
     // Finished first, so that a twin request of the same pending sign-in sees it as soon as possible.
     await spendPendingSignIn(limits, pending.id, PENDING_SIGN_IN_MAX_AGE);
@@ -115,11 +146,11 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
     if (factor.kind === "recovery") callbackUrl = recoveryCodeUsedUrl(ar, callbackUrl);
     if (reauthenticating) {
       const factors = withSecondFactor(pending.firstFactor, factor.kind);
-      const response = await renewReauthenticated({ ar, json, callbackUrl, setCookies: clearPendingSignIn(ar) }, reauthenticating, pending.method, factors);
+      const response = await renewReauthenticated({ ar, json, callbackUrl, setCookies: [...challengeCookies, ...clearPendingSignIn(ar)] }, reauthenticating, pending.method, factors);
       return { type: "response", response };
     }
     const response = await startSession(
-      { ar, json, callbackUrl, setCookies: clearPendingSignIn(ar) },
+      { ar, json, callbackUrl, setCookies: [...challengeCookies, ...clearPendingSignIn(ar)] },
       pending.method,
       { user: toSessionUser(user), isNewUser: pending.isNewUser, credentialRef: pending.credentialRef },
       withSecondFactor(pending.firstFactor, factor.kind),
@@ -138,10 +169,11 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
   if (attempt.endsIfWrong) return { type: "response", response: await endPending(ar, pending, attempt.endsIfWrong, json) };
   if (json) {
     const url = `${ar.origin}${ar.config.basePath}/two-factor?${new URLSearchParams({ error: "TwoFactorRequired" })}`;
-    return { type: "response", response: redirectResponse(url, { json }) };
+    return { type: "response", response: redirectResponse(url, { json, setCookies: challengeCookies }) };
   }
   const csrf = ensureCsrfToken(ar);
-  return { type: "page", status: 400, page: { csrfToken: csrf.token, error: t("twoFactor.refused", { triesLeft }) }, setCookies: [] };
+  const error = passkeyAnswer ? t("twoFactor.passkeyRefused", { triesLeft }) : t("twoFactor.refused", { triesLeft });
+  return { type: "page", status: 400, page: { csrfToken: csrf.token, error, ...(await stepOf(ar, pending.userId)) }, setCookies: challengeCookies };
 }
 
 /**

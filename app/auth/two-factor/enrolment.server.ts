@@ -5,6 +5,7 @@
 // stolen session cannot guess its way to removing the factor.
 import { actorEventFields, isOperator, type Actor } from "../accounts/actor";
 import { eventSource, recordEvent } from "../accounts/audit.server";
+import { passwordBelowSingleFactorFloor } from "../accounts/passwords.server";
 import { notifySecurityChange } from "../accounts/security-notices.server";
 import { rateLimitedMessage } from "../core/messages.server";
 import { isSecondFactorRefusal, reserveSecondFactorAttempt, retryAfterMinutes } from "../core/limits.server";
@@ -92,10 +93,17 @@ export async function disableTotp(ar: AuthRequest, user: User, body: Record<stri
 /**
  * An admin turns the second factor off for a user who lost it (contract section 18): the same
  * removal as totp-disable, an audit event naming the admin, and the security e-mail to the user.
- * Nothing to turn off: nothing changes and nothing is sent.
+ * Nothing to turn off: nothing changes and nothing is sent. Refused, changing nothing, when the
+ * user's password is not known to meet the single-factor floor (ADR 084, 104): it would be left
+ * as the only factor; the user chooses a longer one first.
  */
-export async function turnOffSecondFactorFor(ar: AuthRequest, userId: string, actor: Actor): Promise<{ changed: boolean }> {
+export async function turnOffSecondFactorFor(
+  ar: AuthRequest,
+  userId: string,
+  actor: Actor,
+): Promise<{ changed: boolean; refused?: undefined } | { changed: false; refused: "short-password"; min: number }> {
   if (!(await secondFactorEnabled(userId))) return { changed: false };
+  if (await passwordBelowSingleFactorFloor(userId, ar.config)) return { changed: false, refused: "short-password", min: ar.config.passwordMinLength };
   await removeSecondFactor(userId);
   await recordEvent("two-factor-disabled", actorEventFields(actor, userId, { kind: "totp" }));
   await notifySecurityChange(ar, userId, { kind: "second-factor-off" }, { byOperator: isOperator(actor) });

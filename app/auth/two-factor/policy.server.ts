@@ -33,7 +33,10 @@ export function needsSecondFactor(providerType: string): boolean {
   return !MULTI_FACTOR_TYPES.has(providerType);
 }
 
+/** The amr-like name of each second factor that can complete a pending sign-in. */
+const SECOND_FACTORS = { totp: "otp", recovery: "rcv", passkey: "hwk" } as const;
+
 /** The factors after a second factor completed a pending sign-in. */
-export function withSecondFactor(firstFactor: string, second: "totp" | "recovery"): string[] {
-  return [firstFactor, second === "totp" ? "otp" : "rcv", "mfa"];
+export function withSecondFactor(firstFactor: string, second: keyof typeof SECOND_FACTORS): string[] {
+  return [firstFactor, SECOND_FACTORS[second], "mfa"];
 }

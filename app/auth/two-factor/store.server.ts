@@ -13,6 +13,8 @@ import {
   storedTagPrefix,
 } from "./recovery-codes.server";
 import { generateTotpSecret, isTotpCode, matchTotpStep } from "./totp.server";
+import { hasUsablePasskey, sessionProvedTwoFactors } from "../accounts/second-factor-gate.server";
+import type { AuthConfig } from "../core/config.server";
 
 const SEAL_PURPOSE = "vestibule.totp-secret";
 
@@ -28,16 +30,30 @@ export async function secondFactorEnabled(userId: string): Promise<boolean> {
 }
 
 /**
- * True when the session `sessionId` of `userId` may add a way to sign in that the second factor
- * does not cover (a passkey, ADR 045): the user's second factor is off, or that session proved two
- * factors itself (its recorded factors include `mfa`). A session from before the factor was turned
- * on, or of unknown factors, may not.
+ * What the second step of a one-factor sign-in can take from this user, or null when there is no
+ * such step: a TOTP (or recovery) code while TOTP is on (ADR 043), and — then, or when
+ * AUTH_REQUIRE_MFA is on and the user has a passkey — the user's passkey (ADR 104). Under required
+ * MFA a passkey is the second factor of every other sign-in, not a way round the requirement.
  */
-export async function sessionMayAddExemptMethod(userId: string, sessionId: string | null): Promise<boolean> {
-  if (!(await secondFactorEnabled(userId))) return true;
-  if (!sessionId) return false;
-  const row = await db().session.findFirst({ where: { id: sessionId, userId }, select: { factors: true } });
-  return Boolean(row?.factors?.split(" ").includes("mfa"));
+export type SecondStep = { code: boolean; passkey: boolean };
+
+export async function secondStepOf(userId: string, config: StepConfig): Promise<SecondStep | null> {
+  const [code, passkey] = await Promise.all([secondFactorEnabled(userId), hasUsablePasskey(userId, config)]);
+  return code || (config.requireMfa && passkey) ? { code, passkey } : null;
+}
+
+/** What decides the second step: required MFA, and whether passkeys are on at all (AUTH_PASSKEYS). */
+type StepConfig = Pick<AuthConfig, "requireMfa" | "passkeys">;
+
+/**
+ * True when the session `sessionId` of `userId` may add a way to sign in that the second factor
+ * does not cover (a passkey, ADR 045): the user has no second step (above), or that session proved
+ * two factors itself (its recorded factors include `mfa`). A session from before the factor was
+ * turned on (or, under AUTH_REQUIRE_MFA, the first passkey added), or of unknown factors, may not.
+ */
+export async function sessionMayAddExemptMethod(userId: string, sessionId: string | null, config: StepConfig): Promise<boolean> {
+  if (!(await secondStepOf(userId, config))) return true;
+  return sessionProvedTwoFactors(userId, sessionId);
 }
 
 export async function twoFactorStatus(userId: string): Promise<TwoFactorStatus> {

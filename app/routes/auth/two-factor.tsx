@@ -4,6 +4,7 @@ import { headersWith, jsonRedirectMiddleware } from "~/auth/core";
 import { twoFactorAction, twoFactorJsonAction, twoFactorPageData, type TwoFactorOutcome } from "~/auth/signin";
 import type { Route } from "./+types/two-factor";
 import { useT } from "~/i18n/react";
+import { PasskeySecondStep } from "~/components/passkey-second-step";
 
 // The second-factor page (contract §13): a plain form POSTing `csrfToken` and `code` back here;
 // app/auth/signin/two-factor-page.server.ts decides. JSON-mode clients get `{url}` before rendering.
@@ -29,29 +30,38 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
 
 export default function TwoFactor({ loaderData, actionData }: Route.ComponentProps) {
   const t = useT();
-  const { csrfToken, error } = actionData ?? loaderData;
+  const { csrfToken, error, code, passkey } = actionData ?? loaderData;
   return (
     <AuthCard title={t("twoFactor.title")}>
       <p id="two-factor-help">
-        {t("error.TwoFactorRequired")} {t("twoFactor.lostDevice")}
+        {code ? `${t("error.TwoFactorRequired")} ${t("twoFactor.lostDevice")}` : t("twoFactor.passkeyIntro")}
       </p>
-      <DocumentForm action="/auth/two-factor" label={t("twoFactor.verify")} pendingLabel={t("twoFactor.verifying")} id="two-factor-form">
-        <CsrfField token={csrfToken} />
-        <Field
-          id="two-factor-code"
-          label={t("twoFactor.codeLabel")}
-          name="code"
-          type="text"
-          inputMode="numeric"
-          autoComplete="one-time-code"
-          autoCapitalize="off"
-          spellCheck={false}
-          maxLength={64}
-          required
-          autoFocus
-          error={error}
-        />
-      </DocumentForm>
+      {/* A refused passkey: the form below shows a code's refusal beside its field. */}
+      {error && !code ? (
+        <p className="alert" role="alert" id="two-factor-error">
+          {error}
+        </p>
+      ) : null}
+      {passkey ? <PasskeySecondStep csrfToken={csrfToken} withCode={code} /> : null}
+      {code ? (
+        <DocumentForm action="/auth/two-factor" label={t("twoFactor.verify")} pendingLabel={t("twoFactor.verifying")} id="two-factor-form">
+          <CsrfField token={csrfToken} />
+          <Field
+            id="two-factor-code"
+            label={t("twoFactor.codeLabel")}
+            name="code"
+            type="text"
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            autoCapitalize="off"
+            spellCheck={false}
+            maxLength={64}
+            required
+            autoFocus
+            error={error}
+          />
+        </DocumentForm>
+      ) : null}
       <p>
         <a href="/auth/signin">{t("twoFactor.otherWay")}</a>
       </p>

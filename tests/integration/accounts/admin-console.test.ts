@@ -329,6 +329,29 @@ describe(`/admin for an admin (${dbLabel})`, () => {
     expect(await eventsOf("two-factor-disabled")).toEqual([{ userId: ada.id, detail: { kind: "totp", source: "admin", adminId: admin.id } }]);
   });
 
+  it("an admin turning off the second factor of a user whose password is short (or of unknown length) is refused, in the page and in the data request; nothing changes", async () => {
+    const { jar } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    await testDb().twoFactorCredential.create({ data: { userId: ada.id, secretSealed: "sealed", confirmedAt: new Date() } });
+    // 0: chosen below the single-factor floor beside the second factor (ADR 084); null: never recorded.
+    for (const floor of [0, null]) {
+      await testDb().password.update({ where: { userId: ada.id }, data: { singleFactorFloorMet: floor } });
+      const form = await act(jar, ada.id, { intent: "second-factor-off" });
+      expect(form.status, String(floor)).toBe(400);
+      expect(await form.text()).toContain("The second factor stays on: this user&#x27;s password is shorter than 15 characters");
+      const token = csrfIn((await userPage(jar, ada.id)).html);
+      const dataRequest = await send(post(`/admin/users/${ada.id}.data`, { csrfToken: token, intent: "second-factor-off" }, { jar, headers: { Origin: ORIGIN } }), jar);
+      expect(dataRequest.status).toBe(400);
+      expect(await dataRequest.text()).toContain("The second factor stays on");
+    }
+    expect(await testDb().twoFactorCredential.count({ where: { userId: ada.id } })).toBe(1);
+    expect(await eventsOf("two-factor-disabled")).toEqual([]);
+    // A password that meets the floor: turned off.
+    await testDb().password.update({ where: { userId: ada.id }, data: { singleFactorFloorMet: 15 } });
+    expect((await act(jar, ada.id, { intent: "second-factor-off" })).status).toBe(302);
+    expect(await testDb().twoFactorCredential.count({ where: { userId: ada.id } })).toBe(0);
+  });
+
   it("npm run user:reset sends the same e-mail, with an event from the command line", { timeout: 120_000 }, async () => {
     const ada = await createUser("ada@example.com", "Ada");
     const env = { ...smtpEnv(smtp.sink.url), AUTH_URL: ORIGIN };
