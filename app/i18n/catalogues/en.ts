@@ -169,6 +169,10 @@ export const en = {
   "twoFactor.turnOn": "Turn on",
   "twoFactor.off": "Off: a password, an e-mail link or another provider alone signs you in.",
   "twoFactor.setUp": "Set up an authenticator app",
+  "twoFactor.copyKey": "Copy key",
+  "twoFactor.copyCodes": "Copy codes",
+  "common.copied": "Copied",
+  "common.copyFailed": "Could not copy. Select the text and copy it instead.",
 
   // Passwords (contract section 15).
   "password.tooShort": "Use at least {min} characters.",
