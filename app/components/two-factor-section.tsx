@@ -45,24 +45,8 @@ function inGroups(secret: string): string {
   return secret.match(/.{1,4}/g)?.join(" ") ?? secret;
 }
 
-function CodeForm({
-  csrfToken,
-  intent,
-  id,
-  label,
-  button,
-  error,
-  danger,
-}: {
-  csrfToken: string;
-  intent: string;
-  id: string;
-  label: string;
-  button: string;
-  error: string | null;
-  /** The button turns something off (the danger style). */
-  danger?: boolean;
-}) {
+/** A code and a button; `danger` when the button turns something off. */
+function CodeForm({ csrfToken, intent, id, label, button, error, danger }: { csrfToken: string; intent: string; id: string; label: string; button: string; error: string | null; danger?: boolean }) {
   return (
     <Form method="post" id={`${id}-form`}>
       <CsrfField token={csrfToken} />
