@@ -354,3 +354,23 @@ describe("addresses in a right-to-left page", () => {
     expect(["left", "start"]).toContain(input["text-align"]);
   });
 });
+
+describe("beyond the list: a phone in Arabic", () => {
+  it("an Arabic admin on a 320 px phone reads a user's details with the values at least half the list wide, not a letter a line", async () => {
+    const page = await (await context({ locale: "ar", javaScriptEnabled: false, viewport: { width: 320, height: 700 }, storageState: signedIn.ada })).newPage();
+    await page.goto(`${app.url}${tomAdminPage}`);
+    const list = await boxOf(page.locator("#admin-profile"));
+    for (const value of await page.locator("#admin-profile dd").all()) {
+      expect.soft((await boxOf(value)).width).toBeGreaterThanOrEqual(list.width / 2);
+    }
+  });
+
+  it("an admin on a 320 px phone sees the role's label, its menu and its button apart", async () => {
+    const page = await (await context({ locale: "ar", javaScriptEnabled: false, viewport: { width: 320, height: 700 }, storageState: signedIn.ada })).newPage();
+    await page.goto(`${app.url}${tomAdminPage}`);
+    const form = page.locator("#admin-set-role");
+    const [label, select, button] = [await boxOf(form.locator("label")), await boxOf(form.locator("select")), await boxOf(form.locator("button[type=submit]"))];
+    expect(separation(label, select)).toBeGreaterThanOrEqual(8);
+    expect(separation(select, button)).toBeGreaterThanOrEqual(8);
+  });
+});
