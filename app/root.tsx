@@ -1,5 +1,5 @@
-import { useEffect } from "react";
-import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, useLocation, useRouteLoaderData } from "react-router";
+import { useContext, useEffect } from "react";
+import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, UNSAFE_FrameworkContext, useLocation, useRouteLoaderData } from "react-router";
 import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
 import { getConfig, optionalSession } from "~/auth/core";
@@ -91,8 +91,17 @@ export function Layout({ children }: { children: React.ReactNode }) {
   );
 }
 
+/**
+ * Run in the head, before the body is parsed: <html class="js"> says scripts run here, so what only
+ * a page without JavaScript needs (class="no-js", app.css) is never painted where they do, not even
+ * before hydration. Inline, so it carries the page's CSP nonce (React Router's, from the server
+ * render; the browser hides it after load, hence no hydration warning for it).
+ */
+const MARK_SCRIPTS_RUN = 'document.documentElement.classList.add("js")';
+
 function Page({ user, languages, children }: { user: { name?: string | null } | null; languages: { code: string; name: string }[]; children: React.ReactNode }) {
   const t = useT();
+  const nonce = useContext(UNSAFE_FrameworkContext)?.nonce;
   const { locale, dir } = useLanguageOfPage();
   const location = useLocation();
   return (
@@ -100,6 +109,7 @@ function Page({ user, languages, children }: { user: { name?: string | null } | 
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <script nonce={nonce} suppressHydrationWarning dangerouslySetInnerHTML={{ __html: MARK_SCRIPTS_RUN }} />
         <Meta />
         <Links />
       </head>

@@ -25,7 +25,7 @@ export function ActivitySection({ events }: Props) {
       {events.length === 0 ? (
         <p className="muted">{t("activity.none")}</p>
       ) : (
-        <table id="activity">
+        <table id="activity" className="data-table">
           <thead>
             <tr>
               <th scope="col">{t("activity.time")}</th>
@@ -37,12 +37,12 @@ export function ActivitySection({ events }: Props) {
           <tbody>
             {events.map((e) => (
               <tr key={e.id} data-event={e.type}>
-                <td>
+                <td data-label={t("activity.time")}>
                   <LocalTime value={e.at} />
                 </td>
-                <td>{describeEvent(t, e)}</td>
-                <td>{describeDevice(e.userAgent)}</td>
-                <td>{e.ip ?? t("activity.unknownAddress")}</td>
+                <td data-label={t("activity.event")}>{describeEvent(t, e)}</td>
+                <td data-label={t("activity.device")}>{describeDevice(e.userAgent)}</td>
+                <td data-label={t("activity.address")}>{e.ip ?? t("activity.unknownAddress")}</td>
               </tr>
             ))}
           </tbody>

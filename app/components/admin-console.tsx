@@ -91,7 +91,7 @@ export function AdminUsers({ data }: { data: AdminUsersData }) {
             {t("admin.users.none")}
           </p>
         ) : (
-          <table id="admin-users">
+          <table id="admin-users" className="data-table">
             <thead>
               <tr>
                 <th scope="col">{t("admin.users.email")}</th>
@@ -103,12 +103,12 @@ export function AdminUsers({ data }: { data: AdminUsersData }) {
             <tbody>
               {data.users.map((u) => (
                 <tr key={u.id} data-user-id={u.id}>
-                  <td>
+                  <td data-label={t("admin.users.email")}>
                     <a href={`/admin/users/${encodeURIComponent(u.id)}`}>{u.email ?? t("admin.users.noEmail")}</a>
                   </td>
-                  <td>{u.name ?? ""}</td>
-                  <td>{roleName(t, u.role)}</td>
-                  <td>{u.disabled ? t("admin.state.disabled") : t("admin.state.enabled")}</td>
+                  <td data-label={t("admin.users.name")}>{u.name ?? ""}</td>
+                  <td data-label={t("admin.users.role")}>{roleName(t, u.role)}</td>
+                  <td data-label={t("admin.users.state")}>{u.disabled ? t("admin.state.disabled") : t("admin.state.enabled")}</td>
                 </tr>
               ))}
             </tbody>
@@ -195,7 +195,7 @@ export function AdminUser({ data, formError }: { data: AdminUserData; formError:
         {data.sessions.length === 0 ? (
           <p className="muted">{t("admin.user.sessionsNone")}</p>
         ) : (
-          <table id="admin-sessions">
+          <table id="admin-sessions" className="data-table">
             <thead>
               <tr>
                 <th scope="col">{t("activity.device")}</th>
@@ -207,12 +207,12 @@ export function AdminUser({ data, formError }: { data: AdminUserData; formError:
             <tbody>
               {data.sessions.map((s) => (
                 <tr key={s.id}>
-                  <td>{describeDevice(s.userAgent)}</td>
-                  <td>{s.method ?? ""}</td>
-                  <td>
+                  <td data-label={t("activity.device")}>{describeDevice(s.userAgent)}</td>
+                  <td data-label={t("admin.user.sessionMethod")}>{s.method ?? ""}</td>
+                  <td data-label={t("admin.user.sessionStarted")}>
                     <LocalTime value={s.createdAt} />
                   </td>
-                  <td>
+                  <td data-label={t("admin.user.sessionLastUsed")}>
                     <LocalTime value={s.lastUsedAt} />
                   </td>
                 </tr>
@@ -229,7 +229,7 @@ export function AdminUser({ data, formError }: { data: AdminUserData; formError:
         ) : data.self ? null : (
           <ActionForm id="admin-disable" csrfToken={csrfToken} intent="disable" label={t("admin.action.disable")} danger />
         )}
-        <ActionForm id="admin-end-sessions" csrfToken={csrfToken} intent="end-sessions" label={t("admin.action.endSessions")} />
+        <ActionForm id="admin-end-sessions" csrfToken={csrfToken} intent="end-sessions" label={t("admin.action.endSessions")} danger />
         {user.email ? <ActionForm id="admin-send-reset" csrfToken={csrfToken} intent="send-reset" label={t("admin.action.sendReset")} /> : null}
         {user.secondFactor ? (
           <ActionForm id="admin-second-factor-off" csrfToken={csrfToken} intent="second-factor-off" label={t("admin.action.secondFactorOff")} danger />

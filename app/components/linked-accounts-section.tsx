@@ -36,7 +36,7 @@ export function LinkedAccountsSection({ csrfToken, password, emailLink, linked, 
                 <CsrfField token={csrfToken} />
                 <input type="hidden" name="intent" value="unlink-account" />
                 <input type="hidden" name="provider" value={a.provider} />
-                <button type="submit" className="button secondary inline">
+                <button type="submit" className="button danger inline">
                   {t("methods.remove", { name: a.name })}
                 </button>
               </Form>

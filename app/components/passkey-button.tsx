@@ -3,9 +3,30 @@ import { useT } from "~/i18n/react";
 import { isCancelled, passkeysSupported } from "./passkey-client";
 
 /**
+ * Why there is no passkey button: this browser has no WebAuthn (`support` "no"), or, until the page
+ * runs, that passkeys need JavaScript. That sentence is `no-js`: hidden wherever scripts run, from
+ * before the first paint (app/root.tsx marks <html class="js"> in the head), so it never flashes
+ * while the page hydrates; once it runs, the button or the "no" sentence takes its place.
+ */
+export function PasskeyUnavailable({ support, noBrowser, needsJs }: { support: "unknown" | "no"; noBrowser: ReactNode; needsJs: ReactNode }) {
+  if (support === "no") {
+    return (
+      <p className="muted" data-passkey-unavailable>
+        {noBrowser}
+      </p>
+    );
+  }
+  return (
+    <p className="muted no-js" data-passkey-unavailable>
+      {needsJs}
+    </p>
+  );
+}
+
+/**
  * A passkey ceremony's button, for the sign-in and re-authentication pages: shown once the page runs
- * in a browser that can use passkeys; before that, and without JavaScript, a sentence says why it
- * is not there (every other form of the page works either way). `start` runs the ceremony; a
+ * in a browser that can use passkeys; without JavaScript, or without WebAuthn, a sentence says why
+ * it is not there (every other form of the page works either way). `start` runs the ceremony; a
  * failure other than the person cancelling shows `failed` under the button.
  */
 export function PasskeyButton({
@@ -49,13 +70,7 @@ export function PasskeyButton({
     // Once per mount: a caller whose values change remounts it (a `key`).
   }, []);
 
-  if (support !== "yes") {
-    return (
-      <p className="muted" data-passkey-unavailable>
-        {support === "no" ? noBrowser : needsJs}
-      </p>
-    );
-  }
+  if (support !== "yes") return <PasskeyUnavailable support={support} noBrowser={noBrowser} needsJs={needsJs} />;
   const run = async () => {
     setBusy(true);
     setError(null);

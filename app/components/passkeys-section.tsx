@@ -3,6 +3,7 @@ import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
 import { CsrfField } from "./auth-forms";
 import { LocalTime } from "./local-time";
+import { PasskeyUnavailable } from "./passkey-button";
 import { isCancelled, OptionsRefused, passkeysSupported, registerPasskey } from "./passkey-client";
 
 export type PasskeyRow = { id: string; name: string; createdAt: string; lastUsedAt: string | null; deviceType: string; backedUp: boolean };
@@ -48,13 +49,7 @@ export function AddPasskeyButton({ csrfToken, label, callbackUrl = "/account?upd
       () => setSupport("no"),
     );
   }, []);
-  if (support !== "yes") {
-    return (
-      <p className="muted" data-passkey-unavailable>
-        {support === "no" ? t("passkey.noBrowser") : t("passkey.needsJs")}
-      </p>
-    );
-  }
+  if (support !== "yes") return <PasskeyUnavailable support={support} noBrowser={t("passkey.noBrowser")} needsJs={t("passkey.needsJs")} />;
   const add = async () => {
     setBusy(true);
     setError(null);

@@ -53,7 +53,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
               <CsrfField token={csrfToken} />
               <input type="hidden" name="intent" value="revoke-session" />
               <input type="hidden" name="sessionId" value={s.id} />
-              <button type="submit" className="button secondary inline">
+              <button type="submit" className="button danger inline">
                 {s.current ? t("sessions.signOutThis") : t("sessions.signOutThat")}
               </button>
             </Form>
@@ -64,7 +64,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
         <Form method="post">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="revoke-others" />
-          <button type="submit" className="button secondary inline">
+          <button type="submit" className="button danger inline">
             {t("sessions.signOutOthers")}
           </button>
         </Form>

@@ -9,7 +9,7 @@ import { useT } from "~/i18n/react";
 
 const subscribe = () => () => {};
 /** False in the server's HTML and during hydration; true once React runs in the browser. */
-function useInteractive(): boolean {
+export function useInteractive(): boolean {
   return useSyncExternalStore(
     subscribe,
     () => true,
@@ -47,7 +47,7 @@ export function ShowPasswordButton({ controls, shown, onToggle, onHide }: { cont
   }, [controls, shown, onHide]);
   if (!interactive) return null;
   return (
-    <button type="button" className="show-password" aria-controls={controls} aria-pressed={shown} onClick={onToggle} data-show-password-for={controls}>
+    <button type="button" className="button secondary inline show-password" aria-controls={controls} aria-pressed={shown} onClick={onToggle} data-show-password-for={controls}>
       {t("passwordField.show")}
     </button>
   );

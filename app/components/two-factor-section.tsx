@@ -1,5 +1,6 @@
 import { Form } from "react-router";
 import { CsrfField, Field } from "./auth-forms";
+import { CopyButton } from "./copy-button";
 import { useT } from "~/i18n/react";
 
 type Setup = { secret: string; uri: string; qr: { size: number; path: string } };
@@ -36,13 +37,22 @@ function QrCode({ qr }: { qr: Setup["qr"] }) {
   );
 }
 
-function CodeForm({ csrfToken, intent, id, label, button, error }: { csrfToken: string; intent: string; id: string; label: string; button: string; error: string | null }) {
+/**
+ * The setup key as people read and type it: groups of four ("ABCD EFGH …"). Authenticator apps
+ * take it with or without the spaces; the Copy button copies it without them.
+ */
+function inGroups(secret: string): string {
+  return secret.match(/.{1,4}/g)?.join(" ") ?? secret;
+}
+
+/** A code and a button; `danger` when the button turns something off. */
+function CodeForm({ csrfToken, intent, id, label, button, error, danger }: { csrfToken: string; intent: string; id: string; label: string; button: string; error: string | null; danger?: boolean }) {
   return (
     <Form method="post" id={`${id}-form`}>
       <CsrfField token={csrfToken} />
       <input type="hidden" name="intent" value={intent} />
       <Field id={id} label={label} name="code" type="text" inputMode="numeric" autoComplete="one-time-code" maxLength={64} required error={error} />
-      <button type="submit" className="button inline">
+      <button type="submit" className={danger ? "button danger inline" : "button inline"}>
         {button}
       </button>
     </Form>
@@ -66,6 +76,7 @@ export function TwoFactorSection({ csrfToken, enabled, recoveryCodesLeft, setup,
               </li>
             ))}
           </ul>
+          <CopyButton value={recoveryCodes.join("\n")} label={t("twoFactor.copyCodes")} />
         </div>
       ) : null}
       {enabled || (recoveryCodes && intent === "totp-confirm") ? (
@@ -74,15 +85,19 @@ export function TwoFactorSection({ csrfToken, enabled, recoveryCodesLeft, setup,
             {t("twoFactor.on")} {recoveryCodes ? null : t("twoFactor.codesLeft", { n: recoveryCodesLeft })}
           </p>
           <CodeForm csrfToken={csrfToken} intent="recovery-codes" id="recovery-codes-code" label={t("twoFactor.replaceLabel")} button={t("twoFactor.replaceButton")} error={errorFor("recovery-codes")} />
-          <CodeForm csrfToken={csrfToken} intent="totp-disable" id="totp-disable-code" label={t("twoFactor.disableLabel")} button={t("twoFactor.disableButton")} error={errorFor("totp-disable")} />
+          <CodeForm csrfToken={csrfToken} intent="totp-disable" id="totp-disable-code" label={t("twoFactor.disableLabel")} button={t("twoFactor.disableButton")} error={errorFor("totp-disable")} danger />
         </>
       ) : setup ? (
         <div id="totp-setup">
           <p>{t("twoFactor.scan")}</p>
           <QrCode qr={setup.qr} />
           <p>
-            {t("twoFactor.setupKey")} <code data-totp-secret={setup.secret}>{setup.secret}</code>
+            {t("twoFactor.setupKey")}{" "}
+            <code className="setup-key" data-totp-secret={setup.secret}>
+              {inGroups(setup.secret)}
+            </code>
           </p>
+          <CopyButton value={setup.secret} label={t("twoFactor.copyKey")} />
           <CodeForm csrfToken={csrfToken} intent="totp-confirm" id="totp-confirm-code" label={t("twoFactor.appCodeLabel")} button={t("twoFactor.turnOn")} error={errorFor("totp-confirm")} />
         </div>
       ) : (

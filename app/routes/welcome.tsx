@@ -37,10 +37,10 @@ export default function Welcome({ loaderData }: Route.ComponentProps) {
             <AddPasskeyButton csrfToken={csrfToken} label={t("passkey.addForNextTime")} callbackUrl={next} />
           </div>
         ) : null}
-        <p>
+        <p className="actions">
           <a className="button inline" href={next}>
             {t("common.continue")}
-          </a>{" "}
+          </a>
           <a href="/account">{t("common.accountLink")}</a>
         </p>
       </section>

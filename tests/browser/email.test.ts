@@ -100,7 +100,7 @@ describe("e-mail link sign-in in Chromium", () => {
     const response = await again.goto(link.href);
     expect(new URL(again.url()).pathname).toBe("/auth/error");
     expect(response!.status()).toBe(403);
-    await expect(again.getByRole("alert").textContent()).resolves.toBe("The sign in link is no longer valid.");
+    await expect(again.getByRole("alert").textContent()).resolves.toBe("The sign-in link is no longer valid.");
   });
 
   for (const javaScriptEnabled of [false, true]) {

@@ -177,6 +177,10 @@ export const ar: Catalogue = {
   "twoFactor.turnOn": "تفعيل",
   "twoFactor.off": "غير مفعّل: تكفي كلمة المرور أو رابط البريد الإلكتروني أو مزوّد آخر وحده لتسجيل دخولك.",
   "twoFactor.setUp": "إعداد تطبيق مصادقة",
+  "twoFactor.copyKey": "نسخ المفتاح",
+  "twoFactor.copyCodes": "نسخ الرموز",
+  "common.copied": "تم النسخ",
+  "common.copyFailed": "تعذّر النسخ. حدّد النص وانسخه بنفسك.",
 
   // Passwords (contract section 15).
   "password.tooShort": "استخدم {min, plural, zero {# حرف} one {حرف واحد} two {حرفين} few {# أحرف} many {# حرفًا} other {# حرف}} على الأقل.",

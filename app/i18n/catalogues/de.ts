@@ -177,6 +177,10 @@ export const de: Catalogue = {
   "twoFactor.turnOn": "Einschalten",
   "twoFactor.off": "Ausgeschaltet: Ein Passwort, ein E-Mail-Link oder ein anderer Anbieter allein meldet Sie an.",
   "twoFactor.setUp": "Authenticator-App einrichten",
+  "twoFactor.copyKey": "Schlüssel kopieren",
+  "twoFactor.copyCodes": "Codes kopieren",
+  "common.copied": "Kopiert",
+  "common.copyFailed": "Kopieren nicht möglich. Markieren Sie den Text und kopieren Sie ihn selbst.",
 
   // Passwords (contract section 15).
   "password.tooShort": "Verwenden Sie mindestens {min} Zeichen.",

@@ -61,7 +61,7 @@ export const en = {
   "errorPage.AccessDenied.heading": "Access denied",
   "errorPage.AccessDenied.message": "You do not have permission to sign in.",
   "errorPage.Verification.heading": "Unable to sign in",
-  "errorPage.Verification.message": "The sign in link is no longer valid.",
+  "errorPage.Verification.message": "The sign-in link is no longer valid.",
   "errorPage.Verification.detail": "It may have been used already or it may have expired.",
   "errorPage.ServiceUnavailable.heading": "Temporarily unavailable",
   "errorPage.ServiceUnavailable.message": "The service is temporarily unavailable.",
@@ -135,7 +135,7 @@ export const en = {
   "emailCode.enterHere": "Enter the 6-digit code from the e-mail. It works in this browser only.",
   "verify.reset": "If an account uses that address, we sent it a link to choose a new password.",
   "verify.signup": "A link has been sent to your email address. Open it to continue.",
-  "verify.signin": "A sign in link has been sent to your email address.",
+  "verify.signin": "A sign-in link has been sent to your email address.",
   "verify.linkLifetime": "The link works once and expires after {lifetime}. You can open it on any device.",
   "verify.codeLifetime": "Or enter the 6-digit code from the e-mail here. It works in this browser only and expires after {lifetime}.",
 
@@ -180,6 +180,10 @@ export const en = {
   "twoFactor.turnOn": "Turn on",
   "twoFactor.off": "Off: a password, an e-mail link or another provider alone signs you in.",
   "twoFactor.setUp": "Set up an authenticator app",
+  "twoFactor.copyKey": "Copy key",
+  "twoFactor.copyCodes": "Copy codes",
+  "common.copied": "Copied",
+  "common.copyFailed": "Could not copy. Select the text and copy it instead.",
 
   // Passwords (contract section 15).
   "password.tooShort": "Use at least {min} characters.",

@@ -177,6 +177,10 @@ export const fr: Catalogue = {
   "twoFactor.turnOn": "Activer",
   "twoFactor.off": "Désactivée : un mot de passe, un lien envoyé par e-mail ou un autre fournisseur suffit à vous connecter.",
   "twoFactor.setUp": "Configurer une application d’authentification",
+  "twoFactor.copyKey": "Copier la clé",
+  "twoFactor.copyCodes": "Copier les codes",
+  "common.copied": "Copié",
+  "common.copyFailed": "Copie impossible. Sélectionnez le texte et copiez-le vous-même.",
 
   // Passwords (contract section 15).
   "password.tooShort": "Utilisez au moins {min} caractères.",

@@ -142,7 +142,7 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
     expect(again).not.toHaveSessionCookie();
     const page = errorPageData(get("/auth/error?error=Verification"));
     expect(page.status).toBe(403);
-    expect(page.message).toBe("The sign in link is no longer valid.");
+    expect(page.message).toBe("The sign-in link is no longer valid.");
   });
 
   it("an expired link is Verification and is removed", async () => {

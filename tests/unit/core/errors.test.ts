@@ -23,7 +23,7 @@ describe("error catalogue", () => {
   it("gives the error pages their statuses", () => {
     expect(errorPage("Configuration").status).toBe(500);
     expect(errorPage("AccessDenied").status).toBe(403);
-    expect(errorPage("Verification")).toMatchObject({ status: 403, message: "The sign in link is no longer valid." });
+    expect(errorPage("Verification")).toMatchObject({ status: 403, message: "The sign-in link is no longer valid." });
     expect(errorPage("constructor").status).toBe(200);
     expect(errorPage(null).status).toBe(200);
   });
