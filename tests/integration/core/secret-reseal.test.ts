@@ -6,11 +6,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openAtRest } from "../../../app/auth/core/sealed-at-rest.server.ts";
 import { getAccessToken, openToken, sealToken } from "../../../app/auth/oauth/tokens.server.ts";
-import { createUser, withEnv } from "../../support/auth.ts";
+import { createUser, signIn, withEnv } from "../../support/auth.ts";
 import { productionEnvFile, runNpm } from "../../support/cli.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, ORIGIN } from "../../support/http.ts";
-import { codeAt, enrolled, firstFactor, submitCode, useStepClock } from "../two-factor/helpers.ts";
+import { accountIntent, codeAt, enrolled, firstFactor, submitCode, useStepClock } from "../two-factor/helpers.ts";
 
 const A = "the-secret-before-rotation-0123456789abcdef";
 const B = "the-secret-after-rotation-fedcba9876543210";
@@ -80,6 +80,26 @@ describe.each(["jwt", "database"] as const)(`AUTH_SECRET rotation and values sea
     secrets(B);
     vi.setSystemTime(new Date(Date.now() + 30_000));
     expect(await signInWithTotp("ada@example.com", secret)).toBe(`${ORIGIN}/`);
+  });
+});
+
+describe(`TOTP enrolment across a rotation (${dbLabel})`, () => {
+  it("an enrolment started under the old secret is confirmed after the rotation, and the stored secret is sealed with the new one", async () => {
+    await resetDatabase();
+    secrets(A);
+    useStepClock();
+    const user = await createUser();
+    const { jar } = await signIn(new CookieJar());
+    const started = await accountIntent(jar, { intent: "totp-start" });
+    const { totpSetup } = (await started.json()) as { totpSetup: { secret: string } };
+
+    secrets(`${B},${A}`);
+    const confirmed = await accountIntent(jar, { intent: "totp-confirm", code: codeAt(totpSetup.secret) });
+    expect(confirmed.status).toBe(200);
+    expect(((await confirmed.json()) as { recoveryCodes?: string[] }).recoveryCodes).toHaveLength(10);
+    const row = await testDb().twoFactorCredential.findUniqueOrThrow({ where: { userId: user.id } });
+    expect(row.confirmedAt).not.toBeNull();
+    expect(await openAtRest(row.secretSealed, totpPlace(user.id), [B])).toBe(totpSetup.secret);
   });
 });
 
