@@ -1,11 +1,12 @@
-// The frame every maintenance command shares — `npm run user:*`, `db:cleanup`, `sessions:end-all`
-// (contract §18, ADR 077/078/107): parse the options, read the env file VESTIBULE_ENV_FILE names,
-// find the database (never create one: with no DATABASE_URL and no embedded database file it
-// stops and names the file it looked for), say on stderr which database it uses, load the
-// configuration, migrate, run one operation of app/auth/accounts (the code the /admin pages
-// call), print one clear message. Exit codes: 0 done, 1 not found or refused (or the env file,
-// the configuration or the database failed, or there is none), 2 usage. `db:migrate` and the
-// server are not maintenance commands: they create the database.
+// The frame every maintenance command shares — `npm run user:*`, `db:cleanup`, `sessions:end-all`,
+// `secret:reseal` (contract §18, ADR 077/078/107/109): parse the options, read the env file
+// VESTIBULE_ENV_FILE names, find the database (never create one: with no DATABASE_URL and no
+// embedded database file it stops and names the file it looked for), say on stderr which database
+// it uses, load the configuration, migrate, run one operation of app/auth (the code the /admin
+// pages call), print one clear message. Exit codes: 0 done, 1 not found or refused, or done with
+// findings the operator must act on (or the env file, the configuration or the database failed,
+// or there is none), 2 usage. `db:migrate` and the server are not maintenance commands: they
+// create the database.
 import { existsSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { ConfigError, databaseLocation, getConfig } from "../app/auth/core/config.server";
@@ -38,6 +39,8 @@ export const IN_PROCESS_HOOK = Symbol.for("vestibule.admin-cli.in-process");
 export type CommandIo = {
   /** A line on stderr, `<command>: warning: <message>`, printed whatever the outcome. */
   warn: (message: string) => void;
+  /** The operation finished but found what the operator must act on: its output is printed, the exit code is 1. */
+  fail: () => void;
 };
 
 type FrameOptions = { migrate?: boolean };
@@ -70,7 +73,8 @@ function command<O extends Options>(
 ): AdminCommand {
   return async (args) => {
     const notes: string[] = [];
-    const io: CommandIo = { warn: (message) => void notes.push(`${name}: warning: ${message}\n`) };
+    let failed = false;
+    const io: CommandIo = { warn: (message) => void notes.push(`${name}: warning: ${message}\n`), fail: () => void (failed = true) };
     const stderr = (text: string) => notes.join("") + text;
     try {
       let values: Record<string, string | boolean | undefined>;
@@ -83,7 +87,8 @@ function command<O extends Options>(
       getConfig();
       notes.push(`${name}: database: ${database}\n`);
       if (frame.migrate !== false) await migrate({ log: () => {} });
-      return { code: 0, stdout: `${await run(values as Record<keyof O, string | boolean | undefined>, io)}\n`, stderr: stderr("") };
+      const stdout = `${await run(values as Record<keyof O, string | boolean | undefined>, io)}\n`;
+      return { code: failed ? 1 : 0, stdout, stderr: stderr("") };
     } catch (error: unknown) {
       if (error instanceof UsageError) return { code: 2, stdout: "", stderr: stderr(`${name}: ${error.message}\nusage: ${usage}\n`) };
       if (error instanceof Refused) return { code: 1, stdout: "", stderr: stderr(`${name}: ${error.message}\n`) };

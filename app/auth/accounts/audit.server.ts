@@ -40,6 +40,8 @@ export type AuthEventType =
   | "account-exported"
   | "sessions-ended"
   | "reauthenticated"
+  // `npm run secret:reseal` (ADR 109): counts per kind of value sealed at rest, no user.
+  | "secrets-resealed"
   // "This wasn't me" (ADR 081): detail.event names the change the owner reported.
   | "security-report";
 

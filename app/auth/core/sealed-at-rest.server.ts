@@ -53,23 +53,115 @@ export async function sealAtRest(value: string, at: SealPlace, secrets: readonly
 
 /** The sealed value, or null when sealed for another row or purpose, or under a secret no longer configured. */
 export async function openAtRest(sealed: string, at: SealPlace, secrets: readonly string[]): Promise<string | null> {
+  return (await openAtRestDetail(sealed, at, secrets))?.value ?? null;
+}
+
+/**
+ * What openAtRest opens, and whether the first secret sealed it (`current`). A value opened with
+ * another configured secret is stale: its owner writes it back sealed with the first (ADR 109,
+ * "Values at rest"), so the old secret can be dropped without losing it.
+ */
+export async function openAtRestDetail(sealed: string, at: SealPlace, secrets: readonly string[]): Promise<{ value: string; current: boolean } | null> {
   try {
+    let opener: string | undefined;
     const { plaintext, protectedHeader } = await compactDecrypt(
       sealed,
       async ({ kid }) => {
         for (const secret of secrets) {
           const k = await sealKey(secret, at);
-          if (k.kid === kid) return k.key;
+          if (k.kid === kid) {
+            opener = secret;
+            return k.key;
+          }
         }
         throw new Error("no configured secret matches the sealed value's kid");
       },
       { keyManagementAlgorithms: ["dir"], contentEncryptionAlgorithms: ["A256GCM"] },
     );
     if (protectedHeader["vst.bind"] !== bindingOf(at)) return null;
-    return new TextDecoder().decode(plaintext);
+    return { value: new TextDecoder().decode(plaintext), current: opener === secrets[0] };
   } catch (error) {
     log("warn", "sealed-value-unopened", { purpose: at.purpose, error });
     return null;
+  }
+}
+
+/**
+ * Writes a stale value (opened with a secret other than the first) back sealed with the first:
+ * `replace` is one conditional UPDATE on the sealed value read (it returns how many rows it
+ * changed), so a value changed meanwhile is left alone and nothing is ever lost. Returns the
+ * value now stored — the new one, or `sealed` when the write did not happen. Never throws: a
+ * failed write is logged at warn and the caller goes on with the value it opened.
+ */
+export async function resealStale(
+  sealed: string,
+  value: string,
+  at: SealPlace,
+  secrets: readonly string[],
+  replace: (next: string) => Promise<number>,
+): Promise<string> {
+  try {
+    const next = await sealAtRest(value, at, secrets);
+    return (await replace(next)) === 1 ? next : sealed;
+  } catch (error) {
+    log("warn", "sealed-value-not-resealed", { purpose: at.purpose, error });
+    return sealed;
+  }
+}
+
+/**
+ * One column of sealed values at rest, as `secret:reseal` walks it: rows by ascending id, a page
+ * at a time, and the conditional UPDATE that replaces one row's value only while it still holds
+ * the value read.
+ */
+export type SealedColumn = {
+  /** What the report names (e.g. "totp-secret"). */
+  kind: string;
+  /** Up to `take` rows with a value in this column and an id after `after`, by ascending id. */
+  page: (after: string | null, take: number) => Promise<{ id: string; sealed: string; at: SealPlace }[]>;
+  /** Replaces row `id`'s value `sealed` with `next`; how many rows changed (0: it holds another value now). */
+  replace: (id: string, sealed: string, next: string) => Promise<number>;
+  /** The row's value now (null: the row or the value is gone), to look again after a lost race. */
+  reread: (id: string) => Promise<{ sealed: string; at: SealPlace } | null>;
+};
+
+export type ResealCount = { kind: string; resealed: number; current: number; unopenable: string[] };
+
+/**
+ * Re-seals every value of `column` with the first secret, `batch` rows at a time: each row is
+ * opened with the configured secrets and, when another one sealed it, replaced conditionally on
+ * the value read — a row a serving instance changed meanwhile is read again, never overwritten.
+ * A value no configured secret opens is left as it is and reported by row id (never the value).
+ * Running it again finds every row current.
+ */
+export async function resealColumn(column: SealedColumn, secrets: readonly string[], batch = 200): Promise<ResealCount> {
+  const count: ResealCount = { kind: column.kind, resealed: 0, current: 0, unopenable: [] };
+  let after: string | null = null;
+  for (;;) {
+    const rows = await column.page(after, batch);
+    for (const row of rows) {
+      let now: { sealed: string; at: SealPlace } | null = row;
+      // A lost race means the row holds a newer value: look at that one (a few times at most).
+      for (let attempt = 0; now && attempt < 5; attempt++) {
+        const opened = await openAtRestDetail(now.sealed, now.at, secrets);
+        if (!opened) {
+          count.unopenable.push(row.id);
+          break;
+        }
+        if (opened.current) {
+          count.current++;
+          break;
+        }
+        const next = await sealAtRest(opened.value, now.at, secrets);
+        if ((await column.replace(row.id, now.sealed, next)) === 1) {
+          count.resealed++;
+          break;
+        }
+        now = await column.reread(row.id);
+      }
+    }
+    if (rows.length < batch) return count;
+    after = rows[rows.length - 1]!.id;
   }
 }
 

@@ -6,7 +6,7 @@ import * as oauth from "oauth4webapi";
 import { db, dbProvider, type Db } from "../../db/client.server";
 import { getConfig, type AuthConfig } from "../core/config.server";
 import { log } from "../core/log.server";
-import { openAtRest, sealAtRest, type SealPlace } from "../core/sealed-at-rest.server";
+import { openAtRest, openAtRestDetail, resealStale, sealAtRest, type SealedColumn, type SealPlace } from "../core/sealed-at-rest.server";
 import type { OAuthProviderDefinition } from "./presets/definition";
 import { oauthDefinitions } from "./presets/index.server";
 import { processTokenResponse, providerClient } from "./client.server";
@@ -48,6 +48,50 @@ export async function openToken(
   if (!sealed) return null;
   return openAtRest(sealed, tokenPlace(at), secrets);
 }
+
+/**
+ * Opens the token column `field` of a stored account and, when a secret other than the first
+ * sealed it (AUTH_SECRET was rotated), writes it back sealed with the first: one UPDATE
+ * conditional on the value read, a failure only logged (ADR 109, "Values at rest").
+ */
+async function openStoredToken(
+  store: AccountStore,
+  account: { id: string; provider: string; providerAccountId: string } & Partial<Record<TokenField, string | null>>,
+  field: TokenField,
+  secrets: readonly string[] = getConfig().secrets,
+): Promise<{ value: string; current: boolean } | null> {
+  const sealed = account[field];
+  if (!sealed) return null;
+  const place = tokenPlace({ provider: account.provider, providerAccountId: account.providerAccountId, field });
+  const opened = await openAtRestDetail(sealed, place, secrets);
+  if (opened && !opened.current) {
+    await resealStale(sealed, opened.value, place, secrets, async (next) => {
+      const { count } = await store.account.updateMany({ where: { id: account.id, [field]: sealed }, data: { [field]: next } });
+      return count;
+    });
+  }
+  return opened;
+}
+
+/** The Account token columns, for `npm run secret:reseal`; rows by account id. */
+export const tokenColumns: SealedColumn[] = (["accessToken", "refreshToken", "idToken"] as const).map((field) => ({
+  kind: `oauth-${field.replace("Token", "")}-token`,
+  page: async (after, take) =>
+    (
+      await db().account.findMany({
+        where: { [field]: { not: null }, ...(after === null ? {} : { id: { gt: after } }) },
+        orderBy: { id: "asc" },
+        take,
+        select: { id: true, provider: true, providerAccountId: true, accessToken: true, refreshToken: true, idToken: true },
+      })
+    ).map((row) => ({ id: row.id, sealed: row[field] ?? "", at: tokenPlace({ provider: row.provider, providerAccountId: row.providerAccountId, field }) })),
+  replace: async (id, sealed, next) => (await db().account.updateMany({ where: { id, [field]: sealed }, data: { [field]: next } })).count,
+  reread: async (id) => {
+    const row = await db().account.findUnique({ where: { id }, select: { provider: true, providerAccountId: true, accessToken: true, refreshToken: true, idToken: true } });
+    const sealed = row?.[field];
+    return row && sealed ? { sealed, at: tokenPlace({ provider: row.provider, providerAccountId: row.providerAccountId, field }) } : null;
+  },
+}));
 
 /** What a token endpoint answered, in Account-column terms. */
 export type TokenSet = {
@@ -120,10 +164,9 @@ const inFlight = new Map<string, Promise<string | null>>();
 export async function getAccessToken(userId: string, providerId: string, config: AuthConfig = getConfig()): Promise<string | null> {
   const account = await db().account.findFirst({ where: { userId, provider: providerId } });
   if (!account) return null;
-  const at = (field: TokenField) => ({ provider: account.provider, providerAccountId: account.providerAccountId, field });
   const now = Math.floor(Date.now() / 1000);
   if (account.accessToken && (account.expiresAt === null || account.expiresAt - ACCESS_TOKEN_EXPIRY_MARGIN > now)) {
-    return openToken(account.accessToken, at("accessToken"));
+    return (await openStoredToken(db(), account, "accessToken", config.secrets))?.value ?? null;
   }
   let pending = inFlight.get(account.id);
   if (!pending) {
@@ -162,9 +205,12 @@ async function refreshHeld(store: AccountStore, accountId: string, config: AuthC
   const at = (field: TokenField) => ({ provider: account.provider, providerAccountId: account.providerAccountId, field });
   const now = Math.floor(Date.now() / 1000);
   if (account.accessToken && account.expiresAt !== null && account.expiresAt - ACCESS_TOKEN_EXPIRY_MARGIN > now) {
-    return openToken(account.accessToken, at("accessToken"));
+    return (await openStoredToken(store, account, "accessToken", config.secrets))?.value ?? null;
   }
-  const refreshToken = await openToken(account.refreshToken, at("refreshToken"));
+  // Not re-sealed on its own here: the write below is conditional on this very value. A provider
+  // that sends no new refresh token gets this one written back, sealed with the first secret.
+  const opened = account.refreshToken ? await openAtRestDetail(account.refreshToken, tokenPlace(at("refreshToken")), config.secrets) : null;
+  const refreshToken = opened?.value ?? null;
   const definition = definitionFor(account.provider, config);
   if (!refreshToken || !definition) return null;
 
@@ -189,7 +235,10 @@ async function refreshHeld(store: AccountStore, accountId: string, config: AuthC
     return null;
   }
 
-  const columns = await accountTokenColumns(account.provider, account.providerAccountId, tokens);
+  const columns = await accountTokenColumns(account.provider, account.providerAccountId, {
+    ...tokens,
+    refreshToken: tokens.refreshToken ?? (opened && !opened.current ? refreshToken : null),
+  });
   const { count } = await store.account.updateMany({
     where: { id: accountId, refreshToken: account.refreshToken },
     data: columns,

@@ -3,7 +3,7 @@
 // is spent by one conditional UPDATE whose row count decides, so of concurrent requests carrying
 // the same code exactly one succeeds.
 import { db } from "../../db/client.server";
-import { openAtRest, sealAtRest } from "../core/sealed-at-rest.server";
+import { openAtRestDetail, resealStale, sealAtRest, type SealedColumn } from "../core/sealed-at-rest.server";
 import {
   generateRecoveryCodes,
   hashRecoveryCode,
@@ -64,9 +64,42 @@ export async function twoFactorStatus(userId: string): Promise<TwoFactorStatus> 
   return { enabled: Boolean(row?.confirmedAt), recoveryCodesLeft: row?.confirmedAt ? left : 0 };
 }
 
-async function openSecret(userId: string, sealed: string, secrets: Secrets): Promise<string | null> {
-  return openAtRest(sealed, { purpose: SEAL_PURPOSE, row: userId }, secrets);
+const placeOf = (userId: string) => ({ purpose: SEAL_PURPOSE, row: userId });
+
+/**
+ * The user's TOTP secret and the sealed value the row holds now. Sealed with a secret other than
+ * the first (AUTH_SECRET was rotated), it is written back sealed with the first — one UPDATE
+ * conditional on the value read — so dropping the old secret later keeps the factor (ADR 109).
+ */
+async function openSecret(userId: string, sealed: string, secrets: Secrets): Promise<{ secret: string; sealed: string } | null> {
+  const opened = await openAtRestDetail(sealed, placeOf(userId), secrets);
+  if (!opened) return null;
+  if (opened.current) return { secret: opened.value, sealed };
+  const now = await resealStale(sealed, opened.value, placeOf(userId), secrets, async (secretSealed) => {
+    const { count } = await db().twoFactorCredential.updateMany({ where: { userId, secretSealed: sealed }, data: { secretSealed } });
+    return count;
+  });
+  return { secret: opened.value, sealed: now };
 }
+
+/** Every stored TOTP secret (confirmed or pending), for `npm run secret:reseal`; rows by credential id. */
+export const totpSecretColumn: SealedColumn = {
+  kind: "totp-secret",
+  page: async (after, take) =>
+    (
+      await db().twoFactorCredential.findMany({
+        where: after === null ? {} : { id: { gt: after } },
+        orderBy: { id: "asc" },
+        take,
+        select: { id: true, userId: true, secretSealed: true },
+      })
+    ).map((row) => ({ id: row.id, sealed: row.secretSealed, at: placeOf(row.userId) })),
+  replace: async (id, sealed, secretSealed) => (await db().twoFactorCredential.updateMany({ where: { id, secretSealed: sealed }, data: { secretSealed } })).count,
+  reread: async (id) => {
+    const row = await db().twoFactorCredential.findUnique({ where: { id }, select: { userId: true, secretSealed: true } });
+    return row ? { sealed: row.secretSealed, at: placeOf(row.userId) } : null;
+  },
+};
 
 /**
  * totp-start: a new secret for a user whose second factor is off, kept sealed on an unconfirmed
@@ -74,7 +107,7 @@ async function openSecret(userId: string, sealed: string, secrets: Secrets): Pro
  */
 export async function startEnrolment(userId: string, secrets: Secrets): Promise<string | null> {
   const secret = generateTotpSecret();
-  const secretSealed = await sealAtRest(secret, { purpose: SEAL_PURPOSE, row: userId }, secrets);
+  const secretSealed = await sealAtRest(secret, placeOf(userId), secrets);
   const client = db();
   const { count } = await client.twoFactorCredential.updateMany({
     where: { userId, confirmedAt: null },
@@ -94,7 +127,7 @@ export async function startEnrolment(userId: string, secrets: Secrets): Promise<
 export async function pendingEnrolmentSecret(userId: string, secrets: Secrets): Promise<string | null> {
   const row = await db().twoFactorCredential.findUnique({ where: { userId } });
   if (!row || row.confirmedAt) return null;
-  return openSecret(userId, row.secretSealed, secrets);
+  return (await openSecret(userId, row.secretSealed, secrets))?.secret ?? null;
 }
 
 /** Fresh recovery codes and their stored values, hashed before any transaction opens (ADR 074). */
@@ -124,15 +157,15 @@ export type ConfirmOutcome = { ok: true; recoveryCodes: string[] } | { ok: false
 export async function confirmEnrolment(userId: string, code: string, secrets: Secrets, now = new Date()): Promise<ConfirmOutcome> {
   const row = await db().twoFactorCredential.findUnique({ where: { userId } });
   if (!row || row.confirmedAt) return { ok: false, reason: "not-started" };
-  const secret = await openSecret(userId, row.secretSealed, secrets);
-  if (!secret) return { ok: false, reason: "not-started" };
-  const step = matchTotpStep(secret, code, now);
+  const opened = await openSecret(userId, row.secretSealed, secrets);
+  if (!opened) return { ok: false, reason: "not-started" };
+  const step = matchTotpStep(opened.secret, code, now);
   if (step === null) return { ok: false, reason: "wrong-code" };
   const fresh = await newRecoveryCodes();
   const recoveryCodes = await db().$transaction(async (tx) => {
     // Conditional on the row read above: a concurrent start (new secret) or confirm wins alone.
     const { count } = await tx.twoFactorCredential.updateMany({
-      where: { id: row.id, confirmedAt: null, secretSealed: row.secretSealed },
+      where: { id: row.id, confirmedAt: null, secretSealed: opened.sealed },
       data: { confirmedAt: now, lastUsedStep: step },
     });
     if (count !== 1) return null;
@@ -155,8 +188,8 @@ export async function spendSecondFactorCode(userId: string, typed: string, secre
   if (isTotpCode(code)) {
     const row = await client.twoFactorCredential.findUnique({ where: { userId } });
     if (!row?.confirmedAt) return null;
-    const secret = await openSecret(userId, row.secretSealed, secrets);
-    const step = secret ? matchTotpStep(secret, code, now) : null;
+    const opened = await openSecret(userId, row.secretSealed, secrets);
+    const step = opened ? matchTotpStep(opened.secret, code, now) : null;
     if (step === null) return null;
     const { count } = await client.twoFactorCredential.updateMany({
       where: { id: row.id, confirmedAt: { not: null }, OR: [{ lastUsedStep: null }, { lastUsedStep: { lt: step } }] },

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest"
 import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { getAccessToken, introspectToken, openToken } from "../../../app/auth/oauth/tokens.server.ts";
 import * as signoutRoute from "../../../app/routes/auth/signout.tsx";
+import { withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
+import { TEST_AUTH_SECRET } from "../../support/env.ts";
 import { callRoute, CookieJar, fetchCsrf, ORIGIN, post } from "../../support/http.ts";
 import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../../support/idp.ts";
 import { authorizationUrlOf, sessionOf, signInThroughIdp, startSignIn } from "../../support/oauth-flow.ts";
@@ -70,6 +72,24 @@ async function signOut(jar: CookieJar, callbackUrl = "/") {
 }
 
 describe(`provider tokens (${dbLabel})`, () => {
+  test("after AUTH_SECRET is rotated, a refresh token sealed with the old value still refreshes, and what is stored then opens with the new value alone", async () => {
+    const alice = await signedInAlice();
+    await expireAccessToken(alice.account.id);
+    const NEW = "the-new-secret-after-rotation-0123456789abc";
+    const undo = withEnv({ AUTH_SECRET: `${NEW},${TEST_AUTH_SECRET}` });
+    try {
+      const fresh = await getAccessToken(alice.userId, "oidc");
+      expect(fresh).toBeTruthy();
+      expect(refreshGrants).toBe(1);
+      const row = await testDb().account.findUniqueOrThrow({ where: { id: alice.account.id } });
+      const at = (field: "accessToken" | "refreshToken") => ({ provider: "oidc", providerAccountId: ALICE.sub, field });
+      expect(await openToken(row.accessToken, at("accessToken"), [NEW])).toBe(fresh);
+      expect(await openToken(row.refreshToken, at("refreshToken"), [NEW])).toBeTruthy();
+    } finally {
+      undo();
+    }
+  });
+
   test("a fresh access token is returned as stored, and the IdP says it is active", async () => {
     const alice = await signedInAlice();
     expect(await getAccessToken(alice.userId, "oidc")).toBe(alice.accessToken);
