@@ -8,6 +8,7 @@ import { toRelative } from "../core/callback-url.server";
 import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { deviceIdFor, issueDeviceCookie } from "../core/device-cookie.server";
 import { notifySecurityChange } from "../accounts/security-notices.server";
+import { devicesResetAt } from "../accounts/wasnt-me.server";
 import { clearConsecutiveFailures, retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
@@ -85,7 +86,10 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
   let newDevice = false;
   if (result.user.email) {
     const cookies = { cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets };
-    newDevice = ar.config.securityEmails && !result.isNewUser && (await deviceIdFor(cookies, result.user.email)) === null;
+    // After a "This wasn't me" report, the account's notes in device cookies written before it
+    // count for nothing (ADR 081, 108): the reported browser is a new device again.
+    const reset = ar.config.securityEmails && !result.isNewUser ? await devicesResetAt(result.user.id) : null;
+    newDevice = ar.config.securityEmails && !result.isNewUser && (await deviceIdFor(cookies, result.user.email, reset)) === null;
     sessionCookies.push(await issueDeviceCookie(cookies, result.user.email));
     // And the consecutive-failure count starts again (ADR 083): the owner got in.
     await clearConsecutiveFailures(ar.config.rateLimits, result.user.email);
