@@ -12,7 +12,6 @@ import {
   enableUser,
   endUserSessions,
   findUser,
-  isLastAdmin,
   resolveUser,
   searchUserPage,
   setRole,
@@ -199,8 +198,8 @@ export async function adminAction(request: Request) {
       // would pull the console from under them.
       if (target.id === admin.userId) return refused(t("admin.refused.deleteSelf"));
       if (!isConfirmationWord(parsed.data.confirm)) return refused(t("admin.delete.wrongWord", { word: confirmationWord() }));
-      if (await isLastAdmin(target.id)) return refused(t("admin.refused.lastAdminDelete"), 409);
       const result = await deleteAccount(target.id, actor, { hooks: accountDeletedHooks, ar });
+      if (!result.ok && result.reason === "last-admin") return refused(t("admin.refused.lastAdminDelete"), 409);
       if (!result.ok) notFound();
       return redirect(`/admin?done=${LIST_DONE}`, { headers: admin.headers });
     }

@@ -18,6 +18,7 @@ import { announceUserEnded, revokedHere } from "../core/revocation.server";
 import { forgetUserSessions } from "../core/session-cache.server";
 import { actorEventFields, isOperator, type Actor } from "./actor";
 import { recordEvent } from "./audit.server";
+import { holdRoleLock, isLastAdminIn } from "./roles.server";
 import { notifySecurityChange, sendQueuedNotices } from "./security-notices.server";
 
 /** A deleted account's provider tokens as stored (sealed), for the hooks to revoke. */
@@ -34,7 +35,7 @@ export type DeletedAccount = {
  */
 export type AccountDeletedHook = (config: AuthConfig, accounts: readonly DeletedAccount[]) => Promise<void>;
 
-export type DeleteAccountResult = { ok: true; userId: string; email: string | null; sessionsEnded: number } | { ok: false; reason: "not-found" };
+export type DeleteAccountResult = { ok: true; userId: string; email: string | null; sessionsEnded: number } | { ok: false; reason: "not-found" | "last-admin" };
 
 export type DeleteAccountOptions = {
   /** The sign-in methods' hooks (signin/registry.server.ts accountDeletedHooks). */
@@ -47,6 +48,11 @@ export type DeleteAccountOptions = {
 /** Deletes the user with this id and everything personal of theirs, as the header says. */
 export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, now = new Date() }: DeleteAccountOptions): Promise<DeleteAccountResult> {
   const deleted = await db().$transaction(async (tx) => {
+    // The last administrator stays (nobody would be left to reach /admin): checked under the lock
+    // every demotion takes too, so two deletions (or a deletion and a demotion) of the last two
+    // administrators at once cannot both pass (roles.server.ts).
+    await holdRoleLock(tx, userId);
+    if (await isLastAdminIn(tx, userId)) return "last-admin" as const;
     const user = await tx.user.findUnique({
       where: { id: userId },
       select: {
@@ -72,6 +78,7 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
     return user;
   });
   if (!deleted) return { ok: false, reason: "not-found" };
+  if (deleted === "last-admin") return { ok: false, reason: "last-admin" };
 
   revokedHere(deleted.sessions);
   forgetUserSessions(userId);
