@@ -11,6 +11,7 @@
 // The limit counters stay: keyed by a hash, they expire on their own, and deleting them would let
 // anyone reset their limits by deleting and signing up again.
 import { db } from "../../db/client.server";
+import { isLocale } from "../../i18n/languages.server";
 import type { AuthConfig } from "../core/config.server";
 import { log } from "../core/log.server";
 import type { AuthRequest } from "../core/request.server";
@@ -57,6 +58,7 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
       where: { id: userId },
       select: {
         email: true,
+        locale: true,
         accounts: { select: { provider: true, providerAccountId: true, accessToken: true, refreshToken: true } },
         sessions: { where: { expires: { gt: now } }, select: { id: true, expires: true, revokedAt: true } },
       },
@@ -92,7 +94,9 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
     ),
   );
   if (deleted.email) {
-    await notifySecurityChange(ar, userId, { kind: "account-deleted" }, { recipients: [deleted.email], now, byOperator: isOperator(actor) });
+    // In the owner's language, read with the row (ADR 108).
+    const locale = isLocale(deleted.locale) ? deleted.locale : null;
+    await notifySecurityChange(ar, userId, { kind: "account-deleted" }, { recipients: [deleted.email], now, byOperator: isOperator(actor), locale });
     sendQueuedNotices();
   }
   return { ok: true, userId, email: deleted.email, sessionsEnded };

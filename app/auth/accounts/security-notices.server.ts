@@ -5,9 +5,15 @@
 // waits. AUTH_SECURITY_EMAILS=false turns them off. The sentences live here, one per change.
 // Each carries its own single-use "This wasn't me" link (./wasnt-me.server.ts, ADR 081), the
 // device (a summary of the User-Agent), the approximate place when a place lookup is registered
-// (registerPlaceLookup; none by default) and the time in the request's language, in UTC.
+// (registerPlaceLookup; none by default) and the time, in UTC. Every notice is written in the
+// owner's own language (the user row's `locale`, ADR 108), never in the language of the request
+// that made the change — a thief's browser must not choose it; an account with none stored gets
+// English.
 import { describeDevice } from "../../components/device";
+import type { Locale } from "../../i18n/languages.server";
 import { t } from "../../i18n/t.server";
+import { inRecipientLanguage } from "../../i18n/user-locale.server";
+import { runWithLocale } from "../../i18n/t.server";
 import { db } from "../../db/client.server";
 import { getMailer } from "../../mail/mailer.server";
 import { enqueueMail, wakeMailSender } from "../../mail/queue.server";
@@ -28,7 +34,7 @@ export type SecurityChange =
   | { kind: "signin-new-device" | "account-deleted" }
   | { kind: "recovery-code-used"; left: number };
 
-/** The subject and the one sentence of each change, in the language of the request that made it. */
+/** The subject and the one sentence of each change, in the current language (the owner's, queueNotices). */
 function describe(change: SecurityChange): { subject: string; what: string } {
   const site = SITE_NAME;
   switch (change.kind) {
@@ -93,13 +99,21 @@ export async function notifySecurityChange(
   ar: AuthRequest,
   userId: string,
   change: SecurityChange,
-  { tx, recipients, now = new Date(), byOperator = false }: { tx?: Tx; recipients?: (string | null)[]; now?: Date; byOperator?: boolean } = {},
+  {
+    tx,
+    recipients,
+    now = new Date(),
+    byOperator = false,
+    locale,
+  }: { tx?: Tx; recipients?: (string | null)[]; now?: Date; byOperator?: boolean; locale?: Locale | null } = {},
 ): Promise<void> {
   if (!ar.config.securityEmails || !getMailer(ar.config)) return;
   const queue = async () => {
     const client = tx ?? db();
     const to = recipients ?? [(await client.user.findUnique({ where: { id: userId }, select: { email: true } }))?.email ?? null];
-    await queueNotices(ar, userId, change, to, { tx, now, byOperator });
+    const write = () => queueNotices(ar, userId, change, to, { tx, now, byOperator });
+    // `locale`: the caller read it already (a deleted account's row is gone).
+    await (locale !== undefined ? runWithLocale(locale ?? "en", write) : inRecipientLanguage({ userId }, "default", write));
   };
   if (tx) return queue();
   try {
@@ -138,10 +152,10 @@ async function queueNotices(ar: AuthRequest, userId: string, change: SecurityCha
  * report for the operator; there is no session or password left to end. Queued and sent at once;
  * a failure is logged, never thrown (the deletion stands).
  */
-export async function notifyAccountDeleted(ar: AuthRequest, account: { userId: string; address: string | null }, now = new Date()): Promise<void> {
+export async function notifyAccountDeleted(ar: AuthRequest, account: { userId: string; address: string | null; locale?: Locale | null }, now = new Date()): Promise<void> {
   if (!ar.config.securityEmails || !getMailer(ar.config) || !account.address) return;
   try {
-    await queueNotices(ar, account.userId, { kind: "account-deleted" }, [account.address], { now });
+    await runWithLocale(account.locale ?? "en", () => queueNotices(ar, account.userId, { kind: "account-deleted" }, [account.address], { now }));
   } catch (error) {
     log("error", "security-mail-queue-failed", { kind: "account-deleted", error });
   }

@@ -9,6 +9,8 @@ import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { deviceIdFor, issueDeviceCookie } from "../core/device-cookie.server";
 import { notifySecurityChange } from "../accounts/security-notices.server";
 import { devicesResetAt } from "../accounts/wasnt-me.server";
+import { currentLocale } from "../../i18n/t.server";
+import { rememberLocale } from "../../i18n/user-locale.server";
 import { clearConsecutiveFailures, retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
@@ -94,6 +96,10 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
     // And the consecutive-failure count starts again (ADR 083): the owner got in.
     await clearConsecutiveFailures(ar.config.rateLimits, result.user.email);
   }
+  // A new account keeps the language of the browser that made it (ADR 108): every e-mail to its
+  // owner is written in it. A sign-in to an existing account never changes it (a thief's looks
+  // the same as the owner's).
+  if (result.isNewUser) await rememberLocale(result.user.id, currentLocale());
   await recordEvent("signin", {
     userId: result.user.id,
     ...eventSource(ar),

@@ -54,9 +54,10 @@ function notify(userId: string, change: SecurityChange, { locale = "en" as "en" 
 describe(`security e-mails (${dbLabel})`, () => {
   beforeEach(() => configure(smtpEnv(smtp.sink.url)));
 
-  it("a German request's notice names the device and gives the time in German, in UTC, with no place line when no place lookup is configured", async () => {
+  it("a German owner's notice (of a change made from an English browser) names the device and gives the time in German, in UTC, with no place line when no place lookup is configured", async () => {
     const user = await owner();
-    await notify(user.id, { kind: "password-changed" }, { locale: "de" });
+    await testDb().user.update({ where: { id: user.id }, data: { locale: "de" } });
+    await notify(user.id, { kind: "password-changed" }, { locale: "en" });
     const [message] = await smtp.sink.waitFor(1);
     expect(message!.subject).toBe("Ihr Vestibule-Passwort wurde geändert");
     // "26. Nov. 2026, 04:10 UTC"
