@@ -126,7 +126,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
             <Form method="post" id="profile-form">
               <CsrfField token={csrfToken} />
               <input type="hidden" name="intent" value="update-profile" />
-              <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} maxLength={100} required autoComplete="name" error={nameError} />
+              <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} required autoComplete="name" error={nameError} />
               <button type="submit" className="button inline" aria-disabled={busy("update-profile") || undefined}>
                 {busy("update-profile") ? t("common.saving") : t("account.saveName")}
               </button>
