@@ -439,3 +439,44 @@ describe(`what a user learns of the admin who acted on them (${dbLabel})`, () =>
     }
   });
 });
+
+describe.each(["header", "field"] as const)(`an admin's JSON client (json by %s, ${dbLabel})`, (how) => {
+  /** An action as a JSON client sends it: X-Auth-Return-Redirect: 1, or json=true in the body. */
+  async function actJson(jar: CookieJar, id: string, fields: Record<string, string>, csrf?: string) {
+    const token = csrf ?? csrfIn((await userPage(jar, id)).html);
+    const body = { csrfToken: token, ...fields, ...(how === "field" ? { json: "true" } : {}) };
+    const headers: Record<string, string> = { Origin: ORIGIN, ...(how === "header" ? { "X-Auth-Return-Redirect": "1" } : {}) };
+    const res = await send(post(`/admin/users/${id}`, body, { jar, headers }), jar);
+    expect(res.headers.get("Content-Type")).toMatch(/^application\/json/);
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  it("every action answers {ok, done, url}; every refusal {error, message} with its status, and nothing is rendered around it", async () => {
+    configure(smtpEnv(smtp.sink.url));
+    const { jar, admin } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    const page = `${ORIGIN}/admin/users/${ada.id}`;
+    for (const [fields, done] of [
+      [{ intent: "disable" }, "disabled"],
+      [{ intent: "enable" }, "enabled"],
+      [{ intent: "end-sessions" }, "sessions-ended"],
+      [{ intent: "send-reset" }, "reset-sent"],
+      [{ intent: "second-factor-off" }, "unchanged"],
+      [{ intent: "set-role", role: "admin" }, "role-changed"],
+      [{ intent: "set-role", role: "user" }, "role-changed"],
+    ] as const) {
+      expect(await actJson(jar, ada.id, fields)).toEqual({ status: 200, body: { ok: true, done, url: `${page}?done=${done}` } });
+    }
+    expect(await actJson(jar, admin.id, { intent: "disable" })).toEqual({ status: 400, body: { error: "Refused", message: "You cannot disable your own account." } });
+    expect(await actJson(jar, admin.id, { intent: "set-role", role: "user" })).toEqual({
+      status: 409,
+      body: { error: "LastAdmin", message: "The last administrator cannot become a user: make someone else an administrator first." },
+    });
+    const wrongWord = await actJson(jar, ada.id, { intent: "delete", confirm: "nope" });
+    expect(wrongWord).toMatchObject({ status: 400, body: { error: "ConfirmationRequired", word: "DELETE", message: expect.stringContaining("DELETE") } });
+    expect(await actJson(jar, ada.id, { intent: "explode" })).toMatchObject({ status: 400, body: { error: "InvalidRequest", message: expect.any(String) } });
+    expect(await actJson(jar, ada.id, { intent: "disable" }, "f".repeat(64))).toMatchObject({ status: 403, body: { error: "MissingCSRF", message: expect.any(String) } });
+    expect(await actJson(jar, ada.id, { intent: "delete", confirm: "DELETE" })).toEqual({ status: 200, body: { ok: true, done: "deleted", url: `${ORIGIN}/admin?done=deleted` } });
+    expect(await testDb().user.count({ where: { id: ada.id } })).toBe(0);
+  });
+});
