@@ -20,6 +20,7 @@ import { enqueueMail, wakeMailSender } from "../../mail/queue.server";
 import { SITE_NAME, securityNoticeMessage } from "../../mail/templates.server";
 import { log } from "../core/log.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
+import { mailSafeName } from "../core/display-text";
 import { issueWasntMeLink } from "./wasnt-me.server";
 
 type Tx = Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0];
@@ -50,7 +51,8 @@ function describe(change: SecurityChange): { subject: string; what: string } {
     case "passkey-removed":
       return {
         subject: t(`notice.${change.kind}.subject`, { site }),
-        what: change.name ? t(`notice.${change.kind}.whatNamed`, { name: change.name }) : t(`notice.${change.kind}.what`),
+        // The passkey's name is whoever named it's words: plain text, no link (core/display-text.ts).
+        what: mailSafeName(change.name) ? t(`notice.${change.kind}.whatNamed`, { name: mailSafeName(change.name)! }) : t(`notice.${change.kind}.what`),
       };
     case "sessions-ended":
       return { subject: t("notice.sessions-ended.subject", { site }), what: t(`notice.sessions-ended.${change.scope}`) };
@@ -77,8 +79,7 @@ function placeOf(ar: AuthRequest): string | null {
   const address = clientAddress(ar);
   if (!placeLookup || !address) return null;
   try {
-    const place = placeLookup(address);
-    return place ? place.slice(0, 80) : null;
+    return mailSafeName(placeLookup(address));
   } catch (error) {
     log("warn", "place-lookup-failed", { error });
     return null;
@@ -128,7 +129,8 @@ async function queueNotices(ar: AuthRequest, userId: string, change: SecurityCha
   const base = `${ar.origin}${ar.config.basePath}`;
   const { subject, what } = describe(change);
   // An operator's request is not the owner's: their device and place stay out (templates.server.ts).
-  const device = byOperator ? null : describeDevice(ar.request.headers.get("User-Agent"), t);
+  // The device is a summary of a header the client writes: plain text, short, never a link.
+  const device = byOperator ? null : (mailSafeName(describeDevice(ar.request.headers.get("User-Agent"), t)) ?? t("device.unknown"));
   const place = byOperator ? null : placeOf(ar);
   for (const address of new Set(to.filter((a): a is string => Boolean(a)))) {
     const message = securityNoticeMessage({

@@ -95,3 +95,18 @@ export function nameField(max: number, message: (refusal: NameRefusal) => string
     return z.NEVER;
   });
 }
+
+/** The longest name of a device, passkey or place an e-mail repeats. */
+export const MAX_MAIL_NAME_LENGTH = 80;
+
+/**
+ * A name an e-mail repeats that someone else may have chosen — the device (from the User-Agent),
+ * a passkey's name, the place — as short plain text: made safe like a provider's name, cut to
+ * `max`, and with nothing a mail client would turn into a link (a scheme's "://", "www.", a dotted
+ * host name are written "[:]//", "www[.]", "evil[.]example"). Null when nothing is left.
+ */
+export function mailSafeName(value: unknown, max = MAX_MAIL_NAME_LENGTH): string | null {
+  const name = sanitizeName(value, max);
+  if (name === null) return null;
+  return name.replace(/:\/\//g, "[:]//").replace(/([\p{L}\p{N}_-])\.(?=[\p{L}\p{N}_-])/gu, "$1[.]");
+}

@@ -94,6 +94,23 @@ describe(`security e-mails (${dbLabel})`, () => {
     for (const part of [message!.text!, message!.html!]) expect(part).not.toMatch(/evil|urgent/);
   });
 
+  it("a thief's device names — a hostile User-Agent, a passkey named like a sentence with a link, a place with an override — reach the owner's e-mail as short plain text, never as a link", async () => {
+    const user = await owner();
+    registerPlaceLookup(() => "Lyon\u202Emoc.live\u0007 " + "x".repeat(200));
+    // A header is bytes: U+202E arrives as its UTF-8 bytes read one by one.
+    const hostileAgent = "Evil\u00e2\u0080\u00ae/1.0 (\tVisit https://evil.example/fix) <a href=https://evil.example>x</a>";
+    await notify(user.id, { kind: "passkey-removed", name: "Visit https://evil.example/fix or www.evil.example\u202E\u0000 now" }, { userAgent: hostileAgent });
+    const [message] = await smtp.sink.waitFor(1);
+    for (const part of [message!.text!, message!.html!]) {
+      expect(part).not.toMatch(/[\u202e\u0000\u0007]/);
+      // Nothing a mail client would turn into a link: no scheme, no www., no dotted host name.
+      expect(part).not.toMatch(/https?:\/\/evil|www\.evil|evil\.example|moc\.live/);
+      expect(part).not.toMatch(/x{81}/);
+    }
+    expect(message!.text).toContain("evil[.]example");
+    expect(message!.html).not.toContain("<a href=https://evil");
+  });
+
   it("no notice of any kind carries a link or a code that signs in: only the forgotten-password page, the sign-in page and its own 'This wasn't me' link", async () => {
     const user = await owner();
     for (const change of EVERY_CHANGE) await notify(user.id, change);
