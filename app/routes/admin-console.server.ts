@@ -25,6 +25,7 @@ import { sendPasswordResetFor } from "~/auth/passwords";
 import { accountDeletedHooks, findProvider } from "~/auth/signin";
 import { turnOffSecondFactorFor } from "~/auth/two-factor";
 import { t } from "~/i18n/t.server";
+import { visibleName } from "~/auth/core/display-text";
 import { jsonResponse } from "~/auth/core/respond.server";
 import { CONFIRMATION_REQUIRED, confirmationWord, isConfirmationWord, LAST_ADMIN } from "./account-lifecycle.server";
 import { requireAdmin } from "./admin-access.server";
@@ -81,7 +82,9 @@ export async function adminLoader(request: Request) {
     const after = afterParam && ID_PATTERN.test(afterParam) ? afterParam : null;
     const found = await searchUserPage(query, after);
     const done = url.searchParams.get("done") === LIST_DONE ? LIST_DONE : null;
-    return data({ page: "users" as const, query, after, done, ...found }, { headers: noStore(admin.headers) });
+    // Names as the operator must see them: nothing hidden or reordered (core/display-text.ts).
+    const users = found.users.map((u) => ({ ...u, name: visibleName(u.name) }));
+    return data({ page: "users" as const, query, after, done, ...found, users }, { headers: noStore(admin.headers) });
   }
   const { ar, session } = await requireSession(request, { roll: false });
   const user = await findUser({ id: page.id });
@@ -104,7 +107,7 @@ export async function adminLoader(request: Request) {
       user: {
         id: user.id,
         email: user.email,
-        name: user.name,
+        name: visibleName(user.name),
         role: user.role,
         disabledAt: user.disabledAt?.toISOString() ?? null,
         createdAt: user.createdAt.toISOString(),

@@ -110,3 +110,14 @@ export function mailSafeName(value: unknown, max = MAX_MAIL_NAME_LENGTH): string
   if (name === null) return null;
   return name.replace(/:\/\//g, "[:]//").replace(/([\p{L}\p{N}_-])\.(?=[\p{L}\p{N}_-])/gu, "$1[.]");
 }
+
+/**
+ * A stored name as an operator must see it (/admin): every character of the header's list that
+ * hides or reorders text written out as ⟨U+XXXX⟩, so a name stored before this rule (or straight
+ * into the database) cannot pass for another. Null stays null.
+ */
+export function visibleName(name: string | null): string | null {
+  if (name === null) return null;
+  const hidden = new RegExp(`${CONTROLS.source}|${BIDI.source}|${INVISIBLE.source}`, "gu");
+  return name.replace(hidden, (c) => `⟨U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}⟩`);
+}

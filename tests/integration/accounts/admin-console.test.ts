@@ -179,6 +179,17 @@ describe(`/admin for an admin (${dbLabel})`, () => {
     expect(list).toContain("=cmd|&#x27; /C calc&#x27;!A0");
   });
 
+  it("a name stored before the one name rule with a right-to-left override is shown to the admin with the hidden character named, not as 'Invoice exe.pdf'", async () => {
+    const { jar } = await signedInAdmin();
+    const tricked = await db().user.create({ data: { email: "old@example.com", name: "Invoice\u202Efdp.exe\u200B" } });
+    const list = await (await send(get("/admin?q=old", { jar }))).text();
+    const page = (await userPage(jar, tricked.id)).html;
+    for (const body of [list, page]) {
+      expect(body).not.toMatch(/[\u202e\u200b]/);
+      expect(body).toContain("Invoice⟨U+202E⟩fdp.exe⟨U+200B⟩");
+    }
+  });
+
   it("a user's page shows ways to sign in, sessions, events, role and state; an unknown id is the unknown-URL page", async () => {
     const { jar } = await signedInAdmin();
     const ada = await createUser("ada@example.com", "Ada");
