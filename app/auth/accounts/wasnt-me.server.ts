@@ -112,11 +112,15 @@ async function confirmPage(ar: AuthRequest, email: unknown, token: unknown, now:
 }
 
 /**
- * When the account's device cookies were last made worthless by a report, or null: a device
- * cookie's note of the account written before it is not recognised (signin/flow.server.ts).
+ * When the account's device cookies were last made worthless by a report, or null (also for an
+ * address with no account: the same one query either way). Every reader of the device cookie
+ * passes it to deviceIdFor: a note of the account written before it is not recognised — not for
+ * the new-device notice, not for the device's own budgets, not past the consecutive-failure
+ * ceiling.
  */
-export async function devicesResetAt(userId: string): Promise<Date | null> {
-  return (await db().user.findUnique({ where: { id: userId }, select: { devicesResetAt: true } }))?.devicesResetAt ?? null;
+export async function devicesResetAt(who: string | { email: string }): Promise<Date | null> {
+  const where = typeof who === "string" ? { id: who } : { email: who.email };
+  return (await db().user.findUnique({ where, select: { devicesResetAt: true } }))?.devicesResetAt ?? null;
 }
 
 /** What the winning POST did, for the audit trail and the page. */
