@@ -57,15 +57,21 @@ export async function readDevice({ cookies, secure, secrets }: CookieContext): P
 
 /**
  * The device id when the request carries a valid device cookie for this address, else null.
- * `notBefore` (the account's devicesResetAt, when the caller knows the account): a note of the
- * account written before it is not recognised.
+ * `notBefore` (the account's devicesResetAt): a note of the account written before it is not
+ * recognised. A function is asked only when the cookie names the account (most requests carry no
+ * such note, and need not look anything up).
  */
-export async function deviceIdFor(ctx: CookieContext, normalizedAddress: string, notBefore: Date | null = null): Promise<string | null> {
+export async function deviceIdFor(
+  ctx: CookieContext,
+  normalizedAddress: string,
+  notBefore: Date | null | (() => Promise<Date | null>) = null,
+): Promise<string | null> {
   const device = await readDevice(ctx);
   if (!device) return null;
   const index = device.accounts.indexOf(deviceAccountDigest(normalizedAddress));
   if (index === -1) return null;
-  if (notBefore !== null && device.signedInAt[index]! < notBefore.getTime()) return null;
+  const since = typeof notBefore === "function" ? await notBefore() : notBefore;
+  if (since !== null && device.signedInAt[index]! < since.getTime()) return null;
   return device.deviceId;
 }
 

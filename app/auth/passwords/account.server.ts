@@ -56,7 +56,7 @@ async function checkCurrentPassword(
   intent: PasswordIntent,
 ): Promise<PasswordIntentResult | null> {
   const address = email ?? `user:${userId}`;
-  const deviceId = email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, email, await devicesResetAt(userId)) : null;
+  const deviceId = email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, email, () => devicesResetAt(userId)) : null;
   const reservation = await reserveCredentialsAttempt(ar.config.rateLimits, { address, client: clientAddress(ar), deviceId });
   if (isLimitRefusal(reservation)) {
     await recordEvent("rate-limited", { userId, ...eventSource(ar), detail: { bucket: reservation.limit } });

@@ -90,8 +90,8 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
     const cookies = { cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets };
     // After a "This wasn't me" report, the account's notes in device cookies written before it
     // count for nothing (ADR 081, 108): the reported browser is a new device again.
-    const reset = ar.config.securityEmails && !result.isNewUser ? await devicesResetAt(result.user.id) : null;
-    newDevice = ar.config.securityEmails && !result.isNewUser && (await deviceIdFor(cookies, result.user.email, reset)) === null;
+    const userId = result.user.id;
+    newDevice = ar.config.securityEmails && !result.isNewUser && (await deviceIdFor(cookies, result.user.email, () => devicesResetAt(userId))) === null;
     sessionCookies.push(await issueDeviceCookie(cookies, result.user.email));
     // And the consecutive-failure count starts again (ADR 083): the owner got in.
     await clearConsecutiveFailures(ar.config.rateLimits, result.user.email);

@@ -91,7 +91,7 @@ async function checkCode(ar: AuthRequest, typed: unknown, json: boolean): Promis
   if (pending.reauthOf && !reauthenticating) return { type: "response", response: pendingGone(ar, json) };
   // A browser that signed in to this account before spends its own budget, not the account's
   // (which anyone with the password can spend with wrong codes).
-  const deviceId = user.email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, user.email, await devicesResetAt(pending.userId)) : null;
+  const deviceId = user.email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, user.email, () => devicesResetAt(pending.userId)) : null;
   const attempt = await reserveSecondFactorAttempt(limits, pending.id, pending.userId, deviceId);
   if (isSecondFactorRefusal(attempt)) {
     // Its twin may have finished it between the check above and this reservation.
