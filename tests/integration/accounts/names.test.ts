@@ -86,6 +86,33 @@ describe(`one name rule (${dbLabel})`, () => {
     }
   });
 
+  it("a JSON client renaming a passkey or setting the name on /account gets {error, message} with the limit in words, or {ok, url}", async () => {
+    const user = await createUser("ada@example.com", "Ada");
+    const { jar } = await signIn(new CookieJar(), "ada@example.com");
+    const passkey = await testDb().passkey.create({ data: { userId: user.id, credentialId: "cred-1", publicKey: "pk", counter: 0n, deviceType: "singleDevice", name: "Laptop" } });
+    const post_ = async (fields: Record<string, string>) => {
+      const csrfToken = await fetchCsrf(jar);
+      const request = post("/account", { csrfToken, ...fields }, { jar, headers: { "X-Auth-Return-Redirect": "1" } });
+      const run = (i: number): Promise<Response> =>
+        i === account.middleware.length ? callRoute(account.action, request) : (account.middleware[i]!({ request } as never, (() => run(i + 1)) as never) as Promise<Response>);
+      const res = await run(0);
+      expect(res.headers.get("Content-Type")).toMatch(/^application\/json/);
+      return { status: res.status, body: await res.json() };
+    };
+    expect(await post_({ intent: "passkey-rename", passkeyId: passkey.id, name: "P".repeat(75) })).toEqual({
+      status: 400,
+      body: { error: "InvalidName", field: "passkeyName", message: "Use at most 60 characters for the name: this one has 75." },
+    });
+    expect(await post_({ intent: "update-profile", name: LONG })).toEqual({
+      status: 400,
+      body: { error: "InvalidName", field: "name", message: "Use at most 100 characters for the name: this one has 140." },
+    });
+    expect(await post_({ intent: "update-profile", name: "Ada\u202Egnp" })).toMatchObject({ status: 400, body: { error: "InvalidName", message: expect.stringMatching(/invisible/) } });
+    expect(await post_({ intent: "passkey-rename", passkeyId: passkey.id, name: "Work laptop" })).toEqual({ status: 200, body: { ok: true, url: "http://localhost:3000/account?updated=passkey-renamed" } });
+    expect(await post_({ intent: "update-profile", name: "Ada L." })).toEqual({ status: 200, body: { ok: true, url: "http://localhost:3000/account?updated=profile" } });
+    expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).name).toBe("Ada L.");
+  });
+
   it("an operator adding a user with user:add and a hostile or over-long name is refused (exit 1, the reason) and nothing is stored", { timeout: 120_000 }, async () => {
     const add = (name: string) => runScript("scripts/user-add.ts", ["--email", "cli@example.com", "--password", "a long enough passphrase 42", "--name", name]);
     const [override, long] = await Promise.all([add(HOSTILE['a right-to-left override ("exe.pdf" shown as "fdp.exe")']), add(LONG)]);
