@@ -10,10 +10,8 @@
 // that made the change — a thief's browser must not choose it; an account with none stored gets
 // English.
 import { describeDevice } from "../../components/device";
-import type { Locale } from "../../i18n/languages.server";
-import { t } from "../../i18n/t.server";
-import { inRecipientLanguage } from "../../i18n/user-locale.server";
-import { runWithLocale } from "../../i18n/t.server";
+import { DEFAULT_LOCALE, isLocale, type Locale } from "../../i18n/languages.server";
+import { runWithLocale, t } from "../../i18n/t.server";
 import { db } from "../../db/client.server";
 import { getMailer } from "../../mail/mailer.server";
 import { enqueueMail, wakeMailSender } from "../../mail/queue.server";
@@ -110,11 +108,15 @@ export async function notifySecurityChange(
 ): Promise<void> {
   if (!ar.config.securityEmails || !getMailer(ar.config)) return;
   const queue = async () => {
+    // Inside the change's transaction when there is one: on PostgreSQL a read on another
+    // connection would wait for a free one while this transaction holds its own.
     const client = tx ?? db();
-    const to = recipients ?? [(await client.user.findUnique({ where: { id: userId }, select: { email: true } }))?.email ?? null];
-    const write = () => queueNotices(ar, userId, change, to, { tx, now, byOperator });
-    // `locale`: the caller read it already (a deleted account's row is gone).
-    await (locale !== undefined ? runWithLocale(locale ?? "en", write) : inRecipientLanguage({ userId }, "default", write));
+    const row = recipients && locale !== undefined ? null : await client.user.findUnique({ where: { id: userId }, select: { email: true, locale: true } });
+    const to = recipients ?? [row?.email ?? null];
+    // The owner's language (ADR 108); `locale`: the caller read it already (a deleted account's
+    // row is gone). None stored: English, never the requester's.
+    const language = locale !== undefined ? locale : isLocale(row?.locale) ? row.locale : null;
+    await runWithLocale(language ?? DEFAULT_LOCALE, () => queueNotices(ar, userId, change, to, { tx, now, byOperator }));
   };
   if (tx) return queue();
   try {
@@ -157,7 +159,7 @@ async function queueNotices(ar: AuthRequest, userId: string, change: SecurityCha
 export async function notifyAccountDeleted(ar: AuthRequest, account: { userId: string; address: string | null; locale?: Locale | null }, now = new Date()): Promise<void> {
   if (!ar.config.securityEmails || !getMailer(ar.config) || !account.address) return;
   try {
-    await runWithLocale(account.locale ?? "en", () => queueNotices(ar, account.userId, { kind: "account-deleted" }, [account.address], { now }));
+    await runWithLocale(account.locale ?? DEFAULT_LOCALE, () => queueNotices(ar, account.userId, { kind: "account-deleted" }, [account.address], { now }));
   } catch (error) {
     log("error", "security-mail-queue-failed", { kind: "account-deleted", error });
   }
