@@ -29,6 +29,7 @@ runCommand("user:delete", USAGE, { email: { type: "string" }, yes: { type: "bool
   const result = await deleteAccount(user.id, { source: "cli" }, { hooks: accountDeletedHooks, ar });
   await mailSenderIdle();
   stopMailSender();
+  if (!result.ok && result.reason === "last-admin") throw new Refused(`${email} is the last admin; make another user admin first`);
   if (!result.ok) throw new Refused(`no user with the address ${email}`);
   return `${result.email} deleted; ${result.sessionsEnded} session(s) ended`;
 });

@@ -122,7 +122,6 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
                     name="name"
                     type="text"
                     defaultValue={p.name}
-                    maxLength={maxName}
                     required
                     aria-invalid={error ? true : undefined}
                     aria-describedby={error ? `${inputId}-error` : undefined}

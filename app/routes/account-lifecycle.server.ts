@@ -37,11 +37,16 @@ export function isConfirmationWord(typed: unknown): boolean {
   return typeof typed === "string" && typed.trim().normalize("NFC") === confirmationWord().normalize("NFC");
 }
 
-type DeleteOutcome = { ok: true; setCookies: string[] } | { ok: false };
+/** The JSON error code of the last administrator's own deletion (ADR 077, 086). */
+export const LAST_ADMIN = "LastAdmin";
+
+type DeleteOutcome = { ok: true; setCookies: string[] } | { ok: false; reason: "word" | "last-admin" };
 
 async function runDeletion(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>): Promise<DeleteOutcome> {
-  if (!isConfirmationWord(body.confirm)) return { ok: false };
-  await deleteAccount(session.userId, { source: "self" }, { hooks: accountDeletedHooks, ar });
+  if (!isConfirmationWord(body.confirm)) return { ok: false, reason: "word" };
+  const result = await deleteAccount(session.userId, { source: "self" }, { hooks: accountDeletedHooks, ar });
+  // The last administrator stays: nobody would be left to reach /admin.
+  if (!result.ok && result.reason === "last-admin") return { ok: false, reason: "last-admin" };
   // The sessions were ended with the user; this clears this browser's cookies as well.
   const ended = await endSession(ar);
   return { ok: true, setCookies: ended.setCookies };
@@ -51,6 +56,7 @@ async function runDeletion(ar: AuthRequest, session: CurrentSession, body: Recor
 export async function accountDeleteIntent(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>) {
   const outcome = await runDeletion(ar, session, body);
   if (outcome.ok) throw redirect(DELETED_LANDING, { headers: signedOutHeaders(outcome.setCookies) });
+  if (outcome.reason === "last-admin") return data({ formError: t("admin.refused.lastAdminDelete"), fieldErrors: {} }, { status: 409 });
   return data({ formError: null, fieldErrors: { confirm: t("lifecycle.deleteWrongWord", { word: confirmationWord() }) } }, { status: 400 });
 }
 
@@ -120,6 +126,9 @@ export async function accountLifecycleMiddleware({ request }: { request: Request
     );
   }
   const outcome = await runDeletion(ar, session, body);
+  if (!outcome.ok && outcome.reason === "last-admin") {
+    return jsonResponse({ error: LAST_ADMIN, message: t("admin.refused.lastAdminDelete") }, { status: 409, noCache: true });
+  }
   if (!outcome.ok) {
     return jsonResponse({ error: CONFIRMATION_REQUIRED, word: confirmationWord(), message: t("lifecycle.deleteWrongWord", { word: confirmationWord() }) }, { status: 400, noCache: true });
   }

@@ -24,7 +24,11 @@ export async function linkedAccountsData(ar: AuthRequest, userId: string): Promi
   const oauth = getProviders(ar.config).filter((p) => p.type === "oauth" || p.type === "oidc");
   const nameOf = (id: string) => oauth.find((p) => p.id === id)?.name ?? id;
   const updated = ar.url.searchParams.get("updated");
-  const provider = ar.url.searchParams.get("provider");
+  // The query is anyone's to write (a link in a message): the notice names only a configured
+  // provider, and only as linked when the account has it, as removed when it does not. Anything
+  // else shows no notice, never the query's words.
+  const asked = oauth.find((p) => p.id === ar.url.searchParams.get("provider"));
+  const isLinked = asked ? methods.accounts.some((a) => a.provider === asked.id) : false;
   return {
     password: methods.password,
     emailLink: methods.emailLink,
@@ -35,10 +39,10 @@ export async function linkedAccountsData(ar: AuthRequest, userId: string): Promi
       .filter((p) => !methods.accounts.some((a) => a.provider === p.id))
       .map((p) => ({ id: p.id, name: p.name, signinUrl: `${ar.config.basePath}/signin/${p.id}` })),
     notice:
-      updated === "unlinked" && provider
-        ? t("methods.unlinked", { name: nameOf(provider) })
-        : updated === "linked" && provider
-          ? t("methods.linked", { name: nameOf(provider) })
+      asked && updated === "unlinked" && !isLinked
+        ? t("methods.unlinked", { name: asked.name })
+        : asked && updated === "linked" && isLinked
+          ? t("methods.linked", { name: asked.name })
           : null,
   };
 }

@@ -32,6 +32,7 @@ import { idField } from "~/auth/core/ids";
 import { isPasswordIntent, passwordMinimumLength } from "~/auth/passwords";
 import { passwordIntentResponse } from "./account-password.server";
 import { t } from "~/i18n/t.server";
+import { nameRefusalMessage } from "~/auth/core/messages.server";
 import { recentAuthRefusal } from "./account-reauth.server";
 import { accountDeleteIntent, accountExportRefusal, confirmationWord } from "./account-lifecycle.server";
 
@@ -172,8 +173,6 @@ const PASSWORD_NOTICES = {
   "password-removed": "password.noticeRemoved",
 } as const;
 
-/** The profile form's refusal of a name, by the rule it broke (the JSON endpoint keeps its own English). */
-const NAME_ISSUES = { too_small: "account.nameEmpty", too_big: "account.nameTooLong", custom: "account.nameControl" } as const;
 
 const Intent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("update-profile"), name: z.string() }),
@@ -219,8 +218,9 @@ export async function accountAction(request: Request) {
   if (input.intent === "update-profile") {
     const result = await updateSessionData(request, { name: input.name });
     if ("error" in result) {
-      const key = result.issue && Object.hasOwn(NAME_ISSUES, result.issue) ? NAME_ISSUES[result.issue as keyof typeof NAME_ISSUES] : null;
-      return data({ formError: null, fieldErrors: { [result.field || "name"]: key ? t(key) : result.error } }, { status: 400 });
+      // The one name rule's reason, in the page's language (the JSON endpoint keeps its English).
+      const message = result.refusal ? nameRefusalMessage(result.refusal, "account.nameEmpty") : t("common.unknownRequest");
+      return data({ formError: null, fieldErrors: { [result.field || "name"]: message } }, { status: 400 });
     }
     throw redirect("/account?updated=profile", { headers: headersWith(result.setCookies) });
   }

@@ -14,6 +14,7 @@ import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
 import { reauthJsonMiddleware } from "./account-reauth.server";
 import { accountLifecycleMiddleware } from "./account-lifecycle.server";
+import { accountNamesJsonMiddleware } from "./account-names-json.server";
 import { AccountLifecycleSection } from "~/components/account-lifecycle-section";
 
 export async function loader({ request }: Route.LoaderArgs) {
@@ -24,8 +25,9 @@ export async function loader({ request }: Route.LoaderArgs) {
 export const action = ({ request }: Route.ActionArgs) => accountAction(request);
 
 // A JSON client's change refused for want of a recent sign-in gets the JSON itself (ADR 058).
-// The download, and a JSON client's deletion, are answered before the page renders (ADR 086).
-export const middleware: Route.MiddlewareFunction[] = [reauthJsonMiddleware, accountLifecycleMiddleware];
+// The download, and a JSON client's deletion, are answered before the page renders (ADR 086); so
+// are a JSON client's name changes (ADR 108).
+export const middleware: Route.MiddlewareFunction[] = [reauthJsonMiddleware, accountLifecycleMiddleware, accountNamesJsonMiddleware];
 
 export function headers({ parentHeaders }: Route.HeadersArgs) {
   // The page shows the user's sessions and activity, and its answers to totp-start, totp-confirm
@@ -126,7 +128,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
             <Form method="post" id="profile-form">
               <CsrfField token={csrfToken} />
               <input type="hidden" name="intent" value="update-profile" />
-              <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} maxLength={100} required autoComplete="name" error={nameError} />
+              <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} required autoComplete="name" error={nameError} />
               <button type="submit" className="button inline" aria-disabled={busy("update-profile") || undefined}>
                 {busy("update-profile") ? t("common.saving") : t("account.saveName")}
               </button>

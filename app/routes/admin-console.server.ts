@@ -3,7 +3,8 @@
 // that everyone but a signed-in admin gets the unknown-URL page byte for byte: a route of its own
 // would name itself in that page. Each action is the operation `npm run user:*` runs (same
 // functions), behind requireAdmin, the CSRF token, the origin check (root middleware), the admin's
-// recent sign-in, and writes an audit event naming the admin.
+// recent sign-in, and writes an audit event naming the admin. Every action answers both shapes: a
+// form post, and a JSON client (adminJson, run by the route's middleware).
 import { data, redirect } from "react-router";
 import { z } from "zod";
 import { deleteAccount, eventSource, recentEvents } from "~/auth/accounts";
@@ -12,7 +13,6 @@ import {
   enableUser,
   endUserSessions,
   findUser,
-  isLastAdmin,
   resolveUser,
   searchUserPage,
   setRole,
@@ -26,7 +26,9 @@ import { sendPasswordResetFor } from "~/auth/passwords";
 import { accountDeletedHooks, findProvider } from "~/auth/signin";
 import { turnOffSecondFactorFor } from "~/auth/two-factor";
 import { t } from "~/i18n/t.server";
-import { confirmationWord, isConfirmationWord } from "./account-lifecycle.server";
+import { visibleName } from "~/auth/core/display-text";
+import { jsonResponse } from "~/auth/core/respond.server";
+import { CONFIRMATION_REQUIRED, confirmationWord, isConfirmationWord, LAST_ADMIN } from "./account-lifecycle.server";
 import { requireAdmin } from "./admin-access.server";
 
 /** How many of a user's events their page shows. */
@@ -92,7 +94,9 @@ export async function adminLoader(request: Request) {
     const after = afterParam && ID_PATTERN.test(afterParam) ? afterParam : null;
     const found = await searchUserPage(query, after);
     const done = url.searchParams.get("done") === LIST_DONE ? LIST_DONE : null;
-    return data({ page: "users" as const, query, after, done, ...found }, { headers: noStore(admin.headers) });
+    // Names as the operator must see them: nothing hidden or reordered (core/display-text.ts).
+    const users = found.users.map((u) => ({ ...u, name: visibleName(u.name) }));
+    return data({ page: "users" as const, query, after, done, ...found, users }, { headers: noStore(admin.headers) });
   }
   const { ar, session } = await requireSession(request, { roll: false });
   const user = await findUser({ id: page.id });
@@ -115,7 +119,7 @@ export async function adminLoader(request: Request) {
       user: {
         id: user.id,
         email: user.email,
-        name: user.name,
+        name: visibleName(user.name),
         role: user.role,
         disabledAt: user.disabledAt?.toISOString() ?? null,
         createdAt: user.createdAt.toISOString(),
@@ -180,11 +184,22 @@ const Intent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("delete"), confirm: z.unknown().optional() }),
 ]);
 
-function refused(message: string, status = 400) {
-  return data({ formError: message }, { status });
+/**
+ * What an action came to, for either shape (ADR 085; issue 31): the form post gets a redirect to
+ * the page that says so, or the page again with the refusal; a JSON client (X-Auth-Return-Redirect:
+ * 1 or json=true) gets `{ok: true, done, url}` or `{error, message}` with the same status, as
+ * /account's actions answer. A URL that is not an admin's, and anyone who is not an admin, still
+ * get the unknown-URL page (thrown); a stale sign-in the JSON `403 {"error":"ReauthRequired","url"}`.
+ */
+type AdminAnswer =
+  | { kind: "done"; done: AdminDone | typeof LIST_DONE; location: string; headers: Headers }
+  | { kind: "refused"; status: number; error: string; message: string; extra?: Record<string, unknown> };
+
+function refused(error: string, message: string, status = 400, extra?: Record<string, unknown>): AdminAnswer {
+  return { kind: "refused", status, error, message, ...(extra ? { extra } : {}) };
 }
 
-export async function adminAction(request: Request) {
+async function runAdminAction(request: Request): Promise<AdminAnswer> {
   const admin = await requireAdmin(request);
   const page = adminPage(new URL(request.url));
   if (!page || page.page !== "user") notFound();
@@ -194,24 +209,24 @@ export async function adminAction(request: Request) {
     body = await readBody(request);
   } catch (error) {
     const status = error instanceof BadRequestError ? error.status : 400;
-    return refused(status === 400 ? t("common.unknownRequest") : (error as Error).message, status);
+    return refused("InvalidRequest", status === 400 ? t("common.unknownRequest") : (error as Error).message, status);
   }
-  if (!verifyCsrf(ar, body.csrfToken)) return refused(t("common.formExpired"), 403);
+  if (!verifyCsrf(ar, body.csrfToken)) return refused("MissingCSRF", t("common.formExpired"), 403);
   // A copy of an admin's cookie is not enough: each action needs the admin's recent sign-in (403
   // with the sign-in-again link otherwise; nothing is read or written before).
   await requireRecentAuth(request);
   const parsed = Intent.safeParse(body);
-  if (!parsed.success) return refused(t("common.unknownRequest"));
+  if (!parsed.success) return refused("InvalidRequest", t("common.unknownRequest"));
   const target = await resolveUser({ id: page.id });
   if (!target) notFound();
   const actor: Actor = { source: "admin", adminId: admin.userId, ...eventSource(ar) };
   const who = { id: target.id };
-  const done = (outcome: AdminDone) => redirect(`${userPagePath(target.id)}?done=${outcome}`, { headers: admin.headers });
+  const done = (outcome: AdminDone): AdminAnswer => ({ kind: "done", done: outcome, location: `${userPagePath(target.id)}?done=${outcome}`, headers: admin.headers });
 
   switch (parsed.data.intent) {
     case "disable": {
       // An admin who disabled their own account would lock themselves out of this console.
-      if (target.id === admin.userId) return refused(t("admin.refused.self"));
+      if (target.id === admin.userId) return refused("Refused", t("admin.refused.self"));
       const result = await disableUser(who, actor);
       return done(result.ok && result.changed ? "disabled" : "unchanged");
     }
@@ -226,28 +241,45 @@ export async function adminAction(request: Request) {
       const result = await sendPasswordResetFor(ar, who, actor);
       if (result.ok) return done("reset-sent");
       if (result.reason === "not-found") notFound();
-      return refused(result.reason === "no-address" ? t("admin.refused.noAddress") : t("admin.refused.notSent"), result.reason === "no-address" ? 400 : 503);
+      return result.reason === "no-address" ? refused("NoAddress", t("admin.refused.noAddress")) : refused("EmailSignin", t("admin.refused.notSent"), 503);
     }
     case "second-factor-off": {
       const result = await turnOffSecondFactorFor(ar, target.id, actor);
-      if (result.refused) return refused(t("admin.refused.shortPassword", { min: result.min }));
+      if (result.refused) return refused("Refused", t("admin.refused.shortPassword", { min: result.min }));
       return done(result.changed ? "second-factor-off" : "unchanged");
     }
     case "set-role": {
       const result = await setRole(who, parsed.data.role, actor);
       if (result.ok) return done(result.changed ? "role-changed" : "unchanged");
-      if (result.reason === "last-admin") return refused(t("admin.refused.lastAdmin"), 409);
+      if (result.reason === "last-admin") return refused(LAST_ADMIN, t("admin.refused.lastAdmin"), 409);
       notFound();
     }
     case "delete": {
       // An admin deletes their own account from /account, where it signs them out; here it
       // would pull the console from under them.
-      if (target.id === admin.userId) return refused(t("admin.refused.deleteSelf"));
-      if (!isConfirmationWord(parsed.data.confirm)) return refused(t("admin.delete.wrongWord", { word: confirmationWord() }));
-      if (await isLastAdmin(target.id)) return refused(t("admin.refused.lastAdminDelete"), 409);
+      if (target.id === admin.userId) return refused("Refused", t("admin.refused.deleteSelf"));
+      if (!isConfirmationWord(parsed.data.confirm)) {
+        return refused(CONFIRMATION_REQUIRED, t("admin.delete.wrongWord", { word: confirmationWord() }), 400, { word: confirmationWord() });
+      }
       const result = await deleteAccount(target.id, actor, { hooks: accountDeletedHooks, ar });
+      if (!result.ok && result.reason === "last-admin") return refused(LAST_ADMIN, t("admin.refused.lastAdminDelete"), 409);
       if (!result.ok) notFound();
-      return redirect(`/admin?done=${LIST_DONE}`, { headers: admin.headers });
+      return { kind: "done", done: LIST_DONE, location: `/admin?done=${LIST_DONE}`, headers: admin.headers };
     }
   }
+}
+
+/** The form post: a redirect to the page that says what was done, or the page with the refusal. */
+export async function adminAction(request: Request) {
+  const answer = await runAdminAction(request);
+  if (answer.kind === "done") return redirect(answer.location, { headers: answer.headers });
+  return data({ formError: answer.message }, { status: answer.status });
+}
+
+/** A JSON client's POST (route middleware, before the page would render): `{ok, done, url}` or `{error, message}`. */
+export async function adminJson(request: Request): Promise<Response> {
+  const answer = await runAdminAction(request);
+  if (answer.kind === "refused") return jsonResponse({ error: answer.error, message: answer.message, ...answer.extra }, { status: answer.status, noCache: true });
+  const url = `${new URL(request.url).origin}${answer.location}`;
+  return jsonResponse({ ok: true, done: answer.done, url }, { setCookies: answer.headers.getSetCookie(), noCache: true });
 }

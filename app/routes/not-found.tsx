@@ -2,17 +2,22 @@ import { data } from "react-router";
 import { metricsResponse } from "~/auth/core/metrics.server";
 import { AdminUser, AdminUsers } from "~/components/admin-console";
 import type { Route } from "./+types/not-found";
-import { adminAction, adminLoader, adminReauthJson, isAdminUrl } from "./admin-console.server";
+import { jsonRedirectMiddleware } from "~/auth/core/json-mode.server";
+import { adminAction, adminJson, adminLoader, adminReauthJson, isAdminUrl } from "./admin-console.server";
+
+const adminJsonMiddleware = jsonRedirectMiddleware(adminJson);
 
 // GET /metrics (contract §18, ADR 076) lives here, in the route every unknown URL reaches: a
 // scraper with `Authorization: Bearer <METRICS_TOKEN>` gets the Prometheus text format; anyone
 // else — no token, a wrong one, METRICS_TOKEN unset — gets this very 404 page, byte for byte
 // (a route of its own would show its id in the page), so nobody learns the endpoint exists.
 // /admin (ADR 085) lives here for the same reason: anyone but a signed-in admin gets this page.
+// A JSON client's POST to an /admin action gets JSON before the page would render (ADR 085).
 export const middleware: Route.MiddlewareFunction[] = [
   async ({ request, url }, next) => (request.method === "GET" && url.pathname === "/metrics" && (await metricsResponse(request))) || next(),
   // An admin's JSON client past the console's recent sign-in window: the 403 JSON, not a page (ADR 110).
   async ({ request, url }, next) => (isAdminUrl(url) && (await adminReauthJson(request))) || next(),
+  async (args, next) => (args.request.method === "POST" && isAdminUrl(args.url) ? adminJsonMiddleware(args, next) : next()),
 ];
 
 // Unmatched URLs (say /favicon.ico) get a plain 404 instead of a logged routing error.

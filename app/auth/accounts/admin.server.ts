@@ -8,12 +8,9 @@ import { announceUserDisabled } from "../core/revocation.server";
 import { revokeAllSessions, revokeUserSessions } from "../core/session.server";
 import { recordEvent } from "./audit.server";
 import { actorEventFields, actorEventFields as eventFields, type Actor } from "./actor";
-import { isRole, type Role } from "./roles.server";
+import { holdRoleLock, isLastAdminIn, isRole, type Role } from "./roles.server";
 
 export type { Actor } from "./actor";
-
-/** Transaction-scoped advisory lock: role changes one at a time, so two demotions cannot both pass the last-admin check. */
-const PG_ROLE_LOCK_KEY = 7_707_077;
 
 /** An address as users type it, normalised as sign-in does; null when it is no address. */
 export function addressOf(input: string): string | null {
@@ -46,26 +43,20 @@ export async function setRole(email: UserKey, role: string, actor: Actor): Promi
   const where = whereOf(email);
   if (!where) return { ok: false, reason: "not-found" };
   const result = await db().$transaction(async (tx) => {
-    if (dbProvider() === "postgres") await tx.$queryRawUnsafe("SELECT 1 AS locked FROM pg_advisory_xact_lock($1)", PG_ROLE_LOCK_KEY);
-    const user = await tx.user.findUnique({ where, select: { id: true, email: true, role: true } });
+    const found = await tx.user.findUnique({ where, select: { id: true } });
+    if (!found) return { ok: false as const, reason: "not-found" as const };
+    // One lock with every deletion and demotion: the check below and the change are one step.
+    await holdRoleLock(tx, found.id);
+    const user = await tx.user.findUnique({ where: { id: found.id }, select: { id: true, email: true, role: true } });
     if (!user) return { ok: false as const, reason: "not-found" as const };
     const previous: Role = isRole(user.role) ? user.role : "user";
     if (previous === role) return { ok: true as const, userId: user.id, email: user.email, role, previous, changed: false };
-    if (previous === "admin" && (await tx.user.count({ where: { role: "admin", id: { not: user.id } } })) === 0) {
-      return { ok: false as const, reason: "last-admin" as const };
-    }
+    if (previous === "admin" && (await isLastAdminIn(tx, user.id))) return { ok: false as const, reason: "last-admin" as const };
     await tx.user.update({ where: { id: user.id }, data: { role } });
     return { ok: true as const, userId: user.id, email: user.email, role, previous, changed: true };
   });
   if (result.ok && result.changed) await recordEvent("role-changed", eventFields(actor, result.userId, { role, previous: result.previous }));
   return result;
-}
-
-/** Whether this user is an admin and no other user is: deleting them would leave nobody to reach /admin. */
-export async function isLastAdmin(userId: string): Promise<boolean> {
-  const user = await db().user.findUnique({ where: { id: userId }, select: { role: true } });
-  if (user?.role !== "admin") return false;
-  return (await db().user.count({ where: { role: "admin", id: { not: userId } } })) === 0;
 }
 
 type UserRef = { id: string; email: string | null };

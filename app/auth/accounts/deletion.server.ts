@@ -11,6 +11,7 @@
 // The limit counters stay: keyed by a hash, they expire on their own, and deleting them would let
 // anyone reset their limits by deleting and signing up again.
 import { db } from "../../db/client.server";
+import { isLocale } from "../../i18n/languages.server";
 import type { AuthConfig } from "../core/config.server";
 import { log } from "../core/log.server";
 import type { AuthRequest } from "../core/request.server";
@@ -18,6 +19,7 @@ import { announceUserEnded, revokedHere } from "../core/revocation.server";
 import { forgetUserSessions } from "../core/session-cache.server";
 import { actorEventFields, isOperator, type Actor } from "./actor";
 import { recordEvent } from "./audit.server";
+import { holdRoleLock, isLastAdminIn } from "./roles.server";
 import { notifySecurityChange, sendQueuedNotices } from "./security-notices.server";
 
 /** A deleted account's provider tokens as stored (sealed), for the hooks to revoke. */
@@ -34,7 +36,7 @@ export type DeletedAccount = {
  */
 export type AccountDeletedHook = (config: AuthConfig, accounts: readonly DeletedAccount[]) => Promise<void>;
 
-export type DeleteAccountResult = { ok: true; userId: string; email: string | null; sessionsEnded: number } | { ok: false; reason: "not-found" };
+export type DeleteAccountResult = { ok: true; userId: string; email: string | null; sessionsEnded: number } | { ok: false; reason: "not-found" | "last-admin" };
 
 export type DeleteAccountOptions = {
   /** The sign-in methods' hooks (signin/registry.server.ts accountDeletedHooks). */
@@ -47,10 +49,16 @@ export type DeleteAccountOptions = {
 /** Deletes the user with this id and everything personal of theirs, as the header says. */
 export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, now = new Date() }: DeleteAccountOptions): Promise<DeleteAccountResult> {
   const deleted = await db().$transaction(async (tx) => {
+    // The last administrator stays (nobody would be left to reach /admin): checked under the lock
+    // every demotion takes too, so two deletions (or a deletion and a demotion) of the last two
+    // administrators at once cannot both pass (roles.server.ts).
+    await holdRoleLock(tx, userId);
+    if (await isLastAdminIn(tx, userId)) return "last-admin" as const;
     const user = await tx.user.findUnique({
       where: { id: userId },
       select: {
         email: true,
+        locale: true,
         accounts: { select: { provider: true, providerAccountId: true, accessToken: true, refreshToken: true } },
         sessions: { where: { expires: { gt: now } }, select: { id: true, expires: true, revokedAt: true } },
       },
@@ -72,6 +80,7 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
     return user;
   });
   if (!deleted) return { ok: false, reason: "not-found" };
+  if (deleted === "last-admin") return { ok: false, reason: "last-admin" };
 
   revokedHere(deleted.sessions);
   forgetUserSessions(userId);
@@ -85,7 +94,9 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
     ),
   );
   if (deleted.email) {
-    await notifySecurityChange(ar, userId, { kind: "account-deleted" }, { recipients: [deleted.email], now, byOperator: isOperator(actor) });
+    // In the owner's language, read with the row (ADR 108).
+    const locale = isLocale(deleted.locale) ? deleted.locale : null;
+    await notifySecurityChange(ar, userId, { kind: "account-deleted" }, { recipients: [deleted.email], now, byOperator: isOperator(actor), locale });
     sendQueuedNotices();
   }
   return { ok: true, userId, email: deleted.email, sessionsEnded };

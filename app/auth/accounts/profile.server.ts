@@ -7,7 +7,8 @@ import { authRequest } from "../core/request.server";
 import { jsonResponse } from "../core/respond.server";
 import { endSession, getSession, refreshSession } from "../core/session.server";
 import { eventSource, recordEvent } from "./audit.server";
-import { ProfileUpdate, updateProfile } from "./users.server";
+import type { NameRefusal } from "../core/display-text";
+import { nameRefusalOf, ProfileUpdate, updateProfile } from "./users.server";
 
 const SessionUpdateBody = z.object({ csrfToken: z.unknown(), data: z.unknown().optional() });
 
@@ -34,12 +35,17 @@ export async function sessionUpdateResponse(request: Request): Promise<Response>
 export async function updateSessionData(
   request: Request,
   data: unknown,
-): Promise<{ error: string; field?: string; issue?: string } | { session: unknown; setCookies: string[] }> {
+): Promise<{ error: string; field?: string; issue?: string; refusal?: NameRefusal | null } | { session: unknown; setCookies: string[] }> {
   const ar = authRequest(request);
   const parsed = ProfileUpdate.safeParse(data ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { error: issue.code === "unrecognized_keys" ? "Only name and image can be updated." : issue.message, field: String(issue.path[0] ?? ""), issue: issue.code };
+    return {
+      error: issue.code === "unrecognized_keys" ? "Only name and image can be updated." : issue.message,
+      field: String(issue.path[0] ?? ""),
+      issue: issue.code,
+      refusal: nameRefusalOf(issue as { params?: Record<string, unknown> }),
+    };
   }
   const { session, setCookies: readCookies } = await getSession(ar, { roll: false });
   if (!session) return { session: null, setCookies: readCookies };

@@ -5,15 +5,20 @@
 // waits. AUTH_SECURITY_EMAILS=false turns them off. The sentences live here, one per change.
 // Each carries its own single-use "This wasn't me" link (./wasnt-me.server.ts, ADR 081), the
 // device (a summary of the User-Agent), the approximate place when a place lookup is registered
-// (registerPlaceLookup; none by default) and the time in the request's language, in UTC.
+// (registerPlaceLookup; none by default) and the time, in UTC. Every notice is written in the
+// owner's own language (the user row's `locale`, ADR 108), never in the language of the request
+// that made the change — a thief's browser must not choose it; an account with none stored gets
+// English.
 import { describeDevice } from "../../components/device";
-import { t } from "../../i18n/t.server";
+import { DEFAULT_LOCALE, isLocale, type Locale } from "../../i18n/languages.server";
+import { runWithLocale, t } from "../../i18n/t.server";
 import { db } from "../../db/client.server";
 import { getMailer } from "../../mail/mailer.server";
 import { enqueueMail, isCoalesced, wakeMailSender, type QueueOptions } from "../../mail/queue.server";
 import { SITE_NAME, securityNoticeMessage } from "../../mail/templates.server";
 import { log } from "../core/log.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
+import { mailSafeName } from "../core/display-text";
 import { issueWasntMeLink } from "./wasnt-me.server";
 
 type Tx = Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0];
@@ -30,7 +35,7 @@ export type SecurityChange =
   | { kind: "signin-new-device"; more: true }
   | { kind: "recovery-code-used"; left: number };
 
-/** The subject and the one sentence of each change, in the language of the request that made it. */
+/** The subject and the one sentence of each change, in the current language (the owner's, queueNotices). */
 function describe(change: SecurityChange): { subject: string; what: string } {
   const site = SITE_NAME;
   switch (change.kind) {
@@ -46,7 +51,8 @@ function describe(change: SecurityChange): { subject: string; what: string } {
     case "passkey-removed":
       return {
         subject: t(`notice.${change.kind}.subject`, { site }),
-        what: change.name ? t(`notice.${change.kind}.whatNamed`, { name: change.name }) : t(`notice.${change.kind}.what`),
+        // The passkey's name is whoever named it's words: plain text, no link (core/display-text.ts).
+        what: mailSafeName(change.name) ? t(`notice.${change.kind}.whatNamed`, { name: mailSafeName(change.name)! }) : t(`notice.${change.kind}.what`),
       };
     case "sessions-ended":
       return { subject: t("notice.sessions-ended.subject", { site }), what: t(`notice.sessions-ended.${change.scope}`) };
@@ -76,8 +82,7 @@ function placeOf(ar: AuthRequest): string | null {
   const address = clientAddress(ar);
   if (!placeLookup || !address) return null;
   try {
-    const place = placeLookup(address);
-    return place ? place.slice(0, 80) : null;
+    return mailSafeName(placeLookup(address));
   } catch (error) {
     log("warn", "place-lookup-failed", { error });
     return null;
@@ -98,13 +103,25 @@ export async function notifySecurityChange(
   ar: AuthRequest,
   userId: string,
   change: SecurityChange,
-  { tx, recipients, now = new Date(), byOperator = false }: { tx?: Tx; recipients?: (string | null)[]; now?: Date; byOperator?: boolean } = {},
+  {
+    tx,
+    recipients,
+    now = new Date(),
+    byOperator = false,
+    locale,
+  }: { tx?: Tx; recipients?: (string | null)[]; now?: Date; byOperator?: boolean; locale?: Locale | null } = {},
 ): Promise<void> {
   if (!ar.config.securityEmails || !getMailer(ar.config)) return;
   const queue = async () => {
+    // Inside the change's transaction when there is one: on PostgreSQL a read on another
+    // connection would wait for a free one while this transaction holds its own.
     const client = tx ?? db();
-    const to = recipients ?? [(await client.user.findUnique({ where: { id: userId }, select: { email: true } }))?.email ?? null];
-    await queueNotices(ar, userId, change, to, { tx, now, byOperator });
+    const row = recipients && locale !== undefined ? null : await client.user.findUnique({ where: { id: userId }, select: { email: true, locale: true } });
+    const to = recipients ?? [row?.email ?? null];
+    // The owner's language (ADR 108); `locale`: the caller read it already (a deleted account's
+    // row is gone). None stored: English, never the requester's.
+    const language = locale !== undefined ? locale : isLocale(row?.locale) ? row.locale : null;
+    await runWithLocale(language ?? DEFAULT_LOCALE, () => queueNotices(ar, userId, change, to, { tx, now, byOperator }));
   };
   if (tx) return queue();
   try {
@@ -137,8 +154,10 @@ export async function notifyNewDeviceSignIn(ar: AuthRequest, userId: string, { n
   const hourEnds = new Date((hour + 1) * NEW_DEVICE_NOTICE_WINDOW_MS);
   const attempt = (change: SecurityChange, options: QueueOptions) =>
     db().$transaction(async (tx) => {
-      const address = (await tx.user.findUnique({ where: { id: userId }, select: { email: true } }))?.email ?? null;
-      await queueNotices(ar, userId, change, [address], { tx, now, queue: options });
+      const row = await tx.user.findUnique({ where: { id: userId }, select: { email: true, locale: true } });
+      // The owner's language, as every notice (ADR 108): a thief's browser chooses nothing here.
+      const language = isLocale(row?.locale) ? row.locale : DEFAULT_LOCALE;
+      await runWithLocale(language, () => queueNotices(ar, userId, change, [row?.email ?? null], { tx, now, queue: options }));
     });
   try {
     try {
@@ -169,7 +188,8 @@ async function queueNotices(
   const base = `${ar.origin}${ar.config.basePath}`;
   const { subject, what } = describe(change);
   // An operator's request is not the owner's: their device and place stay out (templates.server.ts).
-  const device = byOperator ? null : describeDevice(ar.request.headers.get("User-Agent"), t);
+  // The device is a summary of a header the client writes: plain text, short, never a link.
+  const device = byOperator ? null : (mailSafeName(describeDevice(ar.request.headers.get("User-Agent"), t)) ?? t("device.unknown"));
   const place = byOperator ? null : placeOf(ar);
   for (const address of new Set(to.filter((a): a is string => Boolean(a)))) {
     const message = securityNoticeMessage({
@@ -193,10 +213,10 @@ async function queueNotices(
  * report for the operator; there is no session or password left to end. Queued and sent at once;
  * a failure is logged, never thrown (the deletion stands).
  */
-export async function notifyAccountDeleted(ar: AuthRequest, account: { userId: string; address: string | null }, now = new Date()): Promise<void> {
+export async function notifyAccountDeleted(ar: AuthRequest, account: { userId: string; address: string | null; locale?: Locale | null }, now = new Date()): Promise<void> {
   if (!ar.config.securityEmails || !getMailer(ar.config) || !account.address) return;
   try {
-    await queueNotices(ar, account.userId, { kind: "account-deleted" }, [account.address], { now });
+    await runWithLocale(account.locale ?? DEFAULT_LOCALE, () => queueNotices(ar, account.userId, { kind: "account-deleted" }, [account.address], { now }));
   } catch (error) {
     log("error", "security-mail-queue-failed", { kind: "account-deleted", error });
   }

@@ -2,7 +2,9 @@
 import { z } from "zod";
 import { db } from "../../db/client.server";
 import type { SessionUser } from "../core/session.server";
-import { hasControlCharacters } from "../core/display-text";
+import { MAX_NAME_LENGTH, nameField, type NameRefusal } from "../core/display-text";
+import { nameRefusalMessage } from "../core/messages.server";
+import { inEnglish } from "../../i18n/t.server";
 
 
 export function toSessionUser(u: { id: string; name: string | null; email: string | null; image: string | null }): SessionUser {
@@ -11,13 +13,8 @@ export function toSessionUser(u: { id: string; name: string | null; email: strin
 
 export const ProfileUpdate = z
   .object({
-    name: z
-      .string()
-      .trim()
-      .min(1, "Name cannot be empty.")
-      .max(100, "Name must be at most 100 characters.")
-      .refine((v) => !hasControlCharacters(v), "Name cannot contain control characters.")
-      .optional(),
+    // The one name rule (core/display-text.ts); the JSON endpoint's words stay English.
+    name: nameField(MAX_NAME_LENGTH, (refusal) => nameRefusalMessage(refusal, "account.nameEmpty", inEnglish)).optional(),
     image: z
       .union([z.literal(""), z.url({ protocol: /^https?$/, error: "Image must be an http(s) URL." }).max(2048)])
       .optional(),
@@ -52,4 +49,9 @@ export const passkeyCredentialRef = (passkeyId: string) => `passkey:${passkeyId}
 export async function isDisabled(userId: string): Promise<boolean> {
   const user = await db().user.findUnique({ where: { id: userId }, select: { disabledAt: true } });
   return Boolean(user?.disabledAt);
+}
+
+/** Why a name in a refused ProfileUpdate was refused, when that is what was refused. */
+export function nameRefusalOf(issue: { params?: Record<string, unknown> }): NameRefusal | null {
+  return (issue.params?.refusal as NameRefusal | undefined) ?? null;
 }

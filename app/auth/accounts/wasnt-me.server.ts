@@ -5,6 +5,7 @@
 //                                 scanners and link previewers open every link in a message.
 //   POST B/wasnt-me               token + email + csrfToken: ends every session of the account on
 //                                 every instance, removes its password (a reset is the way back),
+//                                 makes every device cookie issued so far a new device again,
 //                                 records `security-report`, and says so. Never signs anyone in.
 //
 // The token is a VerificationToken row like every e-mailed link (hashed with the secret: a copy
@@ -110,6 +111,18 @@ async function confirmPage(ar: AuthRequest, email: unknown, token: unknown, now:
   return { page, status: formError ? 403 : 200, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
 }
 
+/**
+ * When the account's device cookies were last made worthless by a report, or null (also for an
+ * address with no account: the same one query either way). Every reader of the device cookie
+ * passes it to deviceIdFor: a note of the account written before it is not recognised — not for
+ * the new-device notice, not for the device's own budgets, not past the consecutive-failure
+ * ceiling.
+ */
+export async function devicesResetAt(who: string | { email: string }): Promise<Date | null> {
+  const where = typeof who === "string" ? { id: who } : { email: who.email };
+  return (await db().user.findUnique({ where, select: { devicesResetAt: true } }))?.devicesResetAt ?? null;
+}
+
 /** What the winning POST did, for the audit trail and the page. */
 type Report = { event: string; userId: string | null; reportedUserId: string | null; undone: Undone | null };
 
@@ -149,6 +162,8 @@ async function useLink(ar: AuthRequest, link: Link, now: Date): Promise<Report |
     let undone: Undone | null = null;
     if (user) {
       await tx.password.deleteMany({ where: { userId: user.id } });
+      // Every browser that signed in before the report is a new device again (devicesResetAt).
+      await tx.user.update({ where: { id: user.id }, data: { devicesResetAt: now } });
       const changedAt = new Date(row.expires.getTime() - WASNT_ME_MAX_AGE * 1000 - CHANGE_SLACK_MS);
       undone = await undoWaysInSince(tx, user.id, changedAt);
       // Links already sent for this account (a sign-in, a reset, an address change) would let

@@ -4,9 +4,12 @@
 // batch). Each accepted report is one log line with only what helps find the cause — the page
 // without its query, the directive, the blocked resource's origin — never a sample of the code,
 // a query string or a path of another site, which may carry someone's data. Size- and
-// rate-limited; anything else is a 4xx, never a 500.
+// rate-limited: each report counts against the client's budget (a batch of N costs N, and at most
+// MAX_REPORTS_PER_BODY of a body are read), and only reports about this site's own pages (the
+// document on the app's origin) are logged — a sender cannot use this log to keep another site's
+// addresses. Anything else is a 4xx, never a 500.
 import { BadRequestError, CSP_REPORT_BODY_LIMIT, readJsonDocument, refusedBodyResponse } from "./body.server";
-import { clientSubject, countHit } from "./limits.server";
+import { clientSubject, countHit, countHits } from "./limits.server";
 import { log } from "./log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageJson } from "./outage.server";
 import { authRequest, clientAddress } from "./request.server";
@@ -14,7 +17,7 @@ import { badRequest } from "./respond.server";
 
 export const CSP_REPORT_TYPES = ["application/csp-report", "application/reports+json", "application/json"] as const;
 
-/** At most this many reports of one Reporting API batch are logged. */
+/** At most this many reports of one Reporting API batch are read (and counted, and logged). */
 const MAX_REPORTS_PER_BODY = 10;
 
 /** What one report says, cut to what the log keeps. */
@@ -110,6 +113,22 @@ export async function cspReportResponse(request: Request): Promise<Response> {
   }
   const violations = cspViolations(document);
   if (violations.length === 0) return badRequest();
-  for (const violation of violations) log("warn", "csp-violation", violation);
+  // The first report was paid for before the body was read; each further one costs one more, and
+  // those past the budget are dropped unlogged.
+  let granted: number;
+  try {
+    granted = 1 + (await countHits(ar.config.rateLimits, "CSP_REPORT", clientSubject(client), violations.length - 1));
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    noteDatabaseUnavailable(error, "POST /auth/csp-report");
+    return outageJson();
+  }
+  const ownPage = `${ar.origin}/`;
+  for (const violation of violations.slice(0, granted)) {
+    // A report about another site's document is none of this site's business, and its path may
+    // carry someone's data: not logged.
+    if (violation.documentUri === null || !violation.documentUri.startsWith(ownPage)) continue;
+    log("warn", "csp-violation", violation);
+  }
   return new Response(null, { status: 204 });
 }

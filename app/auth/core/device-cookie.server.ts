@@ -1,7 +1,10 @@
 // The device cookie (contract sections 4 and 10): a sealed note that this browser has signed in
 // to some accounts before. A credentials attempt that carries one for the address it names is
 // counted only on that cookie's own budget (limits.server.ts). Sealed like the check cookies:
-// a JWE under a key derived from the secret and the cookie name (ADR 035).
+// a JWE under a key derived from the secret and the cookie name (ADR 035). Each account it names
+// carries when it last signed in on this browser: after a "This wasn't me" report an account's
+// notes older than the report are not recognised (ADR 081, 108), so the reported browser is a new
+// device again.
 import { randomBytes } from "node:crypto";
 import { serializeCookie } from "./cookies.server";
 import { sha256hex } from "./crypto.server";
@@ -31,7 +34,8 @@ export function deviceAccountDigest(normalizedAddress: string): string {
   return sha256hex(`device-account\n${normalizedAddress}`);
 }
 
-export type Device = { deviceId: string; accounts: string[] };
+/** `signedInAt[i]`: when `accounts[i]` last signed in on this browser (ms since the epoch). */
+export type Device = { deviceId: string; accounts: string[]; signedInAt: number[] };
 
 type CookieContext = { cookies: Map<string, string>; secure: boolean; secrets: readonly string[] };
 
@@ -43,7 +47,7 @@ export async function readDevice({ cookies, secure, secrets }: CookieContext): P
   // Sealed before AUTH_SECRET was rotated: sealed again for this answer (ADR 109).
   const opened = await openSealedCookie({ kind: "device", name, raw, secrets, secure, clockTolerance: 0 });
   if (!opened) return null;
-  const { dev, acc } = opened.payload as { dev?: unknown; acc?: unknown };
+  const { dev, acc, at, iat } = opened.payload as { dev?: unknown; acc?: unknown; at?: unknown; iat?: unknown };
   const valid =
     typeof dev === "string" &&
     DEVICE_ID.test(dev) &&
@@ -54,13 +58,30 @@ export async function readDevice({ cookies, secure, secrets }: CookieContext): P
     reportRefusedCookie("device", "invalid");
     return null;
   }
-  return { deviceId: dev, accounts: acc };
+  // A cookie written before the times were kept: each account as of the cookie's own issue.
+  const issued = typeof iat === "number" ? iat * 1000 : 0;
+  const times = Array.isArray(at) && at.length === acc.length && at.every((n) => Number.isSafeInteger(n)) ? (at as number[]) : acc.map(() => issued);
+  return { deviceId: dev, accounts: acc, signedInAt: times };
 }
 
-/** The device id when the request carries a valid device cookie for this address, else null. */
-export async function deviceIdFor(ctx: CookieContext, normalizedAddress: string): Promise<string | null> {
+/**
+ * The device id when the request carries a valid device cookie for this address, else null.
+ * `notBefore` (the account's devicesResetAt): a note of the account written before it is not
+ * recognised. A function is asked only when the cookie names the account (most requests carry no
+ * such note, and need not look anything up).
+ */
+export async function deviceIdFor(
+  ctx: CookieContext,
+  normalizedAddress: string,
+  notBefore: Date | null | (() => Promise<Date | null>) = null,
+): Promise<string | null> {
   const device = await readDevice(ctx);
-  return device && device.accounts.includes(deviceAccountDigest(normalizedAddress)) ? device.deviceId : null;
+  if (!device) return null;
+  const index = device.accounts.indexOf(deviceAccountDigest(normalizedAddress));
+  if (index === -1) return null;
+  const since = typeof notBefore === "function" ? await notBefore() : notBefore;
+  if (since !== null && device.signedInAt[index]! < since.getTime()) return null;
+  return device.deviceId;
 }
 
 /**
@@ -71,8 +92,10 @@ export async function issueDeviceCookie(ctx: CookieContext, normalizedAddress: s
   const name = deviceCookieName(ctx.secure);
   const device = await readDevice(ctx);
   const account = deviceAccountDigest(normalizedAddress);
-  const accounts = [account, ...(device?.accounts ?? []).filter((a) => a !== account)].slice(0, DEVICE_MAX_ACCOUNTS);
+  const others = (device?.accounts ?? []).map((a, i) => ({ a, at: device!.signedInAt[i]! })).filter((e) => e.a !== account);
+  const kept = [{ a: account, at: Date.now() }, ...others].slice(0, DEVICE_MAX_ACCOUNTS);
   const deviceId = device?.deviceId ?? randomBytes(16).toString("hex");
-  const sealed = await encodeJwt({ payload: { dev: deviceId, acc: accounts }, secrets: ctx.secrets, salt: name, maxAge: DEVICE_COOKIE_MAX_AGE });
+  const payload = { dev: deviceId, acc: kept.map((e) => e.a), at: kept.map((e) => e.at) };
+  const sealed = await encodeJwt({ payload, secrets: ctx.secrets, salt: name, maxAge: DEVICE_COOKIE_MAX_AGE });
   return serializeCookie(name, sealed, { secure: ctx.secure, maxAge: DEVICE_COOKIE_MAX_AGE });
 }

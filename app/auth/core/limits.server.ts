@@ -213,6 +213,19 @@ export async function countEmailSend(limits: LimitTable, address: string, client
   return (await firstExhausted(limits, [address_])) ?? (await countOn(limits, [address_]));
 }
 
+/**
+ * `hits` more hits on a single limit at once (the reports of one CSP batch): how many of them fit
+ * in what is left of the budget. Those that do not fit are not counted.
+ */
+export async function countHits(limits: LimitTable, name: LimitName, subject: string, hits: number): Promise<number> {
+  if (hits <= 0) return 0;
+  const key = subjectKey(subject);
+  const state = await limiter(name, limits[name]).penalty(key, hits);
+  const over = Math.min(hits, Math.max(0, state.consumedPoints - limits[name].count));
+  if (over > 0) await limiter(name, limits[name]).reward(key, over);
+  return hits - over;
+}
+
 /** One hit on a single limit (e.g. CLIENT_LOG per client address); a refusal when over it. */
 export async function countHit(limits: LimitTable, name: LimitName, subject: string): Promise<LimitRefusal | null> {
   const counter = { name, subject: subjectKey(subject) };

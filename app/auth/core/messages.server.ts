@@ -2,7 +2,15 @@
 // (app/i18n/t.server.ts): the sign-in page's `?error=` message, the error page, and the
 // RateLimited sentence that other forms reuse.
 import { t } from "../../i18n/t.server";
+import type { MessageKey } from "../../i18n/t.server";
+import type { NameRefusal } from "./display-text";
 import { ERROR_PAGES, parseRetryMinutes, SIGNIN_ERROR_MESSAGES, type ErrorPageCode } from "./errors";
+
+/** Why a typed name is refused (display-text.ts's one rule); `empty`: the form's own sentence for none. */
+export function nameRefusalMessage(refusal: NameRefusal, empty: MessageKey, translate: (key: MessageKey, values?: Record<string, string | number>) => string = t): string {
+  if (refusal.reason === "too-long") return translate("name.tooLong", { max: refusal.max, length: refusal.length });
+  return translate(refusal.reason === "empty" ? empty : "name.notText");
+}
 
 /** RateLimited's text; `minutes` from the limit that refused (the `minutes` query parameter). */
 export function rateLimitedMessage(minutes: number): string {

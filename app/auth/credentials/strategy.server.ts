@@ -11,6 +11,7 @@ import { passwordHashOf } from "../accounts/passwords.server";
 import { rateLimitedMessage } from "../core/messages.server";
 import { t } from "../../i18n/t.server";
 import { deviceIdFor } from "../core/device-cookie.server";
+import { devicesResetAt } from "../accounts/wasnt-me.server";
 import { consecutiveFailureCeilingReached, countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt, retryAfterMinutes } from "../core/limits.server";
 import { authRequest, clientAddress } from "../core/request.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
@@ -33,7 +34,7 @@ export function credentialsStrategy(config: AuthConfig) {
     const ip = clientAddress(ar);
     // Checked before anything is looked up or verified: the same counters and the same work for
     // known and unknown addresses (ADR 035).
-    const deviceId = await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: config.secrets }, email);
+    const deviceId = await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: config.secrets }, email, () => devicesResetAt({ email }));
     const reservation = await reserveCredentialsAttempt(config.rateLimits, { address: email, client: ip, deviceId });
     if (isLimitRefusal(reservation)) {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: reservation.limit } });
@@ -73,7 +74,7 @@ async function reauthenticateWithPassword(ctx: ReauthContext): Promise<ReauthOut
   const { ar, user } = ctx;
   const typed = typeof ctx.body.password === "string" && ctx.body.password.length <= MAX_PASSWORD_LENGTH ? ctx.body.password : "";
   const address = user.email ?? `user:${user.id}`;
-  const deviceId = user.email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, user.email) : null;
+  const deviceId = user.email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, user.email, () => devicesResetAt(user.id)) : null;
   const reservation = await reserveCredentialsAttempt(ar.config.rateLimits, { address, client: clientAddress(ar), deviceId });
   if (isLimitRefusal(reservation)) {
     await recordEvent("rate-limited", { userId: user.id, ...eventSource(ar), detail: { bucket: reservation.limit } });

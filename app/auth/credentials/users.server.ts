@@ -1,6 +1,9 @@
 // Password users outside the sign-in form (`npm run user:add`, the dev seed, tests), and the
 // address field every credentials schema reads by the one rule (core/email-address.ts).
 import { z } from "zod";
+import { MAX_NAME_LENGTH, nameField } from "../core/display-text";
+import { nameRefusalMessage } from "../core/messages.server";
+import { inEnglish } from "../../i18n/t.server";
 import { db, type Db } from "../../db/client.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
@@ -24,7 +27,8 @@ export const CredentialsUserInput = z.object({
     .string()
     .min(MIN_PASSWORD_LENGTH, `password must be at least ${MIN_PASSWORD_LENGTH} characters`)
     .max(MAX_PASSWORD_LENGTH, `password must be at most ${MAX_PASSWORD_LENGTH} characters`),
-  name: z.string().trim().min(1).max(100).optional(),
+  // The one name rule (core/display-text.ts), in the command line's English.
+  name: nameField(MAX_NAME_LENGTH, (refusal) => `name: ${nameRefusalMessage(refusal, "account.nameEmpty", inEnglish)}`).optional(),
 });
 
 /**

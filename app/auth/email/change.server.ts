@@ -26,6 +26,7 @@ import { EMAIL_CHANGE_PATH } from "./change";
 import { toSessionUser } from "../accounts/users.server";
 import { consumeToken, discardToken, issueToken, peekToken } from "./verification-token.server";
 import { t } from "../../i18n/t.server";
+import { inRecipientLanguage } from "../../i18n/user-locale.server";
 
 /** Whether /account can offer the change at all (production without SMTP cannot send). */
 export function emailChangeAvailable(ar: AuthRequest): boolean {
@@ -67,7 +68,10 @@ export async function requestEmailChange(
   });
   const link = `${ar.origin}${EMAIL_CHANGE_PATH}?${new URLSearchParams({ token, email: address })}`;
   try {
-    await mailer.send({ ...changeEmailMessage({ to: address, url: link, host: new URL(ar.origin).host, maxAgeSeconds: ar.config.emailTokenMaxAge }), purpose: "change-email" });
+    const message = await inRecipientLanguage({ userId: user.id }, "request", () =>
+      changeEmailMessage({ to: address, url: link, host: new URL(ar.origin).host, maxAgeSeconds: ar.config.emailTokenMaxAge }),
+    );
+    await mailer.send({ ...message, purpose: "change-email" });
   } catch (error) {
     await discardToken(address, token, ar.config.secrets);
     log("warn", "auth-failure", { code: "EmailSignin", reason: "change-email message not sent", cause: error, path: ar.url.pathname });

@@ -14,6 +14,7 @@ import { clientAddress } from "../core/request.server";
 import type { ReauthContext, ReauthOutcome } from "../signin/provider";
 import { reauthSubject } from "../signin/flow.server";
 import { t } from "../../i18n/t.server";
+import { inRecipientLanguage } from "../../i18n/user-locale.server";
 import { attemptEmailCode, emailCodeCookie, typedCode } from "./email-code.server";
 import { discardToken, issueToken } from "./verification-token.server";
 
@@ -45,7 +46,8 @@ async function sendCode(ctx: ReauthContext, address: string): Promise<ReauthOutc
   });
   try {
     if (!mailer || !code) throw new Error("no mail transport");
-    await mailer.send(reauthCodeMessage({ to: address, host: new URL(ar.origin).host, code: code.code, maxAgeSeconds }));
+    const message = await inRecipientLanguage({ userId: user.id }, "request", () => reauthCodeMessage({ to: address, host: new URL(ar.origin).host, code: code.code, maxAgeSeconds }));
+    await mailer.send(message);
   } catch (error) {
     await discardToken(address, token, ar.config.secrets);
     log("warn", "auth-failure", { code: "EmailSignin", reason: "re-authentication code not sent", cause: error });

@@ -1,9 +1,11 @@
 // Sending one e-mailed link (and its code): the row first, then the message; a message that could
 // not be sent takes its row with it (ADR 020). Shared by sign-in links, sign-up and password
-// resets, so every such e-mail carries a code the same way (contract section 15).
+// resets, so every such e-mail carries a code the same way (contract section 15). Written in the
+// language of the account at the address, else of the request that asked (ADR 108).
 import { getMailer } from "../../mail/mailer.server";
 import type { MailCode } from "../../mail/templates.server";
 import type { MailMessage } from "../../mail/types";
+import { inRecipientLanguage } from "../../i18n/user-locale.server";
 import { AuthError } from "../core/errors";
 import { log } from "../core/log.server";
 import type { AuthRequest } from "../core/request.server";
@@ -59,7 +61,9 @@ export async function sendLinkEmail(ar: AuthRequest, email: LinkEmail): Promise<
   const deliver = email.deliver ?? "now";
   const send = async () => {
     try {
-      await mailer.send({ ...email.message(link, mailCode), purpose: email.purpose });
+      // In the language of the account at that address when it has one (ADR 108), else of the request.
+      const message = await inRecipientLanguage({ address: email.address }, "request", () => email.message(link, mailCode));
+      await mailer.send({ ...message, purpose: email.purpose });
     } catch (error) {
       await discardToken(email.address, token, ar.config.secrets);
       throw new AuthError("EmailSignin", { log: `${email.purpose} e-mail not sent`, cause: error });

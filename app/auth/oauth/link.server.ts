@@ -9,6 +9,7 @@
 //
 // An e-mail address never links accounts by itself, verified or not: the person proves they own
 // the existing account by signing in to it first, then links from there.
+import { sanitizeName } from "../core/display-text";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { accountCredentialRef, toSessionUser, type SignInResult } from "../accounts/users.server";
@@ -102,7 +103,8 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
         data: {
           email,
           emailVerified: email ? new Date() : null,
-          name: profile.name,
+          // Not typed by the user: made safe by the one name rule, never a refused sign-in.
+          name: sanitizeName(profile.name),
           image: profile.image,
         },
       });

@@ -4,20 +4,16 @@
 import { z } from "zod";
 import { db } from "../../db/client.server";
 import { idField } from "../core/ids";
-import { hasControlCharacters } from "../core/display-text";
+import { nameField } from "../core/display-text";
+import { nameRefusalMessage } from "../core/messages.server";
 import { t } from "../../i18n/t.server";
 
 export const MAX_PASSKEY_NAME = 60;
 
 export const PasskeyRename = z.object({
   passkeyId: idField(),
-  name: z
-    .string()
-    .trim()
-    // Functions, so each refusal is written when it happens, in that request's language.
-    .min(1, { error: () => t("passkey.nameEmpty") })
-    .max(MAX_PASSKEY_NAME, { error: () => t("passkey.nameTooLong") })
-    .refine((v) => !hasControlCharacters(v), { error: () => t("passkey.nameControl") }),
+  // The one name rule (core/display-text.ts), worded when it refuses, in that request's language.
+  name: nameField(MAX_PASSKEY_NAME, (refusal) => nameRefusalMessage(refusal, "passkey.nameEmpty")),
 });
 
 export const PasskeyRemove = z.object({ passkeyId: idField() });

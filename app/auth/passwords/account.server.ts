@@ -6,6 +6,7 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { notifySecurityChange } from "../accounts/security-notices.server";
 import { createPassword, passwordHashOf, replacePassword } from "../accounts/passwords.server";
 import { deviceIdFor } from "../core/device-cookie.server";
+import { devicesResetAt } from "../accounts/wasnt-me.server";
 import { rateLimitedMessage } from "../core/messages.server";
 import { countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt, retryAfterMinutes } from "../core/limits.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
@@ -55,7 +56,7 @@ async function checkCurrentPassword(
   intent: PasswordIntent,
 ): Promise<PasswordIntentResult | null> {
   const address = email ?? `user:${userId}`;
-  const deviceId = email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, email) : null;
+  const deviceId = email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, email, () => devicesResetAt(userId)) : null;
   const reservation = await reserveCredentialsAttempt(ar.config.rateLimits, { address, client: clientAddress(ar), deviceId });
   if (isLimitRefusal(reservation)) {
     await recordEvent("rate-limited", { userId, ...eventSource(ar), detail: { bucket: reservation.limit } });

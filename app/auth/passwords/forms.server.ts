@@ -7,6 +7,8 @@ import { toRelative } from "../core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
 import { wantsJsonRedirect } from "../core/respond.server";
+import { checkName } from "../core/display-text";
+import { nameRefusalMessage } from "../core/messages.server";
 import { t } from "../../i18n/t.server";
 
 export type FieldErrors = Partial<Record<"email" | "name" | "password" | "code", string>>;
@@ -62,13 +64,14 @@ export function typed(value: unknown, max = 320): string {
   return typeof value === "string" ? value.slice(0, max) : "";
 }
 
-/** An optional display name: trimmed, at most 100 characters, no control characters. */
+/** An optional display name, by the one name rule (core/display-text.ts): none, or refused with the reason. */
 export function readName(value: unknown): { ok: true; name: string | null } | { ok: false; message: string } {
   if (value === undefined || value === null || value === "") return { ok: true, name: null };
-  if (typeof value !== "string") return { ok: false, message: t("address.name") };
-  const name = value.trim();
-  if (name.length > 100 || /[\u0000-\u001f\u007f]/.test(name)) return { ok: false, message: t("address.name") };
-  return { ok: true, name: name === "" ? null : name };
+  if (typeof value !== "string") return { ok: false, message: t("name.notText") };
+  const checked = checkName(value);
+  if (checked.ok) return { ok: true, name: checked.name };
+  if (checked.reason === "empty") return { ok: true, name: null };
+  return { ok: false, message: nameRefusalMessage(checked, "account.nameEmpty") };
 }
 
 export function relativeCallback(url: string): string {

@@ -53,7 +53,7 @@ export async function signupAction(request: Request): Promise<Answer<SignupValue
   if ("refused" in read) return form(400, { formError: UNREADABLE(), fieldErrors: {} }, { email: "", name: "", callbackUrl: "/", minLength });
   const { body, json } = read;
   const callback = resolveCallbackUrl(ar, body);
-  const values: SignupValues = { email: typed(body.email), name: typed(body.name, 100), callbackUrl: relativeCallback(callback.url), minLength };
+  const values: SignupValues = { email: typed(body.email), name: typed(body.name, 400), callbackUrl: relativeCallback(callback.url), minLength };
   if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED(), fieldErrors: {} }, values);
 
   // The address and the policy first: the same refusal whether or not the address has an account.

@@ -8,6 +8,9 @@ import { toRelative } from "../core/callback-url.server";
 import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { deviceIdFor, issueDeviceCookie } from "../core/device-cookie.server";
 import { notifyNewDeviceSignIn } from "../accounts/security-notices.server";
+import { devicesResetAt } from "../accounts/wasnt-me.server";
+import { currentLocale } from "../../i18n/t.server";
+import { rememberLocale } from "../../i18n/user-locale.server";
 import { clearConsecutiveFailures, retryAfterMinutes } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
@@ -85,11 +88,18 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
   let newDevice = false;
   if (result.user.email) {
     const cookies = { cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets };
-    newDevice = ar.config.securityEmails && !result.isNewUser && (await deviceIdFor(cookies, result.user.email)) === null;
+    // After a "This wasn't me" report, the account's notes in device cookies written before it
+    // count for nothing (ADR 081, 108): the reported browser is a new device again.
+    const userId = result.user.id;
+    newDevice = ar.config.securityEmails && !result.isNewUser && (await deviceIdFor(cookies, result.user.email, () => devicesResetAt(userId))) === null;
     sessionCookies.push(await issueDeviceCookie(cookies, result.user.email));
     // And the consecutive-failure count starts again (ADR 083): the owner got in.
     await clearConsecutiveFailures(ar.config.rateLimits, result.user.email);
   }
+  // A new account keeps the language of the browser that made it (ADR 108): every e-mail to its
+  // owner is written in it. A sign-in to an existing account never changes it (a thief's looks
+  // the same as the owner's).
+  if (result.isNewUser) await rememberLocale(result.user.id, currentLocale());
   await recordEvent("signin", {
     userId: result.user.id,
     ...eventSource(ar),

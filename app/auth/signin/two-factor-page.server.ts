@@ -13,6 +13,7 @@ import { toSessionUser } from "../accounts/users.server";
 import { toRelative, validateCallbackUrl } from "../core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { deviceIdFor } from "../core/device-cookie.server";
+import { devicesResetAt } from "../accounts/wasnt-me.server";
 import { AuthError } from "../core/errors";
 import { isSecondFactorRefusal, pendingSignInFinished, reserveSecondFactorAttempt, spendPendingSignIn, type LimitRefusal } from "../core/limits.server";
 import { log } from "../core/log.server";
@@ -110,7 +111,7 @@ async function checkCode(ar: AuthRequest, body: Body, json: boolean): Promise<Tw
   if (pending.reauthOf && !reauthenticating) return { type: "response", response: pendingGone(ar, json) };
   // A browser that signed in to this account before spends its own budget, not the account's
   // (which anyone with the password can spend with wrong codes).
-  const deviceId = user.email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, user.email) : null;
+  const deviceId = user.email ? await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, user.email, () => devicesResetAt(pending.userId)) : null;
   const attempt = await reserveSecondFactorAttempt(limits, pending.id, pending.userId, deviceId);
   if (isSecondFactorRefusal(attempt)) {
     // Its twin may have finished it between the check above and this reservation.

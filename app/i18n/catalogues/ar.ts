@@ -114,8 +114,6 @@ export const ar: Catalogue = {
   "passkey.remove": "حذف {name}",
   "passkey.signInAgain": "لإضافة مفتاح مرور، <link>سجّل الدخول مرة أخرى</link>: تتطلب الإضافة تسجيل دخول خلال الدقائق القليلة الماضية.",
   "passkey.nameEmpty": "أدخل اسمًا لمفتاح المرور هذا.",
-  "passkey.nameTooLong": "يجب ألا يتجاوز اسم مفتاح المرور 60 حرفًا.",
-  "passkey.nameControl": "لا يمكن أن يحتوي اسم مفتاح المرور على أحرف تحكّم.",
   "passkey.notFound": "مفتاح المرور هذا لم يعد موجودًا.",
   "passkey.lastMethod": "مفتاح المرور هذا هو طريقتك الوحيدة لتسجيل الدخول. أعدّ طريقة أخرى قبل حذفه.",
   "passkey.renamed": "تمت إعادة تسمية مفتاح المرور.",
@@ -210,7 +208,6 @@ export const ar: Catalogue = {
   "password.noticeChanged": "تم تغيير كلمة المرور. وسُجّل الخروج من جميع الأجهزة الأخرى.",
   "password.noticeRemoved": "تم حذف كلمة المرور.",
   "address.invalid": "أدخل عنوان بريد إلكتروني واحدًا، مثل name@example.com.",
-  "address.name": "استخدم 100 حرف على الأكثر للاسم، دون أحرف تحكّم.",
 
   // Sign-up, forgotten password, reset.
   "signup.title": "إنشاء حساب",
@@ -267,8 +264,8 @@ export const ar: Catalogue = {
   "account.displayName": "الاسم المعروض",
   "account.saveName": "حفظ الاسم",
   "account.nameEmpty": "لا يمكن أن يكون الاسم فارغًا.",
-  "account.nameTooLong": "يجب ألا يتجاوز الاسم 100 حرف.",
-  "account.nameControl": "لا يمكن أن يحتوي الاسم على أحرف تحكّم.",
+  "name.notText": "لا يمكن أن يحتوي الاسم على محارف غير مرئية أو محارف تحكم، أو علامات تغيّر اتجاه النص، أو علامات تشكيل بلا حرف.",
+  "name.tooLong": "استخدم {max} حرفًا على الأكثر للاسم: هذا الاسم فيه {length}.",
   "account.noticeProfile": "تم حفظ ملفك الشخصي.",
   "account.noticeSession": "تم تسجيل الخروج من ذلك الجهاز.",
   "account.noticeOthers": "تم تسجيل الخروج من جميع الأجهزة الأخرى.",

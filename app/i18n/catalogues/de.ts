@@ -114,8 +114,6 @@ export const de: Catalogue = {
   "passkey.remove": "{name} entfernen",
   "passkey.signInAgain": "Um einen Passkey hinzuzufügen, <link>melden Sie sich erneut an</link>: Dafür ist eine Anmeldung in den letzten Minuten erforderlich.",
   "passkey.nameEmpty": "Geben Sie einen Namen für diesen Passkey ein.",
-  "passkey.nameTooLong": "Der Name eines Passkeys darf höchstens 60 Zeichen lang sein.",
-  "passkey.nameControl": "Der Name eines Passkeys darf keine Steuerzeichen enthalten.",
   "passkey.notFound": "Dieser Passkey existiert nicht mehr.",
   "passkey.lastMethod": "Dieser Passkey ist Ihre einzige Möglichkeit, sich anzumelden. Richten Sie eine weitere ein, bevor Sie ihn entfernen.",
   "passkey.renamed": "Ihr Passkey wurde umbenannt.",
@@ -210,7 +208,6 @@ export const de: Catalogue = {
   "password.noticeChanged": "Ihr Passwort wurde geändert. Alle anderen Geräte wurden abgemeldet.",
   "password.noticeRemoved": "Ihr Passwort wurde entfernt.",
   "address.invalid": "Geben Sie eine einzelne E-Mail-Adresse ein, zum Beispiel name@example.com.",
-  "address.name": "Verwenden Sie für den Namen höchstens 100 Zeichen, ohne Steuerzeichen.",
 
   // Sign-up, forgotten password, reset.
   "signup.title": "Konto erstellen",
@@ -267,8 +264,8 @@ export const de: Catalogue = {
   "account.displayName": "Anzeigename",
   "account.saveName": "Namen speichern",
   "account.nameEmpty": "Der Name darf nicht leer sein.",
-  "account.nameTooLong": "Der Name darf höchstens 100 Zeichen lang sein.",
-  "account.nameControl": "Der Name darf keine Steuerzeichen enthalten.",
+  "name.notText": "Ein Name darf keine unsichtbaren Zeichen oder Steuerzeichen, keine Zeichen, die die Schreibrichtung ändern, und keine Akzente ohne Buchstaben enthalten.",
+  "name.tooLong": "Verwenden Sie höchstens {max} Zeichen für den Namen: Dieser hat {length}.",
   "account.noticeProfile": "Ihr Profil wurde gespeichert.",
   "account.noticeSession": "Dieses Gerät wurde abgemeldet.",
   "account.noticeOthers": "Alle anderen Geräte wurden abgemeldet.",

@@ -117,8 +117,6 @@ export const en = {
   "passkey.remove": "Remove {name}",
   "passkey.signInAgain": "To add a passkey, <link>sign in again</link>: adding one needs a sign-in from the last few minutes.",
   "passkey.nameEmpty": "Enter a name for this passkey.",
-  "passkey.nameTooLong": "A passkey's name must be at most 60 characters.",
-  "passkey.nameControl": "A passkey's name cannot contain control characters.",
   "passkey.notFound": "That passkey no longer exists.",
   "passkey.lastMethod": "That passkey is your only way to sign in. Set up another way before removing it.",
   "passkey.renamed": "Your passkey was renamed.",
@@ -213,7 +211,6 @@ export const en = {
   "password.noticeChanged": "Your password was changed. Every other device was signed out.",
   "password.noticeRemoved": "Your password was removed.",
   "address.invalid": "Enter one e-mail address, such as name@example.com.",
-  "address.name": "Use at most 100 characters for the name, without control characters.",
 
   // Sign-up, forgotten password, reset.
   "signup.title": "Create an account",
@@ -270,8 +267,8 @@ export const en = {
   "account.displayName": "Display name",
   "account.saveName": "Save name",
   "account.nameEmpty": "Name cannot be empty.",
-  "account.nameTooLong": "Name must be at most 100 characters.",
-  "account.nameControl": "Name cannot contain control characters.",
+  "name.notText": "A name cannot contain invisible or control characters, marks that change the direction of text, or accents on nothing.",
+  "name.tooLong": "Use at most {max} characters for the name: this one has {length}.",
   "account.noticeProfile": "Your profile was saved.",
   "account.noticeSession": "That device was signed out.",
   "account.noticeOthers": "Every other device was signed out.",

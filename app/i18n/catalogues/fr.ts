@@ -114,8 +114,6 @@ export const fr: Catalogue = {
   "passkey.remove": "Supprimer {name}",
   "passkey.signInAgain": "Pour ajouter une clé d’accès, <link>reconnectez-vous</link> : l’ajout nécessite une connexion datant de quelques minutes au plus.",
   "passkey.nameEmpty": "Saisissez un nom pour cette clé d’accès.",
-  "passkey.nameTooLong": "Le nom d’une clé d’accès ne doit pas dépasser 60 caractères.",
-  "passkey.nameControl": "Le nom d’une clé d’accès ne peut pas contenir de caractères de contrôle.",
   "passkey.notFound": "Cette clé d’accès n’existe plus.",
   "passkey.lastMethod": "Cette clé d’accès est votre seul moyen de connexion. Configurez-en un autre avant de la supprimer.",
   "passkey.renamed": "Votre clé d’accès a été renommée.",
@@ -210,7 +208,6 @@ export const fr: Catalogue = {
   "password.noticeChanged": "Votre mot de passe a été modifié. Tous les autres appareils ont été déconnectés.",
   "password.noticeRemoved": "Votre mot de passe a été supprimé.",
   "address.invalid": "Saisissez une seule adresse e-mail, par exemple name@example.com.",
-  "address.name": "Le nom doit compter au plus 100 caractères, sans caractères de contrôle.",
 
   // Sign-up, forgotten password, reset.
   "signup.title": "Créer un compte",
@@ -267,8 +264,8 @@ export const fr: Catalogue = {
   "account.displayName": "Nom affiché",
   "account.saveName": "Enregistrer le nom",
   "account.nameEmpty": "Le nom ne peut pas être vide.",
-  "account.nameTooLong": "Le nom ne doit pas dépasser 100 caractères.",
-  "account.nameControl": "Le nom ne peut pas contenir de caractères de contrôle.",
+  "name.notText": "Un nom ne peut pas contenir de caractères invisibles ou de contrôle, de marques qui changent le sens du texte, ni d’accents sans lettre.",
+  "name.tooLong": "Utilisez au plus {max} caractères pour le nom : celui-ci en compte {length}.",
   "account.noticeProfile": "Votre profil a été enregistré.",
   "account.noticeSession": "Cet appareil a été déconnecté.",
   "account.noticeOthers": "Tous les autres appareils ont été déconnectés.",

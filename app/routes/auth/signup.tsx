@@ -33,7 +33,7 @@ function View({ page }: { page: PasswordPage<SignupValues> }) {
         <CsrfField token={csrfToken} />
         <input type="hidden" name="callbackUrl" value={values.callbackUrl} />
         <Field id="signup-email" label={t("signup.emailLabel")} type="email" name="email" autoComplete="email" defaultValue={values.email} required error={fieldErrors.email} />
-        <Field id="signup-name" label={t("signup.nameLabel")} type="text" name="name" autoComplete="name" defaultValue={values.name} maxLength={100} error={fieldErrors.name} />
+        <Field id="signup-name" label={t("signup.nameLabel")} type="text" name="name" autoComplete="name" defaultValue={values.name} error={fieldErrors.name} />
         <Field
           id="signup-password"
           label={t("signup.passwordLabel")}

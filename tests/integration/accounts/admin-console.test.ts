@@ -179,6 +179,17 @@ describe(`/admin for an admin (${dbLabel})`, () => {
     expect(list).toContain("=cmd|&#x27; /C calc&#x27;!A0");
   });
 
+  it("a name stored before the one name rule with a right-to-left override is shown to the admin with the hidden character named, not as 'Invoice exe.pdf'", async () => {
+    const { jar } = await signedInAdmin();
+    const tricked = await db().user.create({ data: { email: "old@example.com", name: "Invoice\u202Efdp.exe\u200B" } });
+    const list = await (await send(get("/admin?q=old", { jar }))).text();
+    const page = (await userPage(jar, tricked.id)).html;
+    for (const body of [list, page]) {
+      expect(body).not.toMatch(/[\u202e\u200b]/);
+      expect(body).toContain("Invoice⟨U+202E⟩fdp.exe⟨U+200B⟩");
+    }
+  });
+
   it("a user's page shows ways to sign in, sessions, events, role and state; an unknown id is the unknown-URL page", async () => {
     const { jar } = await signedInAdmin();
     const ada = await createUser("ada@example.com", "Ada");
@@ -511,5 +522,46 @@ describe(`what a user learns of the admin who acted on them (${dbLabel})`, () =>
       expect(notice.text).not.toContain("Windows");
       expect(notice.html).not.toContain("Windows");
     }
+  });
+});
+
+describe.each(["header", "field"] as const)(`an admin's JSON client (json by %s, ${dbLabel})`, (how) => {
+  /** An action as a JSON client sends it: X-Auth-Return-Redirect: 1, or json=true in the body. */
+  async function actJson(jar: CookieJar, id: string, fields: Record<string, string>, csrf?: string) {
+    const token = csrf ?? csrfIn((await userPage(jar, id)).html);
+    const body = { csrfToken: token, ...fields, ...(how === "field" ? { json: "true" } : {}) };
+    const headers: Record<string, string> = { Origin: ORIGIN, ...(how === "header" ? { "X-Auth-Return-Redirect": "1" } : {}) };
+    const res = await send(post(`/admin/users/${id}`, body, { jar, headers }), jar);
+    expect(res.headers.get("Content-Type")).toMatch(/^application\/json/);
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  it("every action answers {ok, done, url}; every refusal {error, message} with its status, and nothing is rendered around it", async () => {
+    configure(smtpEnv(smtp.sink.url));
+    const { jar, admin } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    const page = `${ORIGIN}/admin/users/${ada.id}`;
+    for (const [fields, done] of [
+      [{ intent: "disable" }, "disabled"],
+      [{ intent: "enable" }, "enabled"],
+      [{ intent: "end-sessions" }, "sessions-ended"],
+      [{ intent: "send-reset" }, "reset-sent"],
+      [{ intent: "second-factor-off" }, "unchanged"],
+      [{ intent: "set-role", role: "admin" }, "role-changed"],
+      [{ intent: "set-role", role: "user" }, "role-changed"],
+    ] as const) {
+      expect(await actJson(jar, ada.id, fields)).toEqual({ status: 200, body: { ok: true, done, url: `${page}?done=${done}` } });
+    }
+    expect(await actJson(jar, admin.id, { intent: "disable" })).toEqual({ status: 400, body: { error: "Refused", message: "You cannot disable your own account." } });
+    expect(await actJson(jar, admin.id, { intent: "set-role", role: "user" })).toEqual({
+      status: 409,
+      body: { error: "LastAdmin", message: "The last administrator cannot become a user: make someone else an administrator first." },
+    });
+    const wrongWord = await actJson(jar, ada.id, { intent: "delete", confirm: "nope" });
+    expect(wrongWord).toMatchObject({ status: 400, body: { error: "ConfirmationRequired", word: "DELETE", message: expect.stringContaining("DELETE") } });
+    expect(await actJson(jar, ada.id, { intent: "explode" })).toMatchObject({ status: 400, body: { error: "InvalidRequest", message: expect.any(String) } });
+    expect(await actJson(jar, ada.id, { intent: "disable" }, "f".repeat(64))).toMatchObject({ status: 403, body: { error: "MissingCSRF", message: expect.any(String) } });
+    expect(await actJson(jar, ada.id, { intent: "delete", confirm: "DELETE" })).toEqual({ status: 200, body: { ok: true, done: "deleted", url: `${ORIGIN}/admin?done=deleted` } });
+    expect(await testDb().user.count({ where: { id: ada.id } })).toBe(0);
   });
 });

@@ -54,9 +54,10 @@ function notify(userId: string, change: SecurityChange, { locale = "en" as "en" 
 describe(`security e-mails (${dbLabel})`, () => {
   beforeEach(() => configure(smtpEnv(smtp.sink.url)));
 
-  it("a German request's notice names the device and gives the time in German, in UTC, with no place line when no place lookup is configured", async () => {
+  it("a German owner's notice (of a change made from an English browser) names the device and gives the time in German, in UTC, with no place line when no place lookup is configured", async () => {
     const user = await owner();
-    await notify(user.id, { kind: "password-changed" }, { locale: "de" });
+    await testDb().user.update({ where: { id: user.id }, data: { locale: "de" } });
+    await notify(user.id, { kind: "password-changed" }, { locale: "en" });
     const [message] = await smtp.sink.waitFor(1);
     expect(message!.subject).toBe("Ihr Vestibule-Passwort wurde geändert");
     // "26. Nov. 2026, 04:10 UTC"
@@ -91,6 +92,23 @@ describe(`security e-mails (${dbLabel})`, () => {
     const [message] = await smtp.sink.waitFor(1);
     expect(message!.text).toContain("Device: Unknown device");
     for (const part of [message!.text!, message!.html!]) expect(part).not.toMatch(/evil|urgent/);
+  });
+
+  it("a thief's device names — a hostile User-Agent, a passkey named like a sentence with a link, a place with an override — reach the owner's e-mail as short plain text, never as a link", async () => {
+    const user = await owner();
+    registerPlaceLookup(() => "Lyon\u202Emoc.live\u0007 " + "x".repeat(200));
+    // A header is bytes: U+202E arrives as its UTF-8 bytes read one by one.
+    const hostileAgent = "Evil\u00e2\u0080\u00ae/1.0 (\tVisit https://evil.example/fix) <a href=https://evil.example>x</a>";
+    await notify(user.id, { kind: "passkey-removed", name: "Visit https://evil.example/fix or www.evil.example\u202E\u0000 now" }, { userAgent: hostileAgent });
+    const [message] = await smtp.sink.waitFor(1);
+    for (const part of [message!.text!, message!.html!]) {
+      expect(part).not.toMatch(/[\u202e\u0000\u0007]/);
+      // Nothing a mail client would turn into a link: no scheme, no www., no dotted host name.
+      expect(part).not.toMatch(/https?:\/\/evil|www\.evil|evil\.example|moc\.live/);
+      expect(part).not.toMatch(/x{81}/);
+    }
+    expect(message!.text).toContain("evil[.]example");
+    expect(message!.html).not.toContain("<a href=https://evil");
   });
 
   it("no notice of any kind carries a link or a code that signs in: only the forgotten-password page, the sign-in page and its own 'This wasn't me' link", async () => {

@@ -9,6 +9,9 @@ import { resetRevocations } from "../../../app/auth/core/revocation.server.ts";
 import { createSession } from "../../../app/auth/core/session.server.ts";
 import { mailSenderIdle } from "../../../app/mail/queue.server.ts";
 import * as wasntMe from "../../../app/routes/auth/wasnt-me.tsx";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { countConsecutiveFailure } from "../../../app/auth/core/limits.server.ts";
+import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, ORIGIN, post } from "../../support/http.ts";
 import type { ReceivedMessage } from "../../support/smtp-sink.ts";
@@ -94,6 +97,42 @@ describe.each(["jwt", "database"] as const)(`"This wasn't me", %s sessions (${db
     const [report] = await reports();
     expect(report!.userId).toBe(user.id);
     expect(JSON.parse(report!.detail!)).toMatchObject({ event: "password-changed", count: 2, passwordRemoved: true });
+  });
+
+  it("a thief whose browser kept the account's device cookie no longer passes the consecutive-failure ceiling with the password alone after the owner's report", async () => {
+    const user = await createUser(ADDRESS);
+    const thief = new CookieJar();
+    await signIn(thief, ADDRESS);
+    const { link } = await noticeOf(user.id);
+    expect((await press(link)).status).toBe(200);
+    await createUser(ADDRESS);
+    await countConsecutiveFailure(getConfig().rateLimits, ADDRESS, 100);
+    const again = await signIn(thief, ADDRESS);
+    expect(again.res.headers.get("Location")).toBe(`${ORIGIN}/auth/verify-request?provider=email&type=email`);
+    expect(again.res).not.toHaveSessionCookie();
+  });
+
+  it("a thief whose browser kept the account's device cookie, signing in again after the owner's report, is a new device again: the owner is told", async () => {
+    const user = await createUser(ADDRESS);
+    const thief = new CookieJar();
+    await signIn(thief, ADDRESS);
+    await signIn(thief, ADDRESS);
+    const newDeviceNotices = () => testDb().mailQueue.count({ where: { kind: "signin-new-device" } });
+    await mailSenderIdle();
+    expect(await newDeviceNotices()).toBe(1);
+    const { link } = await noticeOf(user.id);
+    expect((await press(link)).status).toBe(200);
+    // The thief gets back in (say the owner's new password leaked too), from the same browser.
+    await createUser(ADDRESS);
+    expect((await signIn(thief, ADDRESS)).res.status).toBe(302);
+    await mailSenderIdle();
+    expect(await newDeviceNotices()).toBe(2);
+    // The owner's browser that signs in after the report is remembered from then on.
+    const owners = new CookieJar();
+    await signIn(owners, ADDRESS);
+    await signIn(owners, ADDRESS);
+    await mailSenderIdle();
+    expect(await newDeviceNotices()).toBe(3);
   });
 });
 

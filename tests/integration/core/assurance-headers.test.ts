@@ -112,7 +112,7 @@ describe("POST /auth/csp-report", () => {
     const res = await run(
       cspReportRoute.action,
       cspReport({
-        "document-uri": "https://app.example/account?token=secret#frag",
+        "document-uri": `${ORIGIN}/account?token=secret#frag`,
         "violated-directive": "script-src-elem",
         "effective-directive": "script-src-elem",
         "blocked-uri": "https://evil.example/x.js?user=ada@example.com",
@@ -123,7 +123,7 @@ describe("POST /auth/csp-report", () => {
     expect(res.status).toBe(204);
     const logged = violations(lines);
     expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({ level: "warn", documentUri: "https://app.example/account", directive: "script-src-elem", blocked: "https://evil.example", disposition: "enforce" });
+    expect(logged[0]).toMatchObject({ level: "warn", documentUri: `${ORIGIN}/account`, directive: "script-src-elem", blocked: "https://evil.example", disposition: "enforce" });
     const line = lines.find((l) => l.includes('"csp-violation"'))!;
     for (const leaked of ["secret", "ada@example.com", "x.js", "alert", "frag"]) expect(line).not.toContain(leaked);
   });
@@ -131,9 +131,9 @@ describe("POST /auth/csp-report", () => {
   it("a Reporting API batch (application/reports+json) logs each csp-violation and skips other report types", async () => {
     const lines = captureLog();
     const batch = [
-      { type: "csp-violation", url: "https://app.example/", body: { documentURL: "https://app.example/?q=1", effectiveDirective: "script-src-elem", blockedURL: "inline", disposition: "enforce" } },
-      { type: "deprecation", url: "https://app.example/", body: { id: "x" } },
-      { type: "csp-violation", url: "https://app.example/auth/signin", body: { documentURL: "https://app.example/auth/signin", effectiveDirective: "form-action", blockedURL: "https://idp.example/authorize?state=s" } },
+      { type: "csp-violation", url: `${ORIGIN}/`, body: { documentURL: `${ORIGIN}/?q=1`, effectiveDirective: "script-src-elem", blockedURL: "inline", disposition: "enforce" } },
+      { type: "deprecation", url: `${ORIGIN}/`, body: { id: "x" } },
+      { type: "csp-violation", url: `${ORIGIN}/auth/signin`, body: { documentURL: `${ORIGIN}/auth/signin`, effectiveDirective: "form-action", blockedURL: "https://idp.example/authorize?state=s" } },
     ];
     const res = await run(
       cspReportRoute.action,
@@ -141,15 +141,15 @@ describe("POST /auth/csp-report", () => {
     );
     expect(res.status).toBe(204);
     expect(violations(lines).map((v) => [v.documentUri, v.directive, v.blocked])).toEqual([
-      ["https://app.example/", "script-src-elem", "inline"],
-      ["https://app.example/auth/signin", "form-action", "https://idp.example"],
+      [`${ORIGIN}/`, "script-src-elem", "inline"],
+      [`${ORIGIN}/auth/signin`, "form-action", "https://idp.example"],
     ]);
   });
 
   it("a report from a sandboxed frame (Origin: null) or another origin is accepted: it changes nothing", async () => {
     captureLog();
     for (const origin of ["null", "https://elsewhere.example"]) {
-      const request = cspReport({ "document-uri": "https://app.example/", "violated-directive": "script-src" });
+      const request = cspReport({ "document-uri": `${ORIGIN}/`, "violated-directive": "script-src" });
       request.headers.set("Origin", origin);
       expect((await run(cspReportRoute.action, request)).status).toBe(204);
     }
@@ -168,8 +168,45 @@ describe("POST /auth/csp-report", () => {
     expect((await send("application/csp-report", JSON.stringify({ "csp-report": { "script-sample": "x".repeat(9000) } }))).status).toBe(413);
     // Fields of the wrong kinds are dropped, not trusted.
     expect((await send("application/csp-report", '{"csp-report": {"document-uri": 5, "blocked-uri": {"a": 1}, "violated-directive": "<script>"}}')).status).toBe(204);
-    expect(violations(lines)).toEqual([expect.objectContaining({ documentUri: null, blocked: null, directive: null })]);
+    // A report that names no page of this site is not logged; one that does keeps only the fields of the right kinds.
+    expect(violations(lines)).toEqual([]);
+    expect((await send("application/csp-report", JSON.stringify({ "csp-report": { "document-uri": `${ORIGIN}/`, "blocked-uri": { a: 1 }, "violated-directive": "<script>" } }))).status).toBe(204);
+    expect(violations(lines)).toEqual([expect.objectContaining({ documentUri: `${ORIGIN}/`, blocked: null, directive: null })]);
     expect((await callRoute(cspReportRoute.loader, get("/auth/csp-report"))).status).toBe(400);
+  });
+
+  const batchOf = (count: number, documentURL = `${ORIGIN}/account`) =>
+    new Request(`${ORIGIN}/auth/csp-report`, {
+      method: "POST",
+      headers: { "Content-Type": "application/reports+json", "X-Vestibule-Remote-Addr": "10.0.0.7" },
+      body: JSON.stringify(Array.from({ length: count }, () => ({ type: "csp-violation", url: documentURL, body: { documentURL, effectiveDirective: "script-src-elem", blockedURL: "inline" } }))),
+    });
+
+  it("a flooder who packs many reports into one request pays for each report: one batch of 10 under a limit of 3 logs 3 lines and spends the budget", async () => {
+    const lines = captureLog();
+    undoEnv = withEnv({ AUTH_RATE_LIMIT_CSP_REPORT: "3/60" });
+    expect((await run(cspReportRoute.action, batchOf(10))).status).toBe(204);
+    expect(violations(lines)).toHaveLength(3);
+    const refused = await run(cspReportRoute.action, batchOf(1));
+    expect(refused.status).toBe(429);
+    expect(violations(lines)).toHaveLength(3);
+  });
+
+  it("a request of more reports than the cap per request logs no more than the cap (10), and the rest are not read", async () => {
+    const lines = captureLog();
+    expect((await run(cspReportRoute.action, batchOf(40))).status).toBe(204);
+    expect(violations(lines)).toHaveLength(10);
+  });
+
+  it("a sender that reports another site's pages gets nothing of theirs logged: only this site's documents, by origin and path; a blocked resource elsewhere by its origin", async () => {
+    const lines = captureLog();
+    for (const documentUri of ["https://other.example/inbox/ada@example.com?msg=42", `${ORIGIN.replace("localhost", "127.0.0.1")}/x`, "https://localhost:3000/account"]) {
+      expect((await run(cspReportRoute.action, cspReport({ "document-uri": documentUri, "violated-directive": "script-src", "blocked-uri": "https://cdn.other.example/lib.js?k=1" }))).status).toBe(204);
+    }
+    expect(violations(lines)).toEqual([]);
+    expect((await run(cspReportRoute.action, cspReport({ "document-uri": `${ORIGIN}/account?token=t`, "violated-directive": "script-src", "blocked-uri": "https://cdn.other.example/lib.js?k=1" }))).status).toBe(204);
+    expect(violations(lines)).toEqual([expect.objectContaining({ documentUri: `${ORIGIN}/account`, blocked: "https://cdn.other.example" })]);
+    expect(lines.join("\n")).not.toMatch(/other\.example\/inbox|ada@example|msg=42|lib\.js/);
   });
 
   it("a client that floods it is cut off at its limit (AUTH_RATE_LIMIT_CSP_REPORT), others are not", async () => {

@@ -306,7 +306,7 @@ describe("POST /auth/session (update)", () => {
 
   it.each([
     [{ name: "" }, "Name cannot be empty."],
-    [{ name: "x".repeat(101) }, "Name must be at most 100 characters."],
+    [{ name: "x".repeat(101) }, "Use at most 100 characters for the name: this one has 101."],
     [{ image: "javascript:alert(1)" }, "Image must be an http(s) URL."],
     [{ email: "evil@example.com" }, "Only name and image can be updated."],
   ])("rejects %j with a clear message", async (data, message) => {

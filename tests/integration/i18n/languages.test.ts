@@ -1,12 +1,18 @@
 // Contract section 17 through React Router's own pipeline (tests/support/app-handler.ts): which
 // language a visitor gets (the lang cookie, then Accept-Language by quality, then English), the
 // menu's form round trip, <html lang dir>, Vary, bad input, and e-mail in the requester's language.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { appHandler } from "../../support/app-handler";
-import { createUser, PASSWORD } from "../../support/auth";
-import { dbLabel, resetDatabase } from "../../support/db";
-import { CookieJar, ORIGIN } from "../../support/http";
-import { startSmtpSink, type SmtpSink } from "../../support/smtp-sink";
+import { notifySecurityChange } from "../../../app/auth/accounts/security-notices.server";
+import { deleteAccount } from "../../../app/auth/accounts/deletion.server";
+import { authRequest } from "../../../app/auth/core/request.server";
+import { accountDeletedHooks } from "../../../app/auth/signin/registry.server";
+import { runWithLocale } from "../../../app/i18n/t.server";
+import { mailSenderIdle } from "../../../app/mail/queue.server";
+import { createUser, PASSWORD, signIn } from "../../support/auth";
+import { dbLabel, resetDatabase, testDb } from "../../support/db";
+import { CookieJar, get, ORIGIN } from "../../support/http";
+import { linkIn, startSmtpSink, type SmtpSink } from "../../support/smtp-sink";
 import { configure, smtpEnv } from "../email/helpers";
 
 let handle: (request: Request) => Promise<Response>;
@@ -18,6 +24,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await smtp.close();
 });
+afterEach(() => mailSenderIdle());
 beforeEach(async () => {
   await resetDatabase();
   smtp.clear();
@@ -173,6 +180,79 @@ describe(`languages (${dbLabel})`, () => {
       expect(message!.html).toMatch(/<html lang="fr">/);
     });
 
+    /** A sign-in link for `email` asked for from a browser speaking `language`; the message it sent. */
+    async function askForLink(email: string, language: string) {
+      smtp.clear();
+      const jar = new CookieJar();
+      const csrf = await handle(new Request(`${ORIGIN}/auth/csrf`, { headers: { "Accept-Language": language } }));
+      jar.apply(csrf);
+      const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+      expect((await form("/auth/signin/email", { email, csrfToken }, { Cookie: jar.header(), "Accept-Language": language })).status).toBe(302);
+      return (await smtp.waitFor(1))[0]!;
+    }
+
+    async function forgotPassword(email: string, language: string) {
+      smtp.clear();
+      const jar = new CookieJar();
+      const page = await handle(new Request(`${ORIGIN}/auth/forgot-password`, { headers: { "Accept-Language": language } }));
+      jar.apply(page);
+      const csrfToken = /name="csrfToken" value="([^"]+)"/.exec(await page.text())![1]!;
+      expect((await form("/auth/forgot-password", { email, csrfToken }, { Cookie: jar.header(), "Accept-Language": language })).status).toBeLessThan(400);
+      return (await smtp.waitFor(1))[0]!;
+    }
+
+    /** A security notice of a change made from a browser speaking `language`. */
+    async function noticeFrom(userId: string, language: "ar" | "en") {
+      await mailSenderIdle();
+      smtp.clear();
+      await runWithLocale(language, () => notifySecurityChange(authRequest(get("/account")), userId, { kind: "password-changed" }));
+      return (await smtp.waitFor(1))[0]!;
+    }
+
+    it("a thief's Arabic browser cannot choose the language of the owner's e-mails: the owner who signed up in German gets German alerts, sign-in links, resets and the deletion notice", async () => {
+      configure({ ...smtpEnv(smtp.url), AUTH_PASSWORDS: "true" });
+      // The owner signs up from a German browser (an e-mailed link that creates the account).
+      const invite = await askForLink("owner@example.com", "de");
+      const opened = await handle(new Request(linkIn(invite).href, { headers: { "Accept-Language": "de" } }));
+      expect(opened.status).toBe(302);
+      const owner = await testDb().user.findUniqueOrThrow({ where: { email: "owner@example.com" } });
+      expect(owner.locale).toBe("de");
+      await mailSenderIdle();
+
+      expect((await noticeFrom(owner.id, "ar")).subject).toBe("Ihr Vestibule-Passwort wurde geändert");
+      const link = await askForLink("owner@example.com", "ar");
+      expect(link.subject).toBe("Bei Vestibule anmelden");
+      expect(link.html).toMatch(/<html lang="de">/);
+      await testDb().password.create({ data: { userId: owner.id, hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaA" } });
+      expect((await forgotPassword("owner@example.com", "ar")).subject).toBe("Wählen Sie ein neues Passwort für Vestibule");
+      smtp.clear();
+      await runWithLocale("ar", () => deleteAccount(owner.id, { source: "self" }, { hooks: accountDeletedHooks, ar: authRequest(get("/account")) }));
+      const [deleted] = await smtp.waitFor(1);
+      expect(deleted!.html).toMatch(/<html lang="de">/);
+    });
+
+    it("an account from before the language was kept gets its notices in English, whatever the requester's language; an unknown address gets a link in the request's language", async () => {
+      configure(smtpEnv(smtp.url));
+      const user = await createUser("old@example.com");
+      expect((await noticeFrom(user.id, "ar")).subject).toBe("Your Vestibule password was changed");
+      expect((await askForLink("nobody@example.com", "fr")).subject).toBe("Connexion à Vestibule");
+    });
+
+    it("the owner picking French in the menu just after signing in gets French e-mails; a copy of an old session cookie picking Arabic changes the page only", async () => {
+      configure(smtpEnv(smtp.url));
+      const user = await createUser("ada@example.com");
+      const { jar } = await signIn(new CookieJar(), "ada@example.com");
+      expect((await form("/language", { lang: "fr", returnTo: "/" }, { Cookie: jar.header() })).status).toBe(303);
+      expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).locale).toBe("fr");
+      expect((await noticeFrom(user.id, "en")).subject).toBe("Votre mot de passe Vestibule a été modifié");
+
+      await testDb().session.updateMany({ where: { userId: user.id }, data: { authenticatedAt: new Date(Date.now() - 11 * 60_000) } });
+      const thief = await form("/language", { lang: "ar", returnTo: "/" }, { Cookie: jar.header() });
+      expect(thief.status).toBe(303);
+      expect(thief.headers.getSetCookie().some((c) => c.startsWith("lang=ar"))).toBe(true);
+      expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).locale).toBe("fr");
+    });
+
     it("a German visitor's password reset e-mail is in German, an English one in English", async () => {
       configure({ ...smtpEnv(smtp.url), AUTH_PASSWORDS: "true" });
       await createUser();
@@ -182,9 +262,9 @@ describe(`languages (${dbLabel})`, () => {
       ] as const) {
         smtp.clear();
         const jar = new CookieJar();
-        const get = await handle(new Request(`${ORIGIN}/auth/forgot-password`, { headers: { "Accept-Language": language } }));
-        jar.apply(get);
-        const csrfToken = /name="csrfToken" value="([^"]+)"/.exec(await get.text())?.[1];
+        const page = await handle(new Request(`${ORIGIN}/auth/forgot-password`, { headers: { "Accept-Language": language } }));
+        jar.apply(page);
+        const csrfToken = /name="csrfToken" value="([^"]+)"/.exec(await page.text())?.[1];
         expect(csrfToken).toBeTruthy();
         const res = await form("/auth/forgot-password", { email: "ada@example.com", csrfToken: csrfToken! }, { Cookie: jar.header(), "Accept-Language": language });
         expect(res.status).toBeLessThan(400);

@@ -87,6 +87,17 @@ describe(`/account ways to sign in (${dbLabel})`, () => {
     expect(after.linkable.map((p) => p.id)).toEqual(["oidc", "github"]);
   });
 
+  test("an attacker's link /account?updated=linked&provider=<their words> shows none of their words: only a configured provider the account really has (or had, for 'unlinked') is named", async () => {
+    const { jar } = await aliceSignedIn();
+    const hostile = encodeURIComponent("Evil. Your account is locked: call +1 555 0100 or visit evil.example");
+    expect((await ways(jar, `/account?updated=linked&provider=${hostile}`)).notice).toBeNull();
+    expect((await ways(jar, `/account?updated=unlinked&provider=${hostile}`)).notice).toBeNull();
+    // A configured provider that is not linked is not announced as linked, nor a linked one as removed.
+    expect((await ways(jar, "/account?updated=linked&provider=github")).notice).toBeNull();
+    expect((await ways(jar, "/account?updated=unlinked&provider=oidc")).notice).toBeNull();
+    expect((await ways(jar, "/account?updated=linked&provider=oidc")).notice).toBe("You can now sign in with Test IdP.");
+  });
+
   test("unlinking a provider that is not linked → 404", async () => {
     const { jar } = await aliceSignedIn();
     expect((await unlink(jar, "github")).status).toBe(404);

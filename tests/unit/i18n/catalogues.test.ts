@@ -70,7 +70,7 @@ describe("message catalogues", () => {
   });
 
   it.each(LOCALES)("every %s message formats with sample values, without leftover braces", (locale) => {
-    const values = { minutes: 3, triesLeft: 2, n: 5, min: 12, max: 128, name: "N", address: "a@b.c", email: "a@b.c", site: "S", host: "h", lifetime: "L", code: "123456", action: "A", kind: "K", added: "D", lastUsed: "D", created: "D", time: "T", method: "M", factors: "F", event: "E", browser: "B", os: "O", folder: "F", subject: "S", hours: "H", device: "D", when: "W", from: "F", to: "T", provider: "P", word: "W", place: "P", left: 3, strong: (c: string[]) => c.join(""), link: (c: string[]) => c.join("") };
+    const values = { minutes: 3, triesLeft: 2, n: 5, min: 12, max: 128, name: "N", address: "a@b.c", email: "a@b.c", site: "S", host: "h", lifetime: "L", code: "123456", action: "A", kind: "K", added: "D", lastUsed: "D", created: "D", time: "T", method: "M", factors: "F", event: "E", browser: "B", os: "O", folder: "F", subject: "S", hours: "H", device: "D", when: "W", from: "F", to: "T", provider: "P", word: "W", place: "P", left: 3, length: 140, strong: (c: string[]) => c.join(""), link: (c: string[]) => c.join("") };
     for (const key of englishKeys) {
       const text = formatMessage(locale, messagesOf(locale), key as keyof typeof en, values as never);
       expect(text, `${locale} ${key}`).not.toMatch(/[{}]/);

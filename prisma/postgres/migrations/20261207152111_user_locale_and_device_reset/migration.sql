@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "User" ADD COLUMN     "devicesResetAt" TIMESTAMP(3),
+ADD COLUMN     "locale" TEXT;

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "User" ADD COLUMN "devicesResetAt" DATETIME;
+ALTER TABLE "User" ADD COLUMN "locale" TEXT;
