@@ -118,6 +118,16 @@ describe(`forgotten password (${dbLabel})`, () => {
     expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
   });
 
+  it("a visitor with an Arabic keyboard types the reset code in Arabic-Indic digits: the password is set", async () => {
+    await createUser();
+    const { jar, code, link } = await asked();
+    const arabic = [...code].map((d) => String.fromCodePoint(0x0660 + Number(d))).join("");
+    const ok = await postReset(jar, { code: arabic, password: NEW });
+    expect(ok).toHaveRedirect(`${ORIGIN}/account`);
+    expect(jar.get("authjs.email-code")).toBeUndefined();
+    expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
+  });
+
   it("the code form in the asking browser: verify-request shows it; code + password resets; a wrong code is a 400 on code; another browser's code is Verification", async () => {
     await createUser();
     const { jar, code, link } = await asked();

@@ -144,6 +144,20 @@ describe(`the second-factor gate (${dbLabel})`, () => {
     expect(await testDb().recoveryCode.count({ where: { usedAt: null } })).toBe(9);
   });
 
+  it("a visitor with an Arabic keyboard types the authenticator code, or a recovery code, in Arabic-Indic digits: each signs her in", async () => {
+    const arabic = (text: string) => text.replace(/[0-9]/g, (d) => String.fromCodePoint(0x0660 + Number(d)));
+    const { secret, recoveryCodes } = await enrolled();
+    const jar = new CookieJar();
+    await firstFactor(jar);
+    const totp = await submitCode(jar, arabic(codeAt(secret)));
+    expect(totp).toHaveSessionCookie();
+    const withDigits = recoveryCodes.find((c) => /[0-9]/.test(c))!;
+    const other = new CookieJar();
+    await firstFactor(other);
+    expect(await submitCode(other, arabic(withDigits))).toHaveSessionCookie();
+    expect(await testDb().recoveryCode.count({ where: { usedAt: null } })).toBe(9);
+  });
+
   it("the same recovery code sent twice at once is spent once", async () => {
     const { recoveryCodes } = await enrolled();
     const a = new CookieJar();
