@@ -3,6 +3,7 @@
 // named here; the server writes it in the visitor's language: ./messages.server.ts). Shared by
 // the server and the pages, so it has no server-only imports.
 import type { MessageKey } from "../../i18n/catalogues/en";
+import type { LimitName } from "./limit-table";
 
 /** Each sign-in error code and the catalogue key of its text (app/i18n/catalogues). */
 export const SIGNIN_ERROR_MESSAGES = {
@@ -62,13 +63,16 @@ export function isErrorPageCode(code: string): code is ErrorPageCode {
 export class AuthError extends Error {
   /** RateLimited: seconds until the refusing limit's window ends (the Retry-After header). */
   readonly retryAfterSeconds: number | null;
+  /** RateLimited: the limit that refused, whose kind decides the words (ADR 111). */
+  readonly limit: LimitName | null;
   constructor(
     readonly code: AuthErrorCode,
-    options?: { cause?: unknown; log?: string; retryAfterSeconds?: number },
+    options?: { cause?: unknown; log?: string; retryAfterSeconds?: number; limit?: LimitName },
   ) {
     super(options?.log ?? code, { cause: options?.cause });
     this.name = "AuthError";
     this.retryAfterSeconds = options?.retryAfterSeconds ?? null;
+    this.limit = options?.limit ?? null;
   }
 }
 

@@ -95,7 +95,7 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     const refused = await countEmailSend(this.config.rateLimits, address, ip);
     if (refused) {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: refused.limit } });
-      throw new AuthError("RateLimited", { log: `e-mail sign-in limit ${refused.limit}`, retryAfterSeconds: refused.retryAfterSeconds });
+      throw new AuthError("RateLimited", { log: `e-mail sign-in limit ${refused.limit}`, retryAfterSeconds: refused.retryAfterSeconds, limit: refused.limit });
     }
 
     const { url: callbackUrl } = resolveCallbackUrl(ar, form);
@@ -123,7 +123,7 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     if (attempt.result === "wrong") throw codeRefusedResponse(attempt.triesLeft, "emailCode.wrong");
     if (attempt.result === "limited") {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: attempt.refusal.limit } });
-      throw new AuthError("RateLimited", { log: `e-mail code limit ${attempt.refusal.limit}`, retryAfterSeconds: attempt.refusal.retryAfterSeconds });
+      throw new AuthError("RateLimited", { log: `e-mail code limit ${attempt.refusal.limit}`, retryAfterSeconds: attempt.refusal.retryAfterSeconds, limit: attempt.refusal.limit });
     }
     if (attempt.result === "ended") throw new AuthError("Verification", { log: "e-mail code for no live request of this browser" });
     return this.finish(ar, attempt.request);

@@ -6,8 +6,8 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { notifySecurityChange } from "../accounts/security-notices.server";
 import { createPassword, passwordHashOf, replacePassword } from "../accounts/passwords.server";
 import { deviceIdFor } from "../core/device-cookie.server";
-import { rateLimitedMessage } from "../core/messages.server";
-import { countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt, retryAfterMinutes } from "../core/limits.server";
+import { limitMessage } from "../core/messages.server";
+import { countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt } from "../core/limits.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
 import { refreshSession, revokeUserSessions, type CurrentSession } from "../core/session.server";
 import { toSessionUser } from "../accounts/users.server";
@@ -64,7 +64,7 @@ async function checkCurrentPassword(
       status: 429,
       intent,
       field: "currentPassword",
-      message: rateLimitedMessage(retryAfterMinutes(reservation.retryAfterSeconds)),
+      message: limitMessage(reservation),
       retryAfterSeconds: reservation.retryAfterSeconds,
     };
   }

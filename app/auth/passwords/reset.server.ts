@@ -17,8 +17,8 @@ import { actorEventFields, type Actor } from "../accounts/actor";
 import { resolveUser, type UserKey } from "../accounts/admin.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
-import { rateLimitedMessage } from "../core/messages.server";
-import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
+import { limitMessage } from "../core/messages.server";
+import { countEmailSend } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
 import { ensureCsrfToken } from "../core/csrf.server";
@@ -59,7 +59,7 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   if (refused) {
     await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: refused.limit } });
     return {
-      ...form(429, { formError: rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds)), fieldErrors: {} }, values),
+      ...form(429, { formError: limitMessage(refused), fieldErrors: {} }, values),
       retryAfterSeconds: refused.retryAfterSeconds,
     };
   }
@@ -187,7 +187,7 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
     if (attempt.result === "limited") {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: attempt.refusal.limit } });
       const retryAfterSeconds = attempt.refusal.retryAfterSeconds;
-      return { ...form(429, { formError: rateLimitedMessage(retryAfterMinutes(retryAfterSeconds)), fieldErrors: {} }, values), retryAfterSeconds };
+      return { ...form(429, { formError: limitMessage(attempt.refusal), fieldErrors: {} }, values), retryAfterSeconds };
     }
     if (attempt.result === "ended") return { kind: "response", response: errorRedirect(ar, "Verification", { json, setCookies: [clearEmailCodeCookie(ar)] }) };
     address = attempt.request.identifier;

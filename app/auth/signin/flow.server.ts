@@ -9,6 +9,7 @@ import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { deviceIdFor, issueDeviceCookie } from "../core/device-cookie.server";
 import { notifySecurityChange } from "../accounts/security-notices.server";
 import { clearConsecutiveFailures, retryAfterMinutes } from "../core/limits.server";
+import { LIMIT_KIND } from "../core/limit-table";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
 import type { FlowContext, ProviderType } from "./provider";
@@ -43,6 +44,7 @@ export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, 
     const extra: Record<string, string> = error.code === "CredentialsSignin" ? { code: "credentials" } : {};
     if (error.code === "RateLimited" && error.retryAfterSeconds !== null) {
       extra.minutes = String(retryAfterMinutes(error.retryAfterSeconds));
+      if (error.limit !== null && LIMIT_KIND[error.limit] !== "own") extra.limit = LIMIT_KIND[error.limit];
       const response = errorRedirect(ar, error.code, { json, extra, setCookies });
       response.headers.set("Retry-After", String(error.retryAfterSeconds));
       return response;

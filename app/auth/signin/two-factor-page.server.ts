@@ -51,7 +51,7 @@ function alreadyFinished(ar: AuthRequest, pending: PendingSignIn, json: boolean)
 
 async function endPending(ar: AuthRequest, pending: PendingSignIn, refusal: LimitRefusal, json: boolean): Promise<Response> {
   await recordEvent("rate-limited", { userId: pending.userId, ...eventSource(ar), detail: { bucket: refusal.limit, provider: pending.method } });
-  const error = new AuthError("RateLimited", { log: `second-factor limit ${refusal.limit}`, retryAfterSeconds: refusal.retryAfterSeconds });
+  const error = new AuthError("RateLimited", { log: `second-factor limit ${refusal.limit}`, retryAfterSeconds: refusal.retryAfterSeconds, limit: refusal.limit });
   return failureResponse(ar, error, json, clearPendingSignIn(ar));
 }
 

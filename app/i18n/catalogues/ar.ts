@@ -50,6 +50,9 @@ export const ar: Catalogue = {
   "error.default": "تعذّر تسجيل الدخول.",
   "error.RateLimited": "محاولات كثيرة جدًا. حاول مرة أخرى بعد {minutes, plural, zero {# دقيقة} one {دقيقة واحدة} two {دقيقتين} few {# دقائق} many {# دقيقة} other {# دقيقة}}.",
   "error.RateLimitedLater": "محاولات كثيرة جدًا. حاول مرة أخرى لاحقًا.",
+  "limit.address": "أرسلنا عدة رسائل بريد إلكتروني إلى هذا العنوان مؤخرًا. تحقّق من صندوق الوارد، أو حاول مرة أخرى بعد {minutes, plural, zero {# دقيقة} one {دقيقة واحدة} two {دقيقتين} few {# دقائق} many {# دقيقة} other {# دقيقة}}.",
+  "limit.account": "حدثت مؤخرًا عدة محاولات فاشلة لتسجيل الدخول بهذا العنوان، لذا أُوقف تسجيل الدخول مؤقتًا. حاول مرة أخرى بعد {minutes, plural, zero {# دقيقة} one {دقيقة واحدة} two {دقيقتين} few {# دقائق} many {# دقيقة} other {# دقيقة}}، أو سجّل الدخول بطريقة أخرى.",
+  "limit.network": "وصلت طلبات كثيرة من شبكتك مؤخرًا. حاول مرة أخرى بعد {minutes, plural, zero {# دقيقة} one {دقيقة واحدة} two {دقيقتين} few {# دقائق} many {# دقيقة} other {# دقيقة}}.",
   "error.EmailInvalidHint": "أدخل عنوان بريد إلكتروني واحدًا، مثل name@example.com.",
   // The error page (B/error?error=…).
   "errorPage.Configuration.heading": "خطأ في الخادم",

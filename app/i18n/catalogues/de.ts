@@ -50,6 +50,9 @@ export const de: Catalogue = {
   "error.default": "Anmeldung nicht möglich.",
   "error.RateLimited": "Zu viele Versuche. Versuchen Sie es in {minutes, plural, one {# Minute} other {# Minuten}} erneut.",
   "error.RateLimitedLater": "Zu viele Versuche. Versuchen Sie es später erneut.",
+  "limit.address": "Wir haben in letzter Zeit mehrere E-Mails an diese Adresse gesendet. Sehen Sie in Ihrem Posteingang nach, oder versuchen Sie es in {minutes, plural, one {# Minute} other {# Minuten}} erneut.",
+  "limit.account": "Mit dieser Adresse gab es in letzter Zeit mehrere fehlgeschlagene Anmeldeversuche, daher ist die Anmeldung vorübergehend pausiert. Versuchen Sie es in {minutes, plural, one {# Minute} other {# Minuten}} erneut, oder melden Sie sich auf andere Weise an.",
+  "limit.network": "Aus Ihrem Netzwerk kamen in letzter Zeit sehr viele Anfragen. Versuchen Sie es in {minutes, plural, one {# Minute} other {# Minuten}} erneut.",
   "error.EmailInvalidHint": "Geben Sie eine einzelne E-Mail-Adresse ein, zum Beispiel name@example.com.",
   // The error page (B/error?error=…).
   "errorPage.Configuration.heading": "Serverfehler",

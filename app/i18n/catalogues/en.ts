@@ -53,6 +53,10 @@ export const en = {
   "error.default": "Unable to sign in.",
   "error.RateLimited": "Too many attempts. Try again in {minutes, plural, one {# minute} other {# minutes}}.",
   "error.RateLimitedLater": "Too many attempts. Try again later.",
+  // A limit of attempts the visitor may not have made (ADR 111): what happened, never "too many attempts".
+  "limit.address": "We have sent several e-mails to this address recently. Check your inbox, or try again in {minutes, plural, one {# minute} other {# minutes}}.",
+  "limit.account": "There have been several failed attempts to sign in with this address recently, so it is paused for a while. Try again in {minutes, plural, one {# minute} other {# minutes}}, or use another way to sign in.",
+  "limit.network": "Many requests have come from your network recently. Try again in {minutes, plural, one {# minute} other {# minutes}}.",
   "error.EmailInvalidHint": "Enter one e-mail address, such as name@example.com.",
   // The error page (B/error?error=…).
   "errorPage.Configuration.heading": "Server error",

@@ -50,6 +50,9 @@ export const fr: Catalogue = {
   "error.default": "Impossible de se connecter.",
   "error.RateLimited": "Trop de tentatives. Réessayez dans {minutes, plural, one {# minute} other {# minutes}}.",
   "error.RateLimitedLater": "Trop de tentatives. Réessayez plus tard.",
+  "limit.address": "Nous avons envoyé plusieurs e-mails à cette adresse récemment. Consultez votre boîte de réception, ou réessayez dans {minutes, plural, one {# minute} other {# minutes}}.",
+  "limit.account": "Plusieurs tentatives de connexion avec cette adresse ont échoué récemment ; la connexion est donc suspendue un moment. Réessayez dans {minutes, plural, one {# minute} other {# minutes}}, ou connectez-vous d’une autre façon.",
+  "limit.network": "De nombreuses demandes sont venues de votre réseau récemment. Réessayez dans {minutes, plural, one {# minute} other {# minutes}}.",
   "error.EmailInvalidHint": "Saisissez une seule adresse e-mail, par exemple name@example.com.",
   // The error page (B/error?error=…).
   "errorPage.Configuration.heading": "Erreur du serveur",

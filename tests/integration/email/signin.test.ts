@@ -285,6 +285,8 @@ describe(`rate limits (${dbLabel})`, () => {
     const sixth = await requestLink(new CookieJar(), { email: "BUSY@example.com" });
     expect(sixth).toHaveErrorRedirect("RateLimited");
     expect(location(sixth).pathname).toBe("/auth/signin");
+    // The address's budget of e-mails, not this visitor's attempts (ADR 111): the page names it.
+    expect(location(sixth).searchParams.get("limit")).toBe("address");
     await smtp.sink.waitFor(5);
     expect(smtp.sink.messages).toHaveLength(5);
     expect(await testDb().verificationToken.count()).toBe(5);
@@ -300,6 +302,7 @@ describe(`rate limits (${dbLabel})`, () => {
     }
     const over = await requestLink(new CookieJar(), { email: "person20@example.com" }, { headers });
     expect(over).toHaveErrorRedirect("RateLimited");
+    expect(location(over).searchParams.get("limit")).toBe("network");
     // The refused request did not spend that address's own budget.
     const other = await requestLink(new CookieJar(), { email: "person20@example.com" }, { headers: { "X-Vestibule-Remote-Addr": "203.0.113.10" } });
     expect(location(other).pathname).toBe("/auth/verify-request");

@@ -10,7 +10,10 @@ import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.t
 import { linkIn } from "../../support/smtp-sink.ts";
 import { mailSenderIdle } from "../../../app/mail/queue.server.ts";
 import { configure, ORIGIN, sessionOf, smtpEnv, useSmtpSink } from "../email/helpers.ts";
-import { askReset, codeIn, median, openResetPage, postReset, setCookieNames } from "./helpers.ts";
+import { askReset, codeIn, median, openResetPage, postReset, setCookieNames, signUp } from "./helpers.ts";
+import { requestLink } from "../email/helpers.ts";
+import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
+import { retryAfterMinutes } from "../../../app/auth/core/limit-table.ts";
 
 const smtp = useSmtpSink();
 const NEW = "velvet lantern orbit";
@@ -116,6 +119,24 @@ describe(`forgotten password (${dbLabel})`, () => {
     // Single use.
     expect(await postReset(new CookieJar(), { token, email: "ada@example.com", password: "another fine phrase" })).toHaveErrorRedirect("Verification");
     expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
+  });
+
+  it("a visitor who signed up and asked for four sign-in links presses Forgot password: she reads that several e-mails went to the address, never 'too many attempts', in en/de/fr/ar", async () => {
+    const jar = new CookieJar();
+    await signUp(jar, { email: "busy@example.com", password: "a long and quiet harbour at dawn" });
+    for (let i = 0; i < 4; i++) expect((await requestLink(jar, { email: "busy@example.com" })).status).toBe(302);
+    await smtp.sink.waitFor(5);
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const res = await runWithLocale(locale, () => askReset(jar, "busy@example.com"));
+      expect(res.status).toBe(429);
+      const minutes = retryAfterMinutes(Number(res.headers.get("Retry-After")));
+      const { formError } = (await res.json()) as { formError: string };
+      expect(formError).toBe(runWithLocale(locale, () => t("limit.address", { minutes })));
+      expect(formError).not.toBe(runWithLocale(locale, () => t("error.RateLimited", { minutes })));
+    }
+    expect(await runWithLocale("en", () => t("limit.address", { minutes: 52 }))).toBe(
+      "We have sent several e-mails to this address recently. Check your inbox, or try again in 52 minutes.",
+    );
   });
 
   it("a visitor with an Arabic keyboard types the reset code in Arabic-Indic digits: the password is set", async () => {
