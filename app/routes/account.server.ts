@@ -145,6 +145,7 @@ const PASSWORD_NOTICES = {
   "password-set": "password.noticeSet",
   "password-changed": "password.noticeChanged",
   "password-removed": "password.noticeRemoved",
+  "password-reset": "password.noticeReset",
 } as const;
 
 /** The profile form's refusal of a name, by the rule it broke (the JSON endpoint keeps its own English). */

@@ -208,7 +208,8 @@ async function setNewPassword(ar: AuthRequest, address: string, password: string
   if (!user) return errorRedirect(ar, "Verification", { json });
   const setCookies = ar.cookies.has(ar.names.emailCode) ? [clearEmailCodeCookie(ar)] : [];
   return completeSignIn(
-    { ar, json, callbackUrl: `${ar.origin}/account`, setCookies, providerType: "email" },
+    // The account page says what happened, as after every other change.
+    { ar, json, callbackUrl: `${ar.origin}/account?updated=password-reset`, setCookies, providerType: "email" },
     "credentials",
     { user: toSessionUser(user), isNewUser: false },
     { passwordHash: hash, floorMet: singleFactorFloorMet(password, ar.config) },

@@ -203,6 +203,7 @@ export const ar: Catalogue = {
   "password.noticeSet": "تم تعيين كلمة المرور.",
   "password.noticeChanged": "تم تغيير كلمة المرور. وسُجّل الخروج من جميع الأجهزة الأخرى.",
   "password.noticeRemoved": "تم حذف كلمة المرور.",
+  "password.noticeReset": "تم تغيير كلمة المرور. سُجّل الخروج من كل الأجهزة الأخرى؛ استخدم كلمة المرور الجديدة من الآن فصاعدًا.",
   "address.invalid": "أدخل عنوان بريد إلكتروني واحدًا، مثل name@example.com.",
   "address.name": "استخدم 100 حرف على الأكثر للاسم، دون أحرف تحكّم.",
 

@@ -203,6 +203,7 @@ export const de: Catalogue = {
   "password.noticeSet": "Ihr Passwort wurde festgelegt.",
   "password.noticeChanged": "Ihr Passwort wurde geändert. Alle anderen Geräte wurden abgemeldet.",
   "password.noticeRemoved": "Ihr Passwort wurde entfernt.",
+  "password.noticeReset": "Ihr Passwort wurde geändert. Alle anderen Geräte wurden abgemeldet; verwenden Sie ab jetzt das neue Passwort.",
   "address.invalid": "Geben Sie eine einzelne E-Mail-Adresse ein, zum Beispiel name@example.com.",
   "address.name": "Verwenden Sie für den Namen höchstens 100 Zeichen, ohne Steuerzeichen.",
 

@@ -207,6 +207,7 @@ export const en = {
   "password.noticeSet": "Your password was set.",
   "password.noticeChanged": "Your password was changed. Every other device was signed out.",
   "password.noticeRemoved": "Your password was removed.",
+  "password.noticeReset": "Your password was changed. Every other device was signed out; use the new password from now on.",
   "address.invalid": "Enter one e-mail address, such as name@example.com.",
   "address.name": "Use at most 100 characters for the name, without control characters.",
 

@@ -203,6 +203,7 @@ export const fr: Catalogue = {
   "password.noticeSet": "Votre mot de passe a été défini.",
   "password.noticeChanged": "Votre mot de passe a été modifié. Tous les autres appareils ont été déconnectés.",
   "password.noticeRemoved": "Votre mot de passe a été supprimé.",
+  "password.noticeReset": "Votre mot de passe a été modifié. Tous les autres appareils ont été déconnectés ; utilisez désormais le nouveau mot de passe.",
   "address.invalid": "Saisissez une seule adresse e-mail, par exemple name@example.com.",
   "address.name": "Le nom doit compter au plus 100 caractères, sans caractères de contrôle.",
 

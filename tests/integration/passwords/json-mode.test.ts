@@ -191,7 +191,7 @@ describe(`the password pages' POSTs in JSON mode (${dbLabel})`, () => {
       const wrong = await send(jar, "/auth/reset-password", { csrfToken: await csrf(jar), code: otherCode(codeIn(message!)), password: CHOSEN }, shape);
       await expectRefused(wrong, shape, 400, "code", /4 tries are left/);
       const ok = await send(jar, "/auth/reset-password", { csrfToken: await csrf(jar), code: codeIn(message!), password: CHOSEN }, shape);
-      await expectLanding(ok, shape, `${ORIGIN}/account`);
+      await expectLanding(ok, shape, `${ORIGIN}/account?updated=password-reset`);
       expect(ok).toHaveSessionCookie();
       const used = await send(other, "/auth/reset-password", { csrfToken: await csrf(other), ...byLink, password: "another fine phrase" }, shape);
       await expectLanding(used, shape, `${ORIGIN}/auth/error?error=Verification`);

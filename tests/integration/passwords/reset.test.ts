@@ -109,7 +109,7 @@ describe(`forgotten password (${dbLabel})`, () => {
     expect(await testDb().verificationToken.count({ where: { purpose: "reset" } })).toBe(1);
 
     const res = await postReset(browser, { token, email: "ada@example.com", password: NEW });
-    expect(res).toHaveRedirect(`${ORIGIN}/account`);
+    expect(res).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect(res).toHaveSessionCookie();
     expect((await sessionOf(browser))?.user.email).toBe("ada@example.com");
     expect(await sessionOf(phone)).toBeNull();
@@ -139,12 +139,25 @@ describe(`forgotten password (${dbLabel})`, () => {
     );
   });
 
+  it("a visitor who reset her password lands on /account and reads that the password was changed, in en/de/fr/ar, as after every other change", async () => {
+    await createUser();
+    const { jar, code } = await asked();
+    const ok = await postReset(jar, { code, password: NEW });
+    expect(ok).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
+    const landing = new URL(ok.headers.get("Location")!);
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const page = await runWithLocale(locale, () => callRoute(account.loader, get(landing.pathname + landing.search, { jar })));
+      expect(((await page.json()) as { notice: string | null }).notice).toBe(runWithLocale(locale, () => t("password.noticeReset")));
+    }
+    expect(runWithLocale("en", () => t("password.noticeReset"))).toMatch(/^Your password was changed\./);
+  });
+
   it("a visitor with an Arabic keyboard types the reset code in Arabic-Indic digits: the password is set", async () => {
     await createUser();
     const { jar, code, link } = await asked();
     const arabic = [...code].map((d) => String.fromCodePoint(0x0660 + Number(d))).join("");
     const ok = await postReset(jar, { code: arabic, password: NEW });
-    expect(ok).toHaveRedirect(`${ORIGIN}/account`);
+    expect(ok).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect(jar.get("authjs.email-code")).toBeUndefined();
     expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
   });
@@ -165,7 +178,7 @@ describe(`forgotten password (${dbLabel})`, () => {
     expect((await postReset(jar, { code, password: "short" })).status).toBe(400);
     expect((await testDb().verificationToken.findFirstOrThrow()).codeAttempts).toBe(1);
     const ok = await postReset(jar, { code, password: NEW });
-    expect(ok).toHaveRedirect(`${ORIGIN}/account`);
+    expect(ok).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect(jar.get("authjs.email-code")).toBeUndefined();
     // Link and code end together.
     expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
@@ -193,7 +206,7 @@ describe(`forgotten password (${dbLabel})`, () => {
     expect(changed).toHaveRedirect("/account?updated=password-changed");
     const { link } = await asked();
     const res = await postReset(new CookieJar(), { token: link.searchParams.get("token")!, email: "ada@example.com", password: NEW });
-    expect(res).toHaveRedirect(`${ORIGIN}/account`);
+    expect(res).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect((await signIn(new CookieJar(), "ada@example.com", NEW)).res).toHaveSessionCookie();
   });
 
@@ -201,7 +214,7 @@ describe(`forgotten password (${dbLabel})`, () => {
     await testDb().user.create({ data: { email: "link@example.com", emailVerified: new Date() } });
     const { link } = await asked("link@example.com");
     const res = await postReset(new CookieJar(), { token: link.searchParams.get("token")!, email: "link@example.com", password: NEW });
-    expect(res).toHaveRedirect(`${ORIGIN}/account`);
+    expect(res).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect((await signIn(new CookieJar(), "link@example.com", NEW)).res).toHaveSessionCookie();
   });
 
