@@ -119,6 +119,9 @@ export type ResetValues = {
   byCode: boolean;
 };
 
+/** The error page calls a dead reset link a password-reset link, with the way to ask for a new one. */
+const RESET_LINK = { link: "reset" };
+
 /** GET /auth/reset-password: the form for a live link, without using it; otherwise Verification. */
 export async function resetPasswordPageData(request: Request): Promise<{ kind: "response"; response: Response } | { kind: "page"; csrfToken: string; setCookies: string[]; values: ResetValues }> {
   const ar = authRequest(request);
@@ -126,7 +129,7 @@ export async function resetPasswordPageData(request: Request): Promise<{ kind: "
   const token = ar.url.searchParams.get("token");
   const address = normalizeEmailAddress(ar.url.searchParams.get("email"));
   const live = address.ok && isWellFormedToken(token) && (await peekToken({ identifier: address.address, token, purpose: "reset", secrets: ar.config.secrets })) !== null;
-  if (!live || !address.ok || token === null) return { kind: "response", response: errorRedirect(ar, "Verification") };
+  if (!live || !address.ok || token === null) return { kind: "response", response: errorRedirect(ar, "Verification", { extra: RESET_LINK }) };
   const csrf = ensureCsrfToken(ar);
   return {
     kind: "page",
@@ -153,7 +156,7 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
   const form = formAnswerFor<ResetValues>(read);
   if ("refused" in read) return form(400, { formError: UNREADABLE(), fieldErrors: {} }, { token: null, email: null, minLength, byCode: true });
   const { body, json } = read;
-  const verification = (): Answer<ResetValues> => ({ kind: "response", response: errorRedirect(ar, "Verification", { json }) });
+  const verification = (): Answer<ResetValues> => ({ kind: "response", response: errorRedirect(ar, "Verification", { json, extra: RESET_LINK }) });
   const byCode = body.token === undefined;
   const values: ResetValues = byCode
     ? { token: null, email: null, minLength, byCode: true }
@@ -189,7 +192,7 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
       const retryAfterSeconds = attempt.refusal.retryAfterSeconds;
       return { ...form(429, { formError: limitMessage(attempt.refusal), fieldErrors: {} }, values), retryAfterSeconds };
     }
-    if (attempt.result === "ended") return { kind: "response", response: errorRedirect(ar, "Verification", { json, setCookies: [clearEmailCodeCookie(ar)] }) };
+    if (attempt.result === "ended") return { kind: "response", response: errorRedirect(ar, "Verification", { json, setCookies: [clearEmailCodeCookie(ar)], extra: RESET_LINK }) };
     address = attempt.request.identifier;
   } else if (!(await consumeTokenRow({ identifier: address, token: body.token, purposes: ["reset"], secrets: ar.config.secrets }))) {
     return verification();
@@ -205,7 +208,7 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
 async function setNewPassword(ar: AuthRequest, address: string, password: string, json: boolean): Promise<Response> {
   const hash = await hashPassword(password);
   const user = await db().user.findUnique({ where: { email: address } });
-  if (!user) return errorRedirect(ar, "Verification", { json });
+  if (!user) return errorRedirect(ar, "Verification", { json, extra: RESET_LINK });
   const setCookies = ar.cookies.has(ar.names.emailCode) ? [clearEmailCodeCookie(ar)] : [];
   return completeSignIn(
     // The account page says what happened, as after every other change.

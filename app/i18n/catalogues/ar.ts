@@ -68,6 +68,12 @@ export const ar: Catalogue = {
   "errorPage.Verification.heading": "تعذّر تسجيل الدخول",
   "errorPage.Verification.message": "رابط تسجيل الدخول لم يعد صالحًا.",
   "errorPage.Verification.detail": "ربما استُخدم من قبل أو انتهت صلاحيته.",
+  "errorPage.VerificationReset.heading": "لم يعد من الممكن استخدام رابط إعادة تعيين كلمة المرور هذا",
+  "errorPage.VerificationReset.message": "رابط إعادة تعيين كلمة المرور لم يعد صالحًا.",
+  "errorPage.VerificationReset.detail": "ربما استُخدم من قبل أو انتهت صلاحيته. إذا كنت لا تزال بحاجة إلى اختيار كلمة مرور جديدة، فاطلب رابطًا جديدًا.",
+  "errorPage.VerificationReset.next": "اطلب رابطًا جديدًا",
+  "errorPage.VerificationSignedIn.heading": "أنت مسجّل الدخول بالفعل",
+  "errorPage.VerificationSignedIn.message": "رابط تسجيل الدخول هذا استُخدم من قبل أو انتهت صلاحيته، لكنك مسجّل الدخول على هذا الجهاز: لا حاجة إلى أي شيء آخر.",
   "errorPage.default.heading": "خطأ",
   "errorPage.default.message": "حدث خطأ أثناء تسجيل الدخول.",
 

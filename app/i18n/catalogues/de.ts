@@ -68,6 +68,12 @@ export const de: Catalogue = {
   "errorPage.Verification.heading": "Anmeldung nicht möglich",
   "errorPage.Verification.message": "Der Anmeldelink ist nicht mehr gültig.",
   "errorPage.Verification.detail": "Er wurde möglicherweise bereits verwendet oder ist abgelaufen.",
+  "errorPage.VerificationReset.heading": "Dieser Link zum Zurücksetzen des Passworts ist nicht mehr verwendbar",
+  "errorPage.VerificationReset.message": "Der Link zum Zurücksetzen des Passworts ist nicht mehr gültig.",
+  "errorPage.VerificationReset.detail": "Er wurde möglicherweise bereits verwendet oder ist abgelaufen. Wenn Sie noch ein neues Passwort wählen müssen, fordern Sie einen neuen Link an.",
+  "errorPage.VerificationReset.next": "Neuen Link anfordern",
+  "errorPage.VerificationSignedIn.heading": "Sie sind bereits angemeldet",
+  "errorPage.VerificationSignedIn.message": "Dieser Anmeldelink wurde bereits verwendet oder ist abgelaufen, aber Sie sind auf diesem Gerät angemeldet: Sie müssen nichts weiter tun.",
   "errorPage.default.heading": "Fehler",
   "errorPage.default.message": "Bei der Anmeldung ist etwas schiefgelaufen.",
 

@@ -72,6 +72,12 @@ export const en = {
   "errorPage.Verification.heading": "Unable to sign in",
   "errorPage.Verification.message": "The sign in link is no longer valid.",
   "errorPage.Verification.detail": "It may have been used already or it may have expired.",
+  "errorPage.VerificationReset.heading": "This password-reset link can no longer be used",
+  "errorPage.VerificationReset.message": "The password-reset link is no longer valid.",
+  "errorPage.VerificationReset.detail": "It may have been used already or it may have expired. If you still need to choose a new password, ask for a new link.",
+  "errorPage.VerificationReset.next": "Ask for a new link",
+  "errorPage.VerificationSignedIn.heading": "You are already signed in",
+  "errorPage.VerificationSignedIn.message": "This sign-in link was already used or has expired, but you are signed in on this device: nothing else is needed.",
   "errorPage.default.heading": "Error",
   "errorPage.default.message": "Something went wrong while signing in.",
 

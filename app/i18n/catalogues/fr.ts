@@ -68,6 +68,12 @@ export const fr: Catalogue = {
   "errorPage.Verification.heading": "Impossible de se connecter",
   "errorPage.Verification.message": "Le lien de connexion n’est plus valide.",
   "errorPage.Verification.detail": "Il a peut-être déjà été utilisé ou il a peut-être expiré.",
+  "errorPage.VerificationReset.heading": "Ce lien de réinitialisation du mot de passe n’est plus utilisable",
+  "errorPage.VerificationReset.message": "Le lien de réinitialisation du mot de passe n’est plus valide.",
+  "errorPage.VerificationReset.detail": "Il a peut-être déjà été utilisé ou il a expiré. Si vous devez encore choisir un nouveau mot de passe, demandez un nouveau lien.",
+  "errorPage.VerificationReset.next": "Demander un nouveau lien",
+  "errorPage.VerificationSignedIn.heading": "Vous êtes déjà connecté",
+  "errorPage.VerificationSignedIn.message": "Ce lien de connexion a déjà été utilisé ou a expiré, mais vous êtes connecté sur cet appareil : vous n’avez rien d’autre à faire.",
   "errorPage.default.heading": "Erreur",
   "errorPage.default.message": "Une erreur s’est produite lors de la connexion.",
 

@@ -1,11 +1,12 @@
 import { data } from "react-router";
 import { AuthCard } from "~/components/auth-forms";
-import { badRequest, errorPageData } from "~/auth/core";
+import { badRequest } from "~/auth/core";
+import { errorPageFor } from "~/auth/signin";
 import type { Route } from "./+types/error";
 import { useT } from "~/i18n/react";
 
-export function loader({ request }: Route.LoaderArgs) {
-  const page = errorPageData(request);
+export async function loader({ request }: Route.LoaderArgs) {
+  const page = await errorPageFor(request);
   return data(page, { status: page.status });
 }
 
@@ -13,12 +14,16 @@ export const action = () => badRequest();
 
 export default function ErrorPage({ loaderData }: Route.ComponentProps) {
   const t = useT();
-  const { heading, message, detail, status } = loaderData;
+  const { heading, message, detail, status, next } = loaderData;
   return (
     <AuthCard title={heading}>
       <p role="alert">{message}</p>
       {detail ? <p className="muted">{detail}</p> : null}
-      {status === 403 ? (
+      {next ? (
+        <a className="button" href={next.href}>
+          {next.label}
+        </a>
+      ) : status === 403 ? (
         <a className="button" href="/auth/signin">
           {t("common.signIn")}
         </a>

@@ -6,7 +6,9 @@ import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { errorPageData } from "../../../app/auth/core/page-session.server.ts";
 import { providersResponse } from "../../../app/auth/signin/endpoint.server.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
-import { CookieJar, get } from "../../support/http.ts";
+import { callRoute, CookieJar, get } from "../../support/http.ts";
+import * as errorRoute from "../../../app/routes/auth/error.tsx";
+import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
 import { configure, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv, TEST_AUTH_SECRET, useSmtpSink } from "./helpers.ts";
 
@@ -143,6 +145,28 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
     const page = errorPageData(get("/auth/error?error=Verification"));
     expect(page.status).toBe(403);
     expect(page.message).toBe("The sign in link is no longer valid.");
+  });
+
+  it("a signed-in visitor who opens her used sign-in link again reads that she is already signed in, with the way to her account, in en/de/fr/ar — not 'Unable to sign in'", async () => {
+    await requestLink(new CookieJar(), { email: "twice@example.com" });
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
+    const jar = new CookieJar();
+    expect(await openLink(link, jar)).toHaveSessionCookie();
+    const again = await openLink(link, jar);
+    expect(again).toHaveRedirect(`${ORIGIN}/auth/error?error=Verification`);
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const res = await runWithLocale(locale, () => callRoute(errorRoute.loader, get("/auth/error?error=Verification", { jar })));
+      expect(res.status).toBe(403);
+      const page = (await res.json()) as { heading: string; message: string; next: { href: string; label: string } | null };
+      runWithLocale(locale, () => {
+        expect(page.heading).toBe(t("errorPage.VerificationSignedIn.heading"));
+        expect(page.message).toBe(t("errorPage.VerificationSignedIn.message"));
+        expect(page.next).toEqual({ href: "/account", label: t("common.accountLink") });
+      });
+    }
+    // Signed out, the same link is the plain Verification page, with the way to sign in.
+    const stranger = (await (await callRoute(errorRoute.loader, get("/auth/error?error=Verification"))).json()) as { message: string; next: unknown };
+    expect(stranger).toMatchObject({ message: "The sign in link is no longer valid.", next: null });
   });
 
   it("an expired link is Verification and is removed", async () => {

@@ -3,6 +3,7 @@
 // session of the user and signs this browser in.
 import { describe, expect, it } from "vitest";
 import * as account from "../../../app/routes/account.tsx";
+import * as errorRoute from "../../../app/routes/auth/error.tsx";
 import * as verifyRequest from "../../../app/routes/auth/verify-request.tsx";
 import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
@@ -150,6 +151,26 @@ describe(`forgotten password (${dbLabel})`, () => {
       expect(((await page.json()) as { notice: string | null }).notice).toBe(runWithLocale(locale, () => t("password.noticeReset")));
     }
     expect(runWithLocale("en", () => t("password.noticeReset"))).toMatch(/^Your password was changed\./);
+  });
+
+  it("a visitor who opens her used password-reset link reads that the password-reset link (not a 'sign in link') can no longer be used, with the way to ask for a new one, in en/de/fr/ar", async () => {
+    await createUser();
+    const { jar, code, link } = await asked();
+    expect(await postReset(jar, { code, password: NEW })).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
+    const dead = await openResetPage(link);
+    expect(dead).toHaveErrorRedirect("Verification");
+    const target = new URL(dead.headers.get("Location")!);
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const res = await runWithLocale(locale, () => callRoute(errorRoute.loader, get(target.pathname + target.search)));
+      expect(res.status).toBe(403);
+      const page = (await res.json()) as { heading: string; message: string; detail: string; next: { href: string; label: string } | null };
+      runWithLocale(locale, () => {
+        expect(page.heading).toBe(t("errorPage.VerificationReset.heading"));
+        expect(page.message).toBe(t("errorPage.VerificationReset.message"));
+        expect(page.next).toEqual({ href: "/auth/forgot-password", label: t("errorPage.VerificationReset.next") });
+      });
+      expect(page.message).not.toBe(runWithLocale(locale, () => t("errorPage.Verification.message")));
+    }
   });
 
   it("a visitor with an Arabic keyboard types the reset code in Arabic-Indic digits: the password is set", async () => {
