@@ -341,6 +341,9 @@ export const ar: Catalogue = {
   "via.email": "سُجّل الدخول برابط عبر البريد الإلكتروني",
   "via.webauthn": "سُجّل الدخول بمفتاح مرور",
   "via.oauth": "سُجّل الدخول باستخدام {name}",
+  "method.credentials": "كلمة المرور",
+  "method.email": "رابط أو رمز عبر البريد الإلكتروني",
+  "method.webauthn": "مفتاح المرور",
   "device.unknown": "جهاز غير معروف",
   "device.browserOn": "{browser} على {os}",
 

@@ -341,6 +341,9 @@ export const de: Catalogue = {
   "via.email": "Mit einem E-Mail-Link angemeldet",
   "via.webauthn": "Mit einem Passkey angemeldet",
   "via.oauth": "Mit {name} angemeldet",
+  "method.credentials": "Passwort",
+  "method.email": "E-Mail-Link oder -Code",
+  "method.webauthn": "Passkey",
   "device.unknown": "Unbekanntes Gerät",
   "device.browserOn": "{browser} unter {os}",
 

@@ -345,6 +345,9 @@ export const en = {
   "via.email": "Signed in with an e-mail link",
   "via.webauthn": "Signed in with a passkey",
   "via.oauth": "Signed in with {name}",
+  "method.credentials": "password",
+  "method.email": "e-mail link or code",
+  "method.webauthn": "passkey",
   "device.unknown": "Unknown device",
   "device.browserOn": "{browser} on {os}",
 

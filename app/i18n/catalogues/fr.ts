@@ -341,6 +341,9 @@ export const fr: Catalogue = {
   "via.email": "Connexion avec un lien envoyé par e-mail",
   "via.webauthn": "Connexion avec une clé d’accès",
   "via.oauth": "Connexion avec {name}",
+  "method.credentials": "mot de passe",
+  "method.email": "lien ou code par e-mail",
+  "method.webauthn": "clé d’accès",
   "device.unknown": "Appareil inconnu",
   "device.browserOn": "{browser} sous {os}",
 
