@@ -51,6 +51,9 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   if ("refused" in read) return form(400, { formError: UNREADABLE(), fieldErrors: {} }, { email: "" });
   const { body, json } = read;
   const values = { email: typed(body.email) };
+  // "Forgot your password?" on the sign-in page: the form, with the address just typed there
+  // carried in the POST (never in a URL a log would keep). Nothing is sent or checked yet.
+  if (body.intent === "start") return form(200, { formError: null, fieldErrors: {} }, values);
   if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED(), fieldErrors: {} }, values);
   const address = normalizeEmailAddress(body.email);
   if (!address.ok) return form(400, { formError: null, fieldErrors: { email: t("address.invalid") } }, values);

@@ -177,13 +177,22 @@ function SignInSteps({ csrfToken, callbackUrl, providers, error, email, step, si
           />
           {passwordPages.forgotPassword ? (
             <p className="muted">
-              <a href="/auth/forgot-password" id="forgot-password-link">
+              {/* Submits the form below (forms cannot nest): the address goes along in the POST. */}
+              <button type="submit" form="forgot-password-start" className="link-button" id="forgot-password-link">
                 {t("signin.forgotPassword")}
-              </a>
+              </button>
             </p>
           ) : null}
         </DocumentForm>,
       );
+      if (passwordPages.forgotPassword) {
+        sections.push(
+          <form key="forgot-password-start" method="post" action="/auth/forgot-password" id="forgot-password-start" hidden>
+            <input type="hidden" name="intent" value="start" />
+            <input type="hidden" name="email" value={address ?? ""} />
+          </form>,
+        );
+      }
     }
     if (emailProvider) {
       sections.push(

@@ -11,12 +11,19 @@ import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.t
 import { linkIn } from "../../support/smtp-sink.ts";
 import { mailSenderIdle } from "../../../app/mail/queue.server.ts";
 import { configure, ORIGIN, sessionOf, smtpEnv, useSmtpSink } from "../email/helpers.ts";
-import { askReset, codeIn, median, openResetPage, postReset, setCookieNames, signUp } from "./helpers.ts";
+import { askReset, codeIn, forgotPassword, median, openResetPage, postReset, setCookieNames, signUp } from "./helpers.ts";
 import { requestLink } from "../email/helpers.ts";
 import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 import { retryAfterMinutes } from "../../../app/auth/core/limit-table.ts";
 
 const smtp = useSmtpSink();
+
+/** The sign-in page's "Forgot your password?" button: intent=start with the typed address. */
+async function askResetStart(jar: CookieJar, email: string) {
+  const res = await callRoute(forgotPassword.action, post("/auth/forgot-password", { intent: "start", email }, { jar }));
+  jar.apply(res);
+  return res;
+}
 const NEW = "velvet lantern orbit";
 const VERIFY = `${ORIGIN}/auth/verify-request?provider=email&type=reset`;
 
@@ -171,6 +178,17 @@ describe(`forgotten password (${dbLabel})`, () => {
       });
       expect(page.message).not.toBe(runWithLocale(locale, () => t("errorPage.Verification.message")));
     }
+  });
+
+  it("'Forgot your password?' on the sign-in page carries the address just typed in its POST (no URL keeps it): the form comes back filled, nothing is sent", async () => {
+    await createUser();
+    const jar = new CookieJar();
+    const res = await askResetStart(jar, "ada@example.com");
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { values: { email: string }; formError: string | null }).values.email).toBe("ada@example.com");
+    await mailSenderIdle();
+    expect(smtp.sink.messages).toHaveLength(0);
+    expect(await testDb().verificationToken.count()).toBe(0);
   });
 
   it("a visitor with an Arabic keyboard types the reset code in Arabic-Indic digits: the password is set", async () => {
