@@ -133,6 +133,8 @@ export async function accountPageData(request: Request) {
               ? t("account.noticeEmail")
             : updated === "two-factor-off"
               ? t("account.noticeTwoFactorOff")
+            : updated === "link-taken"
+              ? t("account.noticeLinkTaken")
               : updated && Object.hasOwn(PASSWORD_NOTICES, updated)
                 ? t(PASSWORD_NOTICES[updated as keyof typeof PASSWORD_NOTICES])
                 : null,

@@ -65,14 +65,20 @@ export class AuthError extends Error {
   readonly retryAfterSeconds: number | null;
   /** RateLimited: the limit that refused, whose kind decides the words (ADR 111). */
   readonly limit: LimitName | null;
+  /**
+   * A same-origin page (path and query) the visitor goes back to instead of the error's page,
+   * which says there what happened: for a visitor who is signed in and stays so.
+   */
+  readonly landing: string | null;
   constructor(
     readonly code: AuthErrorCode,
-    options?: { cause?: unknown; log?: string; retryAfterSeconds?: number; limit?: LimitName },
+    options?: { cause?: unknown; log?: string; retryAfterSeconds?: number; limit?: LimitName; landing?: string },
   ) {
     super(options?.log ?? code, { cause: options?.cause });
     this.name = "AuthError";
     this.retryAfterSeconds = options?.retryAfterSeconds ?? null;
     this.limit = options?.limit ?? null;
+    this.landing = options?.landing?.startsWith("/") && !options.landing.startsWith("//") ? options.landing : null;
   }
 }
 

@@ -275,6 +275,7 @@ export const ar: Catalogue = {
   "account.noticeOthers": "تم تسجيل الخروج من جميع الأجهزة الأخرى.",
   "account.noticeEmail": "تم تغيير عنوان بريدك الإلكتروني.",
   "account.noticeTwoFactorOff": "تم إيقاف العامل الثاني.",
+  "account.noticeLinkTaken": "هذا الحساب مرتبط بالفعل بحساب آخر على هذا الموقع، لذا لم يُضَف شيء إلى حسابك. لاستخدامه، سجّل الدخول إلى الحساب الذي ينتمي إليه؛ أو اربط حسابًا آخر هنا.",
   "lifecycle.exportHeading": "تنزيل بياناتك",
   "lifecycle.exportIntro": "ملف واحد (JSON) فيه ملفك الشخصي وطرق تسجيل دخولك وجلساتك ونشاط حسابك. لا يحتوي على أي كلمة مرور أو رمز أو مفتاح.",
   "lifecycle.exportButton": "تنزيل بياناتي",

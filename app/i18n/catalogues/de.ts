@@ -275,6 +275,7 @@ export const de: Catalogue = {
   "account.noticeOthers": "Alle anderen Geräte wurden abgemeldet.",
   "account.noticeEmail": "Ihre E-Mail-Adresse wurde geändert.",
   "account.noticeTwoFactorOff": "Der zweite Faktor wurde ausgeschaltet.",
+  "account.noticeLinkTaken": "Dieses Konto ist bereits mit einem anderen Konto auf dieser Website verknüpft, daher wurde Ihrem Konto nichts hinzugefügt. Um es zu verwenden, melden Sie sich bei dem Konto an, zu dem es gehört; oder verknüpfen Sie hier ein anderes.",
   "lifecycle.exportHeading": "Ihre Daten herunterladen",
   "lifecycle.exportIntro": "Eine Datei (JSON) mit Ihrem Profil, Ihren Anmeldewegen, Ihren Sitzungen und den Aktivitäten Ihres Kontos. Sie enthält kein Passwort, keinen Code und keinen Schlüssel.",
   "lifecycle.exportButton": "Meine Daten herunterladen",

@@ -279,6 +279,7 @@ export const en = {
   "account.noticeOthers": "Every other device was signed out.",
   "account.noticeEmail": "Your e-mail address was changed.",
   "account.noticeTwoFactorOff": "The second factor was turned off.",
+  "account.noticeLinkTaken": "That account is already linked to another account on this site, so nothing was added to yours. To use it, sign in to the account it belongs to; or link a different one here.",
   "lifecycle.exportHeading": "Download your data",
   "lifecycle.exportIntro": "One file (JSON) with your profile, your ways to sign in, your sessions and your account's activity. It holds no password, code or key.",
   "lifecycle.exportButton": "Download my data",

@@ -275,6 +275,7 @@ export const fr: Catalogue = {
   "account.noticeOthers": "Tous les autres appareils ont été déconnectés.",
   "account.noticeEmail": "Votre adresse e-mail a été modifiée.",
   "account.noticeTwoFactorOff": "Le second facteur a été désactivé.",
+  "account.noticeLinkTaken": "Ce compte est déjà associé à un autre compte sur ce site ; rien n’a donc été ajouté au vôtre. Pour l’utiliser, connectez-vous au compte auquel il appartient ; ou associez-en un autre ici.",
   "lifecycle.exportHeading": "Télécharger vos données",
   "lifecycle.exportIntro": "Un fichier (JSON) avec votre profil, vos moyens de connexion, vos sessions et l'activité de votre compte. Il ne contient aucun mot de passe, code ni clé.",
   "lifecycle.exportButton": "Télécharger mes données",
