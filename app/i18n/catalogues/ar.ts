@@ -253,7 +253,10 @@ export const ar: Catalogue = {
   "welcome.created": "تم إنشاء حسابك.",
   "welcome.createdFor": "تم إنشاء حسابك للعنوان <strong>{email}</strong>.",
   "welcome.manage": "يمكنك إضافة اسمك وإدارة الأجهزة التي سجّلت الدخول عليها من صفحة حسابك.",
-  "welcome.passkeyText": "سجّل الدخول ببصمة إصبعك أو وجهك أو قفل الشاشة بدلًا من رابط البريد الإلكتروني أو كلمة المرور.",
+  "welcome.manageNamed": "يمكنك تغيير اسمك وإدارة الأجهزة التي سجّلت الدخول منها من صفحة حسابك.",
+  "welcome.passkeyInsteadOfPassword": "سجّل الدخول ببصمتك أو وجهك أو قفل الشاشة بدلًا من كتابة كلمة المرور.",
+  "welcome.passkeyInsteadOfProvider": "سجّل الدخول ببصمتك أو وجهك أو قفل الشاشة بدلًا من المرور عبر {provider}.",
+  "welcome.passkeyInsteadOfEmail": "سجّل الدخول ببصمتك أو وجهك أو قفل الشاشة بدلًا من انتظار رابط أو رمز عبر البريد الإلكتروني.",
 
   // /account.
   "account.title": "حسابك",

@@ -253,7 +253,10 @@ export const de: Catalogue = {
   "welcome.created": "Ihr Konto wurde erstellt.",
   "welcome.createdFor": "Ihr Konto für <strong>{email}</strong> wurde erstellt.",
   "welcome.manage": "Auf Ihrer Kontoseite können Sie Ihren Namen hinzufügen und verwalten, wo Sie angemeldet sind.",
-  "welcome.passkeyText": "Melden Sie sich mit Fingerabdruck, Gesichtserkennung oder Bildschirmsperre an statt mit E-Mail-Link oder Passwort.",
+  "welcome.manageNamed": "Auf Ihrer Kontoseite können Sie Ihren Namen ändern und verwalten, wo Sie angemeldet sind.",
+  "welcome.passkeyInsteadOfPassword": "Melden Sie sich mit Fingerabdruck, Gesicht oder Bildschirmsperre an, statt Ihr Passwort einzugeben.",
+  "welcome.passkeyInsteadOfProvider": "Melden Sie sich mit Fingerabdruck, Gesicht oder Bildschirmsperre an, statt über {provider}.",
+  "welcome.passkeyInsteadOfEmail": "Melden Sie sich mit Fingerabdruck, Gesicht oder Bildschirmsperre an, statt auf einen Link oder Code per E-Mail zu warten.",
 
   // /account.
   "account.title": "Ihr Konto",

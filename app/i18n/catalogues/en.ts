@@ -257,7 +257,10 @@ export const en = {
   "welcome.created": "Your account has been created.",
   "welcome.createdFor": "Your account has been created for <strong>{email}</strong>.",
   "welcome.manage": "You can add your name and manage where you are signed in from your account page.",
-  "welcome.passkeyText": "Sign in with your fingerprint, face or screen lock instead of an e-mail link or password.",
+  "welcome.manageNamed": "You can change your name and manage where you are signed in from your account page.",
+  "welcome.passkeyInsteadOfPassword": "Sign in with your fingerprint, face or screen lock instead of typing your password.",
+  "welcome.passkeyInsteadOfProvider": "Sign in with your fingerprint, face or screen lock instead of going through {provider}.",
+  "welcome.passkeyInsteadOfEmail": "Sign in with your fingerprint, face or screen lock instead of waiting for an e-mail link or code.",
 
   // /account.
   "account.title": "Your account",

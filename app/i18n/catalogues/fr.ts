@@ -253,7 +253,10 @@ export const fr: Catalogue = {
   "welcome.created": "Votre compte a été créé.",
   "welcome.createdFor": "Votre compte a été créé pour <strong>{email}</strong>.",
   "welcome.manage": "Depuis la page de votre compte, vous pouvez ajouter votre nom et gérer les appareils sur lesquels vous êtes connecté.",
-  "welcome.passkeyText": "Connectez-vous avec votre empreinte digitale, votre visage ou le verrouillage de l’écran plutôt qu’avec un lien envoyé par e-mail ou un mot de passe.",
+  "welcome.manageNamed": "Vous pouvez modifier votre nom et gérer les appareils connectés depuis la page de votre compte.",
+  "welcome.passkeyInsteadOfPassword": "Connectez-vous avec votre empreinte, votre visage ou le verrouillage de l’écran au lieu de saisir votre mot de passe.",
+  "welcome.passkeyInsteadOfProvider": "Connectez-vous avec votre empreinte, votre visage ou le verrouillage de l’écran au lieu de passer par {provider}.",
+  "welcome.passkeyInsteadOfEmail": "Connectez-vous avec votre empreinte, votre visage ou le verrouillage de l’écran au lieu d’attendre un lien ou un code par e-mail.",
 
   // /account.
   "account.title": "Votre compte",
