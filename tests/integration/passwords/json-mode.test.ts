@@ -194,7 +194,7 @@ describe(`the password pages' POSTs in JSON mode (${dbLabel})`, () => {
       await expectLanding(ok, shape, `${ORIGIN}/account?updated=password-reset`);
       expect(ok).toHaveSessionCookie();
       const used = await send(other, "/auth/reset-password", { csrfToken: await csrf(other), ...byLink, password: "another fine phrase" }, shape);
-      await expectLanding(used, shape, `${ORIGIN}/auth/error?error=Verification`);
+      await expectLanding(used, shape, `${ORIGIN}/auth/error?error=Verification&link=reset`);
     });
   }
 });
