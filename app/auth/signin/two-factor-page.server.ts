@@ -17,6 +17,7 @@ import { AuthError } from "../core/errors";
 import { isSecondFactorRefusal, pendingSignInFinished, reserveSecondFactorAttempt, spendPendingSignIn, type LimitRefusal } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
+import { getSession } from "../core/session.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { clearPendingSignIn, PENDING_SIGN_IN_MAX_AGE, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
 import { withSecondFactor } from "../two-factor/policy.server";
@@ -58,7 +59,14 @@ async function endPending(ar: AuthRequest, pending: PendingSignIn, refusal: Limi
 export async function twoFactorPageData(request: Request): Promise<TwoFactorOutcome> {
   const ar = authRequest(request);
   const pending = await readPendingSignIn(ar);
-  if (!pending) return { type: "response", response: pendingGone(ar, false) };
+  if (!pending) {
+    // Back after the sign-in finished: she is signed in, which the sign-in page shows with the way
+    // on — not beside "your sign-in expired", which is about a sign-in that no longer exists.
+    const { session } = await getSession(ar, { roll: false });
+    const setCookies = ar.cookies.has(ar.names.twoFactor) ? clearPendingSignIn(ar) : [];
+    if (session) return { type: "response", response: redirectResponse(`${ar.origin}${ar.config.basePath}/signin`, { setCookies }) };
+    return { type: "response", response: pendingGone(ar, false) };
+  }
   const csrf = ensureCsrfToken(ar);
   return { type: "page", status: 200, page: { csrfToken: csrf.token, error: null }, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
 }

@@ -9,6 +9,7 @@ import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { completeSignIn } from "../../../app/auth/signin/flow.server.ts";
 import { toSessionUser } from "../../../app/auth/accounts/users.server.ts";
 import * as sessionRoute from "../../../app/routes/auth/session.ts";
+import * as signinRoute from "../../../app/routes/auth/signin.tsx";
 import { createUser, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, ORIGIN } from "../../support/http.ts";
@@ -75,6 +76,20 @@ describe(`the second-factor gate (${dbLabel})`, () => {
     expect(rows[0]!.factors).toBe("pwd otp mfa");
     const signin = await testDb().authEvent.findFirstOrThrow({ where: { type: "signin", userId }, orderBy: { at: "desc" } });
     expect(JSON.parse(signin.detail!)).toMatchObject({ provider: "credentials", factors: ["pwd", "otp", "mfa"] });
+  });
+
+  it("Back after a finished two-factor sign-in shows only the signed-in state with the way on, never 'your sign-in expired' beside it", async () => {
+    const { secret } = await enrolled();
+    const jar = new CookieJar();
+    await firstFactor(jar, "ada@example.com", { callbackUrl: "/account" });
+    expect(await submitCode(jar, codeAt(secret))).toHaveSessionCookie();
+    const back = await twoFactorPage(jar);
+    expect(back).toHaveRedirect(`${ORIGIN}/auth/signin`);
+    const page = (await (await callRoute(signinRoute.loader, get("/auth/signin", { jar }))).json()) as { signedInAs: unknown; error: unknown };
+    expect(page.signedInAs).toBeTruthy();
+    expect(page.error).toBeNull();
+    // Signed out, the same Back is the expired sign-in, as before.
+    expect(errorOf(await twoFactorPage(new CookieJar()))).toBe("TwoFactorExpired");
   });
 
   it("database sessions record the factors on their row too", async () => {
