@@ -342,7 +342,7 @@ export const ar: Catalogue = {
   "factor.rcv": "رمز الاسترداد",
   // How someone signed in, by the kind of provider ({name}: the provider's name).
   "via.credentials": "سُجّل الدخول بكلمة مرور",
-  "via.email": "سُجّل الدخول برابط عبر البريد الإلكتروني",
+  "via.email": "سُجّل الدخول برابط أو رمز عبر البريد الإلكتروني",
   "via.webauthn": "سُجّل الدخول بمفتاح مرور",
   "via.oauth": "سُجّل الدخول باستخدام {name}",
   "method.credentials": "كلمة المرور",

@@ -342,7 +342,7 @@ export const de: Catalogue = {
   "factor.rcv": "Wiederherstellungscode",
   // How someone signed in, by the kind of provider ({name}: the provider's name).
   "via.credentials": "Mit einem Passwort angemeldet",
-  "via.email": "Mit einem E-Mail-Link angemeldet",
+  "via.email": "Mit einem E-Mail-Link oder -Code angemeldet",
   "via.webauthn": "Mit einem Passkey angemeldet",
   "via.oauth": "Mit {name} angemeldet",
   "method.credentials": "Passwort",

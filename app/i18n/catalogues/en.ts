@@ -346,7 +346,7 @@ export const en = {
   "factor.rcv": "recovery code",
   // How someone signed in, by the kind of provider ({name}: the provider's name).
   "via.credentials": "Signed in with a password",
-  "via.email": "Signed in with an e-mail link",
+  "via.email": "Signed in with an e-mail link or code",
   "via.webauthn": "Signed in with a passkey",
   "via.oauth": "Signed in with {name}",
   "method.credentials": "password",

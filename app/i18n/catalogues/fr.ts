@@ -342,7 +342,7 @@ export const fr: Catalogue = {
   "factor.rcv": "code de récupération",
   // How someone signed in, by the kind of provider ({name}: the provider's name).
   "via.credentials": "Connexion avec un mot de passe",
-  "via.email": "Connexion avec un lien envoyé par e-mail",
+  "via.email": "Connexion avec un lien ou un code envoyé par e-mail",
   "via.webauthn": "Connexion avec une clé d’accès",
   "via.oauth": "Connexion avec {name}",
   "method.credentials": "mot de passe",

@@ -62,4 +62,13 @@ describe(`the activity list's words (${dbLabel})`, () => {
     });
     for (const row of rows) expect(row).not.toMatch(/Credentials|Passkey/);
   });
+
+  it("a visitor who signed in with the e-mailed code is not told she used 'an e-mail link': the words cover the code, in en/de/fr/ar", () => {
+    const at = new Date().toISOString();
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const [row] = rendered(locale, [{ id: "1", type: "signin", at, ip: null, userAgent: FIREFOX, method: "Email", methodType: "email" }]);
+      expect(row).toContain(runWithLocale(locale, () => t("via.email")));
+    }
+    expect(runWithLocale("en", () => t("via.email"))).toBe("Signed in with an e-mail link or code");
+  });
 });
