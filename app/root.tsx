@@ -163,8 +163,22 @@ function reauthOf(data: unknown): string | null {
   }
 }
 
+const BOUNDARY_KINDS: Record<number, "notFound" | "badRequest" | "tooLarge" | "unsupported"> = {
+  404: "notFound",
+  400: "badRequest",
+  413: "tooLarge",
+  415: "unsupported",
+};
+
+/** Where the form of a refused post is: the sign-in page for the auth endpoints (no page of their own), else the page itself. */
+function formPathOf(pathname: string): string {
+  if (/^[/\\]{2}/.test(pathname)) return "/";
+  return pathname.startsWith("/auth/") && !/^\/auth\/(two-factor|reauth|forgot-password|signup)$/.test(pathname) ? "/auth/signin" : pathname;
+}
+
 export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
   const t = useT();
+  const location = useLocation();
   // Never show a stack trace or an internal message: only the status and a plain sentence.
   const status = isRouteErrorResponse(error) ? error.status : 500;
   // requireRecentAuth's refusal (ADR 058): the page says to sign in again, with the link.
@@ -185,9 +199,11 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
       </main>
     );
   }
-  const kind = status === 404 ? "notFound" : status === 400 ? "badRequest" : "server";
+  const kind = BOUNDARY_KINDS[status] ?? "server";
   const message = t(`boundary.${kind}.message`);
   const heading = t(`boundary.${kind}.heading`);
+  // A refused form (too large, another type) was the visitor's own: the way back to it.
+  const back = kind === "tooLarge" || kind === "unsupported" ? formPathOf(location.pathname) : null;
   // Route meta does not run for a page the boundary replaced: the <title> is rendered here.
   return (
     <main>
@@ -195,6 +211,13 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
       <section className="card">
         <h1>{heading}</h1>
         <p>{message}</p>
+        {back ? (
+          <p>
+            <a className="button inline" href={back}>
+              {t("boundary.backToForm")}
+            </a>
+          </p>
+        ) : null}
         <p>
           <a href="/">{t("common.homeLink")}</a>
         </p>

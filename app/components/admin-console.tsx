@@ -7,6 +7,7 @@ import { useT, type Translate } from "~/i18n/react";
 import { pageTitle } from "~/site";
 import { DeleteWordField } from "./account-lifecycle-section";
 import { ActivitySection } from "./activity-section";
+import { methodLabel } from "./sign-in-method";
 import { CsrfField, Field } from "./auth-forms";
 import { useDescribeDevice } from "./device";
 import { LocalTime } from "./local-time";
@@ -34,7 +35,7 @@ export type AdminUserData = {
     waysIn: string[];
     secondFactor: boolean;
   };
-  sessions: { id: string; kind: string; userAgent: string | null; method: string | null; createdAt: string; lastUsedAt: string }[];
+  sessions: { id: string; kind: string; userAgent: string | null; method: string | null; methodType: string | null; createdAt: string; lastUsedAt: string }[];
   events: { id: string; type: string; at: string; ip: string | null; userAgent: string | null; method: string | null; methodType: string | null }[];
 };
 
@@ -208,7 +209,7 @@ export function AdminUser({ data, formError }: { data: AdminUserData; formError:
               {data.sessions.map((s) => (
                 <tr key={s.id}>
                   <td data-label={t("activity.device")}>{describeDevice(s.userAgent)}</td>
-                  <td data-label={t("admin.user.sessionMethod")}>{s.method ?? ""}</td>
+                  <td data-label={t("admin.user.sessionMethod")}>{s.method ? methodLabel(t, s.methodType, s.method) : ""}</td>
                   <td data-label={t("admin.user.sessionStarted")}>
                     <LocalTime value={s.createdAt} />
                   </td>

@@ -35,7 +35,6 @@ export function EmailCodeForm({
         type="text"
         inputMode="numeric"
         autoComplete="one-time-code"
-        pattern="[0-9 ]*"
         maxLength={12}
         required
         error={codeError}

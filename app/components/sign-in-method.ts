@@ -10,3 +10,15 @@ export function describeMethod(t: Translate, type: string | null, name: string):
   if (type === "webauthn") return t("via.webauthn");
   return t("via.oauth", { name });
 }
+
+/**
+ * The one label of a sign-in method for a visitor, from its kind: "password", "e-mail link or
+ * code", "passkey", or the provider's own name for OAuth ("GitHub") — never an internal id such as
+ * "Credentials" or "Email". `name` is the provider's name, used only for OAuth.
+ */
+export function methodLabel(t: Translate, type: string | null, name: string): string {
+  if (type === "credentials") return t("method.credentials");
+  if (type === "email") return t("method.email");
+  if (type === "webauthn") return t("method.webauthn");
+  return name;
+}

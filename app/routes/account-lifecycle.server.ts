@@ -6,9 +6,9 @@
 import { data, redirect } from "react-router";
 import { accountExport, deleteAccount, eventSource, recordEvent } from "~/auth/accounts";
 import { endSession, isRecentAuth, signedOutHeaders, type AuthRequest } from "~/auth/core";
-import { retryAfterMinutes, type LimitRefusal } from "~/auth/core/limit-table";
+import { type LimitRefusal } from "~/auth/core/limit-table";
 import { countHit } from "~/auth/core/limits.server";
-import { rateLimitedMessage } from "~/auth/core/messages.server";
+import { limitMessage } from "~/auth/core/messages.server";
 import { jsonResponse, wantsJsonRedirect } from "~/auth/core/respond.server";
 import { slot } from "~/auth/core/slot";
 import { postBody, signedInWithCsrf } from "./account-reauth.server";
@@ -68,7 +68,7 @@ export function accountExportRefusal(request: Request) {
   const refused = refusedExports.get(request);
   if (!refused) return data({ formError: t("common.unknownRequest"), fieldErrors: {} }, { status: 400 });
   return data(
-    { formError: rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds)), fieldErrors: {} },
+    { formError: limitMessage(refused), fieldErrors: {} },
     { status: 429, headers: { "Retry-After": String(refused.retryAfterSeconds) } },
   );
 }

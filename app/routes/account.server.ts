@@ -133,6 +133,8 @@ export async function accountPageData(request: Request) {
             ? t("account.noticeEmail")
           : updated === "two-factor-off"
             ? t("account.noticeTwoFactorOff")
+          : updated === "link-taken"
+            ? t("account.noticeLinkTaken")
             : updated && Object.hasOwn(PASSWORD_NOTICES, updated)
               ? t(PASSWORD_NOTICES[updated as keyof typeof PASSWORD_NOTICES])
               : null,
@@ -171,6 +173,7 @@ const PASSWORD_NOTICES = {
   "password-set": "password.noticeSet",
   "password-changed": "password.noticeChanged",
   "password-removed": "password.noticeRemoved",
+  "password-reset": "password.noticeReset",
 } as const;
 
 
@@ -190,7 +193,8 @@ export async function accountAction(request: Request) {
   } catch (error) {
     // The page's own refusal, with the status the contract gives a refused body (400, 413, 415).
     const status = error instanceof BadRequestError ? error.status : 400;
-    return data({ formError: status === 400 ? t("common.unknownRequest") : (error as Error).message, fieldErrors: {} }, { status });
+    const formError = status === 413 ? t("boundary.tooLarge.message") : status === 415 ? t("boundary.unsupported.message") : t("common.unknownRequest");
+    return data({ formError, fieldErrors: {} }, { status });
   }
   if (!verifyCsrf(ar, body.csrfToken)) {
     return data({ formError: t("common.formExpired"), fieldErrors: {} }, { status: 403 });

@@ -132,6 +132,7 @@ export async function adminLoader(request: Request) {
         kind: s.kind,
         userAgent: s.userAgent,
         method: methodName(s.method),
+        methodType: methodType(s.method),
         createdAt: s.createdAt.toISOString(),
         lastUsedAt: s.lastUsedAt.toISOString(),
       })),

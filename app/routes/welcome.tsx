@@ -6,6 +6,7 @@ import { AddPasskeyButton } from "~/components/passkeys-section";
 import { pageTitle } from "~/site";
 import type { Route } from "./+types/welcome";
 import { useT } from "~/i18n/react";
+import { welcomeWords } from "./welcome.server";
 
 export async function loader({ request }: Route.LoaderArgs) {
   const { ar, session, setCookies } = await requireSession(request);
@@ -14,26 +15,27 @@ export async function loader({ request }: Route.LoaderArgs) {
   // A new account, just signed in: the moment to offer a passkey for next time (once: this page
   // is shown after the sign-in that created the account).
   const offerPasskey = getProviders(ar.config).some((p) => p.type === "webauthn") && (await listPasskeys(session.userId)).length === 0;
+  const words = await welcomeWords(ar, session.userId, Boolean(session.data.user.name));
   return data(
-    { user: session.data.user, next: toRelative(next), csrfToken: csrf.token, offerPasskey },
+    { user: session.data.user, next: toRelative(next), csrfToken: csrf.token, offerPasskey, words },
     { headers: headersWith([csrf.setCookie, ...setCookies]) },
   );
 }
 
 export default function Welcome({ loaderData }: Route.ComponentProps) {
   const t = useT();
-  const { user, next, csrfToken, offerPasskey } = loaderData;
+  const { user, next, csrfToken, offerPasskey, words } = loaderData;
   return (
     <main>
       <title>{pageTitle(t("welcome.title"))}</title>
       <section className="card">
         <h1>{user.name ? t("welcome.headingNamed", { name: user.name }) : t("welcome.heading")}</h1>
         <p>{user.email ? t.rich("welcome.createdFor", { email: user.email, strong: (c) => <strong>{c}</strong> }) : t("welcome.created")}</p>
-        <p>{t("welcome.manage")}</p>
+        <p>{words.manage}</p>
         {offerPasskey ? (
           <div id="passkey-offer">
             <h2>{t("passkey.addForNextTime")}</h2>
-            <p>{t("welcome.passkeyText")}</p>
+            <p>{words.passkeyText}</p>
             <AddPasskeyButton csrfToken={csrfToken} label={t("passkey.addForNextTime")} callbackUrl={next} />
           </div>
         ) : null}

@@ -4,7 +4,7 @@
 // shows a "Sign in as …" button.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext } from "playwright-core";
-import { connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { connectBrowser, newContext, startApp, waitForHydration, type RunningApp } from "../support/browser";
 import { isSecurityNotice, linkIn, startSmtpSink, waitForMessages, type SmtpSink } from "../support/smtp-sink";
 import { requestEmailSignIn, SIGNIN } from "../support/signin-form";
 
@@ -123,6 +123,26 @@ describe("e-mail link sign-in in Chromium", () => {
       await phone.waitForURL(/\/welcome\?callbackUrl=%2Faccount$/);
       await phone.goto(`${running.url}/auth/session`);
       await expect(phone.locator("body").textContent()).resolves.toContain(`"email":"${address}"`);
+    });
+  }
+
+  for (const javaScriptEnabled of [false, true]) {
+    it(`an Arabic visitor types the e-mailed code with her keyboard's Arabic-Indic digits: signed in (JavaScript ${javaScriptEnabled ? "on" : "off"})`, async () => {
+      const running = await app();
+      const email = `arabic-code-${javaScriptEnabled ? "js" : "nojs"}@example.com`;
+      const page = await (await newContext(browser, { javaScriptEnabled, locale: "ar" }).then((c) => (contexts.push(c), c))).newPage();
+      await page.goto(`${running.url}/auth/signin?callbackUrl=%2Faccount`);
+      if (javaScriptEnabled) await waitForHydration(page);
+      const asked = sink.messages.filter((m) => !isSecurityNotice(m)).length;
+      await requestEmailSignIn(page, email);
+      if (javaScriptEnabled) await waitForHydration(page);
+      const message = (await waitForMessages(sink, asked + 1))[asked]!;
+      const code = /\b(\d{6})\b/.exec(message.text ?? "")![1]!;
+      const arabic = [...code].map((d) => String.fromCodePoint(0x0660 + Number(d))).join("");
+      await page.locator("#email-code-input").fill(arabic);
+      await page.locator('#email-code-form button[type="submit"]').click();
+      await page.waitForURL(`${running.url}/welcome?callbackUrl=%2Faccount`);
+      await expect(page.locator("main").textContent()).resolves.toContain(email);
     });
   }
 

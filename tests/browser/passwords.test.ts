@@ -107,6 +107,8 @@ for (const javaScriptEnabled of [false, true]) {
       await enterAddress(page, email);
       await page.locator("#forgot-password-link").click();
       await page.waitForURL(/\/auth\/forgot-password$/);
+      // The address just typed is carried (in the POST, not the URL): nothing to type again.
+      expect(await page.locator("#forgot-email").inputValue()).toBe(email);
       // Not counting the security e-mail of the sign-in above from a new browser (ADR 081).
       const before = sink.messages.filter((m) => !isSecurityNotice(m)).length;
       await page.locator("#forgot-email").fill(email);
@@ -125,8 +127,10 @@ for (const javaScriptEnabled of [false, true]) {
       await expectFieldRefused(page, "#reset-password", "password", /at least 15 characters/);
       await page.locator("#reset-password").fill("a brand new passphrase");
       await page.getByRole("button", { name: "Set new password" }).click();
-      await page.waitForURL(`${app.url}/account`);
+      await page.waitForURL(`${app.url}/account?updated=password-reset`);
       expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Your account");
+      // Every other change ends on a notice; a reset does too.
+      await expect(page.locator("main").textContent()).resolves.toContain("Your password was changed.");
 
       // The old browser's session is over: /account sends it to the sign-in page.
       await old.goto(`${app.url}/account`);

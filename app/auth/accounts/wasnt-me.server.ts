@@ -19,6 +19,7 @@ import { BadRequestError, readBody, refusedBodyResponse, type Body } from "../co
 import { verifyCsrf, ensureCsrfToken } from "../core/csrf.server";
 import { isWellFormedLinkToken, linkTokenHash, linkTokenHashes, newLinkToken } from "../core/crypto.server";
 import { clientSubject, countHit, retryAfterMinutes } from "../core/limits.server";
+import { LIMIT_KIND } from "../core/limit-table";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
@@ -241,7 +242,7 @@ export async function wasntMeAction(request: Request): Promise<WasntMePost> {
   const page = answer.page;
   if (page.state === "done") return { type: "response", response: redirectResponse(page.forgotPasswordUrl ?? page.signInUrl, { json }) };
   if (page.state === "limited") {
-    const response = errorRedirect(ar, "RateLimited", { json, extra: { minutes: String(retryAfterMinutes(page.retryAfterSeconds)) } });
+    const response = errorRedirect(ar, "RateLimited", { json, extra: { minutes: String(retryAfterMinutes(page.retryAfterSeconds)), limit: LIMIT_KIND.WASNT_ME_CLIENT } });
     response.headers.set("Retry-After", String(page.retryAfterSeconds));
     return { type: "response", response };
   }

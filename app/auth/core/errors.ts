@@ -3,6 +3,7 @@
 // named here; the server writes it in the visitor's language: ./messages.server.ts). Shared by
 // the server and the pages, so it has no server-only imports.
 import type { MessageKey } from "../../i18n/catalogues/en";
+import type { LimitName } from "./limit-table";
 
 /** Each sign-in error code and the catalogue key of its text (app/i18n/catalogues). */
 export const SIGNIN_ERROR_MESSAGES = {
@@ -65,13 +66,22 @@ export function isErrorPageCode(code: string): code is ErrorPageCode {
 export class AuthError extends Error {
   /** RateLimited: seconds until the refusing limit's window ends (the Retry-After header). */
   readonly retryAfterSeconds: number | null;
+  /** RateLimited: the limit that refused, whose kind decides the words (ADR 111). */
+  readonly limit: LimitName | null;
+  /**
+   * A same-origin page (path and query) the visitor goes back to instead of the error's page,
+   * which says there what happened: for a visitor who is signed in and stays so.
+   */
+  readonly landing: string | null;
   constructor(
     readonly code: AuthErrorCode,
-    options?: { cause?: unknown; log?: string; retryAfterSeconds?: number },
+    options?: { cause?: unknown; log?: string; retryAfterSeconds?: number; limit?: LimitName; landing?: string },
   ) {
     super(options?.log ?? code, { cause: options?.cause });
     this.name = "AuthError";
     this.retryAfterSeconds = options?.retryAfterSeconds ?? null;
+    this.limit = options?.limit ?? null;
+    this.landing = options?.landing?.startsWith("/") && !options.landing.startsWith("//") ? options.landing : null;
   }
 }
 
@@ -108,4 +118,4 @@ export const WEBAUTHN_OPTIONS_ERRORS = {
 } as const;
 
 /** Refused password-policy reasons, in the order they are checked (texts: password.* in the catalogue). */
-export type PasswordRefusal = "tooShort" | "tooLong" | "tooCommon" | "yourAddress" | "contextWord" | "yourName" | "breached";
+export type PasswordRefusal = "tooShort" | "tooLong" | "tooCommon" | "simplePattern" | "yourAddress" | "contextWord" | "yourName" | "breached";

@@ -95,6 +95,36 @@ export function parseLimitOverrides(env: Record<string, string | undefined>): { 
   return { limits, problems };
 }
 
+/**
+ * Whose doing a limit counts, which decides the words of its refusal (ADR 111): a visitor is told
+ * "too many attempts" only for attempts that were hers — this browser's, or this pending sign-in's.
+ * - own: the visitor's failed attempts (this account from this client, this device, this sign-in);
+ * - account: failed attempts on the address from anyone (she may have made none of them);
+ * - address: e-mails sent to the address, whoever asked (a sign-up and four links spend it);
+ * - network: everything from her client address, which she may share with many people.
+ */
+export type LimitKind = "own" | "account" | "address" | "network";
+export const LIMIT_KINDS = ["own", "account", "address", "network"] as const satisfies readonly LimitKind[];
+
+export const LIMIT_KIND: Readonly<Record<LimitName, LimitKind>> = {
+  CREDENTIALS_ACCOUNT_CLIENT: "own",
+  CREDENTIALS_CLIENT: "network",
+  CREDENTIALS_ACCOUNT: "account",
+  CREDENTIALS_DEVICE: "own",
+  EMAIL_ADDRESS: "address",
+  EMAIL_CLIENT: "network",
+  CLIENT_LOG: "network",
+  TWO_FACTOR_PENDING: "own",
+  TWO_FACTOR_ACCOUNT: "account",
+  EMAIL_CODE_ADDRESS: "account",
+  TWO_FACTOR_DEVICE: "own",
+  PASSKEY_CLIENT: "network",
+  CSP_REPORT: "network",
+  ACCOUNT_EXPORT: "own",
+  CREDENTIALS_CONSECUTIVE: "account",
+  WASNT_ME_CLIENT: "network",
+};
+
 /** Why an attempt was refused: the limit, and how long until its window ends. */
 export type LimitRefusal = { limit: LimitName; retryAfterSeconds: number };
 

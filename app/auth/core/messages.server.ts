@@ -1,10 +1,10 @@
 // The texts of the error codes (contract §7) in the language of the request being served
 // (app/i18n/t.server.ts): the sign-in page's `?error=` message, the error page, and the
-// RateLimited sentence that other forms reuse.
-import { t } from "../../i18n/t.server";
-import type { MessageKey } from "../../i18n/t.server";
+// RateLimited sentences that other forms reuse.
+import { t, type MessageKey } from "../../i18n/t.server";
 import type { NameRefusal } from "./display-text";
 import { ERROR_PAGES, parseRetryMinutes, SIGNIN_ERROR_MESSAGES, type ErrorPageCode } from "./errors";
+import { LIMIT_KIND, LIMIT_KINDS, retryAfterMinutes, type LimitKind, type LimitRefusal } from "./limit-table";
 
 /** Why a typed name is refused (display-text.ts's one rule); `empty`: the form's own sentence for none. */
 export function nameRefusalMessage(refusal: NameRefusal, empty: MessageKey, translate: (key: MessageKey, values?: Record<string, string | number>) => string = t): string {
@@ -12,16 +12,37 @@ export function nameRefusalMessage(refusal: NameRefusal, empty: MessageKey, tran
   return translate(refusal.reason === "empty" ? empty : "name.notText");
 }
 
-/** RateLimited's text; `minutes` from the limit that refused (the `minutes` query parameter). */
-export function rateLimitedMessage(minutes: number): string {
-  return t("error.RateLimited", { minutes });
+/**
+ * One sentence per kind of limit (ADR 111): what happened, in words that reveal nothing about the
+ * account, and the wait. Only "own" says "too many attempts".
+ */
+const LIMIT_MESSAGES: Record<LimitKind, MessageKey> = {
+  own: "error.RateLimited",
+  account: "limit.account",
+  address: "limit.address",
+  network: "limit.network",
+};
+
+/** The `limit` query parameter of a RateLimited redirect: the kind, when it is one. */
+export function parseLimitKind(value: string | null | undefined): LimitKind {
+  return (LIMIT_KINDS as readonly string[]).includes(value ?? "") ? (value as LimitKind) : "own";
+}
+
+/** RateLimited's text for a kind of limit; `minutes` from the limit that refused (the `minutes` query parameter). */
+export function rateLimitedMessage(minutes: number, kind: LimitKind = "own"): string {
+  return t(LIMIT_MESSAGES[kind], { minutes });
+}
+
+/** The text of a refusal by `refusal`'s limit, with its wait. */
+export function limitMessage(refusal: LimitRefusal): string {
+  return rateLimitedMessage(retryAfterMinutes(refusal.retryAfterSeconds), LIMIT_KIND[refusal.limit]);
 }
 
 export function signinErrorMessage(code: string | null | undefined, params?: URLSearchParams): string | null {
   if (!code) return null;
   if (code === "RateLimited") {
     const minutes = parseRetryMinutes(params?.get("minutes"));
-    return minutes === null ? t("error.RateLimitedLater") : rateLimitedMessage(minutes);
+    return minutes === null ? t("error.RateLimitedLater") : rateLimitedMessage(minutes, parseLimitKind(params?.get("limit")));
   }
   return Object.hasOwn(SIGNIN_ERROR_MESSAGES, code) ? t(SIGNIN_ERROR_MESSAGES[code as keyof typeof SIGNIN_ERROR_MESSAGES]) : t("error.default");
 }

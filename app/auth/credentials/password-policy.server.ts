@@ -2,7 +2,8 @@
 // is chosen — sign-up, reset, password-set, password-change — and never at sign-in:
 //   length in code points after NFKC, AUTH_PASSWORD_MIN_LENGTH..256 (8..256 while the account's
 //   second factor is on: contract §16, ADR 075), every code point counts; no composition rules;
-//   refused when in the bundled common-password list (case-insensitive), when it is the e-mail
+//   refused when in the bundled common-password list (case-insensitive), when it is one simple
+//   pattern — a repeat, a sequence or a keyboard run (./password-patterns.server.ts) —, when it is the e-mail
 //   address or its local part, when it contains a context word (AUTH_PASSWORD_CONTEXT_WORDS, the
 //   site's name and host) or a word of the user's name of 4 characters or more, and
 //   (AUTH_PASSWORD_BREACH_CHECK=hibp) when the Have I Been Pwned range API lists it. Each reason
@@ -14,6 +15,7 @@ import { createRequire } from "node:module";
 import { CONTEXT_WORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_SECOND_FACTOR, type AuthConfig } from "../core/config.server";
 import type { PasswordRefusal } from "../core/errors";
 import { log } from "../core/log.server";
+import { isSimplePattern } from "./password-patterns.server";
 import { t } from "../../i18n/t.server";
 
 /** Longest password accepted when one is chosen, in code points after NFKC. */
@@ -98,6 +100,7 @@ export function checkPasswordLocally(password: string, owner: PasswordOwner, con
   if (length > POLICY_MAX_LENGTH) return refused("tooLong", min);
   const lower = normalized.toLowerCase();
   if (commonPasswords().has(lower)) return refused("tooCommon", min);
+  if (isSimplePattern(normalized, (unit) => commonPasswords().has(unit))) return refused("simplePattern", min);
   if (owner.email) {
     const address = owner.email.toLowerCase();
     const local = address.slice(0, address.lastIndexOf("@"));

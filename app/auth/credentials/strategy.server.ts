@@ -8,11 +8,11 @@ import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { verifyPassword, MAX_PASSWORD_LENGTH } from "./password.server";
 import type { Provider, ReauthContext, ReauthOutcome, SignInMethod } from "../signin/provider";
 import { passwordHashOf } from "../accounts/passwords.server";
-import { rateLimitedMessage } from "../core/messages.server";
+import { limitMessage } from "../core/messages.server";
 import { t } from "../../i18n/t.server";
 import { deviceIdFor } from "../core/device-cookie.server";
 import { devicesResetAt } from "../accounts/wasnt-me.server";
-import { consecutiveFailureCeilingReached, countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt, retryAfterMinutes } from "../core/limits.server";
+import { consecutiveFailureCeilingReached, countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt } from "../core/limits.server";
 import { authRequest, clientAddress } from "../core/request.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { toSessionUser, type SignInResult } from "../accounts/users.server";
@@ -38,7 +38,7 @@ export function credentialsStrategy(config: AuthConfig) {
     const reservation = await reserveCredentialsAttempt(config.rateLimits, { address: email, client: ip, deviceId });
     if (isLimitRefusal(reservation)) {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: reservation.limit } });
-      throw new AuthError("RateLimited", { log: `credentials limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds });
+      throw new AuthError("RateLimited", { log: `credentials limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds, limit: reservation.limit });
     }
     // Past the consecutive-failure ceiling a browser without the account's device cookie must also
     // give a code e-mailed to the address (ADR 083). Read for every address, known or not.
@@ -78,7 +78,7 @@ async function reauthenticateWithPassword(ctx: ReauthContext): Promise<ReauthOut
   const reservation = await reserveCredentialsAttempt(ar.config.rateLimits, { address, client: clientAddress(ar), deviceId });
   if (isLimitRefusal(reservation)) {
     await recordEvent("rate-limited", { userId: user.id, ...eventSource(ar), detail: { bucket: reservation.limit } });
-    const message = rateLimitedMessage(retryAfterMinutes(reservation.retryAfterSeconds));
+    const message = limitMessage(reservation);
     return { type: "page", status: 429, error: { code: "RateLimited", message }, step: "choose", retryAfterSeconds: reservation.retryAfterSeconds };
   }
   // Past the consecutive-failure ceiling, a browser without the account's device cookie (a thief's

@@ -15,9 +15,9 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { readBody } from "../core/body.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { normalizeEmailAddress } from "../core/email-address";
-import { rateLimitedMessage } from "../core/messages.server";
+import { limitMessage } from "../core/messages.server";
 import { log } from "../core/log.server";
-import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
+import { countEmailSend } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { isRecentAuth, reauthUrl } from "../core/recent-auth.server";
 import { getSession, refreshSession, revokeUserSessions } from "../core/session.server";
@@ -53,7 +53,7 @@ export async function requestEmailChange(
   const refused = await countEmailSend(ar.config.rateLimits, address, ip);
   if (refused) {
     await recordEvent("rate-limited", { userId: user.id, ...eventSource(ar), detail: { bucket: refused.limit } });
-    return { ok: false, error: rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds)), status: 429 };
+    return { ok: false, error: limitMessage(refused), status: 429 };
   }
 
   // Whether another account already uses the address is not checked here: the answer would tell

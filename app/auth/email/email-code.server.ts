@@ -25,6 +25,7 @@ import { encodeJwt } from "../core/jwt.server";
 import { openSealedCookie } from "../core/sealed-cookies.server";
 import type { AuthRequest } from "../core/request.server";
 import { slot } from "../core/slot";
+import { asciiDigits } from "../core/typed-code";
 import type { TokenPurpose, UsedRequest } from "./pending-request";
 import { inEnglish, t } from "../../i18n/t.server";
 
@@ -140,10 +141,10 @@ export type CodeAttempt =
   /** Nothing to enter a code for: no cookie, expired, used, ended by wrong codes, or another purpose. */
   | { result: "ended" };
 
-/** Digits only: spaces and dashes people type between groups are dropped. */
+/** Digits only (of any script, read as ASCII): spaces and dashes people type between groups are dropped. */
 export function typedCode(value: unknown): string | null {
   if (typeof value !== "string") return null;
-  const digits = value.replace(/[\s-]/g, "");
+  const digits = asciiDigits(value).replace(/[\s-]/g, "");
   return digits === "" ? null : digits.slice(0, 32);
 }
 

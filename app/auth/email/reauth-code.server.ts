@@ -7,9 +7,9 @@
 import { getMailer } from "../../mail/mailer.server";
 import { reauthCodeMessage } from "../../mail/templates.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
-import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
+import { countEmailSend } from "../core/limits.server";
 import { log } from "../core/log.server";
-import { rateLimitedMessage } from "../core/messages.server";
+import { limitMessage } from "../core/messages.server";
 import { clientAddress } from "../core/request.server";
 import type { ReauthContext, ReauthOutcome } from "../signin/provider";
 import { reauthSubject } from "../signin/flow.server";
@@ -31,7 +31,7 @@ async function sendCode(ctx: ReauthContext, address: string): Promise<ReauthOutc
   const refused = await countEmailSend(ar.config.rateLimits, address, clientAddress(ar));
   if (refused) {
     await recordEvent("rate-limited", { userId: user.id, ...eventSource(ar), detail: { bucket: refused.limit } });
-    const message = rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds));
+    const message = limitMessage(refused);
     return { type: "page", status: 429, error: { code: "RateLimited", message }, step: "choose", retryAfterSeconds: refused.retryAfterSeconds };
   }
   const mailer = getMailer(ar.config);
@@ -80,7 +80,7 @@ export async function reauthenticateByEmail(ctx: ReauthContext): Promise<ReauthO
       await recordEvent("signin-failed", { userId: ctx.user.id, ...eventSource(ctx.ar), detail: { provider: "email", intent: "reauth" } });
       return codeStep(400, "Verification", attempt.message);
     case "limited":
-      return codeStep(429, "RateLimited", rateLimitedMessage(retryAfterMinutes(attempt.refusal.retryAfterSeconds)), attempt.refusal.retryAfterSeconds);
+      return codeStep(429, "RateLimited", limitMessage(attempt.refusal), attempt.refusal.retryAfterSeconds);
     case "ended":
       return { type: "page", status: 400, error: { code: "Verification", message: t("reauth.codeEnded") }, step: "choose" };
   }

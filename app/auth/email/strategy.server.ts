@@ -95,7 +95,7 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     const refused = await countEmailSend(this.config.rateLimits, address, ip);
     if (refused) {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: refused.limit } });
-      throw new AuthError("RateLimited", { log: `e-mail sign-in limit ${refused.limit}`, retryAfterSeconds: refused.retryAfterSeconds });
+      throw new AuthError("RateLimited", { log: `e-mail sign-in limit ${refused.limit}`, retryAfterSeconds: refused.retryAfterSeconds, limit: refused.limit });
     }
 
     const { url: callbackUrl } = resolveCallbackUrl(ar, form);
@@ -123,7 +123,7 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     if (attempt.result === "wrong") throw codeRefusedResponse(attempt.triesLeft, "emailCode.wrong");
     if (attempt.result === "limited") {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: attempt.refusal.limit } });
-      throw new AuthError("RateLimited", { log: `e-mail code limit ${attempt.refusal.limit}`, retryAfterSeconds: attempt.refusal.retryAfterSeconds });
+      throw new AuthError("RateLimited", { log: `e-mail code limit ${attempt.refusal.limit}`, retryAfterSeconds: attempt.refusal.retryAfterSeconds, limit: attempt.refusal.limit });
     }
     if (attempt.result === "ended") throw new AuthError("Verification", { log: "e-mail code for no live request of this browser" });
     return this.finish(ar, attempt.request);
@@ -167,13 +167,14 @@ function isUniqueViolation(error: unknown) {
 export async function signInByEmail({ email, request, signUp }: EmailVerifyOptions): Promise<SignInResult> {
   const client = db();
   const now = new Date();
-  const ip = clientAddress(authRequest(request));
-  if (signUp) return finishSignUp(email, signUp, ip, now);
+  // Where the account was created from (address and device), as every other event records it.
+  const source = eventSource(authRequest(request));
+  if (signUp) return finishSignUp(email, signUp, source, now);
   const existing = await client.user.findUnique({ where: { email } });
   if (!existing) {
     try {
       const user = await client.user.create({ data: { email, emailVerified: now } });
-      await recordEvent("user-created", { userId: user.id, ip, detail: { provider: EMAIL_PROVIDER_ID } });
+      await recordEvent("user-created", { userId: user.id, ...source, detail: { provider: EMAIL_PROVIDER_ID } });
       return { user: toSessionUser(user), isNewUser: true };
     } catch (error) {
       // Two links for one new address used at the same moment: the other request created it.
@@ -191,7 +192,12 @@ export async function signInByEmail({ email, request, signUp }: EmailVerifyOptio
  * the address verified, the pending password hash and the name. An address that has an account by
  * now ends on Verification and sets nothing; finishing ends every other pending sign-up for it.
  */
-async function finishSignUp(email: string, signUp: { passwordHash: string; name: string | null }, ip: string | null, now: Date): Promise<SignInResult> {
+async function finishSignUp(
+  email: string,
+  signUp: { passwordHash: string; name: string | null },
+  source: ReturnType<typeof eventSource>,
+  now: Date,
+): Promise<SignInResult> {
   let user;
   try {
     user = await db().$transaction(async (tx) => {
@@ -208,7 +214,7 @@ async function finishSignUp(email: string, signUp: { passwordHash: string; name:
     user = null;
   }
   if (!user) throw new AuthError("Verification", { log: "sign-up finished for an address that has an account" });
-  await recordEvent("user-created", { userId: user.id, ip, detail: { provider: EMAIL_PROVIDER_ID, signUp: true } });
+  await recordEvent("user-created", { userId: user.id, ...source, detail: { provider: EMAIL_PROVIDER_ID, signUp: true } });
   return { user: toSessionUser(user), isNewUser: true };
 }
 

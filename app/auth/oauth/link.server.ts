@@ -1,7 +1,8 @@
 // Who an OAuth sign-in is (contract §8, docs/decisions/013-account-linking.md):
 //
 //   known (provider, providerAccountId) ... signed out, or signed in as its user → that user
-//                                        ... signed in as someone else          → OAuthAccountNotLinked
+//                                        ... signed in as someone else          → OAuthAccountNotLinked,
+//                                                                                 back on /account with its notice
 //   new account, signed in recently      ... linked to the signed-in user, who keeps their session
 //   new account, signed in long ago      → ReauthRequired (ADR 058): a copied cookie links nothing
 //   new account, signed out, e-mail of an existing user                          → OAuthAccountNotLinked
@@ -54,7 +55,8 @@ export async function signInWithOAuth(input: OAuthSignIn, attempt = 0): Promise<
 
   if (existing) {
     if (current && current.id !== existing.userId) {
-      throw new AuthError("OAuthAccountNotLinked", { log: `${provider.id} account belongs to another user` });
+      // Signed in, she stays so: back on her account page, which says the account is someone else's.
+      throw new AuthError("OAuthAccountNotLinked", { log: `${provider.id} account belongs to another user`, landing: "/account?updated=link-taken" });
     }
     await client.account.update({ where: { id: existing.id }, data: tokenColumns });
     return { user: toSessionUser(existing.user), isNewUser: false, credentialRef: accountCredentialRef(existing.id) };

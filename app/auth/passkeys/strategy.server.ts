@@ -12,12 +12,12 @@ import { passkeyCredentialRef, toSessionUser, type SignInResult } from "../accou
 import type { AuthConfig } from "../core/config.server";
 import { AuthError } from "../core/errors";
 import { readBody, type Body } from "../core/body.server";
-import { isLimitRefusal, reservePasskeyAnswer, retryAfterMinutes } from "../core/limits.server";
+import { isLimitRefusal, reservePasskeyAnswer } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { runStrategy } from "../signin/flow.server";
 import type { FlowContext, Provider, ReauthContext, ReauthOutcome, SignInMethod } from "../signin/provider";
 import { log } from "../core/log.server";
-import { rateLimitedMessage } from "../core/messages.server";
+import { limitMessage } from "../core/messages.server";
 import { t } from "../../i18n/t.server";
 import { forgetExpiredChallenges, isRefusedWrite, spendChallenge, takeChallenge, type CeremonyAction, type PendingChallenge } from "./challenge.server";
 import { parseAuthentication, signedChallenge } from "./credential-response.server";
@@ -81,7 +81,7 @@ class PasskeyStrategy extends Strategy<SignInResult, never> {
     const reservation = await reservePasskeyAnswer(this.config.rateLimits, clientAddress(ar));
     if (isLimitRefusal(reservation)) {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: reservation.limit } });
-      throw new AuthError("RateLimited", { log: `passkey limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds });
+      throw new AuthError("RateLimited", { log: `passkey limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds, limit: reservation.limit });
     }
     const form = await readBody(request);
     const result = await checkAnswer(ar, form.data, null);
@@ -167,7 +167,7 @@ async function reauthenticateWithPasskey(ctx: ReauthContext): Promise<ReauthOutc
   const reservation = await reservePasskeyAnswer(ar.config.rateLimits, clientAddress(ar));
   if (isLimitRefusal(reservation)) {
     await recordEvent("rate-limited", { userId: ctx.user.id, ...eventSource(ar), detail: { bucket: reservation.limit } });
-    const message = rateLimitedMessage(retryAfterMinutes(reservation.retryAfterSeconds));
+    const message = limitMessage(reservation);
     return { type: "page", status: 429, error: { code: "RateLimited", message }, step: "choose", retryAfterSeconds: reservation.retryAfterSeconds };
   }
   try {

@@ -7,8 +7,8 @@ import { notifySecurityChange } from "../accounts/security-notices.server";
 import { createPassword, passwordHashOf, replacePassword } from "../accounts/passwords.server";
 import { deviceIdFor } from "../core/device-cookie.server";
 import { devicesResetAt } from "../accounts/wasnt-me.server";
-import { rateLimitedMessage } from "../core/messages.server";
-import { countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt, retryAfterMinutes } from "../core/limits.server";
+import { limitMessage } from "../core/messages.server";
+import { countConsecutiveFailure, isLimitRefusal, reserveCredentialsAttempt } from "../core/limits.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
 import { refreshSession, revokeUserSessions, type CurrentSession } from "../core/session.server";
 import { toSessionUser } from "../accounts/users.server";
@@ -65,7 +65,7 @@ async function checkCurrentPassword(
       status: 429,
       intent,
       field: "currentPassword",
-      message: rateLimitedMessage(retryAfterMinutes(reservation.retryAfterSeconds)),
+      message: limitMessage(reservation),
       retryAfterSeconds: reservation.retryAfterSeconds,
     };
   }

@@ -20,8 +20,8 @@ import { actorEventFields, type Actor } from "../accounts/actor";
 import { resolveUser, type UserKey } from "../accounts/admin.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
-import { rateLimitedMessage } from "../core/messages.server";
-import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
+import { limitMessage } from "../core/messages.server";
+import { countEmailSend } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
 import { ensureCsrfToken } from "../core/csrf.server";
@@ -55,6 +55,9 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   if ("refused" in read) return form(400, { formError: UNREADABLE(), fieldErrors: {} }, { email: "" });
   const { body, json } = read;
   const values = { email: typed(body.email) };
+  // "Forgot your password?" on the sign-in page: the form, with the address just typed there
+  // carried in the POST (never in a URL a log would keep). Nothing is sent or checked yet.
+  if (body.intent === "start") return form(200, { formError: null, fieldErrors: {} }, values);
   if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED(), fieldErrors: {} }, values);
   const address = normalizeEmailAddress(body.email);
   if (!address.ok) return form(400, { formError: null, fieldErrors: { email: t("address.invalid") } }, values);
@@ -63,7 +66,7 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   if (refused) {
     await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: refused.limit } });
     return {
-      ...form(429, { formError: rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds)), fieldErrors: {} }, values),
+      ...form(429, { formError: limitMessage(refused), fieldErrors: {} }, values),
       retryAfterSeconds: refused.retryAfterSeconds,
     };
   }
@@ -123,6 +126,9 @@ export type ResetValues = {
   byCode: boolean;
 };
 
+/** The error page calls a dead reset link a password-reset link, with the way to ask for a new one. */
+const RESET_LINK = { link: "reset" };
+
 /** GET /auth/reset-password: the form for a live link, without using it; otherwise Verification. */
 export async function resetPasswordPageData(request: Request): Promise<{ kind: "response"; response: Response } | { kind: "page"; csrfToken: string; setCookies: string[]; values: ResetValues }> {
   const ar = authRequest(request);
@@ -130,7 +136,7 @@ export async function resetPasswordPageData(request: Request): Promise<{ kind: "
   const token = ar.url.searchParams.get("token");
   const address = normalizeEmailAddress(ar.url.searchParams.get("email"));
   const live = address.ok && isWellFormedToken(token) && (await peekToken({ identifier: address.address, token, purpose: "reset", secrets: ar.config.secrets })) !== null;
-  if (!live || !address.ok || token === null) return { kind: "response", response: errorRedirect(ar, "Verification") };
+  if (!live || !address.ok || token === null) return { kind: "response", response: errorRedirect(ar, "Verification", { extra: RESET_LINK }) };
   const csrf = ensureCsrfToken(ar);
   return {
     kind: "page",
@@ -159,7 +165,7 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
   const form = formAnswerFor<ResetValues>(read);
   if ("refused" in read) return form(400, { formError: UNREADABLE(), fieldErrors: {} }, { token: null, email: null, minLength, byCode: true });
   const { body, json } = read;
-  const verification = (setCookies: string[] = []): Answer<ResetValues> => ({ kind: "response", response: errorRedirect(ar, "Verification", { json, setCookies }) });
+  const verification = (setCookies: string[] = []): Answer<ResetValues> => ({ kind: "response", response: errorRedirect(ar, "Verification", { json, setCookies, extra: RESET_LINK }) });
   const byCode = body.token === undefined;
   const values: ResetValues = byCode
     ? { token: null, email: null, minLength, byCode: true }
@@ -176,7 +182,7 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
     if (attempt.result === "limited") {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: attempt.refusal.limit } });
       const retryAfterSeconds = attempt.refusal.retryAfterSeconds;
-      return { ...form(429, { formError: rateLimitedMessage(retryAfterMinutes(retryAfterSeconds)), fieldErrors: {} }, values), retryAfterSeconds };
+      return { ...form(429, { formError: limitMessage(attempt.refusal), fieldErrors: {} }, values), retryAfterSeconds };
     }
     if (attempt.result === "ended") return verification([clearEmailCodeCookie(ar)]);
     const address = attempt.request.identifier;
@@ -215,10 +221,11 @@ async function judgePassword(password: unknown, address: string, config: AuthCon
 async function setNewPassword(ar: AuthRequest, address: string, password: string, json: boolean): Promise<Response> {
   const hash = await hashPassword(password);
   const user = await db().user.findUnique({ where: { email: address } });
-  if (!user) return errorRedirect(ar, "Verification", { json });
+  if (!user) return errorRedirect(ar, "Verification", { json, extra: RESET_LINK });
   const setCookies = ar.cookies.has(ar.names.emailCode) ? [clearEmailCodeCookie(ar)] : [];
   return completeSignIn(
-    { ar, json, callbackUrl: `${ar.origin}/account`, setCookies, providerType: "email" },
+    // The account page says what happened, as after every other change.
+    { ar, json, callbackUrl: `${ar.origin}/account?updated=password-reset`, setCookies, providerType: "email" },
     "credentials",
     { user: toSessionUser(user), isNewUser: false },
     { passwordHash: hash, floorMet: singleFactorFloorMet(password, ar.config) },

@@ -16,8 +16,8 @@ import { eventSource, recordEvent } from "../accounts/audit.server";
 import { resolveCallbackUrl } from "../core/callback-url.server";
 import { normalizeEmailAddress } from "../core/email-address";
 import { AuthError } from "../core/errors";
-import { rateLimitedMessage } from "../core/messages.server";
-import { countEmailSend, retryAfterMinutes } from "../core/limits.server";
+import { limitMessage } from "../core/messages.server";
+import { countEmailSend } from "../core/limits.server";
 import { clientAddress, authRequest } from "../core/request.server";
 import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
 import { ensureCsrfToken } from "../core/csrf.server";
@@ -69,7 +69,7 @@ export async function signupAction(request: Request): Promise<Answer<SignupValue
   if (refused) {
     await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: refused.limit } });
     return {
-      ...form(429, { formError: rateLimitedMessage(retryAfterMinutes(refused.retryAfterSeconds)), fieldErrors: {} }, values),
+      ...form(429, { formError: limitMessage(refused), fieldErrors: {} }, values),
       retryAfterSeconds: refused.retryAfterSeconds,
     };
   }

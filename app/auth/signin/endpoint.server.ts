@@ -1,7 +1,7 @@
 // The sign-in endpoints: POST /auth/signin/<id> and GET|POST /auth/callback/<id> (one provider's
 // flow), and GET /auth/providers. They look the provider up in the registry and hand its
 // handler a FlowContext that can run its strategy.
-import type { Body } from "../core/body.server";
+import { readBody, type Body } from "../core/body.server";
 import { resolveCallbackUrl } from "../core/callback-url.server";
 import { verifyCsrf } from "../core/csrf.server";
 import { WEBAUTHN_OPTIONS_ERRORS } from "../core/errors";
@@ -52,6 +52,36 @@ function strategyRequest(request: Request, body: Body): Request {
     if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") form.set(k, String(v));
   }
   return new Request(request.url, { method: "POST", headers, body: form });
+}
+
+/** A browser's visit or form post: it asks for text/html and is not in JSON mode (by header). */
+function asksForPage(request: Request): boolean {
+  return (request.headers.get("Accept") ?? "").includes("text/html") && !wantsJsonRedirect(request);
+}
+
+/**
+ * Whether a request to a protocol endpoint is a browser's visit or form post (also not json=true
+ * in its body), whose refusals are drawn as the error page (app/root.tsx).
+ */
+export async function isPageRequest(request: Request): Promise<boolean> {
+  if (!asksForPage(request)) return false;
+  if (request.method.toUpperCase() !== "POST") return true;
+  try {
+    return !wantsJsonRedirect(request, await readBody(request));
+  } catch {
+    // A refused body (too large, another type): the action reads the same refusal, for the page.
+    return true;
+  }
+}
+
+/**
+ * providerFlow's answer, for a browser: redirects as they are; a refusal thrown with its status
+ * only (none of the protocol's English words), for the error page in the visitor's language.
+ * Any other client gets the answer as it is.
+ */
+export function refusalAsPage(request: Request, response: Response): Response {
+  if (response.status < 400 || !asksForPage(request)) return response;
+  throw new Response(null, { status: response.status });
 }
 
 /** POST /auth/signin/<id> and GET|POST /auth/callback/<id>. */

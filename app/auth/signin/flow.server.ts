@@ -12,6 +12,7 @@ import { devicesResetAt } from "../accounts/wasnt-me.server";
 import { currentLocale } from "../../i18n/t.server";
 import { rememberLocale } from "../../i18n/user-locale.server";
 import { clearConsecutiveFailures, retryAfterMinutes } from "../core/limits.server";
+import { LIMIT_KIND } from "../core/limit-table";
 import { log } from "../core/log.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, outageRedirect } from "../core/outage.server";
 import type { FlowContext, ProviderType } from "./provider";
@@ -43,9 +44,11 @@ export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, 
   }
   if (error instanceof AuthError) {
     log("warn", "auth-failure", { code: error.code, reason: error.message, cause: error.cause, path: ar.url.pathname });
+    if (error.landing !== null) return redirectResponse(`${ar.origin}${error.landing}`, { json, setCookies });
     const extra: Record<string, string> = error.code === "CredentialsSignin" ? { code: "credentials" } : {};
     if (error.code === "RateLimited" && error.retryAfterSeconds !== null) {
       extra.minutes = String(retryAfterMinutes(error.retryAfterSeconds));
+      if (error.limit !== null && LIMIT_KIND[error.limit] !== "own") extra.limit = LIMIT_KIND[error.limit];
       const response = errorRedirect(ar, error.code, { json, extra, setCookies });
       response.headers.set("Retry-After", String(error.retryAfterSeconds));
       return response;

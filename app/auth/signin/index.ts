@@ -2,9 +2,9 @@
 // page, and a user's ways to sign in as the configured methods see them.
 export { canUnlink } from "../accounts/methods.server";
 export { emailCallbackAction, emailCallbackJsonAction, emailCallbackLoader, type ChoosePasswordPage } from "./email-link-page.server";
-export { providerFlow, providersResponse, webauthnOptionsFlow } from "./endpoint.server";
+export { isPageRequest, providerFlow, refusalAsPage, providersResponse, webauthnOptionsFlow } from "./endpoint.server";
 export { removePasskey, signInMethods, unlinkAccount } from "./methods.server";
-export { signinPageData, signinRootAction, signoutPageData } from "./pages.server";
+export { errorPageFor, signinPageData, signinRootAction, signoutPageData } from "./pages.server";
 export { refuseCrossOriginPost } from "./origin-check.server";
 export { accountDeletedHooks, authorizationOrigins, findProvider, getProviders } from "./registry.server";
 export { signOutAction } from "./signout.server";

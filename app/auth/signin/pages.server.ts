@@ -4,7 +4,8 @@ import { expireCookie } from "../core/cookies.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../core/email-address";
 import { signinErrorMessage } from "../core/messages.server";
-import { headersWith } from "../core/page-session.server";
+import { errorPageData, headersWith, optionalSession } from "../core/page-session.server";
+import { t } from "../../i18n/t.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { getSession } from "../core/session.server";
@@ -135,4 +136,36 @@ export async function signinRootAction(request: Request): Promise<Response> {
   const next = `${page}?${new URLSearchParams({ step: "methods", callbackUrl })}`;
   const kept = keepAddressCookie(ar, (body.email as string).trim(), SIGNIN_STEP_MAX_AGE);
   return redirectResponse(next, { json, setCookies: [callback.setCookie, kept] });
+}
+
+/** Where the error page sends the visitor on: a link with its words, or null for the default. */
+export type ErrorPageNext = { href: string; label: string } | null;
+
+/**
+ * GET /auth/error: the error page's data, and for Verification what the link was and where to go.
+ * A password-reset link (`link=reset`) is called one, with the way to ask for a new one; a used
+ * sign-in link opened by a visitor who is signed in says so, with the way to her account, instead
+ * of "Unable to sign in" under the signed-in header.
+ */
+export async function errorPageFor(request: Request) {
+  const page = errorPageData(request);
+  if (page.code !== "Verification") return { ...page, next: null as ErrorPageNext };
+  if (new URL(request.url).searchParams.get("link") === "reset") {
+    return {
+      ...page,
+      heading: t("errorPage.VerificationReset.heading"),
+      message: t("errorPage.VerificationReset.message"),
+      detail: t("errorPage.VerificationReset.detail"),
+      next: { href: "/auth/forgot-password", label: t("errorPage.VerificationReset.next") } as ErrorPageNext,
+    };
+  }
+  const { session } = await optionalSession(request, { roll: false });
+  if (!session) return { ...page, next: null as ErrorPageNext };
+  return {
+    ...page,
+    heading: t("errorPage.VerificationSignedIn.heading"),
+    message: t("errorPage.VerificationSignedIn.message"),
+    detail: null,
+    next: { href: "/account", label: t("common.accountLink") } as ErrorPageNext,
+  };
 }

@@ -26,7 +26,7 @@ export async function emailStepUpResponse(ar: AuthRequest, callbackUrl: string, 
   const refused = await countEmailSend(ar.config.rateLimits, address, clientAddress(ar));
   if (refused) {
     await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: refused.limit } });
-    throw new AuthError("RateLimited", { log: `step-up e-mail limit ${refused.limit}`, retryAfterSeconds: refused.retryAfterSeconds });
+    throw new AuthError("RateLimited", { log: `step-up e-mail limit ${refused.limit}`, retryAfterSeconds: refused.retryAfterSeconds, limit: refused.limit });
   }
   const host = new URL(ar.origin).host;
   const maxAgeSeconds = ar.config.emailTokenMaxAge;

@@ -18,6 +18,7 @@ import { AuthError } from "../core/errors";
 import { isSecondFactorRefusal, pendingSignInFinished, reserveSecondFactorAttempt, spendPendingSignIn, type LimitRefusal } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
+import { getSession } from "../core/session.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { clearPendingSignIn, PENDING_SIGN_IN_MAX_AGE, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
 import { withSecondFactor } from "../two-factor/policy.server";
@@ -58,7 +59,7 @@ function alreadyFinished(ar: AuthRequest, pending: PendingSignIn, json: boolean)
 
 async function endPending(ar: AuthRequest, pending: PendingSignIn, refusal: LimitRefusal, json: boolean): Promise<Response> {
   await recordEvent("rate-limited", { userId: pending.userId, ...eventSource(ar), detail: { bucket: refusal.limit, provider: pending.method } });
-  const error = new AuthError("RateLimited", { log: `second-factor limit ${refusal.limit}`, retryAfterSeconds: refusal.retryAfterSeconds });
+  const error = new AuthError("RateLimited", { log: `second-factor limit ${refusal.limit}`, retryAfterSeconds: refusal.retryAfterSeconds, limit: refusal.limit });
   return failureResponse(ar, error, json, clearPendingSignIn(ar));
 }
 
@@ -71,7 +72,14 @@ async function stepOf(ar: AuthRequest, userId: string): Promise<SecondStep> {
 export async function twoFactorPageData(request: Request): Promise<TwoFactorOutcome> {
   const ar = authRequest(request);
   const pending = await readPendingSignIn(ar);
-  if (!pending) return { type: "response", response: pendingGone(ar, false) };
+  if (!pending) {
+    // Back after the sign-in finished: she is signed in, which the sign-in page shows with the way
+    // on — not beside "your sign-in expired", which is about a sign-in that no longer exists.
+    const { session } = await getSession(ar, { roll: false });
+    const setCookies = ar.cookies.has(ar.names.twoFactor) ? clearPendingSignIn(ar) : [];
+    if (session) return { type: "response", response: redirectResponse(`${ar.origin}${ar.config.basePath}/signin`, { setCookies }) };
+    return { type: "response", response: pendingGone(ar, false) };
+  }
   const csrf = ensureCsrfToken(ar);
   const page = { csrfToken: csrf.token, error: null, ...(await stepOf(ar, pending.userId)) };
   return { type: "page", status: 200, page, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };

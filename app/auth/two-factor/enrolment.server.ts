@@ -7,8 +7,8 @@ import { actorEventFields, isOperator, type Actor } from "../accounts/actor";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { passwordBelowSingleFactorFloor } from "../accounts/passwords.server";
 import { notifySecurityChange } from "../accounts/security-notices.server";
-import { rateLimitedMessage } from "../core/messages.server";
-import { isSecondFactorRefusal, reserveSecondFactorAttempt, retryAfterMinutes } from "../core/limits.server";
+import { limitMessage } from "../core/messages.server";
+import { isSecondFactorRefusal, reserveSecondFactorAttempt } from "../core/limits.server";
 import type { AuthRequest } from "../core/request.server";
 import {
   confirmEnrolment,
@@ -66,7 +66,7 @@ export async function confirmTotp(ar: AuthRequest, user: User, body: Record<stri
 async function checkCurrentCode(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome | null> {
   if (!(await twoFactorStatus(user.id)).enabled) return { ok: false, status: 409, formError: t("twoFactor.notOn") };
   const attempt = await reserveSecondFactorAttempt(ar.config.rateLimits, null, user.id);
-  if (isSecondFactorRefusal(attempt)) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(attempt.retryAfterSeconds)) };
+  if (isSecondFactorRefusal(attempt)) return { ok: false, status: 429, formError: limitMessage(attempt) };
   const factor = await spendSecondFactorCode(user.id, codeOf(body), ar.config.secrets);
   if (factor) {
     await attempt.rightCode();
@@ -77,7 +77,7 @@ async function checkCurrentCode(ar: AuthRequest, user: User, body: Record<string
     return null;
   }
   await recordEvent("two-factor-failed", { userId: user.id, ...eventSource(ar), detail: { on: "account" } });
-  if (attempt.endsIfWrong) return { ok: false, status: 429, formError: rateLimitedMessage(retryAfterMinutes(attempt.endsIfWrong.retryAfterSeconds)) };
+  if (attempt.endsIfWrong) return { ok: false, status: 429, formError: limitMessage(attempt.endsIfWrong) };
   return { ok: false, status: 400, codeError: t("twoFactor.wrongCode") };
 }
 

@@ -4,6 +4,7 @@
 // the same code exactly one succeeds.
 import { db } from "../../db/client.server";
 import { openAtRestDetail, resealStale, sealAtRest, type SealedColumn } from "../core/sealed-at-rest.server";
+import { asciiDigits } from "../core/typed-code";
 import {
   generateRecoveryCodes,
   hashRecoveryCode,
@@ -148,13 +149,19 @@ async function replaceRecoveryCodes(tx: Pick<ReturnType<typeof db>, "recoveryCod
   return fresh.codes;
 }
 
+/** A typed authenticator or recovery code: digits of any script read as ASCII, spaces dropped. */
+function typedSecondFactorCode(typed: string): string {
+  return asciiDigits(typed).replace(/\s/g, "");
+}
+
 export type ConfirmOutcome = { ok: true; recoveryCodes: string[] } | { ok: false; reason: "not-started" | "wrong-code" };
 
 /**
  * totp-confirm: a first valid code turns the second factor on (that code's step counts as used)
  * and creates the recovery codes, in one transaction.
  */
-export async function confirmEnrolment(userId: string, code: string, secrets: Secrets, now = new Date()): Promise<ConfirmOutcome> {
+export async function confirmEnrolment(userId: string, typed: string, secrets: Secrets, now = new Date()): Promise<ConfirmOutcome> {
+  const code = typedSecondFactorCode(typed);
   const row = await db().twoFactorCredential.findUnique({ where: { userId } });
   if (!row || row.confirmedAt) return { ok: false, reason: "not-started" };
   const opened = await openSecret(userId, row.secretSealed, secrets);
@@ -183,7 +190,7 @@ export type SecondFactor = { kind: "totp" } | { kind: "recovery"; left: number }
  * Null when the code is wrong, used, or the second factor is off.
  */
 export async function spendSecondFactorCode(userId: string, typed: string, secrets: Secrets, now = new Date()): Promise<SecondFactor | null> {
-  const code = typed.replace(/\s/g, "");
+  const code = typedSecondFactorCode(typed);
   const client = db();
   if (isTotpCode(code)) {
     const row = await client.twoFactorCredential.findUnique({ where: { userId } });

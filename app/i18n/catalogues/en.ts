@@ -23,6 +23,11 @@ export const en = {
   "boundary.badRequest.message": "Bad request.",
   "boundary.server.heading": "Server error",
   "boundary.server.message": "Something went wrong on our side.",
+  "boundary.tooLarge.heading": "The form was too large",
+  "boundary.tooLarge.message": "What was sent is larger than this form accepts, so nothing was done. Go back to the form and try again with shorter entries.",
+  "boundary.unsupported.heading": "The form could not be read",
+  "boundary.unsupported.message": "What was sent is not a form this site can read, so nothing was done. Go back to the form and send it again.",
+  "boundary.backToForm": "Back to the form",
   "common.homeLink": "Go to the home page",
   "common.backHome": "Back to the home page",
   "common.accountLink": "Go to your account",
@@ -53,6 +58,10 @@ export const en = {
   "error.default": "Unable to sign in.",
   "error.RateLimited": "Too many attempts. Try again in {minutes, plural, one {# minute} other {# minutes}}.",
   "error.RateLimitedLater": "Too many attempts. Try again later.",
+  // A limit of attempts the visitor may not have made (ADR 111): what happened, never "too many attempts".
+  "limit.address": "We have sent several e-mails to this address recently. Check your inbox, or try again in {minutes, plural, one {# minute} other {# minutes}}.",
+  "limit.account": "There have been several failed attempts to sign in with this address recently, so it is paused for a while. Try again in {minutes, plural, one {# minute} other {# minutes}}, or use another way to sign in.",
+  "limit.network": "Many requests have come from your network recently. Try again in {minutes, plural, one {# minute} other {# minutes}}.",
   "error.EmailInvalidHint": "Enter one e-mail address, such as name@example.com.",
   // The error page (B/error?error=…).
   "errorPage.Configuration.heading": "Server error",
@@ -66,6 +75,12 @@ export const en = {
   "errorPage.ServiceUnavailable.heading": "Temporarily unavailable",
   "errorPage.ServiceUnavailable.message": "The service is temporarily unavailable.",
   "errorPage.ServiceUnavailable.detail": "Nothing was changed. Please try again in a few moments.",
+  "errorPage.VerificationReset.heading": "This password-reset link can no longer be used",
+  "errorPage.VerificationReset.message": "The password-reset link is no longer valid.",
+  "errorPage.VerificationReset.detail": "It may have been used already or it may have expired. If you still need to choose a new password, ask for a new link.",
+  "errorPage.VerificationReset.next": "Ask for a new link",
+  "errorPage.VerificationSignedIn.heading": "You are already signed in",
+  "errorPage.VerificationSignedIn.message": "This sign-in link was already used or has expired, but you are signed in on this device: nothing else is needed.",
   "errorPage.default.heading": "Error",
   "errorPage.default.message": "Something went wrong while signing in.",
 
@@ -187,6 +202,7 @@ export const en = {
   "password.tooShort": "Use at least {min} characters.",
   "password.tooLong": "Use at most {max} characters.",
   "password.tooCommon": "This password is too common and easy to guess. Choose another one, such as a few unrelated words.",
+  "password.simplePattern": "This password is a simple pattern — one character repeated, a sequence such as “abcdef” or “123456”, or a row of keys — and is easy to guess. Choose another one, such as a few unrelated words.",
   "password.yourAddress": "Do not use your e-mail address (or its part before the @) as your password.",
   "password.breached": "This password has appeared in a data breach, so attackers try it. Choose another one.",
   "password.contextWord": "Do not use the name of this site or its address in your password.",
@@ -210,6 +226,7 @@ export const en = {
   "password.noticeSet": "Your password was set.",
   "password.noticeChanged": "Your password was changed. Every other device was signed out.",
   "password.noticeRemoved": "Your password was removed.",
+  "password.noticeReset": "Your password was changed. Every other device was signed out; use the new password from now on.",
   "address.invalid": "Enter one e-mail address, such as name@example.com.",
 
   // Sign-up, forgotten password, reset.
@@ -252,7 +269,10 @@ export const en = {
   "welcome.created": "Your account has been created.",
   "welcome.createdFor": "Your account has been created for <strong>{email}</strong>.",
   "welcome.manage": "You can add your name and manage where you are signed in from your account page.",
-  "welcome.passkeyText": "Sign in with your fingerprint, face or screen lock instead of an e-mail link or password.",
+  "welcome.manageNamed": "You can change your name and manage where you are signed in from your account page.",
+  "welcome.passkeyInsteadOfPassword": "Sign in with your fingerprint, face or screen lock instead of typing your password.",
+  "welcome.passkeyInsteadOfProvider": "Sign in with your fingerprint, face or screen lock instead of going through {provider}.",
+  "welcome.passkeyInsteadOfEmail": "Sign in with your fingerprint, face or screen lock instead of waiting for an e-mail link or code.",
 
   // /account.
   "account.title": "Your account",
@@ -274,6 +294,7 @@ export const en = {
   "account.noticeOthers": "Every other device was signed out.",
   "account.noticeEmail": "Your e-mail address was changed.",
   "account.noticeTwoFactorOff": "The second factor was turned off.",
+  "account.noticeLinkTaken": "That account is already linked to another account on this site, so nothing was added to yours. To use it, sign in to the account it belongs to; or link a different one here.",
   "lifecycle.exportHeading": "Download your data",
   "lifecycle.exportIntro": "One file (JSON) with your profile, your ways to sign in, your sessions and your account's activity. It holds no password, code or key.",
   "lifecycle.exportButton": "Download my data",
@@ -337,9 +358,12 @@ export const en = {
   "factor.rcv": "recovery code",
   // How someone signed in, by the kind of provider ({name}: the provider's name).
   "via.credentials": "Signed in with a password",
-  "via.email": "Signed in with an e-mail link",
+  "via.email": "Signed in with an e-mail link or code",
   "via.webauthn": "Signed in with a passkey",
   "via.oauth": "Signed in with {name}",
+  "method.credentials": "password",
+  "method.email": "e-mail link or code",
+  "method.webauthn": "passkey",
   "device.unknown": "Unknown device",
   "device.browserOn": "{browser} on {os}",
 

@@ -1,11 +1,12 @@
 import { data } from "react-router";
 import { AuthCard } from "~/components/auth-forms";
-import { badRequest, errorPageData, errorPageHeaders } from "~/auth/core";
+import { badRequest, errorPageHeaders } from "~/auth/core";
+import { errorPageFor } from "~/auth/signin";
 import type { Route } from "./+types/error";
 import { useT } from "~/i18n/react";
 
-export function loader({ request }: Route.LoaderArgs) {
-  const page = errorPageData(request);
+export async function loader({ request }: Route.LoaderArgs) {
+  const page = await errorPageFor(request);
   return data(page, { status: page.status, headers: errorPageHeaders(page.status) });
 }
 
@@ -22,12 +23,16 @@ export function headers({ parentHeaders, loaderHeaders }: Route.HeadersArgs) {
 
 export default function ErrorPage({ loaderData }: Route.ComponentProps) {
   const t = useT();
-  const { heading, message, detail, status } = loaderData;
+  const { heading, message, detail, status, next } = loaderData;
   return (
     <AuthCard title={heading}>
       <p role="alert">{message}</p>
       {detail ? <p className="muted">{detail}</p> : null}
-      {status === 403 ? (
+      {next ? (
+        <a className="button" href={next.href}>
+          {next.label}
+        </a>
+      ) : status === 403 ? (
         <a className="button" href="/auth/signin">
           {t("common.signIn")}
         </a>

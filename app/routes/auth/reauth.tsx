@@ -56,7 +56,6 @@ export default function Reauth({ loaderData, actionData }: Route.ComponentProps)
             type="text"
             inputMode="numeric"
             autoComplete="one-time-code"
-            pattern="[0-9 ]*"
             maxLength={12}
             required
             autoFocus

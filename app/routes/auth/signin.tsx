@@ -175,15 +175,23 @@ function SignInSteps({ csrfToken, callbackUrl, providers, error, email, step, si
             aria-describedby={credentialsError ? "credentials-error" : undefined}
             aria-invalid={credentialsError ? true : undefined}
           />
-          {passwordPages.forgotPassword ? (
-            <p className="muted">
-              <a href="/auth/forgot-password" id="forgot-password-link">
-                {t("signin.forgotPassword")}
-              </a>
-            </p>
-          ) : null}
         </DocumentForm>,
       );
+      if (passwordPages.forgotPassword) {
+        // Beside the password form, its own form: the address just typed goes along in the POST
+        // (never in a URL), and the forgotten-password form comes back filled.
+        sections.push(
+          <form key="forgot-password-start" method="post" action="/auth/forgot-password" id="forgot-password-start">
+            <input type="hidden" name="intent" value="start" />
+            <input type="hidden" name="email" value={address ?? ""} />
+            <p className="muted">
+              <button type="submit" className="link-button" id="forgot-password-link">
+                {t("signin.forgotPassword")}
+              </button>
+            </p>
+          </form>,
+        );
+      }
     }
     if (emailProvider) {
       sections.push(

@@ -7,6 +7,7 @@ import * as accountRoute from "../../../app/routes/account";
 import * as accountEmailRoute from "../../../app/routes/account-email";
 import * as callbackEmailRoute from "../../../app/routes/auth/callback-email";
 import * as callbackRoute from "../../../app/routes/auth/callback";
+import { runWithLocale, t } from "../../../app/i18n/t.server";
 import * as logRoute from "../../../app/routes/auth/log";
 import * as sessionRoute from "../../../app/routes/auth/session";
 import * as signinProviderRoute from "../../../app/routes/auth/signin-provider";
@@ -138,14 +139,15 @@ describe(`request bodies (${dbLabel})`, () => {
     expect(await res.json()).toMatchObject({ formError: expect.any(String), fieldErrors: {} });
   });
 
-  it("POST /account with a 70 KiB form or JSON body → 413", async () => {
+  it("POST /account with a 70 KiB form or JSON body → 413, saying in the visitor's language what happened and what to do", async () => {
     const name = "x".repeat(70 * 1024);
     for (const [body, type] of [
       [new URLSearchParams({ csrfToken, intent: "update-profile", name }).toString(), "application/x-www-form-urlencoded"],
       [JSON.stringify({ csrfToken, intent: "update-profile", name }), "application/json"],
     ]) {
-      const res = await callRoute(accountRoute.action, plainPost("/account", jar, body!, type));
+      const res = await runWithLocale("fr", () => callRoute(accountRoute.action, plainPost("/account", jar, body!, type)));
       expect(res.status, type).toBe(413);
+      expect(((await res.json()) as { formError: string }).formError).toBe(runWithLocale("fr", () => t("boundary.tooLarge.message")));
     }
   });
 

@@ -6,6 +6,7 @@ import { authRequest } from "../../../app/auth/core/request.server.ts";
 import * as account from "../../../app/routes/account.tsx";
 import * as accountEmail from "../../../app/routes/account-email.tsx";
 import { dbLabel, testDb } from "../../support/db.ts";
+import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 import { callRoute, CookieJar, get, post } from "../../support/http.ts";
 import { linkIn, refusedUrl } from "../../support/smtp-sink.ts";
 import { configure, csrfFor, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv, useSmtpSink } from "./helpers.ts";
@@ -210,10 +211,27 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
     for (let i = 0; i < 5; i++) expect((await askForChange(jar, "target@example.com")).status).toBe(200);
     const over = await askForChange(jar, "target@example.com");
     expect(over.status).toBe(429);
-    // The contract's one RateLimited text, with the address limit's hour.
-    expect(await over.json()).toEqual({ formError: null, fieldErrors: { email: "Too many attempts. Try again in 60 minutes." } });
+    // The address's budget of e-mails, not this visitor's attempts (ADR 111), with the limit's hour.
+    expect(await over.json()).toEqual({
+      formError: null,
+      fieldErrors: { email: "We have sent several e-mails to this address recently. Check your inbox, or try again in 60 minutes." },
+    });
     expect(smtp.sink.messages.length).toBeLessThanOrEqual(5);
     await smtp.sink.waitFor(5);
+  });
+
+  it("a signed-in user's first try to change to an address whose owner asked for five sign-in links: the address's e-mails are named, never 'too many attempts', in en/de/fr/ar", async () => {
+    await testDb().user.create({ data: { email: "taken@example.com", emailVerified: new Date() } });
+    const owner = new CookieJar();
+    for (let i = 0; i < 5; i++) expect((await requestLink(owner, { email: "taken@example.com" })).status).toBe(302);
+    const { jar } = await signedIn("mover@example.com");
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const res = await runWithLocale(locale, () => askForChange(jar, "taken@example.com"));
+      expect(res.status).toBe(429);
+      const { fieldErrors } = (await res.json()) as { fieldErrors: { email: string } };
+      const minutes = Number(/\d+/.exec(fieldErrors.email.replace(/[٠-٩]/g, (d) => String(d.charCodeAt(0) - 0x660)))?.[0] ?? 1);
+      expect(fieldErrors.email).toBe(runWithLocale(locale, () => t("limit.address", { minutes })));
+    }
   });
 
   it("needs a session; the account page offers the form", async () => {

@@ -267,6 +267,18 @@ describe(`e-mailed codes (${dbLabel})`, () => {
     expect(await typeCode(jar, code)).toHaveRedirect(`${ORIGIN}/account`);
   });
 
+  it("a visitor with an Arabic keyboard types the code in Arabic-Indic digits (or Persian, or full-width, spaced): it signs her in", async () => {
+    const arabic = (code: string) => [...code].map((d) => String.fromCodePoint(0x0660 + Number(d))).join("");
+    const persian = (code: string) => [...code].map((d) => String.fromCodePoint(0x06f0 + Number(d))).join("");
+    const fullWidth = (code: string) => [...code].map((d) => String.fromCodePoint(0xff10 + Number(d))).join("");
+    for (const [i, write] of [arabic, persian, (c: string) => `${fullWidth(c.slice(0, 3))} ${fullWidth(c.slice(3))}`].entries()) {
+      const { jar, code } = await asked(new CookieJar(), `sam${i}@example.com`);
+      const res = await typeCode(jar, write(code));
+      expect(res).toHaveSessionCookie();
+      expect((await sessionOf(jar))?.user.email).toBe(`sam${i}@example.com`);
+    }
+  });
+
   it("a code POST without a valid CSRF token changes nothing and uses no try", async () => {
     const { jar, code } = await asked();
     expect(await typeCode(jar, code, { csrf: null })).toHaveErrorRedirect("MissingCSRF");

@@ -6,7 +6,9 @@ import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { errorPageData } from "../../../app/auth/core/page-session.server.ts";
 import { providersResponse } from "../../../app/auth/signin/endpoint.server.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
-import { CookieJar, get } from "../../support/http.ts";
+import { callRoute, CookieJar, get } from "../../support/http.ts";
+import * as errorRoute from "../../../app/routes/auth/error.tsx";
+import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
 import { configure, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv, TEST_AUTH_SECRET, useSmtpSink } from "./helpers.ts";
 
@@ -143,6 +145,28 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
     const page = errorPageData(get("/auth/error?error=Verification"));
     expect(page.status).toBe(403);
     expect(page.message).toBe("The sign-in link is no longer valid.");
+  });
+
+  it("a signed-in visitor who opens her used sign-in link again reads that she is already signed in, with the way to her account, in en/de/fr/ar — not 'Unable to sign in'", async () => {
+    await requestLink(new CookieJar(), { email: "twice@example.com" });
+    const link = linkIn((await smtp.sink.waitFor(1))[0]!);
+    const jar = new CookieJar();
+    expect(await openLink(link, jar)).toHaveSessionCookie();
+    const again = await openLink(link, jar);
+    expect(again).toHaveRedirect(`${ORIGIN}/auth/error?error=Verification`);
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const res = await runWithLocale(locale, () => callRoute(errorRoute.loader, get("/auth/error?error=Verification", { jar })));
+      expect(res.status).toBe(403);
+      const page = (await res.json()) as { heading: string; message: string; next: { href: string; label: string } | null };
+      runWithLocale(locale, () => {
+        expect(page.heading).toBe(t("errorPage.VerificationSignedIn.heading"));
+        expect(page.message).toBe(t("errorPage.VerificationSignedIn.message"));
+        expect(page.next).toEqual({ href: "/account", label: t("common.accountLink") });
+      });
+    }
+    // Signed out, the same link is the plain Verification page, with the way to sign in.
+    const stranger = (await (await callRoute(errorRoute.loader, get("/auth/error?error=Verification"))).json()) as { message: string; next: unknown };
+    expect(stranger).toMatchObject({ message: "The sign in link is no longer valid.", next: null });
   });
 
   it("an expired link is Verification and is removed", async () => {
@@ -285,6 +309,8 @@ describe(`rate limits (${dbLabel})`, () => {
     const sixth = await requestLink(new CookieJar(), { email: "BUSY@example.com" });
     expect(sixth).toHaveErrorRedirect("RateLimited");
     expect(location(sixth).pathname).toBe("/auth/signin");
+    // The address's budget of e-mails, not this visitor's attempts (ADR 111): the page names it.
+    expect(location(sixth).searchParams.get("limit")).toBe("address");
     await smtp.sink.waitFor(5);
     expect(smtp.sink.messages).toHaveLength(5);
     expect(await testDb().verificationToken.count()).toBe(5);
@@ -300,6 +326,7 @@ describe(`rate limits (${dbLabel})`, () => {
     }
     const over = await requestLink(new CookieJar(), { email: "person20@example.com" }, { headers });
     expect(over).toHaveErrorRedirect("RateLimited");
+    expect(location(over).searchParams.get("limit")).toBe("network");
     // The refused request did not spend that address's own budget.
     const other = await requestLink(new CookieJar(), { email: "person20@example.com" }, { headers: { "X-Vestibule-Remote-Addr": "203.0.113.10" } });
     expect(location(other).pathname).toBe("/auth/verify-request");

@@ -7,7 +7,9 @@ import { createSession } from "../../../app/auth/core/session.server.ts";
 import { toSessionUser } from "../../../app/auth/accounts/users.server.ts";
 import { upsertCredentialsUser } from "../../../app/auth/credentials/users.server.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
-import { CookieJar, get, ORIGIN } from "../../support/http.ts";
+import { callRoute, CookieJar, get, ORIGIN } from "../../support/http.ts";
+import * as account from "../../../app/routes/account.tsx";
+import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 import { ALICE, BOB, startTestIdp, visitIdp, type TestIdp } from "../../support/idp.ts";
 import { checkCookieChanges, deliver, sessionOf, signInThroughIdp, startSignIn } from "../../support/oauth-flow.ts";
 
@@ -80,15 +82,21 @@ for (const strategy of ["jwt", "database"] as const) {
       expect(await testDb().user.count()).toBe(1);
     });
 
-    test("an account already linked to another user cannot be taken over by a signed-in visitor", async () => {
+    test("an account already linked to another user cannot be taken over by a signed-in visitor, who is told so on /account in her language", async () => {
       await signInThroughIdp(new CookieJar(), ALICE);
       const owner = await testDb().account.findFirstOrThrow({ where: { provider: "oidc" } });
       const { user: mallory } = await upsertCredentialsUser({ email: "mallory@example.com", password: "mallory-password" });
       const jar = await signedInJar(mallory);
       const { res } = await signInThroughIdp(jar, ALICE);
-      expect(res).toHaveErrorRedirect("OAuthAccountNotLinked");
+      // Signed in, she stays so: back on /account, whose notice says the account is someone else's
+      // (not the sign-in page's "You are signed in … Continue" beside a red refusal).
+      expect(res).toHaveRedirect(`${ORIGIN}/account?updated=link-taken`);
       expect(res).not.toHaveSessionCookie();
       expect((await sessionOf(jar))?.user.email).toBe("mallory@example.com");
+      for (const locale of ["en", "de", "fr", "ar"] as const) {
+        const page = await runWithLocale(locale, () => callRoute(account.loader, get("/account?updated=link-taken", { jar })));
+        expect(((await page.json()) as { notice: string | null }).notice).toBe(runWithLocale(locale, () => t("account.noticeLinkTaken")));
+      }
       expect(await testDb().account.findFirstOrThrow({ where: { provider: "oidc" } })).toMatchObject({ id: owner.id, userId: owner.userId });
     });
 

@@ -174,7 +174,7 @@ describe(`the password pages' POSTs in JSON mode (${dbLabel})`, () => {
       for (let i = 0; i < 6 && limited.status !== 429; i++) {
         limited = await send(jar, "/auth/forgot-password", { csrfToken: await csrf(jar), email: "ada@example.com" }, shape);
       }
-      await expectRefused(limited, shape, 429, null, /Too many attempts/);
+      await expectRefused(limited, shape, 429, null, /We have sent several e-mails to this address recently/);
       expect(limited.headers.get("Retry-After")).toMatch(/^\d+$/);
     });
 
@@ -191,10 +191,10 @@ describe(`the password pages' POSTs in JSON mode (${dbLabel})`, () => {
       const wrong = await send(jar, "/auth/reset-password", { csrfToken: await csrf(jar), code: otherCode(codeIn(message!)), password: CHOSEN }, shape);
       await expectRefused(wrong, shape, 400, "code", /4 tries are left/);
       const ok = await send(jar, "/auth/reset-password", { csrfToken: await csrf(jar), code: codeIn(message!), password: CHOSEN }, shape);
-      await expectLanding(ok, shape, `${ORIGIN}/account`);
+      await expectLanding(ok, shape, `${ORIGIN}/account?updated=password-reset`);
       expect(ok).toHaveSessionCookie();
       const used = await send(other, "/auth/reset-password", { csrfToken: await csrf(other), ...byLink, password: "another fine phrase" }, shape);
-      await expectLanding(used, shape, `${ORIGIN}/auth/error?error=Verification`);
+      await expectLanding(used, shape, `${ORIGIN}/auth/error?error=Verification&link=reset`);
     });
   }
 });

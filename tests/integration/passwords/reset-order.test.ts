@@ -49,7 +49,7 @@ describe(`a reset or a password change ends every pending link and code of the u
     const signInLink = await signInMail();
     const newer = await resetMail();
     const owner = new CookieJar();
-    expect(await postReset(owner, { ...newer.byLink, password: NEW })).toHaveRedirect(`${ORIGIN}/account`);
+    expect(await postReset(owner, { ...newer.byLink, password: NEW })).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect(await pendingLinks()).toBe(0);
 
     const attacker = new CookieJar();
@@ -82,7 +82,7 @@ describe(`a reset or a password change ends every pending link and code of the u
     await createUser("bob@example.com", "Bob");
     await resetMail("bob@example.com");
     const mine = await resetMail();
-    expect(await postReset(new CookieJar(), { ...mine.byLink, password: NEW })).toHaveRedirect(`${ORIGIN}/account`);
+    expect(await postReset(new CookieJar(), { ...mine.byLink, password: NEW })).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect(await testDb().verificationToken.count({ where: { identifier: "bob@example.com" } })).toBe(1);
   });
 });
@@ -109,8 +109,8 @@ describe(`a reset for a user with the second factor on asks the code before writ
         expect(JSON.stringify(await testDb().authEvent.findMany({ where: { type: "password-reset" } }))).toBe("[]");
 
         const done = await submitCode(browser, codeAt(secret), { json });
-        if (json) expect(((await done.json()) as { url: string }).url).toBe(`${ORIGIN}/account`);
-        else expect(done).toHaveRedirect(`${ORIGIN}/account`);
+        if (json) expect(((await done.json()) as { url: string }).url).toBe(`${ORIGIN}/account?updated=password-reset`);
+        else expect(done).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
         expect(done).toHaveSessionCookie();
         expect(await verifyPassword(await passwordOf(), NEW)).toBe(true);
         expect(await sessionOf(owner)).toBeNull();
@@ -140,7 +140,7 @@ describe(`a reset for a user with the second factor on asks the code before writ
     const browser = new CookieJar();
     expect(await postReset(browser, { ...mail.byLink, password: NEW })).toHaveRedirect(`${ORIGIN}/auth/two-factor`);
     const copied = new CookieJar({ [PENDING]: browser.get(PENDING)! });
-    expect(await submitCode(browser, codeAt(secret))).toHaveRedirect(`${ORIGIN}/account`);
+    expect(await submitCode(browser, codeAt(secret))).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     // The owner then changes it again; the sealed hash of the reset must not come back.
     const later = "amber signal meadow";
     expect(await accountIntent(browser, { intent: "password-change", currentPassword: NEW, password: later })).toHaveRedirect("/account?updated=password-changed");

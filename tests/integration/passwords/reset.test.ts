@@ -3,6 +3,7 @@
 // session of the user and signs this browser in.
 import { describe, expect, it } from "vitest";
 import * as account from "../../../app/routes/account.tsx";
+import * as errorRoute from "../../../app/routes/auth/error.tsx";
 import * as verifyRequest from "../../../app/routes/auth/verify-request.tsx";
 import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
@@ -10,9 +11,19 @@ import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.t
 import { linkIn } from "../../support/smtp-sink.ts";
 import { mailSenderIdle } from "../../../app/mail/queue.server.ts";
 import { configure, ORIGIN, sessionOf, smtpEnv, useSmtpSink } from "../email/helpers.ts";
-import { askReset, codeIn, median, openResetPage, postReset, setCookieNames } from "./helpers.ts";
+import { askReset, codeIn, forgotPassword, median, openResetPage, postReset, setCookieNames, signUp } from "./helpers.ts";
+import { requestLink } from "../email/helpers.ts";
+import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
+import { retryAfterMinutes } from "../../../app/auth/core/limit-table.ts";
 
 const smtp = useSmtpSink();
+
+/** The sign-in page's "Forgot your password?" button: intent=start with the typed address. */
+async function askResetStart(jar: CookieJar, email: string) {
+  const res = await callRoute(forgotPassword.action, post("/auth/forgot-password", { intent: "start", email }, { jar }));
+  jar.apply(res);
+  return res;
+}
 const NEW = "velvet lantern orbit";
 const VERIFY = `${ORIGIN}/auth/verify-request?provider=email&type=reset`;
 
@@ -106,7 +117,7 @@ describe(`forgotten password (${dbLabel})`, () => {
     expect(await testDb().verificationToken.count({ where: { purpose: "reset" } })).toBe(1);
 
     const res = await postReset(browser, { token, email: "ada@example.com", password: NEW });
-    expect(res).toHaveRedirect(`${ORIGIN}/account`);
+    expect(res).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect(res).toHaveSessionCookie();
     expect((await sessionOf(browser))?.user.email).toBe("ada@example.com");
     expect(await sessionOf(phone)).toBeNull();
@@ -115,6 +126,78 @@ describe(`forgotten password (${dbLabel})`, () => {
     expect((await signIn(new CookieJar(), "ada@example.com", NEW)).res).toHaveSessionCookie();
     // Single use.
     expect(await postReset(new CookieJar(), { token, email: "ada@example.com", password: "another fine phrase" })).toHaveErrorRedirect("Verification");
+    expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
+  });
+
+  it("a visitor who signed up and asked for four sign-in links presses Forgot password: she reads that several e-mails went to the address, never 'too many attempts', in en/de/fr/ar", async () => {
+    const jar = new CookieJar();
+    await signUp(jar, { email: "busy@example.com", password: "a long and quiet harbour at dawn" });
+    for (let i = 0; i < 4; i++) expect((await requestLink(jar, { email: "busy@example.com" })).status).toBe(302);
+    await smtp.sink.waitFor(5);
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const res = await runWithLocale(locale, () => askReset(jar, "busy@example.com"));
+      expect(res.status).toBe(429);
+      const minutes = retryAfterMinutes(Number(res.headers.get("Retry-After")));
+      const { formError } = (await res.json()) as { formError: string };
+      expect(formError).toBe(runWithLocale(locale, () => t("limit.address", { minutes })));
+      expect(formError).not.toBe(runWithLocale(locale, () => t("error.RateLimited", { minutes })));
+    }
+    expect(await runWithLocale("en", () => t("limit.address", { minutes: 52 }))).toBe(
+      "We have sent several e-mails to this address recently. Check your inbox, or try again in 52 minutes.",
+    );
+  });
+
+  it("a visitor who reset her password lands on /account and reads that the password was changed, in en/de/fr/ar, as after every other change", async () => {
+    await createUser();
+    const { jar, code } = await asked();
+    const ok = await postReset(jar, { code, password: NEW });
+    expect(ok).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
+    const landing = new URL(ok.headers.get("Location")!);
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const page = await runWithLocale(locale, () => callRoute(account.loader, get(landing.pathname + landing.search, { jar })));
+      expect(((await page.json()) as { notice: string | null }).notice).toBe(runWithLocale(locale, () => t("password.noticeReset")));
+    }
+    expect(runWithLocale("en", () => t("password.noticeReset"))).toMatch(/^Your password was changed\./);
+  });
+
+  it("a visitor who opens her used password-reset link reads that the password-reset link (not a 'sign in link') can no longer be used, with the way to ask for a new one, in en/de/fr/ar", async () => {
+    await createUser();
+    const { jar, code, link } = await asked();
+    expect(await postReset(jar, { code, password: NEW })).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
+    const dead = await openResetPage(link);
+    expect(dead).toHaveErrorRedirect("Verification");
+    const target = new URL(dead.headers.get("Location")!);
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const res = await runWithLocale(locale, () => callRoute(errorRoute.loader, get(target.pathname + target.search)));
+      expect(res.status).toBe(403);
+      const page = (await res.json()) as { heading: string; message: string; detail: string; next: { href: string; label: string } | null };
+      runWithLocale(locale, () => {
+        expect(page.heading).toBe(t("errorPage.VerificationReset.heading"));
+        expect(page.message).toBe(t("errorPage.VerificationReset.message"));
+        expect(page.next).toEqual({ href: "/auth/forgot-password", label: t("errorPage.VerificationReset.next") });
+      });
+      expect(page.message).not.toBe(runWithLocale(locale, () => t("errorPage.Verification.message")));
+    }
+  });
+
+  it("'Forgot your password?' on the sign-in page carries the address just typed in its POST (no URL keeps it): the form comes back filled, nothing is sent", async () => {
+    await createUser();
+    const jar = new CookieJar();
+    const res = await askResetStart(jar, "ada@example.com");
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { values: { email: string }; formError: string | null }).values.email).toBe("ada@example.com");
+    await mailSenderIdle();
+    expect(smtp.sink.messages).toHaveLength(0);
+    expect(await testDb().verificationToken.count()).toBe(0);
+  });
+
+  it("a visitor with an Arabic keyboard types the reset code in Arabic-Indic digits: the password is set", async () => {
+    await createUser();
+    const { jar, code, link } = await asked();
+    const arabic = [...code].map((d) => String.fromCodePoint(0x0660 + Number(d))).join("");
+    const ok = await postReset(jar, { code: arabic, password: NEW });
+    expect(ok).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
+    expect(jar.get("authjs.email-code")).toBeUndefined();
     expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
   });
 
@@ -134,7 +217,7 @@ describe(`forgotten password (${dbLabel})`, () => {
     expect((await postReset(jar, { code, password: "short" })).status).toBe(400);
     expect((await testDb().verificationToken.findFirstOrThrow()).codeAttempts).toBe(2);
     const ok = await postReset(jar, { code, password: NEW });
-    expect(ok).toHaveRedirect(`${ORIGIN}/account`);
+    expect(ok).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect(jar.get("authjs.email-code")).toBeUndefined();
     // Link and code end together.
     expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
@@ -162,7 +245,7 @@ describe(`forgotten password (${dbLabel})`, () => {
     expect(changed).toHaveRedirect("/account?updated=password-changed");
     const { link } = await asked();
     const res = await postReset(new CookieJar(), { token: link.searchParams.get("token")!, email: "ada@example.com", password: NEW });
-    expect(res).toHaveRedirect(`${ORIGIN}/account`);
+    expect(res).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect((await signIn(new CookieJar(), "ada@example.com", NEW)).res).toHaveSessionCookie();
   });
 
@@ -170,7 +253,7 @@ describe(`forgotten password (${dbLabel})`, () => {
     await testDb().user.create({ data: { email: "link@example.com", emailVerified: new Date() } });
     const { link } = await asked("link@example.com");
     const res = await postReset(new CookieJar(), { token: link.searchParams.get("token")!, email: "link@example.com", password: NEW });
-    expect(res).toHaveRedirect(`${ORIGIN}/account`);
+    expect(res).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect((await signIn(new CookieJar(), "link@example.com", NEW)).res).toHaveSessionCookie();
   });
 

@@ -3,6 +3,7 @@
 // and never touched; the answer is the same for both kinds of address.
 import { describe, expect, it } from "vitest";
 import { verifyPassword } from "../../../app/auth/credentials/password.server.ts";
+import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 import * as signinRoute from "../../../app/routes/auth/signin.tsx";
 import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
@@ -136,6 +137,22 @@ describe(`sign-up (${dbLabel})`, () => {
     expect(Math.abs(k - u)).toBeLessThan(Math.max(25, 0.35 * Math.max(k, u)));
   });
 
+  it("a visitor who chooses 'aaaaaaaaaaaaaaaaaaaa' (or a sequence, or a row of keys) under the hint that promises common passwords are refused is refused at the password field, in en/de/fr/ar; nothing is sent", async () => {
+    for (const [locale, password] of [["en", "aaaaaaaaaaaaaaaaaaaa"], ["de", "abcdefghijklmnopqrst"], ["fr", "azertyuiopazertyuiop"], ["ar", "1234567890123456"]] as const) {
+      const res = await runWithLocale(locale, () => signUp(new CookieJar(), { email: "new@example.com", password }));
+      expect(res.status, password).toBe(400);
+      const body = (await res.json()) as { fieldErrors: Record<string, string> };
+      expect(body.fieldErrors.password, password).toMatch(/^.+$/);
+      expect([runWithLocale(locale, () => t("password.simplePattern")), runWithLocale(locale, () => t("password.tooCommon"))]).toContain(body.fieldErrors.password);
+    }
+    const plain = await signUp(new CookieJar(), { email: "new@example.com", password: "aaaaaaaaaaaaaaaaaaaa" });
+    expect(((await plain.json()) as { fieldErrors: Record<string, string> }).fieldErrors.password).toBe(
+      "This password is a simple pattern — one character repeated, a sequence such as “abcdef” or “123456”, or a row of keys — and is easy to guess. Choose another one, such as a few unrelated words.",
+    );
+    expect(await testDb().verificationToken.count()).toBe(0);
+    expect(smtp.sink.messages).toHaveLength(0);
+  });
+
   it("a refused password or address is the same 400 for known and unknown addresses, keeps what was typed and never echoes the password", async () => {
     await createUser("owner@example.com");
     for (const email of ["owner@example.com", "nobody@example.com"]) {
@@ -190,7 +207,8 @@ describe(`sign-up (${dbLabel})`, () => {
       const res = await signUp(new CookieJar(), { email, password: CHOSEN });
       expect(res.status).toBe(429);
       expect(res.headers.get("Retry-After")).toMatch(/^\d+$/);
-      expect(((await res.json()) as { formError: string }).formError).toMatch(/^Too many attempts/);
+      // The same words for both (ADR 111): the address's e-mails, never "too many attempts".
+      expect(((await res.json()) as { formError: string }).formError).toMatch(/^We have sent several e-mails to this address recently\./);
     }
     expect(location(await signUp(new CookieJar(), { email: "third@example.com", password: CHOSEN })).pathname).toBe("/auth/verify-request");
   });

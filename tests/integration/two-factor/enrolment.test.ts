@@ -95,6 +95,15 @@ describe(`enrolment (${dbLabel})`, () => {
     expect(events[0]!.detail).not.toContain(code);
   });
 
+  it("a visitor with an Arabic keyboard confirms the authenticator with the code in Arabic-Indic digits: it turns on", async () => {
+    const { jar } = await signIn();
+    const { body } = await start(jar);
+    const code = codeAt(body.totpSetup!.secret).replace(/[0-9]/g, (d) => String.fromCodePoint(0x0660 + Number(d)));
+    const res = await accountIntent(jar, { intent: "totp-confirm", code });
+    expect(res.status).toBe(200);
+    expect((await accountPage(jar)).twoFactor).toEqual({ enabled: true, recoveryCodesLeft: 10 });
+  });
+
   it("totp-start while it is on is refused and changes nothing", async () => {
     const { jar, secret } = await enrol();
     const before = await testDb().twoFactorCredential.findFirstOrThrow();

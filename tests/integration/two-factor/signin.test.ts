@@ -9,6 +9,7 @@ import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { completeSignIn } from "../../../app/auth/signin/flow.server.ts";
 import { toSessionUser } from "../../../app/auth/accounts/users.server.ts";
 import * as sessionRoute from "../../../app/routes/auth/session.ts";
+import * as signinRoute from "../../../app/routes/auth/signin.tsx";
 import { createUser, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, ORIGIN } from "../../support/http.ts";
@@ -77,6 +78,20 @@ describe(`the second-factor gate (${dbLabel})`, () => {
     expect(JSON.parse(signin.detail!)).toMatchObject({ provider: "credentials", factors: ["pwd", "otp", "mfa"] });
   });
 
+  it("Back after a finished two-factor sign-in shows only the signed-in state with the way on, never 'your sign-in expired' beside it", async () => {
+    const { secret } = await enrolled();
+    const jar = new CookieJar();
+    await firstFactor(jar, "ada@example.com", { callbackUrl: "/account" });
+    expect(await submitCode(jar, codeAt(secret))).toHaveSessionCookie();
+    const back = await twoFactorPage(jar);
+    expect(back).toHaveRedirect(`${ORIGIN}/auth/signin`);
+    const page = (await (await callRoute(signinRoute.loader, get("/auth/signin", { jar }))).json()) as { signedInAs: unknown; error: unknown };
+    expect(page.signedInAs).toBeTruthy();
+    expect(page.error).toBeNull();
+    // Signed out, the same Back is the expired sign-in, as before.
+    expect(errorOf(await twoFactorPage(new CookieJar()))).toBe("TwoFactorExpired");
+  });
+
   it("database sessions record the factors on their row too", async () => {
     const undo = withEnv({ AUTH_SESSION_STRATEGY: "database" });
     try {
@@ -141,6 +156,20 @@ describe(`the second-factor gate (${dbLabel})`, () => {
     const again = new CookieJar();
     await firstFactor(again);
     expect((await submitCode(again, code)).status).toBe(400);
+    expect(await testDb().recoveryCode.count({ where: { usedAt: null } })).toBe(9);
+  });
+
+  it("a visitor with an Arabic keyboard types the authenticator code, or a recovery code, in Arabic-Indic digits: each signs her in", async () => {
+    const arabic = (text: string) => text.replace(/[0-9]/g, (d) => String.fromCodePoint(0x0660 + Number(d)));
+    const { secret, recoveryCodes } = await enrolled();
+    const jar = new CookieJar();
+    await firstFactor(jar);
+    const totp = await submitCode(jar, arabic(codeAt(secret)));
+    expect(totp).toHaveSessionCookie();
+    const withDigits = recoveryCodes.find((c) => /[0-9]/.test(c))!;
+    const other = new CookieJar();
+    await firstFactor(other);
+    expect(await submitCode(other, arabic(withDigits))).toHaveSessionCookie();
     expect(await testDb().recoveryCode.count({ where: { usedAt: null } })).toBe(9);
   });
 

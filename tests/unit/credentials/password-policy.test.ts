@@ -16,6 +16,7 @@ import {
   POLICY_MAX_LENGTH,
 } from "../../../app/auth/credentials/password-policy.server";
 import { hashPassword, verifyPassword } from "../../../app/auth/credentials/password.server";
+import { runWithLocale, t } from "../../../app/i18n/t.server";
 
 type PolicyConfig = { passwordMinLength: number; passwordContextWords: readonly string[]; passwordBreachCheck: { url: string } | null };
 const config: PolicyConfig = { passwordMinLength: 8, passwordContextWords: [], passwordBreachCheck: null };
@@ -38,6 +39,41 @@ describe("the password policy", () => {
     expect(await reasonOf("velvet lantern orbit")).toBe("ok");
   });
 
+  it("a visitor who types one character twenty times, a sequence or a row of keys is refused with its own text, whatever the length; long random passphrases pass", async () => {
+    const patterns = [
+      "aaaaaaaaaaaaaaaaaaaa",
+      "a".repeat(200),
+      "11111111",
+      "abababababab",
+      "123123123123",
+      "abcdefghijklmnopqrstuvwxyz",
+      "ABCDEFGHIJ",
+      "98765432",
+      "0123456789012",
+      "zyxwvutsrq",
+      "acegikmoqsuw",
+      "qwertyuiop[]",
+      "asdfghjkl;'",
+      "zxcvbnm,./",
+      "qwertzuiopü",
+      "azertyuiop",
+      "1234567890-=",
+      "zaq12wsxcde",
+      "qwertyqwertyqwerty",
+      "passwordpassword",
+      "ǅǅǅǅǅǅǅǅ",
+    ];
+    for (const p of patterns) expect(await reasonOf(p), p).toMatch(/^(simplePattern|tooCommon)$/);
+    for (const p of ["aaaaaaaaaaaaaaaaaaaa", "abcdefghijklmnopqrstuvwxyz", "zxcvbnm,./", "qwertyqwertyqwerty"]) expect(await reasonOf(p), p).toBe("simplePattern");
+    for (const p of ["velvet lantern orbit", "correct horse battery staple", "Tür-Klinke 7 Regenschirm", "qwe velvet rty lantern", "aaaa bbbb velvet quarry", "hfT9$kq2!mZp", "🔑🌍🎈🧭🪁🦉🌵🎲"]) {
+      expect(await reasonOf(p), p).toBe("ok");
+    }
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const result = await runWithLocale(locale, () => checkPassword("aaaaaaaaaaaaaaaaaaaa", { email: null }, config));
+      expect(result.ok ? null : result.message).toBe(runWithLocale(locale, () => t("password.simplePattern")));
+    }
+  });
+
   it("counts code points after NFKC, never UTF-16 units or bytes, and never truncates", async () => {
     // Seven emoji are 14 UTF-16 units but 7 characters: too short. Eight are enough.
     expect(await reasonOf("🔑".repeat(7))).toBe("tooShort");
@@ -46,7 +82,8 @@ describe("the password policy", () => {
     expect(codePointLength(normalizePassword("ﬃﬃ+zq"))).toBe(9);
     expect(await reasonOf("ﬃﬃ+zq")).toBe("ok");
     // 256 code points pass, 257 are refused as too long (not cut to 256).
-    const long = "ab3$".repeat(64);
+    // (Not a repeat of a short unit, which is refused as a pattern: two SHA-512 digests in hex.)
+    const long = ["one", "two"].map((seed) => createHash("sha512").update(seed).digest("hex")).join("");
     expect(await reasonOf(long)).toBe("ok");
     expect(await reasonOf(long + "x")).toBe("tooLong");
     expect(POLICY_MAX_LENGTH).toBe(256);
