@@ -9,7 +9,7 @@ import { getConfig } from "../app/auth/core/config.server";
 import { authRequest } from "../app/auth/core/request.server";
 import { setPasswordAsOperator } from "../app/auth/passwords/operator.server";
 import { mailSenderIdle, stopMailSender } from "../app/mail/queue.server";
-import { runCommand, UsageError } from "./admin-cli";
+import { Refused, runCommand, UsageError } from "./admin-cli";
 
 const USAGE = "npm run user:add -- --email E [--name N] < file-holding-the-password   (or type it at the prompt)";
 
@@ -67,7 +67,8 @@ runCommand(
       stopMailSender();
       return created ? `created ${user.email} (id ${user.id})` : `updated ${user.email} (id ${user.id}); ${sessionsEnded} session(s) ended`;
     } catch (error) {
-      if (error instanceof ZodError) throw new UsageError(error.issues.map((i) => i.message).join("; "));
+      // A value the rules refuse (an address, the password, the name) is a refusal, not bad usage: exit 1.
+      if (error instanceof ZodError) throw new Refused(error.issues.map((i) => i.message).join("; "));
       throw error;
     }
   },

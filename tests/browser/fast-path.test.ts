@@ -50,6 +50,8 @@ function normalise(answer: string): { text: string; times: number[] } {
     .replace(/\r\nDate: [^\r]*/, "")
     // A request that brings no X-Request-Id gets a fresh one on either path (ADR 050).
     .replace(/(\r\nX-Request-Id: )[0-9a-f-]{36}(?=\r\n)/i, "$1<request-id>")
+    // Each server names its own process in its probes' answers (ADR 106).
+    .replace(/(\r\nX-Instance-Pid: )\d+(?=\r\n)/i, "$1<pid>")
     .replace(HTTP_DATE, (d) => (times.push(Date.parse(d)), "<http-date>"))
     .replace(ISO_DATE, (d) => (times.push(Date.parse(d)), "<iso-date>"))
     .replace(/[0-9a-f]{64}/g, "<hex64>")

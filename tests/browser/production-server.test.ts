@@ -73,8 +73,9 @@ describe("the production runtime (server/)", () => {
     }
     const packages = [...imported].filter((s) => !s.startsWith(".") && !s.startsWith("node:")).map((s) => (s.startsWith("@") ? s.split("/").slice(0, 2).join("/") : s.split("/")[0]!));
     expect(packages.filter((name) => !(name in pkg.dependencies))).toEqual([]);
-    // Node runs server/*.ts by stripping the types: the start command is `node server/main.ts`.
-    expect((pkg as unknown as { scripts: Record<string, string> }).scripts.start).toBe("node server/main.ts");
+    // Node runs server/*.ts by stripping the types; `exec` makes node npm's own child, so a stop
+    // signal npm passes on reaches it (ADR 106).
+    expect((pkg as unknown as { scripts: Record<string, string> }).scripts.start).toBe("exec node server/main.ts");
   });
 
   const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");

@@ -150,7 +150,6 @@ export const NEW_DEVICE_NOTICE_WINDOW_MS = 60 * 60 * 1000;
 export async function notifyNewDeviceSignIn(ar: AuthRequest, userId: string, { now = new Date() } = {}): Promise<void> {
   if (!ar.config.securityEmails || !getMailer(ar.config)) return;
   const hour = Math.floor(now.getTime() / NEW_DEVICE_NOTICE_WINDOW_MS);
-  const key = `signin-new-device:${userId}:${hour}`;
   const hourEnds = new Date((hour + 1) * NEW_DEVICE_NOTICE_WINDOW_MS);
   const attempt = (change: SecurityChange, options: QueueOptions) =>
     db().$transaction(async (tx) => {
@@ -160,6 +159,10 @@ export async function notifyNewDeviceSignIn(ar: AuthRequest, userId: string, { n
       await runWithLocale(language, () => queueNotices(ar, userId, change, [row?.email ?? null], { tx, now, queue: options }));
     });
   try {
+    // After a "This wasn't me" report (devicesResetAt, ADR 108) the count starts again: the first
+    // new browser after it is told at once, not folded into the summary of a thief's earlier ones.
+    const since = (await db().user.findUnique({ where: { id: userId }, select: { devicesResetAt: true } }))?.devicesResetAt?.getTime() ?? 0;
+    const key = `signin-new-device:${userId}:${hour}:${since}`;
     try {
       await attempt({ kind: "signin-new-device" }, { coalesceKey: key, notBefore: now });
     } catch (error) {

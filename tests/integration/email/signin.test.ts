@@ -166,7 +166,7 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
     }
     // Signed out, the same link is the plain Verification page, with the way to sign in.
     const stranger = (await (await callRoute(errorRoute.loader, get("/auth/error?error=Verification"))).json()) as { message: string; next: unknown };
-    expect(stranger).toMatchObject({ message: "The sign in link is no longer valid.", next: null });
+    expect(stranger).toMatchObject({ message: "The sign-in link is no longer valid.", next: null });
   });
 
   it("an expired link is Verification and is removed", async () => {
