@@ -190,6 +190,17 @@ describe(`rotating AUTH_SECRET re-seals the cookies browsers send (${dbLabel})`,
     expect(await openWith(NEW, EMAIL_CODE, resealed!)).toEqual(before);
   });
 
+  it("a visitor sending one garbage session cookie on one page request is counted once, however many times the request reads it", async () => {
+    secrets(NEW, { AUTH_SESSION_STRATEGY: "jwt" });
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    let n = 0;
+    for (const path of ["/", "/welcome", "/account", "/_root.data", "/auth/session"]) {
+      const res = await send(get(path, { jar: new CookieJar({ [SESSION]: "not-a-sealed-cookie-at-all" }) }));
+      await res.body?.cancel();
+      expect(await refused(), path).toEqual({ "session/malformed": ++n });
+    }
+  });
+
   it("garbage and cookies sealed with a dropped secret are refused as before, counted by cookie and reason, and logged once a minute without their value", async () => {
     vi.useFakeTimers({ toFake: ["Date"], now: new Date() });
     secrets(OLD, { AUTH_SESSION_STRATEGY: "jwt" });
