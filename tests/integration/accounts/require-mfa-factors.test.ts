@@ -206,7 +206,7 @@ describe.each(["jwt", "database"] as const)(`AUTH_REQUIRE_MFA=true with a passke
     expect(await sessionOf(resetter)).toBeNull();
     // The new password waits for the second factor: the old one still stands (ADR 062).
     const stored = (await testDb().password.findFirstOrThrow({ where: { user: { email: "ada@example.com" } } })).hash;
-    expect(await passkeyStep(resetter, authenticator)).toHaveRedirect(`${ORIGIN}/account`);
+    expect(await passkeyStep(resetter, authenticator)).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     expect((await sessionOf(resetter))?.user.email).toBe("ada@example.com");
     expect((await testDb().password.findFirstOrThrow({ where: { user: { email: "ada@example.com" } } })).hash).not.toBe(stored);
 
