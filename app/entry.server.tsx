@@ -5,6 +5,7 @@ import { renderToPipeableStream } from "react-dom/server";
 import { isRouteErrorResponse, ServerRouter, type EntryContext, type HandleErrorFunction } from "react-router";
 import { getConfig, NIST_SINGLE_FACTOR_MIN_LENGTH } from "./auth/core/config.server";
 import { log } from "./auth/core/log.server";
+import { originHeaderNotAUrl } from "./auth/core/origin.server";
 import { isDatabaseUnavailable, notePageFailedOnDatabase } from "./auth/core/outage.server";
 import { contentSecurityPolicy, createScriptNonce, REPORTING_ENDPOINTS } from "./auth/core/security-headers.server";
 import { authorizationOrigins } from "./auth/signin/registry.server";
@@ -66,6 +67,13 @@ export const handleError: HandleErrorFunction = (error, { request }) => {
   // A method the page does not take (React Router's 405) is the client's doing too; what it
   // carries is React Router's internal message, not ours to log as a failure.
   if (isRouteErrorResponse(error) && error.status < 500) return;
+  // A mutation whose Origin header is no URL: React Router refuses it itself (400 "Bad Request")
+  // before any middleware of ours. The client's malformed request, said once below error level
+  // with its reason, so that nobody can fill the log with error lines (docs/decisions/037).
+  if (originHeaderNotAUrl(request)) {
+    log("info", "request-refused", { reason: "origin-not-a-url", path: new URL(request.url).pathname, method: request.method });
+    return;
+  }
   // The database is down or too slow: logged once as such; the root middleware turns the page's
   // 500 into the Configuration error page (docs/decisions/052).
   if (isDatabaseUnavailable(error)) return notePageFailedOnDatabase(error, new URL(request.url).pathname);

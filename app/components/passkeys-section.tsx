@@ -31,7 +31,7 @@ const describeKind = (t: Translate, p: PasskeyRow) => {
 const REFUSALS: Record<string, "passkey.refusedSignIn" | "passkey.refusedSignInAgain" | "passkey.refusedSecondFactor"> = {
   "Sign in to add a passkey.": "passkey.refusedSignIn",
   "Sign in again to add a passkey.": "passkey.refusedSignInAgain",
-  "Sign in again with your authenticator code to add a passkey.": "passkey.refusedSecondFactor",
+  "Sign in again with your second factor to add a passkey.": "passkey.refusedSecondFactor",
 };
 
 /**

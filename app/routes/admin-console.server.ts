@@ -75,11 +75,24 @@ export function userPagePath(id: string): string {
 /**
  * The console shows every user, their sessions and events: an old copy of an admin's cookie must
  * not read it (issue 31, ADR 110). Its pages need a sign-in within AUTH_ADMIN_REAUTH_MAX_AGE (the
- * actions, AUTH_REAUTH_MAX_AGE); past it, the thrown 403 {"error":"ReauthRequired","url"} of
+ * actions, the smaller of it and AUTH_REAUTH_MAX_AGE); past it, the thrown 403 {"error":"ReauthRequired","url"} of
  * requireRecentAuth, whose way back is the page (never its `.data` twin).
  */
 function requireRecentAdmin(request: Request) {
   return requireRecentAuth(request, { maxAge: getConfig().adminReauthMaxAge });
+}
+
+/**
+ * The actions' window: the smaller of AUTH_REAUTH_MAX_AGE and AUTH_ADMIN_REAUTH_MAX_AGE, so a cookie
+ * the console's pages refuse cannot act on it either (ADR 110).
+ */
+function adminActionMaxAge(): number {
+  const config = getConfig();
+  return Math.min(config.reauthMaxAge, config.adminReauthMaxAge);
+}
+
+function requireRecentAdminAction(request: Request) {
+  return requireRecentAuth(request, { maxAge: adminActionMaxAge() });
 }
 
 export async function adminLoader(request: Request) {
@@ -114,7 +127,7 @@ export async function adminLoader(request: Request) {
       csrfToken: csrf.token,
       self: user.id === admin.userId,
       deleteWord: confirmationWord(),
-      recentAuth: { recent: await isRecentAuth(ar, session), url: reauthUrl(ar, userPagePath(user.id)) },
+      recentAuth: { recent: await isRecentAuth(ar, session, { maxAge: adminActionMaxAge() }), url: reauthUrl(ar, userPagePath(user.id)) },
       done: (ADMIN_DONE as readonly string[]).includes(done ?? "") ? (done as AdminDone) : null,
       user: {
         id: user.id,
@@ -164,7 +177,7 @@ export async function adminReauthJson(request: Request): Promise<Response | null
     if (post) {
       const { ar } = await requireSession(request, { roll: false });
       if (!verifyCsrf(ar, body.csrfToken)) return null;
-      await requireRecentAuth(request);
+      await requireRecentAdminAction(request);
     } else {
       await requireRecentAdmin(request);
     }
@@ -215,7 +228,7 @@ async function runAdminAction(request: Request): Promise<AdminAnswer> {
   if (!verifyCsrf(ar, body.csrfToken)) return refused("MissingCSRF", t("common.formExpired"), 403);
   // A copy of an admin's cookie is not enough: each action needs the admin's recent sign-in (403
   // with the sign-in-again link otherwise; nothing is read or written before).
-  await requireRecentAuth(request);
+  await requireRecentAdminAction(request);
   const parsed = Intent.safeParse(body);
   if (!parsed.success) return refused("InvalidRequest", t("common.unknownRequest"));
   const target = await resolveUser({ id: page.id });

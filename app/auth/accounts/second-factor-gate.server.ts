@@ -20,6 +20,7 @@ import { isDatabaseUnavailable } from "../core/outage.server";
 import { db } from "../../db/client.server";
 import { getConfig, type AuthConfig } from "../core/config.server";
 import { reauthUrl } from "../core/recent-auth.server";
+import { pageOfRequest } from "../core/callback-url.server";
 import type { CurrentSession } from "../core/session.server";
 
 /** The JSON error code of the refusal: `403 {"error":"SecondFactorSetupRequired","url":…}`. */
@@ -74,15 +75,6 @@ async function standingOf(session: CurrentSession): Promise<Standing> {
   return (await hasSecondFactor(session.userId)) ? "prove" : "set-up";
 }
 
-/** The page a request is for: React Router's data request (`/p.data?_routes=…`) names its page's path. */
-function pageOf(url: URL): string {
-  const path = url.pathname === "/_root.data" ? "/" : url.pathname.endsWith(".data") ? url.pathname.slice(0, -".data".length) : url.pathname;
-  const search = new URLSearchParams(url.search);
-  search.delete("_routes");
-  const query = search.toString();
-  return query ? `${path}?${query}` : path;
-}
-
 /**
  * The answer that holds the request, or null when it may go on. Browsers get a 302 (to /account
  * for the set-up, to the re-authentication page to prove the second factor, back to the page
@@ -117,7 +109,7 @@ export async function secondFactorSetupRefusal(request: Request): Promise<Respon
   if (standing === "met") return null;
   const json = sessionUpdate || wantsJsonRedirect(request, body) || /\bapplication\/json\b/.test(request.headers.get("Accept") ?? "");
   if (standing === "prove") {
-    const url = reauthUrl(ar, pageOf(ar.url));
+    const url = reauthUrl(ar, pageOfRequest(ar.url));
     if (json) return jsonResponse({ error: SECOND_FACTOR_REQUIRED, url }, { status: 403, noCache: true });
     return redirectResponse(url);
   }

@@ -5,6 +5,21 @@ import type { AuthRequest } from "./request.server";
 
 const MAX_LENGTH = 2048;
 
+/**
+ * The page a request is for, as a way back: React Router's data twin of a page (`/x.data`,
+ * `/_root.data`) and its `_routes` and `index` parameters are requests of the page's script, never
+ * a page to land on. The one place that builds such a way back (the sign-in redirect of
+ * requireSession, the re-authentication links, the second-factor gate).
+ */
+export function pageOfRequest(url: URL): string {
+  const path = url.pathname === "/_root.data" ? "/" : url.pathname.replace(/\.data$/, "");
+  const search = new URLSearchParams(url.search);
+  search.delete("_routes");
+  search.delete("index");
+  const query = search.toString();
+  return query ? `${path}?${query}` : path;
+}
+
 /** The absolute URL `value` stands for when it is allowed, else null. */
 export function validateCallbackUrl(value: unknown, origin: string): string | null {
   if (typeof value !== "string" || value.length === 0 || value.length > MAX_LENGTH) return null;

@@ -112,7 +112,7 @@ export const WEBAUTHN_OPTIONS_ERRORS = {
   // Adding a passkey needs a sign-in from the last minutes (ADR 042).
   signInAgainToRegister: { status: 403, error: "Sign in again to add a passkey." },
   // The user's second factor is on and this session did not prove it (ADR 045).
-  secondFactorToRegister: { status: 401, error: "Sign in again with your authenticator code to add a passkey." },
+  secondFactorToRegister: { status: 401, error: "Sign in again with your second factor to add a passkey." },
   // The database did not answer (contract §12: JSON endpoints answer 503).
   unavailable: { status: 503, error: "Service unavailable." },
 } as const;

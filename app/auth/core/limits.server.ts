@@ -342,34 +342,45 @@ export async function pendingSignInFinished(limits: LimitTable, pendingId: strin
 }
 
 /**
- * A granted e-mail code attempt, already counted on each address. `refund(address)`: the code was
- * right for a request of that address, whose count is taken back (only failures count); for the
- * other addresses the same code was a wrong guess, and stays counted. `refund()`: nothing was
- * compared, every count is taken back.
+ * One e-mailed code guess, already counted on each address's budget of wrong codes
+ * (EMAIL_CODE_ADDRESS). `spent`: the addresses whose budget this guess went past — a request of
+ * theirs gets this try as its last (email-code.server.ts), so a right code is still proved and a
+ * wrong one ends it. `refusal(address)`: what a guess ended that way is told. `refund(address)`:
+ * the code was right for a request of that address, whose count is taken back (only failures
+ * count); for the other addresses the same code was a wrong guess, and stays counted. `refund()`:
+ * nothing was compared, every count is taken back.
  */
-export type EmailCodeReservation = { refund(address?: string): Promise<void> };
-
-export function isEmailCodeRefusal(value: LimitRefusal | EmailCodeReservation): value is LimitRefusal {
-  return "limit" in value;
-}
+export type EmailCodeGuess = {
+  spent: ReadonlySet<string>;
+  refusal(address: string): LimitRefusal;
+  refund(address?: string): Promise<void>;
+};
 
 /**
- * The per-address budget of wrong e-mailed codes (EMAIL_CODE_ADDRESS), across every pending
- * request of the address, known to have an account or not alike. Checked and counted before the
- * code is compared, like the second factor's: refused when spent; granted, `refund()` takes a right
- * code's count back. `addresses` are those of the requests the code is compared with.
+ * Counts one e-mailed code guess on the budget of each address it is compared with, before the
+ * comparison (ADR 103): the count is one atomic increment of the counter row, so of any number of
+ * concurrent guesses at most EMAIL_CODE_ADDRESS find the budget unspent. Nothing is refused here:
+ * prove, then judge — a right code is accepted even when the budget is spent.
  */
-export async function reserveEmailCodeAttempt(limits: LimitTable, addresses: readonly string[]): Promise<LimitRefusal | EmailCodeReservation> {
-  const counterOf = (address: string): Counter => ({ name: "EMAIL_CODE_ADDRESS", subject: subjectKey("email-code", address) });
-  const counters = [...new Set(addresses)].map(counterOf);
-  const exhausted = await firstExhausted(limits, counters);
-  if (exhausted) return exhausted;
-  const raced = await countOn(limits, counters);
-  if (raced) return raced;
+export async function countEmailCodeGuess(limits: LimitTable, addresses: readonly string[]): Promise<EmailCodeGuess> {
+  const limit = limits.EMAIL_CODE_ADDRESS;
+  const counter = limiter("EMAIL_CODE_ADDRESS", limit);
+  const subjectOf = (address: string) => subjectKey("email-code", address);
+  const distinct = [...new Set(addresses)];
+  const states = await Promise.all(distinct.map((a) => counter.penalty(subjectOf(a), 1)));
+  const spent = new Set<string>();
+  const retry = new Map<string, number>();
+  distinct.forEach((address, i) => {
+    const state = states[i]!;
+    retry.set(address, secondsLeft(state.msBeforeNext, limit));
+    if (state.consumedPoints > limit.count) spent.add(address);
+  });
   return {
+    spent,
+    refusal: (address) => ({ limit: "EMAIL_CODE_ADDRESS", retryAfterSeconds: retry.get(address) ?? limit.seconds }),
     async refund(address) {
-      const refunded = address === undefined ? counters : [counterOf(address)];
-      await Promise.all(refunded.map((c) => limiter(c.name, limits[c.name]).reward(c.subject, 1)));
+      const refunded = address === undefined ? distinct : [address];
+      await Promise.all(refunded.map((a) => counter.reward(subjectOf(a), 1)));
     },
   };
 }

@@ -12,3 +12,24 @@ export function isCrossOriginPost(ar: AuthRequest): boolean {
   if (origin === null) return false;
   return origin.trim().toLowerCase() !== ar.origin.toLowerCase();
 }
+
+/** The methods React Router treats as a mutation, whose Origin it checks before any middleware. */
+const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * True when React Router's own Origin check refuses the request (400 "Bad Request") because its
+ * Origin header is no URL at all (`foo`, `undefined`, `http://[`): the client's malformed request,
+ * not a server failure. Mirrors react-router's throwIfPotentialCSRFAttack, whose thrown Error
+ * carries no code to tell it by.
+ */
+export function originHeaderNotAUrl(request: Request): boolean {
+  if (!MUTATIONS.has(request.method.toUpperCase())) return false;
+  const origin = request.headers.get("Origin");
+  if (origin === null || origin === "null") return false;
+  try {
+    new URL(origin);
+    return false;
+  } catch {
+    return true;
+  }
+}

@@ -1,6 +1,6 @@
 // The helpers app pages use to require or show a session, and the error page's data. The sign-in
 // and sign-out pages, which list providers, are signin/pages.server.ts.
-import { toRelative, validateCallbackUrl } from "./callback-url.server";
+import { pageOfRequest, toRelative, validateCallbackUrl } from "./callback-url.server";
 import { errorPage } from "./messages.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, OUTAGE_RETRY_AFTER_SECONDS, outageRedirect } from "./outage.server";
 import { authRequest, type AuthRequest } from "./request.server";
@@ -32,20 +32,6 @@ export function errorPageHeaders(status: number): Record<string, string> {
   return status === 503 ? { "Retry-After": String(OUTAGE_RETRY_AFTER_SECONDS) } : {};
 }
 
-/**
- * The page a request is for. With JavaScript, React Router asks for a page's data at
- * `<path>.data` (`/_root.data` for `/`) with a `_routes` parameter; sent back there after signing
- * in, the browser would show that data as raw text instead of the page.
- */
-function pageOf(url: URL): string {
-  if (!url.pathname.endsWith(".data")) return url.pathname + url.search;
-  const path = url.pathname === "/_root.data" ? "/" : url.pathname.slice(0, -".data".length);
-  const params = new URLSearchParams(url.search);
-  params.delete("_routes");
-  const search = params.toString();
-  return search ? `${path}?${search}` : path;
-}
-
 export type RequiredSession = { ar: AuthRequest; session: CurrentSession; setCookies: string[] };
 
 /**
@@ -60,7 +46,7 @@ export async function requireSession(request: Request, { roll = true } = {}): Pr
     throw outageRedirect(ar, { json: false });
   });
   if (!session) {
-    const here = validateCallbackUrl(pageOf(ar.url), ar.origin) ?? `${ar.origin}/`;
+    const here = validateCallbackUrl(pageOfRequest(ar.url), ar.origin) ?? `${ar.origin}/`;
     const params = new URLSearchParams({ error: "SessionRequired", callbackUrl: toRelative(here) });
     throw redirectResponse(`${ar.config.basePath}/signin?${params}`, { setCookies });
   }

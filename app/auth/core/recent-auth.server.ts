@@ -4,7 +4,7 @@
 // (a shared computer, a backup, malware, a leaked log) then cannot take the account over.
 // One window (AUTH_REAUTH_MAX_AGE), measured from the session row's authenticatedAt: the sign-in
 // (or a re-authentication), never a roll. This module knows no sign-in method.
-import { toRelative, validateCallbackUrl } from "./callback-url.server";
+import { pageOfRequest, toRelative, validateCallbackUrl } from "./callback-url.server";
 import { t } from "../../i18n/t.server";
 import { requireSession, type RequiredSession } from "./page-session.server";
 import type { AuthRequest } from "./request.server";
@@ -24,20 +24,6 @@ export const REAUTH_PAGE = "/reauth";
 export function reauthUrl(ar: AuthRequest, page: string): string {
   const back = validateCallbackUrl(page, ar.origin) ?? `${ar.origin}/account`;
   return `${ar.origin}${ar.config.basePath}${REAUTH_PAGE}?${new URLSearchParams({ callbackUrl: toRelative(back) })}`;
-}
-
-/**
- * The page a request is for, as a way back: React Router's data twin of a page (`/x.data`,
- * `/_root.data`) and its `_routes` and `index` parameters are requests of the page's script, never
- * a page to land on.
- */
-export function pageOfRequest(url: URL): string {
-  const path = url.pathname === "/_root.data" ? "/" : url.pathname.replace(/\.data$/, "");
-  const search = new URLSearchParams(url.search);
-  search.delete("_routes");
-  search.delete("index");
-  const query = search.toString();
-  return query ? `${path}?${query}` : path;
 }
 
 /** Whether the session proved who it is within `maxAge` seconds (default AUTH_REAUTH_MAX_AGE). */

@@ -13,7 +13,9 @@ type Flag = "databaseUnavailable" | "pageFailedOnDatabase";
 // resealed: Set-Cookie headers of cookies sealed again with the first AUTH_SECRET value while
 // answering (sealed-cookies.server.ts, ADR 109), for the root middleware to add; null until one is.
 type Resealed = { name: string; setCookies: string[] };
-type RequestContext = { reqId: string; flags: Set<Flag> | null; directWriter: boolean; resealed?: Resealed[] | null };
+// refusedCookies: the sealed cookie kinds already counted as refused on this request (one request
+// reads its session cookie several times: the root, the page, the gate), null until one is.
+type RequestContext = { reqId: string; flags: Set<Flag> | null; directWriter: boolean; resealed?: Resealed[] | null; refusedCookies?: Set<string> | null };
 const requestContext = new AsyncLocalStorage<RequestContext>();
 
 /** Runs `fn` so that everything it does, however deep and however late, sees this request's context. */
@@ -70,3 +72,16 @@ export function takeResealedCookies(): readonly Resealed[] {
   return held;
 }
 const NONE: readonly Resealed[] = Object.freeze([]);
+
+/**
+ * True the first time a refused cookie of `kind` is noted on this request, false after: a refusal
+ * is counted once per request and cookie kind (ADR 109). Outside a request, always true.
+ */
+export function firstRefusalOnRequest(kind: string): boolean {
+  const context = requestContext.getStore();
+  if (!context) return true;
+  const seen = (context.refusedCookies ??= new Set());
+  if (seen.has(kind)) return false;
+  seen.add(kind);
+  return true;
+}

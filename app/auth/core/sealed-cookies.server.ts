@@ -15,7 +15,7 @@ import { serializeCookie } from "./cookies.server";
 import { openJwt, resealJwt, type Opened, type RefusalReason } from "./jwt.server";
 import { log } from "./log.server";
 import { countCookieRefused } from "./metrics.server";
-import { holdResealedCookie, takeResealedCookies } from "./request-context.server";
+import { firstRefusalOnRequest, holdResealedCookie, takeResealedCookies } from "./request-context.server";
 import { copyResponse } from "./respond.server";
 
 /** The sealed cookies, as the metric's `cookie` label and the log line name them. */
@@ -93,10 +93,13 @@ const lastLogged = new Map<string, { at: number; notLogged: number }>();
 
 /**
  * Counts a refused sealed cookie and logs it, at most once a minute per cookie and reason (the
- * kinds and reasons are fixed lists, so this table stays small). Also for a cookie that opened
- * but whose claims its reader refuses (`invalid`).
+ * kinds and reasons are fixed lists, so this table stays small), and once per request and kind.
+ * Also for a cookie that opened but whose claims its reader refuses (`invalid`).
  */
 export function reportRefusedCookie(kind: SealedCookieKind, reason: RefusalReason): void {
+  // One request reads its session cookie more than once (the layout, the page, the gate): the
+  // browser sent one refused cookie, counted once.
+  if (!firstRefusalOnRequest(kind)) return;
   countCookieRefused(kind, reason);
   const key = `${kind} ${reason}`;
   const now = Date.now();

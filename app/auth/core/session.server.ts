@@ -28,6 +28,7 @@ import {
   revokedHere,
 } from "./revocation.server";
 import { openSealedCookie, resealLater } from "./sealed-cookies.server";
+import { readDevice } from "./device-cookie.server";
 import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "./session-cache.server";
 
 /** The user as a session carries it. */
@@ -168,6 +169,19 @@ export async function getSession(ar: AuthRequest, { roll = true as boolean | "no
   return ar.config.sessionStrategy === "database" ? getDatabaseSession(ar, roll !== false, now) : getJwtSession(ar, roll, now);
 }
 
+/**
+ * While AUTH_SECRET holds more than one value (a rotation, ADR 109): the other long-lived sealed
+ * cookie a browser holds — the device cookie, a year long, read only when it signs in — is opened
+ * (and so sealed again with the first value, for this answer, when an older one sealed it) on the
+ * requests where its session cookie is: found sealed with an older value (jwt), or extended (a
+ * roll, both strategies: a database session's cookie is a random token, nothing sealed). Not on
+ * every request: a browser active through the rotation window does one of these.
+ */
+async function resealLongLivedCookies(ar: AuthRequest): Promise<void> {
+  if (ar.config.secrets.length < 2) return;
+  await readDevice({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets });
+}
+
 /** `kept`: the request's own session, spared by the cut-off it just wrote (reissueSession). */
 async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, kept = false): Promise<SessionResult> {
   const raw = readChunkedCookie(ar.cookies, ar.names.sessionToken);
@@ -212,6 +226,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
     const written = await writeJwtCookie(ar, sub, { ...withoutRegistered(payload), sid, auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
     exp = written.expires.getTime() / 1000;
     setCookies = written.setCookies;
+    await resealLongLivedCookies(ar);
     try {
       await recordJwtSession(ar, { sid, userId: sub, method: null, factors: factorsText(payload.amr), signedInAt, expires: written.expires }, now);
     } catch (error) {
@@ -224,6 +239,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
     const token = await resealJwt({ payload, secrets: ar.config.secrets, salt: ar.names.sessionToken });
     setCookies = writeChunkedCookie(ar.cookies, ar.names.sessionToken, token, { secure: ar.secure, expires: new Date(exp * 1000) });
     resealLater(ar.names.sessionToken, setCookies);
+    await resealLongLivedCookies(ar);
   }
   return {
     session: {
@@ -285,6 +301,7 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
     await client.session.update({ where: { id: row.id }, data: { expires, lastUsedAt: now } });
     cacheSession(tokenHash, { ...row, expires, lastUsedAt: now }, now.getTime());
     setCookies = [dbCookie(ar, token, expires)];
+    await resealLongLivedCookies(ar);
   } else if (now.getTime() - row.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
     await client.session.update({ where: { id: row.id }, data: { lastUsedAt: now } });
     cacheSession(tokenHash, { ...row, lastUsedAt: now }, now.getTime());

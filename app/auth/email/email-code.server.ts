@@ -13,6 +13,8 @@
 // - Wrong codes count against the address's budget (EMAIL_CODE_ADDRESS, failures only) and each
 //   request's five tries, reserved before the comparison with one conditional UPDATE (attempts < 5),
 //   so concurrent guesses cannot exceed five; the fifth wrong one deletes the row and its link.
+//   The budget never stops a code being compared (prove, then judge, ADR 103): once it is spent a
+//   request's next try is its last, so a right code is accepted and a wrong one ends the request.
 // - Using the code deletes the row (link and code end together), as using the link does, and the
 //   other requests the cookie names end with it. The reset form proves the code first and uses it
 //   only once the new password is accepted (proveEmailCode, ADR 103).
@@ -20,7 +22,7 @@ import { createHmac, randomBytes, randomInt } from "node:crypto";
 import { db } from "../../db/client.server";
 import { expireCookie, serializeCookie } from "../core/cookies.server";
 import { constantTimeEqual } from "../core/crypto.server";
-import { isEmailCodeRefusal, reserveEmailCodeAttempt, type LimitRefusal } from "../core/limits.server";
+import { countEmailCodeGuess, type LimitRefusal } from "../core/limits.server";
 import { encodeJwt } from "../core/jwt.server";
 import { openSealedCookie } from "../core/sealed-cookies.server";
 import type { AuthRequest } from "../core/request.server";
@@ -136,7 +138,7 @@ const liveWhere = (requestIds: string[], purposes: readonly TokenPurpose[], now:
 export type CodeAttempt =
   | { result: "used"; request: UsedRequest }
   | { result: "wrong"; triesLeft: number; message: string }
-  /** Over the address's budget of wrong codes (EMAIL_CODE_ADDRESS): nothing compared, nothing used. */
+  /** A wrong code on a request whose address's budget of wrong codes (EMAIL_CODE_ADDRESS) is spent: the request is ended. */
   | { result: "limited"; refusal: LimitRefusal }
   /** Nothing to enter a code for: no cookie, expired, used, ended by wrong codes, or another purpose. */
   | { result: "ended" };
@@ -165,8 +167,9 @@ export type ProvedCode = {
 
 /**
  * One typed code against the live requests this browser's cookie names for `purposes` (its last
- * few: ADR 062). First the address budget of wrong codes, then a try reserved on each request;
- * the code is compared with every request that granted one. Right: that request is used, and every
+ * few: ADR 062). The guess is counted on the addresses' budgets of wrong codes, a try reserved on
+ * each request (its last once its address's budget is spent); the code is compared with every
+ * request that granted one. Right: that request is used, and every
  * other request the cookie names ends with it (link included). Wrong: counted on each; a request
  * at its fifth wrong code is deleted.
  */
@@ -200,16 +203,21 @@ export async function proveEmailCode(
   const client = db();
   const live = await client.verificationToken.findMany({ where: liveWhere(ids, purposes, now), select: { requestId: true, identifier: true } });
   if (live.length === 0) return { result: "ended" };
-  const budget = await reserveEmailCodeAttempt(ar.config.rateLimits, live.map((r) => r.identifier));
-  if (isEmailCodeRefusal(budget)) return { result: "limited", refusal: budget };
+  // Prove, then judge (ADR 103): the guess is counted on each address's budget of wrong codes
+  // first, but never refused for it. A request whose address's budget this guess went past gets
+  // this try as its last (its tries all taken at once): a right code is still accepted, a wrong
+  // one ends it. So an outsider who spends the budget does not block the owner's right code, and
+  // the guesses at an address stay bounded: EMAIL_CODE_ADDRESS, then one per request.
+  const budget = await countEmailCodeGuess(ar.config.rateLimits, live.map((r) => r.identifier));
 
   // Reserve a try on each request first: of any number of concurrent guesses, at most five are
-  // compared with any one code.
+  // compared with any one code (and one, once its address's budget is spent).
   const reserved: string[] = [];
-  for (const { requestId } of live) {
+  for (const { requestId, identifier } of live) {
+    const last = budget.spent.has(identifier);
     const { count } = await client.verificationToken.updateMany({
       where: { ...liveWhere([requestId!], purposes, now) },
-      data: { codeAttempts: { increment: 1 } },
+      data: { codeAttempts: last ? MAX_CODE_ATTEMPTS : { increment: 1 } },
     });
     if (count === 1) reserved.push(requestId!);
   }
@@ -249,7 +257,11 @@ export async function proveEmailCode(
   const spent = rows.filter((row) => row.codeAttempts >= MAX_CODE_ATTEMPTS).map((row) => row.requestId!);
   if (spent.length > 0) await client.verificationToken.deleteMany({ where: { requestId: { in: spent } } });
   const triesLeft = Math.max(0, ...rows.map((row) => MAX_CODE_ATTEMPTS - row.codeAttempts));
-  if (triesLeft <= 0) return { result: "ended" };
+  if (triesLeft <= 0) {
+    // Ended by the address's spent budget rather than by its own five: said as the limit it met.
+    const limited = rows.find((row) => budget.spent.has(row.identifier));
+    return limited ? { result: "limited", refusal: budget.refusal(limited.identifier) } : { result: "ended" };
+  }
   return { result: "wrong", triesLeft, message: t("emailCode.wrong", { triesLeft }) };
 }
 

@@ -115,7 +115,7 @@ export const de: Catalogue = {
   "passkey.addFailed": "Der Passkey konnte nicht hinzugefügt werden. Versuchen Sie es erneut.",
   "passkey.refusedSignIn": "Melden Sie sich an, um einen Passkey hinzuzufügen.",
   "passkey.refusedSignInAgain": "Melden Sie sich erneut an, um einen Passkey hinzuzufügen.",
-  "passkey.refusedSecondFactor": "Melden Sie sich erneut mit dem Code Ihrer Authenticator-App an, um einen Passkey hinzuzufügen.",
+  "passkey.refusedSecondFactor": "Melden Sie sich erneut mit Ihrem zweiten Faktor (dem Code Ihrer Authenticator-App oder einem Passkey) an, um einen Passkey hinzuzufügen.",
   "passkey.heading": "Passkeys",
   "passkey.offer": "<strong>Fügen Sie einen Passkey für das nächste Mal hinzu:</strong> Melden Sie sich mit Fingerabdruck, Gesichtserkennung oder Bildschirmsperre an statt mit Passwort oder E-Mail.",
   "passkey.none": "Sie haben noch keine Passkeys.",

@@ -119,7 +119,7 @@ export const en = {
   "passkey.addFailed": "The passkey could not be added. Try again.",
   "passkey.refusedSignIn": "Sign in to add a passkey.",
   "passkey.refusedSignInAgain": "Sign in again to add a passkey.",
-  "passkey.refusedSecondFactor": "Sign in again with your authenticator code to add a passkey.",
+  "passkey.refusedSecondFactor": "Sign in again with your second factor (your authenticator code or a passkey) to add a passkey.",
   "passkey.heading": "Passkeys",
   "passkey.offer": "<strong>Add a passkey for next time:</strong> sign in with your fingerprint, face or screen lock instead of a password or e-mail.",
   "passkey.none": "You have no passkeys yet.",

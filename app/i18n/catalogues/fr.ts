@@ -115,7 +115,7 @@ export const fr: Catalogue = {
   "passkey.addFailed": "La clé d’accès n’a pas pu être ajoutée. Réessayez.",
   "passkey.refusedSignIn": "Connectez-vous pour ajouter une clé d’accès.",
   "passkey.refusedSignInAgain": "Connectez-vous à nouveau pour ajouter une clé d’accès.",
-  "passkey.refusedSecondFactor": "Connectez-vous à nouveau avec le code de votre application d’authentification pour ajouter une clé d’accès.",
+  "passkey.refusedSecondFactor": "Connectez-vous à nouveau avec votre second facteur (le code de votre application d’authentification ou une clé d’accès) pour ajouter une clé d’accès.",
   "passkey.heading": "Clés d’accès",
   "passkey.offer": "<strong>Ajoutez une clé d’accès pour la prochaine fois :</strong> connectez-vous avec votre empreinte digitale, votre visage ou le verrouillage de l’écran plutôt qu’avec un mot de passe ou un e-mail.",
   "passkey.none": "Vous n’avez encore aucune clé d’accès.",

@@ -243,6 +243,26 @@ describe(`/admin for an admin (${dbLabel})`, () => {
     expect(await eventsOf("user-disabled")).toEqual([]);
   });
 
+  it("an admin's cookie the console refuses (AUTH_ADMIN_REAUTH_MAX_AGE=60 under AUTH_REAUTH_MAX_AGE=600) cannot act either, by form or JSON", async () => {
+    configure({ AUTH_ADMIN_REAUTH_MAX_AGE: "60", AUTH_REAUTH_MAX_AGE: "600" });
+    const { jar, admin } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    const token = csrfIn((await userPage(jar, ada.id)).html);
+    // Two minutes on: past the console's window, within the account pages' one.
+    await testDb().session.updateMany({ where: { userId: admin.id }, data: { authenticatedAt: new Date(Date.now() - 2 * 60_000) } });
+    const page = await send(get("/admin", { jar }));
+    expect(page.status).toBe(403);
+    await page.body?.cancel();
+    const form = await act(jar, ada.id, { intent: "disable" }, token);
+    expect(form.status).toBe(403);
+    expect(await form.text()).toContain("/auth/reauth?callbackUrl=%2Fadmin%2Fusers%2F");
+    const json = await act(jar, ada.id, { intent: "disable", json: "true" }, token);
+    expect(json.status).toBe(403);
+    expect(((await json.json()) as { error: string }).error).toBe("ReauthRequired");
+    expect((await testDb().user.findUniqueOrThrow({ where: { id: ada.id } })).disabledAt).toBeNull();
+    expect(await eventsOf("user-disabled")).toEqual([]);
+  });
+
   for (const strategy of ["jwt", "database"] as const) {
     it(`an old copy of an admin's cookie (${strategy} sessions) reads nothing of the console: pages link to sign in again, .data and JSON requests get 403 ReauthRequired`, async () => {
       configure(smtpEnv(smtp.sink.url, { AUTH_SESSION_STRATEGY: strategy }));

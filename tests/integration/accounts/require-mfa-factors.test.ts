@@ -108,6 +108,16 @@ async function expectHeldAtSecondFactor(jar: CookieJar) {
     expect(text, data).not.toContain("ada@example.com");
     expect(text, data).toContain("/auth/reauth");
   }
+  // The way back names the page, never its data twin or the script's own parameters (`_routes`, `index`).
+  for (const [data, page] of [
+    ["/_root.data?index&_routes=root", "/"],
+    ["/account.data?updated=x&index&_routes=routes%2Faccount", "/account?updated=x"],
+  ] as const) {
+    const res = await send(jar, data, { headers: { Accept: "application/json" } });
+    expect(res.status, data).toBe(403);
+    const { url } = (await res.json()) as { url: string };
+    expect(new URL(url).searchParams.get("callbackUrl"), data).toBe(page);
+  }
   const json = await send(jar, "/account", { headers: { Accept: "application/json" } });
   expect(json.status).toBe(403);
   expect(((await json.json()) as { error: string; url: string }).error).toBe("SecondFactorRequired");
@@ -122,6 +132,8 @@ async function expectHeldAtSecondFactor(jar: CookieJar) {
   // Registering another passkey would turn this one factor into two: refused.
   const more = await send(jar, "/auth/webauthn-options/passkey?action=register");
   expect(more.status).toBe(401);
+  // Its words fit a user whose only second factor is a passkey: no "authenticator code".
+  expect(await more.json()).toEqual({ error: "Sign in again with your second factor to add a passkey." });
   const user = await testDb().user.findFirstOrThrow({ where: { email: "ada@example.com" } });
   expect(user.name).toBe("Ada");
   expect(await testDb().passkey.count({ where: { userId: user.id } })).toBe(1);

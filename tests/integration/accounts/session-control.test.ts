@@ -329,6 +329,7 @@ describe(`a session that ended while /account was open, JavaScript on (${dbLabel
   it.each([
     ["a form", () => callRoute(account.action, post("/account.data", { intent: "revoke-others" }))],
     ["a reload", () => callRoute(account.loader, get("/account.data?_routes=routes%2Faccount"))],
+    ["an index form", () => callRoute(account.action, post("/account.data?index&_routes=routes%2Faccount", { intent: "revoke-others" }))],
     ["a plain form", () => callRoute(account.action, post("/account?x=1", { intent: "revoke-others" }))],
   ])("%s sends the visitor to sign in and back to the page", async (what, send) => {
     const res = await send();

@@ -9,6 +9,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { decodeJwt } from "../../../app/auth/core/jwt.server.ts";
 import { metricsResponse, resetMetrics } from "../../../app/auth/core/metrics.server.ts";
+import { getConfig } from "../../../app/auth/core/config.server.ts";
+import { mailSenderIdle, sendDueMail } from "../../../app/mail/queue.server.ts";
 import { resetRefusedCookieLog } from "../../../app/auth/core/sealed-cookies.server.ts";
 import { appHandler } from "../../support/app-handler.ts";
 import { createUser, PASSWORD, withEnv } from "../../support/auth.ts";
@@ -143,6 +145,41 @@ describe(`rotating AUTH_SECRET re-seals the cookies browsers send (${dbLabel})`,
       expect((await openWith(NEW, DEVICE, setValue(signedIn, DEVICE)!)).dev).toBe(before.dev);
     });
 
+    it("a signed-in browser whose session and device cookies are sealed with the old secret makes one page request during the rotation: the device cookie comes back sealed with the new, and once the old is dropped its next sign-in is no new device (no new-device e-mail)", async () => {
+      vi.useFakeTimers({ toFake: ["Date"], now: new Date() });
+      const mail = { AUTH_EMAIL_SERVER: smtp.url, AUTH_EMAIL_FROM: "Vestibule <no-reply@vestibule.test>" };
+      secrets(OLD, { AUTH_SESSION_STRATEGY: strategy, ...mail });
+      await createUser();
+      const jar = new CookieJar();
+      await passwordSignIn(jar);
+      const before = await openWith(OLD, DEVICE, decodeURIComponent(jar.get(DEVICE)!));
+
+      secrets(`${NEW},${OLD}`, mail);
+      // Seen during the rotation: a jwt session's cookie is found stale at once; a database
+      // session's (a random token, nothing sealed) when it is next extended, a day on.
+      const hours = strategy === "database" ? getConfig().sessionUpdateAge / 3600 + 1 : 2;
+      vi.setSystemTime(new Date(Date.now() + hours * 3600_000));
+      const page = await send(get("/account", { jar }), jar);
+      expect(page.status).toBe(200);
+      await page.body?.cancel();
+      const resealed = setValue(page, DEVICE);
+      expect(resealed).toBeDefined();
+      expect(await openWith(NEW, DEVICE, resealed!)).toEqual(before);
+
+      // The old value goes; two hours on (a new hour for the notices), the browser signs in again.
+      secrets(NEW, mail);
+      vi.setSystemTime(new Date(Date.now() + 2 * 3600_000));
+      await mailSenderIdle();
+      await sendDueMail();
+      const sentBefore = smtp.messages.length;
+      const signedIn = await passwordSignIn(jar);
+      expect(signedIn.headers.get("Location")).toBe(`${ORIGIN}/`);
+      expect((await openWith(NEW, DEVICE, setValue(signedIn, DEVICE)!)).dev).toBe(before.dev);
+      await mailSenderIdle();
+      await sendDueMail();
+      expect(smtp.messages.slice(sentBefore).map((m) => m.subject)).not.toContain("New sign-in to your Vestibule account");
+    });
+
     it("a pending second-factor sign-in sealed with the old secret is re-sealed by the second-factor page and still finishes with only the new secret", async () => {
       // The TOTP secret is sealed at rest with the first value (sealed-at-rest.server.ts, not a
       // cookie): enrolled under the new one, so that only the cookie is what the old one sealed.
@@ -188,6 +225,17 @@ describe(`rotating AUTH_SECRET re-seals the cookies browsers send (${dbLabel})`,
     const resealed = setValue(page, EMAIL_CODE);
     expect(resealed).toBeDefined();
     expect(await openWith(NEW, EMAIL_CODE, resealed!)).toEqual(before);
+  });
+
+  it("a visitor sending one garbage session cookie on one page request is counted once, however many times the request reads it", async () => {
+    secrets(NEW, { AUTH_SESSION_STRATEGY: "jwt" });
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    let n = 0;
+    for (const path of ["/", "/welcome", "/account", "/_root.data", "/auth/session"]) {
+      const res = await send(get(path, { jar: new CookieJar({ [SESSION]: "not-a-sealed-cookie-at-all" }) }));
+      await res.body?.cancel();
+      expect(await refused(), path).toEqual({ "session/malformed": ++n });
+    }
   });
 
   it("garbage and cookies sealed with a dropped secret are refused as before, counted by cookie and reason, and logged once a minute without their value", async () => {

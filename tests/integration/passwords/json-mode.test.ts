@@ -128,17 +128,22 @@ describe(`POST /auth/callback/email with a code, every outcome, form and JSON ($
       await expectLanding(res, shape, `${ORIGIN}/auth/error?error=Verification`);
     });
 
-    it(`${shape}: over the wrong-code budget of the address is RateLimited, even for the right code`, async () => {
+    it(`${shape}: over the wrong-code budget of the address a wrong code is RateLimited and ends the request; the right code is still proved on a request of its own`, async () => {
       configure(smtpEnv(smtp.sink.url, { AUTH_RATE_LIMIT_EMAIL_CODE_ADDRESS: "2/3600" }));
       const jar = new CookieJar();
       const message = await signInRequest(jar);
       for (let i = 0; i < 2; i++) {
         expect((await send(jar, "/auth/callback/email", { csrfToken: await csrf(jar), code: otherCode(codeIn(message)) }, shape)).status).toBe(400);
       }
-      const res = await send(jar, "/auth/callback/email", { csrfToken: await csrf(jar), code: codeIn(message) }, shape);
+      const res = await send(jar, "/auth/callback/email", { csrfToken: await csrf(jar), code: otherCode(codeIn(message)) }, shape);
       await expectLanding(res, shape, /\/auth\/signin\?error=RateLimited/);
       expect(res.headers.get("Retry-After")).toMatch(/^\d+$/);
       expect(res).not.toHaveSessionCookie();
+      const ended = await send(jar, "/auth/callback/email", { csrfToken: await csrf(jar), code: codeIn(message) }, shape);
+      await expectLanding(ended, shape, `${ORIGIN}/auth/error?error=Verification`);
+      const owner = new CookieJar();
+      const mine = await signInRequest(owner);
+      expect(await send(owner, "/auth/callback/email", { csrfToken: await csrf(owner), code: codeIn(mine) }, shape)).toHaveSessionCookie();
     });
 
     it(`${shape}: without the CSRF token nothing happens (MissingCSRF)`, async () => {

@@ -11,7 +11,7 @@ import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.t
 import { linkIn } from "../../support/smtp-sink.ts";
 import { mailSenderIdle } from "../../../app/mail/queue.server.ts";
 import { configure, ORIGIN, sessionOf, smtpEnv, useSmtpSink } from "../email/helpers.ts";
-import { askReset, codeIn, forgotPassword, median, openResetPage, postReset, setCookieNames, signUp } from "./helpers.ts";
+import { askReset, codeIn, forgotPassword, median, openResetPage, postReset, setCookieNames, signUp, typeCode } from "./helpers.ts";
 import { requestLink } from "../email/helpers.ts";
 import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 import { retryAfterMinutes } from "../../../app/auth/core/limit-table.ts";
@@ -221,6 +221,28 @@ describe(`forgotten password (${dbLabel})`, () => {
     expect(jar.get("authjs.email-code")).toBeUndefined();
     // Link and code end together.
     expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
+  });
+
+  it("an outsider who asks two resets for Ada's address and posts five wrong codes on each does not block her own right codes: her sign-in code signs her in, her reset code sets her password", async () => {
+    await createUser();
+    // Two requests of the outsider's, five wrong codes each: the address's budget of ten is spent.
+    for (let i = 0; i < 2; i++) {
+      const outsider = await asked();
+      const wrong = outsider.code === "000000" ? "000001" : "000000";
+      for (let n = 0; n < 4; n++) expect((await postReset(outsider.jar, { code: wrong, password: NEW })).status).toBe(400);
+      expect(await postReset(outsider.jar, { code: wrong, password: NEW })).toHaveErrorRedirect("Verification");
+    }
+    // Ada, in her own browser: the code of her sign-in e-mail.
+    const browser = new CookieJar();
+    await mailSenderIdle();
+    const before = smtp.sink.messages.length;
+    await requestLink(browser, { email: "ada@example.com", callbackUrl: "/account" });
+    const signInCode = codeIn((await smtp.sink.waitFor(before + 1)).at(-1)!);
+    expect(await typeCode(browser, signInCode)).toHaveSessionCookie();
+    expect((await sessionOf(browser))?.user.email).toBe("ada@example.com");
+    // And the code of her own reset e-mail.
+    const mine = await asked();
+    expect(await postReset(mine.jar, { code: mine.code, password: NEW })).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
   });
 
   it("a POST without a valid CSRF token is a 403 that uses nothing up", async () => {

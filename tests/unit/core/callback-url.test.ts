@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "../../../app/auth/core/callback-url.server";
+import { pageOfRequest, resolveCallbackUrl, toRelative, validateCallbackUrl } from "../../../app/auth/core/callback-url.server";
 import { requestFor } from "../support";
 
 const origin = "http://localhost:3000";
@@ -63,5 +63,19 @@ describe("resolveCallbackUrl", () => {
   it("validates the stored cookie again when it is used", () => {
     const ar = requestFor(`${origin}/auth/signin`, { cookies: { "authjs.callback-url": "https://evil.example/" } });
     expect(resolveCallbackUrl(ar).url).toBe(`${origin}/`);
+  });
+});
+
+describe("pageOfRequest: the one way back to the page a request is for", () => {
+  it.each([
+    ["/_root.data?index&_routes=root", "/"],
+    ["/_root.data", "/"],
+    ["/account.data?_routes=routes%2Faccount", "/account"],
+    ["/account.data?updated=x&index&_routes=routes%2Faccount", "/account?updated=x"],
+    ["/?index", "/"],
+    ["/account?x=1", "/account?x=1"],
+    ["/admin/users/u1.data?index&_routes=root%2Croutes%2Fnot-found", "/admin/users/u1"],
+  ])("%s comes back to %s", (path, page) => {
+    expect(pageOfRequest(new URL(path, "https://app.example"))).toBe(page);
   });
 });
