@@ -2,13 +2,13 @@
 // configuration, creates and migrates the embedded database, seeds the demo user and starts the
 // offline helpers (dev IdP, mail outbox). It loads app/dev/bootstrap.server.ts through Vite's
 // SSR module graph so it shares the app's database client and configuration. It also stands where
-// scripts/server.js stands in production for the client's address (stampPeerAddress).
+// server/main.ts stands in production for the client's address (stampPeerAddress).
 import type { IncomingMessage } from "node:http";
 import type { Plugin, ViteDevServer } from "vite";
 
 /**
  * The TCP peer, for the client address (app/auth/core/request.server.ts): only ever the socket's.
- * A copy the client sent itself is replaced, as scripts/server.js does in production; without
+ * A copy the client sent itself is replaced, as server/main.ts does in production; without
  * this, under `npm run dev` a client naming any address in the header would be believed.
  */
 export function stampPeerAddress(req: IncomingMessage) {
