@@ -28,6 +28,28 @@ function shapeOf(elements: MessageFormatElement[], shape: Shape = { args: new Se
   return shape;
 }
 
+/** Sample values for exactly the names `message` declares: a number for a plural or number, a date for a date or time, a function for a tag, else a word. */
+function sampleValuesOf(elements: MessageFormatElement[], values: Record<string, unknown> = {}): Record<string, unknown> {
+  for (const el of elements) {
+    if (el.type === TYPE.argument || el.type === TYPE.select) values[el.value] ??= "W";
+    if (el.type === TYPE.number || el.type === TYPE.plural) values[el.value] = 3;
+    if (el.type === TYPE.date || el.type === TYPE.time) values[el.value] = new Date(0);
+    if (el.type === TYPE.tag) {
+      values[el.value] = (chunks: string[]) => chunks.join("");
+      sampleValuesOf(el.children, values);
+    }
+    if (el.type === TYPE.plural || el.type === TYPE.select) for (const option of Object.values(el.options)) sampleValuesOf(option.value, values);
+  }
+  return values;
+}
+
+/** `key` of `messages` formats, with values for the names it declares, to non-empty text with no brace left. */
+function expectFormatsCleanly(locale: string, messages: Record<string, string>, key: string) {
+  const text = formatMessage(locale, messages as never, key as keyof typeof en, sampleValuesOf(parse(messages[key]!)) as never);
+  expect(text, `${locale} ${key}`).not.toMatch(/[{}]/);
+  expect(text.length, `${locale} ${key}`).toBeGreaterThan(0);
+}
+
 const englishKeys = Object.keys(en).sort();
 const others = LOCALES.filter((l) => l !== DEFAULT_LOCALE);
 
@@ -70,12 +92,12 @@ describe("message catalogues", () => {
   });
 
   it.each(LOCALES)("every %s message formats with sample values, without leftover braces", (locale) => {
-    const values = { minutes: 3, triesLeft: 2, n: 5, min: 12, max: 128, name: "N", address: "a@b.c", email: "a@b.c", site: "S", host: "h", lifetime: "L", code: "123456", action: "A", kind: "K", added: "D", lastUsed: "D", created: "D", time: "T", method: "M", factors: "F", event: "E", browser: "B", os: "O", folder: "F", subject: "S", hours: "H", device: "D", when: "W", from: "F", to: "T", provider: "P", word: "W", place: "P", left: 3, length: 140, strong: (c: string[]) => c.join(""), link: (c: string[]) => c.join("") };
-    for (const key of englishKeys) {
-      const text = formatMessage(locale, messagesOf(locale), key as keyof typeof en, values as never);
-      expect(text, `${locale} ${key}`).not.toMatch(/[{}]/);
-      expect(text.length, `${locale} ${key}`).toBeGreaterThan(0);
-    }
+    for (const key of englishKeys) expectFormatsCleanly(locale, messagesOf(locale) as Record<string, string>, key);
+  });
+
+  it("a message with a placeholder of any name ({user}, a tag, a plural) formats with values for its own names", () => {
+    const messages = { "sample.user": "Signed in as <strong>{user}</strong> {count, plural, one {# time} other {# times}} on {day, date, short}, {tone, select, warm {hi} other {hello}}" };
+    expectFormatsCleanly("en", messages, "sample.user");
   });
 
   it("the German and French texts are not the English ones (a key left untranslated is a bug)", () => {

@@ -74,8 +74,10 @@ function findHardCodedText(sourceFile: Node, file: string): Finding[] {
       const text = literalText(node.initializer);
       if (text !== null && hasWords(text)) {
         const { tag, attrs } = elementOf(node);
-        const buttonValue = name === "value" && (tag === "button" || (tag === "input" && ["submit", "button", "reset"].includes(attrs.get("type") ?? "")));
-        if (VISIBLE_ATTRIBUTES.has(name) || buttonValue) findings.push({ file, what: `${name}=`, text });
+        // An <input type="submit|button|reset"> shows its value as its caption; a <button>'s value
+        // is only submitted (its children are the caption), like name, id, className, data-*, href.
+        const shownValue = name === "value" && tag === "input" && ["submit", "button", "reset"].includes(attrs.get("type") ?? "");
+        if (VISIBLE_ATTRIBUTES.has(name) || shownValue) findings.push({ file, what: `${name}=`, text });
       }
     }
     node.forEachChild(visit);
@@ -107,6 +109,11 @@ describe("no hard-coded visible text in components", () => {
     expect(findings.map((f) => f.text).sort()).toEqual(
       ["A picture", "Hard-coded heading", "Hello ", "Press me", "Save", "Saving…", "Send it", "Type here", "Your things"].sort(),
     );
+  });
+
+  it("passes attribute values a visitor never sees (a <button value>, name, id, className, data-*, href) and still flags a hard-coded alt", () => {
+    const findings = scan(path.join(ROOT, "tests/unit/i18n/fixtures/not-shown.tsx"));
+    expect(findings).toEqual([{ file: "tests/unit/i18n/fixtures/not-shown.tsx", what: "alt=", text: "Logo" }]);
   });
 
   it("finds none in app/**/*.tsx", () => {
