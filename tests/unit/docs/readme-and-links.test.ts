@@ -72,6 +72,15 @@ describe("README and docs", () => {
     expect(lines, `README.md has ${lines} lines; move long sections to docs/ and link them`).toBeLessThanOrEqual(README_MAX_LINES);
   });
 
+  it("a new developer reads in README.md where a test goes, how to run one file, and that a file's tests share a database", () => {
+    const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Testing a loader or action"), readme.indexOf("\n## ", readme.indexOf("## Testing a loader or action") + 1));
+    for (const folder of ["tests/integration/<area>/", "tests/unit/", "tests/browser/"]) expect(section, folder).toContain(folder);
+    expect(section).toMatch(/npx vitest run --project sqlite tests\/integration\/\S+\.test\.ts/);
+    expect(section).toMatch(/share one database/);
+    expect(section).toContain("docs/testing.md#where-a-test-goes");
+  });
+
   it("no table in README.md is cut by a paragraph (each row follows a row, or heads a table)", () => {
     const lines = unfenced(readFileSync(path.join(ROOT, "README.md"), "utf8")).split("\n");
     const stray = lines.filter((line, i) => line.startsWith("|") && !lines[i - 1]?.startsWith("|") && !/^\|[\s:|-]+\|$/.test(lines[i + 1] ?? ""));
