@@ -1,5 +1,5 @@
-import { useContext, useEffect } from "react";
-import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, UNSAFE_FrameworkContext, useLocation, useRouteLoaderData } from "react-router";
+import { useCallback, useContext, useEffect } from "react";
+import { data, isRouteErrorResponse, Link, Links, Meta, Outlet, Scripts, ScrollRestoration, UNSAFE_FrameworkContext, useLocation, useRevalidator, useRouteLoaderData } from "react-router";
 import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
 import { getConfig, optionalSession } from "~/auth/core";
@@ -11,6 +11,7 @@ import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.s
 import { untrustedHostRefusal } from "~/auth/core/trusted-host.server";
 import { refuseCrossOriginPost } from "~/auth/signin";
 import { secondFactorSetupRefusal } from "~/auth/accounts";
+import { SessionProvider } from "~/auth/react";
 import { pageTitle, SITE_NAME } from "./site";
 import { LanguageMenu } from "./components/language-menu";
 import { directionOf, languageChoices, pageMessages } from "./i18n/languages.server";
@@ -34,7 +35,8 @@ export async function loader({ request }: Route.LoaderArgs) {
   // The page's language (negotiated by the middleware below) and only its catalogue.
   const locale = currentLocale();
   return data(
-    { user: session?.data.user ?? null, locale, dir: directionOf(locale), messages: pageMessages(locale, getConfig().production), languages: languageChoices() },
+    // The session, for the layout and for useSession() from ~/auth/react (every page's data has it).
+    { session: session?.data ?? null, locale, dir: directionOf(locale), messages: pageMessages(locale, getConfig().production), languages: languageChoices() },
     { headers },
   );
 }
@@ -82,11 +84,16 @@ export function Layout({ children }: { children: React.ReactNode }) {
   useEffect(() => {
     document.documentElement.dataset.hydrated = "true";
   }, []);
+  const { revalidate } = useRevalidator();
+  const update = useCallback(() => revalidate(), [revalidate]);
+  const session = data?.session ?? null;
   return (
     <I18nProvider locale={data?.locale} dir={data?.dir} messages={data?.messages}>
-      <Page user={data?.user ?? null} languages={data?.languages ?? []}>
-        {children}
-      </Page>
+      <SessionProvider session={session} update={update}>
+        <Page user={session?.user ?? null} languages={data?.languages ?? []}>
+          {children}
+        </Page>
+      </SessionProvider>
     </I18nProvider>
   );
 }
