@@ -1,13 +1,38 @@
 import { availableParallelism } from "node:os";
 import { reactRouter } from "@react-router/dev/vite";
+import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { devBootstrap } from "./scripts/dev-bootstrap.ts";
 
 const inVitest = Boolean(process.env.VITEST);
 
+/**
+ * `process.env` in the browser under `npm run dev`, as `react-router build` already has it: `{}`
+ * with NODE_ENV. Libraries written for Next.js read it when imported (next-auth/react:
+ * process.env.NEXTAUTH_URL), and Vite's dependency bundler only replaces NODE_ENV, so such a page
+ * failed with "process is not defined" and never hydrated (issue 33). Only the browser's
+ * dependency bundle: server code keeps the real process.env.
+ */
+function browserProcessEnv(): Plugin {
+  return {
+    name: "vestibule-browser-process-env",
+    apply: "serve",
+    configEnvironment(name, _options, { mode }) {
+      if (name !== "client") return;
+      const nodeEnv = JSON.stringify(process.env.NODE_ENV || mode);
+      const define: Record<string, string> = {};
+      for (const prefix of ["", "global.", "globalThis."]) {
+        define[`${prefix}process.env`] = "{}";
+        define[`${prefix}process.env.NODE_ENV`] = nodeEnv;
+      }
+      return { optimizeDeps: { rolldownOptions: { transform: { define } } } };
+    },
+  };
+}
+
 export default defineConfig({
   resolve: { tsconfigPaths: true },
-  plugins: inVitest ? [] : [devBootstrap(), reactRouter()],
+  plugins: inVitest ? [] : [devBootstrap(), browserProcessEnv(), reactRouter()],
   server: { port: 5173 },
   test: {
     // Each suite gets its own real database: see tests/support/setup-env.ts.

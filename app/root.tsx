@@ -106,19 +106,33 @@ export function Layout({ children }: { children: React.ReactNode }) {
  */
 const MARK_SCRIPTS_RUN = 'document.documentElement.classList.add("js")';
 
+/**
+ * The page's CSP nonce: React Router's on the server; in the browser, the one the server gave this
+ * page, read back from its first script (the nonce property keeps it where the attribute reads "").
+ * <Links> puts it on every <link>: given nothing in the browser, each server-rendered link's nonce
+ * was a hydration mismatch on every page under `npm run dev` (issue 33).
+ */
+function usePageNonce(): string | undefined {
+  const serverNonce = useContext(UNSAFE_FrameworkContext)?.nonce;
+  if (serverNonce || typeof document === "undefined") return serverNonce;
+  return document.querySelector<HTMLScriptElement>("script[nonce]")?.nonce || undefined;
+}
+
 function Page({ user, languages, children }: { user: { name?: string | null } | null; languages: { code: string; name: string }[]; children: React.ReactNode }) {
   const t = useT();
-  const nonce = useContext(UNSAFE_FrameworkContext)?.nonce;
+  const nonce = usePageNonce();
   const { locale, dir } = useLanguageOfPage();
   const location = useLocation();
   return (
-    <html lang={locale} dir={dir}>
+    // suppressHydrationWarning: its class="js" is the head script's (MARK_SCRIPTS_RUN), added
+    // before hydration on purpose; only <html>'s own attributes, not its children.
+    <html lang={locale} dir={dir} suppressHydrationWarning>
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <script nonce={nonce} suppressHydrationWarning dangerouslySetInnerHTML={{ __html: MARK_SCRIPTS_RUN }} />
         <Meta />
-        <Links />
+        <Links nonce={nonce} />
       </head>
       <body>
         <a className="skip-link" href="#content">

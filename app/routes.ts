@@ -37,5 +37,9 @@ export default [
   // Development only: `react-router build` runs with NODE_ENV=production, so no build has it.
   ...(process.env.NODE_ENV === "production" ? [] : [route("dev/outbox", "routes/dev/outbox.tsx")]),
 
+  // A documented example page (docs/app-pages.md): under `npm run dev`, and in a build made with
+  // VESTIBULE_EXAMPLES=1 (the browser tests' build); a production build has it only when asked.
+  ...(process.env.NODE_ENV !== "production" || process.env.VESTIBULE_EXAMPLES === "1" ? [route("examples/session", "routes/examples/session.tsx")] : []),
+
   route("*", "routes/not-found.tsx"),
 ] satisfies RouteConfig;

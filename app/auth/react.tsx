@@ -4,7 +4,7 @@
 // end in a navigation, and React Router revalidates the root loader after every action, so the
 // value follows them; `update()` asks for the root loader's data again.
 // The shape is next-auth/react's ({ data, status, update }), without its "loading" state.
-// (next-auth/react itself works too: <SessionProvider basePath="/auth">; see docs/app-pages.md.)
+// (next-auth/react itself works too, with <SessionProvider basePath="/auth">: docs/app-pages.md.)
 import { createContext, useContext } from "react";
 import type { SessionData } from "./core/session.server";
 

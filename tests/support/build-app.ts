@@ -15,7 +15,8 @@ export default function buildApp() {
   const result = spawnSync(process.execPath, [path.join(root, "node_modules/@react-router/dev/bin.cjs"), "build"], {
     cwd: root,
     // Without VITEST* the config keeps the React Router plugin (vite.config.ts drops it under Vitest).
-    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST"))), NODE_ENV: "production" },
+    // VESTIBULE_EXAMPLES=1: with the documented example pages (app/routes.ts), which tests open.
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST"))), NODE_ENV: "production", VESTIBULE_EXAMPLES: "1" },
     encoding: "utf8",
   });
   if (result.status !== 0) {

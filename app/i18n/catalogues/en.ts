@@ -255,6 +255,13 @@ export const en = {
   "signout.pending": "Signing out…",
 
   // Home and welcome.
+  // The example page for developers (app/routes/examples/session.tsx).
+  "example.session.title": "Session example",
+  "example.session.fromPage": "From the page's data (useSession from ~/auth/react)",
+  "example.session.fromNextAuth": "From /auth/session (useSession from next-auth/react)",
+  "example.session.signedInAs": "Signed in as {address}.",
+  "example.session.signedOut": "Not signed in.",
+  "example.session.loading": "Loading…",
   "home.signedInAs": "Signed in as <strong>{name}</strong>{email}.",
   "home.signedInEmail": " ({email})",
   "home.sessionUntil": "Your session lasts until {time}.",
