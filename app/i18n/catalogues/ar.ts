@@ -250,13 +250,15 @@ export const ar: Catalogue = {
   "signout.submit": "تسجيل الخروج",
   "signout.pending": "جارٍ تسجيل الخروج…",
 
-  // Home and welcome.
+  // The example page for developers (app/routes/examples/session.tsx).
   "example.session.title": "مثال على الجلسة",
   "example.session.fromPage": "من بيانات الصفحة (useSession من ~/auth/react)",
   "example.session.fromNextAuth": "من ‎/auth/session (useSession من next-auth/react)",
   "example.session.signedInAs": "تم تسجيل الدخول باسم {address}.",
   "example.session.signedOut": "لم يتم تسجيل الدخول.",
   "example.session.loading": "جارٍ التحميل…",
+
+  // Home and welcome.
   "home.signedInAs": "مسجّل الدخول باسم <strong>{name}</strong>{email}.",
   "home.signedInEmail": " ({email})",
   "home.sessionUntil": "تستمر جلستك حتى {time}.",

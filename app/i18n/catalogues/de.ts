@@ -250,13 +250,15 @@ export const de: Catalogue = {
   "signout.submit": "Abmelden",
   "signout.pending": "Abmeldung läuft …",
 
-  // Home and welcome.
+  // The example page for developers (app/routes/examples/session.tsx).
   "example.session.title": "Sitzungsbeispiel",
   "example.session.fromPage": "Aus den Daten der Seite (useSession aus ~/auth/react)",
   "example.session.fromNextAuth": "Von /auth/session (useSession aus next-auth/react)",
   "example.session.signedInAs": "Angemeldet als {address}.",
   "example.session.signedOut": "Nicht angemeldet.",
-  "example.session.loading": "Wird geladen…",
+  "example.session.loading": "Wird geladen …",
+
+  // Home and welcome.
   "home.signedInAs": "Angemeldet als <strong>{name}</strong>{email}.",
   "home.signedInEmail": " ({email})",
   "home.sessionUntil": "Ihre Sitzung gilt bis {time}.",

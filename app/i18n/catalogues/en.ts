@@ -254,7 +254,6 @@ export const en = {
   "signout.submit": "Sign out",
   "signout.pending": "Signing out…",
 
-  // Home and welcome.
   // The example page for developers (app/routes/examples/session.tsx).
   "example.session.title": "Session example",
   "example.session.fromPage": "From the page's data (useSession from ~/auth/react)",
@@ -262,6 +261,8 @@ export const en = {
   "example.session.signedInAs": "Signed in as {address}.",
   "example.session.signedOut": "Not signed in.",
   "example.session.loading": "Loading…",
+
+  // Home and welcome.
   "home.signedInAs": "Signed in as <strong>{name}</strong>{email}.",
   "home.signedInEmail": " ({email})",
   "home.sessionUntil": "Your session lasts until {time}.",

@@ -250,13 +250,15 @@ export const fr: Catalogue = {
   "signout.submit": "Se déconnecter",
   "signout.pending": "Déconnexion…",
 
-  // Home and welcome.
+  // The example page for developers (app/routes/examples/session.tsx).
   "example.session.title": "Exemple de session",
   "example.session.fromPage": "Depuis les données de la page (useSession de ~/auth/react)",
   "example.session.fromNextAuth": "Depuis /auth/session (useSession de next-auth/react)",
   "example.session.signedInAs": "Connecté en tant que {address}.",
   "example.session.signedOut": "Non connecté.",
   "example.session.loading": "Chargement…",
+
+  // Home and welcome.
   "home.signedInAs": "Connecté en tant que <strong>{name}</strong>{email}.",
   "home.signedInEmail": " ({email})",
   "home.sessionUntil": "Votre session dure jusqu’au {time}.",
