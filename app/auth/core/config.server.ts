@@ -10,7 +10,10 @@ import { parseLimitOverrides, type LimitTable } from "./limit-table";
 import { SITE_NAME } from "../../site";
 
 export const BASE_PATH = "/auth";
+/** AUTH_SESSION_MAX_AGE's default and bounds, in seconds (contract section 22, ADR 113). */
 export const SESSION_MAX_AGE = 30 * 24 * 60 * 60;
+const SESSION_MAX_AGE_RANGE = [300, 365 * 24 * 60 * 60] as const;
+/** AUTH_SESSION_UPDATE_AGE's default (0 to the max age; 0 re-issues the session on every request). */
 export const SESSION_UPDATE_AGE = 24 * 60 * 60;
 export const CHECK_COOKIE_MAX_AGE = 900;
 /** Lifetime of the sealed WebAuthn challenge cookie (contract §4). */
@@ -370,6 +373,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     } else emailTokenMaxAge = n;
   }
 
+  // Session lifetimes (contract section 22, ADR 113): the update age is at most the max age.
+  const configuredMaxAge = wholeNumber(env, "AUTH_SESSION_MAX_AGE", { min: SESSION_MAX_AGE_RANGE[0], max: SESSION_MAX_AGE_RANGE[1], fallback: SESSION_MAX_AGE, unit: "seconds" }, problems);
+  const configuredUpdateAge = wholeNumber(
+    env,
+    "AUTH_SESSION_UPDATE_AGE",
+    { min: 0, max: configuredMaxAge, fallback: Math.min(SESSION_UPDATE_AGE, configuredMaxAge), unit: "seconds" },
+    problems,
+  );
+
   let sessionAbsoluteMaxAge: number | null = null;
   if (e.AUTH_SESSION_ABSOLUTE_MAX_AGE) {
     const n = Number(e.AUTH_SESSION_ABSOLUTE_MAX_AGE);
@@ -430,8 +442,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir,
     databaseUrl,
     sessionStrategy: e.AUTH_SESSION_STRATEGY ?? "jwt",
-    sessionMaxAge: aal2 ? AAL2_SESSION_IDLE_MAX_AGE : SESSION_MAX_AGE,
-    sessionUpdateAge: aal2 ? AAL2_SESSION_UPDATE_AGE : SESSION_UPDATE_AGE,
+    sessionMaxAge: capped(configuredMaxAge, AAL2_SESSION_IDLE_MAX_AGE),
+    sessionUpdateAge: capped(configuredUpdateAge, AAL2_SESSION_UPDATE_AGE),
     sessionAbsoluteMaxAge: aal2 ? Math.min(sessionAbsoluteMaxAge ?? AAL2_SESSION_ABSOLUTE_MAX_AGE, AAL2_SESSION_ABSOLUTE_MAX_AGE) : sessionAbsoluteMaxAge,
     oidc,
     presets,
