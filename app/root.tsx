@@ -11,7 +11,7 @@ import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.s
 import { untrustedHostRefusal } from "~/auth/core/trusted-host.server";
 import { refuseCrossOriginPost } from "~/auth/signin";
 import { secondFactorSetupRefusal } from "~/auth/accounts";
-import { pageTitle, SITE_NAME } from "./site";
+import { PageTitle, SiteNameProvider, useSiteName } from "./components/site-name";
 import { LanguageMenu } from "./components/language-menu";
 import { directionOf, languageChoices, pageMessages } from "./i18n/languages.server";
 import { negotiateLocale } from "./i18n/negotiate.server";
@@ -34,7 +34,7 @@ export async function loader({ request }: Route.LoaderArgs) {
   // The page's language (negotiated by the middleware below) and only its catalogue.
   const locale = currentLocale();
   return data(
-    { user: session?.data.user ?? null, locale, dir: directionOf(locale), messages: pageMessages(locale, getConfig().production), languages: languageChoices() },
+    { user: session?.data.user ?? null, siteName: getConfig().siteName, locale, dir: directionOf(locale), messages: pageMessages(locale, getConfig().production), languages: languageChoices() },
     { headers },
   );
 }
@@ -84,9 +84,11 @@ export function Layout({ children }: { children: React.ReactNode }) {
   }, []);
   return (
     <I18nProvider locale={data?.locale} dir={data?.dir} messages={data?.messages}>
-      <Page user={data?.user ?? null} languages={data?.languages ?? []}>
-        {children}
-      </Page>
+      <SiteNameProvider name={data?.siteName}>
+        <Page user={data?.user ?? null} languages={data?.languages ?? []}>
+          {children}
+        </Page>
+      </SiteNameProvider>
     </I18nProvider>
   );
 }
@@ -104,6 +106,7 @@ function Page({ user, languages, children }: { user: { name?: string | null } | 
   const nonce = useContext(UNSAFE_FrameworkContext)?.nonce;
   const { locale, dir } = useLanguageOfPage();
   const location = useLocation();
+  const siteName = useSiteName();
   return (
     <html lang={locale} dir={dir}>
       <head>
@@ -119,7 +122,7 @@ function Page({ user, languages, children }: { user: { name?: string | null } | 
         </a>
         <header className="site-header">
           <Link to="/" className="brand">
-            {SITE_NAME}
+            {siteName}
           </Link>
           <nav aria-label={t("layout.navLabel")}>
             {user ? (
@@ -186,7 +189,7 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
   if (reauth) {
     return (
       <main>
-        <title>{pageTitle(t("reauth.heading"))}</title>
+        <PageTitle page={t("reauth.heading")} />
         <section className="card">
           <h1>{t("reauth.heading")}</h1>
           <p>{t("reauth.required")}</p>
@@ -207,7 +210,7 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
   // Route meta does not run for a page the boundary replaced: the <title> is rendered here.
   return (
     <main>
-      <title>{pageTitle(heading)}</title>
+      <PageTitle page={heading} />
       <section className="card">
         <h1>{heading}</h1>
         <p>{message}</p>
