@@ -30,6 +30,8 @@ export { baseSecurityHeaders } from "./auth/core/security-headers.server";
 // For the fast path's own writer (server/fast-path.ts, docs/decisions/089).
 export { answerTextOf } from "./auth/core/respond.server";
 export { answerWrittenDirectly } from "./auth/core/request-context.server";
+// …and the settings file it reads before any other setting: VESTIBULE_ENV_FILE's, else the project's .env (ADR 113).
+export { loadCommandEnvFile } from "./auth/core/env-file.server";
 
 /**
  * Run by server/main.ts before it listens: a bad configuration stops the start with the

@@ -8,23 +8,25 @@ import stylesheet from "./app.css?url";
 import { formatMessage } from "./i18n/format";
 import { directionOf, messagesOf, type Locale } from "./i18n/languages.server";
 import { negotiateLocale } from "./i18n/negotiate.server";
-import { pageTitle, SITE_NAME } from "./site";
+import { getConfig } from "./auth/core/config.server";
+import { pageTitle } from "./site";
 
 function MethodNotAllowedPage({ locale }: { locale: Locale }) {
   const t = (key: "methodNotAllowed.heading" | "methodNotAllowed.message" | "common.homeLink") => formatMessage(locale, messagesOf(locale), key);
   const HEADING = t("methodNotAllowed.heading");
+  const { siteName } = getConfig();
   return (
     <html lang={locale} dir={directionOf(locale)}>
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{pageTitle(HEADING)}</title>
+        <title>{pageTitle(siteName, HEADING)}</title>
         <link rel="stylesheet" href={stylesheet} />
       </head>
       <body>
         <header className="site-header">
           <a href="/" className="brand">
-            {SITE_NAME}
+            {siteName}
           </a>
         </header>
         <div id="content">

@@ -12,7 +12,7 @@ import { untrustedHostRefusal } from "~/auth/core/trusted-host.server";
 import { refuseCrossOriginPost } from "~/auth/signin";
 import { secondFactorSetupRefusal } from "~/auth/accounts";
 import { SessionProvider } from "~/auth/react";
-import { pageTitle, SITE_NAME } from "./site";
+import { PageTitle, SiteNameProvider, useSiteName } from "./components/site-name";
 import { LanguageMenu } from "./components/language-menu";
 import { directionOf, languageChoices, pageMessages } from "./i18n/languages.server";
 import { negotiateLocale } from "./i18n/negotiate.server";
@@ -36,7 +36,7 @@ export async function loader({ request }: Route.LoaderArgs) {
   const locale = currentLocale();
   return data(
     // The session, for the layout and for useSession() from ~/auth/react (every page's data has it).
-    { session: session?.data ?? null, locale, dir: directionOf(locale), messages: pageMessages(locale, getConfig().production), languages: languageChoices() },
+    { session: session?.data ?? null, siteName: getConfig().siteName, locale, dir: directionOf(locale), messages: pageMessages(locale, getConfig().production), languages: languageChoices() },
     { headers },
   );
 }
@@ -89,11 +89,13 @@ export function Layout({ children }: { children: React.ReactNode }) {
   const session = data?.session ?? null;
   return (
     <I18nProvider locale={data?.locale} dir={data?.dir} messages={data?.messages}>
-      <SessionProvider session={session} update={update}>
-        <Page user={session?.user ?? null} languages={data?.languages ?? []}>
-          {children}
-        </Page>
-      </SessionProvider>
+      <SiteNameProvider name={data?.siteName}>
+        <SessionProvider session={session} update={update}>
+          <Page user={session?.user ?? null} languages={data?.languages ?? []}>
+            {children}
+          </Page>
+        </SessionProvider>
+      </SiteNameProvider>
     </I18nProvider>
   );
 }
@@ -123,6 +125,7 @@ function Page({ user, languages, children }: { user: { name?: string | null } | 
   const nonce = usePageNonce();
   const { locale, dir } = useLanguageOfPage();
   const location = useLocation();
+  const siteName = useSiteName();
   return (
     // suppressHydrationWarning: its class="js" is the head script's (MARK_SCRIPTS_RUN), added
     // before hydration on purpose; only <html>'s own attributes, not its children.
@@ -140,7 +143,7 @@ function Page({ user, languages, children }: { user: { name?: string | null } | 
         </a>
         <header className="site-header">
           <Link to="/" className="brand">
-            {SITE_NAME}
+            {siteName}
           </Link>
           <nav aria-label={t("layout.navLabel")}>
             {user ? (
@@ -207,7 +210,7 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
   if (reauth) {
     return (
       <main>
-        <title>{pageTitle(t("reauth.heading"))}</title>
+        <PageTitle page={t("reauth.heading")} />
         <section className="card">
           <h1>{t("reauth.heading")}</h1>
           <p>{t("reauth.required")}</p>
@@ -228,7 +231,7 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
   // Route meta does not run for a page the boundary replaced: the <title> is rendered here.
   return (
     <main>
-      <title>{pageTitle(heading)}</title>
+      <PageTitle page={heading} />
       <section className="card">
         <h1>{heading}</h1>
         <p>{message}</p>

@@ -5,6 +5,7 @@
 // server/main.ts stands in production for the client's address (stampPeerAddress).
 import type { IncomingMessage } from "node:http";
 import type { Plugin, ViteDevServer } from "vite";
+import { loadCommandEnvFile } from "../app/auth/core/env-file.server.ts";
 
 /**
  * The TCP peer, for the client address (app/auth/core/request.server.ts): only ever the socket's.
@@ -16,6 +17,15 @@ export function stampPeerAddress(req: IncomingMessage) {
 }
 
 export function devBootstrap(): Plugin {
+  // The settings file, before anything reads a setting (ADR 113): VESTIBULE_ENV_FILE's, else the
+  // project's .env when there is one; a variable already in the environment wins. A malformed line
+  // stops `npm run dev` naming the file and the line.
+  try {
+    loadCommandEnvFile();
+  } catch (error) {
+    console.error(`npm run dev: ${(error as Error).message}`);
+    process.exit(1);
+  }
   return {
     name: "vestibule-dev-bootstrap",
     apply: "serve",

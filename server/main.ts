@@ -24,8 +24,6 @@ process.env.NODE_ENV ??= "production";
 const { createRequestListener } = await import("@react-router/node");
 const { default: sirv } = await import("sirv");
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const port = Number(process.env.PORT ?? 3000);
-const host = process.env.HOST ?? "0.0.0.0";
 
 // The build is plain JavaScript made by `npm run build`; the server sees the app only through its
 // entry module, whose exports are typed from app/entry.server.tsx. Loaded first, so that every line
@@ -59,6 +57,18 @@ function startupFailed(caught: unknown): never {
   process.exit(1);
 }
 const invalidSetting = (problem: string): never => startupFailed(Object.assign(new Error(`Invalid configuration:\n  - ${problem}`), { name: "ConfigError" }));
+// The settings file, before any other setting is read (ADR 113): the one VESTIBULE_ENV_FILE names,
+// else the project's .env when there is one; a variable already in the environment wins. A
+// malformed line stops the start naming the file and the line. (NODE_ENV is settled above, before
+// React loads: `npm start` is production unless the environment itself says otherwise.)
+try {
+  entry.loadCommandEnvFile(process.env, root);
+} catch (caught) {
+  startupFailed(caught);
+}
+const port = Number(process.env.PORT ?? 3000);
+const host = process.env.HOST ?? "0.0.0.0";
+
 // A crash (an exception or a rejection nobody handled): one JSON line with the error and its stack,
 // then exit 1, as node would, but never as plain text in the JSON log.
 for (const event of ["uncaughtException", "unhandledRejection"] as const) {

@@ -4,7 +4,7 @@
 import type { ReactNode } from "react";
 import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
-import { pageTitle } from "~/site";
+import { PageTitle } from "~/components/site-name";
 import { DeleteWordField } from "./account-lifecycle-section";
 import { ActivitySection } from "./activity-section";
 import { methodLabel } from "./sign-in-method";
@@ -68,7 +68,7 @@ export function AdminUsers({ data }: { data: AdminUsersData }) {
   const firstHref = data.after ? `/admin${data.query ? `?${new URLSearchParams({ q: data.query })}` : ""}` : null;
   return (
     <main>
-      <title>{pageTitle(t("admin.title"))}</title>
+      <PageTitle page={t("admin.title")} />
       <h1>{t("admin.title")}</h1>
       {data.done ? (
         <p className="notice" role="status" id="admin-done">
@@ -146,7 +146,7 @@ export function AdminUser({ data, formError }: { data: AdminUserData; formError:
   const heading = user.email ?? user.name ?? user.id;
   return (
     <main>
-      <title>{pageTitle(t("admin.user.title", { name: heading }))}</title>
+      <PageTitle page={t("admin.user.title", { name: heading })} />
       <p>
         <a href="/admin">{t("admin.user.back")}</a>
       </p>

@@ -1,6 +1,6 @@
 import { useState, type FormEvent, type ReactNode, type Ref } from "react";
 import { Form } from "react-router";
-import { pageTitle } from "~/site";
+import { PageTitle } from "~/components/site-name";
 import { ShowPasswordButton, usePasswordShown } from "./show-password";
 
 export function CsrfField({ token }: { token: string }) {
@@ -88,7 +88,7 @@ export function Field({
 export function AuthCard({ title, children }: { title: string; children: ReactNode }) {
   return (
     <main className="auth-page">
-      <title>{pageTitle(title)}</title>
+      <PageTitle page={title} />
       <section className="card" aria-labelledby="card-title">
         <h1 id="card-title">{title}</h1>
         {children}

@@ -12,7 +12,7 @@ const cache = new WeakMap<AuthConfig, Mailer | null>();
 export function getMailer(config: AuthConfig): Mailer | null {
   if (!cache.has(config)) {
     const mailer = config.email
-      ? createSmtpMailer(config.email)
+      ? createSmtpMailer({ ...config.email, siteName: config.siteName })
       : config.production
         ? null
         : createOutboxMailer(config.dataDir);

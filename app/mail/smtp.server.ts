@@ -19,7 +19,7 @@ export const SMTP_TIMEOUTS = {
 /** The whole send, whatever step it is stuck in. */
 export const SMTP_SEND_DEADLINE_MS = 20_000;
 
-export function createSmtpMailer(settings: { server: string; from: string }): Mailer {
+export function createSmtpMailer(settings: { server: string; from: string; siteName: string }): Mailer {
   // nodemailer (about 5 MB of heap) is loaded by the first send, not when the server starts
   // (docs/decisions/094); addressparser above is one small module of it.
   let transport: Promise<Transporter> | undefined;
@@ -33,7 +33,10 @@ export function createSmtpMailer(settings: { server: string; from: string }): Ma
         disableUrlAccess: true,
       }),
     ));
-  const sender = addressparser(settings.from, { flatten: true })[0]?.address;
+  const parsed = addressparser(settings.from, { flatten: true })[0];
+  const sender = parsed?.address;
+  // An AUTH_EMAIL_FROM without a name goes out in the site's name (AUTH_SITE_NAME).
+  const from = parsed?.name || !sender ? settings.from : { name: settings.siteName, address: sender };
 
   return {
     kind: "smtp",
@@ -41,7 +44,7 @@ export function createSmtpMailer(settings: { server: string; from: string }): Ma
       if (!sender) throw new MailError("AUTH_EMAIL_FROM does not contain an address");
       try {
         await (await transportForSending()).sendMail({
-          from: settings.from,
+          from,
           // The address object and the explicit envelope mean nodemailer never parses the
           // recipient again: the one normalised address is the only RCPT TO.
           to: { name: "", address: message.to },

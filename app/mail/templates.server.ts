@@ -8,9 +8,12 @@ import { currentDirection, currentLocale, t } from "../i18n/t.server";
 import type { MailMessage } from "./types";
 
 import { escapeHtml } from "../html";
-import { SITE_NAME } from "../site";
+import { getConfig } from "../auth/core/config.server";
 
-export { SITE_NAME };
+/** The site's name (AUTH_SITE_NAME) for subjects, headings and signatures. */
+export function siteName(): string {
+  return getConfig().siteName;
+}
 
 
 /** 86400 → "24 hours", 900 → "15 minutes", 90 → "1 minute" (rounded down, never "0"). */
@@ -57,7 +60,7 @@ function linkMessage(m: LinkMessage): MailMessage {
     "",
     m.ignore,
     "",
-    `— ${SITE_NAME} (${m.host})`,
+    `— ${siteName()} (${m.host})`,
     "",
   ].join("\n");
 
@@ -74,7 +77,7 @@ ${m.code ? `<p style="margin:16px 0 8px">${e(t("mail.codeIntro"))}</p>
 ` : ""}${m.extra ? `<p style="margin:16px 0 16px">${e(m.extra.text)} <a href="${e(m.extra.url)}" style="color:#2f5bd3">${e(m.extra.label)}</a></p>
 ` : ""}
 <p style="margin:0 0 24px;color:#5b6572">${e(m.ignore)}</p>
-<p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(m.host)}</p>
+<p style="margin:0;color:#5b6572">${e(siteName())} · ${e(m.host)}</p>
 `);
   return { to: m.to, subject: m.subject, text, html, link: m.url, ...(m.code ? { code: m.code.code } : {}) };
 }
@@ -88,9 +91,9 @@ export function signInMessage(input: { to: string; url: string; host: string; ma
   return linkMessage({
     code: codePart(input.code),
     to: input.to,
-    subject: t("mail.signin.subject", { site: SITE_NAME }),
-    heading: t("mail.signin.heading", { site: SITE_NAME }),
-    intro: t("mail.signin.intro", { site: SITE_NAME, host: input.host, address: input.to }),
+    subject: t("mail.signin.subject", { site: siteName() }),
+    heading: t("mail.signin.heading", { site: siteName() }),
+    intro: t("mail.signin.intro", { site: siteName(), host: input.host, address: input.to }),
     action: t("mail.signin.action", { address: input.to }),
     url: input.url,
     host: input.host,
@@ -104,19 +107,19 @@ export function signInMessage(input: { to: string; url: string; host: string; ma
  * browser already signed in that asked for it, and signs nobody in anywhere else.
  */
 export function reauthCodeMessage(input: { to: string; host: string; code: string; maxAgeSeconds: number }): MailMessage {
-  const subject = t("mail.reauth.subject", { site: SITE_NAME });
+  const subject = t("mail.reauth.subject", { site: siteName() });
   const heading = t("mail.reauth.heading");
-  const intro = t("mail.reauth.intro", { site: SITE_NAME, host: input.host });
+  const intro = t("mail.reauth.intro", { site: siteName(), host: input.host });
   const lifetime = describeLifetime(input.maxAgeSeconds);
   const ignore = t("mail.reauth.ignore");
-  const text = [heading, "", intro, "", t("mail.reauth.code", { code: input.code }), t("mail.reauth.lifetime", { lifetime }), "", ignore, "", `— ${SITE_NAME} (${input.host})`, ""].join("\n");
+  const text = [heading, "", intro, "", t("mail.reauth.code", { code: input.code }), t("mail.reauth.lifetime", { lifetime }), "", ignore, "", `— ${siteName()} (${input.host})`, ""].join("\n");
   const e = escapeHtml;
   const html = htmlMail(subject, `<h1 style="margin:0 0 16px;font-size:22px">${e(heading)}</h1>
 <p style="margin:0 0 16px">${e(intro)}</p>
 <p style="margin:0 0 8px;font-size:28px;font-weight:700;letter-spacing:6px;font-family:ui-monospace,Menlo,Consolas,monospace" dir="ltr">${e(input.code)}</p>
 <p style="margin:0 0 16px">${e(t("mail.reauth.lifetime", { lifetime }))}</p>
 <p style="margin:0 0 24px;color:#5b6572">${e(ignore)}</p>
-<p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(input.host)}</p>
+<p style="margin:0;color:#5b6572">${e(siteName())} · ${e(input.host)}</p>
 `);
   return { to: input.to, subject, text, html, code: input.code, purpose: "reauth" };
 }
@@ -124,9 +127,9 @@ export function reauthCodeMessage(input: { to: string; host: string; code: strin
 export function changeEmailMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number }): MailMessage {
   return linkMessage({
     to: input.to,
-    subject: t("mail.change.subject", { site: SITE_NAME }),
+    subject: t("mail.change.subject", { site: siteName() }),
     heading: t("mail.change.heading"),
-    intro: t("mail.change.intro", { site: SITE_NAME, host: input.host, address: input.to }),
+    intro: t("mail.change.intro", { site: siteName(), host: input.host, address: input.to }),
     action: t("mail.change.action", { address: input.to }),
     url: input.url,
     host: input.host,
@@ -139,9 +142,9 @@ export function changeEmailMessage(input: { to: string; url: string; host: strin
 export function signUpMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number; code?: MailCode }): MailMessage {
   return linkMessage({
     to: input.to,
-    subject: t("mail.signup.subject", { site: SITE_NAME }),
+    subject: t("mail.signup.subject", { site: siteName() }),
     heading: t("mail.signup.heading"),
-    intro: t("mail.signup.intro", { site: SITE_NAME, host: input.host, address: input.to }),
+    intro: t("mail.signup.intro", { site: siteName(), host: input.host, address: input.to }),
     action: t("mail.signup.action"),
     url: input.url,
     host: input.host,
@@ -166,9 +169,9 @@ export function accountExistsMessage(input: {
 }): MailMessage {
   return linkMessage({
     to: input.to,
-    subject: t("mail.exists.subject", { site: SITE_NAME }),
+    subject: t("mail.exists.subject", { site: siteName() }),
     heading: t("mail.exists.heading"),
-    intro: t("mail.exists.intro", { site: SITE_NAME, host: input.host, address: input.to }),
+    intro: t("mail.exists.intro", { site: siteName(), host: input.host, address: input.to }),
     action: t("mail.exists.action", { address: input.to }),
     url: input.url,
     host: input.host,
@@ -183,9 +186,9 @@ export function accountExistsMessage(input: {
 export function resetPasswordMessage(input: { to: string; url: string; host: string; maxAgeSeconds: number; code?: MailCode }): MailMessage {
   return linkMessage({
     to: input.to,
-    subject: t("mail.reset.subject", { site: SITE_NAME }),
+    subject: t("mail.reset.subject", { site: siteName() }),
     heading: t("mail.reset.heading"),
-    intro: t("mail.reset.intro", { site: SITE_NAME, host: input.host, address: input.to }),
+    intro: t("mail.reset.intro", { site: siteName(), host: input.host, address: input.to }),
     action: t("mail.reset.action"),
     url: input.url,
     host: input.host,
@@ -250,7 +253,7 @@ export function securityNoticeMessage(n: SecurityNotice): MailMessage {
     `${recover.label}: ${recover.url}`,
     ...(n.wasntMeUrl ? ["", t("mail.notice.wasntMeText"), `${wasntMe}: ${n.wasntMeUrl}`] : []),
     "",
-    `— ${SITE_NAME} (${n.host})`,
+    `— ${siteName()} (${n.host})`,
     "",
   ].join("\n");
   const e = escapeHtml;
@@ -268,7 +271,7 @@ ${n.device !== null && n.place ? `<p style="margin:0 0 16px">${e(t("mail.notice.
 ${n.wasntMeUrl ? `<p style="margin:0 0 8px">${e(t("mail.notice.wasntMeText"))}</p>
 <p style="margin:0 0 8px"><a href="${e(n.wasntMeUrl)}" style="color:#2f5bd3">${e(wasntMe)}</a></p>
 <p style="margin:0 0 16px;word-break:break-all" dir="ltr">${e(n.wasntMeUrl)}</p>
-` : ""}<p style="margin:0;color:#5b6572">${e(SITE_NAME)} · ${e(n.host)}</p>
+` : ""}<p style="margin:0;color:#5b6572">${e(siteName())} · ${e(n.host)}</p>
 `);
   return { to: n.to, subject: n.subject, text, html };
 }

@@ -9,7 +9,7 @@ import { SessionsSection } from "~/components/sessions-section";
 import { TwoFactorSection } from "~/components/two-factor-section";
 import { LocalTime } from "~/components/local-time";
 import { useT } from "~/i18n/react";
-import { pageTitle } from "~/site";
+import { PageTitle } from "~/components/site-name";
 import type { Route } from "./+types/account";
 import { accountAction, accountPageData } from "./account.server";
 import { reauthJsonMiddleware } from "./account-reauth.server";
@@ -66,7 +66,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
 
   return (
     <main>
-      <title>{pageTitle(t("account.title"))}</title>
+      <PageTitle page={t("account.title")} />
       <h1>{t("account.title")}</h1>
       {notice ? (
         <p className="notice" role="status">

@@ -1,11 +1,9 @@
 import { data } from "react-router";
 import { optionalSession } from "~/auth/core";
 import { LocalTime } from "~/components/local-time";
-import { pageTitle, SITE_NAME } from "~/site";
+import { PageTitle, useSiteName } from "~/components/site-name";
 import type { Route } from "./+types/home";
 import { useT } from "~/i18n/react";
-
-export const meta: Route.MetaFunction = () => [{ title: pageTitle() }];
 
 export async function loader({ request }: Route.LoaderArgs) {
   const { session, headers } = await optionalSession(request);
@@ -16,11 +14,13 @@ export async function loader({ request }: Route.LoaderArgs) {
 
 export default function Home({ loaderData }: Route.ComponentProps) {
   const t = useT();
+  const siteName = useSiteName();
   const { session, deleted } = loaderData;
   return (
     <main>
+      <PageTitle />
       <section className="card">
-        <h1>{SITE_NAME}</h1>
+        <h1>{siteName}</h1>
         {session ? (
           <>
             <p id="session-status">

@@ -3,7 +3,7 @@ import { ensureCsrfToken, headersWith, requireSession, toRelative, validateCallb
 import { listPasskeys } from "~/auth/passkeys";
 import { getProviders } from "~/auth/signin";
 import { AddPasskeyButton } from "~/components/passkeys-section";
-import { pageTitle } from "~/site";
+import { PageTitle } from "~/components/site-name";
 import type { Route } from "./+types/welcome";
 import { useT } from "~/i18n/react";
 import { welcomeWords } from "./welcome.server";
@@ -27,7 +27,7 @@ export default function Welcome({ loaderData }: Route.ComponentProps) {
   const { user, next, csrfToken, offerPasskey, words } = loaderData;
   return (
     <main>
-      <title>{pageTitle(t("welcome.title"))}</title>
+      <PageTitle page={t("welcome.title")} />
       <section className="card">
         <h1>{user.name ? t("welcome.headingNamed", { name: user.name }) : t("welcome.heading")}</h1>
         <p>{user.email ? t.rich("welcome.createdFor", { email: user.email, strong: (c) => <strong>{c}</strong> }) : t("welcome.created")}</p>

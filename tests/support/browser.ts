@@ -65,6 +65,8 @@ export async function startApp(env: Record<string, string> = {}, nodeFlags: read
     AUTH_URL: url,
     AUTH_SECRET: SECRET,
     VESTIBULE_DATA_DIR: dataDir,
+    // A developer's own .env in the checkout stays out of the tests (ADR 113); a test may name a file.
+    VESTIBULE_ENV_FILE: "/dev/null",
     ...env,
   };
   // `launcher` (e.g. taskset -c 0) runs node in its place, same pid (it execs).

@@ -15,7 +15,7 @@ const tsx = createRequire(import.meta.url).resolve("tsx/cli");
 export type CliResult = { code: number; stdout: string; stderr: string };
 
 export function runScript(script: string, args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<CliResult> {
-  return run(process.execPath, [tsx, script, ...args], { ...process.env, VESTIBULE_LOG: "silent", ...env }, input);
+  return run(process.execPath, [tsx, script, ...args], { ...process.env, VESTIBULE_LOG: "silent", VESTIBULE_ENV_FILE: "/dev/null", ...env }, input);
 }
 
 /**
@@ -28,7 +28,8 @@ export function runNpm(name: string, args: string[], env: Record<string, string 
   for (const key of Object.keys(shell)) {
     if (key.startsWith("AUTH_") || key.startsWith("VITEST") || ["DATABASE_URL", "VESTIBULE_DATA_DIR", "NODE_ENV", "TEST", "VESTIBULE_TEST_DB"].includes(key)) delete shell[key];
   }
-  return run("npm", ["run", name, "--", ...args], { ...shell, VESTIBULE_LOG: "silent", ...env }, input);
+  // /dev/null (empty) unless the test names a file: a developer's own .env in the checkout stays out of the tests (ADR 113).
+  return run("npm", ["run", name, "--", ...args], { ...shell, VESTIBULE_LOG: "silent", VESTIBULE_ENV_FILE: "/dev/null", ...env }, input);
 }
 
 /**

@@ -15,7 +15,7 @@ import { runWithLocale, t } from "../../i18n/t.server";
 import { db } from "../../db/client.server";
 import { getMailer } from "../../mail/mailer.server";
 import { enqueueMail, isCoalesced, wakeMailSender, type QueueOptions } from "../../mail/queue.server";
-import { SITE_NAME, securityNoticeMessage } from "../../mail/templates.server";
+import { securityNoticeMessage, siteName } from "../../mail/templates.server";
 import { log } from "../core/log.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
 import { mailSafeName } from "../core/display-text";
@@ -37,7 +37,7 @@ export type SecurityChange =
 
 /** The subject and the one sentence of each change, in the current language (the owner's, queueNotices). */
 function describe(change: SecurityChange): { subject: string; what: string } {
-  const site = SITE_NAME;
+  const site = siteName();
   switch (change.kind) {
     case "email-changed":
       return {

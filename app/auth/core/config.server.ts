@@ -7,10 +7,15 @@ import path from "node:path";
 import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./client-address.server";
 import { parseLimitOverrides, type LimitTable } from "./limit-table";
-import { SITE_NAME } from "../../site";
+import { DEFAULT_SITE_NAME } from "../../site";
 
 export const BASE_PATH = "/auth";
+/** AUTH_SITE_NAME's longest value, in characters. */
+const SITE_NAME_MAX_LENGTH = 100;
+/** AUTH_SESSION_MAX_AGE's default and bounds, in seconds (contract section 22, ADR 113). */
 export const SESSION_MAX_AGE = 30 * 24 * 60 * 60;
+const SESSION_MAX_AGE_RANGE = [300, 365 * 24 * 60 * 60] as const;
+/** AUTH_SESSION_UPDATE_AGE's default (0 to the max age; 0 re-issues the session on every request). */
 export const SESSION_UPDATE_AGE = 24 * 60 * 60;
 export const CHECK_COOKIE_MAX_AGE = 900;
 /** Lifetime of the sealed WebAuthn challenge cookie (contract §4). */
@@ -76,6 +81,8 @@ export type AuthConfig = {
   /** postgresql://… or null for the embedded SQLite database in dataDir. */
   databaseUrl: string | null;
   sessionStrategy: "jwt" | "database";
+  /** AUTH_SITE_NAME: the site's name wherever the product names itself (contract section 22). */
+  siteName: string;
   sessionMaxAge: number;
   sessionUpdateAge: number;
   /** AUTH_SESSION_ABSOLUTE_MAX_AGE: seconds from sign-in after which no session lives, rolled or not; null: off. */
@@ -370,6 +377,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     } else emailTokenMaxAge = n;
   }
 
+  // The site's name (contract section 22): shown in titles, e-mails, authenticator apps.
+  const siteName = env.AUTH_SITE_NAME === undefined || env.AUTH_SITE_NAME === "" ? DEFAULT_SITE_NAME : env.AUTH_SITE_NAME.trim();
+  if (!siteName || siteName.length > SITE_NAME_MAX_LENGTH || /[\p{Cc}]/u.test(siteName)) {
+    problems.push(`AUTH_SITE_NAME must be the site's name, 1 to ${SITE_NAME_MAX_LENGTH} characters on one line (default ${DEFAULT_SITE_NAME})`);
+  }
+
+  // Session lifetimes (contract section 22, ADR 113): the update age is at most the max age.
+  const configuredMaxAge = wholeNumber(env, "AUTH_SESSION_MAX_AGE", { min: SESSION_MAX_AGE_RANGE[0], max: SESSION_MAX_AGE_RANGE[1], fallback: SESSION_MAX_AGE, unit: "seconds" }, problems);
+  const configuredUpdateAge = wholeNumber(
+    env,
+    "AUTH_SESSION_UPDATE_AGE",
+    { min: 0, max: configuredMaxAge, fallback: Math.min(SESSION_UPDATE_AGE, configuredMaxAge), unit: "seconds" },
+    problems,
+  );
+
   let sessionAbsoluteMaxAge: number | null = null;
   if (e.AUTH_SESSION_ABSOLUTE_MAX_AGE) {
     const n = Number(e.AUTH_SESSION_ABSOLUTE_MAX_AGE);
@@ -430,8 +452,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir,
     databaseUrl,
     sessionStrategy: e.AUTH_SESSION_STRATEGY ?? "jwt",
-    sessionMaxAge: aal2 ? AAL2_SESSION_IDLE_MAX_AGE : SESSION_MAX_AGE,
-    sessionUpdateAge: aal2 ? AAL2_SESSION_UPDATE_AGE : SESSION_UPDATE_AGE,
+    siteName,
+    sessionMaxAge: capped(configuredMaxAge, AAL2_SESSION_IDLE_MAX_AGE),
+    sessionUpdateAge: capped(configuredUpdateAge, AAL2_SESSION_UPDATE_AGE),
     sessionAbsoluteMaxAge: aal2 ? Math.min(sessionAbsoluteMaxAge ?? AAL2_SESSION_ABSOLUTE_MAX_AGE, AAL2_SESSION_ABSOLUTE_MAX_AGE) : sessionAbsoluteMaxAge,
     oidc,
     presets,
@@ -442,7 +465,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     passkeys: e.AUTH_PASSKEYS ?? true,
     signup: e.AUTH_SIGNUP ?? !production,
     passwordMinLength,
-    passwordContextWords: contextWords(e.AUTH_PASSWORD_CONTEXT_WORDS, origin),
+    passwordContextWords: contextWords(e.AUTH_PASSWORD_CONTEXT_WORDS, siteName, origin),
     passwordBreachCheck,
     emailCode: e.AUTH_EMAIL_CODE ?? true,
     // A code never outlives its link (AUTH_EMAIL_MAX_AGE may be as short as 60 s).
@@ -469,9 +492,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * ("app.example.com": also "example"), lower case, without the words shorter than
  * CONTEXT_WORD_MIN_LENGTH and without repeats. Top-level domains such as "com" fall out by length.
  */
-function contextWords(raw: string | undefined, origin: string | null): string[] {
+function contextWords(raw: string | undefined, siteName: string, origin: string | null): string[] {
   const words = (raw ?? "").split(",").map((w) => w.trim());
-  words.push(SITE_NAME);
+  words.push(siteName);
   if (origin) {
     const host = new URL(origin).hostname;
     words.push(host, ...host.split("."));

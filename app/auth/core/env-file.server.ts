@@ -1,14 +1,16 @@
-// Environment files (ADR 107): the one reader of KEY=value files for every command. Today the npm
-// run commands read the file named by VESTIBULE_ENV_FILE (the operator's production settings,
-// /etc/vestibule/vestibule.env); a project-root .env, when one is added, goes through the same
-// loadEnvFile. A variable already in the environment wins over the file.
+// Environment files (ADR 107, 113): the one reader of KEY=value files for every command. `npm run
+// dev`, `npm start` and the npm run commands read ONE file: the one VESTIBULE_ENV_FILE names (the
+// operator's production settings, /etc/vestibule/vestibule.env) when it is set, else the project
+// root's .env when there is one (a developer's settings, git-ignored; .env.example lists them).
+// A variable already in the environment wins over the file.
 //
 // The accepted syntax is the part of KEY=value on which systemd's EnvironmentFile= and `sh`
 // (`. file`) agree, so the one file serves the systemd unit, a shell and these commands with the
 // same values: a value is bare (letters, digits and _ . / : @ % + , = ? -), in single quotes
 // (anything but a single quote), or in double quotes without " $ ` \. Anything else stops with the
 // file's name and the line number, rather than being read one way here and another way there.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
 
 /** The variable naming the env file the commands read (`VESTIBULE_ENV_FILE=/etc/vestibule/vestibule.env npm run …`). */
 export const ENV_FILE_VARIABLE = "VESTIBULE_ENV_FILE";
@@ -79,10 +81,18 @@ export function loadEnvFile(file: string, env: Record<string, string | undefined
   return set;
 }
 
-/** The env file the commands read (VESTIBULE_ENV_FILE), loaded into `env`; its path, or null when none is named. */
-export function loadCommandEnvFile(env: Record<string, string | undefined> = process.env): string | null {
-  const file = env[ENV_FILE_VARIABLE];
-  if (!file) return null;
+/** The project's own env file, in its root: read when VESTIBULE_ENV_FILE is unset. */
+export const PROJECT_ENV_FILE = ".env";
+
+/**
+ * The env file the commands and the servers read, loaded into `env`: VESTIBULE_ENV_FILE's when it
+ * is set (an unreadable one stops), else `<root>/.env` when it exists (`root`: the project root,
+ * where npm runs its scripts). Its path, or null when there is none.
+ */
+export function loadCommandEnvFile(env: Record<string, string | undefined> = process.env, root: string = process.cwd()): string | null {
+  const named = env[ENV_FILE_VARIABLE];
+  const file = named || path.join(root, PROJECT_ENV_FILE);
+  if (!named && !existsSync(file)) return null;
   loadEnvFile(file, env);
   return file;
 }

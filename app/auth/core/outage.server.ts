@@ -11,6 +11,7 @@ import { DEFAULT_LOCALE, directionOf } from "../../i18n/languages.server";
 import { fromAcceptLanguage, fromLanguageCookie } from "../../i18n/negotiate.server";
 import { runWithLocale, t } from "../../i18n/t.server";
 import { pageTitle } from "../../site";
+import { getConfig } from "./config.server";
 import { isDatabaseUnavailable } from "../../db/unavailable.server";
 import { log } from "./log.server";
 import { markRequest, outsideRequest, requestMarked } from "./request-context.server";
@@ -112,7 +113,7 @@ export function startupOutageAnswer(request: { method: string; headers: Record<s
     const [heading, message, detail] = (["heading", "message", "detail"] as const).map((part) => escapeHtml(t(`errorPage.ServiceUnavailable.${part}`)));
     return (
       `<!DOCTYPE html><html lang="${locale}" dir="${directionOf(locale)}"><head><meta charset="utf-8">` +
-      `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(pageTitle(t("errorPage.ServiceUnavailable.heading")))}</title></head>` +
+      `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(pageTitle(getConfig().siteName, t("errorPage.ServiceUnavailable.heading")))}</title></head>` +
       `<body><main><h1>${heading}</h1><p role="alert">${message}</p><p>${detail}</p></main></body></html>`
     );
   });

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { JWTPayload } from "jose";
 import { db } from "../../db/client.server";
 import { findSessionByTokenHash, type SessionLookupRow } from "../../db/session-lookup.server";
-import { SESSION_MAX_AGE } from "./config.server";
+import { getConfig } from "./config.server";
 import { chunkNames, clearChunkedCookie, readChunkedCookie, serializeCookie, writeChunkedCookie } from "./cookies.server";
 import { randomToken, sha256hex } from "./crypto.server";
 import { encodeJwt, resealJwt, tryDecodeJwt } from "./jwt.server";
@@ -101,6 +101,20 @@ function lifetime(ar: AuthRequest, signedInAt: number, now: Date): number {
   const { sessionMaxAge, sessionAbsoluteMaxAge } = ar.config;
   if (sessionAbsoluteMaxAge === null) return sessionMaxAge;
   return Math.min(sessionMaxAge, signedInAt + sessionAbsoluteMaxAge - Math.floor(now.getTime() / 1000));
+}
+
+/**
+ * A cookie issued longer ago than the configured max age is over, whatever its own `exp` says: one
+ * minted before AUTH_SESSION_MAX_AGE was shortened lives no longer than the new setting allows, so
+ * a cut-off kept for the configured max age outlives every cookie it refuses (ADR 113).
+ */
+function pastMaxAge(ar: AuthRequest, issuedAt: number, now: Date): boolean {
+  return now.getTime() / 1000 - issuedAt > ar.config.sessionMaxAge;
+}
+
+/** Until when a cut-off written at `notBefore` is kept: the configured session max age (ADR 113). */
+function cutoffExpiry(notBefore: Date): Date {
+  return new Date(notBefore.getTime() + getConfig().sessionMaxAge * 1000);
 }
 
 function pastAbsoluteMaxAge(ar: AuthRequest, signedInAt: number, now: Date): boolean {
@@ -216,7 +230,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
   const ended = revocationsComplete()
     ? isRevoked(sid, sub, issuedAtMs, { cutoff: !kept }) || (!kept && (await isOrphaned(sid, sub, issuedAtMs)))
     : await endedInDatabase(sid, sub, issuedAtMs, { cutoff: !kept, failClosed: true });
-  if (ended || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
+  if (ended || pastMaxAge(ar, iat, now) || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
 
   let exp = payload.exp;
   let setCookies: string[] = [];
@@ -522,7 +536,7 @@ export async function revokeUserSessions(userId: string, { except = null as stri
   // To the millisecond: every cookie issued up to this moment is refused, those of this same second
   // included; the kept one is minted after it (writeJwtCookie).
   const notBefore = now;
-  const expires = new Date(notBefore.getTime() + SESSION_MAX_AGE * 1000);
+  const expires = cutoffExpiry(notBefore);
   await client.sessionCutoff.upsert({ where: { userId }, create: { userId, notBefore, expires }, update: { notBefore, expires } });
   revokedHere([], { userId, notBefore, expires });
   return count + jwt.length;
@@ -535,7 +549,7 @@ export async function revokeUserSessions(userId: string, { except = null as stri
  */
 async function cutOffOrphanCookies(userId: string, now: Date) {
   const notBefore = now;
-  const expires = new Date(notBefore.getTime() + SESSION_MAX_AGE * 1000);
+  const expires = cutoffExpiry(notBefore);
   await db().sessionOrphanCutoff.upsert({ where: { userId }, create: { userId, notBefore, expires }, update: { notBefore, expires } });
   orphansCutOffHere({ userId, notBefore, expires });
 }
@@ -550,7 +564,7 @@ async function cutOffOrphanCookies(userId: string, now: Date) {
  */
 export async function revokeAllSessions(now = new Date()): Promise<number> {
   const notBefore = now;
-  const expires = new Date(notBefore.getTime() + SESSION_MAX_AGE * 1000);
+  const expires = cutoffExpiry(notBefore);
   await db().globalSessionCutoff.upsert({ where: { id: EVERYONE_CUTOFF_ID }, create: { id: EVERYONE_CUTOFF_ID, notBefore, expires }, update: { notBefore, expires } });
   everyoneCutHere({ notBefore, expires });
   const database = await endDatabaseSessions({}, now);

@@ -17,6 +17,7 @@ import type { PasswordRefusal } from "../core/errors";
 import { log } from "../core/log.server";
 import { isSimplePattern } from "./password-patterns.server";
 import { t } from "../../i18n/t.server";
+import { DEFAULT_SITE_NAME } from "../../site";
 
 /** Longest password accepted when one is chosen, in code points after NFKC. */
 export const POLICY_MAX_LENGTH = 256;
@@ -118,13 +119,13 @@ export function checkPasswordLocally(password: string, owner: PasswordOwner, con
 export async function checkPassword(
   password: unknown,
   owner: PasswordOwner,
-  config: PolicyConfig & Pick<AuthConfig, "passwordBreachCheck">,
+  config: PolicyConfig & Pick<AuthConfig, "passwordBreachCheck"> & Partial<Pick<AuthConfig, "siteName">>,
 ): Promise<PolicyResult> {
   const min = minimumLength(owner, config);
   if (typeof password !== "string") return refused("tooShort", min);
   const local = checkPasswordLocally(password, owner, config);
   if (!local.ok || !config.passwordBreachCheck) return local;
-  return (await breached(local.password, config.passwordBreachCheck.url)) ? refused("breached", min) : local;
+  return (await breached(local.password, config.passwordBreachCheck.url, config.siteName ?? DEFAULT_SITE_NAME)) ? refused("breached", min) : local;
 }
 
 /**
@@ -133,13 +134,13 @@ export async function checkPassword(
  * Fails open: a timeout, a network error or a status other than 200 passes the password and logs
  * one warn line.
  */
-export async function breached(normalizedPassword: string, baseUrl: string): Promise<boolean> {
+export async function breached(normalizedPassword: string, baseUrl: string, siteName: string): Promise<boolean> {
   const digest = createHash("sha1").update(normalizedPassword, "utf8").digest("hex").toUpperCase();
   const prefix = digest.slice(0, 5);
   const suffix = digest.slice(5);
   try {
     const response = await fetch(`${baseUrl}/range/${prefix}`, {
-      headers: { "Add-Padding": "true", "User-Agent": "Vestibule password check" },
+      headers: { "Add-Padding": "true", "User-Agent": `${siteName} password check` },
       signal: AbortSignal.timeout(BREACH_CHECK_TIMEOUT_MS),
       redirect: "error",
     });

@@ -4,11 +4,9 @@
 // for any other is refused (ADR 041).
 import type { AuthRequest } from "../core/request.server";
 
-/** The name authenticators show next to the account. */
-export const RP_NAME = "Vestibule";
-
 export type RelyingParty = { id: string; origin: string; name: string };
 
 export function relyingParty(ar: AuthRequest): RelyingParty {
-  return { id: new URL(ar.origin).hostname, origin: ar.origin, name: RP_NAME };
+  // name: what authenticators show next to the account, the site's name (AUTH_SITE_NAME).
+  return { id: new URL(ar.origin).hostname, origin: ar.origin, name: ar.config.siteName };
 }

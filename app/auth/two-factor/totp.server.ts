@@ -4,15 +4,13 @@
 // three always made, so the answer's timing says nothing about which step matched.
 import { HOTP, Secret, TOTP } from "otpauth";
 import { encode } from "uqr";
-import { SITE_NAME } from "../../site";
+import { getConfig } from "../core/config.server";
 import { constantTimeEqual } from "../core/crypto.server";
 
 export const TOTP_PERIOD = 30;
 export const TOTP_DIGITS = 6;
 /** Steps of drift accepted either side of now. */
 export const TOTP_WINDOW = 1;
-/** The issuer an authenticator app shows beside the account. */
-export const TOTP_ISSUER = SITE_NAME;
 const TOTP_CODE = /^[0-9]{6}$/;
 
 /** A fresh 160-bit secret (RFC 4226's recommended length), base32 as apps take it. */
@@ -49,7 +47,8 @@ export function matchTotpStep(secretBase32: string, code: string, now: Date): nu
 /** The otpauth:// URI an authenticator app scans: issuer, the account's e-mail, the secret. */
 export function otpauthUri(secretBase32: string, accountName: string): string {
   return new TOTP({
-    issuer: TOTP_ISSUER,
+    // The issuer an authenticator app shows beside the account: the site's name (AUTH_SITE_NAME).
+    issuer: getConfig().siteName,
     label: accountName,
     algorithm: "SHA1",
     digits: TOTP_DIGITS,

@@ -2,7 +2,7 @@ import { data, useLoaderData, type MetaFunction } from "react-router";
 import { getConfig } from "~/auth/core";
 import { LocalTime } from "~/components/local-time";
 import { useT } from "~/i18n/react";
-import { pageTitle } from "~/site";
+import { PageTitle } from "~/components/site-name";
 import { listOutbox, outboxDir } from "~/mail/outbox.server";
 
 // Development only: app/routes.ts mounts this route only outside production builds, and the
@@ -27,7 +27,7 @@ export default function DevOutbox() {
   const { smtp, folder, messages } = useLoaderData<typeof loader>();
   return (
     <main>
-      <title>{pageTitle(t("outbox.title"))}</title>
+      <PageTitle page={t("outbox.title")} />
       <section className="card" aria-labelledby="outbox-heading">
         <h1 id="outbox-heading">{t("outbox.title")}</h1>
         <p className="muted">{smtp ? t("outbox.smtp") : t("outbox.kept", { folder })}</p>

@@ -6,7 +6,7 @@
 import { SessionProvider, useSession as useNextAuthSession } from "next-auth/react";
 import { useSession } from "~/auth/react";
 import { useT } from "~/i18n/react";
-import { pageTitle } from "~/site";
+import { PageTitle } from "~/components/site-name";
 
 function NextAuthSession() {
   const t = useT();
@@ -19,7 +19,7 @@ export default function SessionExample() {
   const { data } = useSession();
   return (
     <main>
-      <title>{pageTitle(t("example.session.title"))}</title>
+      <PageTitle page={t("example.session.title")} />
       <section className="card">
         <h1>{t("example.session.title")}</h1>
         <h2>{t("example.session.fromPage")}</h2>

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { EnvFileError, loadEnvFile, parseEnvFile } from "../../../app/auth/core/env-file.server.ts";
+import { EnvFileError, loadCommandEnvFile, loadEnvFile, parseEnvFile } from "../../../app/auth/core/env-file.server.ts";
 import { parseSystemdEnvironmentFile } from "../../support/systemd-env.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -97,5 +97,42 @@ describe("env files read by systemd, sh and the commands", () => {
     expect(() => loadEnvFile(tempFile("LOG_LEVEL=info\nBAD LINE\n"), untouched)).toThrow(/test\.env:2: expected NAME=value/);
     expect(untouched).toEqual({});
     expect(() => loadEnvFile("/nonexistent/vestibule.env", untouched)).toThrow(/\/nonexistent\/vestibule\.env: cannot be read \(ENOENT\)/);
+  });
+});
+
+describe("the project's .env and VESTIBULE_ENV_FILE (ADR 113)", () => {
+  function project(dotEnv: string | null): string {
+    const dir = mkdtempSync(path.join(tmpdir(), "vestibule-project-"));
+    if (dotEnv !== null) writeFileSync(path.join(dir, ".env"), dotEnv);
+    return dir;
+  }
+
+  it("a developer's .env in the project root is read when VESTIBULE_ENV_FILE is unset; the shell's value wins", () => {
+    const root = project("AUTH_SITE_NAME='Acme Notes'\nPORT=4000\n");
+    const env: Record<string, string | undefined> = { PORT: "5000" };
+    expect(loadCommandEnvFile(env, root)).toBe(path.join(root, ".env"));
+    expect(env).toEqual({ PORT: "5000", AUTH_SITE_NAME: "Acme Notes" });
+  });
+
+  it("without a .env nothing is read and nothing stops", () => {
+    const env: Record<string, string | undefined> = {};
+    expect(loadCommandEnvFile(env, project(null))).toBeNull();
+    expect(env).toEqual({});
+  });
+
+  it("VESTIBULE_ENV_FILE, when set, is the one file read: the project's .env is left alone", () => {
+    const root = project("LOG_LEVEL=debug\nPORT=4000\n");
+    const named = tempFile("LOG_LEVEL=warn\n");
+    const env: Record<string, string | undefined> = { VESTIBULE_ENV_FILE: named };
+    expect(loadCommandEnvFile(env, root)).toBe(named);
+    expect(env).toEqual({ VESTIBULE_ENV_FILE: named, LOG_LEVEL: "warn" });
+  });
+
+  it("a malformed line of .env stops the start naming the file and its line", () => {
+    const root = project("PORT=4000\nAUTH_SITE_NAME=Acme Notes\n");
+    const env: Record<string, string | undefined> = {};
+    expect(() => loadCommandEnvFile(env, root)).toThrow(EnvFileError);
+    expect(() => loadCommandEnvFile(env, root)).toThrow(`${path.join(root, ".env")}:2: put the value of AUTH_SITE_NAME in single quotes`);
+    expect(env).toEqual({});
   });
 });

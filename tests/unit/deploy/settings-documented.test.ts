@@ -6,15 +6,24 @@
 // (`wholeNumber(env, "X", …)`), a name built from a template of capitals around one `${…}`
 // (`AUTH_${preset}_ID`, documented as `AUTH_<PRESET>_ID`) and a prefix of capitals ending in `_`
 // that variables are matched by (`AUTH_RATE_LIMIT_`, documented as `AUTH_RATE_LIMIT_<NAME>`).
+// The same reads, and those of the npm run commands in scripts/, are in .env.example too (contract
+// section 22, ADR 113), each with its default, in a form the env-file reader accepts.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { parseEnvFile } from "../../../app/auth/core/env-file.server.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
 /** Node's own variable, which server/memory-limits.ts only reads to keep what the operator set. */
 const NOT_VESTIBULE_SETTINGS = new Set(["NODE_OPTIONS"]);
+
+/**
+ * Variables of the development tooling in scripts/, not settings of the app: the Prisma 6 schema
+ * tool (scripts/prisma6/) and the benchmark's own PostgreSQL (scripts/bench.ts, README "Speed").
+ */
+const TOOLING = new Set(["DB_PROVIDER", "PRISMA6_DATABASE_URL", "PRISMA6_SCHEMA", "VESTIBULE_BENCH_PG_URL"]);
 
 function sources(dir: string): string[] {
   return readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })
@@ -84,6 +93,38 @@ describe("settings documentation", () => {
     for (const known of ["PORT", "SHUTDOWN_TIMEOUT_MS", "AUTH_URL", "DATABASE_POOL_MAX", "METRICS_TOKEN", "AUTH_*_ID", "AUTH_RATE_LIMIT_*"]) expect(read.has(known), known).toBe(true);
     const documented = new Set([...documentedIn(readFileSync(path.join(root, "README.md"), "utf8")), ...documentedIn(readFileSync(path.join(root, "deploy/README.md"), "utf8"))]);
     const missing = [...read].filter(([name]) => !documented.has(name) && !NOT_VESTIBULE_SETTINGS.has(name)).map(([name, file]) => `${name} (read in ${file})`);
+    expect(missing).toEqual([]);
+  });
+
+  it("every environment variable app/, server/ and the npm run commands of scripts/ read is in .env.example, which the env-file reader accepts uncommented", () => {
+    const read = new Map<string, string>();
+    for (const file of [...sources("app"), ...sources("server"), ...sources("scripts")]) {
+      for (const name of readsIn(readFileSync(file, "utf8"))) if (!read.has(name)) read.set(name, path.relative(root, file));
+    }
+    expect(read.has("AUTH_SESSION_MAX_AGE"), "the scan sees config.server.ts").toBe(true);
+    const example = readFileSync(path.join(root, ".env.example"), "utf8");
+    const listed = new Set<string>();
+    for (const m of example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*(?:<[A-Z_]+>[A-Z0-9_]*)?)=/gm)) listed.add(m[1]!.replace(/<[A-Z_]+>/, "*"));
+    const missing = [...read].filter(([name]) => !listed.has(name) && !NOT_VESTIBULE_SETTINGS.has(name) && !TOOLING.has(name)).map(([name, file]) => `${name} (read in ${file})`);
+    expect(missing).toEqual([]);
+    // As shipped it sets nothing; each `# NAME=default` line, uncommented, is a line .env accepts.
+    expect(parseEnvFile(example, ".env.example").size).toBe(0);
+    const uncommented = example
+      .split("\n")
+      .filter((line) => /^# [A-Z][A-Z0-9_]*=/.test(line))
+      .map((line) => line.slice(2))
+      .join("\n");
+    expect(parseEnvFile(uncommented, ".env.example (uncommented)").size).toBeGreaterThan(40);
+  });
+
+  it("every environment variable the npm run commands of scripts/ read is in a settings table of README.md or deploy/README.md", () => {
+    const documented = new Set([...documentedIn(readFileSync(path.join(root, "README.md"), "utf8")), ...documentedIn(readFileSync(path.join(root, "deploy/README.md"), "utf8"))]);
+    const missing: string[] = [];
+    for (const file of sources("scripts")) {
+      for (const name of readsIn(readFileSync(file, "utf8"))) {
+        if (!documented.has(name) && !TOOLING.has(name) && !NOT_VESTIBULE_SETTINGS.has(name)) missing.push(`${name} (read in ${path.relative(root, file)})`);
+      }
+    }
     expect(missing).toEqual([]);
   });
 });

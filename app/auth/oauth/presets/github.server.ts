@@ -1,7 +1,7 @@
 // GitHub: plain OAuth 2.0 (no ID token). The profile comes from GET /user, the address from
 // GET /user/emails — only a verified one, the primary first — so an unverified address on a
 // GitHub account can never be used to reach someone else's Vestibule account.
-import type { OAuthClientConfig } from "../../core/config.server";
+import type { AuthConfig, OAuthClientConfig } from "../../core/config.server";
 import { nonEmptyString, type OAuthProfile, type OAuthProviderDefinition, type ProfileFetcher } from "./definition";
 
 const API = "https://api.github.com";
@@ -25,7 +25,7 @@ export async function githubProfile(fetchJson: ProfileFetcher, accessToken: stri
   };
 }
 
-export function githubProvider(client: OAuthClientConfig): OAuthProviderDefinition {
+export function githubProvider(client: OAuthClientConfig, config: Pick<AuthConfig, "siteName">): OAuthProviderDefinition {
   return {
     id: "github",
     name: "GitHub",
@@ -38,7 +38,8 @@ export function githubProvider(client: OAuthClientConfig): OAuthProviderDefiniti
     },
     scope: "read:user user:email",
     clientAuth: "client_secret_post",
-    apiHeaders: { Accept: "application/vnd.github+json", "User-Agent": "Vestibule", "X-GitHub-Api-Version": "2022-11-28" },
+    // GitHub asks for a User-Agent naming the application: the site's name (AUTH_SITE_NAME).
+    apiHeaders: { Accept: "application/vnd.github+json", "User-Agent": config.siteName, "X-GitHub-Api-Version": "2022-11-28" },
     fetchProfile: (fetchJson, accessToken) => githubProfile(fetchJson, accessToken),
   };
 }

@@ -9,12 +9,12 @@ import { googleProvider } from "./google.server";
 import { microsoftEntraIdProvider } from "./microsoft-entra-id.server";
 import { oidcProvider } from "./oidc.server";
 
-const PRESETS: Record<PresetId, (client: { clientId: string; clientSecret: string }) => OAuthProviderDefinition> = {
+const PRESETS: Record<PresetId, (client: { clientId: string; clientSecret: string }, config: AuthConfig) => OAuthProviderDefinition> = {
   github: githubProvider,
   google: googleProvider,
   gitlab: gitlabProvider,
   discord: discordProvider,
-  "microsoft-entra-id": microsoftEntraIdProvider,
+  "microsoft-entra-id": (client) => microsoftEntraIdProvider(client),
 };
 
 const definitions = new WeakMap<AuthConfig, OAuthProviderDefinition[]>();
@@ -26,7 +26,7 @@ export function oauthDefinitions(config: AuthConfig): OAuthProviderDefinition[] 
     if (config.oidc) list.push(oidcProvider(config.oidc));
     for (const [id, preset] of Object.entries(PRESETS) as [PresetId, (typeof PRESETS)[PresetId]][]) {
       const client = config.presets[id];
-      if (client) list.push(preset(client));
+      if (client) list.push(preset(client, config));
     }
     definitions.set(config, list);
   }
