@@ -262,6 +262,8 @@ describe("the setup key and the recovery codes", () => {
     const list = await codes.locator("[data-recovery-code]").evaluateAll((els) => els.map((e) => e.getAttribute("data-recovery-code")!));
     expect(list.length).toBeGreaterThan(0);
     await codes.getByRole("button", { name: "Copy codes" }).click();
+    // The status is spoken once the clipboard has the codes: wait for it, then there is one.
+    await codes.getByRole("status").filter({ hasText: "Copied" }).waitFor();
     await expect(codes.getByRole("status").filter({ hasText: "Copied" }).count()).resolves.toBe(1);
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(list.join("\n"));
   });

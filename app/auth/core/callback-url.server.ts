@@ -13,10 +13,23 @@ const MAX_LENGTH = 2048;
  */
 export function pageOfRequest(url: URL): string {
   const path = url.pathname === "/_root.data" ? "/" : url.pathname.replace(/\.data$/, "");
-  const search = new URLSearchParams(url.search);
-  search.delete("_routes");
-  search.delete("index");
-  const query = search.toString();
+  // The page's own parameters stay as the page had them (re-encoding would turn a nested
+  // callbackUrl's "%2F" into "%252F"); only React Router's own are dropped.
+  const query = url.search
+    .slice(1)
+    .split("&")
+    .filter((part) => {
+      if (!part) return false;
+      const key = part.split("=", 1)[0]!;
+      let name: string;
+      try {
+        name = decodeURIComponent(key.replace(/\+/g, " "));
+      } catch {
+        return true;
+      }
+      return name !== "_routes" && name !== "index";
+    })
+    .join("&");
   return query ? `${path}?${query}` : path;
 }
 
