@@ -251,6 +251,8 @@ describe("the setup key and the recovery codes", () => {
     await waitForHydration(page);
     const setup = page.locator("#totp-setup");
     await setup.getByRole("button", { name: "Copy key" }).click();
+    // The clipboard answers when it answers: wait for the status to speak, then read it.
+    await setup.getByRole("status").filter({ hasText: "Copied" }).waitFor();
     await expect(setup.getByRole("status").innerText()).resolves.toBe("Copied");
     // The copied value has no spaces.
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
