@@ -25,6 +25,18 @@ export const SIGNIN_ERROR_MESSAGES = {
 } as const satisfies Record<string, MessageKey>;
 
 /**
+ * Notices the sign-in page shows with `?notice=`: not a refusal, but why this browser is signed
+ * out and has to sign in (again).
+ */
+export const SIGNIN_NOTICE_MESSAGES = {
+  // "Sign out everywhere" ended this session with the others.
+  SignedOutEverywhere: "notice.SignedOutEverywhere",
+  // The sign-in method this session came from (a linked account, a passkey) was removed.
+  SignInMethodRemoved: "notice.SignInMethodRemoved",
+} as const satisfies Record<string, MessageKey>;
+export type SigninNoticeCode = keyof typeof SIGNIN_NOTICE_MESSAGES;
+
+/**
  * Codes that send the visitor back to the sign-in page with `?error=`. EmailInvalid: the e-mail
  * form got something that is not one plain address (shown at the field, §7's "any other" text).
  */

@@ -3,7 +3,7 @@ import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "../core/cal
 import { expireCookie } from "../core/cookies.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../core/email-address";
-import { signinErrorMessage } from "../core/messages.server";
+import { signinErrorMessage, signinNoticeMessage } from "../core/messages.server";
 import { errorPageData, headersWith, optionalSession } from "../core/page-session.server";
 import { t } from "../../i18n/t.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
@@ -87,6 +87,7 @@ export async function signinPageData(request: Request) {
       callbackUrl: toRelative(callback.url),
       providers,
       error: error ? { code: error.slice(0, 64), message: signinErrorMessage(error, ar.url.searchParams)! } : null,
+      notice: signinNoticeMessage(ar.url.searchParams.get("notice")),
       email: kept.address ?? "",
       step: kept.step,
       signedInAs: session?.data.user.email ?? session?.data.user.name ?? null,
