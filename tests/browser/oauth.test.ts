@@ -145,7 +145,7 @@ for (const javaScriptEnabled of [false, true]) {
       await context.close();
     });
 
-    it("Cancel at the IdP shows the Access Denied page", async () => {
+    it("a visitor who presses Cancel at the IdP is told on the sign-in page they cancelled, with the other ways to sign in", async () => {
       const context = await newContext(browser, { javaScriptEnabled });
       const page = await context.newPage();
       await page.goto(`${app.url}/auth/signin`);
@@ -153,9 +153,10 @@ for (const javaScriptEnabled of [false, true]) {
       await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
       await page.waitForURL((url) => url.origin === idp.issuer);
       await page.locator("#idp-cancel").click();
-      await page.waitForURL((url) => url.origin === app.url && url.pathname === "/auth/error");
-      expect(new URL(page.url()).searchParams.get("error")).toBe("AccessDenied");
-      await expect(page.locator("body").textContent()).resolves.toContain("You do not have permission to sign in.");
+      await page.waitForURL((url) => url.origin === app.url && url.pathname === "/auth/signin");
+      expect(new URL(page.url()).searchParams.get("error")).toBe("OAuthCancelled");
+      await expect(page.getByRole("alert").textContent()).resolves.toBe("You cancelled signing in with Test IdP. Choose another way or try again.");
+      await expect(page.getByRole("button", { name: "Sign in with Test IdP" }).count()).resolves.toBe(1);
       await context.close();
     });
   });

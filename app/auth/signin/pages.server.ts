@@ -65,6 +65,15 @@ function chooseStepAsked(ar: AuthRequest, error: string | null): { step: SigninS
   return { step: asked !== "address" && kept.address ? "methods" : "address", address: kept.address ?? fromUrl, setCookie: kept.setCookie };
 }
 
+/** The page's words for `error`: a cancelled provider sign-in names the provider, if this site offers it. */
+function pageErrorMessage(error: string, params: URLSearchParams, providers: readonly PageProvider[]): string {
+  if (error === "OAuthCancelled") {
+    const provider = providers.find((p) => p.id === params.get("provider") && (p.type === "oauth" || p.type === "oidc"));
+    return provider ? t("error.OAuthCancelled", { provider: provider.name }) : t("error.OAuthCancelledAny");
+  }
+  return signinErrorMessage(error, params)!;
+}
+
 export async function signinPageData(request: Request) {
   const ar = authRequest(request);
   const csrf = ensureCsrfToken(ar);
@@ -86,7 +95,7 @@ export async function signinPageData(request: Request) {
       csrfToken: csrf.token,
       callbackUrl: toRelative(callback.url),
       providers,
-      error: error ? { code: error.slice(0, 64), message: signinErrorMessage(error, ar.url.searchParams)! } : null,
+      error: error ? { code: error.slice(0, 64), message: pageErrorMessage(error, ar.url.searchParams, providers) } : null,
       notice: signinNoticeMessage(ar.url.searchParams.get("notice")),
       email: kept.address ?? "",
       step: kept.step,

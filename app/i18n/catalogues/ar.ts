@@ -53,6 +53,8 @@ export const ar: Catalogue = {
   "error.TwoFactorRequired": "أدخل الرمز الظاهر في تطبيق المصادقة.",
   "error.TwoFactorExpired": "انتهت صلاحية تسجيل الدخول قبل إدخال الرمز. سجّل الدخول مرة أخرى.",
   "error.default": "تعذّر تسجيل الدخول.",
+  "error.OAuthCancelled": "ألغيت تسجيل الدخول عبر {provider}. اختر طريقة أخرى أو حاول مرة أخرى.",
+  "error.OAuthCancelledAny": "ألغيت تسجيل الدخول. اختر طريقة أخرى أو حاول مرة أخرى.",
   "notice.SignedOutEverywhere": "تم تسجيل خروجك من جميع الأجهزة.",
   "notice.SignInMethodRemoved": "أُزيلت الطريقة التي سجّلت بها الدخول على هذا الجهاز، لذا سُجّل خروج هذا الجهاز. سجّل الدخول بطريقة أخرى.",
   "error.RateLimited": "محاولات كثيرة جدًا. حاول مرة أخرى بعد {minutes, plural, zero {# دقيقة} one {دقيقة واحدة} two {دقيقتين} few {# دقائق} many {# دقيقة} other {# دقيقة}}.",

@@ -53,6 +53,8 @@ export const de: Catalogue = {
   "error.TwoFactorRequired": "Geben Sie den Code aus Ihrer Authenticator-App ein.",
   "error.TwoFactorExpired": "Ihre Anmeldung ist abgelaufen, bevor der Code eingegeben wurde. Melden Sie sich erneut an.",
   "error.default": "Anmeldung nicht möglich.",
+  "error.OAuthCancelled": "Sie haben die Anmeldung mit {provider} abgebrochen. Wählen Sie einen anderen Weg oder versuchen Sie es erneut.",
+  "error.OAuthCancelledAny": "Sie haben die Anmeldung abgebrochen. Wählen Sie einen anderen Weg oder versuchen Sie es erneut.",
   "notice.SignedOutEverywhere": "Sie wurden auf allen Geräten abgemeldet.",
   "notice.SignInMethodRemoved": "Die Anmeldemethode, mit der Sie sich auf diesem Gerät angemeldet hatten, wurde entfernt; dieses Gerät wurde daher abgemeldet. Melden Sie sich auf andere Weise an.",
   "error.RateLimited": "Zu viele Versuche. Versuchen Sie es in {minutes, plural, one {# Minute} other {# Minuten}} erneut.",

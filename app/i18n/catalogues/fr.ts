@@ -53,6 +53,8 @@ export const fr: Catalogue = {
   "error.TwoFactorRequired": "Saisissez le code de votre application d’authentification.",
   "error.TwoFactorExpired": "Votre connexion a expiré avant la saisie du code. Connectez-vous à nouveau.",
   "error.default": "Impossible de se connecter.",
+  "error.OAuthCancelled": "Vous avez annulé la connexion avec {provider}. Choisissez un autre moyen ou réessayez.",
+  "error.OAuthCancelledAny": "Vous avez annulé la connexion. Choisissez un autre moyen ou réessayez.",
   "notice.SignedOutEverywhere": "Vous avez été déconnecté de tous vos appareils.",
   "notice.SignInMethodRemoved": "Le moyen de connexion utilisé sur cet appareil a été supprimé ; cet appareil a donc été déconnecté. Connectez-vous d’une autre manière.",
   "error.RateLimited": "Trop de tentatives. Réessayez dans {minutes, plural, one {# minute} other {# minutes}}.",
