@@ -7,7 +7,7 @@ import { signinErrorMessage, signinNoticeMessage } from "../core/messages.server
 import { errorPageData, headersWith, optionalSession } from "../core/page-session.server";
 import { t } from "../../i18n/t.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
-import { errorRedirect, redirectResponse } from "../core/respond.server";
+import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { getSession } from "../core/session.server";
 import { KEPT_ADDRESS_MAX_AGE, keepAddressCookie, SIGNIN_STEP_MAX_AGE, takeKeptAddress } from "./kept-address.server";
 import { parsePost } from "./flow.server";
@@ -178,4 +178,16 @@ export async function errorPageFor(request: Request) {
     detail: null,
     next: { href: "/account", label: t("common.accountLink") } as ErrorPageNext,
   };
+}
+
+/**
+ * GET /auth/signin/<id> (a reload or a bookmark of the page a sign-in form posted to): sign-in
+ * starts with a CSRF-checked POST, so this goes to the sign-in page, keeping the callbackUrl when
+ * it is a page of this site. Nothing is started and no provider is looked up.
+ */
+export function providerSigninGet(request: Request): Response {
+  const ar = authRequest(request);
+  const next = validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin);
+  const query = next ? `?${new URLSearchParams({ callbackUrl: toRelative(next) })}` : "";
+  return redirectResponse(`${ar.origin}${ar.config.basePath}/signin${query}`, { json: wantsJsonRedirect(request) });
 }
