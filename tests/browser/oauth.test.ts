@@ -86,18 +86,18 @@ describe("OAuth on the production server", () => {
     expect(ok.status).toBe(302);
   });
 
-  it("a provider error arrives as the error page with its status, and no stack trace", async () => {
+  it("a Cancel at the provider arrives as the sign-in page saying so, and no stack trace", async () => {
     const jar = new CookieJar();
     const { csrfToken } = (await (await appFetch(jar, "/auth/csrf")).json()) as { csrfToken: string };
     const start = await appFetch(jar, "/auth/signin/oidc", { method: "POST", form: { csrfToken } });
     const answer = await visitIdp(start.headers.get("Location")!, "cancel");
     if (answer.kind !== "redirect") throw new Error("expected a redirect");
     const res = await appFetch(jar, new URL(answer.url).pathname + new URL(answer.url).search);
-    expect(res.headers.get("Location")).toBe(`${app.url}/auth/error?error=AccessDenied`);
-    const page = await appFetch(jar, "/auth/error?error=AccessDenied");
-    expect(page.status).toBe(403);
+    expect(res.headers.get("Location")).toBe(`${app.url}/auth/signin?error=OAuthCancelled&provider=oidc`);
+    const page = await appFetch(jar, "/auth/signin?error=OAuthCancelled&provider=oidc");
+    expect(page.status).toBe(200);
     const html = await page.text();
-    expect(html).toContain("You do not have permission to sign in.");
+    expect(html).toContain("You cancelled signing in with Test IdP. Choose another way or try again.");
     expect(html).not.toMatch(/at [\w.]+ \(|node_modules|Error:/);
   });
 });
