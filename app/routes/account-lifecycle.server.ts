@@ -4,8 +4,9 @@
 // a download. A JSON client (X-Auth-Return-Redirect: 1 / json=true) gets JSON for both, answered
 // by the route middleware before the page would render around the action's answer.
 import { data, redirect } from "react-router";
-import { accountExport, deleteAccount, eventSource, recordEvent } from "~/auth/accounts";
-import { endSession, isRecentAuth, signedOutHeaders, type AuthRequest } from "~/auth/core";
+import { accountExport, deleteAccount, deletedBySession, eventSource, recordEvent } from "~/auth/accounts";
+import { endSession, isRecentAuth, sessionCookieDigest, signedOutHeaders, type AuthRequest } from "~/auth/core";
+import { authRequest } from "~/auth/core/request.server";
 import { type LimitRefusal } from "~/auth/core/limit-table";
 import { countHit } from "~/auth/core/limits.server";
 import { limitMessage } from "~/auth/core/messages.server";
@@ -44,7 +45,7 @@ type DeleteOutcome = { ok: true; setCookies: string[] } | { ok: false; reason: "
 
 async function runDeletion(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>): Promise<DeleteOutcome> {
   if (!isConfirmationWord(body.confirm)) return { ok: false, reason: "word" };
-  const result = await deleteAccount(session.userId, { source: "self" }, { hooks: accountDeletedHooks, ar });
+  const result = await deleteAccount(session.userId, { source: "self", session: sessionCookieDigest(ar) }, { hooks: accountDeletedHooks, ar });
   // The last administrator stays: nobody would be left to reach /admin.
   if (!result.ok && result.reason === "last-admin") return { ok: false, reason: "last-admin" };
   // The sessions were ended with the user; this clears this browser's cookies as well.
@@ -108,7 +109,17 @@ export async function accountLifecycleMiddleware({ request }: { request: Request
   const body = await postBody(request);
   if (!body || !LIFECYCLE_INTENTS.has(body.intent)) return next();
   const json = wantsJsonRedirect(request, body);
-  if (body.intent === "account-delete" && !json) return next();
+  if (body.intent === "account-delete") {
+    // The second post of a double click (or a resend) finds no session: its own deletion ended
+    // it. It gets the same confirmation as the first, and its cookies cleared.
+    const ar = authRequest(request);
+    if ((await deletedBySession(sessionCookieDigest(ar))) && !(await signedInWithCsrf(request, body))) {
+      const ended = await endSession(ar);
+      if (json) return jsonResponse({ url: `${ar.origin}${DELETED_LANDING}` }, { status: 200, setCookies: ended.setCookies, noCache: true });
+      return redirect(DELETED_LANDING, { headers: signedOutHeaders(ended.setCookies) });
+    }
+    if (!json) return next();
+  }
   const signedIn = await signedInWithCsrf(request, body);
   if (!signedIn || !(await isRecentAuth(signedIn.ar, signedIn.session))) return next();
   const { ar, session } = signedIn;

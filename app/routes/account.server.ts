@@ -254,5 +254,5 @@ export async function accountAction(request: Request) {
   await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "all", count } });
   await notifySecurityChange(ar, session.userId, { kind: "sessions-ended", scope: "all" });
   const ended = await endSession(ar);
-  throw redirect("/", { headers: signedOutHeaders(ended.setCookies) });
+  throw redirect(`${ar.config.basePath}/signin?notice=SignedOutEverywhere`, { headers: signedOutHeaders(ended.setCookies) });
 }

@@ -97,7 +97,8 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
           ) : null}
         </p>
       ) : null}
-      {recentAuth.recent ? null : (
+      {/* The standing hint, unless a refusal above already says to sign in again (one notice, one link). */}
+      {recentAuth.recent || (actionData && "reauthUrl" in actionData && actionData.reauthUrl) ? null : (
         <p className="notice" id="reauth-hint">
           {t.rich("reauth.hint", { link: (c) => <a href={recentAuth.url}>{c}</a> })}
         </p>

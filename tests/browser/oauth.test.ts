@@ -86,18 +86,18 @@ describe("OAuth on the production server", () => {
     expect(ok.status).toBe(302);
   });
 
-  it("a provider error arrives as the error page with its status, and no stack trace", async () => {
+  it("a Cancel at the provider arrives as the sign-in page saying so, and no stack trace", async () => {
     const jar = new CookieJar();
     const { csrfToken } = (await (await appFetch(jar, "/auth/csrf")).json()) as { csrfToken: string };
     const start = await appFetch(jar, "/auth/signin/oidc", { method: "POST", form: { csrfToken } });
     const answer = await visitIdp(start.headers.get("Location")!, "cancel");
     if (answer.kind !== "redirect") throw new Error("expected a redirect");
     const res = await appFetch(jar, new URL(answer.url).pathname + new URL(answer.url).search);
-    expect(res.headers.get("Location")).toBe(`${app.url}/auth/error?error=AccessDenied`);
-    const page = await appFetch(jar, "/auth/error?error=AccessDenied");
-    expect(page.status).toBe(403);
+    expect(res.headers.get("Location")).toBe(`${app.url}/auth/signin?error=OAuthCancelled&provider=oidc`);
+    const page = await appFetch(jar, "/auth/signin?error=OAuthCancelled&provider=oidc");
+    expect(page.status).toBe(200);
     const html = await page.text();
-    expect(html).toContain("You do not have permission to sign in.");
+    expect(html).toContain("You cancelled signing in with Test IdP. Choose another way or try again.");
     expect(html).not.toMatch(/at [\w.]+ \(|node_modules|Error:/);
   });
 });
@@ -145,7 +145,7 @@ for (const javaScriptEnabled of [false, true]) {
       await context.close();
     });
 
-    it("Cancel at the IdP shows the Access Denied page", async () => {
+    it("a visitor who presses Cancel at the IdP is told on the sign-in page they cancelled, with the other ways to sign in", async () => {
       const context = await newContext(browser, { javaScriptEnabled });
       const page = await context.newPage();
       await page.goto(`${app.url}/auth/signin`);
@@ -153,9 +153,10 @@ for (const javaScriptEnabled of [false, true]) {
       await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
       await page.waitForURL((url) => url.origin === idp.issuer);
       await page.locator("#idp-cancel").click();
-      await page.waitForURL((url) => url.origin === app.url && url.pathname === "/auth/error");
-      expect(new URL(page.url()).searchParams.get("error")).toBe("AccessDenied");
-      await expect(page.locator("body").textContent()).resolves.toContain("You do not have permission to sign in.");
+      await page.waitForURL((url) => url.origin === app.url && url.pathname === "/auth/signin");
+      expect(new URL(page.url()).searchParams.get("error")).toBe("OAuthCancelled");
+      await expect(page.getByRole("alert").textContent()).resolves.toBe("You cancelled signing in with Test IdP. Choose another way or try again.");
+      await expect(page.getByRole("button", { name: "Sign in with Test IdP" }).count()).resolves.toBe(1);
       await context.close();
     });
   });

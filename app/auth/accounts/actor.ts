@@ -5,10 +5,14 @@ export type Actor =
   | { source: "cli" }
   | { source: "admin"; adminId: string; ip: string | null; userAgent: string | null }
   // The user themself (deleting their own account): no client address is kept of a deleted user.
-  | { source: "self" };
+  // `session`: the digest of the session cookie that asked (sessionCookieDigest), so a second post
+  // of the same click, whose session is gone, is still answered with the deletion (not a secret:
+  // a hash of a high-entropy token, as Session.tokenHash keeps).
+  | { source: "self"; session?: string | null };
 
 /** The audit fields an actor adds to an event about `userId`. */
 export function actorEventFields(actor: Actor, userId: string, detail: Record<string, unknown>) {
+  if (actor.source === "self" && actor.session) return { userId, detail: { ...detail, source: "self", session: actor.session } };
   if (actor.source !== "admin") return { userId, detail: { ...detail, source: actor.source } };
   return { userId, ip: actor.ip, userAgent: actor.userAgent, detail: { ...detail, source: "admin", adminId: actor.adminId } };
 }

@@ -101,3 +101,19 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
   }
   return { ok: true, userId, email: deleted.email, sessionsEnded };
 }
+
+/** How long a deleted account's own browser is still answered with the deletion (a second post of a double click, a reload). */
+const DELETED_BY_SESSION_WINDOW_MS = 10 * 60_000;
+
+/**
+ * Whether the session cookie with this digest (sessionCookieDigest) deleted its own account in the
+ * last minutes: its rows are gone, so only the deletion's audit event still names it.
+ */
+export async function deletedBySession(digest: string | null, now = new Date()): Promise<boolean> {
+  if (!digest || !/^[0-9a-f]{64}$/.test(digest)) return false;
+  const found = await db().authEvent.findFirst({
+    where: { type: "user-deleted", at: { gte: new Date(now.getTime() - DELETED_BY_SESSION_WINDOW_MS) }, detail: { contains: `"session":"${digest}"` } },
+    select: { id: true },
+  });
+  return found !== null;
+}

@@ -1,6 +1,6 @@
 // What app/routes use from accounts: the audit trail, profile updates, deleting and exporting an account.
 export { eventSource, recentEvents, recordEvent } from "./audit.server";
-export { deleteAccount, type AccountDeletedHook, type DeleteAccountResult } from "./deletion.server";
+export { deleteAccount, deletedBySession, type AccountDeletedHook, type DeleteAccountResult } from "./deletion.server";
 export { accountExport } from "./export.server";
 export { sessionUpdateResponse, updateSessionData } from "./profile.server";
 export { hasSecondFactor, secondFactorSetupPending, secondFactorSetupRefusal, SECOND_FACTOR_SETUP_REQUIRED } from "./second-factor-gate.server";

@@ -22,7 +22,22 @@ export const SIGNIN_ERROR_MESSAGES = {
   TwoFactorExpired: "error.TwoFactorExpired",
   // Not in Auth.js: linking an account needs a recent sign-in (ADR 058); the visitor signs in again first.
   ReauthRequired: "error.ReauthRequired",
+  // Not in Auth.js: the visitor pressed Cancel at the provider (error=access_denied); the page
+  // names the provider (`provider=<id>`, a configured one only), see signin/pages.server.ts.
+  OAuthCancelled: "error.OAuthCancelled",
 } as const satisfies Record<string, MessageKey>;
+
+/**
+ * Notices the sign-in page shows with `?notice=`: not a refusal, but why this browser is signed
+ * out and has to sign in (again).
+ */
+export const SIGNIN_NOTICE_MESSAGES = {
+  // "Sign out everywhere" ended this session with the others.
+  SignedOutEverywhere: "notice.SignedOutEverywhere",
+  // The sign-in method this session came from (a linked account, a passkey) was removed.
+  SignInMethodRemoved: "notice.SignInMethodRemoved",
+} as const satisfies Record<string, MessageKey>;
+export type SigninNoticeCode = keyof typeof SIGNIN_NOTICE_MESSAGES;
 
 /**
  * Codes that send the visitor back to the sign-in page with `?error=`. EmailInvalid: the e-mail
@@ -73,14 +88,17 @@ export class AuthError extends Error {
    * which says there what happened: for a visitor who is signed in and stays so.
    */
   readonly landing: string | null;
+  /** More query parameters of the error's page (OAuthCancelled: the provider's id). */
+  readonly params: Record<string, string>;
   constructor(
     readonly code: AuthErrorCode,
-    options?: { cause?: unknown; log?: string; retryAfterSeconds?: number; limit?: LimitName; landing?: string },
+    options?: { cause?: unknown; log?: string; retryAfterSeconds?: number; limit?: LimitName; landing?: string; params?: Record<string, string> },
   ) {
     super(options?.log ?? code, { cause: options?.cause });
     this.name = "AuthError";
     this.retryAfterSeconds = options?.retryAfterSeconds ?? null;
     this.limit = options?.limit ?? null;
+    this.params = options?.params ?? {};
     this.landing = options?.landing?.startsWith("/") && !options.landing.startsWith("//") ? options.landing : null;
   }
 }

@@ -9,5 +9,5 @@ export { jsonRedirectMiddleware } from "./json-mode.server";
 export { errorPageData, errorPageHeaders, headersWith, optionalSession, requireSession, signedOutHeaders } from "./page-session.server";
 export { clientAddress, type AuthRequest } from "./request.server";
 export { badRequest } from "./respond.server";
-export { addSessionFactors, endSession, listSessions, reissueSession, revokeSession, revokeUserSessions, type CurrentSession } from "./session.server";
+export { addSessionFactors, endSession, listSessions, reissueSession, revokeSession, revokeUserSessions, sessionCookieDigest, type CurrentSession } from "./session.server";
 export { isRecentAuth, reauthRefusal, reauthRequiredResponse, reauthUrl, requireRecentAuth, REAUTH_REQUIRED } from "./recent-auth.server";

@@ -3,7 +3,7 @@
 // RateLimited sentences that other forms reuse.
 import { t, type MessageKey } from "../../i18n/t.server";
 import type { NameRefusal } from "./display-text";
-import { ERROR_PAGES, parseRetryMinutes, SIGNIN_ERROR_MESSAGES, type ErrorPageCode } from "./errors";
+import { ERROR_PAGES, parseRetryMinutes, SIGNIN_ERROR_MESSAGES, SIGNIN_NOTICE_MESSAGES, type ErrorPageCode, type SigninNoticeCode } from "./errors";
 import { LIMIT_KIND, LIMIT_KINDS, retryAfterMinutes, type LimitKind, type LimitRefusal } from "./limit-table";
 
 /** Why a typed name is refused (display-text.ts's one rule); `empty`: the form's own sentence for none. */
@@ -45,6 +45,11 @@ export function signinErrorMessage(code: string | null | undefined, params?: URL
     return minutes === null ? t("error.RateLimitedLater") : rateLimitedMessage(minutes, parseLimitKind(params?.get("limit")));
   }
   return Object.hasOwn(SIGNIN_ERROR_MESSAGES, code) ? t(SIGNIN_ERROR_MESSAGES[code as keyof typeof SIGNIN_ERROR_MESSAGES]) : t("error.default");
+}
+
+/** The text of a sign-in page notice (`?notice=`), or null for none or an unknown code. */
+export function signinNoticeMessage(code: string | null | undefined): string | null {
+  return code && Object.hasOwn(SIGNIN_NOTICE_MESSAGES, code) ? t(SIGNIN_NOTICE_MESSAGES[code as SigninNoticeCode]) : null;
 }
 
 export type ErrorPage = { status: number; heading: string; message: string; detail: string | null };

@@ -196,6 +196,15 @@ async function resealLongLivedCookies(ar: AuthRequest): Promise<void> {
   await readDevice({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets });
 }
 
+/**
+ * The SHA-256 (hex) of this request's session cookie as sent, or null without one: names the
+ * browser's session after its rows are gone (a deletion's second post of a double click).
+ */
+export function sessionCookieDigest(ar: AuthRequest): string | null {
+  const raw = readChunkedCookie(ar.cookies, ar.names.sessionToken);
+  return raw ? sha256hex(raw) : null;
+}
+
 /** `kept`: the request's own session, spared by the cut-off it just wrote (reissueSession). */
 async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, kept = false): Promise<SessionResult> {
   const raw = readChunkedCookie(ar.cookies, ar.names.sessionToken);

@@ -167,8 +167,11 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
       validated = oauth.validateAuthResponse(pc.as, pc.client, params, flow.state);
     } catch (error) {
       if (error instanceof oauth.AuthorizationResponseError) {
-        const code = error.error === "access_denied" ? "AccessDenied" : "OAuthCallback";
-        throw new AuthError(code, { log: `provider answered error=${error.error}`, cause: error });
+        // access_denied is the visitor's Cancel at the provider: the sign-in page says so and offers the other ways.
+        if (error.error === "access_denied") {
+          throw new AuthError("OAuthCancelled", { log: "provider answered error=access_denied", cause: error, params: { provider: d.id } });
+        }
+        throw new AuthError("OAuthCallback", { log: `provider answered error=${error.error}`, cause: error });
       }
       throw new AuthError("OAuthCallback", { log: `authorization response rejected: ${(error as Error).message}`, cause: error });
     }

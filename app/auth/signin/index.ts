@@ -4,7 +4,7 @@ export { canUnlink } from "../accounts/methods.server";
 export { emailCallbackAction, emailCallbackJsonAction, emailCallbackLoader, type ChoosePasswordPage } from "./email-link-page.server";
 export { isPageRequest, providerFlow, refusalAsPage, providersResponse, webauthnOptionsFlow } from "./endpoint.server";
 export { removePasskey, signInMethods, unlinkAccount } from "./methods.server";
-export { errorPageFor, signinPageData, signinRootAction, signoutPageData } from "./pages.server";
+export { errorPageFor, signinPageData, providerSigninGet, signinRootAction, signoutPageData } from "./pages.server";
 export { refuseCrossOriginPost } from "./origin-check.server";
 export { accountDeletedHooks, authorizationOrigins, findProvider, getProviders } from "./registry.server";
 export { signOutAction } from "./signout.server";

@@ -3,11 +3,11 @@ import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "../core/cal
 import { expireCookie } from "../core/cookies.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../core/email-address";
-import { signinErrorMessage } from "../core/messages.server";
+import { signinErrorMessage, signinNoticeMessage } from "../core/messages.server";
 import { errorPageData, headersWith, optionalSession } from "../core/page-session.server";
 import { t } from "../../i18n/t.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
-import { errorRedirect, redirectResponse } from "../core/respond.server";
+import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import { getSession } from "../core/session.server";
 import { KEPT_ADDRESS_MAX_AGE, keepAddressCookie, SIGNIN_STEP_MAX_AGE, takeKeptAddress } from "./kept-address.server";
 import { parsePost } from "./flow.server";
@@ -65,6 +65,15 @@ function chooseStepAsked(ar: AuthRequest, error: string | null): { step: SigninS
   return { step: asked !== "address" && kept.address ? "methods" : "address", address: kept.address ?? fromUrl, setCookie: kept.setCookie };
 }
 
+/** The page's words for `error`: a cancelled provider sign-in names the provider, if this site offers it. */
+function pageErrorMessage(error: string, params: URLSearchParams, providers: readonly PageProvider[]): string {
+  if (error === "OAuthCancelled") {
+    const provider = providers.find((p) => p.id === params.get("provider") && (p.type === "oauth" || p.type === "oidc"));
+    return provider ? t("error.OAuthCancelled", { provider: provider.name }) : t("error.OAuthCancelledAny");
+  }
+  return signinErrorMessage(error, params)!;
+}
+
 export async function signinPageData(request: Request) {
   const ar = authRequest(request);
   const csrf = ensureCsrfToken(ar);
@@ -86,7 +95,8 @@ export async function signinPageData(request: Request) {
       csrfToken: csrf.token,
       callbackUrl: toRelative(callback.url),
       providers,
-      error: error ? { code: error.slice(0, 64), message: signinErrorMessage(error, ar.url.searchParams)! } : null,
+      error: error ? { code: error.slice(0, 64), message: pageErrorMessage(error, ar.url.searchParams, providers) } : null,
+      notice: signinNoticeMessage(ar.url.searchParams.get("notice")),
       email: kept.address ?? "",
       step: kept.step,
       signedInAs: session?.data.user.email ?? session?.data.user.name ?? null,
@@ -168,4 +178,16 @@ export async function errorPageFor(request: Request) {
     detail: null,
     next: { href: "/account", label: t("common.accountLink") } as ErrorPageNext,
   };
+}
+
+/**
+ * GET /auth/signin/<id> (a reload or a bookmark of the page a sign-in form posted to): sign-in
+ * starts with a CSRF-checked POST, so this goes to the sign-in page, keeping the callbackUrl when
+ * it is a page of this site. Nothing is started and no provider is looked up.
+ */
+export function providerSigninGet(request: Request): Response {
+  const ar = authRequest(request);
+  const next = validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin);
+  const query = next ? `?${new URLSearchParams({ callbackUrl: toRelative(next) })}` : "";
+  return redirectResponse(`${ar.origin}${ar.config.basePath}/signin${query}`, { json: wantsJsonRedirect(request) });
 }

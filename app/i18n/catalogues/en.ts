@@ -56,6 +56,10 @@ export const en = {
   "error.TwoFactorRequired": "Enter the code from your authenticator app.",
   "error.TwoFactorExpired": "Your sign-in expired before the code was entered. Sign in again.",
   "error.default": "Unable to sign in.",
+  "error.OAuthCancelled": "You cancelled signing in with {provider}. Choose another way or try again.",
+  "error.OAuthCancelledAny": "You cancelled signing in. Choose another way or try again.",
+  "notice.SignedOutEverywhere": "You were signed out on every device.",
+  "notice.SignInMethodRemoved": "The way you signed in on this device was removed, so this device was signed out. Sign in another way.",
   "error.RateLimited": "Too many attempts. Try again in {minutes, plural, one {# minute} other {# minutes}}.",
   "error.RateLimitedLater": "Too many attempts. Try again later.",
   // A limit of attempts the visitor may not have made (ADR 111): what happened, never "too many attempts".

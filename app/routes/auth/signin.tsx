@@ -33,7 +33,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
   return <SignInSteps key={key} {...loaderData} />;
 }
 
-function SignInSteps({ csrfToken, callbackUrl, providers, error, email, step, signedInAs, passwordPages }: Route.ComponentProps["loaderData"]) {
+function SignInSteps({ csrfToken, callbackUrl, providers, error, notice, email, step, signedInAs, passwordPages }: Route.ComponentProps["loaderData"]) {
   const t = useT();
   const oauth = providers.filter((p) => p.type === "oauth" || p.type === "oidc");
   const emailProvider = providers.find((p) => p.type === "email");
@@ -221,6 +221,11 @@ function SignInSteps({ csrfToken, callbackUrl, providers, error, email, step, si
       {signedInAs ? (
         <p className="notice">
           {t("signin.signedInAs", { address: signedInAs })} <a href={callbackUrl}>{t("common.continue")}</a>
+        </p>
+      ) : null}
+      {notice ? (
+        <p className="notice" role="status" id="signin-notice">
+          {notice}
         </p>
       ) : null}
       {generalError ? (

@@ -19,7 +19,7 @@ import * as account from "../../../app/routes/account.tsx";
 import { createUser, signIn } from "../../support/auth.ts";
 import { runScript } from "../../support/cli.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
-import { callRoute, CookieJar, get, ORIGIN, post } from "../../support/http.ts";
+import { callRoute, CookieJar, fetchCsrf, get, ORIGIN, post } from "../../support/http.ts";
 import { HOSTILE_CLIENT, startHostileIdp, type HostileIdp } from "../../support/hostile-idp.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
 import { configure, openLink, requestLink, sessionOf, smtpEnv, useSmtpSink } from "../email/helpers.ts";
@@ -116,7 +116,7 @@ describe.each(["jwt", "database"] as const)(`delete my account, %s sessions (${d
     const events = await testDb().authEvent.findMany({ where: { userId: user.id } });
     expect(events.length).toBeGreaterThanOrEqual(4);
     expect(events.filter((e) => e.ip !== null || e.userAgent !== null)).toEqual([]);
-    expect(JSON.parse(events.find((e) => e.type === "user-deleted")!.detail!)).toEqual({ count: 2, source: "self" });
+    expect(JSON.parse(events.find((e) => e.type === "user-deleted")!.detail!)).toEqual({ count: 2, source: "self", session: expect.stringMatching(/^[0-9a-f]{64}$/) });
 
     // Both devices are signed out here, and in a fresh process reading only the database.
     expect(await sessionOf(laptop)).toBeNull();
@@ -138,6 +138,33 @@ describe.each(["jwt", "database"] as const)(`delete my account, %s sessions (${d
     expect((await sessionOf(jar))?.user.email).toBe(ADA);
     const again = await testDb().user.findUniqueOrThrow({ where: { email: ADA } });
     expect(again.id).not.toBe(user.id);
+  });
+
+  it("a visitor who double-clicks Delete my account gets the deleted confirmation from both posts (form and JSON); a stranger's post without a session is still sent to sign in", async () => {
+    for (const json of [false, true]) {
+      await createUser(ADA, "Ada");
+      const { jar } = await signIn(new CookieJar(), ADA);
+      const { csrfToken } = await accountPage(jar);
+      // Both posts leave the browser with the cookies as they are before either answer.
+      const cookies = Object.fromEntries(jar.names().map((n) => [n, jar.get(n)!]));
+      const send = () => {
+        const request = post("/account", { csrfToken, intent: "account-delete", confirm: "DELETE" }, { jar: new CookieJar(cookies), headers: { "User-Agent": CHROME, ...(json ? { "X-Auth-Return-Redirect": "1" } : {}) } });
+        const [reauth, lifecycle] = account.middleware;
+        return reauth!({ request } as never, () => lifecycle!({ request } as never, () => callRoute(account.action, request)) as never) as Promise<Response>;
+      };
+      for (const res of [await send(), await send()]) {
+        if (json) expect(await res.json()).toEqual({ url: `${ORIGIN}/?deleted=account` });
+        else expect(res).toHaveRedirect("/?deleted=account");
+      }
+      expect(await testDb().user.count({ where: { email: ADA } })).toBe(0);
+    }
+    // A browser whose session was never one of a deleted account's is sent to sign in, as before.
+    const stranger = new CookieJar();
+    const strangerCsrf = await fetchCsrf(stranger);
+    const request = post("/account", { csrfToken: strangerCsrf, intent: "account-delete", confirm: "DELETE" }, { jar: stranger });
+    const [reauth, lifecycle] = account.middleware;
+    const res = (await Promise.resolve(reauth!({ request } as never, () => lifecycle!({ request } as never, () => callRoute(account.action, request)) as never)).catch((e: unknown) => e)) as Response;
+    expect(res.headers.get("Location")).toContain("error=SessionRequired");
   });
 
   it("a JSON client is told the word when it is missing, and gets the landing URL once it is given", async () => {

@@ -11,6 +11,7 @@ import * as account from "../../../app/routes/account.tsx";
 import * as accountEmail from "../../../app/routes/account-email.tsx";
 import * as callbackRoute from "../../../app/routes/auth/callback";
 import * as sessionRoute from "../../../app/routes/auth/session";
+import * as signinRoute from "../../../app/routes/auth/signin";
 import { createUser, PASSWORD, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
@@ -131,12 +132,22 @@ describe.each(["jwt", "database"] as const)(`session control, %s sessions (${dbL
     expect((await accountPage(laptop)).sessions).toHaveLength(1);
 
     const again = await signInAs("ada@example.com", CHROME);
-    expect(await intent(laptop, { intent: "revoke-all" })).toHaveRedirect("/");
+    expect(await intent(laptop, { intent: "revoke-all" })).toHaveRedirect("/auth/signin?notice=SignedOutEverywhere");
     await refreshRevocations();
     expect(await sessionUser(laptop)).toBeNull();
     expect(await sessionUser(again)).toBeNull();
     expect((await sessionUser(grace))?.email).toBe("grace@example.com");
     expect(await testDb().authEvent.count({ where: { type: "session-revoked" } })).toBe(2);
+  });
+
+  it("a visitor who signs out everywhere lands on the sign-in page told every device was signed out", async () => {
+    await createUser();
+    const laptop = await signInAs("ada@example.com", FIREFOX);
+    const res = await intent(laptop, { intent: "revoke-all" });
+    expect(res).toHaveRedirect("/auth/signin?notice=SignedOutEverywhere");
+    const page = await (await callRoute(signinRoute.loader, get("/auth/signin?notice=SignedOutEverywhere", { jar: laptop }))).json();
+    expect(page.notice).toBe("You were signed out on every device.");
+    expect(page.signedInAs).toBeNull();
   });
 
   it("revoke-others keeps this browser signed in when its session was issued before this second", async () => {

@@ -12,6 +12,7 @@ import { createSession, getSession } from "../../../app/auth/core/session.server
 import { mailSenderIdle, sendDueMail, stopMailSender } from "../../../app/mail/queue.server.ts";
 import * as account from "../../../app/routes/account.tsx";
 import * as accountEmail from "../../../app/routes/account-email.tsx";
+import * as signinRoute from "../../../app/routes/auth/signin.tsx";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, ORIGIN, post } from "../../support/http.ts";
 import { ALICE, startTestIdp, type TestIdp } from "../../support/idp.ts";
@@ -246,9 +247,24 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
     const viaProvider = new CookieJar();
     await signInThroughIdp(viaProvider, ALICE);
     const res = await intent(viaProvider, { intent: "unlink-account", provider: "oidc" });
-    expect(res).toHaveRedirect("/auth/signin?callbackUrl=%2Faccount");
+    expect(res).toHaveRedirect("/auth/signin?notice=SignInMethodRemoved&callbackUrl=%2Faccount");
     expect(await sessionOf(viaProvider)).toBeNull();
     expect((await sessionOf(jar))?.user.email).toBe("owner@example.com");
+  });
+
+  it("a visitor who removes the passkey this session signed in with is told on the sign-in page why this device was signed out", async () => {
+    const user = await owner();
+    const passkey = await testDb().passkey.create({
+      data: { userId: user.id, credentialId: "cred-1", publicKey: "pk", counter: 0n, deviceType: "multiDevice", name: "Phone" },
+    });
+    const viaPasskey = new CookieJar();
+    viaPasskey.apply(await createSession(authRequest(get("/")), user, { method: "passkey", credentialRef: `passkey:${passkey.id}` }));
+    const res = await intent(viaPasskey, { intent: "passkey-remove", passkeyId: passkey.id });
+    expect(res).toHaveRedirect("/auth/signin?notice=SignInMethodRemoved&callbackUrl=%2Faccount");
+    expect(await sessionOf(viaPasskey)).toBeNull();
+    const page = await (await callRoute(signinRoute.loader, get(res.headers.get("Location")!, { jar: viaPasskey }))).json();
+    expect(page.notice).toBe("The way you signed in on this device was removed, so this device was signed out. Sign in another way.");
+    expect(page.callbackUrl).toBe("/account");
   });
 
   it("removing a passkey ends the sessions it started and no other", async () => {

@@ -170,11 +170,22 @@ describe("bad input gets the contract's answer and leaves no rows", () => {
     expect((await callback(req)).status).toBe(415);
   });
 
+  it("a visitor who reloads or bookmarks GET /auth/signin/<provider> is sent to the sign-in page, keeping only a safe callbackUrl", async () => {
+    const plain = await callRoute(signinProviderRoute.loader, get("/auth/signin/credentials"), { provider: "credentials" });
+    expect(plain).toHaveRedirect("/auth/signin");
+    const kept = await callRoute(signinProviderRoute.loader, get("/auth/signin/oidc?callbackUrl=%2Faccount%3Ftab%3Demail"), { provider: "oidc" });
+    expect(kept).toHaveRedirect("/auth/signin?callbackUrl=%2Faccount%3Ftab%3Demail");
+    const foreign = await callRoute(signinProviderRoute.loader, get("/auth/signin/oidc?callbackUrl=https%3A%2F%2Fevil.example%2F"), { provider: "oidc" });
+    expect(foreign).toHaveRedirect("/auth/signin");
+    const json = await callRoute(signinProviderRoute.loader, get("/auth/signin/nope", { headers: { "X-Auth-Return-Redirect": "1" } }), { provider: "nope" });
+    expect(json.status).toBe(200);
+    expect(await json.json()).toEqual({ url: "http://localhost:3000/auth/signin" });
+  });
+
   it("an unknown provider, a wrong method or an unknown action → 400 \"Bad request.\"", async () => {
     const responses = [
       await callback(post("/auth/callback/nope", {}), "nope"),
       await callRoute(callbackRoute.loader, get("/auth/callback/credentials"), { provider: "credentials" }),
-      await callRoute(signinProviderRoute.loader, get("/auth/signin/credentials"), { provider: "credentials" }),
       await callRoute(signinProviderRoute.action, post("/auth/signin/nope", {}), { provider: "nope" }),
       await callRoute(callbackRoute.action, post("/auth/callback/credentials", {}, { method: "PUT" }), { provider: "credentials" }),
       await callRoute(unknownRoute.loader, get("/auth/whatever")),

@@ -74,7 +74,7 @@ describe(`/account ways to sign in (${dbLabel})`, () => {
     // Removed from a browser that signed in with the provider: that session ends with the account
     // (contract section 13), and the browser is sent to sign in.
     const res = await unlink(viaProvider, "oidc");
-    expect(res).toHaveRedirect("/auth/signin?callbackUrl=%2Faccount");
+    expect(res).toHaveRedirect("/auth/signin?notice=SignInMethodRemoved&callbackUrl=%2Faccount");
     expect(await testDb().account.count()).toBe(0);
     expect((await introspectToken("oidc", refreshToken, "refresh_token")).active).toBe(false);
     expect(await testDb().authEvent.count({ where: { type: "account-unlinked", userId: account.userId } })).toBe(1);

@@ -263,20 +263,23 @@ describe(`OIDC sign-in (${dbLabel})`, () => {
     expect(checkCookieChanges(res).set).toEqual([]);
   });
 
-  test("Cancel at the IdP (error=access_denied) ends on the AccessDenied page (403), no session, no rows, check cookies cleared", async () => {
+  test("a visitor who presses Cancel at the IdP (error=access_denied) is told on the sign-in page they cancelled, not denied; no session, no rows, check cookies cleared", async () => {
     const jar = new CookieJar();
     const { answer, res } = await signInThroughIdp(jar, "cancel");
     expect(answer.kind === "redirect" && new URL(answer.url).searchParams.get("error")).toBe("access_denied");
-    expect(res).toHaveRedirect(`${ORIGIN}/auth/error?error=AccessDenied`);
+    expect(res).toHaveRedirect(`${ORIGIN}/auth/signin?error=OAuthCancelled&provider=oidc`);
     expect(res).not.toHaveSessionCookie();
     expect(checkCookieChanges(res).expired).toEqual(["authjs.nonce", "authjs.pkce.code_verifier", "authjs.state"]);
     expect(await testDb().user.count()).toBe(0);
     expect(await testDb().account.count()).toBe(0);
 
-    const { loader } = await import("../../../app/routes/auth/error.tsx");
+    const { loader } = await import("../../../app/routes/auth/signin.tsx");
     const { callRoute } = await import("../../support/http.ts");
-    const page = await callRoute(loader, get("/auth/error?error=AccessDenied"));
-    expect(page.status).toBe(403);
+    const page = await (await callRoute(loader, get("/auth/signin?error=OAuthCancelled&provider=oidc", { jar }))).json();
+    expect(page.error).toEqual({ code: "OAuthCancelled", message: "You cancelled signing in with Test IdP. Choose another way or try again." });
+    // A provider this site does not offer is never named: the words come from the configuration only.
+    const forged = await (await callRoute(loader, get("/auth/signin?error=OAuthCancelled&provider=Evil%20call%20555", { jar }))).json();
+    expect(forged.error.message).toBe("You cancelled signing in. Choose another way or try again.");
   });
 
   test("a code can be used once: replaying the callback fails and creates nothing more", async () => {

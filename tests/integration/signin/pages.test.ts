@@ -256,7 +256,7 @@ describe("/account", () => {
     const again = (await signIn(new CookieJar())).jar;
     const { csrfToken } = await (await callRoute(accountRoute.loader, get("/account", { jar: laptop }))).json();
     const all = await callRoute(accountRoute.action, post("/account", { csrfToken, intent: "revoke-all" }, { jar: laptop }));
-    expect(all).toHaveRedirect("/");
+    expect(all).toHaveRedirect("/auth/signin?notice=SignedOutEverywhere");
     expect(await callRoute(accountRoute.loader, get("/account", { jar: again }))).toHaveRedirect();
     // "Everywhere" means every one of this user's devices, never another user's.
     expect(await testDb().session.count()).toBe(1);
