@@ -36,12 +36,25 @@ function bundleImports(): Set<string> {
   );
 }
 
+/** Every .ts/.tsx file below `dir`. */
+function sourceFilesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && /\.tsx?$/.test(entry.name))
+    .map((entry) => path.join(entry.parentPath, entry.name));
+}
+
 describe("the server build", () => {
   it("imports only production dependencies and Node's own modules, so `npm ci --omit=dev` can run it", () => {
     const imported = bundleImports();
     expect(imported.has("react-router")).toBe(true);
-    const missing = [...imported].filter((name) => !(name in pkg.dependencies) && !name.startsWith("node:") && !builtinModules.includes(name));
+    // The suite's build has the example pages (VESTIBULE_EXAMPLES=1, app/routes.ts), and the session
+    // example shows next-auth/react beside our own hook: next-auth is the one development package
+    // it may import, and only app/routes/examples/ may import it. A production build has no examples.
+    const examplesOnly = new Set(["next-auth"]);
+    const missing = [...imported].filter((name) => !(name in pkg.dependencies) && !examplesOnly.has(name) && !name.startsWith("node:") && !builtinModules.includes(name));
     expect(missing).toEqual([]);
+    const importers = sourceFilesUnder(path.join(root, "app")).filter((file) => /\bfrom\s+["']next-auth(?:\/|["'])/.test(readFileSync(file, "utf8")));
+    expect(importers.map((file) => path.relative(root, file))).toEqual(["app/routes/examples/session.tsx"]);
   });
 
   it("loads the passkey, mail and common-password packages on first use, not at start (ADR 094)", () => {
