@@ -24,7 +24,7 @@ export async function startDevServer(env: Record<string, string> = {}): Promise<
   ) as Record<string, string>;
   const child = spawn(process.execPath, [path.join(root, "node_modules/@react-router/dev/bin.cjs"), "dev", "--host", "127.0.0.1", "--port", String(port), "--strictPort"], {
     cwd: root,
-    env: { ...clean, VESTIBULE_DATA_DIR: dataDir, ...env },
+    env: { ...clean, NO_COLOR: "1", VESTIBULE_DATA_DIR: dataDir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -38,7 +38,8 @@ export async function startDevServer(env: Record<string, string> = {}): Promise<
       reject(new Error(`dev server did not start within ${STEP_LIMIT_MS} ms:\n${output}`));
     }, STEP_LIMIT_MS);
     child.stdout.on("data", () => {
-      if (output.includes(`127.0.0.1:${port}`)) {
+      // Vite prints the port in bold when colours are on: match the text without its escapes.
+      if (output.replace(/\x1b\[[0-9;]*m/g, "").includes(`127.0.0.1:${port}`)) {
         clearTimeout(timer);
         resolve();
       }
