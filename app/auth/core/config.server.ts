@@ -8,6 +8,7 @@ import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./client-address.server";
 import { parseLimitOverrides, type LimitTable } from "./limit-table";
 import { DEFAULT_SITE_NAME } from "../../site";
+import { providerSettings, type ProviderSettings } from "./provider-settings.server";
 
 export const BASE_PATH = "/auth";
 /** AUTH_SITE_NAME's longest value, in characters. */
@@ -54,10 +55,7 @@ export const OAUTH_CLOCK_TOLERANCE = 10;
 /** The time one outbound call to an OAuth provider may take, connection to last byte. */
 export const OAUTH_TIMEOUT_MS = 5_000;
 
-export const PRESET_IDS = ["github", "google", "gitlab", "discord", "microsoft-entra-id"] as const;
-export type PresetId = (typeof PRESET_IDS)[number];
-
-export type OAuthClientConfig = { clientId: string; clientSecret: string };
+export { PRESET_IDS, isLoopbackHost, type AppleSigningKey, type OAuthClientConfig, type PresetClientConfig, type PresetId, type OidcProviderConfig } from "./provider-settings.server";
 
 export type AuthConfig = {
   production: boolean;
@@ -88,8 +86,10 @@ export type AuthConfig = {
   /** AUTH_SESSION_ABSOLUTE_MAX_AGE: seconds from sign-in after which no session lives, rolled or not; null: off. */
   sessionAbsoluteMaxAge: number | null;
   /** `federatedSignOut`: AUTH_OIDC_FEDERATED_SIGNOUT=true — signing out also ends the IdP session. */
-  oidc: (OAuthClientConfig & { issuer: string; name: string; federatedSignOut?: boolean }) | null;
-  presets: Partial<Record<PresetId, OAuthClientConfig>>;
+  oidc: ProviderSettings["oidc"];
+  /** AUTH_OIDC_<NAME>_*: further OpenID providers, id = the name in lower case. */
+  oidcProviders: ProviderSettings["oidcProviders"];
+  presets: ProviderSettings["presets"];
   /** SMTP settings; null → the dev outbox outside production, e-mail sign-in off in production. */
   email: { server: string; from: string } | null;
   emailConfirm: boolean;
@@ -189,11 +189,6 @@ export class ConfigError extends Error {
   }
 }
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
-export function isLoopbackHost(hostname: string) {
-  return LOOPBACK_HOSTS.has(hostname);
-}
 
 const bool = (name: string) =>
   z
@@ -242,10 +237,6 @@ const EnvSchema = z.object({
     .optional(),
   AUTH_REQUIRE_MFA: bool("AUTH_REQUIRE_MFA"),
 });
-
-function presetEnvName(id: PresetId) {
-  return id.toUpperCase().replace(/-/g, "_");
-}
 
 /**
  * Where the environment puts the database, read without building the configuration (which, in
@@ -320,39 +311,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     } else databaseUrl = e.DATABASE_URL;
   }
 
-  // Generic OIDC provider
-  let oidc: AuthConfig["oidc"] = null;
-  const oidcVars = [e.AUTH_OIDC_ISSUER, e.AUTH_OIDC_ID, e.AUTH_OIDC_SECRET];
-  if (oidcVars.some(Boolean)) {
-    if (!e.AUTH_OIDC_ISSUER) problems.push("AUTH_OIDC_ISSUER is required when AUTH_OIDC_ID or AUTH_OIDC_SECRET is set");
-    if (!e.AUTH_OIDC_ID) problems.push("AUTH_OIDC_ID is required when AUTH_OIDC_ISSUER is set");
-    if (!e.AUTH_OIDC_SECRET) problems.push("AUTH_OIDC_SECRET is required when AUTH_OIDC_ISSUER is set");
-    const issuer = e.AUTH_OIDC_ISSUER ? safeUrl(e.AUTH_OIDC_ISSUER) : null;
-    if (e.AUTH_OIDC_ISSUER && !issuer) problems.push(`AUTH_OIDC_ISSUER must be a URL (got "${e.AUTH_OIDC_ISSUER}")`);
-    if (issuer && issuer.protocol !== "https:" && !(issuer.protocol === "http:" && isLoopbackHost(issuer.hostname))) {
-      problems.push("AUTH_OIDC_ISSUER must use https: (http: is allowed only on localhost, 127.0.0.1 and [::1])");
-    }
-    if (issuer && e.AUTH_OIDC_ID && e.AUTH_OIDC_SECRET) {
-      oidc = {
-        issuer: e.AUTH_OIDC_ISSUER!,
-        clientId: e.AUTH_OIDC_ID,
-        clientSecret: e.AUTH_OIDC_SECRET,
-        name: e.AUTH_OIDC_NAME || "OpenID Connect",
-        federatedSignOut: e.AUTH_OIDC_FEDERATED_SIGNOUT ?? false,
-      };
-    }
-  }
-
-  // Presets: AUTH_<PRESET>_ID / AUTH_<PRESET>_SECRET
-  const presets: AuthConfig["presets"] = {};
-  for (const id of PRESET_IDS) {
-    const idVar = `AUTH_${presetEnvName(id)}_ID`;
-    const secretVar = `AUTH_${presetEnvName(id)}_SECRET`;
-    const clientId = env[idVar];
-    const clientSecret = env[secretVar];
-    if (clientId && clientSecret) presets[id] = { clientId, clientSecret };
-    else if (clientId || clientSecret) problems.push(`${clientId ? secretVar : idVar} is required when ${clientId ? idVar : secretVar} is set`);
-  }
+  // OAuth and OpenID Connect providers (provider-settings.server.ts)
+  const { oidc, oidcProviders, presets } = providerSettings(env, problems);
 
   // E-mail
   let email: AuthConfig["email"] = null;
@@ -457,6 +417,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionUpdateAge: capped(configuredUpdateAge, AAL2_SESSION_UPDATE_AGE),
     sessionAbsoluteMaxAge: aal2 ? Math.min(sessionAbsoluteMaxAge ?? AAL2_SESSION_ABSOLUTE_MAX_AGE, AAL2_SESSION_ABSOLUTE_MAX_AGE) : sessionAbsoluteMaxAge,
     oidc,
+    oidcProviders,
     presets,
     email,
     emailConfirm: e.AUTH_EMAIL_CONFIRM ?? false,

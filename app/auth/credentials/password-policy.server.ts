@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import { CONTEXT_WORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_SECOND_FACTOR, type AuthConfig } from "../core/config.server";
 import type { PasswordRefusal } from "../core/errors";
 import { log } from "../core/log.server";
+import { outboundFetch } from "../core/outbound-fetch.server";
 import { isSimplePattern } from "./password-patterns.server";
 import { t } from "../../i18n/t.server";
 import { DEFAULT_SITE_NAME } from "../../site";
@@ -139,7 +140,7 @@ export async function breached(normalizedPassword: string, baseUrl: string, site
   const prefix = digest.slice(0, 5);
   const suffix = digest.slice(5);
   try {
-    const response = await fetch(`${baseUrl}/range/${prefix}`, {
+    const response = await outboundFetch(`${baseUrl}/range/${prefix}`, {
       headers: { "Add-Padding": "true", "User-Agent": `${siteName} password check` },
       signal: AbortSignal.timeout(BREACH_CHECK_TIMEOUT_MS),
       redirect: "error",

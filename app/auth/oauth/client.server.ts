@@ -30,10 +30,8 @@ export async function providerClient(definition: OAuthProviderDefinition, budget
     throw new OutboundError("discovery", "protocol", `provider ${definition.id} has no authorization or token endpoint`);
   }
   const client: oauth.Client = { client_id: definition.clientId, [oauth.clockTolerance]: OAUTH_CLOCK_TOLERANCE };
-  const auth =
-    definition.clientAuth === "client_secret_post"
-      ? oauth.ClientSecretPost(definition.clientSecret)
-      : oauth.ClientSecretBasic(definition.clientSecret);
+  const secret = definition.makeClientSecret ? await definition.makeClientSecret() : definition.clientSecret;
+  const auth = definition.clientAuth === "client_secret_post" ? oauth.ClientSecretPost(secret) : oauth.ClientSecretBasic(secret);
   return { definition, as, client, auth, budget };
 }
 

@@ -4,6 +4,7 @@
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from "jose";
 import * as oauth from "oauth4webapi";
 import { isLoopbackHost, OAUTH_CLOCK_TOLERANCE, type AuthConfig } from "../core/config.server";
+import { outboundFetch } from "../core/outbound-fetch.server";
 
 /**
  * How long outbound calls may take: each one at most `timeoutMs` (AuthConfig.oauthTimeoutMs),
@@ -42,9 +43,10 @@ export function insecureAllowed(url: string | URL): boolean {
   return u.protocol === "http:" && isLoopbackHost(u.hostname);
 }
 
-/** oauth4webapi request options for a call to `url`: a fresh signal each time. */
+/** oauth4webapi request options for a call to `url`: a fresh signal each time, through the proxy settings. */
 export function requestOptions(url: string | URL | undefined, budget: OutboundBudget, headers?: Record<string, string>) {
   return {
+    [oauth.customFetch]: outboundFetch,
     signal: callSignal(budget),
     headers: headers ? new Headers(headers) : undefined,
     [oauth.allowInsecureRequests]: url !== undefined && insecureAllowed(url),
@@ -89,7 +91,7 @@ export function classify(step: OutboundStep, error: unknown): OutboundError {
 export async function fetchJson(step: OutboundStep, url: string, budget: OutboundBudget, init: RequestInit = {}): Promise<unknown> {
   return outbound(step, async () => {
     if (new URL(url).protocol !== "https:" && !insecureAllowed(url)) throw new Error(`refusing to call ${url} over http`);
-    const response = await fetch(url, { ...init, redirect: "error", signal: callSignal(budget) });
+    const response = await outboundFetch(url, { ...init, redirect: "error", signal: callSignal(budget) });
     const text = await response.text();
     if (!response.ok) throw new OutboundError(step, "http", `${response.status} from ${new URL(url).pathname}`);
     try {

@@ -195,7 +195,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     });
     const tokens = tokenSetFrom(tokenResponse, params.get("session_state"));
 
-    const profile = d.type === "oidc" ? await this.oidcProfile(pc, tokenResponse) : await this.oauthProfile(pc, tokens.accessToken);
+    const profile = d.type === "oidc" ? await this.oidcProfile(pc, tokenResponse, params) : await this.oauthProfile(pc, tokens.accessToken, params);
     const authTime = d.type === "oidc" ? oauth.getValidatedIdTokenClaims(tokenResponse)?.auth_time : undefined;
     return this.verify({ request, config: this.config, provider: d, profile, tokens, flow, authTime: typeof authTime === "number" ? authTime : null });
   }
@@ -205,7 +205,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
    * 10 s tolerance); its signature is checked here against the provider's JWKS, as is an `iat` in the
    * future. Then userinfo, whose `sub` must be the ID token's.
    */
-  private async oidcProfile(pc: ProviderClient, tokenResponse: oauth.TokenEndpointResponse): Promise<OAuthProfile> {
+  private async oidcProfile(pc: ProviderClient, tokenResponse: oauth.TokenEndpointResponse, answer: URLSearchParams): Promise<OAuthProfile> {
     const claims = oauth.getValidatedIdTokenClaims(tokenResponse)!;
     if (!pc.as.jwks_uri) throw new AuthError("OAuthCallback", { log: "provider metadata has no jwks_uri" });
     try {
@@ -235,11 +235,11 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
       );
       merged = { ...merged, ...userinfo, sub: claims.sub };
     }
-    return mapProfile(() => (pc.definition.profile ?? standardProfile)(merged));
+    return mapProfile(() => (pc.definition.profile ?? standardProfile)(merged, answer));
   }
 
   /** Plain OAuth 2.0: the preset's profile fetcher, or a standard userinfo endpoint. */
-  private async oauthProfile(pc: ProviderClient, accessToken: string): Promise<OAuthProfile> {
+  private async oauthProfile(pc: ProviderClient, accessToken: string, answer: URLSearchParams): Promise<OAuthProfile> {
     const d = pc.definition;
     if (d.fetchProfile) {
       const fetcher = (url: string, token: string, headers?: Record<string, string>) =>
@@ -262,7 +262,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
         await oauth.userInfoRequest(pc.as, pc.client, accessToken, requestOptions(pc.as.userinfo_endpoint, pc.budget, d.apiHeaders)),
       ),
     );
-    return mapProfile(() => (d.profile ?? standardProfile)(userinfo as Claims));
+    return mapProfile(() => (d.profile ?? standardProfile)(userinfo as Claims, answer));
   }
 }
 

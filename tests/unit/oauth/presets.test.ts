@@ -31,10 +31,10 @@ describe("OAuth presets", () => {
     expect(oauthDefinitions(testConfig())).toEqual([]);
     const defs = oauthDefinitions(testConfig(ALL_PRESETS));
     expect(defs.map((d) => [d.id, d.type, d.clientId])).toEqual([
-      ["github", "oauth", "gh"],
-      ["google", "oidc", "go"],
-      ["gitlab", "oidc", "gl"],
       ["discord", "oauth", "dc"],
+      ["github", "oauth", "gh"],
+      ["gitlab", "oidc", "gl"],
+      ["google", "oidc", "go"],
       ["microsoft-entra-id", "oidc", "ms"],
     ]);
   });
@@ -78,13 +78,17 @@ describe("OAuth presets", () => {
     expect(() => standardProfile({ email: "a@b.c" })).toThrow(/sub/);
   });
 
-  it("Entra ID: the ID token's issuer is its tenant's, and its address never counts as verified", () => {
+  it("Entra ID: the ID token's issuer is its tenant's, and its address counts as verified only with xms_edov", () => {
     const entra = microsoftEntraIdProvider({ clientId: "ms", clientSecret: "s" });
     expect(entra.idTokenIssuer!({ tid: "9188040d-6c67-4c5b-b112-36a304b66dad" })).toBe(
       "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0",
     );
     expect(entra.discoveryIssuer).toBe("https://login.microsoftonline.com/{tenantid}/v2.0");
-    expect(entra.profile!({ sub: "x", email: "a@b.c", email_verified: true }).emailVerified).toBe(false);
+    const answer = new URLSearchParams();
+    expect(entra.profile!({ sub: "x", email: "a@b.c", email_verified: true }, answer).emailVerified).toBe(false);
+    expect(entra.profile!({ sub: "x", email: "a@b.c", xms_edov: false }, answer).emailVerified).toBe(false);
+    expect(entra.profile!({ sub: "x", email: "a@b.c", xms_edov: true }, answer).emailVerified).toBe(true);
+    expect(entra.profile!({ sub: "x", email: "a@b.c", xms_edov: "1" }, answer).emailVerified).toBe(true);
   });
 
   it("Discord: verified only with verified: true; avatar URL from id and hash", () => {

@@ -25,6 +25,8 @@ export type OAuthProviderDefinition = {
   type: "oidc" | "oauth";
   clientId: string;
   clientSecret: string;
+  /** A client secret made at each use instead of `clientSecret` (Apple's signed JWT). */
+  makeClientSecret?: () => Promise<string>;
   /** Discovery: `<issuer>/.well-known/openid-configuration`. */
   issuer?: string;
   /** The `issuer` value the discovery document states, when it is not `issuer` itself. */
@@ -51,8 +53,11 @@ export type OAuthProviderDefinition = {
   idTokenIssuer?: (claims: Claims) => string;
   /** Plain OAuth 2.0: reads the profile with the access token. */
   fetchProfile?: (fetchJson: ProfileFetcher, accessToken: string) => Promise<OAuthProfile>;
-  /** OIDC: turns ID-token claims (merged with userinfo) into a profile. Default: standard claims. */
-  profile?: (claims: Claims) => OAuthProfile;
+  /**
+   * Turns ID-token claims (merged with userinfo) into a profile; `answer` is the authorization
+   * response's parameters (Apple sends the person's name there, once). Default: standard claims.
+   */
+  profile?: (claims: Claims, answer: URLSearchParams) => OAuthProfile;
   /** Headers every call to this provider's API needs (GitHub wants a User-Agent). */
   apiHeaders?: Record<string, string>;
   /** Opt-in: signing out of Vestibule also ends the session at the provider (end_session_endpoint). */
@@ -76,3 +81,14 @@ export function standardProfile(claims: Claims): OAuthProfile {
 }
 
 export { str as nonEmptyString };
+
+/**
+ * A preset's URL, on `origin` instead of the provider's host when one is given. Only tests pass
+ * an origin (a local imitation of the provider's endpoints, docs/providers.md "Testing a
+ * preset"); no setting reaches it.
+ */
+export function at(url: string, origin?: string): string {
+  if (!origin) return url;
+  const u = new URL(url);
+  return `${origin.replace(/\/$/, "")}${u.pathname}${u.search}`;
+}

@@ -1,7 +1,7 @@
 // Discord: plain OAuth 2.0; the profile is GET /users/@me, whose `verified` flag says whether
 // the address was confirmed.
-import type { OAuthClientConfig } from "../../core/config.server";
-import { nonEmptyString, type OAuthProfile, type OAuthProviderDefinition } from "./definition";
+import type { PresetClientConfig } from "../../core/config.server";
+import { at, nonEmptyString, type OAuthProfile, type OAuthProviderDefinition } from "./definition";
 
 const API = "https://discord.com/api";
 
@@ -19,20 +19,22 @@ export function discordProfile(me: Record<string, unknown>): OAuthProfile {
   };
 }
 
-export function discordProvider(client: OAuthClientConfig): OAuthProviderDefinition {
+export function discordProvider(client: PresetClientConfig, _config?: unknown, origin?: string): OAuthProviderDefinition {
+  const me = at(`${API}/users/@me`, origin);
   return {
     id: "discord",
     name: "Discord",
     type: "oauth",
-    ...client,
+    clientId: client.clientId,
+    clientSecret: client.clientSecret,
     endpoints: {
-      authorization: "https://discord.com/oauth2/authorize",
-      token: `${API}/oauth2/token`,
-      revocation: `${API}/oauth2/token/revoke`,
-      userinfo: `${API}/users/@me`,
+      authorization: at("https://discord.com/oauth2/authorize", origin),
+      token: at(`${API}/oauth2/token`, origin),
+      revocation: at(`${API}/oauth2/token/revoke`, origin),
+      userinfo: me,
     },
     scope: "identify email",
     clientAuth: "client_secret_post",
-    fetchProfile: async (fetchJson, accessToken) => discordProfile((await fetchJson(`${API}/users/@me`, accessToken)) as Record<string, unknown>),
+    fetchProfile: async (fetchJson, accessToken) => discordProfile((await fetchJson(me, accessToken)) as Record<string, unknown>),
   };
 }

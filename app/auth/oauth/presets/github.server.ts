@@ -1,8 +1,8 @@
 // GitHub: plain OAuth 2.0 (no ID token). The profile comes from GET /user, the address from
 // GET /user/emails — only a verified one, the primary first — so an unverified address on a
 // GitHub account can never be used to reach someone else's Vestibule account.
-import type { AuthConfig, OAuthClientConfig } from "../../core/config.server";
-import { nonEmptyString, type OAuthProfile, type OAuthProviderDefinition, type ProfileFetcher } from "./definition";
+import type { AuthConfig, PresetClientConfig } from "../../core/config.server";
+import { at, nonEmptyString, type OAuthProfile, type OAuthProviderDefinition, type ProfileFetcher } from "./definition";
 
 const API = "https://api.github.com";
 
@@ -25,21 +25,23 @@ export async function githubProfile(fetchJson: ProfileFetcher, accessToken: stri
   };
 }
 
-export function githubProvider(client: OAuthClientConfig, config: Pick<AuthConfig, "siteName">): OAuthProviderDefinition {
+export function githubProvider(client: PresetClientConfig, config: Pick<AuthConfig, "siteName">, origin?: string): OAuthProviderDefinition {
+  const api = origin ? at(API, origin).replace(/\/$/, "") : API;
   return {
     id: "github",
     name: "GitHub",
     type: "oauth",
-    ...client,
+    clientId: client.clientId,
+    clientSecret: client.clientSecret,
     endpoints: {
-      authorization: "https://github.com/login/oauth/authorize",
-      token: "https://github.com/login/oauth/access_token",
-      userinfo: `${API}/user`,
+      authorization: at("https://github.com/login/oauth/authorize", origin),
+      token: at("https://github.com/login/oauth/access_token", origin),
+      userinfo: `${api}/user`,
     },
     scope: "read:user user:email",
     clientAuth: "client_secret_post",
     // GitHub asks for a User-Agent naming the application: the site's name (AUTH_SITE_NAME).
     apiHeaders: { Accept: "application/vnd.github+json", "User-Agent": config.siteName, "X-GitHub-Api-Version": "2022-11-28" },
-    fetchProfile: (fetchJson, accessToken) => githubProfile(fetchJson, accessToken),
+    fetchProfile: (fetchJson, accessToken) => githubProfile(fetchJson, accessToken, api),
   };
 }

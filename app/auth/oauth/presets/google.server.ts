@@ -1,15 +1,16 @@
 // Google: OpenID Connect by discovery; `email_verified` is a real boolean. access_type=offline
 // asks for a refresh token (Google sends one on the first consent).
-import type { OAuthClientConfig } from "../../core/config.server";
-import type { OAuthProviderDefinition } from "./definition";
+import type { PresetClientConfig } from "../../core/config.server";
+import { at, type OAuthProviderDefinition } from "./definition";
 
-export function googleProvider(client: OAuthClientConfig): OAuthProviderDefinition {
+export function googleProvider(client: PresetClientConfig, _config?: unknown, origin?: string): OAuthProviderDefinition {
   return {
     id: "google",
     name: "Google",
     type: "oidc",
-    ...client,
-    issuer: "https://accounts.google.com",
+    clientId: client.clientId,
+    clientSecret: client.clientSecret,
+    issuer: at("https://accounts.google.com", origin).replace(/\/$/, ""),
     scope: "openid email profile",
     authorizationParams: { access_type: "offline" },
   };

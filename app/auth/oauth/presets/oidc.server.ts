@@ -1,6 +1,7 @@
-// Generic OpenID Connect provider (id `oidc`) from AUTH_OIDC_ISSUER/ID/SECRET/NAME, found by
-// discovery. In development without those variables this is the bundled dev IdP.
-import type { AuthConfig } from "../../core/config.server";
+// Generic OpenID Connect providers, found by discovery: `oidc` from AUTH_OIDC_ISSUER/ID/SECRET/NAME
+// (in development without those variables, the bundled dev IdP), and one per
+// AUTH_OIDC_<NAME>_ISSUER/_ID/_SECRET/_LABEL, with id `<name>` in lower case.
+import type { AuthConfig, OidcProviderConfig } from "../../core/config.server";
 import type { OAuthProviderDefinition } from "./definition";
 
 export function oidcProvider(oidc: NonNullable<AuthConfig["oidc"]>): OAuthProviderDefinition {
@@ -13,5 +14,17 @@ export function oidcProvider(oidc: NonNullable<AuthConfig["oidc"]>): OAuthProvid
     issuer: oidc.issuer,
     scope: "openid profile email",
     federatedSignOut: oidc.federatedSignOut ?? false,
+  };
+}
+
+export function namedOidcProvider(p: OidcProviderConfig): OAuthProviderDefinition {
+  return {
+    id: p.id,
+    name: p.label,
+    type: "oidc",
+    clientId: p.clientId,
+    clientSecret: p.clientSecret,
+    issuer: p.issuer,
+    scope: "openid profile email",
   };
 }
