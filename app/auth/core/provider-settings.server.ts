@@ -119,10 +119,14 @@ function genericProvider(env: Env, problems: string[]): ProviderSettings["oidc"]
 /** AUTH_OIDC_<NAME>_ISSUER/_ID/_SECRET/_LABEL, one provider per NAME. */
 function namedProviders(env: Env, problems: string[]): OidcProviderConfig[] {
   const names = new Set<string>();
+  const refused = new Set<string>();
   for (const variable of Object.keys(env)) {
     const m = OIDC_NAMED_VARIABLE.exec(variable);
     if (!m || !env[variable]) continue;
     const name = m[1]!;
+    if (names.has(name) || refused.has(name)) continue;
+    // One problem per NAME, named after the first of its variables.
+    refused.add(name);
     if (!OIDC_NAME.test(name) || name.length > OIDC_NAME_MAX) {
       problems.push(
         `${variable}: the provider name "${name}" must start with a letter and hold only capital letters, digits and single underscores (at most ${OIDC_NAME_MAX} characters), e.g. AUTH_OIDC_ACME_ISSUER`,
@@ -133,6 +137,7 @@ function namedProviders(env: Env, problems: string[]): OidcProviderConfig[] {
       problems.push(`${variable}: the provider name "${name}" is taken (by a preset or another sign-in method); choose another NAME`);
       continue;
     }
+    refused.delete(name);
     names.add(name);
   }
   const providers: OidcProviderConfig[] = [];
@@ -149,9 +154,17 @@ function namedProviders(env: Env, problems: string[]): OidcProviderConfig[] {
     const checked = issuer ? issuerUrl(at("ISSUER"), issuer, problems) : null;
     if (!checked || !clientId || !clientSecret) continue;
     const id = name.toLowerCase();
-    providers.push({ id, issuer: checked, clientId, clientSecret, label: label || id.charAt(0).toUpperCase() + id.slice(1) });
+    providers.push({ id, issuer: checked, clientId, clientSecret, label: label || defaultLabel(id) });
   }
   return providers;
+}
+
+/** Without _LABEL the button names the provider: `globex_eu` → "Globex Eu". */
+function defaultLabel(id: string): string {
+  return id
+    .split("_")
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join(" ");
 }
 
 /** The `\n` of a key pasted on one line become real line breaks. */
