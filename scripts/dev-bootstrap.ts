@@ -37,7 +37,7 @@ export function devBootstrap(): Plugin {
       });
       const { bootstrapDev } = (await server.ssrLoadModule("/app/dev/bootstrap.server.ts")) as typeof import("../app/dev/bootstrap.server");
       try {
-        await bootstrapDev((line) => server.config.logger.info(line));
+        await bootstrapDev((line) => server.config.logger.info(line), `http://localhost:${server.config.server.port ?? 5173}`);
       } catch (error) {
         const e = error as Error;
         server.config.logger.error(e.name === "ConfigError" ? e.message : `Dev bootstrap failed: ${e.message}`);

@@ -4,6 +4,7 @@ import { upsertCredentialsUser } from "../auth/credentials/users.server";
 import { db } from "../db/client.server";
 import { migrate } from "../db/migrate.server";
 import { idpDevStep } from "./idp-step.server";
+import { providerCallbackLines } from "./provider-callbacks.server";
 import { mailDevStep } from "../mail/dev-step.server";
 
 export const DEMO_USER = { email: "demo@vestibule.dev", password: "vestibule-demo", name: "Demo User" } as const;
@@ -15,7 +16,8 @@ devSteps.push(mailDevStep);
 
 let started: Promise<void> | null = null;
 
-export function bootstrapDev(print: (line: string) => void) {
+/** `origin`: where the dev server listens (the callback URLs' origin unless AUTH_URL is set). */
+export function bootstrapDev(print: (line: string) => void, origin = "http://localhost:5173") {
   started ??= (async () => {
     const config = getConfig();
     const { applied } = await migrate({ log: () => {} });
@@ -26,6 +28,8 @@ export function bootstrapDev(print: (line: string) => void) {
       print(`[vestibule] demo user: ${DEMO_USER.email} / password: ${DEMO_USER.password}`);
     }
     for (const step of devSteps) await step(print);
+    const callbacks = providerCallbackLines(getConfig(), origin);
+    if (callbacks.length) print(`[vestibule] sign-in providers and the callback URL to register at each:\n${callbacks.join("\n")}`);
     print(`[vestibule] session strategy: ${config.sessionStrategy}; sign in at /auth/signin`);
   })();
   return started;

@@ -2,9 +2,10 @@
 // tests/support/idp.ts), each a provider with id <name>, its label on the sign-in page, its own
 // callback URL, and flows that cannot be crossed from one provider to the other.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { resetConfig } from "../../../app/auth/core/config.server.ts";
+import { getConfig, resetConfig } from "../../../app/auth/core/config.server.ts";
 import { clearOAuthCaches } from "../../../app/auth/oauth/http.server.ts";
 import { providersResponse } from "../../../app/auth/signin/endpoint.server.ts";
+import { providerCallbackLines } from "../../../app/dev/provider-callbacks.server.ts";
 import * as signinRoute from "../../../app/routes/auth/signin";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, ORIGIN } from "../../support/http.ts";
@@ -50,6 +51,21 @@ describe(`Several OpenID providers (${dbLabel})`, () => {
       ["acme", "Acme Workforce"],
       ["globex_eu", "Globex Eu"],
     ]);
+  });
+
+  test("the dev banner lists each provider's callback URL to register, on AUTH_URL when set", () => {
+    expect(providerCallbackLines(getConfig(), "http://localhost:5174")).toEqual([
+      "  Acme Workforce (acme) → http://localhost:5174/auth/callback/acme",
+      "  Globex Eu (globex_eu) → http://localhost:5174/auth/callback/globex_eu",
+    ]);
+    process.env.AUTH_URL = "https://app.example.com";
+    resetConfig();
+    try {
+      expect(providerCallbackLines(getConfig(), "http://localhost:5174")[0]).toBe("  Acme Workforce (acme) → https://app.example.com/auth/callback/acme");
+    } finally {
+      delete process.env.AUTH_URL;
+      resetConfig();
+    }
   });
 
   test("a sign-in at each IdP goes to that IdP, comes back to its own callback and links an account of that provider", async () => {
