@@ -142,16 +142,22 @@ function namedProviders(env: Env, problems: string[]): OidcProviderConfig[] {
   }
   const providers: OidcProviderConfig[] = [];
   for (const name of [...names].sort()) {
-    const at = (part: string) => `AUTH_OIDC_${name}_${part}`;
-    const issuer = env[at("ISSUER")];
-    const clientId = env[at("ID")];
-    const clientSecret = env[at("SECRET")];
-    const label = env[at("LABEL")]?.trim();
-    for (const [part, value] of [["ISSUER", issuer], ["ID", clientId], ["SECRET", clientSecret]] as const) {
-      if (!value) problems.push(`${at(part)} is required: AUTH_OIDC_${name}_* turns on the provider "${name.toLowerCase()}", which needs its issuer, client id and client secret`);
+    const issuerVar = `AUTH_OIDC_${name}_ISSUER`;
+    const labelVar = `AUTH_OIDC_${name}_LABEL`;
+    const issuer = env[issuerVar];
+    const clientId = env[`AUTH_OIDC_${name}_ID`];
+    const clientSecret = env[`AUTH_OIDC_${name}_SECRET`];
+    const label = env[labelVar]?.trim();
+    const required = [
+      [issuerVar, issuer],
+      [`AUTH_OIDC_${name}_ID`, clientId],
+      [`AUTH_OIDC_${name}_SECRET`, clientSecret],
+    ] as const;
+    for (const [variable, value] of required) {
+      if (!value) problems.push(`${variable} is required: the provider "${name.toLowerCase()}" needs its issuer, client id and client secret`);
     }
-    if (label !== undefined && label.length > OIDC_LABEL_MAX) problems.push(`${at("LABEL")} must be at most ${OIDC_LABEL_MAX} characters`);
-    const checked = issuer ? issuerUrl(at("ISSUER"), issuer, problems) : null;
+    if (label !== undefined && label.length > OIDC_LABEL_MAX) problems.push(`${labelVar} must be at most ${OIDC_LABEL_MAX} characters`);
+    const checked = issuer ? issuerUrl(issuerVar, issuer, problems) : null;
     if (!checked || !clientId || !clientSecret) continue;
     const id = name.toLowerCase();
     providers.push({ id, issuer: checked, clientId, clientSecret, label: label || defaultLabel(id) });

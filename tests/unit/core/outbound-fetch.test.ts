@@ -1,5 +1,9 @@
 // Which proxy an outbound request goes through (app/auth/core/outbound-fetch.server.ts): the
-// scheme's variable, lower case first, and NO_PROXY's hosts, subdomains, ports and `*`.
+// scheme's variable, lower case first, and NO_PROXY's hosts, subdomains, ports and `*`; and no
+// server code calls fetch() around it (docs/decisions/123).
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { bypassesProxy, proxyFor } from "../../../app/auth/core/outbound-fetch.server";
 
@@ -44,5 +48,21 @@ describe("bypassesProxy", () => {
     expect(bypassesProxy(u("http://[::1]:8080/"), "[::1]:9090")).toBe(false);
     expect(bypassesProxy(u("https://Example.COM"), " EXAMPLE.com ,other")).toBe(true);
     expect(bypassesProxy(u("https://example.com"), "")).toBe(false);
+  });
+});
+
+describe("one outbound fetch", () => {
+  it("no server module but outbound-fetch.server.ts calls fetch() itself", () => {
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+    const serverFiles = [
+      ...readdirSync(path.join(root, "app"), { recursive: true, encoding: "utf8" }).filter((f) => /\.server\.tsx?$/.test(f)).map((f) => path.join("app", f)),
+      ...readdirSync(path.join(root, "server"), { recursive: true, encoding: "utf8" }).filter((f) => /\.tsx?$/.test(f)).map((f) => path.join("server", f)),
+    ];
+    expect(serverFiles.length).toBeGreaterThan(50);
+    const callers = serverFiles.filter((f) => {
+      const code = readFileSync(path.join(root, f), "utf8").replace(/^\s*(\/\/|\/\*|\*).*$/gm, "");
+      return /(?<![\w.])(?:globalThis\.)?fetch\(/.test(code);
+    });
+    expect(callers).toEqual(["app/auth/core/outbound-fetch.server.ts"]);
   });
 });
