@@ -6,8 +6,9 @@
 //
 // Every page asks, so this never waits for the network. An endpoint the definition states is
 // used as it is. A discovered one is read from the discovery cache; before the first discovery
-// of a provider (or after its metadata expired) the issuer's origin stands in — every provider
-// Vestibule ships a preset for serves its authorization endpoint there — and discovery is started
+// of a provider (or after its metadata expired) the issuer's origin stands in — every preset but
+// Cognito serves its authorization endpoint there (Cognito's is on the pool's own hosted-UI
+// domain, so that one page may not let its sign-in form through) — and discovery is started
 // in the background, at most once per DISCOVERY_RETRY_MS per provider, so the next page has the
 // real origin. A provider that cannot be reached changes nothing but its own entry.
 import type { AuthConfig } from "../core/config.server";
