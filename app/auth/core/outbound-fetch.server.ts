@@ -12,7 +12,7 @@
 // (a test or a supervisor may change them); a proxy's connection pool is kept per proxy URL.
 // NODE_EXTRA_CA_CERTS needs nothing here: Node adds those certificates to the store every TLS
 // connection uses, the tunnel through a proxy included.
-import { ProxyAgent, type Dispatcher } from "undici";
+import { fetch as undiciFetch, ProxyAgent, type Dispatcher } from "undici";
 
 type Env = Record<string, string | undefined>;
 
@@ -71,16 +71,16 @@ function dispatcherFor(url: URL): Dispatcher | undefined {
   return agent;
 }
 
-function urlOf(input: string | URL | Request): URL {
-  if (input instanceof URL) return input;
-  return new URL(typeof input === "string" ? input : input.url);
-}
-
-/** fetch() for every outbound request: the same arguments and answer, through the proxy the environment names. */
-export function outboundFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
-  const dispatcher = dispatcherFor(urlOf(input));
-  // Node's fetch is undici's: it takes the dispatcher as an extra init field.
-  return fetch(input, dispatcher ? ({ ...init, dispatcher } as RequestInit) : init);
+/**
+ * fetch() for every outbound request: the same arguments and answer, through the proxy the
+ * environment names. Through a proxy the request is made by the undici package's own fetch, the
+ * same version as the ProxyAgent (Node's built-in fetch may bundle another undici); direct
+ * requests stay on Node's fetch.
+ */
+export function outboundFetch(input: string | URL, init: RequestInit = {}): Promise<Response> {
+  const dispatcher = dispatcherFor(new URL(input));
+  if (!dispatcher) return fetch(input, init);
+  return undiciFetch(String(input), { ...(init as object), dispatcher } as never) as unknown as Promise<Response>;
 }
 
 /** Closes the proxies' pooled connections (tests, shutdown). */
