@@ -36,6 +36,8 @@ type Entry = {
   callbackUrl?: string;
   maxAge?: number;
   reauth?: ReauthFlow;
+  /** The browser that started the flow carried a session cookie (form-post-return.server.ts). */
+  signedIn?: boolean;
 };
 
 /**
@@ -62,6 +64,8 @@ export type Flow = {
   maxAge: number | null;
   /** Set when the flow re-authenticates a signed-in user (B/reauth) instead of signing in. */
   reauth: ReauthFlow | null;
+  /** The browser that started it carried a session cookie. */
+  signedIn: boolean;
 };
 
 type Sealed = Entry & { earlier?: Entry[] };
@@ -94,6 +98,7 @@ async function readEntries(ar: AuthRequest, kind: CheckKind): Promise<Entry[]> {
     ...(typeof payload.callbackUrl === "string" ? { callbackUrl: payload.callbackUrl } : {}),
     ...(typeof payload.maxAge === "number" ? { maxAge: payload.maxAge } : {}),
     ...(isReauthFlow(payload.reauth) ? { reauth: payload.reauth } : {}),
+    ...(payload.signedIn === true ? { signedIn: true } : {}),
   };
   const earlier = Array.isArray(payload.earlier) ? payload.earlier : [];
   const t = now();
@@ -151,6 +156,7 @@ export async function storeFlow(
     callbackUrl: string;
     maxAge: number | null;
     reauth?: ReauthFlow | null;
+    signedIn?: boolean;
   },
   options: { formPost: boolean },
 ): Promise<string[]> {
@@ -179,6 +185,7 @@ export async function storeFlow(
       ...(kind === "state" ? { callbackUrl: values.callbackUrl } : {}),
       ...(kind === "state" && values.maxAge !== null ? { maxAge: values.maxAge } : {}),
       ...(kind === "state" && values.reauth ? { reauth: values.reauth } : {}),
+      ...(kind === "state" && values.signedIn ? { signedIn: true } : {}),
     };
     const next = value === null ? current : [entry, ...current];
     const { setCookie, kept } = await writeEntries(ar, kind, next.slice(0, MAX_PENDING_FLOWS));
@@ -244,6 +251,7 @@ export async function consumeFlow(ar: AuthRequest, provider: string, state: stri
           callbackUrl: match.callbackUrl ?? null,
           maxAge: match.maxAge ?? null,
           reauth: isReauthFlow(match.reauth) ? match.reauth : null,
+          signedIn: match.signedIn === true,
         },
       };
     }

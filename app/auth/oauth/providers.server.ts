@@ -10,6 +10,7 @@ import type { Provider, SignInMethod } from "../signin/provider";
 import { runStrategy } from "../signin/flow.server";
 import { consumeFlow } from "./checks.server";
 import { oauthFormActionOrigins } from "./form-action.server";
+import { formPostReturn } from "./form-post-return.server";
 import { OAuthStrategy } from "./strategy.server";
 import type { SignInResult } from "../accounts/users.server";
 import { oauthDefinitions } from "./presets/index.server";
@@ -34,6 +35,9 @@ function oauthProviders(config: AuthConfig): Provider[] {
         // The flow's check cookies are used up whatever happens next: success, a provider error or
         // a failed check. Putting their Set-Cookie headers on the flow means every response
         // runStrategy builds, redirects to an error page included, carries them.
+        // A form_post answer a signed-in browser sent without its session cookie comes back as a GET first.
+        const resent = await formPostReturn(ctx.ar, ctx.strategyRequest, definition.id, ctx.body, definition.type === "oidc");
+        if (resent) return resent;
         const state = typeof ctx.body.state === "string" ? ctx.body.state : null;
         const { result, setCookies } = await consumeFlow(ctx.ar, definition.id, state, definition.type === "oidc");
         ctx.setCookies.push(...setCookies);

@@ -20,6 +20,7 @@ import { AuthError } from "../core/errors";
 import { tokenSetFrom, type TokenSet } from "./tokens.server";
 import { standardProfile, type Claims, type OAuthProfile, type OAuthProviderDefinition } from "./presets/definition";
 import { resolveCallbackUrl } from "../core/callback-url.server";
+import { sessionCookieDigest } from "../core/session.server";
 import { authBaseUrl, authRequest, clientAddress, type AuthRequest } from "../core/request.server";
 import { consumeFlow, storeFlow, type Flow, type ReauthFlow } from "./checks.server";
 import { expectedIdTokenIssuer, providerClient, processTokenResponse, type ProviderClient } from "./client.server";
@@ -141,7 +142,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     const maxAge = params.has("max_age") && d.type === "oidc" ? Number(params.get("max_age")) : null;
     const setCookies = await storeFlow(
       ar,
-      { provider: d.id, state, codeVerifier, nonce, callbackUrl, maxAge, reauth },
+      { provider: d.id, state, codeVerifier, nonce, callbackUrl, maxAge, reauth, signedIn: sessionCookieDigest(ar) !== null },
       { formPost: params.get("response_mode") === "form_post" },
     );
     const headers = new Headers({ Location: url.href });
