@@ -31,6 +31,8 @@ export type ImitationSettings = {
   clientAuth: "client_secret_basic" | "client_secret_post";
   /** The client secret's check (default: equal to the client's secret). */
   checkSecret?: (secret: string) => Promise<boolean> | boolean;
+  /** Extra members of the token response, in the provider's shape (Twitch's `scope` array). */
+  tokenExtras?: Record<string, unknown>;
   /** Extra fields of a form_post answer (Apple's `user`). */
   formPostFields?: Record<string, string>;
 };
@@ -140,7 +142,7 @@ export async function startImitation(): Promise<Imitation> {
       }
       const accessToken = randomBytes(16).toString("base64url");
       accessTokens.add(accessToken);
-      const answer: Record<string, unknown> = { access_token: accessToken, token_type: "Bearer", expires_in: 3600 };
+      const answer: Record<string, unknown> = { access_token: accessToken, token_type: "Bearer", expires_in: 3600, ...settings.tokenExtras };
       if (settings.idToken) {
         answer.id_token = await new SignJWT({ ...settings.idToken, ...(grant.nonce ? { nonce: grant.nonce } : {}) })
           .setProtectedHeader({ alg: "RS256", kid })

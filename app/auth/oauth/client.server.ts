@@ -69,6 +69,23 @@ async function tokenResponseServer(pc: ProviderClient, response: Response): Prom
   return { ...pc.as, issuer: issuerOf(claims) };
 }
 
+/**
+ * A successful token response with the definition's conformTokenResponse applied to its JSON
+ * body (Twitch's `scope` array), as a fresh Response oauth4webapi then checks like any other.
+ */
+async function conformed(definition: OAuthProviderDefinition, response: Response): Promise<Response> {
+  const conform = definition.conformTokenResponse;
+  if (!conform || !response.ok) return response;
+  let body: unknown;
+  try {
+    body = await response.clone().json();
+  } catch {
+    return response;
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return response;
+  return new Response(JSON.stringify(conform(body as Record<string, unknown>)), { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
 export type TokenGrant =
   | ({ grant: "authorization_code" } & oauth.ProcessAuthorizationCodeResponseOptions)
   | { grant: "refresh_token" };
@@ -79,7 +96,8 @@ export type TokenGrant =
  * only when `aud` lists several audiences: an `azp`, when present, must be our client id,
  * whatever `aud` holds (contract §10).
  */
-export async function processTokenResponse(pc: ProviderClient, response: Response, grant: TokenGrant): Promise<oauth.TokenEndpointResponse> {
+export async function processTokenResponse(pc: ProviderClient, answer: Response, grant: TokenGrant): Promise<oauth.TokenEndpointResponse> {
+  const response = await conformed(pc.definition, answer);
   const as = await tokenResponseServer(pc, response);
   const result =
     grant.grant === "authorization_code"

@@ -180,10 +180,11 @@ describe(`OAuth presets against imitations of their providers (${dbLabel})`, () 
     expect(run.authorization.get("scope")).toBe("openid profile email");
   });
 
-  test("Twitch: OpenID at /oauth2; the address and picture are asked for with the claims parameter, the name is preferred_username", async () => {
+  test("Twitch: OpenID at /oauth2; the address and picture are asked for with the claims parameter, the name is preferred_username, the token response's scope array is accepted", async () => {
     const run = await signInWith("twitch", {
       issuerPath: "/oauth2",
       clientAuth: "client_secret_post",
+      tokenExtras: { refresh_token: "twitch-refresh", scope: ["openid", "user:read:email"], token_type: "bearer" },
       idToken: { sub: "713936733", preferred_username: "twitchdev", email: "dev@twitch.tv", email_verified: true, picture: "https://static-cdn.jtvnw.net/p.png" },
     });
     expect(run.profile).toEqual({ id: "713936733", email: "dev@twitch.tv", emailVerified: true, name: "twitchdev", image: "https://static-cdn.jtvnw.net/p.png" });

@@ -58,6 +58,8 @@ export type OAuthProviderDefinition = {
    * response's parameters (Apple sends the person's name there, once). Default: standard claims.
    */
   profile?: (claims: Claims, answer: URLSearchParams) => OAuthProfile;
+  /** Fixes a successful token response's JSON before it is checked (Twitch sends `scope` as an array). */
+  conformTokenResponse?: (body: Record<string, unknown>) => Record<string, unknown>;
   /** Headers every call to this provider's API needs (GitHub wants a User-Agent). */
   apiHeaders?: Record<string, string>;
   /** Opt-in: signing out of Vestibule also ends the session at the provider (end_session_endpoint). */

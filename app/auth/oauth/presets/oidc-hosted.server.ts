@@ -33,7 +33,8 @@ export function slackProvider(client: PresetClientConfig, _config?: unknown, ori
 
 /**
  * Twitch: OpenID Connect, but the address and picture are in the ID token and userinfo only when
- * the `claims` parameter asks for them; the display name is `preferred_username`.
+ * the `claims` parameter asks for them; the display name is `preferred_username`; and its token
+ * response lists `scope` as an array, which OAuth 2.0 says is a space-separated string.
  */
 export function twitchProvider(client: PresetClientConfig, _config?: unknown, origin?: string): OAuthProviderDefinition {
   const wanted = { email: null, email_verified: null, picture: null, preferred_username: null };
@@ -47,5 +48,6 @@ export function twitchProvider(client: PresetClientConfig, _config?: unknown, or
     scope: "openid user:read:email",
     authorizationParams: { claims: JSON.stringify({ id_token: wanted, userinfo: wanted }) },
     clientAuth: "client_secret_post",
+    conformTokenResponse: (body) => (Array.isArray(body.scope) ? { ...body, scope: body.scope.filter((s) => typeof s === "string").join(" ") } : body),
   };
 }
