@@ -64,6 +64,22 @@ describe("OAuth presets", () => {
     }
   });
 
+  it("all sixteen presets, without the test hook, name only their providers' https: hosts; with it, only the given origin", async () => {
+    const { PRESET_IDS } = await import("../../../app/auth/core/config.server");
+    const { presetDefinition } = await import("../../../app/auth/oauth/presets/index.server");
+    const config = testConfig();
+    expect(PRESET_IDS).toHaveLength(16);
+    for (const id of PRESET_IDS) {
+      const client = { clientId: "c", clientSecret: "s", issuer: "https://tenant.example.com" };
+      const urls = (d: ReturnType<typeof presetDefinition>) => [d.issuer, ...Object.values(d.endpoints ?? {})].filter((u): u is string => typeof u === "string");
+      for (const url of urls(presetDefinition(id, client, config))) expect(new URL(url).protocol, `${id} ${url}`).toBe("https:");
+      const tenant = ["auth0", "cognito", "keycloak", "okta"].includes(id);
+      for (const url of urls(presetDefinition(id, tenant ? client : { clientId: "c", clientSecret: "s" }, config, "http://127.0.0.1:9"))) {
+        expect(new URL(url).origin, `${id} ${url}`).toBe(tenant ? "https://tenant.example.com" : "http://127.0.0.1:9");
+      }
+    }
+  });
+
   it("standard claims: the address lower-cased, verified only when email_verified says so", () => {
     expect(standardProfile({ sub: "1", email: "Ann@Example.COM", email_verified: true, name: "Ann", picture: "https://p/x" })).toEqual({
       id: "1",
