@@ -18,6 +18,8 @@ export const ar: Catalogue = {
   "boundary.notFound.message": "هذه الصفحة غير موجودة.",
   "boundary.badRequest.heading": "طلب غير صالح",
   "boundary.badRequest.message": "طلب غير صالح.",
+  "boundary.forbidden.heading": "غير مسموح",
+  "boundary.forbidden.message": "ليس لديك إذن بالوصول إلى هذه الصفحة، أو رُفض هذا الطلب.",
   "boundary.server.heading": "خطأ في الخادم",
   "boundary.server.message": "حدث خطأ من جهتنا.",
   "boundary.tooLarge.heading": "النموذج كبير جدًا",
@@ -577,6 +579,8 @@ export const ar: Catalogue = {
   "admin.users.next": "الصفحة التالية",
   "admin.role.user": "مستخدم",
   "admin.role.admin": "مسؤول",
+  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
+  "admin.role.editor": "محرر",
   "admin.state.enabled": "مفعّل",
   "admin.state.disabled": "معطّل",
   "admin.way.password": "كلمة المرور",

@@ -18,6 +18,8 @@ export const de: Catalogue = {
   "boundary.notFound.message": "Diese Seite existiert nicht.",
   "boundary.badRequest.heading": "Ungültige Anfrage",
   "boundary.badRequest.message": "Ungültige Anfrage.",
+  "boundary.forbidden.heading": "Nicht erlaubt",
+  "boundary.forbidden.message": "Sie haben keinen Zugriff auf diese Seite, oder diese Anfrage wurde abgelehnt.",
   "boundary.server.heading": "Serverfehler",
   "boundary.server.message": "Auf unserer Seite ist etwas schiefgelaufen.",
   "boundary.tooLarge.heading": "Das Formular war zu groß",
@@ -577,6 +579,8 @@ export const de: Catalogue = {
   "admin.users.next": "Nächste Seite",
   "admin.role.user": "Benutzer",
   "admin.role.admin": "Administrator",
+  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
+  "admin.role.editor": "Redakteur",
   "admin.state.enabled": "Aktiv",
   "admin.state.disabled": "Gesperrt",
   "admin.way.password": "Passwort",

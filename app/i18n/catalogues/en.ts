@@ -21,6 +21,8 @@ export const en = {
   "boundary.notFound.message": "This page does not exist.",
   "boundary.badRequest.heading": "Bad request",
   "boundary.badRequest.message": "Bad request.",
+  "boundary.forbidden.heading": "Not allowed",
+  "boundary.forbidden.message": "You do not have access to this page, or this request was refused.",
   "boundary.server.heading": "Server error",
   "boundary.server.message": "Something went wrong on our side.",
   "boundary.tooLarge.heading": "The form was too large",
@@ -580,6 +582,8 @@ export const en = {
   "admin.users.next": "Next page",
   "admin.role.user": "User",
   "admin.role.admin": "Administrator",
+  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
+  "admin.role.editor": "Editor",
   "admin.state.enabled": "Enabled",
   "admin.state.disabled": "Disabled",
   "admin.way.password": "Password",

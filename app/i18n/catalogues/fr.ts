@@ -18,6 +18,8 @@ export const fr: Catalogue = {
   "boundary.notFound.message": "Cette page n’existe pas.",
   "boundary.badRequest.heading": "Requête incorrecte",
   "boundary.badRequest.message": "Requête incorrecte.",
+  "boundary.forbidden.heading": "Accès refusé",
+  "boundary.forbidden.message": "Vous n’avez pas accès à cette page, ou cette demande a été refusée.",
   "boundary.server.heading": "Erreur du serveur",
   "boundary.server.message": "Une erreur s’est produite de notre côté.",
   "boundary.tooLarge.heading": "Le formulaire était trop volumineux",
@@ -577,6 +579,8 @@ export const fr: Catalogue = {
   "admin.users.next": "Page suivante",
   "admin.role.user": "Utilisateur",
   "admin.role.admin": "Administrateur",
+  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
+  "admin.role.editor": "Éditeur",
   "admin.state.enabled": "Actif",
   "admin.state.disabled": "Désactivé",
   "admin.way.password": "Mot de passe",
