@@ -76,12 +76,12 @@ export const middleware: Route.MiddlewareFunction[] = [
     return answer;
   },
   // Inside the above (its language, its headers): a POST from another site is refused before any
-  // action runs — thrown for a page or its data request, so the error boundary below shows the
-  // "not allowed" page in the visitor's language; as is for a JSON client (ADR 118).
+  // action runs — a form gets the "not allowed" page in the visitor's language, a JSON client
+  // `{"error":"Forbidden"}`, a data request the same thrown, for its client's error boundary (ADR 118).
   async ({ request }, next) => {
     const crossSite = crossOriginPostRefusal(request);
     if (crossSite) {
-      if (crossSite.page) throw crossSite.response;
+      if (crossSite.thrown) throw crossSite.response;
       return crossSite.response;
     }
     return (await secondFactorSetupRefusal(request)) ?? next();

@@ -25,7 +25,8 @@ import { pageOfRequest } from "./core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf as verifyCsrfToken } from "./core/csrf.server";
 import { headersWith, optionalSession, requireSession } from "./core/page-session.server";
 import { authRequest } from "./core/request.server";
-import { jsonResponse } from "./core/respond.server";
+import { badRequest, jsonResponse } from "./core/respond.server";
+import { BadRequestError, readBody } from "./core/body.server";
 import type { CurrentSession, SessionData } from "./core/session.server";
 
 export type { Permission, Role } from "./core/app-config.server";
@@ -134,6 +135,20 @@ export async function requireRole(request: Request, role: Role | readonly Role[]
  */
 export async function requirePermission(request: Request, permission: Permission, options: Hide = {}): Promise<Authorized & { role: Role }> {
   return requireUserWhose(request, (held) => roleGrants(held, permission), options);
+}
+
+/**
+ * The posted form (URL-encoded or JSON) as an object: read once, size-limited, and shared with the
+ * layer's middleware that may have read it first — use it rather than `request.formData()`. A body
+ * too large or of another type throws the 413 / 415 the error page explains.
+ */
+export async function readForm(request: Request): Promise<Record<string, unknown>> {
+  try {
+    return await readBody(request);
+  } catch (error) {
+    if (error instanceof BadRequestError) throw badRequest(error.status, error.message);
+    throw error;
+  }
 }
 
 /**

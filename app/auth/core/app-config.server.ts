@@ -6,10 +6,11 @@ import { BUILT_IN_ROLES, type JsonValue, type SessionUserRow } from "./app-confi
 
 /** What the app's configuration declares, with the literal types its file gives. */
 export type AppAuthConfig = typeof appConfig;
+type AppRoles = Omit<AppAuthConfig["roles"], (typeof BUILT_IN_ROLES)[number]>;
 /** Every role: `user`, `admin` and the app's own. */
-export type Role = (typeof BUILT_IN_ROLES)[number] | Extract<keyof AppAuthConfig["roles"], string>;
+export type Role = (typeof BUILT_IN_ROLES)[number] | Extract<keyof AppRoles, string>;
 /** Every permission a role of the app grants. */
-export type Permission = AppAuthConfig["roles"][keyof AppAuthConfig["roles"]] extends { permissions: readonly (infer P)[] } ? P & string : never;
+export type Permission = { [K in keyof AppRoles]: AppRoles[K] extends { readonly permissions: readonly (infer P)[] } ? P : never }[keyof AppRoles] & string;
 /** The extra claims session({ user }) adds to the session's user ({} without it). */
 export type SessionExtras = AppAuthConfig extends { session?: (args: never) => infer E } ? (unknown extends E ? {} : Partial<E>) : {};
 

@@ -13,6 +13,10 @@ import { isCrossOriginPost } from "../core/origin.server";
 import { isJsonClient } from "../core/page-session.server";
 import { authRequest } from "../core/request.server";
 import { jsonResponse } from "../core/respond.server";
+import { escapeHtml } from "../../html";
+import { directionOf } from "../../i18n/languages.server";
+import { currentLocale, t } from "../../i18n/t.server";
+import { pageTitle } from "../../site";
 import { CSP_REPORT_PATH } from "../core/security-headers.server";
 
 /** Paths under the base path whose POSTs are the sign-in flow's to refuse. */
@@ -22,12 +26,27 @@ const FLOW_PATH = /^\/(?:signin(?:\/[^/]+)?|signout|callback\/[^/]+)\/?$/;
 export const CROSS_SITE_REFUSED = "Forbidden";
 
 /**
- * For a cross-site POST outside the sign-in flow: `403 {"error":"Forbidden"}`, and whether to throw
- * it (a page's or its data request's: the root's error boundary shows the "not allowed" page in
- * the visitor's language, or React Router's client gets it as the route's error) or return it as
- * is (a JSON client). Null when the request may go on.
+ * The "not allowed" page for a refused form, in the visitor's language (the request runs in it:
+ * the root middleware). Written here, not rendered by React: no loader runs for a refused request,
+ * and the root layout takes its language from the root loader.
  */
-export function crossOriginPostRefusal(request: Request): { response: Response; page: boolean } | null {
+function refusedFormPage(): Response {
+  const locale = currentLocale();
+  const [heading, message, home] = [t("boundary.forbidden.heading"), t("boundary.forbidden.message"), t("common.homeLink")].map(escapeHtml);
+  const body =
+    `<!DOCTYPE html><html lang="${locale}" dir="${directionOf(locale)}"><head><meta charset="utf-8">` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(pageTitle(getConfig().siteName, t("boundary.forbidden.heading")))}</title></head>` +
+    `<body><main><h1>${heading}</h1><p role="alert">${message}</p><p><a href="/">${home}</a></p></main></body></html>`;
+  return new Response(body, { status: 403, headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" } });
+}
+
+/**
+ * For a cross-site POST outside the sign-in flow: 403, before any action runs — the "not allowed"
+ * page for a form posted without JavaScript, `{"error":"Forbidden"}` for a JSON client, and for
+ * React Router's data request the same JSON to throw (its client shows the route's error boundary,
+ * in the page's language). Null when the request may go on.
+ */
+export function crossOriginPostRefusal(request: Request): { response: Response; thrown: boolean } | null {
   if (request.method.toUpperCase() !== "POST") return null;
   const ar = authRequest(request, getConfig());
   if (!isCrossOriginPost(ar)) return null;
@@ -35,6 +54,7 @@ export function crossOriginPostRefusal(request: Request): { response: Response; 
   if (path === CSP_REPORT_PATH) return null;
   const base = ar.config.basePath;
   if (path.startsWith(`${base}/`) && FLOW_PATH.test(path.slice(base.length))) return null;
-  const json = !ar.url.pathname.endsWith(".data") && isJsonClient(request);
-  return { response: jsonResponse({ error: CROSS_SITE_REFUSED }, { status: 403, noCache: true }), page: !json };
+  const json = jsonResponse({ error: CROSS_SITE_REFUSED }, { status: 403, noCache: true });
+  if (ar.url.pathname.endsWith(".data")) return { response: json, thrown: true };
+  return { response: isJsonClient(request) ? json : refusedFormPage(), thrown: false };
 }

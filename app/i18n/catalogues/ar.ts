@@ -263,6 +263,15 @@ export const ar: Catalogue = {
   "example.session.signedInAs": "تم تسجيل الدخول باسم {address}.",
   "example.session.signedOut": "لم يتم تسجيل الدخول.",
   "example.session.loading": "جارٍ التحميل…",
+  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
+  "example.profile.title": "ملفك الشخصي",
+  "example.profile.confirm": "تأكيد أنني أنا",
+  "example.profile.confirmed": "تم التأكيد: سجّلت الدخول قبل لحظات.",
+  "example.profile.refused": "انتهت صلاحية هذا النموذج. أعد تحميل الصفحة وأرسله مرة أخرى.",
+  "example.editors.title": "المحررون",
+  "example.editors.role": "دورك: {role}.",
+  "example.editors.publish": "نشر",
+  "example.editors.published": "تم النشر.",
 
   // Home and welcome.
   "home.signedInAs": "مسجّل الدخول باسم <strong>{name}</strong>{email}.",

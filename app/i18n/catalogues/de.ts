@@ -263,6 +263,15 @@ export const de: Catalogue = {
   "example.session.signedInAs": "Angemeldet als {address}.",
   "example.session.signedOut": "Nicht angemeldet.",
   "example.session.loading": "Wird geladen …",
+  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
+  "example.profile.title": "Ihr Profil",
+  "example.profile.confirm": "Bestätigen, dass ich es bin",
+  "example.profile.confirmed": "Bestätigt: Sie haben sich gerade angemeldet.",
+  "example.profile.refused": "Dieses Formular ist abgelaufen. Laden Sie die Seite neu und senden Sie es erneut.",
+  "example.editors.title": "Redaktion",
+  "example.editors.role": "Ihre Rolle: {role}.",
+  "example.editors.publish": "Veröffentlichen",
+  "example.editors.published": "Veröffentlicht.",
 
   // Home and welcome.
   "home.signedInAs": "Angemeldet als <strong>{name}</strong>{email}.",

@@ -267,6 +267,15 @@ export const en = {
   "example.session.signedInAs": "Signed in as {address}.",
   "example.session.signedOut": "Not signed in.",
   "example.session.loading": "Loading…",
+  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
+  "example.profile.title": "Your profile",
+  "example.profile.confirm": "Confirm it is me",
+  "example.profile.confirmed": "Confirmed: you signed in moments ago.",
+  "example.profile.refused": "This form has expired. Reload the page and send it again.",
+  "example.editors.title": "Editors",
+  "example.editors.role": "Your role: {role}.",
+  "example.editors.publish": "Publish",
+  "example.editors.published": "Published.",
 
   // Home and welcome.
   "home.signedInAs": "Signed in as <strong>{name}</strong>{email}.",

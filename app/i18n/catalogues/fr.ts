@@ -263,6 +263,15 @@ export const fr: Catalogue = {
   "example.session.signedInAs": "Connecté en tant que {address}.",
   "example.session.signedOut": "Non connecté.",
   "example.session.loading": "Chargement…",
+  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
+  "example.profile.title": "Votre profil",
+  "example.profile.confirm": "Confirmer que c’est moi",
+  "example.profile.confirmed": "Confirmé : vous vous êtes connecté il y a un instant.",
+  "example.profile.refused": "Ce formulaire a expiré. Rechargez la page et envoyez-le à nouveau.",
+  "example.editors.title": "Éditeurs",
+  "example.editors.role": "Votre rôle : {role}.",
+  "example.editors.publish": "Publier",
+  "example.editors.published": "Publié.",
 
   // Home and welcome.
   "home.signedInAs": "Connecté en tant que <strong>{name}</strong>{email}.",
