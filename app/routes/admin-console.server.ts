@@ -84,8 +84,14 @@ export function userPagePath(id: string): string {
  * plain user, a user whose role was just taken away — so /admin does not show that it exists (ADR 077).
  */
 async function requireAdmin(request: Request): Promise<{ userId: string; headers: Headers }> {
-  const { user, headers } = await requireRole(request, "admin", { hide: true });
-  return { userId: user.id, headers };
+  try {
+    const { user, headers } = await requireRole(request, "admin", { hide: true });
+    return { userId: user.id, headers };
+  } catch (thrown) {
+    // The catch-all route's own 404, byte for byte the page of an unknown URL.
+    if (thrown instanceof Response && thrown.status === 404) notFound();
+    throw thrown;
+  }
 }
 
 function requireRecentAdmin(request: Request) {
