@@ -60,7 +60,7 @@ describe.skipIf(dbLabel !== "sqlite")("npm run db:diff with no database server (
       expect(stdout).toContain(`wrote prisma/${p}/migrations/${added[0]}/migration.sql`);
       const sql = readFileSync(path.join(scratch, `prisma/${p}/migrations/${added[0]}/migration.sql`), "utf8");
       // PostgreSQL adds the column; SQLite, whose ALTER TABLE is limited, may rebuild the table with it.
-      expect(sql, p).toMatch(p === "postgres" ? /ALTER TABLE "User" ADD COLUMN "plan" TEXT NOT NULL DEFAULT 'free';/ : /"plan" TEXT NOT NULL DEFAULT 'free'/);
+      expect(sql, p).toMatch(p === "postgres" ? /ALTER TABLE "User" ADD COLUMN\s+"plan" TEXT NOT NULL DEFAULT 'free';/ : /"plan" TEXT NOT NULL DEFAULT 'free'/);
     }
   });
 });
