@@ -6,7 +6,7 @@ import { defineAuthConfig } from "./auth/config";
 
 export default defineAuthConfig({
   roles: {
-    // An example role, used by /examples/notes: rename it, give it your permissions, or remove it.
+    // An example role, used by /examples/editors: rename it, give it your permissions, or remove it.
     editor: { permissions: ["notes:edit"] },
   },
   // Extra claims of the session's user (GET /auth/session, useSession()), e.g. a column you added

@@ -14,6 +14,7 @@ import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get } from "../../support/http.ts";
 import { appHandler } from "../../support/app-handler.ts";
 import { beforeEach } from "vitest";
+import guideConfig from "./guide-auth-config.ts";
 
 type SessionFunction = (args: { user: SessionUserRow }) => Record<string, unknown>;
 const config = authConfig as { session?: SessionFunction };
@@ -26,9 +27,10 @@ afterEach(() => {
   undo = [];
 });
 
-/** The guide's kind of function: a column of the user, and a value of the app's. */
+/** The guide's function (tests/integration/app/guide-auth-config.ts), with more claims when a test adds them. */
 function useExtras(extra: (user: SessionUserRow) => Record<string, unknown> = () => ({})) {
-  config.session = ({ user }) => ({ role: user.role, locale: user.locale, ...extra(user) });
+  const guide = guideConfig.session!;
+  config.session = ({ user }) => ({ ...guide({ user }), ...extra(user) });
 }
 
 async function sessionUser(jar: CookieJar) {
