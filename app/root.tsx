@@ -4,6 +4,7 @@ import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
 import { getConfig, optionalSession } from "~/auth/core";
 import { withRequestContext } from "~/auth/core/log.server";
+import { answerJsonClient } from "~/auth/core/page-session.server";
 import { observeRequest } from "~/auth/core/metrics.server";
 import { pageOutageRedirect } from "~/auth/core/outage.server";
 import { withHeldCookies } from "~/auth/core/sealed-cookies.server";
@@ -65,7 +66,8 @@ export const middleware: Route.MiddlewareFunction[] = [
         runWithLocale(negotiateLocale(request), async () => {
           // AUTH_REQUIRE_MFA: a user without a second factor sets one up first (ADR 082).
           // A request naming a host AUTH_ALLOWED_HOSTS does not list builds nothing (ADR 105).
-          const response = untrustedHostRefusal(request) ?? pageOutageRedirect(request, await next());
+          // A JSON client refused by a ~/auth helper gets the refusal's JSON, not the error page (ADR 118).
+          const response = untrustedHostRefusal(request) ?? answerJsonClient(request, pageOutageRedirect(request, await next()));
           // Cookies sealed before AUTH_SECRET was rotated go back sealed with the first value (ADR 109);
           // a re-issued session cookie goes back even when the route dropped it (ADR 118).
           return varyOnLanguage(withHeaders(withHeldCookies(response), baseSecurityHeaders(getConfig())));

@@ -23,7 +23,7 @@ import { isRole, roleGrants, type Permission, type Role } from "./core/app-confi
 import { isRecentAuth, reauthRequiredResponse } from "./core/recent-auth.server";
 import { pageOfRequest } from "./core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf as verifyCsrfToken } from "./core/csrf.server";
-import { headersWith, optionalSession, requireSession } from "./core/page-session.server";
+import { headersWith, jsonRefusal, optionalSession, requireSession } from "./core/page-session.server";
 import { authRequest } from "./core/request.server";
 import { badRequest, jsonResponse } from "./core/respond.server";
 import { BadRequestError, readBody } from "./core/body.server";
@@ -100,8 +100,8 @@ function hidden(): Response {
 }
 
 /** `403 {"error":"Forbidden"}`: a page shows the "not allowed" page in the visitor's language (app/root.tsx). */
-function forbidden(): Response {
-  return jsonResponse({ error: FORBIDDEN }, { status: 403, noCache: true });
+function forbidden(request: Request): Response {
+  return jsonRefusal(request, jsonResponse({ error: FORBIDDEN }, { status: 403, noCache: true }));
 }
 
 /** The signed-in user whose row has a role passing `allowed` (read now: a change applies at the next request), or the refusal. */
@@ -115,7 +115,7 @@ async function requireUserWhose(request: Request, allowed: (role: string) => boo
     throw thrown;
   }
   const row = await db().user.findUnique({ where: { id: required.user.id }, select: { role: true, disabledAt: true } });
-  if (!row || row.disabledAt !== null || !isRole(row.role) || !allowed(row.role)) throw hide ? hidden() : forbidden();
+  if (!row || row.disabledAt !== null || !isRole(row.role) || !allowed(row.role)) throw hide ? hidden() : forbidden(request);
   return { ...required, role: row.role };
 }
 

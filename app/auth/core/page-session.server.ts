@@ -5,6 +5,7 @@ import { errorPage } from "./messages.server";
 import { isDatabaseUnavailable, noteDatabaseUnavailable, OUTAGE_RETRY_AFTER_SECONDS, outageRedirect } from "./outage.server";
 import { authRequest, type AuthRequest } from "./request.server";
 import { jsonResponse, redirectResponse } from "./respond.server";
+import { holdRefusal, takeRefusal } from "./request-context.server";
 import { getSession, type CurrentSession } from "./session.server";
 import { SIGNED_OUT_HEADERS } from "./security-headers.server";
 
@@ -60,8 +61,30 @@ export function sessionRequiredResponse(ar: AuthRequest, setCookies: readonly st
   const here = validateCallbackUrl(pageOfRequest(ar.url), ar.origin) ?? `${ar.origin}/`;
   const params = new URLSearchParams({ error: SESSION_REQUIRED, callbackUrl: toRelative(here) });
   const signIn = `${ar.config.basePath}/signin?${params}`;
-  if (wantsJsonAnswer(ar)) return jsonResponse({ error: SESSION_REQUIRED, url: `${ar.origin}${signIn}` }, { status: 401, noCache: true, setCookies });
+  if (wantsJsonAnswer(ar)) return jsonRefusal(ar.request, jsonResponse({ error: SESSION_REQUIRED, url: `${ar.origin}${signIn}` }, { status: 401, noCache: true, setCookies }));
   return redirectResponse(signIn, { setCookies });
+}
+
+/**
+ * `response` (a JSON refusal), noted for the request: a page route's loader or action that throws
+ * it is rendered by React Router as the error page, and the root middleware answers a JSON client
+ * with the JSON instead (answerJsonClient).
+ */
+export function jsonRefusal(request: Request, response: Response): Response {
+  if (isJsonClient(request)) holdRefusal(response.clone());
+  return response;
+}
+
+/**
+ * For the root middleware: a JSON client's request to a page that a ~/auth helper refused gets the
+ * refusal's JSON, not the error page React Router rendered from it. Any other answer is left as is.
+ */
+export function answerJsonClient(request: Request, response: Response): Response {
+  const refusal = takeRefusal();
+  if (!refusal || !isJsonClient(request) || new URL(request.url).pathname.endsWith(".data")) return response;
+  if (response.status !== refusal.status || !response.headers.get("Content-Type")?.startsWith("text/html")) return response;
+  for (const cookie of response.headers.getSetCookie()) if (!refusal.headers.getSetCookie().includes(cookie)) refusal.headers.append("Set-Cookie", cookie);
+  return refusal;
 }
 
 /**

@@ -8,6 +8,7 @@ import { toRelative, validateCallbackUrl } from "./callback-url.server";
 import { t } from "../../i18n/t.server";
 import type { AuthRequest } from "./request.server";
 import { jsonResponse } from "./respond.server";
+import { jsonRefusal } from "./page-session.server";
 import { sessionAuthenticatedAt, type CurrentSession } from "./session.server";
 
 /** The JSON error code of a refusal (`403 {"error":"ReauthRequired","url":…}`). */
@@ -33,7 +34,7 @@ export async function isRecentAuth(ar: AuthRequest, session: CurrentSession, { m
 
 /** The JSON answer a refused change gets: `403 {"error":"ReauthRequired","url":…}`. */
 export function reauthRequiredResponse(ar: AuthRequest, page: string): Response {
-  return jsonResponse({ error: REAUTH_REQUIRED, url: reauthUrl(ar, page) }, { status: 403, noCache: true });
+  return jsonRefusal(ar.request, jsonResponse({ error: REAUTH_REQUIRED, url: reauthUrl(ar, page) }, { status: 403, noCache: true }));
 }
 
 /** What a page shows beside a refused form: the sentence and the link. */

@@ -17,7 +17,9 @@ type Flag = "databaseUnavailable" | "pageFailedOnDatabase";
 type Held = { name: string; setCookies: string[] };
 // refusedCookies: the sealed cookie kinds already counted as refused on this request (one request
 // reads its session cookie several times: the root, the page, the gate), null until one is.
-type RequestContext = { reqId: string; flags: Set<Flag> | null; directWriter: boolean; held?: Held[] | null; refusedCookies?: Set<string> | null };
+// refusal: the JSON refusal a helper of ~/auth threw for a JSON client (ADR 118), for the root
+// middleware to answer with when React Router rendered it as a page; null until one is thrown.
+type RequestContext = { reqId: string; flags: Set<Flag> | null; directWriter: boolean; held?: Held[] | null; refusedCookies?: Set<string> | null; refusal?: Response | null };
 const requestContext = new AsyncLocalStorage<RequestContext>();
 
 /** Runs `fn` so that everything it does, however deep and however late, sees this request's context. */
@@ -93,4 +95,18 @@ export function firstRefusalOnRequest(kind: string): boolean {
   if (seen.has(kind)) return false;
   seen.add(kind);
   return true;
+}
+
+/** Notes the JSON refusal being thrown for this request (ADR 118); the last one wins. Outside a request, nothing. */
+export function holdRefusal(response: Response): void {
+  const context = requestContext.getStore();
+  if (context) context.refusal = response;
+}
+
+/** The JSON refusal thrown for this request, handed over once. */
+export function takeRefusal(): Response | null {
+  const context = requestContext.getStore();
+  const refusal = context?.refusal ?? null;
+  if (context) context.refusal = null;
+  return refusal;
 }

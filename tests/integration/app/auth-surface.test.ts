@@ -181,6 +181,26 @@ describe(`product pages' ways back from their data requests, JavaScript on and o
   });
 });
 
+describe(`a JSON client of a page gets the refusal's JSON, not the error page (${dbLabel})`, () => {
+  it("signed out, not allowed, signed in too long ago: 401 / 403 JSON through the whole app", async () => {
+    const json = { Accept: "application/json" };
+    const out = await handle(get("/examples/profile?tab=1", { headers: json }));
+    expect(out.status).toBe(401);
+    expect(await out.json()).toEqual({ error: "SessionRequired", url: `${ORIGIN}/auth/signin?error=SessionRequired&callbackUrl=%2Fexamples%2Fprofile%3Ftab%3D1` });
+    const jar = await signedInAs("user");
+    const notEditor = await handle(get("/examples/editors", { jar, headers: json }));
+    expect(notEditor.status).toBe(403);
+    expect(await notEditor.json()).toEqual({ error: "Forbidden" });
+    await ageSignIns();
+    const stale = await handle(post("/examples/profile", { csrfToken: "x" }, { jar, headers: { ...json, Origin: ORIGIN } }));
+    expect(stale.status).toBe(403);
+    expect(await stale.json()).toEqual({ error: "ReauthRequired", url: `${ORIGIN}/auth/reauth?callbackUrl=%2Fexamples%2Fprofile` });
+    // The same refusals to a browser are pages.
+    const page = await handle(get("/examples/editors", { jar }));
+    expect(page.headers.get("Content-Type")).toMatch(/^text\/html/);
+  });
+});
+
 describe(`roles and permissions from app/auth.config.ts (${dbLabel})`, () => {
   it("requireRole: the role named passes, any other gets 403 (the page in the visitor's language, or JSON), or the unknown-URL 404 when hidden", async () => {
     const jar = await signedInAs("user");
