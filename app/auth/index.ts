@@ -23,7 +23,7 @@ import { isRole, roleGrants, type Permission, type Role } from "./core/app-confi
 import { isRecentAuth, reauthRequiredResponse } from "./core/recent-auth.server";
 import { pageOfRequest } from "./core/callback-url.server";
 import { ensureCsrfToken, verifyCsrf as verifyCsrfToken } from "./core/csrf.server";
-import { headersWith, jsonRefusal, optionalSession, requireSession } from "./core/page-session.server";
+import { FORBIDDEN, headersWith, jsonRefusal, optionalSession, requireSession } from "./core/page-session.server";
 import { authRequest } from "./core/request.server";
 import { badRequest, jsonResponse } from "./core/respond.server";
 import { BadRequestError, readBody } from "./core/body.server";
@@ -47,9 +47,6 @@ export type Session = {
 
 /** What every helper below returns: who, their session, and the headers to pass on (the re-issued cookie). */
 export type Authorized = { user: User; session: Session; headers: Headers };
-
-/** The JSON error code of a refused role or permission: `403 {"error":"Forbidden"}`. */
-export const FORBIDDEN = "Forbidden";
 
 function toSession(current: CurrentSession): Session {
   const user = { ...current.data.user, id: current.userId } as User;

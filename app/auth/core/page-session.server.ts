@@ -38,6 +38,9 @@ export type RequiredSession = { ar: AuthRequest; session: CurrentSession; setCoo
 /** The JSON error code of a request that needs a session: `401 {"error":"SessionRequired","url"}`. */
 export const SESSION_REQUIRED = "SessionRequired";
 
+/** The JSON error code of a refusal for want of a role or permission, or of a cross-site form: `403 {"error":"Forbidden"}`. */
+export const FORBIDDEN = "Forbidden";
+
 /** Whether the client asks for JSON: `Accept: application/json`, or Auth.js's `X-Auth-Return-Redirect: 1`. */
 export function isJsonClient(request: Request): boolean {
   return request.headers.get("X-Auth-Return-Redirect") === "1" || /\bapplication\/json\b/.test(request.headers.get("Accept") ?? "");

@@ -10,7 +10,7 @@
 // action runs: a page with the "not allowed" page, a JSON client with `{"error":"Forbidden"}` (ADR 118).
 import { getConfig } from "../core/config.server";
 import { isCrossOriginPost } from "../core/origin.server";
-import { isJsonClient } from "../core/page-session.server";
+import { FORBIDDEN, isJsonClient } from "../core/page-session.server";
 import { authRequest } from "../core/request.server";
 import { jsonResponse } from "../core/respond.server";
 import { escapeHtml } from "../../html";
@@ -21,9 +21,6 @@ import { CSP_REPORT_PATH } from "../core/security-headers.server";
 
 /** Paths under the base path whose POSTs are the sign-in flow's to refuse. */
 const FLOW_PATH = /^\/(?:signin(?:\/[^/]+)?|signout|callback\/[^/]+)\/?$/;
-
-/** The JSON error code of a refused cross-site POST: `403 {"error":"Forbidden"}`. */
-export const CROSS_SITE_REFUSED = "Forbidden";
 
 /**
  * The "not allowed" page for a refused form, in the visitor's language (the request runs in it:
@@ -54,7 +51,7 @@ export function crossOriginPostRefusal(request: Request): { response: Response; 
   if (path === CSP_REPORT_PATH) return null;
   const base = ar.config.basePath;
   if (path.startsWith(`${base}/`) && FLOW_PATH.test(path.slice(base.length))) return null;
-  const json = jsonResponse({ error: CROSS_SITE_REFUSED }, { status: 403, noCache: true });
+  const json = jsonResponse({ error: FORBIDDEN }, { status: 403, noCache: true });
   if (ar.url.pathname.endsWith(".data")) return { response: json, thrown: true };
   return { response: isJsonClient(request) ? json : refusedFormPage(), thrown: false };
 }
