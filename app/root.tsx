@@ -4,12 +4,13 @@ import type { Route } from "./+types/root";
 import stylesheet from "./app.css?url";
 import { getConfig, optionalSession } from "~/auth/core";
 import { withRequestContext } from "~/auth/core/log.server";
+import { answerJsonClient } from "~/auth/core/page-session.server";
 import { observeRequest } from "~/auth/core/metrics.server";
 import { pageOutageRedirect } from "~/auth/core/outage.server";
-import { withResealedCookies } from "~/auth/core/sealed-cookies.server";
+import { withHeldCookies } from "~/auth/core/sealed-cookies.server";
 import { baseSecurityHeaders, withHeaders } from "~/auth/core/security-headers.server";
 import { untrustedHostRefusal } from "~/auth/core/trusted-host.server";
-import { refuseCrossOriginPost } from "~/auth/signin";
+import { crossOriginPostRefusal } from "~/auth/signin";
 import { secondFactorSetupRefusal } from "~/auth/accounts";
 import { SessionProvider } from "~/auth/react";
 import { PageTitle, SiteNameProvider, useSiteName } from "./components/site-name";
@@ -51,7 +52,9 @@ export async function loader({ request }: Route.LoaderArgs) {
 // because the database is unavailable ends on the Configuration error page (docs/decisions/052).
 // Each answer's time to its headers is observed once, by its route pattern, for /metrics (ADR 076).
 // A sealed cookie this request sent that only an older AUTH_SECRET value opens goes back sealed
-// with the first value, unless the answer sets it itself (ADR 109).
+// with the first value, and a session cookie a read of the session re-issued (the rolling
+// re-issue) goes back, unless the answer sets it itself (ADR 109, ADR 118): a route that forgets
+// the `headers` ~/auth gives it still rolls the session.
 // Everything runs in the request's language (the `lang` cookie, then Accept-Language, then
 // English: docs/decisions/070), so the server's t() writes in it, and the answer says it varies.
 export const middleware: Route.MiddlewareFunction[] = [
@@ -63,14 +66,27 @@ export const middleware: Route.MiddlewareFunction[] = [
         runWithLocale(negotiateLocale(request), async () => {
           // AUTH_REQUIRE_MFA: a user without a second factor sets one up first (ADR 082).
           // A request naming a host AUTH_ALLOWED_HOSTS does not list builds nothing (ADR 105).
-          const response = untrustedHostRefusal(request) ?? refuseCrossOriginPost(request) ?? (await secondFactorSetupRefusal(request)) ?? pageOutageRedirect(request, await next());
-          // Cookies sealed before AUTH_SECRET was rotated go back sealed with the first value (ADR 109).
-          return varyOnLanguage(withHeaders(withResealedCookies(response), baseSecurityHeaders(getConfig())));
+          // A JSON client refused by a ~/auth helper gets the refusal's JSON, not the error page (ADR 118).
+          const response = untrustedHostRefusal(request) ?? answerJsonClient(request, pageOutageRedirect(request, await next()));
+          // Cookies sealed before AUTH_SECRET was rotated go back sealed with the first value (ADR 109);
+          // a re-issued session cookie goes back even when the route dropped it (ADR 118).
+          return varyOnLanguage(withHeaders(withHeldCookies(response), baseSecurityHeaders(getConfig())));
         }),
       (response, name, value) => withHeaders(response, { [name]: value }),
     );
     observeRequest(pattern, request.method, answer.status, (performance.now() - started) / 1000);
     return answer;
+  },
+  // Inside the above (its language, its headers): a POST from another site is refused before any
+  // action runs — a form gets the "not allowed" page in the visitor's language, a JSON client
+  // `{"error":"Forbidden"}`, a data request the same thrown, for its client's error boundary (ADR 118).
+  async ({ request }, next) => {
+    const crossSite = crossOriginPostRefusal(request);
+    if (crossSite) {
+      if (crossSite.thrown) throw crossSite.response;
+      return crossSite.response;
+    }
+    return (await secondFactorSetupRefusal(request)) ?? next();
   },
 ];
 
@@ -174,11 +190,14 @@ export default function App() {
   return <Outlet />;
 }
 
-/** The sign-in-again URL of a `403 {"error":"ReauthRequired","url"}` answer (same origin only), else null. */
-function reauthOf(data: unknown): string | null {
+/**
+ * The sign-in URL of a `403 {"error":"ReauthRequired","url"}` or `401 {"error":"SessionRequired","url"}`
+ * answer (`code`; same origin, under /auth/ only), else null.
+ */
+function signInUrlOf(data: unknown, code: "ReauthRequired" | "SessionRequired"): string | null {
   if (typeof data !== "object" || data === null) return null;
   const { error, url } = data as { error?: unknown; url?: unknown };
-  if (error !== "ReauthRequired" || typeof url !== "string") return null;
+  if (error !== code || typeof url !== "string") return null;
   try {
     const parsed = new URL(url, "http://relative.invalid");
     return parsed.pathname.startsWith("/auth/") ? parsed.pathname + parsed.search : null;
@@ -187,8 +206,10 @@ function reauthOf(data: unknown): string | null {
   }
 }
 
-const BOUNDARY_KINDS: Record<number, "notFound" | "badRequest" | "tooLarge" | "unsupported"> = {
+const BOUNDARY_KINDS: Record<number, "notFound" | "badRequest" | "forbidden" | "tooLarge" | "unsupported"> = {
   404: "notFound",
+  // A role or permission the user lacks (requireRole, requirePermission), a POST from another site.
+  403: "forbidden",
   400: "badRequest",
   413: "tooLarge",
   415: "unsupported",
@@ -206,7 +227,26 @@ export function ErrorBoundary({ error }: Route.ErrorBoundaryProps) {
   // Never show a stack trace or an internal message: only the status and a plain sentence.
   const status = isRouteErrorResponse(error) ? error.status : 500;
   // requireRecentAuth's refusal (ADR 058): the page says to sign in again, with the link.
-  const reauth = isRouteErrorResponse(error) && status === 403 ? reauthOf(error.data) : null;
+  const reauth = isRouteErrorResponse(error) && status === 403 ? signInUrlOf(error.data, "ReauthRequired") : null;
+  // requireUser's refusal of a data request (a navigation or form with JavaScript on, ADR 118): the
+  // page says to sign in, with the link that comes back to the page.
+  const signIn = isRouteErrorResponse(error) && status === 401 ? signInUrlOf(error.data, "SessionRequired") : null;
+  if (signIn) {
+    return (
+      <main>
+        <PageTitle page={t("layout.signIn")} />
+        <section className="card">
+          <h1>{t("layout.signIn")}</h1>
+          <p>{t("error.SessionRequired")}</p>
+          <p>
+            <a className="button inline" href={signIn} id="session-required-signin">
+              {t("layout.signIn")}
+            </a>
+          </p>
+        </section>
+      </main>
+    );
+  }
   if (reauth) {
     return (
       <main>

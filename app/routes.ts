@@ -39,7 +39,10 @@ export default [
 
   // A documented example page (docs/app-pages.md): under `npm run dev`, and in a build made with
   // VESTIBULE_EXAMPLES=1 (the browser tests' build); a production build has it only when asked.
-  ...(process.env.NODE_ENV !== "production" || process.env.VESTIBULE_EXAMPLES === "1" ? [route("examples/session", "routes/examples/session.tsx")] : []),
+  // The pages docs/build-your-app.md quotes: a protected page and form, a role and a permission.
+  ...(process.env.NODE_ENV !== "production" || process.env.VESTIBULE_EXAMPLES === "1"
+    ? [route("examples/session", "routes/examples/session.tsx"), route("examples/profile", "routes/examples/profile.tsx"), route("examples/editors", "routes/examples/editors.tsx")]
+    : []),
 
   route("*", "routes/not-found.tsx"),
 ] satisfies RouteConfig;

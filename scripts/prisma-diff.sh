@@ -5,10 +5,11 @@
 #   npm run db:diff -- <name> [from-revision]
 #
 # The Prisma 7 CLI cannot diff offline (its schema engine is a binary download), so this uses
-# Prisma 6.19.3's WASM schema engine from scripts/prisma6 (installed here on first use).
-# Run it before committing the schema change: the revision's schema stands for the database
-# state after the last committed migration (the first migration is always written from empty). PostgreSQL's diff needs a reachable server
-# (DATABASE_URL, else postgresql://postgres@127.0.0.1:5432/postgres); it only reads.
+# Prisma 6.19.3's WASM schema engine from scripts/prisma6 (installed here on first use, from the
+# npm registry). Run it before committing the schema change: the revision's schema stands for the
+# database state after the last committed migration (the first migration is always written from
+# empty). No database server is needed: PostgreSQL's side talks to PGlite, an in-memory PostgreSQL
+# run for the diff (scripts/prisma6/pglite-server.mjs); SQLite's to an in-memory database.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -euo pipefail
 
@@ -30,8 +31,8 @@ fi
 source scripts/node22.sh
 
 tool=scripts/prisma6
-if [ ! -f "$tool/node_modules/prisma/build/index.js" ] || [ ! -d "$tool/node_modules/@prisma/adapter-pg" ]; then
-  echo "installing Prisma 6.19.3 into $tool (first use; compiles better-sqlite3, about 2 minutes)" >&2
+if [ ! -f "$tool/node_modules/prisma/build/index.js" ] || [ ! -d "$tool/node_modules/@prisma/adapter-pg" ] || [ ! -d "$tool/node_modules/@electric-sql/pglite-socket" ]; then
+  echo "installing Prisma 6.19.3 and PGlite into $tool (first use; compiles better-sqlite3, about 2 minutes)" >&2
   npm install --prefix "$tool" --no-audit --no-fund --loglevel=error >&2
 fi
 
@@ -39,10 +40,24 @@ fi
 npx --no-install tsx scripts/prisma-derive.ts >/dev/null
 
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+pglite_pid=""
+cleanup() {
+  if [ -n "$pglite_pid" ]; then kill "$pglite_pid" 2>/dev/null || true; wait "$pglite_pid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 stamp="$(date -u +%Y%m%d%H%M%S)"
 folder="${stamp}_${name}"
-pg_url="${DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/postgres}"
+
+# PostgreSQL without a server: PGlite on a free loopback port, its URL on its first line.
+mkfifo "$tmp/pglite.url"
+node "$tool/pglite-server.mjs" >"$tmp/pglite.url" 2>"$tmp/pglite.log" &
+pglite_pid=$!
+if ! read -r pg_url <"$tmp/pglite.url"; then
+  cat "$tmp/pglite.log" >&2
+  echo "db:diff: PGlite did not start; nothing written" >&2
+  exit 1
+fi
 
 # Prisma 6 wants a datasource url (Prisma 7 forbids one) and engineType = "client" (otherwise it
 # tries to download a query engine); neither changes the generated SQL.
@@ -67,7 +82,6 @@ for p in sqlite postgres; do
     node "$tool/node_modules/prisma/build/index.js" migrate diff --config "$tool/prisma.config.ts" \
       "${from[@]}" --to-schema-datamodel "$tmp/$p.new.prisma" --script -o "$tmp/$p.sql" >"$tmp/$p.log" 2>&1; then
     cat "$tmp/$p.log" >&2
-    [ "$p" = postgres ] && echo "db:diff: the PostgreSQL diff needs a reachable server ($pg_url); set DATABASE_URL to one" >&2
     echo "db:diff: nothing written" >&2
     exit 1
   fi

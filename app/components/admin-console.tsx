@@ -11,6 +11,7 @@ import { methodLabel } from "./sign-in-method";
 import { CsrfField, Field } from "./auth-forms";
 import { useDescribeDevice } from "./device";
 import { LocalTime } from "./local-time";
+import type { Role } from "~/auth/accounts/roles.server";
 
 type ListedUser = { id: string; email: string | null; name: string | null; role: string; disabled: boolean };
 export type AdminUsersData = { page: "users"; query: string; after: string | null; done: "deleted" | null; users: ListedUser[]; next: string | null };
@@ -22,6 +23,8 @@ export type AdminUserData = {
   self: boolean;
   /** The word the admin types to delete the user (the one /account's deletion asks for). */
   deleteWord: string;
+  /** Every role the control offers: `user`, `admin` and the app's own (app/auth.config.ts). */
+  roles: readonly Role[];
   recentAuth: { recent: boolean; url: string };
   done: Done | null;
   user: {
@@ -49,8 +52,9 @@ const DONE_KEYS = {
   unchanged: "admin.done.unchanged",
 } as const;
 
+/** A role's label: every role (`user`, `admin`, the app's own in app/auth.config.ts) has `admin.role.<name>` in the catalogues. */
 function roleName(t: Translate, role: string): string {
-  return role === "admin" ? t("admin.role.admin") : t("admin.role.user");
+  return t(`admin.role.${role as Role}`);
 }
 
 /** A way in as findUser names it ("password", "email", "passkey ×2", a provider id), in the admin's words. */
@@ -237,9 +241,12 @@ export function AdminUser({ data, formError }: { data: AdminUserData; formError:
         ) : null}
         <ActionForm id="admin-set-role" csrfToken={csrfToken} intent="set-role" label={t("admin.action.setRole")}>
           <label htmlFor="admin-role-select">{t("admin.users.role")}</label>
-          <select id="admin-role-select" name="role" defaultValue={user.role === "admin" ? "admin" : "user"}>
-            <option value="user">{t("admin.role.user")}</option>
-            <option value="admin">{t("admin.role.admin")}</option>
+          <select id="admin-role-select" name="role" defaultValue={data.roles.includes(user.role as Role) ? user.role : "user"}>
+            {data.roles.map((role) => (
+              <option key={role} value={role}>
+                {roleName(t, role)}
+              </option>
+            ))}
           </select>
         </ActionForm>
         {data.self ? null : (

@@ -19,7 +19,8 @@ import {
   ADMIN_SEARCH_MAX,
   type Actor,
 } from "~/auth/accounts/admin.server";
-import { BadRequestError, ensureCsrfToken, getConfig, headersWith, isRecentAuth, listSessions, readBody, reauthUrl, requireRecentAuth, requireSession, verifyCsrf } from "~/auth/core";
+import { BadRequestError, ensureCsrfToken, getConfig, headersWith, isRecentAuth, listSessions, readBody, reauthUrl, requireSession, verifyCsrf } from "~/auth/core";
+import { requireRecentAuth, requireRole } from "~/auth";
 import { wantsJsonRedirect } from "~/auth/core/respond.server";
 import { ID_PATTERN } from "~/auth/core/ids";
 import { sendPasswordResetFor } from "~/auth/passwords";
@@ -29,7 +30,7 @@ import { t } from "~/i18n/t.server";
 import { visibleName } from "~/auth/core/display-text";
 import { jsonResponse } from "~/auth/core/respond.server";
 import { CONFIRMATION_REQUIRED, confirmationWord, isConfirmationWord, LAST_ADMIN } from "./account-lifecycle.server";
-import { requireAdmin } from "./admin-access.server";
+import { isRole, roleNames, type Role } from "~/auth/accounts/roles.server";
 
 /** How many of a user's events their page shows. */
 export const ADMIN_USER_EVENTS = 100;
@@ -78,6 +79,21 @@ export function userPagePath(id: string): string {
  * actions, the smaller of it and AUTH_REAUTH_MAX_AGE); past it, the thrown 403 {"error":"ReauthRequired","url"} of
  * requireRecentAuth, whose way back is the page (never its `.data` twin).
  */
+/**
+ * The signed-in admin (their role read now), or the very 404 an unknown URL gets — signed out, a
+ * plain user, a user whose role was just taken away — so /admin does not show that it exists (ADR 077).
+ */
+async function requireAdmin(request: Request): Promise<{ userId: string; headers: Headers }> {
+  try {
+    const { user, headers } = await requireRole(request, "admin", { hide: true });
+    return { userId: user.id, headers };
+  } catch (thrown) {
+    // The catch-all route's own 404, byte for byte the page of an unknown URL.
+    if (thrown instanceof Response && thrown.status === 404) notFound();
+    throw thrown;
+  }
+}
+
 function requireRecentAdmin(request: Request) {
   return requireRecentAuth(request, { maxAge: getConfig().adminReauthMaxAge });
 }
@@ -125,6 +141,8 @@ export async function adminLoader(request: Request) {
     {
       page: "user" as const,
       csrfToken: csrf.token,
+      // `user`, `admin` and the app's own roles (app/auth.config.ts), for the role control.
+      roles: roleNames() as readonly Role[],
       self: user.id === admin.userId,
       deleteWord: confirmationWord(),
       recentAuth: { recent: await isRecentAuth(ar, session, { maxAge: adminActionMaxAge() }), url: reauthUrl(ar, userPagePath(user.id)) },
@@ -193,7 +211,7 @@ const Intent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("end-sessions") }),
   z.object({ intent: z.literal("send-reset") }),
   z.object({ intent: z.literal("second-factor-off") }),
-  z.object({ intent: z.literal("set-role"), role: z.enum(["user", "admin"]) }),
+  z.object({ intent: z.literal("set-role"), role: z.string().refine(isRole) }),
   // The word is checked below, with the page's answer for a wrong one.
   z.object({ intent: z.literal("delete"), confirm: z.unknown().optional() }),
 ]);

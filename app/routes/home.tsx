@@ -1,15 +1,15 @@
 import { data } from "react-router";
-import { optionalSession } from "~/auth/core";
+import { getSession } from "~/auth";
 import { LocalTime } from "~/components/local-time";
 import { PageTitle, useSiteName } from "~/components/site-name";
 import type { Route } from "./+types/home";
 import { useT } from "~/i18n/react";
 
 export async function loader({ request }: Route.LoaderArgs) {
-  const { session, headers } = await optionalSession(request);
+  const { session, headers } = await getSession(request);
   // Where /account sends a user who deleted their account (ADR 086).
   const deleted = !session && new URL(request.url).searchParams.get("deleted") === "account";
-  return data({ session: session?.data ?? null, deleted }, { headers });
+  return data({ session: session ? { user: session.user, expires: session.expires } : null, deleted }, { headers });
 }
 
 export default function Home({ loaderData }: Route.ComponentProps) {

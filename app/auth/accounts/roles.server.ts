@@ -1,4 +1,4 @@
-// What a user may do beyond their own account (contract §18, ADR 077): a role on the user row,
+// What a user may do beyond their own account (ADR 077, docs/build-your-app.md): a role on the user row,
 // read from the database at each check — a change applies at the next request, with no session
 // to re-issue.
 import { db, dbProvider } from "../../db/client.server";
@@ -8,12 +8,8 @@ type Tx = Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0];
 /** Transaction-scoped advisory lock on PostgreSQL: role changes and deletions one at a time. */
 const PG_ROLE_LOCK_KEY = 7_707_077;
 
-export const ROLES = ["user", "admin"] as const;
-export type Role = (typeof ROLES)[number];
-
-export function isRole(value: unknown): value is Role {
-  return (ROLES as readonly unknown[]).includes(value);
-}
+// The roles: `user`, `admin` and the app's own, with what each may do (app/auth.config.ts).
+export { isRole, roleGrants, roleNames, type Permission, type Role } from "../core/app-config.server";
 
 /** Whether this user exists, is an admin and is not disabled. */
 export async function isAdmin(userId: string): Promise<boolean> {

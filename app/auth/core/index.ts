@@ -10,4 +10,4 @@ export { errorPageData, errorPageHeaders, headersWith, optionalSession, requireS
 export { clientAddress, type AuthRequest } from "./request.server";
 export { badRequest } from "./respond.server";
 export { addSessionFactors, endSession, listSessions, reissueSession, revokeSession, revokeUserSessions, sessionCookieDigest, type CurrentSession } from "./session.server";
-export { isRecentAuth, reauthRefusal, reauthRequiredResponse, reauthUrl, requireRecentAuth, REAUTH_REQUIRED } from "./recent-auth.server";
+export { isRecentAuth, reauthRefusal, reauthRequiredResponse, reauthUrl, REAUTH_REQUIRED } from "./recent-auth.server";

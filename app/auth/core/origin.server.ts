@@ -2,12 +2,15 @@
 // Browsers name the page a form or fetch was sent from in `Origin`; when it is there and is not
 // the app's origin, the POST is refused whatever CSRF token it carries. `Origin: null` (a
 // sandboxed frame, a data: URL, a POST after a cross-site redirect) names no origin of ours and
-// is refused too. A request without the header (curl, an older client) is left to the CSRF
-// token alone.
+// is refused too, and so is a POST whose `Sec-Fetch-Site` is `cross-site`. A request with neither
+// (curl, an older client) is left to the CSRF token alone.
 import type { AuthRequest } from "./request.server";
 
 export function isCrossOriginPost(ar: AuthRequest): boolean {
   if (ar.request.method.toUpperCase() !== "POST") return false;
+  // The browser's own word that the page that sent it is on another site (Fetch Metadata), for a
+  // POST whose Origin was dropped on the way (ADR 118).
+  if (ar.request.headers.get("Sec-Fetch-Site")?.trim().toLowerCase() === "cross-site") return true;
   const origin = ar.request.headers.get("Origin");
   if (origin === null) return false;
   return origin.trim().toLowerCase() !== ar.origin.toLowerCase();

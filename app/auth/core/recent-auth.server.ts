@@ -4,11 +4,11 @@
 // (a shared computer, a backup, malware, a leaked log) then cannot take the account over.
 // One window (AUTH_REAUTH_MAX_AGE), measured from the session row's authenticatedAt: the sign-in
 // (or a re-authentication), never a roll. This module knows no sign-in method.
-import { pageOfRequest, toRelative, validateCallbackUrl } from "./callback-url.server";
+import { toRelative, validateCallbackUrl } from "./callback-url.server";
 import { t } from "../../i18n/t.server";
-import { requireSession, type RequiredSession } from "./page-session.server";
 import type { AuthRequest } from "./request.server";
 import { jsonResponse } from "./respond.server";
+import { jsonRefusal } from "./page-session.server";
 import { sessionAuthenticatedAt, type CurrentSession } from "./session.server";
 
 /** The JSON error code of a refusal (`403 {"error":"ReauthRequired","url":…}`). */
@@ -34,24 +34,11 @@ export async function isRecentAuth(ar: AuthRequest, session: CurrentSession, { m
 
 /** The JSON answer a refused change gets: `403 {"error":"ReauthRequired","url":…}`. */
 export function reauthRequiredResponse(ar: AuthRequest, page: string): Response {
-  return jsonResponse({ error: REAUTH_REQUIRED, url: reauthUrl(ar, page) }, { status: 403, noCache: true });
+  return jsonRefusal(ar.request, jsonResponse({ error: REAUTH_REQUIRED, url: reauthUrl(ar, page) }, { status: 403, noCache: true }));
 }
 
 /** What a page shows beside a refused form: the sentence and the link. */
 export function reauthRefusal(ar: AuthRequest, page: string) {
   return { formError: t("reauth.required"), reauthUrl: reauthUrl(ar, page) };
 }
-
-/**
- * For app routes: the signed-in session when it proved who it is within `maxAge` seconds.
- * Signed out: the sign-in redirect of requireSession. Too long ago: a thrown `403
- * {"error":"ReauthRequired","url":…}` (the app shell's error page shows it as a "sign in again"
- * link; a resource route passes it on as is).
- */
-export async function requireRecentAuth(request: Request, { maxAge }: { maxAge?: number } = {}): Promise<RequiredSession> {
-  const required = await requireSession(request, { roll: false });
-  if (!(await isRecentAuth(required.ar, required.session, { maxAge }))) {
-    throw reauthRequiredResponse(required.ar, pageOfRequest(required.ar.url));
-  }
-  return required;
-}
+// The app's requireRecentAuth(request, { maxAge }) is ~/auth's (app/auth/index.ts), built on the above.

@@ -10,12 +10,16 @@ type Flag = "databaseUnavailable" | "pageFailedOnDatabase";
 // directWriter: the production server's fast path writes this request's answer to the socket
 // itself (server/fast-path.ts): an answer's JSON text is handed over beside its Response rather
 // than as a body stream built only to be read back (respond.server.ts).
-// resealed: Set-Cookie headers of cookies sealed again with the first AUTH_SECRET value while
-// answering (sealed-cookies.server.ts, ADR 109), for the root middleware to add; null until one is.
-type Resealed = { name: string; setCookies: string[] };
+// held: Set-Cookie headers the answer must carry even when the route that answers does not pass
+// them on, for the root middleware to add; null until one is: cookies sealed again with the first
+// AUTH_SECRET value while answering (sealed-cookies.server.ts, ADR 109) and the session cookie a
+// read of the session re-issued (session.server.ts, ADR 118).
+type Held = { name: string; setCookies: string[] };
 // refusedCookies: the sealed cookie kinds already counted as refused on this request (one request
 // reads its session cookie several times: the root, the page, the gate), null until one is.
-type RequestContext = { reqId: string; flags: Set<Flag> | null; directWriter: boolean; resealed?: Resealed[] | null; refusedCookies?: Set<string> | null };
+// refusal: the JSON refusal a helper of ~/auth threw for a JSON client (ADR 118), for the root
+// middleware to answer with when React Router rendered it as a page; null until one is thrown.
+type RequestContext = { reqId: string; flags: Set<Flag> | null; directWriter: boolean; held?: Held[] | null; refusedCookies?: Set<string> | null; refusal?: Response | null };
 const requestContext = new AsyncLocalStorage<RequestContext>();
 
 /** Runs `fn` so that everything it does, however deep and however late, sees this request's context. */
@@ -57,21 +61,28 @@ export function writtenDirectly(): boolean {
   return requestContext.getStore()?.directWriter === true;
 }
 
-/** Holds a re-sealed cookie's Set-Cookie headers for this request's answer (ADR 109); outside a request, nothing. */
-export function holdResealedCookie(name: string, setCookies: string[]): void {
+/**
+ * Holds the Set-Cookie headers of cookie `name` (possibly in chunks) for this request's answer
+ * (ADR 109, 118); a later hold of the same name replaces an earlier one. Outside a request, nothing.
+ */
+export function holdAnswerCookies(name: string, setCookies: string[]): void {
   const context = requestContext.getStore();
-  if (context) (context.resealed ??= []).push({ name, setCookies });
+  if (!context) return;
+  const held = (context.held ??= []);
+  const at = held.findIndex((h) => h.name === name);
+  if (at >= 0) held.splice(at, 1);
+  held.push({ name, setCookies });
 }
 
-/** The re-sealed cookies held for this request's answer, handed over once. */
-export function takeResealedCookies(): readonly Resealed[] {
+/** The cookies held for this request's answer, handed over once. */
+export function takeHeldCookies(): readonly Held[] {
   const context = requestContext.getStore();
-  const held = context?.resealed;
+  const held = context?.held;
   if (!held) return NONE;
-  context.resealed = null;
+  context.held = null;
   return held;
 }
-const NONE: readonly Resealed[] = Object.freeze([]);
+const NONE: readonly Held[] = Object.freeze([]);
 
 /**
  * True the first time a refused cookie of `kind` is noted on this request, false after: a refusal
@@ -84,4 +95,18 @@ export function firstRefusalOnRequest(kind: string): boolean {
   if (seen.has(kind)) return false;
   seen.add(kind);
   return true;
+}
+
+/** Notes the JSON refusal being thrown for this request (ADR 118); the last one wins. Outside a request, nothing. */
+export function holdRefusal(response: Response): void {
+  const context = requestContext.getStore();
+  if (context) context.refusal = response;
+}
+
+/** The JSON refusal thrown for this request, handed over once. */
+export function takeRefusal(): Response | null {
+  const context = requestContext.getStore();
+  const refusal = context?.refusal ?? null;
+  if (context) context.refusal = null;
+  return refusal;
 }

@@ -15,7 +15,7 @@ import { serializeCookie } from "./cookies.server";
 import { openJwt, resealJwt, type Opened, type RefusalReason } from "./jwt.server";
 import { log } from "./log.server";
 import { countCookieRefused } from "./metrics.server";
-import { firstRefusalOnRequest, holdResealedCookie, takeResealedCookies } from "./request-context.server";
+import { firstRefusalOnRequest, holdAnswerCookies, takeHeldCookies } from "./request-context.server";
 import { copyResponse } from "./respond.server";
 
 /** The sealed cookies, as the metric's `cookie` label and the log line name them. */
@@ -63,16 +63,17 @@ export async function openSealedCookie(c: SealedCookie): Promise<Opened | null> 
  * their own making.
  */
 export function resealLater(name: string, setCookies: string[]): void {
-  holdResealedCookie(name, setCookies);
+  holdAnswerCookies(name, setCookies);
 }
 
 /**
- * The answer with the request's re-sealed cookies added (the root middleware, for every answer React
- * Router gives). A cookie the answer already sets — by its name or a chunk of it — is left as the
- * answer has it: that is newer (a sign-in's, a rewrite's, a clearing).
+ * The answer with the request's held cookies added (the root middleware, for every answer React
+ * Router gives): the re-sealed ones (ADR 109) and the session cookie a read re-issued (ADR 118). A
+ * cookie the answer already sets — by its name or a chunk of it — is left as the answer has it:
+ * that is newer (a sign-in's, a rewrite's, a clearing).
  */
-export function withResealedCookies(response: Response): Response {
-  const held = takeResealedCookies();
+export function withHeldCookies(response: Response): Response {
+  const held = takeHeldCookies();
   if (held.length === 0) return response;
   const already = response.headers.getSetCookie().map((h) => h.slice(0, h.indexOf("=")));
   const extra = held.filter((r) => !already.some((n) => n === r.name || n.startsWith(`${r.name}.`))).flatMap((r) => r.setCookies);

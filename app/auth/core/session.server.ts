@@ -7,6 +7,8 @@ import { randomUUID } from "node:crypto";
 import type { JWTPayload } from "jose";
 import { db } from "../../db/client.server";
 import { findSessionByTokenHash, type SessionLookupRow } from "../../db/session-lookup.server";
+import { extrasOf, hasSessionExtras, sessionExtrasFor, type SessionExtras } from "./app-config.server";
+import type { JsonValue } from "./app-config";
 import { getConfig } from "./config.server";
 import { chunkNames, clearChunkedCookie, readChunkedCookie, serializeCookie, writeChunkedCookie } from "./cookies.server";
 import { randomToken, sha256hex } from "./crypto.server";
@@ -28,6 +30,7 @@ import {
   revokedHere,
 } from "./revocation.server";
 import { openSealedCookie, resealLater } from "./sealed-cookies.server";
+import { holdAnswerCookies } from "./request-context.server";
 import { readDevice } from "./device-cookie.server";
 import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "./session-cache.server";
 
@@ -35,7 +38,8 @@ import { cachedSession, cacheSession, forgetSession, forgetUserSessions } from "
 export type SessionUser = { id: string; name: string | null; email: string | null; image: string | null };
 
 export type SessionData = {
-  user: { name: string | null; email: string | null; image: string | null };
+  /** The layer's name, email and image, and the claims the app's session({ user }) adds (app/auth.config.ts). */
+  user: { name: string | null; email: string | null; image: string | null } & SessionExtras;
   /** ISO-8601 */
   expires: string;
 };
@@ -63,6 +67,31 @@ function clearSessionCookies(ar: AuthRequest): string[] {
 
 function claimsFor(user: SessionUser): Record<string, unknown> {
   return { name: user.name, email: user.email, picture: user.image, sub: user.id };
+}
+
+/** The private claim of a jwt cookie that keeps the app's extra claims (session({ user }) of app/auth.config.ts). */
+const EXTRA_CLAIM = "ext";
+
+/**
+ * The app's extra claims for this user, read from their row now; null without session({ user })
+ * in app/auth.config.ts (then nothing is read) or when the user is gone.
+ */
+async function extrasForUser(userId: string): Promise<Record<string, JsonValue> | null> {
+  if (!hasSessionExtras()) return null;
+  const row = await db().user.findUnique({ where: { id: userId } });
+  return row ? sessionExtrasFor(row) : null;
+}
+
+/** The jwt claims with the extra claim as it is now: set from the user's row, or dropped. */
+async function withExtraClaim(claims: Record<string, unknown>, userId: string): Promise<Record<string, unknown>> {
+  const { [EXTRA_CLAIM]: _old, ...rest } = claims;
+  const extras = await extrasForUser(userId);
+  return extras && Object.keys(extras).length ? { ...rest, [EXTRA_CLAIM]: extras } : rest;
+}
+
+/** The session's user: the app's extra claims first, so that they never replace the layer's own. */
+function sessionUserData(own: { name: string | null; email: string | null; image: string | null }, extras: unknown): SessionData["user"] {
+  return (hasSessionExtras() ? { ...extrasOf(extras), ...own } : { ...own }) as SessionData["user"];
 }
 
 /**
@@ -180,7 +209,11 @@ async function recordJwtSession(
  * "now" re-issues it at once (a jwt cookie is then issued after every cut-off this process knows).
  */
 export async function getSession(ar: AuthRequest, { roll = true as boolean | "now", now = new Date() } = {}): Promise<SessionResult> {
-  return ar.config.sessionStrategy === "database" ? getDatabaseSession(ar, roll !== false, now) : getJwtSession(ar, roll, now);
+  const result = ar.config.sessionStrategy === "database" ? await getDatabaseSession(ar, roll !== false, now) : await getJwtSession(ar, roll, now);
+  // The cookie this read re-issued (or cleared) reaches the answer even when the route that asked
+  // drops it: the root middleware adds it unless the answer sets the cookie itself (ADR 118).
+  if (result.setCookies.length) holdAnswerCookies(ar.names.sessionToken, result.setCookies);
+  return result;
 }
 
 /**
@@ -243,10 +276,13 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
 
   let exp = payload.exp;
   let setCookies: string[] = [];
+  let claimsNow: Record<string, unknown> = payload;
   if (roll === "now" || (roll && now.getTime() / 1000 - iat >= ar.config.sessionUpdateAge)) {
     if (await endedInDatabase(sid, sub, issuedAtMs, { cutoff: !kept })) return { session: null, setCookies: clearSessionCookies(ar) };
     sid ??= randomUUID();
-    const written = await writeJwtCookie(ar, sub, { ...withoutRegistered(payload), sid, auth_time: signedInAt }, now, lifetime(ar, signedInAt, now));
+    // The app's extra claims are read again at each re-issue: a change to the user shows by the next one.
+    claimsNow = await withExtraClaim({ ...withoutRegistered(payload), sid, auth_time: signedInAt }, sub);
+    const written = await writeJwtCookie(ar, sub, claimsNow, now, lifetime(ar, signedInAt, now));
     exp = written.expires.getTime() / 1000;
     setCookies = written.setCookies;
     await resealLongLivedCookies(ar);
@@ -267,7 +303,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
   return {
     session: {
       data: {
-        user: { name: str(payload.name), email: str(payload.email), image: str(payload.picture) },
+        user: sessionUserData({ name: str(payload.name), email: str(payload.email), image: str(payload.picture) }, claimsNow[EXTRA_CLAIM]),
         expires: new Date(exp * 1000).toISOString(),
       },
       userId: sub,
@@ -329,9 +365,11 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
     await client.session.update({ where: { id: row.id }, data: { lastUsedAt: now } });
     cacheSession(tokenHash, { ...row, lastUsedAt: now }, now.getTime());
   }
+  // The app's extra claims, from the user's row at each read (none read without session({ user })).
+  const extras = await extrasForUser(row.userId);
   return {
     session: {
-      data: { user: { ...row.user }, expires: expires.toISOString() },
+      data: { user: sessionUserData(row.user, extras), expires: expires.toISOString() },
       userId: row.userId,
       sessionId: row.id,
       signedInAt: Math.floor(row.createdAt.getTime() / 1000),
@@ -414,7 +452,8 @@ export async function createSession(
     const sid = randomUUID();
     const signedInAt = Math.floor(now.getTime() / 1000);
     const amr = factors.length ? { amr: [...factors] } : {};
-    const written = await writeJwtCookie(ar, user.id, { ...claimsFor(user), sid, auth_time: signedInAt, ...amr }, now, lifetime(ar, signedInAt, now));
+    const claims = await withExtraClaim({ ...claimsFor(user), sid, auth_time: signedInAt, ...amr }, user.id);
+    const written = await writeJwtCookie(ar, user.id, claims, now, lifetime(ar, signedInAt, now));
     await recordJwtSession(
       ar,
       { sid, userId: user.id, method, factors: factorsText(factors), signedInAt, expires: written.expires, signIn: { authenticatedAt: now, credentialRef } },
@@ -461,7 +500,7 @@ export async function refreshSession(ar: AuthRequest, user: SessionUser, { now =
       return { session: null, setCookies: clearSessionCookies(ar) };
     }
     const signedInAt = typeof payload?.auth_time === "number" ? payload.auth_time : iat;
-    const claims = { ...(payload ? withoutRegistered(payload) : {}), ...claimsFor(user), auth_time: signedInAt };
+    const claims = await withExtraClaim({ ...(payload ? withoutRegistered(payload) : {}), ...claimsFor(user), auth_time: signedInAt }, user.id);
     const written = await writeJwtCookie(ar, user.id, claims, now, lifetime(ar, signedInAt, now));
     // The new cookie expires later than the one it replaces: its row says so too, as at a roll.
     // A row left at the old expiry would drop out of /account's list, and an ending of this
@@ -470,7 +509,7 @@ export async function refreshSession(ar: AuthRequest, user: SessionUser, { now =
     if (sid) await recordJwtSession(ar, { sid, userId: user.id, method: null, factors: factorsText(payload?.amr), signedInAt, expires: written.expires }, now);
     return {
       session: {
-        data: { user: { name: user.name, email: user.email, image: user.image }, expires: written.expires.toISOString() },
+        data: { user: sessionUserData({ name: user.name, email: user.email, image: user.image }, claims[EXTRA_CLAIM]), expires: written.expires.toISOString() },
         userId: user.id,
         sessionId: sid,
         signedInAt,

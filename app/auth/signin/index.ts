@@ -5,7 +5,7 @@ export { emailCallbackAction, emailCallbackJsonAction, emailCallbackLoader, type
 export { isPageRequest, providerFlow, refusalAsPage, providersResponse, webauthnOptionsFlow } from "./endpoint.server";
 export { removePasskey, signInMethods, unlinkAccount } from "./methods.server";
 export { errorPageFor, signinPageData, providerSigninGet, signinRootAction, signoutPageData } from "./pages.server";
-export { refuseCrossOriginPost } from "./origin-check.server";
+export { crossOriginPostRefusal } from "./origin-check.server";
 export { accountDeletedHooks, authorizationOrigins, findProvider, getProviders } from "./registry.server";
 export { signOutAction } from "./signout.server";
 export { twoFactorAction, twoFactorJsonAction, twoFactorPageData, type TwoFactorOutcome } from "./two-factor-page.server";

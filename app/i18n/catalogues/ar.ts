@@ -18,6 +18,8 @@ export const ar: Catalogue = {
   "boundary.notFound.message": "هذه الصفحة غير موجودة.",
   "boundary.badRequest.heading": "طلب غير صالح",
   "boundary.badRequest.message": "طلب غير صالح.",
+  "boundary.forbidden.heading": "غير مسموح",
+  "boundary.forbidden.message": "ليس لديك إذن بالوصول إلى هذه الصفحة، أو رُفض هذا الطلب.",
   "boundary.server.heading": "خطأ في الخادم",
   "boundary.server.message": "حدث خطأ من جهتنا.",
   "boundary.tooLarge.heading": "النموذج كبير جدًا",
@@ -261,6 +263,15 @@ export const ar: Catalogue = {
   "example.session.signedInAs": "تم تسجيل الدخول باسم {address}.",
   "example.session.signedOut": "لم يتم تسجيل الدخول.",
   "example.session.loading": "جارٍ التحميل…",
+  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
+  "example.profile.title": "ملفك الشخصي",
+  "example.profile.confirm": "تأكيد أنني أنا",
+  "example.profile.confirmed": "تم التأكيد: سجّلت الدخول قبل لحظات.",
+  "example.profile.refused": "انتهت صلاحية هذا النموذج. أعد تحميل الصفحة وأرسله مرة أخرى.",
+  "example.editors.title": "المحررون",
+  "example.editors.role": "دورك: {role}.",
+  "example.editors.publish": "نشر",
+  "example.editors.published": "تم النشر.",
 
   // Home and welcome.
   "home.signedInAs": "مسجّل الدخول باسم <strong>{name}</strong>{email}.",
@@ -577,6 +588,8 @@ export const ar: Catalogue = {
   "admin.users.next": "الصفحة التالية",
   "admin.role.user": "مستخدم",
   "admin.role.admin": "مسؤول",
+  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
+  "admin.role.editor": "محرر",
   "admin.state.enabled": "مفعّل",
   "admin.state.disabled": "معطّل",
   "admin.way.password": "كلمة المرور",

@@ -18,6 +18,8 @@ export const de: Catalogue = {
   "boundary.notFound.message": "Diese Seite existiert nicht.",
   "boundary.badRequest.heading": "Ungültige Anfrage",
   "boundary.badRequest.message": "Ungültige Anfrage.",
+  "boundary.forbidden.heading": "Nicht erlaubt",
+  "boundary.forbidden.message": "Sie haben keinen Zugriff auf diese Seite, oder diese Anfrage wurde abgelehnt.",
   "boundary.server.heading": "Serverfehler",
   "boundary.server.message": "Auf unserer Seite ist etwas schiefgelaufen.",
   "boundary.tooLarge.heading": "Das Formular war zu groß",
@@ -261,6 +263,15 @@ export const de: Catalogue = {
   "example.session.signedInAs": "Angemeldet als {address}.",
   "example.session.signedOut": "Nicht angemeldet.",
   "example.session.loading": "Wird geladen …",
+  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
+  "example.profile.title": "Ihr Profil",
+  "example.profile.confirm": "Bestätigen, dass ich es bin",
+  "example.profile.confirmed": "Bestätigt: Sie haben sich gerade angemeldet.",
+  "example.profile.refused": "Dieses Formular ist abgelaufen. Laden Sie die Seite neu und senden Sie es erneut.",
+  "example.editors.title": "Redaktion",
+  "example.editors.role": "Ihre Rolle: {role}.",
+  "example.editors.publish": "Veröffentlichen",
+  "example.editors.published": "Veröffentlicht.",
 
   // Home and welcome.
   "home.signedInAs": "Angemeldet als <strong>{name}</strong>{email}.",
@@ -577,6 +588,8 @@ export const de: Catalogue = {
   "admin.users.next": "Nächste Seite",
   "admin.role.user": "Benutzer",
   "admin.role.admin": "Administrator",
+  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
+  "admin.role.editor": "Redakteur",
   "admin.state.enabled": "Aktiv",
   "admin.state.disabled": "Gesperrt",
   "admin.way.password": "Passwort",

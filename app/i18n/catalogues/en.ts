@@ -21,6 +21,8 @@ export const en = {
   "boundary.notFound.message": "This page does not exist.",
   "boundary.badRequest.heading": "Bad request",
   "boundary.badRequest.message": "Bad request.",
+  "boundary.forbidden.heading": "Not allowed",
+  "boundary.forbidden.message": "You do not have access to this page, or this request was refused.",
   "boundary.server.heading": "Server error",
   "boundary.server.message": "Something went wrong on our side.",
   "boundary.tooLarge.heading": "The form was too large",
@@ -265,6 +267,15 @@ export const en = {
   "example.session.signedInAs": "Signed in as {address}.",
   "example.session.signedOut": "Not signed in.",
   "example.session.loading": "Loading…",
+  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
+  "example.profile.title": "Your profile",
+  "example.profile.confirm": "Confirm it is me",
+  "example.profile.confirmed": "Confirmed: you signed in moments ago.",
+  "example.profile.refused": "This form has expired. Reload the page and send it again.",
+  "example.editors.title": "Editors",
+  "example.editors.role": "Your role: {role}.",
+  "example.editors.publish": "Publish",
+  "example.editors.published": "Published.",
 
   // Home and welcome.
   "home.signedInAs": "Signed in as <strong>{name}</strong>{email}.",
@@ -580,6 +591,8 @@ export const en = {
   "admin.users.next": "Next page",
   "admin.role.user": "User",
   "admin.role.admin": "Administrator",
+  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
+  "admin.role.editor": "Editor",
   "admin.state.enabled": "Enabled",
   "admin.state.disabled": "Disabled",
   "admin.way.password": "Password",

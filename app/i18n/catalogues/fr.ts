@@ -18,6 +18,8 @@ export const fr: Catalogue = {
   "boundary.notFound.message": "Cette page n’existe pas.",
   "boundary.badRequest.heading": "Requête incorrecte",
   "boundary.badRequest.message": "Requête incorrecte.",
+  "boundary.forbidden.heading": "Accès refusé",
+  "boundary.forbidden.message": "Vous n’avez pas accès à cette page, ou cette demande a été refusée.",
   "boundary.server.heading": "Erreur du serveur",
   "boundary.server.message": "Une erreur s’est produite de notre côté.",
   "boundary.tooLarge.heading": "Le formulaire était trop volumineux",
@@ -261,6 +263,15 @@ export const fr: Catalogue = {
   "example.session.signedInAs": "Connecté en tant que {address}.",
   "example.session.signedOut": "Non connecté.",
   "example.session.loading": "Chargement…",
+  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
+  "example.profile.title": "Votre profil",
+  "example.profile.confirm": "Confirmer que c’est moi",
+  "example.profile.confirmed": "Confirmé : vous vous êtes connecté il y a un instant.",
+  "example.profile.refused": "Ce formulaire a expiré. Rechargez la page et envoyez-le à nouveau.",
+  "example.editors.title": "Éditeurs",
+  "example.editors.role": "Votre rôle : {role}.",
+  "example.editors.publish": "Publier",
+  "example.editors.published": "Publié.",
 
   // Home and welcome.
   "home.signedInAs": "Connecté en tant que <strong>{name}</strong>{email}.",
@@ -577,6 +588,8 @@ export const fr: Catalogue = {
   "admin.users.next": "Page suivante",
   "admin.role.user": "Utilisateur",
   "admin.role.admin": "Administrateur",
+  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
+  "admin.role.editor": "Éditeur",
   "admin.state.enabled": "Actif",
   "admin.state.disabled": "Désactivé",
   "admin.way.password": "Mot de passe",

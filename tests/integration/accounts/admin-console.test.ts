@@ -313,6 +313,19 @@ describe(`/admin for an admin (${dbLabel})`, () => {
     });
   }
 
+  it("role: the control offers the app's roles (app/auth.config.ts), labelled in the page's language; an unknown role is refused", async () => {
+    const { jar } = await signedInAdmin();
+    const ada = await createUser("ada@example.com", "Ada");
+    const { html } = await userPage(jar, ada.id);
+    const control = html.slice(html.indexOf('id="admin-role-select"'), html.indexOf("</select>", html.indexOf('id="admin-role-select"')));
+    expect([...control.matchAll(/<option value="([a-z]+)"/g)].map((m) => m[1])).toEqual(["user", "admin", "editor"]);
+    expect(control).toContain(">Editor</option>");
+    expect((await act(jar, ada.id, { intent: "set-role", role: "editor" })).status).toBe(302);
+    expect((await testDb().user.findUniqueOrThrow({ where: { id: ada.id } })).role).toBe("editor");
+    expect((await act(jar, ada.id, { intent: "set-role", role: "owner" })).status).toBe(400);
+    expect((await testDb().user.findUniqueOrThrow({ where: { id: ada.id } })).role).toBe("editor");
+  });
+
   it("role: an admin makes a user admin and back; the last admin cannot make themselves a user", async () => {
     const { jar, admin } = await signedInAdmin();
     const ada = await createUser("ada@example.com", "Ada");

@@ -1,9 +1,10 @@
-// Roles (contract §18, ADR 077): `npm run user:role` run as an operator runs it, against this
-// file's database, and requireAdmin answering everyone but a signed-in admin with the ordinary 404.
+// Roles (ADR 077): `npm run user:role` run as an operator runs it, against this file's database,
+// and requireRole(request, "admin", { hide: true }) (~/auth, as /admin uses it) answering everyone
+// but a signed-in admin with the ordinary 404.
 import { beforeEach, describe, expect, it } from "vitest";
 import { setRole } from "../../../app/auth/accounts/admin.server.ts";
 import * as notFound from "../../../app/routes/not-found.tsx";
-import { requireAdmin } from "../../../app/routes/admin-access.server.ts";
+import { requireRole } from "../../../app/auth/index.ts";
 import { createUser, signIn } from "../../support/auth.ts";
 import { runInProcess, runScript } from "../../support/cli.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
@@ -20,21 +21,24 @@ async function roleOf(email: string) {
   return (await testDb().user.findUniqueOrThrow({ where: { email } })).role;
 }
 
-/** What requireAdmin throws or returns, as status and body. */
+/** What requireRole(…, "admin", { hide: true }) throws or returns, as status and body. */
 async function adminCheck(jar: CookieJar) {
   try {
-    const admin = await requireAdmin(get("/admin", { jar }));
-    return { status: 200, userId: admin.userId };
+    const admin = await requireRole(get("/admin", { jar }), "admin", { hide: true });
+    return { status: 200, userId: admin.user.id };
   } catch (thrown) {
-    return thrown as { init: { status: number }; data: unknown };
+    const answer = thrown as Response;
+    return { status: answer.status, body: await answer.text() };
   }
 }
 
+/** The not-found route's answer to an unknown URL, as status and body. */
 function notFoundAnswer() {
   try {
     notFound.loader(routeArgs(get("/no-such-page")) as never);
   } catch (thrown) {
-    return thrown;
+    const answer = thrown as { init: { status: number }; data: unknown };
+    return { status: answer.init.status, body: answer.data };
   }
   throw new Error("not-found loader returned");
 }
@@ -102,7 +106,7 @@ describe(`npm run user:role (${dbLabel})`, { timeout: 120_000 }, () => {
   });
 });
 
-describe(`requireAdmin (${dbLabel})`, () => {
+describe(`requireRole(request, "admin", { hide: true }) (${dbLabel})`, () => {
   it("answers a signed-out visitor and a signed-in user with the ordinary 404, and lets an admin through", async () => {
     const ordinary = notFoundAnswer();
     expect(await adminCheck(new CookieJar())).toEqual(ordinary);

@@ -14,7 +14,7 @@ import * as sessionRoute from "../../../app/routes/auth/session";
 import * as signinRoute from "../../../app/routes/auth/signin";
 import { createUser, PASSWORD, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
-import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
+import { callRoute, CookieJar, fetchCsrf, get, ORIGIN, post } from "../../support/http.ts";
 import { linkIn, waitForMessages } from "../../support/smtp-sink.ts";
 import { useSmtpSink } from "../email/helpers.ts";
 
@@ -335,7 +335,8 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
 });
 
 describe(`a session that ended while /account was open, JavaScript on (${dbLabel})`, () => {
-  // With JavaScript the page's forms and reloads are data requests (/account.data). The sign-in
+  // With JavaScript the page's forms and reloads are data requests (/account.data): they get
+  // `401 {"error":"SessionRequired","url"}` (the page shows a sign-in link, ADR 118). The sign-in
   // page must bring the user back to the page, not to its data, which a browser shows as raw text.
   it.each([
     ["a form", () => callRoute(account.action, post("/account.data", { intent: "revoke-others" }))],
@@ -344,6 +345,11 @@ describe(`a session that ended while /account was open, JavaScript on (${dbLabel
     ["a plain form", () => callRoute(account.action, post("/account?x=1", { intent: "revoke-others" }))],
   ])("%s sends the visitor to sign in and back to the page", async (what, send) => {
     const res = await send();
-    expect(res).toHaveRedirect(what === "a plain form" ? "/auth/signin?error=SessionRequired&callbackUrl=%2Faccount%3Fx%3D1" : "/auth/signin?error=SessionRequired&callbackUrl=%2Faccount");
+    if (what === "a plain form") {
+      expect(res).toHaveRedirect("/auth/signin?error=SessionRequired&callbackUrl=%2Faccount%3Fx%3D1");
+      return;
+    }
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: "SessionRequired", url: `${ORIGIN}/auth/signin?error=SessionRequired&callbackUrl=%2Faccount` });
   });
 });

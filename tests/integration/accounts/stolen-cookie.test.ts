@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { getMailer } from "../../../app/mail/mailer.server.ts";
-import { requireRecentAuth } from "../../../app/auth/core/index.ts";
+import { requireRecentAuth } from "../../../app/auth/index.ts";
 import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { refreshRevocations, resetRevocations } from "../../../app/auth/core/revocation.server.ts";
 import { createSession, getSession } from "../../../app/auth/core/session.server.ts";
@@ -320,14 +320,14 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
     const user = await owner();
     const jar = await signedIn(user);
     const thief = copyOf(jar);
-    expect((await requireRecentAuth(get("/app/transfer", { jar }))).session.userId).toBe(user.id);
+    expect((await requireRecentAuth(get("/app/transfer", { jar }))).user.id).toBe(user.id);
     await ageSignIns(user.id, 11);
     const refused = await requireRecentAuth(get("/app/transfer?x=1", { jar: thief })).catch((thrown: unknown) => thrown);
     expect(refused).toBeInstanceOf(Response);
     expect((refused as Response).status).toBe(403);
     expect(await (refused as Response).json()).toEqual({ error: "ReauthRequired", url: `${ORIGIN}/auth/reauth?callbackUrl=%2Fapp%2Ftransfer%3Fx%3D1` });
     // A longer window of its own lets it through.
-    expect((await requireRecentAuth(get("/app/transfer", { jar: thief }), { maxAge: 3600 })).session.userId).toBe(user.id);
+    expect((await requireRecentAuth(get("/app/transfer", { jar: thief }), { maxAge: 3600 })).user.id).toBe(user.id);
     // Signed out: the usual sign-in redirect.
     const signedOut = await requireRecentAuth(get("/app/transfer")).catch((thrown: unknown) => thrown);
     expect((signedOut as Response).headers.get("Location")).toMatch(/^\/auth\/signin\?error=SessionRequired/);

@@ -2,7 +2,6 @@
 // leaves it out), Clear-Site-Data on every answer that ends this browser's own session, and the
 // CSP violation report endpoint the pages' policy points at (docs/decisions/073).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { middleware } from "../../../app/root";
 import * as accountRoute from "../../../app/routes/account";
 import * as cspReportRoute from "../../../app/routes/auth/csp-report";
 import * as signoutRoute from "../../../app/routes/auth/signout";
@@ -11,6 +10,7 @@ import { baseSecurityHeaders, contentSecurityPolicy, REPORTING_ENDPOINTS } from 
 import { createUser, signIn, withEnv } from "../../support/auth";
 import { resetDatabase } from "../../support/db";
 import { callRoute, fetchCsrf, get, ORIGIN, post, routeArgs } from "../../support/http";
+import { runWithRootMiddleware } from "../../support/root-middleware";
 
 let undoEnv: (() => void) | null = null;
 afterEach(() => {
@@ -22,10 +22,9 @@ beforeEach(async () => {
   await resetDatabase();
 });
 
-/** The root middleware around the route's action, as React Router runs a POST. */
+/** The root middlewares around the route's action, as React Router runs a POST. */
 function run(action: (args: any) => unknown, request: Request): Promise<Response> {
-  const [rootMiddleware] = middleware;
-  return Promise.resolve(rootMiddleware!(routeArgs(request) as never, () => callRoute(action, request)) as Promise<Response>);
+  return runWithRootMiddleware(action, request);
 }
 
 const CLEAR_SITE_DATA = '"cache", "storage"';

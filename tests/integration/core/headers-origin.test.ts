@@ -4,7 +4,6 @@
 // form-action lists the providers' authorization origins. Requests go through the app's root
 // middleware (app/root.tsx) and then the route's real action, as React Router runs them.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { middleware } from "../../../app/root";
 import * as accountRoute from "../../../app/routes/account";
 import * as callbackRoute from "../../../app/routes/auth/callback";
 import * as logRoute from "../../../app/routes/auth/log";
@@ -18,13 +17,13 @@ import { createUser, signIn, withEnv } from "../../support/auth";
 import { resetDatabase } from "../../support/db";
 import { callRoute, CookieJar, fetchCsrf, ORIGIN, post, routeArgs } from "../../support/http";
 import { startTestIdp, type TestIdp } from "../../support/idp";
+import { runWithRootMiddleware } from "../../support/root-middleware";
 
 const EVIL = "https://evil.example";
 
-/** The root middleware around the route's action, as React Router runs a POST. */
+/** The root middlewares around the route's action, as React Router runs a POST. */
 function run(action: (args: any) => unknown, request: Request, params: Record<string, string> = {}): Promise<Response> {
-  const [rootMiddleware] = middleware;
-  return Promise.resolve(rootMiddleware!(routeArgs(request, params) as never, () => callRoute(action, request, params)) as Promise<Response>);
+  return runWithRootMiddleware(action, request, params);
 }
 
 let undoEnv: (() => void) | null = null;

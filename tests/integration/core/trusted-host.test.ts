@@ -4,7 +4,6 @@
 // in its own Host — is refused with 400 {"error":"UntrustedHost"} before any action runs. Requests
 // go through the app's root middleware and the route's real action, as React Router runs them.
 import { describe, expect, it } from "vitest";
-import { middleware } from "../../../app/root";
 import * as forgotPassword from "../../../app/routes/auth/forgot-password";
 import * as signinProvider from "../../../app/routes/auth/signin-provider";
 import { mailSenderIdle } from "../../../app/mail/queue.server";
@@ -13,13 +12,13 @@ import { dbLabel } from "../../support/db";
 import { callRoute, CookieJar, post, routeArgs } from "../../support/http";
 import { linkIn } from "../../support/smtp-sink";
 import { configure, csrfFor, useSmtpSink } from "../email/helpers";
+import { runWithRootMiddleware } from "../../support/root-middleware";
 
 const smtp = useSmtpSink();
 
-/** The root middleware around the route's action, as React Router runs a POST. */
+/** The root middlewares around the route's action, as React Router runs a POST. */
 function run(action: (args: any) => unknown, request: Request, params: Record<string, string> = {}): Promise<Response> {
-  const [rootMiddleware] = middleware;
-  return Promise.resolve(rootMiddleware!(routeArgs(request, params) as never, () => callRoute(action, request, params)) as Promise<Response>);
+  return runWithRootMiddleware(action, request, params);
 }
 
 type Ask = { headers?: Record<string, string>; origin?: string; json?: boolean };

@@ -15,7 +15,7 @@ import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
 import { dbLabel } from "../../support/db.ts";
 import { callRoute, CookieJar, get, post, setCookieHeaders } from "../../support/http.ts";
 import { ageSession, reauthenticate, type ReauthPageData } from "../../support/reauth.ts";
-import { requireRecentAuth } from "../../../app/auth/core/index.ts";
+import { requireRecentAuth } from "../../../app/auth/index.ts";
 import { csrfFor, sessionOf, useSmtpSink } from "../email/helpers.ts";
 import { codeIn } from "../passwords/helpers.ts";
 import { isSecurityNotice } from "../../support/smtp-sink.ts";

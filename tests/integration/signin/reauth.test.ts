@@ -3,7 +3,7 @@
 // linked to — then the second factor when it is on, and comes back to the page recent, under a
 // new session id. Sessions are aged by moving authenticatedAt back (tests/support/reauth.ts).
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { requireRecentAuth } from "../../../app/auth/core/index.ts";
+import { requireRecentAuth } from "../../../app/auth/index.ts";
 import { refreshRevocations, resetRevocations } from "../../../app/auth/core/revocation.server.ts";
 import { mailSenderIdle } from "../../../app/mail/queue.server.ts";
 import * as account from "../../../app/routes/account.tsx";

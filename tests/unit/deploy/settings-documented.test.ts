@@ -27,7 +27,8 @@ const TOOLING = new Set(["DB_PROVIDER", "PRISMA6_DATABASE_URL", "PRISMA6_SCHEMA"
 
 function sources(dir: string): string[] {
   return readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })
-    .filter((f) => f.isFile() && /\.tsx?$/.test(f.name) && !f.name.endsWith(".d.ts"))
+    // A tool's own packages (scripts/prisma6/node_modules, installed by npm run db:diff) read theirs.
+    .filter((f) => f.isFile() && /\.tsx?$/.test(f.name) && !f.name.endsWith(".d.ts") && !f.parentPath.split(path.sep).includes("node_modules"))
     .map((f) => path.join(f.parentPath, f.name));
 }
 
