@@ -254,14 +254,6 @@ export const ar: Catalogue = {
   "signout.submit": "تسجيل الخروج",
   "signout.pending": "جارٍ تسجيل الخروج…",
 
-  // The example page for developers (app/routes/examples/session.tsx).
-  "example.session.title": "مثال على الجلسة",
-  "example.session.fromPage": "من بيانات الصفحة (useSession من ~/auth/react)",
-  "example.session.fromNextAuth": "من ‎/auth/session (useSession من next-auth/react)",
-  "example.session.signedInAs": "تم تسجيل الدخول باسم {address}.",
-  "example.session.signedOut": "لم يتم تسجيل الدخول.",
-  "example.session.loading": "جارٍ التحميل…",
-
   // Home and welcome.
   "home.signedInAs": "مسجّل الدخول باسم <strong>{name}</strong>{email}.",
   "home.signedInEmail": " ({email})",
@@ -474,7 +466,6 @@ export const ar: Catalogue = {
   "outbox.plain": "نص عادي",
   "outbox.html": "HTML",
   "outbox.htmlFrame": "جزء HTML من «{subject}»",
-
 
   // Recent sign-in (ADR 058): a change refused until the visitor signs in again.
   "error.ReauthRequired": "لربط حساب آخر، سجّل الدخول مرة أخرى أولًا، ثم اربطه من صفحة حسابك.",
