@@ -7,7 +7,6 @@
 // passes for another process on the port, and a start during a database outage waits for it.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import type { Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -17,7 +16,8 @@ import { DatabaseRelay } from "../support/db-relay";
 import { DEPLOY_DIR, deployEnv } from "../support/deploy";
 import { ADMIN_URL, databaseUrl, runDatabasePrefix } from "../support/postgres";
 import { postgresUnreachable } from "../support/postgres-required";
-import { openSocket, parseResponse, rawRequest, readAll } from "../support/raw-http";
+import { openSocket, rawRequest } from "../support/raw-http";
+import { received, refused, slowSignIn } from "../support/stop-signal";
 import { waitUntil } from "../support/wait";
 
 const unavailable = await postgresUnreachable("deploy stop tests");
@@ -131,15 +131,6 @@ function run(argv: string[], port: number, env: Record<string, string>): Started
   };
 }
 
-async function refused(port: number): Promise<boolean> {
-  try {
-    (await openSocket(port)).destroy();
-    return false;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "ECONNREFUSED";
-  }
-}
-
 async function readyz(port: number): Promise<{ status: number; pid: number; body: Record<string, unknown> } | "refused"> {
   try {
     const res = await rawRequest(port, `GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`, 5_000);
@@ -147,43 +138,6 @@ async function readyz(port: number): Promise<{ status: number; pid: number; body
   } catch {
     return "refused";
   }
-}
-
-/** Settles once `socket` has received `text`. */
-function received(socket: Socket, text: string): Promise<void> {
-  return new Promise((resolve) => {
-    let seen = "";
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString("latin1");
-      if (!seen.includes(text)) return;
-      socket.off("data", onData);
-      resolve();
-    };
-    socket.on("data", onData);
-  });
-}
-
-/** A JSON-mode credentials sign-in whose body is sent only in part: in flight until `finish()`. */
-async function slowSignIn(port: number) {
-  const host = `localhost:${port}`;
-  const csrf = await rawRequest(port, `GET /auth/csrf HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-  const { csrfToken } = JSON.parse(csrf.body) as { csrfToken: string };
-  const cookie = csrf.headers["set-cookie"]!.split(";")[0]!;
-  const body = new URLSearchParams({ csrfToken, email: "nobody@example.com", password: "not-the-password" }).toString();
-  const socket = await openSocket(port);
-  const answer = readAll(socket).then((raw) => raw.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, ""));
-  const inFlight = received(socket, "100 Continue");
-  socket.write(
-    `POST /auth/callback/credentials HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
-      `X-Auth-Return-Redirect: 1\r\nCookie: ${cookie}\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
-  );
-  await inFlight;
-  return {
-    finish: async () => {
-      socket.write(body.slice(10));
-      return parseResponse(await answer);
-    },
-  };
 }
 
 /** The unit's ExecStartPost for instance `port` and main process `pid`, as systemd runs it. */
