@@ -385,7 +385,8 @@ describe("the look comes from the theme's custom properties (app/theme.css)", ()
       const page = await (await context({ colorScheme })).newPage();
       await page.goto(`${app.url}/auth/signin`);
       await waitForHydration(page);
-      const primary = page.locator(`${SIGNIN.credentialsForm} button[type=submit]`);
+      // Step one's Continue: the page's primary button.
+      const primary = page.locator(`${SIGNIN.addressForm} button[type=submit]`);
       const brand = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--brand").trim());
       expect(brand).toMatch(/^#[0-9a-f]{6}$/);
       // The theme's logo before the site's name in the header: a file of public/ that loads.
