@@ -57,7 +57,8 @@ export function prepareServer() {
  * database cannot be reached; anything else (a failed migration) is for the operator.
  */
 export async function migrateDatabase(print: (line: string) => void) {
-  await migrate({ log: print });
+  // Connecting is bounded by DATABASE_TIMEOUT_MS, as every other connection of the server's is.
+  await migrate({ log: print, connectTimeoutMs: getConfig().databaseTimeoutMs });
 }
 export { isDatabaseUnavailable };
 // …and what it answers meanwhile, the database not answering yet.

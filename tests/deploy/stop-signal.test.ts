@@ -178,6 +178,11 @@ function envFor(port: number, extra: Record<string, string> = {}): Record<string
     ...extra,
   };
 }
+/**
+ * For a test whose subject is not the drain: the stop without the shipped SHUTDOWN_DRAIN_MS (2 s of
+ * waiting per stop). The drain is checked by the first two tests here and by drain.test.ts.
+ */
+const NO_DRAIN = { SHUTDOWN_DRAIN_MS: "0" };
 const drainMs = () => Number(deployEnv({ AUTH_URL: "", AUTH_SECRET: "", DATABASE_URL: "", AUTH_EMAIL_SERVER: "", AUTH_EMAIL_FROM: "" }).SHUTDOWN_DRAIN_MS ?? 0);
 
 describe.skipIf(unavailable !== null)("stopping an instance as systemd and docker do: SIGTERM to the main process only", () => {
@@ -216,7 +221,7 @@ describe.skipIf(unavailable !== null)("stopping an instance as systemd and docke
 
   it("Ctrl-C at a terminal under npm start (SIGINT to the whole process group, so node hears it twice): one graceful stop, exit 0", async () => {
     const port = await freePort();
-    const instance = run(["npm", "start", "--silent"], port, envFor(port));
+    const instance = run(["npm", "start", "--silent"], port, envFor(port, NO_DRAIN));
     await instance.untilLogged("listening on");
     const slow = await slowSignIn(port);
     // What a terminal does: the signal goes to the foreground process group — npm and node — and
@@ -272,7 +277,7 @@ describe.skipIf(unavailable !== null)("stopping an instance as systemd and docke
   if (!pidNamespaces) console.log("unshare --pid --fork not permitted here (needs root or user namespaces): the PID 1 case is skipped");
   it.skipIf(!pidNamespaces)("npm start as PID 1 of a new PID namespace (a container): SIGTERM to it drains and exits 0", async () => {
     const port = await freePort();
-    const instance = run([unshare, "--pid", "--fork", "npm", "start", "--silent"], port, envFor(port));
+    const instance = run([unshare, "--pid", "--fork", "npm", "start", "--silent"], port, envFor(port, NO_DRAIN));
     await instance.untilLogged("listening on");
     // The namespace's PID 1 is unshare's child: npm. `docker stop` signals it alone.
     const pid1 = Number(readFileSync(`/proc/${instance.child.pid}/task/${instance.child.pid}/children`, "utf8").trim().split(/\s+/)[0]);
@@ -312,7 +317,7 @@ describe.skipIf(unavailable !== null)("stopping an instance as systemd and docke
 
   it("the unit's readiness check fails for a start whose port another process holds, and passes for the process it started", async () => {
     const port = await freePort();
-    const old = run(unitCommand("ExecStart", port), port, envFor(port));
+    const old = run(unitCommand("ExecStart", port), port, envFor(port, NO_DRAIN));
     await old.untilLogged("listening on");
     // The old one answers ready; a new start on the same port must neither pass nor stay.
     const second = run(unitCommand("ExecStart", port), port, envFor(port));
@@ -346,7 +351,7 @@ describe.skipIf(unavailable !== null)("a start while the database is down", () =
   it("keeps running not ready (503 database) and turns ready by itself, migrated, once the database answers", async () => {
     const port = await freePort();
     // The relay's port is closed: every connection to the database is refused.
-    const instance = run(unitCommand("ExecStart", port), port, envFor(port, { DATABASE_URL: relay.via(databaseUrl(ADMIN_URL, outageDb)) }));
+    const instance = run(unitCommand("ExecStart", port), port, envFor(port, { ...NO_DRAIN, DATABASE_URL: relay.via(databaseUrl(ADMIN_URL, outageDb)) }));
     await instance.untilLogged("listening on");
     expect(await readyz(port)).toMatchObject({ status: 503, body: { reason: "database" } });
     // Still there after several of its retries (the old start gave up after 1.5 s).
@@ -379,7 +384,9 @@ describe.skipIf(unavailable !== null)("a start while the database is down", () =
     stalled.stall();
     try {
       const port = await freePort();
-      const instance = run(unitCommand("ExecStart", port), port, envFor(port, { DATABASE_URL: stalled.via(databaseUrl(ADMIN_URL, outageDb)) }));
+      // The migration's connect gives up after DATABASE_TIMEOUT_MS (1 s here, 5 s by default): not a
+      // wait of the test's, the bound under test.
+      const instance = run(unitCommand("ExecStart", port), port, envFor(port, { ...NO_DRAIN, DATABASE_URL: stalled.via(databaseUrl(ADMIN_URL, outageDb)), DATABASE_TIMEOUT_MS: "1000" }));
       await instance.untilLogged("listening on");
       expect(instance.logs()).toContain('"event":"database-waiting"');
       expect(await readyz(port)).toMatchObject({ status: 503, body: { reason: "database" } });
