@@ -21,7 +21,8 @@ export async function readyThenGo(): Promise<void> {
 type Instance = { child: ChildProcessWithoutNullStreams; ready: Promise<void>; result: Promise<Record<string, unknown>> };
 
 function start(script: string, env: Record<string, string>, resultKey: string): Instance {
-  const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, script)], {
+  // tsx as a loader in this one process (its command line would start a second node).
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, script)], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["pipe", "pipe", "pipe"],
