@@ -65,7 +65,7 @@ function projectRoot(): string {
 
 let cached: MailLook | undefined;
 
-/** The e-mails' look, from app/theme.css (read at the first message, then kept). */
+/** The e-mails' look, from app/theme.css (read once — at the start by the server and the dev bootstrap — then kept). */
 export function mailLook(): MailLook {
   cached ??= mailLookOf(readFileSync(path.join(projectRoot(), THEME_FILE), "utf8"));
   return cached;

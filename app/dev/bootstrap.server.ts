@@ -5,6 +5,7 @@ import { db } from "../db/client.server";
 import { migrate } from "../db/migrate.server";
 import { idpDevStep } from "./idp-step.server";
 import { mailDevStep } from "../mail/dev-step.server";
+import { mailLook } from "../theme.server";
 
 export const DEMO_USER = { email: "demo@vestibule.dev", password: "vestibule-demo", name: "Demo User" } as const;
 
@@ -18,6 +19,8 @@ let started: Promise<void> | null = null;
 export function bootstrapDev(print: (line: string) => void) {
   started ??= (async () => {
     const config = getConfig();
+    // The e-mails' look from app/theme.css: a property missing stops the start naming it (ADR 126).
+    mailLook();
     const { applied } = await migrate({ log: () => {} });
     print(`[vestibule] database: ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `SQLite ${config.dataDir}/vestibule.db`}${applied.length ? `, applied ${applied.length} migration(s)` : ""}`);
     if (config.credentials) {
