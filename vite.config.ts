@@ -6,6 +6,9 @@ import { devBootstrap } from "./scripts/dev-bootstrap.ts";
 
 const inVitest = Boolean(process.env.VITEST);
 
+/** Packages only the server imports (loaders, actions, *.server.ts): never in a browser bundle. */
+const SERVER_ONLY_PACKAGES = ["@node-rs/argon2", "@prisma/adapter-better-sqlite3", "@prisma/adapter-pg", "@prisma/client", "better-sqlite3", "jose", "nodemailer", "oauth4webapi", "otpauth", "pg", "pino", "prom-client", "rate-limiter-flexible", "remix-auth", "remix-auth-form"];
+
 /**
  * `process.env` in the browser under `npm run dev`, as `react-router build` already has it: `{}`
  * with NODE_ENV. Libraries written for Next.js read it when imported (next-auth/react:
@@ -34,6 +37,14 @@ export default defineConfig({
   resolve: { tsconfigPaths: true },
   plugins: inVitest ? [] : [devBootstrap(), browserProcessEnv(), reactRouter()],
   server: { port: 5173 },
+  // `npm run dev`'s browser dependency bundle, made once at the first page instead of three times
+  // with a full reload each: the packages the pages load (some only on demand, found late, each
+  // find one more bundling and reload) are named up front, and server-only packages, which Vite's
+  // scan finds in the route modules' loaders and actions but no browser ever loads, are left out.
+  optimizeDeps: {
+    include: ["react-intl", "@formatjs/intl", "uqr", "zod", "@simplewebauthn/browser", "next-auth/react"],
+    exclude: SERVER_ONLY_PACKAGES,
+  },
   test: {
     // Each suite gets its own real database: see tests/support/setup-env.ts.
     globalSetup: ["tests/support/global-setup.ts"],

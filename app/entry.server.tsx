@@ -11,6 +11,7 @@ import { contentSecurityPolicy, createScriptNonce, REPORTING_ENDPOINTS } from ".
 import { authorizationOrigins } from "./auth/signin/registry.server";
 import { migrate } from "./db/migrate.server";
 import { methodNotAllowed } from "./method-not-allowed";
+import { mailLook } from "./theme.server";
 
 export const streamTimeout = 5_000;
 
@@ -40,6 +41,9 @@ export { loadCommandEnvFile } from "./auth/core/env-file.server";
  */
 export function prepareServer() {
   const config = getConfig();
+  // The e-mails' colours, fonts and logo (app/theme.css, ADR 126): a theme without a property they
+  // use stops the start naming it, rather than the first message.
+  mailLook();
   // Allowed (8 to 64), but below NIST SP 800-63B-4's floor for a password that is the only
   // factor: said once, at the start, where the operator looks (docs/decisions/075).
   if (config.passwordMinLength < NIST_SINGLE_FACTOR_MIN_LENGTH) {
@@ -57,7 +61,8 @@ export function prepareServer() {
  * database cannot be reached; anything else (a failed migration) is for the operator.
  */
 export async function migrateDatabase(print: (line: string) => void) {
-  await migrate({ log: print });
+  // Connecting is bounded by DATABASE_TIMEOUT_MS, as every other connection of the server's is.
+  await migrate({ log: print, connectTimeoutMs: getConfig().databaseTimeoutMs });
 }
 export { isDatabaseUnavailable };
 // …and what it answers meanwhile, the database not answering yet.

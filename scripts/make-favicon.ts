@@ -1,6 +1,7 @@
-// Draws the site's icon — a door standing open onto a lit vestibule — into public/favicon.svg and
-// public/favicon.ico (one 32×32 PNG inside an ICO container) from the one list of shapes below, so
-// the two never differ. Run `npx tsx scripts/make-favicon.ts` after changing a shape; both files
+// Draws the site's icon — a door standing open onto a lit vestibule — into public/favicon.svg,
+// public/favicon.ico (one 32×32 PNG inside an ICO container) and public/logo.png (96×96, the logo
+// app/theme.css names for the pages' header and the e-mails) from the one list of shapes below, so
+// they never differ. Run `npx tsx scripts/make-favicon.ts` after changing a shape; both files
 // are committed. No image library: the PNG is written by hand (zlib deflate, CRC-32).
 import { writeFileSync } from "node:fs";
 import path from "node:path";
@@ -48,17 +49,18 @@ function inside(s: Shape, px: number, py: number): boolean {
   return (px - cx) ** 2 + (py - cy) ** 2 <= r * r;
 }
 
-/** RGBA rows, 4×4 samples per pixel for smooth edges. */
-function raster(): Buffer {
-  const out = Buffer.alloc(SIZE * SIZE * 4);
+/** RGBA rows of a `size`×`size` image, 4×4 samples per pixel for smooth edges. */
+function raster(size = SIZE): Buffer {
+  const out = Buffer.alloc(size * size * 4);
   const n = 4;
-  for (let y = 0; y < SIZE; y++) {
-    for (let x = 0; x < SIZE; x++) {
+  const scale = SIZE / size;
+  for (let y = 0; y < size; y++) {
+    for (let x = 0; x < size; x++) {
       const sum = [0, 0, 0, 0];
       for (let sy = 0; sy < n; sy++) {
         for (let sx = 0; sx < n; sx++) {
-          const px = x + (sx + 0.5) / n;
-          const py = y + (sy + 0.5) / n;
+          const px = (x + (sx + 0.5) / n) * scale;
+          const py = (y + (sy + 0.5) / n) * scale;
           let color: Rgb | null = null;
           for (const s of SHAPES) if (inside(s, px, py)) color = s.fill;
           if (color) {
@@ -70,7 +72,7 @@ function raster(): Buffer {
         }
       }
       const covered = sum[3]!;
-      const i = (y * SIZE + x) * 4;
+      const i = (y * size + x) * 4;
       if (covered === 0) continue;
       out[i] = Math.round(sum[0]! / covered);
       out[i + 1] = Math.round(sum[1]! / covered);
@@ -90,12 +92,12 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([length, body, crc]);
 }
 
-function png(rgba: Buffer): Buffer {
+function png(rgba: Buffer, size = SIZE): Buffer {
   const header = Buffer.alloc(13);
-  header.writeUInt32BE(SIZE, 0);
-  header.writeUInt32BE(SIZE, 4);
+  header.writeUInt32BE(size, 0);
+  header.writeUInt32BE(size, 4);
   header.set([8, 6, 0, 0, 0], 8); // 8 bits, RGBA, deflate, no filter method, no interlace
-  const rows = Buffer.concat(Array.from({ length: SIZE }, (_, y) => Buffer.concat([Buffer.from([0]), rgba.subarray(y * SIZE * 4, (y + 1) * SIZE * 4)])));
+  const rows = Buffer.concat(Array.from({ length: size }, (_, y) => Buffer.concat([Buffer.from([0]), rgba.subarray(y * size * 4, (y + 1) * size * 4)])));
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     chunk("IHDR", header),
@@ -124,4 +126,7 @@ function ico(image: Buffer): Buffer {
 const publicDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "../public");
 writeFileSync(path.join(publicDir, "favicon.svg"), svg());
 writeFileSync(path.join(publicDir, "favicon.ico"), ico(png(raster())));
-console.log("wrote public/favicon.svg and public/favicon.ico");
+// A PNG, not the SVG: many mail programs show no SVG image. Three times the header's 32 px.
+const LOGO_SIZE = 96;
+writeFileSync(path.join(publicDir, "logo.png"), png(raster(LOGO_SIZE), LOGO_SIZE));
+console.log("wrote public/favicon.svg, public/favicon.ico and public/logo.png");

@@ -23,6 +23,8 @@ export type MigrateOptions = {
   migrationsDir?: string;
   /** Progress and warnings, one line each; default: console.log. */
   log?: (line: string) => void;
+  /** How long connecting to PostgreSQL may take, in ms; default: PG_CONNECT_TIMEOUT_MS. */
+  connectTimeoutMs?: number;
 };
 
 /** An expected failure (bad lock file, failed migration, …): report `message`, not a stack trace. */
@@ -122,7 +124,7 @@ async function run(opts: MigrateOptions): Promise<{ applied: string[] }> {
   const migrations = readMigrations(dir, provider);
 
   const conn = databaseUrl
-    ? await openPostgres(databaseUrl)
+    ? await openPostgres(databaseUrl, opts.connectTimeoutMs ?? PG_CONNECT_TIMEOUT_MS)
     : openSqlite(opts.dataDir ?? getConfig().dataDir);
   try {
     await conn.exec(PRISMA_MIGRATIONS_DDL[provider]);
@@ -187,14 +189,16 @@ function failedMessage(failed: Row[], provider: Provider): string {
 }
 
 /**
- * How long connecting may take: a server that accepts the connection and never answers must not
- * hold a starting instance before it listens (docs/decisions/106); the server then waits for the
- * database, listening, and tries again.
+ * How long connecting may take by default (a command's migration): a server that accepts the
+ * connection and never answers must not hold a start. The server passes its DATABASE_TIMEOUT_MS
+ * (app/entry.server.tsx), the bound of every other connection it opens, so a starting instance is
+ * held no longer than that before it listens (docs/decisions/106); it then waits for the database,
+ * listening, and tries again.
  */
 const PG_CONNECT_TIMEOUT_MS = 10_000;
 
-async function openPostgres(url: string): Promise<Connection> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS });
+async function openPostgres(url: string, connectTimeoutMs: number): Promise<Connection> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
   // An error on the idle connection (server restart) must not crash the process; the next query reports it.
   client.on("error", () => {});
   try {

@@ -6,6 +6,7 @@ import { migrate } from "../db/migrate.server";
 import { idpDevStep } from "./idp-step.server";
 import { providerCallbackLines } from "./provider-callbacks.server";
 import { mailDevStep } from "../mail/dev-step.server";
+import { mailLook } from "../theme.server";
 
 export const DEMO_USER = { email: "demo@vestibule.dev", password: "vestibule-demo", name: "Demo User" } as const;
 
@@ -20,6 +21,8 @@ let started: Promise<void> | null = null;
 export function bootstrapDev(print: (line: string) => void, origin = "http://localhost:5173") {
   started ??= (async () => {
     const config = getConfig();
+    // The e-mails' look from app/theme.css: a property missing stops the start naming it (ADR 126).
+    mailLook();
     const { applied } = await migrate({ log: () => {} });
     print(`[vestibule] database: ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `SQLite ${config.dataDir}/vestibule.db`}${applied.length ? `, applied ${applied.length} migration(s)` : ""}`);
     if (config.credentials) {

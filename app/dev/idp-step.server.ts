@@ -1,7 +1,8 @@
 // `npm run dev` without an OpenID provider configured: start the bundled dev IdP and configure it
-// as provider `oidc`, so "Sign in with Dev IdP" works offline on a fresh clone.
+// as provider `oidc`, so "Sign in with Dev IdP" works offline on a fresh clone. Its port is
+// VESTIBULE_DEV_IDP_PORT's (README "Configuration"), else 5556 or any free one.
 import { getConfig, resetConfig } from "../auth/core/config.server";
-import { DEV_IDP_CLIENT, DEV_IDP_PORT, DEV_IDP_USER, startDevIdp, type RunningIdp } from "./idp.server";
+import { DEV_IDP_CLIENT, DEV_IDP_USER, devIdpPort, startDevIdp, type RunningIdp } from "./idp.server";
 
 // Kept on globalThis: Vite re-evaluates this module after edits, and the IdP must start once.
 const HELD = Symbol.for("vestibule.dev-idp");
@@ -9,7 +10,8 @@ const holder = globalThis as typeof globalThis & { [HELD]?: Promise<RunningIdp> 
 
 export async function idpDevStep(print: (line: string) => void) {
   if (getConfig().oidc && !holder[HELD]) return;
-  holder[HELD] ??= startDevIdp({ port: DEV_IDP_PORT, host: "localhost" });
+  // VESTIBULE_DEV_IDP_PORT: the port it listens on (default 5556, or a free one when that is busy).
+  holder[HELD] ??= startDevIdp({ ...devIdpPort(process.env.VESTIBULE_DEV_IDP_PORT), host: "localhost" });
   const idp = await holder[HELD];
   process.env.AUTH_OIDC_ISSUER = idp.issuer;
   process.env.AUTH_OIDC_ID = DEV_IDP_CLIENT.clientId;

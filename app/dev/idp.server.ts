@@ -34,6 +34,8 @@ export type IdpClient = {
 export type IdpOptions = {
   /** 0 (default) picks a free port. */
   port?: number;
+  /** True: a busy `port` fails the start instead of falling back to a free one (a port the developer chose). */
+  strictPort?: boolean;
   /** Host name in the issuer URL; the server always listens on the loopback interface. */
   host?: "localhost" | "127.0.0.1";
   clients?: IdpClient[];
@@ -59,8 +61,20 @@ export const DEV_IDP_USER: IdpUser = {
   name: "Ada Lovelace",
   password: "vestibule-idp",
 };
-/** The port `npm run dev` tries first (a free one is taken when it is busy). */
+/** The port `npm run dev` tries first (a free one is taken when it is busy); VESTIBULE_DEV_IDP_PORT sets another. */
 export const DEV_IDP_PORT = 5556;
+
+/**
+ * The dev IdP's port from VESTIBULE_DEV_IDP_PORT's value: unset or empty, DEV_IDP_PORT (falling back
+ * to a free port when busy); set, exactly that port (busy: `npm run dev` stops). Anything but a
+ * port number stops `npm run dev` with the variable named.
+ */
+export function devIdpPort(value: string | undefined): { port: number; strictPort: boolean } {
+  if (value === undefined || value.trim() === "") return { port: DEV_IDP_PORT, strictPort: false };
+  const port = Number(value);
+  if (!/^\d+$/.test(value.trim()) || port < 1 || port > 65535) throw new Error(`VESTIBULE_DEV_IDP_PORT must be a port number, 1 to 65535 (got "${value}")`);
+  return { port, strictPort: true };
+}
 
 const CALLBACK_PATH = "/auth/callback/oidc";
 const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
@@ -116,7 +130,7 @@ export async function startDevIdp(options: IdpOptions = {}): Promise<RunningIdp>
   const users = options.users ?? [DEV_IDP_USER];
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => send(res, 503, "starting");
   const server: Server = createServer((req, res) => handler(req, res));
-  const port = await listen(server, options.port ?? 0, "127.0.0.1");
+  const port = await listen(server, options.port ?? 0, "127.0.0.1", !options.strictPort);
   const issuer = `http://${host}:${port}`;
   // "localhost" may resolve to ::1 first; answer there too when the system has IPv6 loopback.
   const servers = [server];

@@ -2,7 +2,7 @@
 // messages (plurals, selects) through @formatjs/intl (react-intl's core), one formatter per language and catalogue.
 // No server-only imports: the pages' hook (./react.tsx) and the server's t (./t.server.ts) share it.
 import { createIntl, createIntlCache, type IntlShape } from "@formatjs/intl";
-import type { Catalogue, MessageKey } from "./catalogues/en";
+import type { Messages as Catalogue, MessageKey } from "./catalogues/en";
 
 export type MessageValues = Record<string, string | number | Date | null | undefined>;
 

@@ -1,17 +1,24 @@
 // The languages Vestibule speaks (contract section 17): one catalogue file per language under
-// ./catalogues, and one line here. English is the source of the keys (MessageKey) and the answer
-// whenever nothing better is known. docs/decisions/070-languages.md
+// ./catalogues for the auth layer and one under ./app for the app's own text, merged here at load
+// (./merge.ts: a key both define stops the start), and one line here. English is the source of
+// the keys (MessageKey) and the answer whenever nothing better is known.
+// docs/decisions/070-languages.md, docs/features/languages.md
+import { appAr } from "./app/ar";
+import { appDe } from "./app/de";
+import { appEn } from "./app/en";
+import { appFr } from "./app/fr";
 import { ar } from "./catalogues/ar";
 import { de } from "./catalogues/de";
 import { en } from "./catalogues/en";
 import { fr } from "./catalogues/fr";
-import type { Catalogue } from "./catalogues/en";
+import type { Messages as Catalogue } from "./catalogues/en";
+import { mergeCatalogues } from "./merge";
 
 export const LANGUAGES = {
-  en: { messages: en, dir: "ltr" },
-  de: { messages: de, dir: "ltr" },
-  fr: { messages: fr, dir: "ltr" },
-  ar: { messages: ar, dir: "rtl" },
+  en: { messages: mergeCatalogues("en", en, appEn), dir: "ltr" },
+  de: { messages: mergeCatalogues("de", de, appDe), dir: "ltr" },
+  fr: { messages: mergeCatalogues("fr", fr, appFr), dir: "ltr" },
+  ar: { messages: mergeCatalogues("ar", ar, appAr), dir: "rtl" },
 } as const satisfies Record<string, { messages: Catalogue; dir: "ltr" | "rtl" }>;
 
 export type Locale = keyof typeof LANGUAGES;

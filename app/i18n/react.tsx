@@ -7,8 +7,13 @@
 // Keys are typed by the English catalogue: a key that does not exist fails `npm run typecheck`.
 import { createContext, Fragment, useContext, useMemo, type ReactNode } from "react";
 import { IntlProvider } from "react-intl";
-import { en, type Catalogue, type MessageKey } from "./catalogues/en";
+import { appEn } from "./app/en";
+import { en as layerEn, type Messages as Catalogue, type MessageKey } from "./catalogues/en";
 import { formatMessage, formatRich, type MessageValues } from "./format";
+import { mergeCatalogues } from "./merge";
+
+/** English, the layer's and the app's: the text outside the layout's provider (a component test). */
+const en = mergeCatalogues("en", layerEn, appEn);
 
 type Language = { locale: string; dir: "ltr" | "rtl"; messages: Catalogue };
 const LanguageContext = createContext<Language>({ locale: "en", dir: "ltr", messages: en });

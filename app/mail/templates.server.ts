@@ -9,6 +9,7 @@ import type { MailMessage } from "./types";
 
 import { escapeHtml } from "../html";
 import { getConfig } from "../auth/core/config.server";
+import { logoUrl, mailLook } from "../theme.server";
 
 /** The site's name (AUTH_SITE_NAME) for subjects, headings and signatures. */
 export function siteName(): string {
@@ -65,20 +66,21 @@ function linkMessage(m: LinkMessage): MailMessage {
   ].join("\n");
 
   const e = escapeHtml;
+  const L = mailLook();
   const html = htmlMail(m.subject, `<h1 style="margin:0 0 16px;font-size:22px">${e(m.heading)}</h1>
 <p style="margin:0 0 16px">${e(m.intro)}</p>
-<p style="margin:0 0 24px"><a href="${e(m.url)}" style="display:inline-block;background:#2f5bd3;color:#ffffff;font-weight:600;text-decoration:none;padding:12px 20px;border-radius:6px">${e(m.action)}</a></p>
+<p style="margin:0 0 24px"><a href="${e(m.url)}" style="display:inline-block;background:${e(L.brand)};color:${e(L.brandText)};font-weight:600;text-decoration:none;padding:12px 20px;border-radius:6px">${e(m.action)}</a></p>
 <p style="margin:0 0 8px">${e(t("mail.buttonFallback"))}</p>
-<p style="margin:0 0 24px;word-break:break-all" dir="ltr"><a href="${e(m.url)}" style="color:#2f5bd3">${e(m.url)}</a></p>
+<p style="margin:0 0 24px;word-break:break-all" dir="ltr"><a href="${e(m.url)}" style="color:${e(L.brand)}">${e(m.url)}</a></p>
 <p style="margin:0 0 8px">${e(t("mail.linkOnce", { lifetime: m.lifetime }))}</p>
 ${m.code ? `<p style="margin:16px 0 8px">${e(t("mail.codeIntro"))}</p>
-<p style="margin:0 0 8px;font-size:28px;font-weight:700;letter-spacing:6px;font-family:ui-monospace,Menlo,Consolas,monospace" dir="ltr">${e(m.code.code)}</p>
+<p style="margin:0 0 8px;font-size:28px;font-weight:700;letter-spacing:6px;font-family:${e(L.fontMono)}" dir="ltr">${e(m.code.code)}</p>
 <p style="margin:0 0 16px">${e(t("mail.codeLifetime", { lifetime: m.code.lifetime }))}</p>
-` : ""}${m.extra ? `<p style="margin:16px 0 16px">${e(m.extra.text)} <a href="${e(m.extra.url)}" style="color:#2f5bd3">${e(m.extra.label)}</a></p>
+` : ""}${m.extra ? `<p style="margin:16px 0 16px">${e(m.extra.text)} <a href="${e(m.extra.url)}" style="color:${e(L.brand)}">${e(m.extra.label)}</a></p>
 ` : ""}
-<p style="margin:0 0 24px;color:#5b6572">${e(m.ignore)}</p>
-<p style="margin:0;color:#5b6572">${e(siteName())} · ${e(m.host)}</p>
-`);
+<p style="margin:0 0 24px;color:${e(L.muted)}">${e(m.ignore)}</p>
+<p style="margin:0;color:${e(L.muted)}">${e(siteName())} · ${e(m.host)}</p>
+`, new URL(m.url).origin);
   return { to: m.to, subject: m.subject, text, html, link: m.url, ...(m.code ? { code: m.code.code } : {}) };
 }
 
@@ -106,21 +108,23 @@ export function signInMessage(input: { to: string; url: string; host: string; ma
  * The code of a re-authentication (ADR 080): a code only, no link — it proves the mailbox to a
  * browser already signed in that asked for it, and signs nobody in anywhere else.
  */
-export function reauthCodeMessage(input: { to: string; host: string; code: string; maxAgeSeconds: number }): MailMessage {
+export function reauthCodeMessage(input: { to: string; origin: string; code: string; maxAgeSeconds: number }): MailMessage {
+  const host = new URL(input.origin).host;
   const subject = t("mail.reauth.subject", { site: siteName() });
   const heading = t("mail.reauth.heading");
-  const intro = t("mail.reauth.intro", { site: siteName(), host: input.host });
+  const intro = t("mail.reauth.intro", { site: siteName(), host: host });
   const lifetime = describeLifetime(input.maxAgeSeconds);
   const ignore = t("mail.reauth.ignore");
-  const text = [heading, "", intro, "", t("mail.reauth.code", { code: input.code }), t("mail.reauth.lifetime", { lifetime }), "", ignore, "", `— ${siteName()} (${input.host})`, ""].join("\n");
+  const text = [heading, "", intro, "", t("mail.reauth.code", { code: input.code }), t("mail.reauth.lifetime", { lifetime }), "", ignore, "", `— ${siteName()} (${host})`, ""].join("\n");
   const e = escapeHtml;
+  const L = mailLook();
   const html = htmlMail(subject, `<h1 style="margin:0 0 16px;font-size:22px">${e(heading)}</h1>
 <p style="margin:0 0 16px">${e(intro)}</p>
-<p style="margin:0 0 8px;font-size:28px;font-weight:700;letter-spacing:6px;font-family:ui-monospace,Menlo,Consolas,monospace" dir="ltr">${e(input.code)}</p>
+<p style="margin:0 0 8px;font-size:28px;font-weight:700;letter-spacing:6px;font-family:${e(L.fontMono)}" dir="ltr">${e(input.code)}</p>
 <p style="margin:0 0 16px">${e(t("mail.reauth.lifetime", { lifetime }))}</p>
-<p style="margin:0 0 24px;color:#5b6572">${e(ignore)}</p>
-<p style="margin:0;color:#5b6572">${e(siteName())} · ${e(input.host)}</p>
-`);
+<p style="margin:0 0 24px;color:${e(L.muted)}">${e(ignore)}</p>
+<p style="margin:0;color:${e(L.muted)}">${e(siteName())} · ${e(host)}</p>
+`, input.origin);
   return { to: input.to, subject, text, html, code: input.code, purpose: "reauth" };
 }
 
@@ -257,6 +261,7 @@ export function securityNoticeMessage(n: SecurityNotice): MailMessage {
     "",
   ].join("\n");
   const e = escapeHtml;
+  const L = mailLook();
   const html = htmlMail(n.subject, `<h1 style="margin:0 0 16px;font-size:22px">${e(n.subject)}</h1>
 <p style="margin:0 0 16px">${e(n.what)}</p>
 <p style="margin:0 0 4px">${e(t("mail.notice.when", { when }))}</p>
@@ -267,21 +272,25 @@ ${
 }
 ${n.device !== null && n.place ? `<p style="margin:0 0 16px">${e(t("mail.notice.place", { place: n.place }))}</p>\n` : ""}
 <p style="margin:0 0 16px">${e(t("mail.notice.itWasYou"))}</p>
-<p style="margin:0 0 16px">${e(recover.text)} <a href="${e(recover.url)}" style="color:#2f5bd3">${e(recover.label)}</a></p>
+<p style="margin:0 0 16px">${e(recover.text)} <a href="${e(recover.url)}" style="color:${e(L.brand)}">${e(recover.label)}</a></p>
 ${n.wasntMeUrl ? `<p style="margin:0 0 8px">${e(t("mail.notice.wasntMeText"))}</p>
-<p style="margin:0 0 8px"><a href="${e(n.wasntMeUrl)}" style="color:#2f5bd3">${e(wasntMe)}</a></p>
+<p style="margin:0 0 8px"><a href="${e(n.wasntMeUrl)}" style="color:${e(L.brand)}">${e(wasntMe)}</a></p>
 <p style="margin:0 0 16px;word-break:break-all" dir="ltr">${e(n.wasntMeUrl)}</p>
-` : ""}<p style="margin:0;color:#5b6572">${e(siteName())} · ${e(n.host)}</p>
-`);
+` : ""}<p style="margin:0;color:${e(L.muted)}">${e(siteName())} · ${e(n.host)}</p>
+`, new URL(n.help.signInUrl).origin);
   return { to: n.to, subject: n.subject, text, html };
 }
 
 /**
  * The HTML document every e-mail shares: its language and direction (the request's), the subject
- * as title and label, and one card holding `body` (already escaped HTML).
+ * as title and label, and one card holding `body` (already escaped HTML) under the site's logo
+ * (an absolute URL under `origin`, the site's public origin; alt="" as the site's name follows it)
+ * and name, the card's top edge in the brand colour. Colours, fonts and the logo are
+ * app/theme.css's (app/theme.server.ts).
  */
-function htmlMail(subject: string, body: string): string {
+function htmlMail(subject: string, body: string, origin: string): string {
   const e = escapeHtml;
+  const L = mailLook();
   const lang = e(currentLocale());
   // Left to right is the default: only a right-to-left language needs saying so.
   const dir = currentDirection() === "rtl" ? ' dir="rtl"' : "";
@@ -293,8 +302,9 @@ function htmlMail(subject: string, body: string): string {
 <meta name="color-scheme" content="light dark">
 <title>${e(subject)}</title>
 </head>
-<body style="margin:0;padding:24px;background:#f6f7f9;color:#1d232b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:16px;line-height:1.5">
-<div role="article" aria-roledescription="email" aria-label="${e(subject)}" lang="${lang}"${dir} style="max-width:32rem;margin:0 auto;background:#ffffff;border:1px solid #d8dde3;border-radius:10px;padding:24px">
+<body style="margin:0;padding:24px;background:${e(L.bg)};color:${e(L.text)};font-family:${e(L.font)};font-size:16px;line-height:1.5">
+<div role="article" aria-roledescription="email" aria-label="${e(subject)}" lang="${lang}"${dir} style="max-width:32rem;margin:0 auto;background:${e(L.card)};border:1px solid ${e(L.border)};border-top:4px solid ${e(L.brand)};border-radius:${e(L.radius)};padding:24px">
+<p style="margin:0 0 16px;font-weight:700"><img src="${e(logoUrl(L, origin))}" alt="" width="32" height="32" style="vertical-align:middle;border:0;margin-inline-end:8px">${e(siteName())}</p>
 ${body}</div>
 </body>
 </html>

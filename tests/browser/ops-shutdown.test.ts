@@ -4,7 +4,8 @@
 import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { startApp, type RunningApp } from "../support/browser";
-import { openSocket, parseResponse, rawRequest, readAll } from "../support/raw-http";
+import { openSocket, parseResponse, readAll } from "../support/raw-http";
+import { received, refused, slowSignIn } from "../support/stop-signal";
 import { waitUntil } from "../support/wait";
 
 const portOf = (app: RunningApp) => Number(new URL(app.url).port);
@@ -12,53 +13,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** How long the server is shown holding a request whose body has not all arrived: a check, not a wait. */
 const HELD_MS = 500;
 
-/** Settles once `socket` has received data that contains `text` (an answer's first bytes). */
-function received(socket: Socket, text: string): Promise<void> {
-  return new Promise((resolve) => {
-    let seen = "";
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString("latin1");
-      if (!seen.includes(text)) return;
-      socket.off("data", onData);
-      resolve();
-    };
-    socket.on("data", onData);
-  });
-}
-
 let app: RunningApp | undefined;
 afterEach(() => app?.stop());
-
-/** A JSON-mode credentials sign-in whose body is sent only in part: the server waits for the rest. */
-async function startSlowSignIn(running: RunningApp) {
-  const csrf = await rawRequest(portOf(running), "GET /auth/csrf HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-  const { csrfToken } = JSON.parse(csrf.body) as { csrfToken: string };
-  const cookie = csrf.headers["set-cookie"]!.split(";")[0]!;
-  const body = new URLSearchParams({ csrfToken, email: "nobody@example.com", password: "not-the-password" }).toString();
-  const socket = await openSocket(portOf(running));
-  // The interim "100 Continue" is not part of the answer the test reads.
-  const answer = readAll(socket).then((raw) => raw.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, ""));
-  // "Expect: 100-continue" makes the server say when it has read the request's head: from then
-  // on the request is in flight (the body still arriving), which is the state the signal must meet.
-  const inFlight = received(socket, "100 Continue");
-  // No "Connection: close": a browser's keep-alive connection.
-  socket.write(
-    `POST /auth/callback/credentials HTTP/1.1\r\nHost: ${new URL(running.url).host}\r\n` +
-      `Content-Type: application/x-www-form-urlencoded\r\nX-Auth-Return-Redirect: 1\r\nCookie: ${cookie}\r\n` +
-      `Expect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
-  );
-  await inFlight;
-  return { socket, rest: body.slice(10), answer };
-}
-
-async function refused(running: RunningApp): Promise<boolean> {
-  try {
-    (await openSocket(portOf(running))).destroy();
-    return false;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "ECONNREFUSED";
-  }
-}
 
 describe("graceful shutdown", () => {
   it.each(["SIGTERM", "SIGINT"] as const)(
@@ -72,19 +28,18 @@ describe("graceful shutdown", () => {
       idle.write("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
       await idleAnswered;
 
-      const slow = await startSlowSignIn(app);
+      const slow = await slowSignIn(portOf(app), new URL(app.url).host);
       const signalled = Date.now();
       process.kill(app.pid, signal);
       // The listener closes soon after the signal: asked until new connections are refused.
-      expect(await waitUntil(() => refused(app!), Boolean)).toBe(true);
+      expect(await waitUntil(() => refused(portOf(app!)), Boolean)).toBe(true);
       // The idle connection was closed by the server, after answering its one request.
       expect(parseResponse(await idleClosed).status).toBe(200);
 
       await sleep(HELD_MS);
       // Still waiting for the request, however long the body takes (within the deadline).
       expect(await Promise.race([app.exited.then(() => "exited"), sleep(0).then(() => "running")])).toBe("running");
-      slow.socket.write(slow.rest);
-      const res = parseResponse(await slow.answer);
+      const res = await slow.finish();
       const answered = Date.now();
       expect(res.status).toBe(200);
       expect(JSON.parse(res.body)).toEqual({ url: expect.stringContaining("/auth/signin?error=CredentialsSignin") });
@@ -106,7 +61,7 @@ describe("graceful shutdown", () => {
   // a failure: the pool is closed and the exit is 0, as when the drain finishes in time.
   it("a request that never completes is cut off at SHUTDOWN_TIMEOUT_MS, the database is closed and the process exits 0", async () => {
     app = await startApp({ SHUTDOWN_TIMEOUT_MS: "1000" });
-    const slow = await startSlowSignIn(app);
+    const slow = await slowSignIn(portOf(app), new URL(app.url).host);
     const signalled = Date.now();
     process.kill(app.pid, "SIGTERM");
     const exit = await app.exited;

@@ -378,3 +378,27 @@ describe("beyond the list: a phone in Arabic", () => {
     expect(separation(select, button)).toBeGreaterThanOrEqual(8);
   });
 });
+
+describe("the look comes from the theme's custom properties (app/theme.css)", () => {
+  for (const colorScheme of ["light", "dark"] as const) {
+    it(`a visitor sees the buttons, links and logo change when one property of the theme changes (${colorScheme})`, async () => {
+      const page = await (await context({ colorScheme })).newPage();
+      await page.goto(`${app.url}/auth/signin`);
+      await waitForHydration(page);
+      // Step one's Continue: the page's primary button.
+      const primary = page.locator(`${SIGNIN.addressForm} button[type=submit]`);
+      const brand = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--brand").trim());
+      expect(brand).toMatch(/^#[0-9a-f]{6}$/);
+      // The theme's logo before the site's name in the header: a file of public/ that loads.
+      const logo = await page.locator(".site-header .brand").evaluate((el) => getComputedStyle(el, "::before").backgroundImage);
+      expect(logo).toMatch(/^url\(".*\/logo\.png"\)$/);
+      expect((await page.request.get(`${app.url}/logo.png`)).headers()["content-type"]).toBe("image/png");
+      // One property changed on the page: every place that draws the brand follows it.
+      await page.evaluate(() => document.documentElement.style.setProperty("--brand", "rgb(1, 2, 3)"));
+      expect((await looks(primary, ["background-color"]))["background-color"]).toBe("rgb(1, 2, 3)");
+      expect((await looks(page.locator(".language-menu button"), ["border-top-color"]))["border-top-color"]).toBe("rgb(1, 2, 3)");
+      await page.evaluate(() => document.documentElement.style.setProperty("--font", "monospace"));
+      expect((await looks(page.locator("body"), ["font-family"]))["font-family"]).toBe("monospace");
+    });
+  }
+});

@@ -7,7 +7,6 @@
 // passes for another process on the port, and a start during a database outage waits for it.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import type { Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -17,7 +16,8 @@ import { DatabaseRelay } from "../support/db-relay";
 import { DEPLOY_DIR, deployEnv } from "../support/deploy";
 import { ADMIN_URL, databaseUrl, runDatabasePrefix } from "../support/postgres";
 import { postgresUnreachable } from "../support/postgres-required";
-import { openSocket, parseResponse, rawRequest, readAll } from "../support/raw-http";
+import { openSocket, rawRequest } from "../support/raw-http";
+import { received, refused, slowSignIn } from "../support/stop-signal";
 import { waitUntil } from "../support/wait";
 
 const unavailable = await postgresUnreachable("deploy stop tests");
@@ -131,15 +131,6 @@ function run(argv: string[], port: number, env: Record<string, string>): Started
   };
 }
 
-async function refused(port: number): Promise<boolean> {
-  try {
-    (await openSocket(port)).destroy();
-    return false;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "ECONNREFUSED";
-  }
-}
-
 async function readyz(port: number): Promise<{ status: number; pid: number; body: Record<string, unknown> } | "refused"> {
   try {
     const res = await rawRequest(port, `GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`, 5_000);
@@ -147,43 +138,6 @@ async function readyz(port: number): Promise<{ status: number; pid: number; body
   } catch {
     return "refused";
   }
-}
-
-/** Settles once `socket` has received `text`. */
-function received(socket: Socket, text: string): Promise<void> {
-  return new Promise((resolve) => {
-    let seen = "";
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString("latin1");
-      if (!seen.includes(text)) return;
-      socket.off("data", onData);
-      resolve();
-    };
-    socket.on("data", onData);
-  });
-}
-
-/** A JSON-mode credentials sign-in whose body is sent only in part: in flight until `finish()`. */
-async function slowSignIn(port: number) {
-  const host = `localhost:${port}`;
-  const csrf = await rawRequest(port, `GET /auth/csrf HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-  const { csrfToken } = JSON.parse(csrf.body) as { csrfToken: string };
-  const cookie = csrf.headers["set-cookie"]!.split(";")[0]!;
-  const body = new URLSearchParams({ csrfToken, email: "nobody@example.com", password: "not-the-password" }).toString();
-  const socket = await openSocket(port);
-  const answer = readAll(socket).then((raw) => raw.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, ""));
-  const inFlight = received(socket, "100 Continue");
-  socket.write(
-    `POST /auth/callback/credentials HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
-      `X-Auth-Return-Redirect: 1\r\nCookie: ${cookie}\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
-  );
-  await inFlight;
-  return {
-    finish: async () => {
-      socket.write(body.slice(10));
-      return parseResponse(await answer);
-    },
-  };
 }
 
 /** The unit's ExecStartPost for instance `port` and main process `pid`, as systemd runs it. */
@@ -224,6 +178,11 @@ function envFor(port: number, extra: Record<string, string> = {}): Record<string
     ...extra,
   };
 }
+/**
+ * For a test whose subject is not the drain: the stop without the shipped SHUTDOWN_DRAIN_MS (2 s of
+ * waiting per stop). The drain is checked by the first two tests here and by drain.test.ts.
+ */
+const NO_DRAIN = { SHUTDOWN_DRAIN_MS: "0" };
 const drainMs = () => Number(deployEnv({ AUTH_URL: "", AUTH_SECRET: "", DATABASE_URL: "", AUTH_EMAIL_SERVER: "", AUTH_EMAIL_FROM: "" }).SHUTDOWN_DRAIN_MS ?? 0);
 
 describe.skipIf(unavailable !== null)("stopping an instance as systemd and docker do: SIGTERM to the main process only", () => {
@@ -262,7 +221,7 @@ describe.skipIf(unavailable !== null)("stopping an instance as systemd and docke
 
   it("Ctrl-C at a terminal under npm start (SIGINT to the whole process group, so node hears it twice): one graceful stop, exit 0", async () => {
     const port = await freePort();
-    const instance = run(["npm", "start", "--silent"], port, envFor(port));
+    const instance = run(["npm", "start", "--silent"], port, envFor(port, NO_DRAIN));
     await instance.untilLogged("listening on");
     const slow = await slowSignIn(port);
     // What a terminal does: the signal goes to the foreground process group — npm and node — and
@@ -318,7 +277,7 @@ describe.skipIf(unavailable !== null)("stopping an instance as systemd and docke
   if (!pidNamespaces) console.log("unshare --pid --fork not permitted here (needs root or user namespaces): the PID 1 case is skipped");
   it.skipIf(!pidNamespaces)("npm start as PID 1 of a new PID namespace (a container): SIGTERM to it drains and exits 0", async () => {
     const port = await freePort();
-    const instance = run([unshare, "--pid", "--fork", "npm", "start", "--silent"], port, envFor(port));
+    const instance = run([unshare, "--pid", "--fork", "npm", "start", "--silent"], port, envFor(port, NO_DRAIN));
     await instance.untilLogged("listening on");
     // The namespace's PID 1 is unshare's child: npm. `docker stop` signals it alone.
     const pid1 = Number(readFileSync(`/proc/${instance.child.pid}/task/${instance.child.pid}/children`, "utf8").trim().split(/\s+/)[0]);
@@ -358,7 +317,7 @@ describe.skipIf(unavailable !== null)("stopping an instance as systemd and docke
 
   it("the unit's readiness check fails for a start whose port another process holds, and passes for the process it started", async () => {
     const port = await freePort();
-    const old = run(unitCommand("ExecStart", port), port, envFor(port));
+    const old = run(unitCommand("ExecStart", port), port, envFor(port, NO_DRAIN));
     await old.untilLogged("listening on");
     // The old one answers ready; a new start on the same port must neither pass nor stay.
     const second = run(unitCommand("ExecStart", port), port, envFor(port));
@@ -392,7 +351,7 @@ describe.skipIf(unavailable !== null)("a start while the database is down", () =
   it("keeps running not ready (503 database) and turns ready by itself, migrated, once the database answers", async () => {
     const port = await freePort();
     // The relay's port is closed: every connection to the database is refused.
-    const instance = run(unitCommand("ExecStart", port), port, envFor(port, { DATABASE_URL: relay.via(databaseUrl(ADMIN_URL, outageDb)) }));
+    const instance = run(unitCommand("ExecStart", port), port, envFor(port, { ...NO_DRAIN, DATABASE_URL: relay.via(databaseUrl(ADMIN_URL, outageDb)) }));
     await instance.untilLogged("listening on");
     expect(await readyz(port)).toMatchObject({ status: 503, body: { reason: "database" } });
     // Still there after several of its retries (the old start gave up after 1.5 s).
@@ -425,7 +384,9 @@ describe.skipIf(unavailable !== null)("a start while the database is down", () =
     stalled.stall();
     try {
       const port = await freePort();
-      const instance = run(unitCommand("ExecStart", port), port, envFor(port, { DATABASE_URL: stalled.via(databaseUrl(ADMIN_URL, outageDb)) }));
+      // The migration's connect gives up after DATABASE_TIMEOUT_MS (1 s here, 5 s by default): not a
+      // wait of the test's, the bound under test.
+      const instance = run(unitCommand("ExecStart", port), port, envFor(port, { ...NO_DRAIN, DATABASE_URL: stalled.via(databaseUrl(ADMIN_URL, outageDb)), DATABASE_TIMEOUT_MS: "1000" }));
       await instance.untilLogged("listening on");
       expect(instance.logs()).toContain('"event":"database-waiting"');
       expect(await readyz(port)).toMatchObject({ status: 503, body: { reason: "database" } });

@@ -1,15 +1,15 @@
-// One more instance of the app for a test, as a separate process: at START_AT (epoch ms) it signs
-// EMAIL in CALLS times at once, each from a fresh browser (no device cookie), through the real
-// callback route, and prints the answers' statuses as one JSON line. The environment (database,
-// AUTH_SECRET, SMTP) is the test's.
+// One more instance of the app for a test, as a separate process (./instance-process.ts): once the
+// test says go, it signs EMAIL in CALLS times at once, each from a fresh browser (no device cookie),
+// through the real callback route, and prints the answers' statuses as one JSON line. The
+// environment (database, AUTH_SECRET, SMTP) is the test's.
 import { closeDb } from "../../app/db/client.server.ts";
 import { mailSenderIdle, stopMailSender } from "../../app/mail/queue.server.ts";
 import { signIn } from "./auth.ts";
 import { CookieJar } from "./http.ts";
+import { readyThenGo } from "./instance-process.ts";
 
-const startAt = Number(process.env.START_AT);
 const calls = Number(process.env.CALLS ?? "1");
-await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
+await readyThenGo();
 const results = await Promise.all(Array.from({ length: calls }, () => signIn(new CookieJar(), process.env.EMAIL!)));
 // What this instance queued it sends itself, as a server would, before it stops.
 stopMailSender();

@@ -46,7 +46,7 @@ async function sendCode(ctx: ReauthContext, address: string): Promise<ReauthOutc
   });
   try {
     if (!mailer || !code) throw new Error("no mail transport");
-    const message = await inRecipientLanguage({ userId: user.id }, "request", () => reauthCodeMessage({ to: address, host: new URL(ar.origin).host, code: code.code, maxAgeSeconds }));
+    const message = await inRecipientLanguage({ userId: user.id }, "request", () => reauthCodeMessage({ to: address, origin: ar.origin, code: code.code, maxAgeSeconds }));
     await mailer.send(message);
   } catch (error) {
     await discardToken(address, token, ar.config.secrets);

@@ -256,23 +256,6 @@ export const ar: Catalogue = {
   "signout.submit": "تسجيل الخروج",
   "signout.pending": "جارٍ تسجيل الخروج…",
 
-  // The example page for developers (app/routes/examples/session.tsx).
-  "example.session.title": "مثال على الجلسة",
-  "example.session.fromPage": "من بيانات الصفحة (useSession من ~/auth/react)",
-  "example.session.fromNextAuth": "من ‎/auth/session (useSession من next-auth/react)",
-  "example.session.signedInAs": "تم تسجيل الدخول باسم {address}.",
-  "example.session.signedOut": "لم يتم تسجيل الدخول.",
-  "example.session.loading": "جارٍ التحميل…",
-  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
-  "example.profile.title": "ملفك الشخصي",
-  "example.profile.confirm": "تأكيد أنني أنا",
-  "example.profile.confirmed": "تم التأكيد: سجّلت الدخول قبل لحظات.",
-  "example.profile.refused": "انتهت صلاحية هذا النموذج. أعد تحميل الصفحة وأرسله مرة أخرى.",
-  "example.editors.title": "المحررون",
-  "example.editors.role": "دورك: {role}.",
-  "example.editors.publish": "نشر",
-  "example.editors.published": "تم النشر.",
-
   // Home and welcome.
   "home.signedInAs": "مسجّل الدخول باسم <strong>{name}</strong>{email}.",
   "home.signedInEmail": " ({email})",
@@ -485,7 +468,6 @@ export const ar: Catalogue = {
   "outbox.plain": "نص عادي",
   "outbox.html": "HTML",
   "outbox.htmlFrame": "جزء HTML من «{subject}»",
-
 
   // Recent sign-in (ADR 058): a change refused until the visitor signs in again.
   "error.ReauthRequired": "لربط حساب آخر، سجّل الدخول مرة أخرى أولًا، ثم اربطه من صفحة حسابك.",

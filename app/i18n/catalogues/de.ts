@@ -256,23 +256,6 @@ export const de: Catalogue = {
   "signout.submit": "Abmelden",
   "signout.pending": "Abmeldung läuft …",
 
-  // The example page for developers (app/routes/examples/session.tsx).
-  "example.session.title": "Sitzungsbeispiel",
-  "example.session.fromPage": "Aus den Daten der Seite (useSession aus ~/auth/react)",
-  "example.session.fromNextAuth": "Von /auth/session (useSession aus next-auth/react)",
-  "example.session.signedInAs": "Angemeldet als {address}.",
-  "example.session.signedOut": "Nicht angemeldet.",
-  "example.session.loading": "Wird geladen …",
-  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
-  "example.profile.title": "Ihr Profil",
-  "example.profile.confirm": "Bestätigen, dass ich es bin",
-  "example.profile.confirmed": "Bestätigt: Sie haben sich gerade angemeldet.",
-  "example.profile.refused": "Dieses Formular ist abgelaufen. Laden Sie die Seite neu und senden Sie es erneut.",
-  "example.editors.title": "Redaktion",
-  "example.editors.role": "Ihre Rolle: {role}.",
-  "example.editors.publish": "Veröffentlichen",
-  "example.editors.published": "Veröffentlicht.",
-
   // Home and welcome.
   "home.signedInAs": "Angemeldet als <strong>{name}</strong>{email}.",
   "home.signedInEmail": " ({email})",
@@ -485,7 +468,6 @@ export const de: Catalogue = {
   "outbox.plain": "Klartext",
   "outbox.html": "HTML",
   "outbox.htmlFrame": "HTML-Teil von „{subject}“",
-
 
   // Recent sign-in (ADR 058): a change refused until the visitor signs in again.
   "error.ReauthRequired": "Um ein weiteres Konto zu verknüpfen, melden Sie sich zuerst erneut an und verknüpfen Sie es dann auf Ihrer Kontoseite.",

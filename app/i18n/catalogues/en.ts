@@ -1,9 +1,11 @@
-// The English catalogue: every text a visitor reads, and the source of the keys every other
+// The auth layer's English catalogue: every text of its pages and messages, and the source of the keys every other
 // language must have (Catalogue below: a missing or extra key in de.ts, fr.ts or ar.ts fails
 // `npm run typecheck`; tests/unit/i18n/catalogues.test.ts checks placeholders and ICU syntax).
 // Messages are ICU MessageFormat: {name} puts a value in, {n, plural, one {…} other {…}} picks
 // the language's plural form. Keys are stable: change a text, never a key that is in use.
+// The app's own text is not here but in ../app/ (docs/features/languages.md).
 // docs/decisions/070-languages.md
+import type { AppCatalogue, AppKey } from "../app/en";
 
 export const en = {
   // The language itself, as the menu lists it (in its own language).
@@ -259,23 +261,6 @@ export const en = {
   "signout.question": "Are you sure you want to sign out?",
   "signout.submit": "Sign out",
   "signout.pending": "Signing out…",
-
-  // The example page for developers (app/routes/examples/session.tsx).
-  "example.session.title": "Session example",
-  "example.session.fromPage": "From the page's data (useSession from ~/auth/react)",
-  "example.session.fromNextAuth": "From /auth/session (useSession from next-auth/react)",
-  "example.session.signedInAs": "Signed in as {address}.",
-  "example.session.signedOut": "Not signed in.",
-  "example.session.loading": "Loading…",
-  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
-  "example.profile.title": "Your profile",
-  "example.profile.confirm": "Confirm it is me",
-  "example.profile.confirmed": "Confirmed: you signed in moments ago.",
-  "example.profile.refused": "This form has expired. Reload the page and send it again.",
-  "example.editors.title": "Editors",
-  "example.editors.role": "Your role: {role}.",
-  "example.editors.publish": "Publish",
-  "example.editors.published": "Published.",
 
   // Home and welcome.
   "home.signedInAs": "Signed in as <strong>{name}</strong>{email}.",
@@ -660,7 +645,11 @@ export const en = {
   "wasntMe.worried": "If you are worried about your account:",
 } as const;
 
-/** Every key of the catalogue. */
-export type MessageKey = keyof typeof en;
-/** What every language's catalogue is: exactly the English keys, each with its text. */
-export type Catalogue = { readonly [K in MessageKey]: string };
+/** Every key of the auth layer's catalogue. */
+export type LayerKey = keyof typeof en;
+/** What every language's catalogue of the layer is: exactly the English keys, each with its text. */
+export type Catalogue = { readonly [K in LayerKey]: string };
+/** Every key a page or the server may write: the layer's and the app's own (../app/en.ts). */
+export type MessageKey = LayerKey | AppKey;
+/** A language's whole text, the layer's and the app's merged (../merge.ts). */
+export type Messages = Catalogue & AppCatalogue;

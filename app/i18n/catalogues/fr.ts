@@ -256,23 +256,6 @@ export const fr: Catalogue = {
   "signout.submit": "Se déconnecter",
   "signout.pending": "Déconnexion…",
 
-  // The example page for developers (app/routes/examples/session.tsx).
-  "example.session.title": "Exemple de session",
-  "example.session.fromPage": "Depuis les données de la page (useSession de ~/auth/react)",
-  "example.session.fromNextAuth": "Depuis /auth/session (useSession de next-auth/react)",
-  "example.session.signedInAs": "Connecté en tant que {address}.",
-  "example.session.signedOut": "Non connecté.",
-  "example.session.loading": "Chargement…",
-  // The example pages of docs/build-your-app.md (app/routes/examples/profile.tsx, editors.tsx).
-  "example.profile.title": "Votre profil",
-  "example.profile.confirm": "Confirmer que c’est moi",
-  "example.profile.confirmed": "Confirmé : vous vous êtes connecté il y a un instant.",
-  "example.profile.refused": "Ce formulaire a expiré. Rechargez la page et envoyez-le à nouveau.",
-  "example.editors.title": "Éditeurs",
-  "example.editors.role": "Votre rôle : {role}.",
-  "example.editors.publish": "Publier",
-  "example.editors.published": "Publié.",
-
   // Home and welcome.
   "home.signedInAs": "Connecté en tant que <strong>{name}</strong>{email}.",
   "home.signedInEmail": " ({email})",
@@ -485,7 +468,6 @@ export const fr: Catalogue = {
   "outbox.plain": "Texte brut",
   "outbox.html": "HTML",
   "outbox.htmlFrame": "Partie HTML de « {subject} »",
-
 
   // Recent sign-in (ADR 058): a change refused until the visitor signs in again.
   "error.ReauthRequired": "Pour associer un autre compte, reconnectez-vous d’abord, puis associez-le depuis la page de votre compte.",

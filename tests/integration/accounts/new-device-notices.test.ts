@@ -3,18 +3,15 @@
 // flood the inbox. The first of each clock hour is told at once; every later one in that hour is
 // summed up in one more notice sent when the hour ends; the next hour starts again. The decision
 // is a unique key in the mail queue's table, so two instances on one database coalesce too.
-import { spawn } from "node:child_process";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { mailSenderIdle, sendDueMail } from "../../../app/mail/queue.server.ts";
 import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { CookieJar } from "../../support/http.ts";
+import { runSideBySide } from "../../support/instance-process.ts";
 import { configure, smtpEnv, useSmtpSink } from "../email/helpers.ts";
 import { advance, useStepClock } from "../two-factor/helpers.ts";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const smtp = useSmtpSink(null);
 const NEW_SIGNIN = "New sign-in to your Vestibule account";
 const MORE_SIGNINS = "More new sign-ins to your Vestibule account";
@@ -82,8 +79,8 @@ describe(`new-device notices are coalesced per account (${dbLabel})`, () => {
 
   it("two instances on one database, signing the account in from new browsers at the same moment, still send one e-mail now", async () => {
     await createUser("ada@example.com");
-    const env = { EMAIL: "ada@example.com", START_AT: String(Date.now() + 6_000), CALLS: "6" };
-    const [a, b] = await Promise.all([instance(env), instance(env)]);
+    // Two processes (tests/support/instance-process.ts), told to go together once both have loaded.
+    const [a, b] = await runSideBySide<number[]>("tests/support/signin-instance.ts", { EMAIL: "ada@example.com", CALLS: "6" }, "statuses");
     expect([...a, ...b]).toEqual(Array(12).fill(302));
     expect(await testDb().mailQueue.count({ where: { recipient: "ada@example.com" } })).toBe(2);
     // Whichever instance queued it, the one notice due now goes out once.
@@ -91,23 +88,3 @@ describe(`new-device notices are coalesced per account (${dbLabel})`, () => {
     expect(await subjectsTo("ada@example.com")).toEqual([NEW_SIGNIN]);
   });
 });
-
-/** Another instance of the app as its own process (tests/support/signin-instance.ts): the statuses of its sign-ins. */
-function instance(env: Record<string, string>): Promise<number[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "tests/support/signin-instance.ts")], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("exit", (code) => {
-      const line = out.split("\n").find((l) => l.startsWith('{"statuses"'));
-      if (code !== 0 || !line) reject(new Error(`instance exited ${code}: ${err}${out}`));
-      else resolve((JSON.parse(line) as { statuses: number[] }).statuses);
-    });
-  });
-}

@@ -1,22 +1,17 @@
 // A change refused for want of a recent sign-in (ADR 058), as the page renders it: one notice,
 // the refusal, with one "Sign in again" link — not the refusal plus the page's standing hint.
 // Sent through React Router's own request handler, so the page renders the action's answer.
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { resetRevocations } from "../../../app/auth/core/revocation.server.ts";
-import { appHandler } from "../../support/app-handler.ts";
-import { createUser, signIn, withEnv } from "../../support/auth.ts";
+import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, ORIGIN } from "../../support/http.ts";
+import { envPerTest, useAppHandler } from "../../support/per-test.ts";
 
-let handle: (request: Request) => Promise<Response>;
-beforeAll(async () => {
-  handle = await appHandler();
-});
+const handle = useAppHandler();
 
-let undoEnv: (() => void) | null = null;
+const setEnv = envPerTest();
 afterEach(() => {
-  undoEnv?.();
-  undoEnv = null;
   resetRevocations();
 });
 
@@ -35,7 +30,7 @@ const signInAgainLinks = (html: string) => html.match(/<a [^>]*>Sign in again<\/
 describe.each(["jwt", "database"] as const)(`the refusal of a change past the recent sign-in, %s sessions (${dbLabel})`, (strategy) => {
   beforeEach(async () => {
     await resetDatabase();
-    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy });
+    setEnv({ AUTH_SESSION_STRATEGY: strategy });
   });
 
   it("a visitor whose sign-in is 11 minutes old and who changes the e-mail address sees one refusal with one sign-in-again link, and no success-coloured notice", async () => {

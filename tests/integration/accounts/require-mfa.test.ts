@@ -2,23 +2,18 @@
 // who signs in is sent to set one up before any other page answers; sign-out, the set-up forms,
 // the auth endpoints and the language menu still work; JSON clients get a code they can act on.
 // Sent through React Router's own request handler, so the root middleware runs as in production.
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { resetRevocations } from "../../../app/auth/core/revocation.server.ts";
 import { totpCodeAt, totpStep } from "../../../app/auth/two-factor/totp.server.ts";
-import { appHandler } from "../../support/app-handler.ts";
-import { createUser, signIn, withEnv } from "../../support/auth.ts";
+import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, ORIGIN } from "../../support/http.ts";
+import { envPerTest, useAppHandler } from "../../support/per-test.ts";
 
-let handle: (request: Request) => Promise<Response>;
-beforeAll(async () => {
-  handle = await appHandler();
-});
+const handle = useAppHandler();
 
-let undoEnv: (() => void) | null = null;
+const setEnv = envPerTest();
 afterEach(() => {
-  undoEnv?.();
-  undoEnv = null;
   vi.useRealTimers();
   resetRevocations();
 });
@@ -48,7 +43,7 @@ describe.each(["jwt", "database"] as const)(`AUTH_REQUIRE_MFA=true, %s sessions 
   beforeEach(async () => {
     await resetDatabase();
     resetRevocations();
-    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_REQUIRE_MFA: "true", AUTH_ASSURANCE: undefined });
+    setEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_REQUIRE_MFA: "true", AUTH_ASSURANCE: undefined });
     await createUser();
   });
 
@@ -157,16 +152,14 @@ describe(`the enrolment gate's defaults (${dbLabel})`, () => {
   });
 
   it("aal2 holds a user without a second factor at the set-up page; AUTH_REQUIRE_MFA=false wins; aal1 does not", async () => {
-    undoEnv = withEnv({ AUTH_ASSURANCE: "aal2", AUTH_REQUIRE_MFA: undefined });
+    setEnv({ AUTH_ASSURANCE: "aal2", AUTH_REQUIRE_MFA: undefined });
     const held = await send((await signIn()).jar, "/");
     expect(held.status).toBe(302);
-    undoEnv();
-    undoEnv = withEnv({ AUTH_ASSURANCE: "aal2", AUTH_REQUIRE_MFA: "false" });
+    setEnv({ AUTH_ASSURANCE: "aal2", AUTH_REQUIRE_MFA: "false" });
     const free = await send((await signIn()).jar, "/");
     expect(free.status).toBe(200);
     await free.body?.cancel();
-    undoEnv();
-    undoEnv = withEnv({ AUTH_ASSURANCE: undefined, AUTH_REQUIRE_MFA: undefined });
+    setEnv({ AUTH_ASSURANCE: undefined, AUTH_REQUIRE_MFA: undefined });
     const aal1 = await send((await signIn()).jar, "/");
     expect(aal1.status).toBe(200);
     await aal1.body?.cancel();

@@ -119,7 +119,11 @@ describe(`security e-mails (${dbLabel})`, () => {
     const kinds = (await testDb().verificationToken.findMany({ select: { purpose: true } })).map((r) => r.purpose).sort();
     expect(kinds).toEqual(EVERY_CHANGE.map((c) => `wasnt-me:${c.kind}`).sort());
     for (const message of messages) {
-      const links = [...`${message.text}\n${message.html}`.matchAll(/https?:\/\/[^\s"<]+/g)].map((m) => new URL(m[0].replace(/&amp;/g, "&")));
+      // The one image is the theme's logo (docs/features/look.md): fetched, never followed.
+      const images = [...(message.html ?? "").matchAll(/<img [^>]*\bsrc="([^"]+)"[^>]*>/g)];
+      expect(images.map((m) => new URL(m[1]!).pathname)).toEqual(["/logo.png"]);
+      const html = (message.html ?? "").replace(/<img [^>]*>/g, "");
+      const links = [...`${message.text}\n${html}`.matchAll(/https?:\/\/[^\s"<]+/g)].map((m) => new URL(m[0].replace(/&amp;/g, "&")));
       for (const link of links) expect(["/auth/forgot-password", "/auth/signin", "/auth/wasnt-me"]).toContain(link.pathname);
       expect(message.text).not.toMatch(/\b\d{6}\b|callback/);
     }

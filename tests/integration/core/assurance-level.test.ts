@@ -7,19 +7,18 @@ import { ConfigError, getConfig, loadConfig } from "../../../app/auth/core/confi
 import { resetRevocations } from "../../../app/auth/core/revocation.server.ts";
 import * as sessionRoute from "../../../app/routes/auth/session";
 import * as forgotRoute from "../../../app/routes/auth/forgot-password";
-import { createUser, signIn, withEnv } from "../../support/auth.ts";
+import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
+import { envPerTest } from "../../support/per-test.ts";
 import { useSmtpSink, requestLink } from "../email/helpers.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const T0 = new Date("2026-11-26T08:00:00Z").getTime();
 
-let undoEnv: (() => void) | null = null;
+const setEnv = envPerTest();
 afterEach(() => {
-  undoEnv?.();
-  undoEnv = null;
   vi.useRealTimers();
   resetRevocations();
 });
@@ -80,7 +79,7 @@ describe.each(["jwt", "database"] as const)(`aal2 sessions, %s (${dbLabel})`, (s
     await resetDatabase();
     resetRevocations();
     // AUTH_REQUIRE_MFA=false: these tests look at lifetimes only (the enrolment gate has its own).
-    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_ASSURANCE: "aal2", AUTH_REQUIRE_MFA: "false" });
+    setEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_ASSURANCE: "aal2", AUTH_REQUIRE_MFA: "false" });
     vi.useFakeTimers({ toFake: ["Date"], now: T0 });
     await createUser();
   });
@@ -107,8 +106,7 @@ describe.each(["jwt", "database"] as const)(`aal2 sessions, %s (${dbLabel})`, (s
   });
 
   it("under aal1 the same hour of disuse changes nothing", async () => {
-    undoEnv?.();
-    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_ASSURANCE: "aal1" });
+    setEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_ASSURANCE: "aal1" });
     const { jar } = await signIn();
     at(5 * HOUR);
     expect(await signedInEmail(jar)).toBe("ada@example.com");

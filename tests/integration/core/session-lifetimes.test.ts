@@ -6,16 +6,15 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConfigError, loadConfig } from "../../../app/auth/core/config.server.ts";
 import { resetRevocations } from "../../../app/auth/core/revocation.server.ts";
 import * as sessionRoute from "../../../app/routes/auth/session";
-import { createUser, signIn, withEnv } from "../../support/auth.ts";
+import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, setCookieHeaders } from "../../support/http.ts";
+import { envPerTest } from "../../support/per-test.ts";
 
 const T0 = new Date("2026-11-26T08:00:00Z").getTime();
 
-let undoEnv: (() => void) | null = null;
+const setEnv = envPerTest();
 afterEach(() => {
-  undoEnv?.();
-  undoEnv = null;
   vi.useRealTimers();
   resetRevocations();
 });
@@ -75,7 +74,7 @@ describe.each(["jwt", "database"] as const)(`configured session lifetimes, %s ($
   }
 
   it("a site that sets a two-hour max age gives a cookie, an /auth/session expiry and a row that end two hours after the sign-in", async () => {
-    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_SESSION_MAX_AGE: "7200", AUTH_ASSURANCE: undefined });
+    setEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_SESSION_MAX_AGE: "7200", AUTH_ASSURANCE: undefined });
     const { jar, res } = await signIn();
     expect(sessionCookieExpiry(res)).toBe(T0 + 7200_000);
     const { body } = await readSession(jar);
@@ -87,7 +86,7 @@ describe.each(["jwt", "database"] as const)(`configured session lifetimes, %s ($
   });
 
   it("with an update age of 0 every request re-issues the session with a fresh expiry", async () => {
-    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_SESSION_MAX_AGE: "3600", AUTH_SESSION_UPDATE_AGE: "0", AUTH_ASSURANCE: undefined });
+    setEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_SESSION_MAX_AGE: "3600", AUTH_SESSION_UPDATE_AGE: "0", AUTH_ASSURANCE: undefined });
     const { jar } = await signIn();
     for (const seconds of [1, 2, 30]) {
       vi.setSystemTime(T0 + seconds * 1000);
@@ -99,7 +98,7 @@ describe.each(["jwt", "database"] as const)(`configured session lifetimes, %s ($
   });
 
   it("under the default update age a read a minute later does not re-issue the cookie", async () => {
-    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_SESSION_MAX_AGE: "3600", AUTH_SESSION_UPDATE_AGE: undefined, AUTH_ASSURANCE: undefined });
+    setEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_SESSION_MAX_AGE: "3600", AUTH_SESSION_UPDATE_AGE: undefined, AUTH_ASSURANCE: undefined });
     const { jar } = await signIn();
     vi.setSystemTime(T0 + 60_000);
     const { res, body } = await readSession(jar);
@@ -108,7 +107,7 @@ describe.each(["jwt", "database"] as const)(`configured session lifetimes, %s ($
   });
 
   it("aal2 caps a longer configured max age at its hour: cookie, /auth/session and row", async () => {
-    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_SESSION_MAX_AGE: "86400", AUTH_ASSURANCE: "aal2", AUTH_REQUIRE_MFA: "false" });
+    setEnv({ AUTH_SESSION_STRATEGY: strategy, AUTH_SESSION_MAX_AGE: "86400", AUTH_ASSURANCE: "aal2", AUTH_REQUIRE_MFA: "false" });
     const { jar, res } = await signIn();
     expect(sessionCookieExpiry(res)).toBe(T0 + 3600_000);
     const { body } = await readSession(jar);
@@ -126,10 +125,9 @@ describe(`a shortened max age (${dbLabel})`, () => {
   });
 
   it("a jwt cookie issued under 30 days is over once the operator sets two hours and two hours have passed, and a sign-out-everywhere cut-off is kept that long", async () => {
-    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: "jwt", AUTH_SESSION_MAX_AGE: undefined, AUTH_ASSURANCE: undefined });
+    setEnv({ AUTH_SESSION_STRATEGY: "jwt", AUTH_SESSION_MAX_AGE: undefined, AUTH_ASSURANCE: undefined });
     const { jar } = await signIn();
-    undoEnv();
-    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: "jwt", AUTH_SESSION_MAX_AGE: "7200", AUTH_SESSION_UPDATE_AGE: "7200", AUTH_ASSURANCE: undefined });
+    setEnv({ AUTH_SESSION_STRATEGY: "jwt", AUTH_SESSION_MAX_AGE: "7200", AUTH_SESSION_UPDATE_AGE: "7200", AUTH_ASSURANCE: undefined });
     vi.setSystemTime(T0 + 3600_000);
     expect((await readSession(jar)).body!.user.email).toBe("ada@example.com");
     vi.setSystemTime(T0 + 7201_000);

@@ -1,32 +1,24 @@
 // AUTH_SITE_NAME (contract section 22, ADR 113): the site's name wherever the product names
 // itself — page titles and headings, e-mail subjects, the passkey relying party name, the TOTP
 // issuer, the password context words. One place reads the setting (config.server.ts).
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConfigError, getConfig, loadConfig } from "../../../app/auth/core/config.server.ts";
 import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { relyingParty } from "../../../app/auth/passkeys/relying-party.server.ts";
 import { generateTotpSecret, otpauthUri } from "../../../app/auth/two-factor/totp.server.ts";
 import { signInMessage } from "../../../app/mail/templates.server.ts";
-import { withEnv } from "../../support/auth.ts";
-import { appHandler } from "../../support/app-handler.ts";
 import { dbLabel } from "../../support/db.ts";
 import { CookieJar, get } from "../../support/http.ts";
+import { envPerTest, useAppHandler } from "../../support/per-test.ts";
 import { requestLink, useSmtpSink } from "../email/helpers.ts";
 
-let handle: (request: Request) => Promise<Response>;
-beforeAll(async () => {
-  handle = await appHandler();
-});
+const handle = useAppHandler();
 
-let undoEnv: (() => void) | null = null;
-afterEach(() => {
-  undoEnv?.();
-  undoEnv = null;
-});
+const setEnv = envPerTest();
 
 describe(`AUTH_SITE_NAME="Acme Notes" (${dbLabel})`, () => {
   it("a visitor opening the sign-in page sees the site's name in the title and the header, not Vestibule", async () => {
-    undoEnv = withEnv({ AUTH_SITE_NAME: "Acme Notes" });
+    setEnv({ AUTH_SITE_NAME: "Acme Notes" });
     const res = await handle(get("/auth/signin"));
     const html = await res.text();
     expect(html).toMatch(/<title>[^<]* · Acme Notes<\/title>/);
@@ -35,7 +27,7 @@ describe(`AUTH_SITE_NAME="Acme Notes" (${dbLabel})`, () => {
   });
 
   it("a sign-in e-mail's subject, the TOTP otpauth URI's issuer and the passkey relying party name are the site's name", () => {
-    undoEnv = withEnv({ AUTH_SITE_NAME: "Acme Notes" });
+    setEnv({ AUTH_SITE_NAME: "Acme Notes" });
     const mail = signInMessage({ to: "ada@example.com", url: "http://localhost:3000/x", host: "localhost:3000", maxAgeSeconds: 600 });
     expect(mail.subject).toContain("Acme Notes");
     expect(mail.subject).not.toContain("Vestibule");
@@ -46,7 +38,7 @@ describe(`AUTH_SITE_NAME="Acme Notes" (${dbLabel})`, () => {
   });
 
   it("a visitor choosing a password that holds the site's name is refused it as a context word", () => {
-    undoEnv = withEnv({ AUTH_SITE_NAME: "Acme Notes" });
+    setEnv({ AUTH_SITE_NAME: "Acme Notes" });
     expect(getConfig().passwordContextWords).toContain("acme notes");
     expect(getConfig().passwordContextWords).not.toContain("vestibule");
     expect(getConfig().siteName).toBe("Acme Notes");

@@ -3,24 +3,17 @@
 // /auth/signin, which answers with the second step's URL and keeps the address in a short-lived
 // cookie (never in the URL); the second step offers the same ways for every address, known or
 // not, and the old direct POSTs keep working beside it.
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import * as signinRoute from "../../../app/routes/auth/signin";
-import { appHandler } from "../../support/app-handler";
-import { createUser, PASSWORD, signIn, withEnv } from "../../support/auth";
+import { createUser, PASSWORD, signIn } from "../../support/auth";
 import { dbLabel, resetDatabase } from "../../support/db";
 import { callRoute, CookieJar, fetchCsrf, get, ORIGIN, post } from "../../support/http";
+import { envPerTest, useAppHandler } from "../../support/per-test";
 
-let handle: (request: Request) => Promise<Response>;
-let undoEnv: (() => void) | null = null;
-beforeAll(async () => {
-  handle = await appHandler();
-});
+const handle = useAppHandler();
+const setEnv = envPerTest();
 beforeEach(async () => {
   await resetDatabase();
-});
-afterEach(() => {
-  undoEnv?.();
-  undoEnv = null;
 });
 
 const KEPT = "authjs.signin-email";
@@ -89,7 +82,7 @@ describe(`identifier-first sign-in (${dbLabel})`, () => {
   });
 
   it("step one is one address field (username and, with passkeys, webauthn autofill) with the OAuth buttons below; no password on it", async () => {
-    undoEnv = withEnv({ AUTH_PASSKEYS: "true" });
+    setEnv({ AUTH_PASSKEYS: "true" });
     const html = await (await visit(new CookieJar(), "/auth/signin")).text();
     expect([...html.matchAll(/<input[^>]*type="email"[^>]*>/g)]).toHaveLength(1);
     expect(html).toMatch(/<input[^>]*id="input-address"[^>]*autocomplete="username webauthn"/i);
@@ -128,7 +121,7 @@ describe(`identifier-first sign-in (${dbLabel})`, () => {
   });
 
   it.each(["jwt", "database"])("a refused password on step two comes back to step two with the address; the right one signs in and clears the cookie (%s sessions)", async (strategy) => {
-    undoEnv = withEnv({ AUTH_SESSION_STRATEGY: strategy });
+    setEnv({ AUTH_SESSION_STRATEGY: strategy });
     await createUser();
     const jar = new CookieJar();
     const csrfToken = await csrf(jar);
@@ -156,7 +149,7 @@ describe(`identifier-first sign-in (${dbLabel})`, () => {
   });
 
   it("with JavaScript (no step cookie), a refused e-mail request or password still comes back to step two with the address as typed", async () => {
-    undoEnv = withEnv({ AUTH_RATE_LIMIT_EMAIL_ADDRESS: "1/3600", AUTH_RATE_LIMIT_CREDENTIALS_ACCOUNT_CLIENT: "1/3600" });
+    setEnv({ AUTH_RATE_LIMIT_EMAIL_ADDRESS: "1/3600", AUTH_RATE_LIMIT_CREDENTIALS_ACCOUNT_CLIENT: "1/3600" });
     const jar = new CookieJar();
     const csrfToken = await csrf(jar);
     expect(await visit(jar, "/auth/signin/email", { csrfToken, email: "Ada@Example.com" })).toHaveRedirect("/auth/verify-request?provider=email&type=email");

@@ -1,9 +1,16 @@
 // Every language has every key of the English catalogue and no other, each message is valid ICU
 // and uses exactly the placeholders and tags of its English text, and plurals cover the
 // language's forms. (A missing or extra key also fails `npm run typecheck`: docs/decisions/070.)
+// Each language's text is the layer's catalogue and the app's own merged (app/i18n/merge.ts), so
+// every check below covers both; a key both define stops the load.
 import { parse, TYPE, type MessageFormatElement } from "@formatjs/icu-messageformat-parser";
 import { describe, expect, it } from "vitest";
-import { en } from "../../../app/i18n/catalogues/en";
+import { appAr } from "../../../app/i18n/app/ar";
+import { appDe } from "../../../app/i18n/app/de";
+import { appEn } from "../../../app/i18n/app/en";
+import { appFr } from "../../../app/i18n/app/fr";
+import { en as layerEn, type Messages } from "../../../app/i18n/catalogues/en";
+import { mergeCatalogues } from "../../../app/i18n/merge";
 import { formatMessage } from "../../../app/i18n/format";
 import { DEFAULT_LOCALE, directionOf, LANGUAGES, LOCALES, messagesOf, type Locale } from "../../../app/i18n/languages.server";
 import { runWithLocale, t } from "../../../app/i18n/t.server";
@@ -45,11 +52,12 @@ function sampleValuesOf(elements: MessageFormatElement[], values: Record<string,
 
 /** `key` of `messages` formats, with values for the names it declares, to non-empty text with no brace left. */
 function expectFormatsCleanly(locale: string, messages: Record<string, string>, key: string) {
-  const text = formatMessage(locale, messages as never, key as keyof typeof en, sampleValuesOf(parse(messages[key]!)) as never);
+  const text = formatMessage(locale, messages as never, key as keyof Messages, sampleValuesOf(parse(messages[key]!)) as never);
   expect(text, `${locale} ${key}`).not.toMatch(/[{}]/);
   expect(text.length, `${locale} ${key}`).toBeGreaterThan(0);
 }
 
+const en: Messages = messagesOf("en");
 const englishKeys = Object.keys(en).sort();
 const others = LOCALES.filter((l) => l !== DEFAULT_LOCALE);
 
@@ -58,6 +66,27 @@ describe("message catalogues", () => {
     expect(LOCALES).toEqual(expect.arrayContaining(["en", "de", "fr", "ar"]));
     expect(directionOf("ar")).toBe("rtl");
     expect(LOCALES.filter((l) => l !== "ar").map(directionOf)).toEqual(LOCALES.filter((l) => l !== "ar").map(() => "ltr"));
+  });
+
+  it("each language's text is the layer's catalogue and the app's own, every key of both", () => {
+    const apps = { en: appEn, de: appDe, fr: appFr, ar: appAr };
+    for (const locale of LOCALES) {
+      const messages = messagesOf(locale);
+      for (const [key, text] of Object.entries(apps[locale as keyof typeof apps])) expect(messages[key as keyof Messages], `${locale} ${key}`).toBe(text);
+    }
+    expect(englishKeys).toEqual([...Object.keys(layerEn), ...Object.keys(appEn)].sort());
+    expect(Object.keys(appEn).length).toBeGreaterThan(0);
+  });
+
+  it.each(others)("the app's %s catalogue has every key of the app's English one and no other", (locale) => {
+    const apps = { de: appDe, fr: appFr, ar: appAr };
+    expect(Object.keys(apps[locale as keyof typeof apps]).sort()).toEqual(Object.keys(appEn).sort());
+  });
+
+  it("an app key the layer already has stops the load, naming the key and both files", () => {
+    const clash = { ...appEn, "signin.title": "My sign-in" } as typeof appEn;
+    expect(() => mergeCatalogues("fr", layerEn, clash)).toThrow(/app\/i18n\/app\/fr\.ts defines "signin\.title".*app\/i18n\/catalogues\/fr\.ts/);
+    expect(mergeCatalogues("en", layerEn, appEn)["example.session.title"]).toBe("Session example");
   });
 
   it.each(others)("%s has every English key and no other", (locale) => {
@@ -73,8 +102,8 @@ describe("message catalogues", () => {
   it.each(others)("every %s message has the placeholders and tags of its English text", (locale) => {
     const messages = messagesOf(locale);
     for (const key of englishKeys) {
-      const english = shapeOf(parse(en[key as keyof typeof en]));
-      const translated = shapeOf(parse(messages[key as keyof typeof en]));
+      const english = shapeOf(parse(en[key as keyof Messages]));
+      const translated = shapeOf(parse(messages[key as keyof Messages]));
       expect([...translated.args].sort(), `${locale} ${key}: placeholders`).toEqual([...english.args].sort());
       expect([...translated.tags].sort(), `${locale} ${key}: tags`).toEqual([...english.tags].sort());
     }
@@ -105,7 +134,7 @@ describe("message catalogues", () => {
     const same = new Set(["signin.emailPlaceholder", "activity.withMethod", "home.signedInEmail", "outbox.html", "twoFactor.codeLabel", "passkey.heading", "mail.linkLabel", "account.name", "methods.password", "passkey.rename", "account.profile", "signup.nameLabel", "outbox.code", "lifetime.minutes", "error.RateLimited", "password.heading", "signin.passwordLabel", "signup.passwordLabel", "emailCode.newPassword", "password.new", "reset.passwordLabel", "admin.title", "admin.role.admin", "admin.users.name", "admin.actions.heading", "admin.user.sessions"]);
     for (const locale of ["de", "fr"] as Locale[]) {
       const messages = messagesOf(locale);
-      const untranslated = englishKeys.filter((k) => !same.has(k) && messages[k as keyof typeof en] === en[k as keyof typeof en]);
+      const untranslated = englishKeys.filter((k) => !same.has(k) && messages[k as keyof Messages] === en[k as keyof Messages]);
       expect(untranslated, locale).toEqual([]);
     }
   });
