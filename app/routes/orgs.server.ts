@@ -436,6 +436,21 @@ export async function invitationAction(request: Request) {
 
 export { INVITATION_PATH, SLUG_PATTERN };
 
+/**
+ * The middleware of /orgs/<slug>/audit: a download (?format=json or csv) is a file, answered before
+ * the page would render; a refusal (404, 403) goes on to the page, which answers it as a page.
+ */
+export async function auditDownloadMiddleware({ request, params }: { request: Request; params: Record<string, string | undefined> }, next: () => Promise<Response>) {
+  const format = new URL(request.url).searchParams.get("format");
+  if (request.method.toUpperCase() !== "GET" || (format !== "json" && format !== "csv")) return next();
+  try {
+    await auditPage(request, params.slug);
+  } catch (thrown) {
+    if (thrown instanceof Response) return thrown;
+  }
+  return next();
+}
+
 // ---------------------------------------------------------------------------------------------
 // JSON clients: their answers are JSON before a page would render (the route's middleware).
 
