@@ -6,6 +6,7 @@
 // non-member never gets here: the pages answer 404), and finds every other member inside that
 // organization only: another organization's member id is "not-found", never a conflict.
 import { db, dbProvider } from "../../db/client.server";
+import { log } from "../core/log.server";
 import { recordOrgEvent, type OrgActor } from "./audit.server";
 import { atLeast, isOrgRole, mayAssign, type OrgRole } from "./roles";
 
@@ -84,6 +85,8 @@ export async function renameOrganization(ctx: MemberContext, name: string): Prom
 export async function deleteOrganization(ctx: MemberContext): Promise<OrgResult> {
   if (ctx.membership.role !== "owner") return { ok: false, reason: "forbidden" };
   await db().organization.deleteMany({ where: { id: ctx.organization.id } });
+  // Its own audit log goes with it: the deletion is one structured log line naming who did it.
+  log("info", "organization-deleted", { organizationId: ctx.organization.id, slug: ctx.organization.slug, by: ctx.actor.userId, ip: ctx.actor.ip });
   return { ok: true };
 }
 

@@ -10,12 +10,11 @@
 // was removed from it — checked on this very request): a page goes to /orgs to choose one and come
 // back; a JSON client gets `403 {"error":"OrganizationRequired","url"}`. A role below `role`: `403
 // {"error":"AccessDenied"}` (JSON) or the 403 page. Organizations off: 404.
-import { data, redirect } from "react-router";
 import { db } from "../../db/client.server";
 import { pageOfRequest, toRelative, validateCallbackUrl } from "../core/callback-url.server";
 import { getConfig } from "../core/config.server";
 import { headersWith, requireSession } from "../core/page-session.server";
-import { jsonResponse, wantsJsonRedirect } from "../core/respond.server";
+import { jsonResponse, redirectResponse, wantsJsonRedirect } from "../core/respond.server";
 import type { CurrentSession } from "../core/session.server";
 import { activeOrganization } from "./active.server";
 import { atLeast, type OrgRole } from "./roles";
@@ -38,7 +37,7 @@ function wantsJson(request: Request): boolean {
 }
 
 export async function requireOrganization(request: Request, { role }: { role?: OrgRole } = {}): Promise<RequiredOrganization> {
-  if (!getConfig().organizations) throw data("Not found", { status: 404 });
+  if (!getConfig().organizations) throw new Response("Not found", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } });
   const { ar, session, setCookies } = await requireSession(request);
   const headers = headersWith(setCookies);
   const json = wantsJson(request);
@@ -47,14 +46,15 @@ export async function requireOrganization(request: Request, { role }: { role?: O
     const here = validateCallbackUrl(pageOfRequest(ar.url), ar.origin);
     const url = `${ar.origin}${ORGANIZATIONS_PATH}${here ? `?${new URLSearchParams({ callbackUrl: toRelative(here) })}` : ""}`;
     if (json) throw jsonResponse({ error: ORGANIZATION_REQUIRED, url }, { status: 403, noCache: true, setCookies });
-    throw redirect(url, { headers });
+    throw redirectResponse(url, { setCookies });
   }
   if (role && !atLeast(active.role, role)) {
     if (json) throw jsonResponse({ error: "AccessDenied" }, { status: 403, noCache: true, setCookies });
-    throw data("Forbidden", { status: 403, headers });
+    headers.set("Content-Type", "text/plain; charset=utf-8");
+    throw new Response("Forbidden", { status: 403, headers });
   }
   const user = await db().user.findUnique({ where: { id: session.userId }, select: { id: true, name: true, email: true, image: true } });
-  if (!user) throw redirect(`${ar.config.basePath}/signin?error=SessionRequired`, { headers });
+  if (!user) throw redirectResponse(`${ar.config.basePath}/signin?error=SessionRequired`, { setCookies });
   return {
     user,
     session,

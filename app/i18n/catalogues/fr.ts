@@ -651,7 +651,7 @@ export const fr: Catalogue = {
   "org.list.title": "Organisations",
   "org.list.mine": "Vos organisations",
   "org.list.none": "Vous n’appartenez encore à aucune organisation.",
-  "org.list.active": "Active",
+  "org.list.active": "En cours",
   "org.list.yourRole": "Votre rôle : {role}",
   "org.list.switch": "Travailler dans {name}",
   "org.list.clear": "Ne travailler dans aucune organisation",

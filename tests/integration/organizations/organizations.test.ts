@@ -224,7 +224,7 @@ describe(`organizations (${dbLabel})`, () => {
       expect((await pageGet(ada.jar, path)).status, path).toBe(404);
       expect((await jsonGet(ada.jar, path)).status, path).toBe(404);
     }
-    for (const fields of [
+    for (const fields of <Record<string, string>[]>[
       { intent: "rename", name: "Taken over" },
       { intent: "delete", confirm: "org-b" },
       { intent: "role", membershipId: bobInB.id, role: "owner" },
@@ -242,7 +242,7 @@ describe(`organizations (${dbLabel})`, () => {
       expect((await formPost(ada.jar, "/orgs/org-b", fields)).status, fields.intent).toBe(404);
     }
     // A's owner naming B's rows through A's own page: not found in A.
-    for (const fields of [
+    for (const fields of <Record<string, string>[]>[
       { intent: "role", membershipId: bobInB.id, role: "admin" },
       { intent: "remove", membershipId: bobInB.id },
       { intent: "invitation-revoke", invitationId: invitationInB.id },
@@ -332,7 +332,7 @@ describe(`organizations (${dbLabel})`, () => {
     const ada = await member("ada@example.com");
     await createOrg(ada.jar, "acme");
     configure({ AUTH_ORGANIZATIONS: undefined });
-    expect((await required(ada.jar)).data?.init.status).toBe(404);
+    expect((await required(ada.jar)).response?.status).toBe(404);
     expect((await sessionJson(ada.jar))?.organization).toBeUndefined();
   });
 
