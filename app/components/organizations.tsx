@@ -133,7 +133,7 @@ export function NewOrganization({ data, actionData }: { data: NewData; actionDat
       <Form method="post" reloadDocument id="org-new-form">
         <CsrfField token={data.csrfToken} />
         <Field id="org-name" name="name" label={t("org.new.name")} required maxLength={100} autoComplete="organization" />
-        <Field id="org-slug" name="slug" label={t("org.new.slug")} required minLength={2} maxLength={40} pattern="[a-z0-9]+(-[a-z0-9]+)*" aria-description={t("org.new.slugHelp")} autoCapitalize="none" spellCheck={false} />
+        <Field id="org-slug" name="slug" label={t("org.new.slug")} required minLength={2} maxLength={40} pattern="[a-z0-9]+(-[a-z0-9]+)*" aria-describedby="org-slug-help" autoCapitalize="none" spellCheck={false} />
         <p className="muted" id="org-slug-help">
           {t("org.new.slugHelp")}
         </p>
@@ -295,7 +295,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
               <li key={d.id} data-domain={d.domain} data-state={d.state}>
                 <div>
                   <strong dir="ltr">{d.domain}</strong> <span className="badge">{t(DOMAIN_STATE_KEYS[d.state])}</span>
-                  <dl>
+                  <dl className="profile">
                     <dt>{t("org.domains.recordName")}</dt>
                     <dd dir="ltr">
                       <code>{d.recordName}</code>

@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { requireOrganization } from "../../../app/auth/organizations/index.ts";
 import { ageSession } from "../../support/reauth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
-import { CookieJar, get } from "../../support/http.ts";
+import { CookieJar, fetchCsrf, get, ORIGIN, post } from "../../support/http.ts";
 import { configure } from "../email/helpers.ts";
 import { addMember, createOrg, formPost, jsonGet, jsonPost, member, pageGet, send, sessionJson, useApp } from "./helpers.ts";
 
@@ -350,5 +350,45 @@ describe(`organizations (${dbLabel})`, () => {
     const stale = await send(new Request("http://localhost:3000/orgs/new", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: ada.jar.header(), Origin: "http://localhost:3000" }, body: "csrfToken=nope&name=X&slug=xx" }));
     expect(stale.status).toBe(403);
     expect(await testDb().organization.count()).toBe(1);
+  });
+
+  it("malformed input — wrong types, huge values, odd slugs, other content types — never gives a server error and changes nothing", async () => {
+    const ada = await member("ada@example.com");
+    const org = await createOrg(ada.jar, "acme", "Acme");
+    const before = JSON.stringify([await testDb().organization.findMany(), await testDb().membership.findMany(), await testDb().invitation.count(), await testDb().organizationDomain.count()]);
+    const csrfToken = await fetchCsrf(ada.jar);
+    const bodies: Record<string, unknown>[] = [
+      {},
+      { intent: "nope" },
+      { intent: ["rename"], name: "x" },
+      { intent: "rename", name: { a: 1 } },
+      { intent: "rename", name: "\u0000\u202e" },
+      { intent: "rename", name: "x".repeat(5_000) },
+      { intent: "role", membershipId: { id: 1 }, role: "owner" },
+      { intent: "role", membershipId: "x".repeat(500), role: "owner" },
+      { intent: "remove", membershipId: "../../etc" },
+      { intent: "invite", email: ["a@example.com"], role: null },
+      { intent: "invite", email: "a@example.com, b@example.com", role: "member" },
+      { intent: "domain-add", domain: "x".repeat(5_000) },
+      { intent: "domain-add", domain: "xn--.example" },
+      { intent: "domain-verify", domainId: 7 },
+      { intent: "delete", confirm: null },
+    ];
+    for (const body of bodies) {
+      const res = await send(post("/orgs/acme", { csrfToken, ...body }, { jar: ada.jar, json: true, headers: { "X-Auth-Return-Redirect": "1", Origin: ORIGIN } }), ada.jar);
+      expect([400, 404], JSON.stringify(body).slice(0, 80)).toContain(res.status);
+      expect(res.headers.get("Content-Type")).toContain("application/json");
+    }
+    for (const path of ["/orgs/%00", "/orgs/ACME", "/orgs/a%2Fb", "/orgs/acme%20", `/orgs/${"a".repeat(300)}`, "/orgs/acme/audit?page=-1", "/orgs/acme/audit?page=abc", "/orgs/acme/audit?format=xml"]) {
+      const res = await pageGet(ada.jar, path);
+      expect(res.status, path).toBeLessThan(500);
+    }
+    const plain = await send(new Request(`${ORIGIN}/orgs/acme`, { method: "POST", headers: { "Content-Type": "text/plain", Cookie: ada.jar.header(), Origin: ORIGIN }, body: "intent=leave" }));
+    expect(plain.status).toBeLessThan(500);
+    expect((await jsonPost(ada.jar, "/orgs/invitation", { token: "x".repeat(10_000) })).status).toBe(404);
+    expect((await jsonPost(ada.jar, "/orgs/switch", { slug: "../acme" })).status).toBe(404);
+    const after = JSON.stringify([await testDb().organization.findMany(), await testDb().membership.findMany(), await testDb().invitation.count(), await testDb().organizationDomain.count()]);
+    expect(after).toBe(before);
+    expect(org.slug).toBe("acme");
   });
 });
