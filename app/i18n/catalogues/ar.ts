@@ -765,6 +765,8 @@ export const ar: Catalogue = {
   "org.error.recordMissing": "لم يُعثر على سجل DNS من نوع TXT. قد تستغرق تغييرات DNS بعض الوقت للظهور؛ حاول لاحقًا.",
   "org.error.dnsError": "فشل استعلام DNS. حاول مرة أخرى بعد بضع دقائق.",
   "org.error.domainTaken": "تحققت مؤسسة أخرى من هذا النطاق بالفعل.",
+  "org.refused.lastOwnerDelete": "أنت المالك الوحيد لمؤسسة: اجعل شخصًا آخر مالكًا فيها، أو احذف المؤسسة، قبل حذف حسابك.",
+  "org.refused.lastOwnerDeleteByAdmin": "هذا المستخدم هو المالك الوحيد لمؤسسة: يجب أولًا تعيين مالك آخر فيها أو حذف المؤسسة.",
   "org.invitation.title": "دعوة",
   "org.invitation.intro": "أنت مدعو للانضمام إلى <strong>{organization}</strong> بصفة {role}.",
   "org.invitation.accept": "الانضمام إلى {organization}",

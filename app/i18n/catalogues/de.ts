@@ -765,6 +765,8 @@ export const de: Catalogue = {
   "org.error.recordMissing": "Der DNS-TXT-Eintrag wurde nicht gefunden. DNS-Änderungen können eine Weile dauern; versuchen Sie es später erneut.",
   "org.error.dnsError": "Die DNS-Abfrage ist fehlgeschlagen. Versuchen Sie es in einigen Minuten erneut.",
   "org.error.domainTaken": "Eine andere Organisation hat diese Domain bereits bestätigt.",
+  "org.refused.lastOwnerDelete": "Sie sind der einzige Inhaber einer Organisation: Machen Sie dort jemand anderen zum Inhaber oder löschen Sie die Organisation, bevor Sie Ihr Konto löschen.",
+  "org.refused.lastOwnerDeleteByAdmin": "Dieser Benutzer ist der einzige Inhaber einer Organisation: Zuerst muss dort ein anderer Inhaber ernannt oder die Organisation gelöscht werden.",
   "org.invitation.title": "Einladung",
   "org.invitation.intro": "Sie sind eingeladen, <strong>{organization}</strong> als {role} beizutreten.",
   "org.invitation.accept": "{organization} beitreten",

@@ -768,6 +768,8 @@ export const en = {
   "org.error.recordMissing": "The DNS TXT record was not found. DNS changes can take a while to appear; try again later.",
   "org.error.dnsError": "The DNS lookup failed. Try again in a few minutes.",
   "org.error.domainTaken": "Another organization has already verified this domain.",
+  "org.refused.lastOwnerDelete": "You are the only owner of an organization: make someone else an owner there, or delete the organization, before deleting your account.",
+  "org.refused.lastOwnerDeleteByAdmin": "This user is the only owner of an organization: another owner must be named there, or the organization deleted, first.",
   "org.invitation.title": "Invitation",
   "org.invitation.intro": "You are invited to join <strong>{organization}</strong> as {role}.",
   "org.invitation.accept": "Join {organization}",

@@ -765,6 +765,8 @@ export const fr: Catalogue = {
   "org.error.recordMissing": "L’enregistrement DNS TXT est introuvable. Les modifications DNS peuvent mettre du temps à apparaître ; réessayez plus tard.",
   "org.error.dnsError": "La recherche DNS a échoué. Réessayez dans quelques minutes.",
   "org.error.domainTaken": "Une autre organisation a déjà vérifié ce domaine.",
+  "org.refused.lastOwnerDelete": "Vous êtes le seul propriétaire d’une organisation : nommez-y un autre propriétaire, ou supprimez l’organisation, avant de supprimer votre compte.",
+  "org.refused.lastOwnerDeleteByAdmin": "Cet utilisateur est le seul propriétaire d’une organisation : il faut d’abord y nommer un autre propriétaire ou supprimer l’organisation.",
   "org.invitation.title": "Invitation",
   "org.invitation.intro": "Vous êtes invité à rejoindre <strong>{organization}</strong> en tant que {role}.",
   "org.invitation.accept": "Rejoindre {organization}",

@@ -220,6 +220,9 @@ describe(`organizations (${dbLabel})`, () => {
     // The unknown-URL answer, the same for a slug nobody has.
     const unknown = await pageGet(ada.jar, "/orgs/no-such-org");
     expect(unknown.status).toBe(404);
+    // Byte for byte the same page (but for the per-page nonce and the asked path, which the language menu returns to).
+    const page = async (res: Response, path: string) => (await res.text()).replaceAll(/nonce="[^"]*"/g, "").replaceAll(path, "/<path>");
+    expect(await page(await pageGet(ada.jar, "/orgs/org-b"), "/orgs/org-b")).toBe(await page(unknown, "/orgs/no-such-org"));
     for (const path of ["/orgs/org-b", "/orgs/org-b/audit", "/orgs/org-b/audit?format=csv", "/orgs/org-b/audit?format=json"]) {
       expect((await pageGet(ada.jar, path)).status, path).toBe(404);
       expect((await jsonGet(ada.jar, path)).status, path).toBe(404);
@@ -390,5 +393,19 @@ describe(`organizations (${dbLabel})`, () => {
     const after = JSON.stringify([await testDb().organization.findMany(), await testDb().membership.findMany(), await testDb().invitation.count(), await testDb().organizationDomain.count()]);
     expect(after).toBe(before);
     expect(org.slug).toBe("acme");
+  });
+
+  it("an organization's only owner cannot delete their account (409 LastOwner); once another owner is named, they can, and the organization stays", async () => {
+    const ada = await member("ada@example.com");
+    const org = await createOrg(ada.jar, "acme");
+    const refused = await jsonPost(ada.jar, "/account", { intent: "account-delete", confirm: "DELETE" });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toEqual({ error: "LastOwner", message: "You are the only owner of an organization: make someone else an owner there, or delete the organization, before deleting your account." });
+    expect(await testDb().user.count({ where: { id: ada.id } })).toBe(1);
+    const bob = await member("bob@example.com");
+    await addMember(org.id, bob.id, "owner");
+    expect((await jsonPost(ada.jar, "/account", { intent: "account-delete", confirm: "DELETE" })).status).toBe(200);
+    expect(await testDb().user.count({ where: { id: ada.id } })).toBe(0);
+    expect(await testDb().membership.findMany({ where: { organizationId: org.id }, select: { userId: true, role: true } })).toEqual([{ userId: bob.id, role: "owner" }]);
   });
 });
