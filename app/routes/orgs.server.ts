@@ -455,8 +455,8 @@ export async function auditDownloadMiddleware({ request, params }: { request: Re
 // JSON clients: their answers are JSON before a page would render (the route's middleware).
 
 /** A thrown answer (a Response, or React Router's `data(…, { status })`) as a JSON client reads it. */
-function thrownAsJson(thrown: unknown): Response {
-  if (thrown instanceof Response) return thrown;
+function thrownAsJson(thrown: unknown, request: Request): Response {
+  if (thrown instanceof Response) return signedOutAsJson(thrown, request) ?? thrown;
   if (thrown && typeof thrown === "object" && (thrown as { type?: unknown }).type === "DataWithResponseInit") {
     const { data: body, init } = thrown as { data: unknown; init?: { status?: number } | null };
     const status = init?.status ?? 200;
@@ -465,6 +465,18 @@ function thrownAsJson(thrown: unknown): Response {
     return jsonResponse(body, { status, noCache: true });
   }
   throw thrown;
+}
+
+/**
+ * requireSession's sign-in redirect, as a JSON client reads it: `401 {"error":"SessionRequired","url"}`
+ * (the sign-in page to send the person to), never a 302 to a page.
+ */
+export function signedOutAsJson(thrown: Response, request: Request): Response | null {
+  const location = thrown.status === 302 ? thrown.headers.get("Location") : null;
+  if (!location) return null;
+  const url = new URL(location, request.url);
+  if (url.searchParams.get("error") !== "SessionRequired") return null;
+  return jsonResponse({ error: "SessionRequired", url: url.href }, { status: 401, noCache: true, setCookies: thrown.headers.getSetCookie() });
 }
 
 /** Whether a GET asks for JSON (a JSON client), not a page. */
@@ -489,7 +501,7 @@ export function orgsJsonMiddleware(
         const answer = await page(request, params);
         return jsonResponse(answer.data, { status: answer.status ?? 200, noCache: true });
       } catch (thrown) {
-        return thrownAsJson(thrown);
+        return thrownAsJson(thrown, request);
       }
     }
     if (!action || request.method.toUpperCase() !== "POST") return next();
@@ -504,7 +516,7 @@ export function orgsJsonMiddleware(
       const result = await action(request, params);
       return result instanceof Response ? result : jsonResponse(result, { noCache: true });
     } catch (thrown) {
-      return thrownAsJson(thrown);
+      return thrownAsJson(thrown, request);
     }
   };
 }

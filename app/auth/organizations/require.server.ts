@@ -6,7 +6,7 @@
 //     return data({ projects: await projectsOf(organization.id) }, { headers });
 //   }
 //
-// Signed out: requireSession's sign-in redirect. No active organization (none chosen, or the user
+// Signed out: requireSession's sign-in redirect (a JSON client: `401 {"error":"SessionRequired","url"}`). No active organization (none chosen, or the user
 // was removed from it — checked on this very request): a page goes to /orgs to choose one and come
 // back; a JSON client gets `403 {"error":"OrganizationRequired","url"}`. A role below `role`: `403
 // {"error":"AccessDenied"}` (JSON) or the 403 page. Organizations off: 404.
@@ -38,9 +38,14 @@ function wantsJson(request: Request): boolean {
 
 export async function requireOrganization(request: Request, { role }: { role?: OrgRole } = {}): Promise<RequiredOrganization> {
   if (!getConfig().organizations) throw new Response("Not found", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } });
-  const { ar, session, setCookies } = await requireSession(request);
-  const headers = headersWith(setCookies);
   const json = wantsJson(request);
+  const { ar, session, setCookies } = await requireSession(request).catch((thrown: unknown) => {
+    // A JSON client is told to sign in, not sent to a page: 401 {"error":"SessionRequired","url"}.
+    const location = json && thrown instanceof Response ? thrown.headers.get("Location") : null;
+    if (location) throw jsonResponse({ error: "SessionRequired", url: new URL(location, request.url).href }, { status: 401, noCache: true, setCookies: thrown instanceof Response ? thrown.headers.getSetCookie() : [] });
+    throw thrown;
+  });
+  const headers = headersWith(setCookies);
   const active = await activeOrganization(session);
   if (!active) {
     const here = validateCallbackUrl(pageOfRequest(ar.url), ar.origin);

@@ -332,6 +332,17 @@ describe(`organizations (${dbLabel})`, () => {
   it("requireOrganization: signed out → the sign-in redirect; organizations off → 404", async () => {
     const signedOut = await required(new CookieJar());
     expect(signedOut.response?.headers.get("Location")).toMatch(/\/auth\/signin\?error=SessionRequired&callbackUrl=%2Fapp%2Fprojects$/);
+    const signedOutJson = await required(new CookieJar(), {}, { Accept: "application/json" });
+    expect(signedOutJson.response?.status).toBe(401);
+    expect(await signedOutJson.response?.json()).toEqual({ error: "SessionRequired", url: "http://localhost:3000/auth/signin?error=SessionRequired&callbackUrl=%2Fapp%2Fprojects" });
+    // The /orgs pages answer a signed-out JSON client the same way, GET and POST.
+    const page = await jsonGet(undefined, "/orgs");
+    expect(page.status).toBe(401);
+    expect((await page.json()).error).toBe("SessionRequired");
+    const jar = new CookieJar();
+    const csrfToken = await fetchCsrf(jar);
+    const postRes = await send(post("/orgs/new", { csrfToken, name: "X", slug: "xx" }, { jar, headers: { "X-Auth-Return-Redirect": "1", Origin: ORIGIN } }), jar);
+    expect(postRes.status).toBe(401);
     const ada = await member("ada@example.com");
     await createOrg(ada.jar, "acme");
     configure({ AUTH_ORGANIZATIONS: undefined });
