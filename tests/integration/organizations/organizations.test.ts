@@ -4,7 +4,10 @@
 // member gets the 404 of an unknown URL for every /orgs/<slug> URL and changes nothing; the active
 // organization is in B/session for both session strategies and goes at once when the member does.
 import { beforeEach, describe, expect, it } from "vitest";
+import { deleteAccount } from "../../../app/auth/accounts/deletion.server.ts";
+import { authRequest } from "../../../app/auth/core/request.server.ts";
 import { requireOrganization } from "../../../app/auth/organizations/index.ts";
+import { accountDeletedHooks } from "../../../app/auth/signin/registry.server.ts";
 import { ageSession } from "../../support/reauth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, fetchCsrf, get, ORIGIN, post } from "../../support/http.ts";
@@ -413,6 +416,9 @@ describe(`organizations (${dbLabel})`, () => {
     expect(refused.status).toBe(409);
     expect(await refused.json()).toEqual({ error: "LastOwner", message: "You are the only owner of an organization: make someone else an owner there, or delete the organization, before deleting your account." });
     expect(await testDb().user.count({ where: { id: ada.id } })).toBe(1);
+    // An operator (the console, user:delete) is refused the same way while she is the only owner.
+    const byOperator = () => deleteAccount(ada.id, { source: "cli" }, { hooks: accountDeletedHooks, ar: authRequest(get("/")) });
+    expect(await byOperator()).toEqual({ ok: false, reason: "last-owner" });
     const bob = await member("bob@example.com");
     await addMember(org.id, bob.id, "owner");
     expect((await jsonPost(ada.jar, "/account", { intent: "account-delete", confirm: "DELETE" })).status).toBe(200);
