@@ -20,7 +20,10 @@ export const streamTimeout = 5_000;
 export { checkReadiness } from "./db/readiness.server";
 export { closeDb } from "./db/client.server";
 // …and the hourly cleanup, one instance at a time (docs/decisions/051).
-export { scheduleCleanup } from "./auth/core/cleanup.server";
+import { scheduleCleanup as scheduleCoreCleanup } from "./auth/core/cleanup.server";
+import { recheckDomainsLogged } from "./auth/organizations";
+/** The hourly maintenance: expired rows, then organizations' domains due for their daily DNS check (ADR 149). */
+export const scheduleCleanup = () => scheduleCoreCleanup({ also: [recheckDomainsLogged] });
 // …and the security e-mails' sender, which sends what the queue holds, a restart's leftovers first (ADR 059).
 export { startMailSender } from "./mail/queue.server";
 export { log };

@@ -37,7 +37,16 @@ export async function loader({ request }: Route.LoaderArgs) {
   const locale = currentLocale();
   return data(
     // The session, for the layout and for useSession() from ~/auth/react (every page's data has it).
-    { session: session?.data ?? null, siteName: getConfig().siteName, locale, dir: directionOf(locale), messages: pageMessages(locale, getConfig().production), languages: languageChoices() },
+    {
+      session: session?.data ?? null,
+      siteName: getConfig().siteName,
+      locale,
+      dir: directionOf(locale),
+      messages: pageMessages(locale, getConfig().production),
+      languages: languageChoices(),
+      // AUTH_ORGANIZATIONS: the layout links to /orgs (docs/features/organizations.md).
+      organizations: getConfig().organizations,
+    },
     { headers },
   );
 }
@@ -107,7 +116,7 @@ export function Layout({ children }: { children: React.ReactNode }) {
     <I18nProvider locale={data?.locale} dir={data?.dir} messages={data?.messages}>
       <SiteNameProvider name={data?.siteName}>
         <SessionProvider session={session} update={update}>
-          <Page user={session?.user ?? null} languages={data?.languages ?? []}>
+          <Page user={session?.user ?? null} languages={data?.languages ?? []} organizations={data?.organizations ?? false}>
             {children}
           </Page>
         </SessionProvider>
@@ -136,7 +145,17 @@ function usePageNonce(): string | undefined {
   return document.querySelector<HTMLScriptElement>("script[nonce]")?.nonce || undefined;
 }
 
-function Page({ user, languages, children }: { user: { name?: string | null } | null; languages: { code: string; name: string }[]; children: React.ReactNode }) {
+function Page({
+  user,
+  languages,
+  organizations,
+  children,
+}: {
+  user: { name?: string | null } | null;
+  languages: { code: string; name: string }[];
+  organizations: boolean;
+  children: React.ReactNode;
+}) {
   const t = useT();
   const nonce = usePageNonce();
   const { locale, dir } = useLanguageOfPage();
@@ -164,6 +183,7 @@ function Page({ user, languages, children }: { user: { name?: string | null } | 
           <nav aria-label={t("layout.navLabel")}>
             {user ? (
               <>
+                {organizations ? <a href="/orgs">{t("org.list.title")}</a> : null}
                 <Link to="/account">{t("layout.account")}</Link>
                 <a href="/auth/signout">{t("layout.signOut")}</a>
               </>

@@ -5,6 +5,13 @@ export default [
   route("account", "routes/account.tsx"),
   route("account/email", "routes/account-email.tsx"),
   route("welcome", "routes/welcome.tsx"),
+  // Organizations (docs/features/organizations.md); every URL answers 404 unless AUTH_ORGANIZATIONS=true.
+  route("orgs", "routes/orgs.tsx"),
+  route("orgs/new", "routes/orgs-new.tsx"),
+  route("orgs/switch", "routes/orgs-switch.ts"),
+  route("orgs/invitation", "routes/orgs-invitation.tsx"),
+  route("orgs/:slug", "routes/orgs-org.tsx"),
+  route("orgs/:slug/audit", "routes/orgs-audit.tsx"),
   // The language menu's form (contract section 17).
   route("language", "routes/language.ts"),
 

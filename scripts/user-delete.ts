@@ -30,6 +30,7 @@ runCommand("user:delete", USAGE, { email: { type: "string" }, yes: { type: "bool
   await mailSenderIdle();
   stopMailSender();
   if (!result.ok && result.reason === "last-admin") throw new Refused(`${email} is the last admin; make another user admin first`);
+  if (!result.ok && result.reason === "last-owner") throw new Refused(`${email} is the only owner of an organization; name another owner there (or delete the organization) first`);
   if (!result.ok) throw new Refused(`no user with the address ${email}`);
   return `${result.email} deleted; ${result.sessionsEnded} session(s) ended`;
 });

@@ -162,3 +162,7 @@ export function csrfToken(request: Request): { token: string; headers: Headers }
 export function verifyCsrf(request: Request, token: unknown): boolean {
   return verifyCsrfToken(authRequest(request), token);
 }
+
+// The active organization of the session and the member's role in it (docs/features/organizations.md):
+// `requireOrganization(request, { role })` returns `{ user, session, organization, membership, headers }`.
+export { requireOrganization, type RequiredOrganization } from "./organizations/require.server";

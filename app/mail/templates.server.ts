@@ -10,6 +10,7 @@ import type { MailMessage } from "./types";
 import { escapeHtml } from "../html";
 import { getConfig } from "../auth/core/config.server";
 import { logoUrl, mailLook } from "../theme.server";
+import { mailSafeName } from "../auth/core/display-text";
 
 /** The site's name (AUTH_SITE_NAME) for subjects, headings and signatures. */
 export function siteName(): string {
@@ -139,6 +140,29 @@ export function changeEmailMessage(input: { to: string; url: string; host: strin
     host: input.host,
     lifetime: describeLifetime(input.maxAgeSeconds),
     ignore: t("mail.change.ignore"),
+  });
+}
+
+/**
+ * An organization's invitation (docs/features/organizations.md): a link to the invitation's page,
+ * which signs nobody in; accepting there needs the signed-in account whose verified address this is.
+ * The organization's and the inviter's names are someone else's words: made plain, never links.
+ */
+export function invitationMessage(input: { to: string; url: string; host: string; organization: string; inviter: string | null; role: "owner" | "admin" | "member"; maxAgeSeconds: number }): MailMessage {
+  const organization = mailSafeName(input.organization) ?? "";
+  const inviter = mailSafeName(input.inviter);
+  const role = t(input.role === "owner" ? "org.role.owner" : input.role === "admin" ? "org.role.admin" : "org.role.member");
+  const values = { organization, site: siteName(), host: input.host, address: input.to, role };
+  return linkMessage({
+    to: input.to,
+    subject: t("mail.invitation.subject", values),
+    heading: t("mail.invitation.heading", values),
+    intro: inviter ? t("mail.invitation.intro", { ...values, inviter }) : t("mail.invitation.introNoName", values),
+    action: t("mail.invitation.action"),
+    url: input.url,
+    host: input.host,
+    lifetime: describeLifetime(input.maxAgeSeconds),
+    ignore: t("mail.invitation.ignore"),
   });
 }
 

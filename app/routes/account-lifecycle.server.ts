@@ -40,14 +40,18 @@ export function isConfirmationWord(typed: unknown): boolean {
 
 /** The JSON error code of the last administrator's own deletion (ADR 077, 086). */
 export const LAST_ADMIN = "LastAdmin";
+/** The JSON error code of an organization's only owner's deletion (ADR 146). */
+export const LAST_OWNER = "LastOwner";
 
-type DeleteOutcome = { ok: true; setCookies: string[] } | { ok: false; reason: "word" | "last-admin" };
+type DeleteOutcome = { ok: true; setCookies: string[] } | { ok: false; reason: "word" | "last-admin" | "last-owner" };
 
 async function runDeletion(ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>): Promise<DeleteOutcome> {
   if (!isConfirmationWord(body.confirm)) return { ok: false, reason: "word" };
   const result = await deleteAccount(session.userId, { source: "self", session: sessionCookieDigest(ar) }, { hooks: accountDeletedHooks, ar });
   // The last administrator stays: nobody would be left to reach /admin.
   if (!result.ok && result.reason === "last-admin") return { ok: false, reason: "last-admin" };
+  // An organization's only owner stays until they name another owner or delete it (ADR 146).
+  if (!result.ok && result.reason === "last-owner") return { ok: false, reason: "last-owner" };
   // The sessions were ended with the user; this clears this browser's cookies as well.
   const ended = await endSession(ar);
   return { ok: true, setCookies: ended.setCookies };
@@ -58,6 +62,7 @@ export async function accountDeleteIntent(ar: AuthRequest, session: CurrentSessi
   const outcome = await runDeletion(ar, session, body);
   if (outcome.ok) throw redirect(DELETED_LANDING, { headers: signedOutHeaders(outcome.setCookies) });
   if (outcome.reason === "last-admin") return data({ formError: t("admin.refused.lastAdminDelete"), fieldErrors: {} }, { status: 409 });
+  if (outcome.reason === "last-owner") return data({ formError: t("org.refused.lastOwnerDelete"), fieldErrors: {} }, { status: 409 });
   return data({ formError: null, fieldErrors: { confirm: t("lifecycle.deleteWrongWord", { word: confirmationWord() }) } }, { status: 400 });
 }
 
@@ -139,6 +144,9 @@ export async function accountLifecycleMiddleware({ request }: { request: Request
   const outcome = await runDeletion(ar, session, body);
   if (!outcome.ok && outcome.reason === "last-admin") {
     return jsonResponse({ error: LAST_ADMIN, message: t("admin.refused.lastAdminDelete") }, { status: 409, noCache: true });
+  }
+  if (!outcome.ok && outcome.reason === "last-owner") {
+    return jsonResponse({ error: LAST_OWNER, message: t("org.refused.lastOwnerDelete") }, { status: 409, noCache: true });
   }
   if (!outcome.ok) {
     return jsonResponse({ error: CONFIRMATION_REQUIRED, word: confirmationWord(), message: t("lifecycle.deleteWrongWord", { word: confirmationWord() }) }, { status: 400, noCache: true });

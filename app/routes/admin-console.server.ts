@@ -29,7 +29,7 @@ import { turnOffSecondFactorFor } from "~/auth/two-factor";
 import { t } from "~/i18n/t.server";
 import { visibleName } from "~/auth/core/display-text";
 import { jsonResponse } from "~/auth/core/respond.server";
-import { CONFIRMATION_REQUIRED, confirmationWord, isConfirmationWord, LAST_ADMIN } from "./account-lifecycle.server";
+import { CONFIRMATION_REQUIRED, confirmationWord, isConfirmationWord, LAST_ADMIN, LAST_OWNER } from "./account-lifecycle.server";
 import { isRole, roleNames, type Role } from "~/auth/accounts/roles.server";
 
 /** How many of a user's events their page shows. */
@@ -295,6 +295,7 @@ async function runAdminAction(request: Request): Promise<AdminAnswer> {
       }
       const result = await deleteAccount(target.id, actor, { hooks: accountDeletedHooks, ar });
       if (!result.ok && result.reason === "last-admin") return refused(LAST_ADMIN, t("admin.refused.lastAdminDelete"), 409);
+      if (!result.ok && result.reason === "last-owner") return refused(LAST_OWNER, t("org.refused.lastOwnerDeleteByAdmin"), 409);
       if (!result.ok) notFound();
       return { kind: "done", done: LIST_DONE, location: `/admin?done=${LIST_DONE}`, headers: admin.headers };
     }

@@ -23,7 +23,7 @@ const USER = { email: "ada@example.com", password: "correct horse battery", name
 const TOTP_USER = { email: "tess@example.com", password: "correct horse battery", name: "Tess" };
 
 /** Addresses found while setting up: links that arrive by e-mail. */
-type Links = { emailSignIn: string; emailChange: string; resetPassword: string; adminUser: string; wasntMe: string };
+type Links = { emailSignIn: string; emailChange: string; resetPassword: string; adminUser: string; wasntMe: string; invitation: string };
 
 type Sessions = "database" | "jwt";
 
@@ -335,6 +335,11 @@ const PAGES: PageCase[] = [
     title: `User ${TOTP_USER.email} · Vestibule`,
     heading: TOTP_USER.email,
   },
+  { name: "organizations, the list", path: "/orgs", signedIn: true, status: 200, title: "Organizations · Vestibule", heading: "Organizations" },
+  { name: "organizations, create one", path: "/orgs/new", signedIn: true, status: 200, title: "Create an organization · Vestibule", heading: "Create an organization" },
+  { name: "an organization, as its owner", path: "/orgs/acme", signedIn: true, status: 200, title: "Acme · Vestibule", heading: "Acme" },
+  { name: "an organization's audit log", path: "/orgs/acme/audit", signedIn: true, status: 200, title: "Audit log of Acme · Vestibule", heading: "Audit log of Acme" },
+  { name: "an invitation for another address", path: (links) => links.invitation, signedIn: true, status: 403, title: "Invitation · Vestibule", heading: "Invitation" },
   { name: "not found (404)", path: "/no-such-page", signedIn: false, status: 404, title: "Page not found · Vestibule", heading: "Page not found" },
 ];
 
@@ -365,7 +370,7 @@ type StorageState = Awaited<ReturnType<BrowserContext["storageState"]>>;
 /** One app per session strategy, each with a user signed in (the state a context starts from). */
 const sites = {} as Record<Sessions, { app: RunningApp; signedIn: StorageState }>;
 const started: RunningApp[] = [];
-const links: Links = { emailSignIn: "", emailChange: "", resetPassword: "", adminUser: "", wasntMe: "" };
+const links: Links = { emailSignIn: "", emailChange: "", resetPassword: "", adminUser: "", wasntMe: "", invitation: "" };
 
 /** Signs `user` (USER by default) in with JavaScript off; returns the open context. */
 async function signInContext(url: string, user = USER, landing = `${url}/`): Promise<BrowserContext> {
@@ -388,10 +393,12 @@ beforeAll(async () => {
     AUTH_OIDC_SECRET: TEST_CLIENT.clientSecret,
     AUTH_OIDC_NAME: "Test IdP",
     AUTH_SIGNUP: "true",
+    AUTH_ORGANIZATIONS: "true",
   };
   const start = (strategy: Sessions) => startApp({ ...env, AUTH_SESSION_STRATEGY: strategy }).then((a) => (started.push(a), a));
   const [database, jwt] = await Promise.all([start("database"), start("jwt")]);
-  await Promise.all([...started.map((each) => seedUser(each, USER)), seedUser(database, TOTP_USER)]);
+  // USER's address counts as proved: she creates an organization below.
+  await Promise.all([...started.map((each) => seedUser(each, { ...USER, verified: true })), seedUser(database, TOTP_USER)]);
   // USER is an admin on the database site, for the /admin pages (no other page differs for one).
   setUserRole(database, USER.email, "admin");
 
@@ -425,6 +432,24 @@ beforeAll(async () => {
   await adminPage.goto(`${database.url}/admin?q=${encodeURIComponent(TOTP_USER.email)}`);
   links.adminUser = (await adminPage.getByRole("link", { name: TOTP_USER.email }).getAttribute("href"))!;
   await adminDevice.close();
+
+  // An organization of USER's on the database site, with a domain and an invitation (whose link,
+  // opened by USER, is for another address).
+  const orgDevice = await newContext(browser, { javaScriptEnabled: false, storageState: sites.database.signedIn });
+  const orgPage = await orgDevice.newPage();
+  await orgPage.goto(`${database.url}/orgs/new`);
+  await orgPage.locator("#org-name").fill("Acme");
+  await orgPage.locator("#org-slug").fill("acme");
+  await orgPage.getByRole("button", { name: "Create the organization" }).click();
+  await orgPage.waitForURL(/\/orgs\/acme\?done=created/);
+  await orgPage.locator("#domain-name").fill("acme.example");
+  await orgPage.getByRole("button", { name: "Add the domain" }).click();
+  await orgPage.waitForURL(/done=domain-added/);
+  await orgPage.locator("#invite-email").fill("bob@example.com");
+  await orgPage.getByRole("button", { name: "Send the invitation" }).click();
+  await orgPage.waitForURL(/done=invited/);
+  links.invitation = await linkTo("/orgs/invitation");
+  await orgDevice.close();
 
   const jwtDevice = await signInContext(jwt.url);
   sites.jwt = { app: jwt, signedIn: await jwtDevice.storageState() };

@@ -19,7 +19,7 @@ export type ServerDatabase = { env: Record<string, string | undefined> };
  * deploy Instance, anything with the env it was started with). The server must have started:
  * it applied the migrations.
  */
-export async function seedUser(server: ServerDatabase, user: { email: string; password: string; name?: string }) {
+export async function seedUser(server: ServerDatabase, user: { email: string; password: string; name?: string; verified?: boolean }) {
   const { DATABASE_URL: url, VESTIBULE_DATA_DIR: dataDir } = server.env;
   if (!url && !dataDir) throw new Error("seedUser: the server's env names neither DATABASE_URL nor VESTIBULE_DATA_DIR");
   // One seed at a time per database: two interactive transactions on one SQLite file from two
@@ -34,7 +34,7 @@ export async function seedUser(server: ServerDatabase, user: { email: string; pa
 
 const seeding = new Map<string, Promise<unknown>>();
 
-async function seedNow(url: string | undefined, dataDir: string | undefined, user: { email: string; password: string; name?: string }) {
+async function seedNow(url: string | undefined, dataDir: string | undefined, { verified = false, ...user }: { email: string; password: string; name?: string; verified?: boolean }) {
   // Same models and delegates on both: only the SQL dialect differs (as app/db/client.server.ts).
   // With the app's own extension, so the user's folded name (the /admin search, ADR 085) is written too.
   const client = withNameSearch(
@@ -43,7 +43,10 @@ async function seedNow(url: string | undefined, dataDir: string | undefined, use
       : new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: sqliteFile(dataDir!), timeout: SQLITE_BUSY_TIMEOUT_MS }) })) as unknown as Db,
   );
   try {
-    return (await upsertCredentialsUser(user, client)).user;
+    const created = (await upsertCredentialsUser(user, client)).user;
+    // `verified`: the address counts as proved (what creating an organization needs).
+    if (verified) await client.user.update({ where: { id: created.id }, data: { emailVerified: new Date() } });
+    return created;
   } finally {
     await client.$disconnect();
   }

@@ -36,7 +36,7 @@ export type DeletedAccount = {
  */
 export type AccountDeletedHook = (config: AuthConfig, accounts: readonly DeletedAccount[]) => Promise<void>;
 
-export type DeleteAccountResult = { ok: true; userId: string; email: string | null; sessionsEnded: number } | { ok: false; reason: "not-found" | "last-admin" };
+export type DeleteAccountResult = { ok: true; userId: string; email: string | null; sessionsEnded: number } | { ok: false; reason: "not-found" | "last-admin" | "last-owner" };
 
 export type DeleteAccountOptions = {
   /** The sign-in methods' hooks (signin/registry.server.ts accountDeletedHooks). */
@@ -46,6 +46,16 @@ export type DeleteAccountOptions = {
   now?: Date;
 };
 
+type Tx = Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0];
+
+/** Whether the user is the only owner of some organization (a plain query: accounts/ sees no organizations/ code). */
+async function isOnlyOwnerIn(tx: Tx, userId: string): Promise<boolean> {
+  const owned = await tx.membership.findMany({ where: { userId, role: "owner" }, select: { organizationId: true } });
+  if (!owned.length) return false;
+  const others = await tx.membership.groupBy({ by: ["organizationId"], where: { organizationId: { in: owned.map((m) => m.organizationId) }, role: "owner", userId: { not: userId } } });
+  return others.length < owned.length;
+}
+
 /** Deletes the user with this id and everything personal of theirs, as the header says. */
 export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, now = new Date() }: DeleteAccountOptions): Promise<DeleteAccountResult> {
   const deleted = await db().$transaction(async (tx) => {
@@ -54,6 +64,9 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
     // administrators at once cannot both pass (roles.server.ts).
     await holdRoleLock(tx, userId);
     if (await isLastAdminIn(tx, userId)) return "last-admin" as const;
+    // An organization always keeps one owner (docs/features/organizations.md, ADR 146): its only
+    // owner names another one, or deletes the organization, before deleting their account.
+    if (await isOnlyOwnerIn(tx, userId)) return "last-owner" as const;
     const user = await tx.user.findUnique({
       where: { id: userId },
       select: {
@@ -80,7 +93,7 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
     return user;
   });
   if (!deleted) return { ok: false, reason: "not-found" };
-  if (deleted === "last-admin") return { ok: false, reason: "last-admin" };
+  if (deleted === "last-admin" || deleted === "last-owner") return { ok: false, reason: deleted };
 
   revokedHere(deleted.sessions);
   forgetUserSessions(userId);

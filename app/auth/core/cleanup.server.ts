@@ -157,11 +157,19 @@ export async function runCleanupLogged(): Promise<CleanupResult | null> {
  * started together do not all ask at once), then every `everyMs`. The timers are unref'd: they
  * never keep a stopping process alive. Returns a function that stops them.
  */
-export function scheduleCleanup({ firstDelayMs = CLEANUP_FIRST_DELAY_MS, everyMs = CLEANUP_EVERY_MS, jitterMs = 60_000 } = {}): () => void {
+export function scheduleCleanup({
+  firstDelayMs = CLEANUP_FIRST_DELAY_MS,
+  everyMs = CLEANUP_EVERY_MS,
+  jitterMs = 60_000,
+  also = [] as readonly (() => Promise<void>)[],
+} = {}): () => void {
   let interval: ReturnType<typeof setInterval> | undefined;
+  // `also`: periodic work of the layers above the core (the daily domain check, ADR 149), each
+  // run after the cleanup, never throwing (each logs its own failures).
+  const run = () => void runCleanupLogged().then(() => Promise.all(also.map((task) => task())));
   const first = setTimeout(() => {
-    void runCleanupLogged();
-    interval = setInterval(() => void runCleanupLogged(), everyMs);
+    run();
+    interval = setInterval(run, everyMs);
     interval.unref();
   }, firstDelayMs + Math.floor(Math.random() * jitterMs));
   first.unref();

@@ -138,6 +138,12 @@ export type AuthConfig = {
   requireMfa: boolean;
   /** A forgotten-password link's lifetime: an hour, ten minutes under aal2. */
   passwordResetLinkMaxAge: number;
+  /** AUTH_ORGANIZATIONS: organizations, their members, invitations and domains (ADR 146); off: every /orgs URL is 404. */
+  organizations: boolean;
+  /** AUTH_ORGANIZATIONS_CREATE: who may create an organization: any signed-in user with a verified address, or admins only. */
+  organizationsCreate: "all" | "admins";
+  /** AUTH_DNS_SERVERS: the resolvers domain verification asks ("host" or "host:port"); null: the system's (ADR 149). */
+  dnsServers: readonly string[] | null;
 };
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -236,6 +242,11 @@ const EnvSchema = z.object({
     .enum([...ASSURANCE_LEVELS, ""], { error: 'AUTH_ASSURANCE must be "aal1" or "aal2" (default aal1)' })
     .optional(),
   AUTH_REQUIRE_MFA: bool("AUTH_REQUIRE_MFA"),
+  AUTH_ORGANIZATIONS: bool("AUTH_ORGANIZATIONS"),
+  AUTH_ORGANIZATIONS_CREATE: z
+    .enum(["all", "admins", ""], { error: 'AUTH_ORGANIZATIONS_CREATE must be "all" or "admins" (default all)' })
+    .optional(),
+  AUTH_DNS_SERVERS: z.string().optional(),
 });
 
 /**
@@ -391,6 +402,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push(`METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (a bearer token, e.g. openssl rand -hex 32); leave it unset to turn /metrics off`);
   }
 
+  const dnsServers = parseDnsServers(e.AUTH_DNS_SERVERS, problems);
+
   if (problems.length) throw new ConfigError(problems);
 
   // Assurance level (ADR 082): aal2 caps each lifetime; a shorter one set explicitly still wins.
@@ -445,7 +458,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // An explicit AUTH_REQUIRE_MFA, true or false, wins over the level's default.
     requireMfa: e.AUTH_REQUIRE_MFA ?? aal2,
     passwordResetLinkMaxAge: capped(PASSWORD_RESET_LINK_MAX_AGE, AAL2_EMAIL_MAX_AGE),
+    organizations: e.AUTH_ORGANIZATIONS ?? false,
+    organizationsCreate: e.AUTH_ORGANIZATIONS_CREATE === "admins" ? "admins" : "all",
+    dnsServers,
   };
+}
+
+/** An IPv4 address, or a bracketed IPv6 one, with an optional port: what node:dns's setServers takes. */
+const DNS_SERVER = /^(?:\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?|\[[0-9a-fA-F:.]+\](?::\d{1,5})?|[0-9a-fA-F:]+:[0-9a-fA-F:.]*)$/;
+
+/** AUTH_DNS_SERVERS: a comma list of resolver addresses; null when it names none (the system's resolvers). */
+function parseDnsServers(raw: string | undefined, problems: string[]): string[] | null {
+  const servers = (raw ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const server of servers) {
+    if (!DNS_SERVER.test(server)) problems.push(`AUTH_DNS_SERVERS must be a comma-separated list of resolver IP addresses, each optionally with a port, such as 1.1.1.1,[2606:4700:4700::1111]:53 (got "${server}")`);
+  }
+  return servers.length ? servers : null;
 }
 
 /**

@@ -9,7 +9,7 @@ import { isDatabaseUnavailable, noteDatabaseUnavailable, outageJson } from "./ou
 import { clientSubject, countHit } from "./limits.server";
 import { authRequest, clientAddress } from "./request.server";
 import { badRequest, jsonResponse } from "./respond.server";
-import { getSession } from "./session.server";
+import { getSession, type CurrentSession } from "./session.server";
 
 export function csrfResponse(request: Request): Response {
   const ar = authRequest(request);
@@ -18,11 +18,16 @@ export function csrfResponse(request: Request): Response {
 }
 
 /** GET /auth/session — the hottest path: one cookie read, one decode (or one indexed lookup). */
-export async function sessionResponse(request: Request): Promise<Response> {
+/**
+ * GET /auth/session. `extend` adds fields beside `user` and `expires` for a signed-in session (the
+ * active organization, ADR 148): the route composes it, the core knows nothing of what it adds.
+ */
+export async function sessionResponse(request: Request, { extend }: { extend?: (session: CurrentSession) => Promise<Record<string, unknown>> } = {}): Promise<Response> {
   const ar = authRequest(request);
   try {
     const { session, setCookies } = await getSession(ar);
-    return jsonResponse(session ? session.data : null, { noCache: true, setCookies });
+    const extra = session && extend ? await extend(session) : {};
+    return jsonResponse(session ? { ...session.data, ...extra } : null, { noCache: true, setCookies });
   } catch (error) {
     // Only a database session needs the database here; a jwt one is read from its cookie.
     if (isDatabaseUnavailable(error)) {

@@ -19,6 +19,7 @@ export const LIMIT_NAMES = [
   "ACCOUNT_EXPORT",
   "CREDENTIALS_CONSECUTIVE",
   "WASNT_ME_CLIENT",
+  "ORG_INVITE",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -62,6 +63,9 @@ export const DEFAULT_LIMITS: LimitTable = {
   // "This wasn't me" presses per client (ADR 081): an owner presses once or twice; a client trying
   // many is guessing tokens (hopeless at 256 bits) or replaying links it collected.
   WASNT_ME_CLIENT: { count: 10, seconds: HOUR },
+  // New invitations per organization (ADR 147): a team inviting its people sends a few dozen in an
+  // hour; a stolen admin session must not turn the organization into a mail cannon.
+  ORG_INVITE: { count: 50, seconds: HOUR },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";
@@ -123,6 +127,7 @@ export const LIMIT_KIND: Readonly<Record<LimitName, LimitKind>> = {
   ACCOUNT_EXPORT: "own",
   CREDENTIALS_CONSECUTIVE: "account",
   WASNT_ME_CLIENT: "network",
+  ORG_INVITE: "own",
 };
 
 /** Why an attempt was refused: the limit, and how long until its window ends. */

@@ -194,6 +194,40 @@ describe(`models on ${dbLabel}`, () => {
     expect(await db().password.findUnique({ where: { userId: id } })).not.toBeNull();
   });
 
+  test("Organization and its rows: unique slug, one membership per user, one invitation per token, one verified owner per domain; deleting cascades and a session's organization is cleared", async () => {
+    const ada = await user();
+    const org = await db().organization.create({ data: { name: "Acme", slug: "acme" } });
+    await uniqueViolation(db().organization.create({ data: { name: "Other", slug: "acme" } }));
+    const membership = await db().membership.create({ data: { organizationId: org.id, userId: ada.id } });
+    expect(membership.role).toBe("member");
+    await uniqueViolation(db().membership.create({ data: { organizationId: org.id, userId: ada.id, role: "owner" } }));
+    const invitation = await db().invitation.create({ data: { organizationId: org.id, email: "bob@example.com", tokenHash: "hash-1", expires: new Date(Date.now() + 1000) } });
+    expect(invitation).toMatchObject({ role: "member", sendCount: 1, acceptedAt: null, revokedAt: null });
+    await uniqueViolation(db().invitation.create({ data: { organizationId: org.id, email: "cy@example.com", tokenHash: "hash-1", expires: new Date() } }));
+    const other = await db().organization.create({ data: { name: "Squatter", slug: "squatter" } });
+    // Any number of organizations may claim a domain; one may hold it verified.
+    await db().organizationDomain.create({ data: { organizationId: other.id, domain: "acme.example", verificationToken: "s" } });
+    const domain = await db().organizationDomain.create({ data: { organizationId: org.id, domain: "acme.example", verificationToken: "a", state: "verified", verifiedDomain: "acme.example" } });
+    expect(domain.state).toBe("verified");
+    await uniqueViolation(db().organizationDomain.update({ where: { organizationId_domain: { organizationId: other.id, domain: "acme.example" } }, data: { verifiedDomain: "acme.example" } }));
+    await uniqueViolation(db().organizationDomain.create({ data: { organizationId: org.id, domain: "acme.example", verificationToken: "b" } }));
+    await db().organizationAuditEvent.create({ data: { organizationId: org.id, actorId: "gone-user", type: "organization-created", detail: "{}" } });
+    const session = await db().session.create({ data: { userId: ada.id, expires: new Date(Date.now() + 60_000), organizationId: org.id } });
+
+    await db().organization.delete({ where: { id: org.id } });
+    expect(await db().membership.count()).toBe(0);
+    expect(await db().invitation.count()).toBe(0);
+    expect(await db().organizationDomain.count()).toBe(1);
+    expect(await db().organizationAuditEvent.count()).toBe(0);
+    expect((await db().session.findUniqueOrThrow({ where: { id: session.id } })).organizationId).toBeNull();
+
+    // Deleting a user deletes their memberships, never the organization.
+    await db().membership.create({ data: { organizationId: other.id, userId: ada.id, role: "owner" } });
+    await db().user.delete({ where: { id: ada.id } });
+    expect(await db().membership.count()).toBe(0);
+    expect(await db().organization.count()).toBe(1);
+  });
+
   test("resetDatabase() empties every table", async () => {
     const ada = await user();
     await db().account.create({ data: { userId: ada.id, type: "oauth", provider: "github", providerAccountId: "1" } });
@@ -211,6 +245,11 @@ describe(`models on ${dbLabel}`, () => {
     await db().mailQueue.create({ data: { recipient: "a@example.com", kind: "password-changed", payload: "{}" } });
     await db().globalSessionCutoff.create({ data: { id: "all", notBefore: new Date(), expires: new Date() } });
     await db().sessionOrphanCutoff.create({ data: { userId: ada.id, notBefore: new Date(), expires: new Date() } });
+    const org = await db().organization.create({ data: { name: "Acme", slug: "acme" } });
+    await db().membership.create({ data: { organizationId: org.id, userId: ada.id, role: "owner" } });
+    await db().invitation.create({ data: { organizationId: org.id, email: "b@example.com", tokenHash: "t", expires: new Date() } });
+    await db().organizationDomain.create({ data: { organizationId: org.id, domain: "acme.example", verificationToken: "v" } });
+    await db().organizationAuditEvent.create({ data: { organizationId: org.id, type: "organization-created" } });
 
     await resetDatabase();
 
@@ -231,6 +270,11 @@ describe(`models on ${dbLabel}`, () => {
       db().mailQueue.count(),
       db().globalSessionCutoff.count(),
       db().sessionOrphanCutoff.count(),
+      db().organization.count(),
+      db().membership.count(),
+      db().invitation.count(),
+      db().organizationDomain.count(),
+      db().organizationAuditEvent.count(),
     ]);
     expect(counts).toEqual(counts.map(() => 0));
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);
