@@ -1,0 +1,2 @@
+// The OAuth provider's surface for app/routes (docs/features/provider.md).
+export { interactionAction, interactionPage, type ConsentPage, type InteractionOutcome } from "./interaction.server";
