@@ -2,6 +2,8 @@
 // oauth:client:add` or on /admin, registered by anyone when AUTH_PROVIDER_REGISTRATION=open. A
 // confidential client's secret is shown once and kept sealed at rest, never in plain text. The
 // engine reads clients through its adapter (adapter.server.ts → findClientMetadata).
+import { actorEventFields, type Actor } from "../accounts/actor";
+import { recordEvent } from "../accounts/audit.server";
 import { randomToken } from "../core/crypto.server";
 import { getConfig } from "../core/config.server";
 import { openAtRest, sealAtRest, type SealedColumn, type SealPlace } from "../core/sealed-at-rest.server";
@@ -124,6 +126,25 @@ export async function addClient(input: NewClient): Promise<{ client: ClientSumma
     data: { clientId, name, metadata: JSON.stringify(metadata), secretSealed, firstParty: Boolean(input.firstParty), source: input.source },
   });
   return { client: summaryOf(row), secret };
+}
+
+/** An operator (the command line or an admin on /admin) adds a client: audited as oauth-client-added. */
+export async function addClientAs(actor: Actor, input: Omit<NewClient, "source">): Promise<{ client: ClientSummary; secret: string | null }> {
+  const source = actor.source === "admin" ? "admin" : "cli";
+  const added = await addClient({ ...input, source });
+  const { userId: _none, ...fields } = actorEventFields(actor, "", { clientId: added.client.clientId, name: added.client.name, public: added.client.public });
+  await recordEvent("oauth-client-added", { ...fields, userId: null });
+  return added;
+}
+
+/** An operator removes a client and everything issued to it: audited as oauth-client-removed. False: no such client. */
+export async function removeClientAs(actor: Actor, clientId: string): Promise<boolean> {
+  const client = await findClient(clientId);
+  if (!client) return false;
+  await removeClientRows(clientId);
+  const { userId: _none, ...fields } = actorEventFields(actor, "", { clientId, name: client.name });
+  await recordEvent("oauth-client-removed", { ...fields, userId: null });
+  return true;
 }
 
 export async function listClients(): Promise<ClientSummary[]> {

@@ -106,7 +106,8 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     const as = await discover(server);
     const tc = await testClient();
     const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
-    for (const extra of [{ code_challenge: "", code_challenge_method: "" }, { code_challenge_method: "plain" }]) {
+    const variants: Record<string, string>[] = [{ code_challenge: "", code_challenge_method: "" }, { code_challenge_method: "plain" }];
+    for (const extra of variants) {
       const request = await authorizationUrl(as, tc, extra);
       const step = await follow(server, jar, request.url);
       expect(step.status).toBe(0);
