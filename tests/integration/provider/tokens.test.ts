@@ -5,6 +5,7 @@
 import * as oauth from "oauth4webapi";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { revokeAllSessions, revokeUserSessions } from "../../../app/auth/core/session.server";
 import { createUser, PASSWORD } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
@@ -126,6 +127,23 @@ describe(`the provider's grants on ${dbLabel}`, () => {
     const plain = await testClient();
     const refused = await oauth.clientCredentialsGrantRequest(as, plain.client, plain.auth, {}, insecure);
     await expect(oauth.processClientCredentialsResponse(as, plain.client, refused)).rejects.toMatchObject({ status: 400, error: expect.stringMatching(/^(unauthorized_client|invalid_request)$/) });
+  });
+
+  it("sign out everywhere (and every other end of all of a user's sessions) revokes the user's grants and refresh tokens", async () => {
+    const tc = await testClient();
+    const tokens = await tokensFor(tc);
+    const user = await testDb().user.findUniqueOrThrow({ where: { email: "ada@example.com" } });
+    await revokeUserSessions(user.id);
+    await expect(oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, tokens.refresh_token!))).rejects.toMatchObject({ error: "invalid_grant" });
+    expect(await testDb().oAuthPayload.count({ where: { accountId: user.id } })).toBe(0);
+    // Another user's grant is left alone; ending everyone's sessions ends it too.
+    await createUser("bob@example.com", "Bob");
+    const bobJar = await signedInBrowser(server, "bob@example.com", PASSWORD);
+    const bob = (await codeFlow(server, as, tc, bobJar)).tokens;
+    await revokeUserSessions(user.id);
+    const stillThere = await oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, bob.refresh_token!));
+    await revokeAllSessions();
+    await expect(oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, stillThere.refresh_token!))).rejects.toMatchObject({ error: "invalid_grant" });
   });
 
   it("a disabled user's refresh token is refused", async () => {
