@@ -4,6 +4,7 @@
 // engine reads clients through its adapter (adapter.server.ts → findClientMetadata).
 import { actorEventFields, type Actor } from "../accounts/actor";
 import { recordEvent } from "../accounts/audit.server";
+import { errors } from "oidc-provider";
 import { randomToken } from "../core/crypto.server";
 import { getConfig } from "../core/config.server";
 import { openAtRest, sealAtRest, type SealedColumn, type SealPlace } from "../core/sealed-at-rest.server";
@@ -187,14 +188,25 @@ export async function findClientMetadata(clientId: string): Promise<Record<strin
 }
 
 /**
- * A client registered dynamically (RFC 7591, AUTH_PROVIDER_REGISTRATION=open): kept as the engine
- * validated it, a secret (if any) sealed.
+ * A client registered dynamically (RFC 7591, AUTH_PROVIDER_REGISTRATION=open): only a public
+ * client (no secret: anyone may register, so nobody's secret means anything), with redirect URIs
+ * that are https: or loopback; one whose redirect URIs are all loopback or a private-use scheme is
+ * kept as native, whatever it declared, so any loopback port works (RFC 8252). Anything else is
+ * refused with invalid_client_metadata before it is stored.
  */
 export async function saveRegisteredClient(clientId: string, payload: Record<string, unknown>): Promise<void> {
-  const { client_secret: secret, client_id: _id, ...metadata } = payload;
+  const { client_secret: _secret, client_id: _id, ...metadata } = payload;
+  const existing = await db().oAuthClient.findUnique({ where: { clientId }, select: { source: true } });
+  if (existing && existing.source !== "registration") throw new errors.InvalidClientMetadata!("this client cannot be changed here");
+  if (metadata.token_endpoint_auth_method !== "none") throw new errors.InvalidClientMetadata!("only public clients may register: token_endpoint_auth_method must be none");
+  const redirectUris = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris.map(String) : [];
+  for (const uri of redirectUris) {
+    const url = URL.parse(uri);
+    if (!url || !(url.protocol === "https:" || isLoopbackRedirect(url))) throw new errors.InvalidClientMetadata!("redirect URIs must be https: or http: on a loopback host");
+  }
+  metadata.application_type = applicationTypeFor(redirectUris, metadata.application_type === "native" ? "native" : undefined);
   const name = typeof metadata.client_name === "string" && metadata.client_name.trim() ? metadata.client_name.trim().slice(0, CLIENT_NAME_MAX_LENGTH) : clientId;
-  const secretSealed = typeof secret === "string" && secret ? await sealAtRest(secret, placeOf(clientId), getConfig().secrets) : null;
-  const data = { name, metadata: JSON.stringify(metadata), secretSealed };
+  const data = { name, metadata: JSON.stringify(metadata), secretSealed: null };
   await db().oAuthClient.upsert({ where: { clientId }, create: { clientId, source: "registration", firstParty: false, ...data }, update: data });
 }
 
