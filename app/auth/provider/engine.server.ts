@@ -16,6 +16,7 @@ import Provider, { errors, interactionPolicy, type Configuration, type KoaContex
 import { selectClientAddress } from "../core/client-address.server";
 import { getConfig, normalizeResource, type ProviderConfig } from "../core/config.server";
 import { log } from "../core/log.server";
+import { countOAuthToken } from "../core/metrics.server";
 import { openAtRest, sealAtRest } from "../core/sealed-at-rest.server";
 import { authRequest } from "../core/request.server";
 import { getSession, type CurrentSession } from "../core/session.server";
@@ -291,6 +292,9 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
   // The server sets the forwarded headers from AUTH_URL itself (handleEngineRequest): the engine
   // builds every URL from the issuer, never from what a client sent.
   provider.proxy = true;
+  // Tokens issued and refused, by grant, for /metrics.
+  provider.on("grant.success", (ctx) => countOAuthToken(ctx.oidc.params.grant_type, "issued"));
+  provider.on("grant.error", (ctx) => countOAuthToken(ctx.oidc?.params?.grant_type, "refused"));
   provider.use(async (ctx, next) => {
     // offline_access on consent alone: the engine keeps it only under prompt=consent, so the
     // server asks for that itself, and marks it so the consent page may answer from a remembered consent.

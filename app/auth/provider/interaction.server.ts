@@ -11,6 +11,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Grant, Interaction } from "oidc-provider";
 import { recordEvent, eventSource } from "../accounts/audit.server";
+import { notifySecurityChange } from "../accounts/security-notices.server";
 import { readBody, BadRequestError, refusedBodyResponse } from "../core/body.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
@@ -146,7 +147,20 @@ async function allow(request: Request, ar: AuthRequest, interaction: Interaction
   const first = (await db().oAuthPayload.count({ where: { kind: "Grant", accountId, clientId } })) === 0;
   const grantId = await grant.save();
   await recordEvent("oauth-consent", { userId: accountId, ...eventSource(ar), detail: { clientId, scope: scopes, first } });
+  // The first grant to an app is a security notice (the owner is told, with "This wasn't me").
+  if (first) {
+    const client = await findClient(clientId);
+    await notifySecurityChange(ar, accountId, { kind: "app-allowed", name: client?.name ?? clientId, host: clientHostOf(clientId, interaction) });
+  }
   return finish(request, { consent: { grantId } });
+}
+
+/** Where the app lives, as the consent page and the notice show it: its metadata document's host, else its redirect URI's. */
+function clientHostOf(clientId: string, interaction: Interaction): string {
+  const documentUrl = URL.parse(clientId);
+  if (documentUrl?.protocol === "https:") return documentUrl.host;
+  const redirectUri = typeof interaction.params.redirect_uri === "string" ? URL.parse(interaction.params.redirect_uri) : null;
+  return redirectUri?.host || redirectUri?.protocol.replace(/:$/, "") || clientId;
 }
 
 /** The page for GET /oauth/consent/<uid>: a redirect on, or the consent form. */
@@ -180,8 +194,6 @@ export async function interactionPage(request: Request, uid: string, now = new D
   if (client?.firstParty || nothingNew(interaction)) return { type: "response", response: await allow(request, ar, interaction, accountId) };
 
   const { token, setCookie } = ensureCsrfToken(ar);
-  const redirectUri = typeof interaction.params.redirect_uri === "string" ? URL.parse(interaction.params.redirect_uri) : null;
-  const documentUrl = URL.parse(clientId);
   return {
     type: "page",
     setCookies: [...setCookies, ...(setCookie ? [setCookie] : [])],
@@ -190,7 +202,7 @@ export async function interactionPage(request: Request, uid: string, now = new D
       action: pageOf(uid),
       csrfToken: token,
       clientName: client?.name ?? clientId,
-      clientHost: (documentUrl?.protocol === "https:" ? documentUrl.host : redirectUri?.host) || clientId,
+      clientHost: clientHostOf(clientId, interaction),
       unverified: !client || client.source === "registration",
       scopes: requestedScopes(interaction),
       userEmail: session.data.user.email,

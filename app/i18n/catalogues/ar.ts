@@ -560,6 +560,8 @@ export const ar: Catalogue = {
   "notice.second-factor-off.what": "تم إيقاف العامل الثاني لحسابك: لم يعد تسجيل الدخول يطلب رمز تطبيق المصادقة.",
   "notice.recovery-codes-replaced.subject": "رموز استرداد جديدة لحسابك على {site}",
   "notice.recovery-codes-replaced.what": "تم إنشاء رموز استرداد جديدة لحسابك؛ ولم تعد الرموز القديمة تعمل.",
+  "notice.app-allowed.subject": "يمكن لتطبيق الآن استخدام حسابك على {site}",
+  "notice.app-allowed.what": "سمحت للتطبيق «{name}» ({host}) باستخدام حسابك. يمكنك إزالة وصوله من صفحة حسابك.",
   "notice.passkey-added.subject": "تمت إضافة مفتاح مرور إلى حسابك على {site}",
   "notice.passkey-added.what": "تمت إضافة مفتاح مرور إلى حسابك: يمكن الآن استخدامه لتسجيل الدخول.",
   "notice.passkey-added.whatNamed": "تمت إضافة مفتاح مرور (\"{name}\") إلى حسابك: يمكن الآن استخدامه لتسجيل الدخول.",

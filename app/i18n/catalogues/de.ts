@@ -560,6 +560,8 @@ export const de: Catalogue = {
   "notice.second-factor-off.what": "Der zweite Faktor Ihres Kontos wurde deaktiviert: Bei der Anmeldung wird kein Authenticator-Code mehr abgefragt.",
   "notice.recovery-codes-replaced.subject": "Neue Wiederherstellungscodes für Ihr {site}-Konto",
   "notice.recovery-codes-replaced.what": "Für Ihr Konto wurden neue Wiederherstellungscodes erstellt; die alten funktionieren nicht mehr.",
+  "notice.app-allowed.subject": "Eine App darf jetzt Ihr {site}-Konto verwenden",
+  "notice.app-allowed.what": "Sie haben der App „{name}“ ({host}) erlaubt, Ihr Konto zu verwenden. Sie können ihren Zugriff auf Ihrer Kontoseite entfernen.",
   "notice.passkey-added.subject": "Ihrem {site}-Konto wurde ein Passkey hinzugefügt",
   "notice.passkey-added.what": "Ihrem Konto wurde ein Passkey hinzugefügt: Sie können sich jetzt damit anmelden.",
   "notice.passkey-added.whatNamed": "Ihrem Konto wurde ein Passkey (\"{name}\") hinzugefügt: Sie können sich jetzt damit anmelden.",

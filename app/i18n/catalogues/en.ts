@@ -563,6 +563,8 @@ export const en = {
   "notice.second-factor-off.what": "The second factor of your account was turned off: signing in no longer asks for an authenticator code.",
   "notice.recovery-codes-replaced.subject": "New recovery codes for your {site} account",
   "notice.recovery-codes-replaced.what": "New recovery codes were made for your account; the old ones no longer work.",
+  "notice.app-allowed.subject": "An app can now use your {site} account",
+  "notice.app-allowed.what": "You allowed the app \"{name}\" ({host}) to use your account. You can remove its access on your account page.",
   "notice.passkey-added.subject": "A passkey was added to your {site} account",
   "notice.passkey-added.what": "A passkey was added to your account: it can now be used to sign in.",
   "notice.passkey-added.whatNamed": "A passkey (\"{name}\") was added to your account: it can now be used to sign in.",

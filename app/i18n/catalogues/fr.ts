@@ -560,6 +560,8 @@ export const fr: Catalogue = {
   "notice.second-factor-off.what": "Le second facteur de votre compte a été désactivé : la connexion ne demande plus de code d’authentification.",
   "notice.recovery-codes-replaced.subject": "Nouveaux codes de récupération pour votre compte {site}",
   "notice.recovery-codes-replaced.what": "De nouveaux codes de récupération ont été créés pour votre compte ; les anciens ne fonctionnent plus.",
+  "notice.app-allowed.subject": "Une application peut désormais utiliser votre compte {site}",
+  "notice.app-allowed.what": "Vous avez autorisé l’application « {name} » ({host}) à utiliser votre compte. Vous pouvez retirer son accès sur la page de votre compte.",
   "notice.passkey-added.subject": "Une clé d’accès a été ajoutée à votre compte {site}",
   "notice.passkey-added.what": "Une clé d’accès a été ajoutée à votre compte : elle permet désormais de se connecter.",
   "notice.passkey-added.whatNamed": "Une clé d’accès (\"{name}\") a été ajoutée à votre compte : elle permet désormais de se connecter.",

@@ -7,7 +7,8 @@ import { decodeJwt } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { engineSafetyProblems, getEngine } from "../../../app/auth/provider/engine.server";
 import { PrismaAdapter } from "../../../app/auth/provider/adapter.server";
-import { createUser, PASSWORD } from "../../support/auth";
+import { metricsResponse } from "../../../app/auth/core/metrics.server";
+import { createUser, PASSWORD, withEnv } from "../../support/auth";
 import { call } from "../../support/app-client";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 import { CookieJar } from "../../support/http";
@@ -66,6 +67,8 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     expect(claims).toMatchObject({ iss: server.url, sub: user.id, email: "ada@example.com", amr: ["pwd"], acr: "aal1" });
     expect(typeof claims.auth_time).toBe("number");
     expect(await testDb().authEvent.count({ where: { type: "oauth-consent", userId: user.id } })).toBe(1);
+    // The first grant to an app is a security notice to the owner.
+    expect(await testDb().mailQueue.count({ where: { kind: "app-allowed", recipient: "ada@example.com" } })).toBe(1);
 
     // The same app, the same scopes: no consent page this time.
     const second = await codeFlow(server, as, tc, jar);
@@ -74,6 +77,13 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     // A new scope is asked for again.
     const third = await codeFlow(server, as, tc, jar, { scope: "openid email profile offline_access" });
     expect(third.consentShown).toBe(true);
+    expect(await testDb().mailQueue.count({ where: { kind: "app-allowed" } })).toBe(1);
+    // Each token answer is counted for /metrics.
+    const token = "m".repeat(40);
+    const undo = withEnv({ METRICS_TOKEN: token });
+    const metrics = await (await metricsResponse(new Request(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } })))!.text();
+    undo();
+    expect(metrics).toMatch(/vestibule_oauth_tokens_total\{grant="authorization_code",outcome="issued"\} [3-9]/);
   });
 
   it("a signed-out visitor is sent to Vestibule's sign-in page with a way back, and login_hint fills the address", async () => {
