@@ -31,6 +31,7 @@ import { isFirstParty } from "./clients.server";
 import {
   AUTHORIZATION_CODE_TTL,
   DEVICE_CODE_TTL,
+  DEVICE_POLL_INTERVAL,
   GRANT_TTL,
   ID_TOKEN_TTL,
   INTERACTION_TTL,
@@ -306,6 +307,11 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
       }
     }
     await next();
+    // RFC 8628: the polling interval, said rather than left to the client's default.
+    if (ctx.oidc?.route === "device_authorization" && ctx.status === 200 && ctx.body && typeof ctx.body === "object") {
+      ctx.body = { ...(ctx.body as Record<string, unknown>), interval: DEVICE_POLL_INTERVAL };
+      return;
+    }
     if (ctx.oidc?.route !== "token") return;
     const replayOf = ctx.state[REPLAY_STATE];
     if (typeof replayOf === "string") {

@@ -21,7 +21,6 @@ import { getSession, sessionAuthenticatedAt, type CurrentSession } from "../core
 import { db } from "../../db/client.server";
 import { findClient } from "./clients.server";
 import { authenticationOf, CONSENT_PATH, ENGINE_ROUTES, getEngine, OFFLINE_CONSENT_PARAM, PROVIDER_SCOPES } from "./engine.server";
-import { INTERACTION_TTL } from "./lifetimes.server";
 
 export type ProviderScope = (typeof PROVIDER_SCOPES)[number];
 
@@ -94,16 +93,28 @@ function signInUrl(ar: AuthRequest, interaction: Interaction): string {
   return `${ar.origin}${ar.config.basePath}/signin?${params}`;
 }
 
-/** When the interaction started, seconds since the epoch. */
-const startedAt = (interaction: Interaction) => interaction.iat ?? interaction.exp - INTERACTION_TTL;
+/** The row that remembers when an interaction sent the visitor to prove who they are again (ms since the epoch). */
+const REAUTH_ASKED_KIND = "ReauthAsked";
 
-/** Whether the app's prompt=login or max_age asks for a sign-in more recent than the session's. */
-function needsReauth(interaction: Interaction, authenticatedAt: number, now: number): boolean {
-  const reasons = interaction.prompt.reasons;
-  if (reasons.includes("login_prompt") && authenticatedAt < startedAt(interaction)) return true;
+/**
+ * Whether the app's prompt=login, or a max_age the sign-in is older than, still needs the visitor
+ * to prove who they are again: yes until the session's authentication is newer than the moment
+ * this interaction first asked for it (kept beside the interaction, so a max_age of 0 or a sign-in
+ * in the same second cannot loop, and a made-up query parameter cannot skip it).
+ */
+async function needsReauth(interaction: Interaction, authenticatedAt: Date, now: Date): Promise<boolean> {
   const maxAge = Number(interaction.params.max_age);
-  if (interaction.params.max_age !== undefined && Number.isFinite(maxAge) && now - authenticatedAt > maxAge) return true;
-  return false;
+  const tooOld = interaction.params.max_age !== undefined && Number.isFinite(maxAge) && now.getTime() - authenticatedAt.getTime() > maxAge * 1000;
+  if (!interaction.prompt.reasons.includes("login_prompt") && !tooOld) return false;
+  const key = { kind_id: { kind: REAUTH_ASKED_KIND, id: interaction.uid } };
+  const asked = await db().oAuthPayload.findUnique({ where: key, select: { payload: true } });
+  if (asked && authenticatedAt.getTime() > Number(asked.payload)) return false;
+  if (!asked) {
+    await db().oAuthPayload.create({
+      data: { kind: REAUTH_ASKED_KIND, id: interaction.uid, payload: String(now.getTime()), expiresAt: new Date(interaction.exp * 1000) },
+    });
+  }
+  return true;
 }
 
 async function finish(request: Request, result: Record<string, unknown>): Promise<Response> {
@@ -175,9 +186,9 @@ export async function interactionPage(request: Request, uid: string, now = new D
   if (!session) return { type: "response", response: redirectResponse(signInUrl(ar, interaction), { setCookies }) };
 
   if (interaction.prompt.name === "login") {
-    const authenticated = await sessionAuthenticatedAt(session, now);
-    const at = Math.floor((authenticated?.getTime() ?? session.signedInAt * 1000) / 1000);
-    if (needsReauth(interaction, at, Math.floor(now.getTime() / 1000))) {
+    const authenticated = (await sessionAuthenticatedAt(session, now)) ?? new Date(session.signedInAt * 1000);
+    const at = Math.floor(authenticated.getTime() / 1000);
+    if (await needsReauth(interaction, authenticated, now)) {
       return { type: "response", response: redirectResponse(reauthUrl(ar, pageOf(uid))) };
     }
     const { amr, acr } = authenticationOf(await factorsOf(session));

@@ -593,7 +593,7 @@ export const de: Catalogue = {
   // /admin, the operator's console (contract section 18, ADR 085).
   "admin.title": "Verwaltung",
   "admin.clients.title": "Apps, die sich mit dieser Website anmelden",
-  "admin.clients.heading": "Apps",
+  "admin.clients.heading": "Anwendungen",
   "admin.clients.none": "Noch keine App.",
   "admin.clients.public": "Öffentlich (ohne Geheimnis)",
   "admin.clients.confidential": "Vertraulich",
@@ -602,7 +602,7 @@ export const de: Catalogue = {
   "admin.clients.removeNamed": "{name} entfernen und ihren Zugriff beenden",
   "admin.clients.removed": "Die App wurde entfernt und ihr Zugriff beendet.",
   "admin.clients.add": "App hinzufügen",
-  "admin.clients.name": "Name",
+  "admin.clients.name": "Bezeichnung",
   "admin.clients.redirectUris": "Weiterleitungs-URIs, eine pro Zeile",
   "admin.clients.publicLabel": "Öffentliche App (Kommandozeile oder Desktop: ohne Geheimnis)",
   "admin.clients.firstPartyLabel": "Eigene App: Nutzer werden nicht um Zustimmung gebeten",

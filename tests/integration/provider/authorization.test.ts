@@ -97,6 +97,50 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     expect(step.url.searchParams.get("email")).toBe("ada@example.com");
   });
 
+  it("prompt=login and an exceeded max_age send the signed-in visitor through Vestibule's re-authentication page", async () => {
+    const as = await discover(server);
+    const tc = await testClient();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const variants: Record<string, string>[] = [{ prompt: "login" }, { max_age: "0" }];
+    for (const extra of variants) {
+      const request = await authorizationUrl(as, tc, extra);
+      const step = await follow(server, jar, request.url);
+      expect(step.url.pathname, JSON.stringify(extra)).toBe("/auth/reauth");
+      const callbackUrl = step.url.searchParams.get("callbackUrl")!;
+      expect(callbackUrl).toMatch(/^\/oauth\/consent\/[\w-]+$/);
+      // Coming back without having proved anything: sent to the re-authentication page again.
+      expect((await follow(server, jar, callbackUrl)).url.pathname).toBe("/auth/reauth");
+      // The password again, then on to the app; the ID token's auth_time is the re-authentication's.
+      const csrfToken = /name="csrfToken" value="([^"]+)"/.exec(step.html!)![1]!;
+      const proved = await call(server.url, jar, "/auth/reauth", { body: { csrfToken, callbackUrl, provider: "credentials", password: PASSWORD } });
+      expect([302, 303]).toContain(proved.status);
+      const { callback } = await authorize(server, jar, { ...request, url: new URL(proved.headers.get("location")!, server.url) });
+      const params = oauth.validateAuthResponse(as, tc.client, callback, request.state);
+      const before = Math.floor(Date.now() / 1000) - 5;
+      const tokens = await oauth.processAuthorizationCodeResponse(
+        as,
+        tc.client,
+        await oauth.authorizationCodeGrantRequest(as, tc.client, tc.auth, params, tc.redirectUri, request.verifier, insecure),
+        { expectedNonce: request.nonce, maxAge: extra.max_age ? Number(extra.max_age) + 10 : undefined },
+      );
+      expect(oauth.getValidatedIdTokenClaims(tokens)!.auth_time).toBeGreaterThanOrEqual(before);
+    }
+    // A max_age the session meets goes straight on to the app (consent remembered from above).
+    const { callback } = await authorize(server, jar, await authorizationUrl(as, tc, { max_age: "3600" }));
+    expect(callback.searchParams.get("code")).toEqual(expect.any(String));
+  });
+
+  it("device authorization (RFC 8628): an 8-letter user code without vowels, XXXX-XXXX, interval 5 s, polling answers authorization_pending", async () => {
+    const as = await discover(server);
+    const tc = await testClient({ redirectUris: [], grants: ["device_code"], public: true });
+    const started = await oauth.processDeviceAuthorizationResponse(as, tc.client, await oauth.deviceAuthorizationRequest(as, tc.client, tc.auth, { scope: "openid" }, insecure));
+    expect(started.user_code).toMatch(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
+    expect(started.interval).toBe(5);
+    expect(started.expires_in).toBeLessThanOrEqual(600);
+    const poll = await oauth.deviceCodeGrantRequest(as, tc.client, tc.auth, started.device_code, insecure);
+    await expect(oauth.processDeviceCodeResponse(as, tc.client, poll)).rejects.toMatchObject({ error: "authorization_pending" });
+  });
+
   it("an answer the visitor denies goes back with access_denied, state and iss", async () => {
     const as = await discover(server);
     const tc = await testClient();
