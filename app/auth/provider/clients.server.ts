@@ -17,8 +17,6 @@ export const EXTRA_GRANTS = { client_credentials: "client_credentials", device_c
 export type ExtraGrant = keyof typeof EXTRA_GRANTS;
 /** A client's name: shown on the consent page and /account, one line. */
 export const CLIENT_NAME_MAX_LENGTH = 100;
-/** Unused registrations (no grant, no token) are removed after this many days (cleanup). */
-export const UNUSED_REGISTRATION_DAYS = 30;
 
 const SEAL_PURPOSE = "oauth-client-secret";
 const placeOf = (clientId: string): SealPlace => ({ purpose: SEAL_PURPOSE, row: clientId });
@@ -208,18 +206,6 @@ export async function saveRegisteredClient(clientId: string, payload: Record<str
   const name = typeof metadata.client_name === "string" && metadata.client_name.trim() ? metadata.client_name.trim().slice(0, CLIENT_NAME_MAX_LENGTH) : clientId;
   const data = { name, metadata: JSON.stringify(metadata), secretSealed: null };
   await db().oAuthClient.upsert({ where: { clientId }, create: { clientId, source: "registration", firstParty: false, ...data }, update: data });
-}
-
-/** Registrations never used (no grant left) after UNUSED_REGISTRATION_DAYS: cleanup removes them. */
-export async function removeUnusedRegistrations(now = new Date()): Promise<number> {
-  const before = new Date(now.getTime() - UNUSED_REGISTRATION_DAYS * 24 * 60 * 60 * 1000);
-  const stale = await db().oAuthClient.findMany({ where: { source: "registration", createdAt: { lt: before } }, select: { clientId: true } });
-  let removed = 0;
-  for (const { clientId } of stale) {
-    const used = await db().oAuthPayload.count({ where: { clientId, kind: "Grant" } });
-    if (used === 0 && (await removeClientRows(clientId))) removed++;
-  }
-  return removed;
 }
 
 /** The sealed client secrets, as `secret:reseal` walks them. */

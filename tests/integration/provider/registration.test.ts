@@ -3,6 +3,7 @@
 // (any port) although it named no application_type, and its consent page saying it is unverified.
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { runCleanup } from "../../../app/auth/core/cleanup.server";
 import { createUser, PASSWORD } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
@@ -53,5 +54,21 @@ describe(`dynamic registration on ${dbLabel}`, () => {
       expect(((await res.json()) as { error: string }).error).toBe("invalid_client_metadata");
     }
     expect(await testDb().oAuthClient.count()).toBe(0);
+  });
+
+  it("cleanup removes registrations nobody allowed after 30 days, and every provider row past its expiry", async () => {
+    const now = new Date();
+    const daysAgo = (n: number) => new Date(now.getTime() - n * 24 * 60 * 60 * 1000);
+    const client = (clientId: string, createdAt: Date, source = "registration") =>
+      testDb().oAuthClient.create({ data: { clientId, name: clientId, metadata: "{}", source, createdAt } });
+    await client("old-unused", daysAgo(31));
+    await client("old-used", daysAgo(31));
+    await client("recent", daysAgo(29));
+    await client("old-operator", daysAgo(400), "cli");
+    await testDb().oAuthPayload.create({ data: { kind: "Grant", id: "g1", payload: "{}", clientId: "old-used", accountId: "u1", expiresAt: daysAgo(-1) } });
+    await testDb().oAuthPayload.create({ data: { kind: "RefreshToken", id: "gone", payload: "{}", expiresAt: daysAgo(0.001) } });
+    const result = await runCleanup(now);
+    expect(result.ran && { payloads: result.counts.oauthPayloads, registrations: result.counts.oauthRegistrations }).toEqual({ payloads: 1, registrations: 1 });
+    expect((await testDb().oAuthClient.findMany({ orderBy: { clientId: "asc" } })).map((c) => c.clientId)).toEqual(["old-operator", "old-used", "recent"]);
   });
 });
