@@ -45,6 +45,7 @@ declare module "oidc-provider" {
     req: IncomingMessage;
     get(header: string): string;
     set(header: string, value: string): void;
+    append(header: string, value: string): void;
     oidc: {
       provider: Provider;
       route?: string;

@@ -19,15 +19,11 @@ import { log } from "../core/log.server";
 import { countOAuthToken } from "../core/metrics.server";
 import { openAtRest, sealAtRest } from "../core/sealed-at-rest.server";
 import { authRequest } from "../core/request.server";
-import { getSession, type CurrentSession } from "../core/session.server";
-import { fromAcceptLanguage, fromLanguageCookie } from "../../i18n/negotiate.server";
-import { DEFAULT_LOCALE, directionOf } from "../../i18n/languages.server";
-import { runWithLocale, t } from "../../i18n/t.server";
-import { escapeHtml } from "../../html";
-import { pageTitle } from "../../site";
+import { endSession, getSession, type CurrentSession } from "../core/session.server";
 import { db } from "../../db/client.server";
 import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE } from "./adapter.server";
 import { isFirstParty } from "./clients.server";
+import { deviceSuccessPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
 import {
   AUTHORIZATION_CODE_TTL,
   DEVICE_CODE_TTL,
@@ -52,7 +48,7 @@ export const ENGINE_ROUTES = {
   registration: "/oauth/register",
   device_authorization: "/oauth/device_authorization",
   end_session: "/oauth/end_session",
-  code_verification: "/oauth/device",
+  code_verification: "/device",
 } as const;
 /** Vestibule's own page for an authorization in progress: sign-in, then consent (interaction.server.ts). */
 export const CONSENT_PATH = "/oauth/consent";
@@ -70,6 +66,7 @@ const REFRESH_ANSWER_POLL_MS = 25;
 export function isEnginePath(pathname: string): boolean {
   if (!getConfig().provider) return false;
   if (pathname === OPENID_CONFIGURATION_PATH || pathname === AUTHORIZATION_SERVER_METADATA_PATH) return true;
+  if (pathname === ENGINE_ROUTES.code_verification || pathname.startsWith(`${ENGINE_ROUTES.code_verification}/`)) return true;
   return pathname.startsWith("/oauth/") && pathname !== CONSENT_PATH && !pathname.startsWith(`${CONSENT_PATH}/`);
 }
 
@@ -78,14 +75,19 @@ function cookieKeys(secrets: readonly string[]): string[] {
   return secrets.map((secret) => Buffer.from(hkdfSync("sha256", secret, "oauth-provider-cookies", "Vestibule OAuth provider cookie key", 32)).toString("hex"));
 }
 
-/** The Vestibule session of the browser behind an engine request (its cookies), or null. */
-export async function vestibuleSessionOf(req: IncomingMessage): Promise<CurrentSession | null> {
+/** What of an engine request Vestibule's session code reads: its cookies, device and address. */
+function vestibuleHeaders(req: IncomingMessage): Headers {
   const headers = new Headers();
   for (const name of ["cookie", "user-agent", "accept-language", "x-vestibule-remote-addr", "x-forwarded-for"]) {
     const value = req.headers[name];
     if (typeof value === "string") headers.set(name, value);
   }
-  const request = new Request(`${issuerUrl()}/oauth/authorize`, { headers });
+  return headers;
+}
+
+/** The Vestibule session of the browser behind an engine request (its cookies), or null. */
+export async function vestibuleSessionOf(req: IncomingMessage): Promise<CurrentSession | null> {
+  const request = new Request(`${issuerUrl()}/oauth/authorize`, { headers: vestibuleHeaders(req) });
   const { session } = await getSession(authRequest(request), { roll: false });
   return session;
 }
@@ -151,24 +153,6 @@ function resourceServerInfo(settings: ProviderConfig) {
   };
 }
 
-/** The engine's HTML error page (an unknown client, a redirect URI not registered …): in the visitor's language, never a redirect. */
-async function renderError(ctx: KoaContextWithOIDC, out: Record<string, unknown>) {
-  const locale = fromLanguageCookie(ctx.get("cookie")) ?? fromAcceptLanguage(ctx.get("accept-language")) ?? DEFAULT_LOCALE;
-  ctx.type = "html";
-  ctx.set("Content-Language", locale);
-  ctx.set("Cache-Control", "no-store");
-  ctx.body = runWithLocale(locale, () => {
-    const heading = t("provider.error.heading");
-    const code = typeof out.error === "string" ? out.error : "server_error";
-    return (
-      `<!DOCTYPE html><html lang="${locale}" dir="${directionOf(locale)}"><head><meta charset="utf-8">` +
-      `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(pageTitle(getConfig().siteName, heading))}</title></head>` +
-      `<body><main><h1>${escapeHtml(heading)}</h1><p role="alert">${escapeHtml(t("provider.error.message"))}</p>` +
-      `<p><code>${escapeHtml(code)}</code></p></main></body></html>`
-    );
-  });
-}
-
 function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Configuration {
   const policy = interactionPolicy.base();
   // The engine's session is believed only while the Vestibule session it came from lives: after a
@@ -217,9 +201,17 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
       revocation: { enabled: true },
       userinfo: { enabled: true },
       clientCredentials: { enabled: true },
-      deviceFlow: { enabled: true },
+      // RFC 8628 at /device: 8 letters without vowels shown as XXXX-XXXX, Vestibule's pages.
+      deviceFlow: {
+        enabled: true,
+        charset: "base-20",
+        mask: "****-****",
+        userCodeInputSource: userCodeInputPage,
+        userCodeConfirmSource: userCodeConfirmPage,
+        successSource: deviceSuccessPage,
+      },
       backchannelLogout: { enabled: true },
-      rpInitiatedLogout: { enabled: true },
+      rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: logoutDonePage },
       registration: { enabled: settings.registration === "open", initialAccessToken: false, issueRegistrationAccessToken: false },
       resourceIndicators: {
         enabled: true,
@@ -251,7 +243,7 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
         return Math.max(1, Math.min(REFRESH_TOKEN_IDLE_TTL, first + REFRESH_TOKEN_ABSOLUTE_TTL - now));
       },
     },
-    renderError,
+    renderError: errorPage,
   } as Configuration;
 }
 
@@ -307,6 +299,12 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
       }
     }
     await next();
+    // RP-initiated logout the user confirmed: they are signed out of Vestibule too, not only of the engine.
+    if (ctx.oidc?.route === "end_session_confirm" && ctx.oidc.params.logout && ctx.status < 400) {
+      const ended = await endSession(authRequest(new Request(`${settings.issuer}${ENGINE_ROUTES.end_session}`, { headers: vestibuleHeaders(ctx.req) })));
+      for (const cookie of ended.setCookies) ctx.append("Set-Cookie", cookie);
+      return;
+    }
     // RFC 8628: the polling interval, said rather than left to the client's default.
     if (ctx.oidc?.route === "device_authorization" && ctx.status === 200 && ctx.body && typeof ctx.body === "object") {
       ctx.body = { ...(ctx.body as Record<string, unknown>), interval: DEVICE_POLL_INTERVAL };

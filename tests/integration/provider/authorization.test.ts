@@ -139,6 +139,47 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     expect(started.expires_in).toBeLessThanOrEqual(600);
     const poll = await oauth.deviceCodeGrantRequest(as, tc.client, tc.auth, started.device_code, insecure);
     await expect(oauth.processDeviceCodeResponse(as, tc.client, poll)).rejects.toMatchObject({ error: "authorization_pending" });
+
+    // The user, signed in, types the code at /device, checks it, then allows the app on the consent page.
+    expect(started.verification_uri).toBe(`${server.url}/device`);
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const entry = await follow(server, jar, "/device");
+    expect(entry.html).toContain('id="device-code-form"');
+    const fields = (html: string, form: string) => {
+      const part = html.slice(html.indexOf(`id="${form}"`));
+      return Object.fromEntries([...part.slice(0, part.indexOf("</form>")).matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    };
+    const wrong = await call(server.url, jar, "/device", { body: { ...fields(entry.html!, "device-code-form"), user_code: "BCDF-GHJK" } });
+    const retry = await wrong.text();
+    expect(retry).toContain('id="device-error"');
+    const typed = await call(server.url, jar, "/device", { body: { ...fields(retry, "device-code-form"), user_code: started.user_code.toLowerCase() } });
+    const confirmHtml = await typed.text();
+    expect(confirmHtml).toContain(started.user_code);
+    const confirmed = await call(server.url, jar, "/device", { body: fields(confirmHtml, "device-confirm-form") });
+    expect(confirmed.status).toBe(303);
+    const consent = await follow(server, jar, new URL(confirmed.headers.get("location")!, server.url));
+    const done = await answerConsent(server, jar, consent, "allow");
+    expect(done.url.pathname).toMatch(/^\/device\//);
+    expect(done.html).toContain("Device connected");
+    const tokens = await oauth.processDeviceCodeResponse(as, tc.client, await oauth.deviceCodeGrantRequest(as, tc.client, tc.auth, started.device_code, insecure));
+    expect(tokens.access_token).toEqual(expect.any(String));
+  });
+
+  it("RP-initiated logout asks first, then signs the user out of Vestibule too", async () => {
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    // Signed in to an app first, so the provider has a session to end.
+    const tc = await testClient({ redirectUris: ["https://app.example.com/cb"], redirectUri: "https://app.example.com/cb" });
+    await codeFlow(server, await discover(server), tc, jar);
+    const page = await follow(server, jar, "/oauth/end_session");
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('id="provider-logout-form"');
+    const action = /action="([^"]+)"/.exec(page.html!)![1]!;
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(page.html!)![1]!;
+    const res = await call(server.url, jar, new URL(action.replaceAll("&amp;", "&"), server.url).pathname, { body: { xsrf, logout: "yes" } });
+    expect(res.status).toBeLessThan(400);
+    await res.body?.cancel();
+    const session = await (await call(server.url, jar, "/auth/session")).json();
+    expect(session).toBeNull();
   });
 
   it("an answer the visitor denies goes back with access_denied, state and iss", async () => {
