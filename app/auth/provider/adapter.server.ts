@@ -123,7 +123,9 @@ function refreshReplayWithinGrace(id: string, payload: AdapterPayload, consumedA
   const grace = getConfig().provider?.refreshGrace ?? 0;
   if (grace === 0 || Date.now() - consumedAt.getTime() > grace * 1000) return;
   const ctx = Provider.ctx;
-  if (!ctx || ctx.oidc?.client?.clientId !== payload.clientId) return;
+  // Only a refresh at the token endpoint: introspection and revocation see the token as it is.
+  if (!ctx || ctx.oidc?.route !== "token" || ctx.oidc.params?.grant_type !== "refresh_token") return;
+  if (ctx.oidc.client?.clientId !== payload.clientId) return;
   ctx.state[REPLAY_STATE] = id;
   throw new errors.InvalidGrant!("refresh token already used");
 }

@@ -46,6 +46,9 @@ describe(`the provider's grants on ${dbLabel}`, () => {
     expect(again.refresh_token).toBe(r1.refresh_token);
     expect(again.access_token).toBe(r1.access_token);
     expect(await liveRefreshTokens()).toBe(1);
+    // Introspection sees the rotated token as it is: no longer active (the grace is for refreshes only).
+    const rotated = await oauth.processIntrospectionResponse(as, tc.client, await oauth.introspectionRequest(as, tc.client, tc.auth, first.refresh_token!, insecure));
+    expect(rotated.active).toBe(false);
     // And the new one works.
     const r2 = await oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, r1.refresh_token!));
     expect(r2.refresh_token).not.toBe(r1.refresh_token);
