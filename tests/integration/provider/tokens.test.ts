@@ -6,6 +6,8 @@ import * as oauth from "oauth4webapi";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { revokeAllSessions, revokeUserSessions } from "../../../app/auth/core/session.server";
+import { deleteAccount } from "../../../app/auth/accounts/deletion.server";
+import { authRequest } from "../../../app/auth/core/request.server";
 import { createUser, PASSWORD } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
@@ -147,6 +149,18 @@ describe(`the provider's grants on ${dbLabel}`, () => {
     const stillThere = await oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, bob.refresh_token!));
     await revokeAllSessions();
     await expect(oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, stillThere.refresh_token!))).rejects.toMatchObject({ error: "invalid_grant" });
+  });
+
+  it("deleting the account removes everything the user allowed apps", async () => {
+    const tc = await testClient();
+    const tokens = await tokensFor(tc);
+    const user = await testDb().user.findUniqueOrThrow({ where: { email: "ada@example.com" } });
+    const grantIds = (await testDb().oAuthPayload.findMany({ where: { kind: "Grant", accountId: user.id } })).map((g) => g.id);
+    expect(grantIds.length).toBeGreaterThan(0);
+    const result = await deleteAccount(user.id, { source: "cli" }, { hooks: [], ar: authRequest(new Request(`${server.url}/`)) });
+    expect(result.ok).toBe(true);
+    expect(await testDb().oAuthPayload.count({ where: { OR: [{ accountId: user.id }, { grantId: { in: grantIds } }] } })).toBe(0);
+    await expect(oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, tokens.refresh_token!))).rejects.toMatchObject({ error: "invalid_grant" });
   });
 
   it("a disabled user's refresh token is refused", async () => {
