@@ -19,6 +19,8 @@ export const LIMIT_NAMES = [
   "ACCOUNT_EXPORT",
   "CREDENTIALS_CONSECUTIVE",
   "WASNT_ME_CLIENT",
+  "OAUTH_REGISTRATION_CLIENT",
+  "DEVICE_CODE_CLIENT",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -62,6 +64,12 @@ export const DEFAULT_LIMITS: LimitTable = {
   // "This wasn't me" presses per client (ADR 081): an owner presses once or twice; a client trying
   // many is guessing tokens (hopeless at 256 bits) or replaying links it collected.
   WASNT_ME_CLIENT: { count: 10, seconds: HOUR },
+  // Dynamic client registrations per client (AUTH_PROVIDER_REGISTRATION=open, ADR 132): an MCP
+  // client registers once per install; a client making many is filling the table.
+  OAUTH_REGISTRATION_CLIENT: { count: 10, seconds: HOUR },
+  // Codes typed at /device per client (RFC 8628 section 5.1): a person types one or two; a client
+  // typing many is guessing someone else's code.
+  DEVICE_CODE_CLIENT: { count: 20, seconds: 15 * MINUTE },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";
@@ -123,6 +131,8 @@ export const LIMIT_KIND: Readonly<Record<LimitName, LimitKind>> = {
   ACCOUNT_EXPORT: "own",
   CREDENTIALS_CONSECUTIVE: "account",
   WASNT_ME_CLIENT: "network",
+  OAUTH_REGISTRATION_CLIENT: "network",
+  DEVICE_CODE_CLIENT: "network",
 };
 
 /** Why an attempt was refused: the limit, and how long until its window ends. */

@@ -17,13 +17,15 @@ import { selectClientAddress } from "../core/client-address.server";
 import { getConfig, normalizeResource, type ProviderConfig } from "../core/config.server";
 import { log } from "../core/log.server";
 import { countOAuthToken } from "../core/metrics.server";
+import { retryAfterMinutes } from "../core/limit-table";
+import { clientSubject, countHit } from "../core/limits.server";
 import { openAtRest, sealAtRest } from "../core/sealed-at-rest.server";
 import { authRequest } from "../core/request.server";
 import { endSession, getSession, type CurrentSession } from "../core/session.server";
 import { db } from "../../db/client.server";
 import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE } from "./adapter.server";
 import { isFirstParty } from "./clients.server";
-import { deviceSuccessPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
+import { deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
 import {
   AUTHORIZATION_CODE_TTL,
   DEVICE_CODE_TTL,
@@ -289,6 +291,20 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
   provider.on("grant.success", (ctx) => countOAuthToken(ctx.oidc.params.grant_type, "issued"));
   provider.on("grant.error", (ctx) => countOAuthToken(ctx.oidc?.params?.grant_type, "refused"));
   provider.use(async (ctx, next) => {
+    // Anyone may register (when open) or type codes at /device: both are counted per client address.
+    if (ctx.method === "POST" && (ctx.path === ENGINE_ROUTES.registration || ctx.path === ENGINE_ROUTES.code_verification)) {
+      const name = ctx.path === ENGINE_ROUTES.registration ? "OAUTH_REGISTRATION_CLIENT" : "DEVICE_CODE_CLIENT";
+      const peer = ctx.req.headers["x-vestibule-remote-addr"];
+      const refused = await countHit(getConfig().rateLimits, name, clientSubject(typeof peer === "string" && peer ? peer : null));
+      if (refused) {
+        ctx.status = 429;
+        ctx.set("Retry-After", String(refused.retryAfterSeconds));
+        ctx.set("Cache-Control", "no-store");
+        if (name === "DEVICE_CODE_CLIENT") deviceTooManyPage(ctx, retryAfterMinutes(refused.retryAfterSeconds));
+        else ctx.body = { error: "temporarily_unavailable", error_description: "too many registrations from this address" };
+        return;
+      }
+    }
     // offline_access on consent alone: the engine keeps it only under prompt=consent, so the
     // server asks for that itself, and marks it so the consent page may answer from a remembered consent.
     if (ctx.path === ENGINE_ROUTES.authorization && ctx.method === "GET") {

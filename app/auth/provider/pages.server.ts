@@ -105,3 +105,12 @@ export async function logoutDonePage(ctx: KoaContextWithOIDC): Promise<void> {
     () => `<p role="status">${escapeHtml(t("provider.logout.done"))}</p>`,
   );
 }
+
+/** /device refused for too many codes from this client (DEVICE_CODE_CLIENT). */
+export function deviceTooManyPage(ctx: KoaContextWithOIDC, minutes: number): void {
+  writePage(
+    ctx,
+    () => t("device.title"),
+    () => `<p role="alert" id="device-error">${escapeHtml(t("device.tooMany", { minutes }))}</p>`,
+  );
+}

@@ -435,6 +435,7 @@ export const de: Catalogue = {
   "device.continue": "Weiter",
   "device.wrongCode": "Dieser Code stimmt nicht oder ist abgelaufen. Prüfen Sie das Gerät und versuchen Sie es erneut.",
   "device.aborted": "Die Anfrage wurde abgebrochen. Beginnen Sie auf dem Gerät erneut.",
+  "device.tooMany": "Von hier wurden zu viele Codes eingegeben. Versuchen Sie es in {minutes, plural, one {# Minute} other {# Minuten}} erneut.",
   "device.confirmTitle": "{app} verbinden?",
   "device.compare": "Erlauben Sie es nur, wenn Ihr Gerät diesen Code anzeigt:",
   "device.doneTitle": "Gerät verbunden",

@@ -439,6 +439,7 @@ export const en = {
   "device.continue": "Continue",
   "device.wrongCode": "That code is not right, or it has expired. Check the device and try again.",
   "device.aborted": "The request was cancelled. Start again on the device.",
+  "device.tooMany": "Too many codes were typed from here. Try again in {minutes, plural, one {# minute} other {# minutes}}.",
   "device.confirmTitle": "Connect {app}?",
   "device.compare": "Allow it only if your device shows this code:",
   "device.doneTitle": "Device connected",

@@ -435,6 +435,7 @@ export const fr: Catalogue = {
   "device.continue": "Continuer",
   "device.wrongCode": "Ce code est incorrect ou a expiré. Vérifiez l’appareil et réessayez.",
   "device.aborted": "La demande a été annulée. Recommencez sur l’appareil.",
+  "device.tooMany": "Trop de codes ont été saisis depuis cet endroit. Réessayez dans {minutes, plural, one {# minute} other {# minutes}}.",
   "device.confirmTitle": "Connecter {app} ?",
   "device.compare": "N’autorisez que si votre appareil affiche ce code :",
   "device.doneTitle": "Appareil connecté",

@@ -17,7 +17,8 @@ import { answerConsent, authorizationUrl, authorize, codeFlow, discover, follow,
 
 let server: ProviderServer;
 beforeAll(async () => {
-  server = await startProviderServer();
+  // Three codes typed at /device per client address: the device test types exactly that many.
+  server = await startProviderServer({ AUTH_RATE_LIMIT_DEVICE_CODE_CLIENT: "3/900" });
 });
 afterAll(async () => {
   await server.stop();
@@ -163,6 +164,11 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     expect(done.html).toContain("Device connected");
     const tokens = await oauth.processDeviceCodeResponse(as, tc.client, await oauth.deviceCodeGrantRequest(as, tc.client, tc.auth, started.device_code, insecure));
     expect(tokens.access_token).toEqual(expect.any(String));
+    // Codes typed at /device are limited per client address (DEVICE_CODE_CLIENT): the fourth is refused.
+    const tooMany = await call(server.url, jar, "/device", { body: { ...fields(retry, "device-code-form"), user_code: "BCDF-GHJK" } });
+    expect(tooMany.status).toBe(429);
+    expect(tooMany.headers.get("Retry-After")).toMatch(/^\d+$/);
+    expect(await tooMany.text()).toContain("Too many codes");
   });
 
   it("RP-initiated logout asks first, then signs the user out of Vestibule too", async () => {

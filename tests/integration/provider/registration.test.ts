@@ -11,7 +11,7 @@ import { authorizationUrl, discover, follow, signedInBrowser } from "../../suppo
 
 let server: ProviderServer;
 beforeAll(async () => {
-  server = await startProviderServer({ AUTH_PROVIDER_REGISTRATION: "open" });
+  server = await startProviderServer({ AUTH_PROVIDER_REGISTRATION: "open", AUTH_RATE_LIMIT_OAUTH_REGISTRATION_CLIENT: "3/3600" });
 });
 afterAll(async () => {
   await server.stop();
@@ -70,5 +70,14 @@ describe(`dynamic registration on ${dbLabel}`, () => {
     const result = await runCleanup(now);
     expect(result.ran && { payloads: result.counts.oauthPayloads, registrations: result.counts.oauthRegistrations }).toEqual({ payloads: 1, registrations: 1 });
     expect((await testDb().oAuthClient.findMany({ orderBy: { clientId: "asc" } })).map((c) => c.clientId)).toEqual(["old-operator", "old-used", "recent"]);
+  });
+
+  it("registrations are limited per client address (OAUTH_REGISTRATION_CLIENT): then 429 with Retry-After", async () => {
+    const metadata = { client_name: "Tool", redirect_uris: ["http://127.0.0.1/cb"], token_endpoint_auth_method: "none" };
+    for (let i = 0; i < 3; i++) expect((await register(metadata)).status).toBe(201);
+    const refused = await register(metadata);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect(await testDb().oAuthClient.count()).toBe(3);
   });
 });
