@@ -435,7 +435,7 @@ export const ar: Catalogue = {
   "device.continue": "متابعة",
   "device.wrongCode": "هذا الرمز غير صحيح أو انتهت صلاحيته. تحقّق من الجهاز وحاول مجددًا.",
   "device.aborted": "أُلغي الطلب. ابدأ من جديد على الجهاز.",
-  "device.tooMany": "أُدخلت رموز كثيرة جدًا من هنا. حاول مجددًا بعد {minutes, plural, one {دقيقة واحدة} two {دقيقتين} few {# دقائق} many {# دقيقة} other {# دقيقة}}.",
+  "device.tooMany": "أُدخلت رموز كثيرة جدًا من هنا. حاول مجددًا بعد {minutes, plural, zero {# دقيقة} one {دقيقة واحدة} two {دقيقتين} few {# دقائق} many {# دقيقة} other {# دقيقة}}.",
   "device.confirmTitle": "هل تربط {app}؟",
   "device.compare": "اسمح فقط إن كان جهازك يعرض هذا الرمز:",
   "device.doneTitle": "رُبط الجهاز",
