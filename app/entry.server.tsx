@@ -26,6 +26,8 @@ import { recheckDomainsLogged } from "./auth/organizations";
 export const scheduleCleanup = () => scheduleCoreCleanup({ also: [recheckDomainsLogged] });
 // …and the security e-mails' sender, which sends what the queue holds, a restart's leftovers first (ADR 059).
 export { startMailSender } from "./mail/queue.server";
+// The OAuth provider's engine, answered by the server before React Router (docs/features/provider.md).
+export { assertEngineSafe, handleEngineRequest, isEnginePath } from "./auth/provider/engine.server";
 export { log };
 // …the request id every line of a request carries, and the access line (docs/decisions/050).
 export { accessLogEnabled, logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";

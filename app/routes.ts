@@ -41,6 +41,10 @@ export default [
   route("auth/wasnt-me", "routes/auth/wasnt-me.tsx"),
   route("auth/*", "routes/auth/unknown.ts"),
 
+  // Vestibule's OAuth provider (docs/features/provider.md): an authorization in progress, sign-in
+  // then consent. The engine's own endpoints are answered before React Router (server/main.ts).
+  route("oauth/consent/:uid", "routes/oauth-consent.tsx"),
+
   // Development only: `react-router build` runs with NODE_ENV=production, so no build has it.
   ...(process.env.NODE_ENV === "production" ? [] : [route("dev/outbox", "routes/dev/outbox.tsx")]),
 

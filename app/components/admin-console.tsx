@@ -14,7 +14,16 @@ import { LocalTime } from "./local-time";
 import type { Role } from "~/auth/accounts/roles.server";
 
 type ListedUser = { id: string; email: string | null; name: string | null; role: string; disabled: boolean };
-export type AdminUsersData = { page: "users"; query: string; after: string | null; done: "deleted" | null; users: ListedUser[]; next: string | null };
+export type AdminUsersData = {
+  page: "users";
+  query: string;
+  after: string | null;
+  done: "deleted" | null;
+  users: ListedUser[];
+  next: string | null;
+  /** The OAuth provider's apps page, while the provider is on. */
+  clientsUrl: string | null;
+};
 
 type Done = "disabled" | "enabled" | "sessions-ended" | "reset-sent" | "second-factor-off" | "role-changed" | "unchanged";
 export type AdminUserData = {
@@ -77,6 +86,13 @@ export function AdminUsers({ data }: { data: AdminUsersData }) {
       {data.done ? (
         <p className="notice" role="status" id="admin-done">
           {t("admin.done.deleted")}
+        </p>
+      ) : null}
+      {data.clientsUrl ? (
+        <p>
+          <a href={data.clientsUrl} id="admin-clients-link">
+            {t("admin.clients.title")}
+          </a>
         </p>
       ) : null}
       <section className="card" aria-labelledby="admin-users-heading">
@@ -258,6 +274,102 @@ export function AdminUser({ data, formError }: { data: AdminUserData; formError:
       </section>
 
       <ActivitySection events={data.events} />
+    </main>
+  );
+}
+
+type ListedClient = { clientId: string; name: string; public: boolean; firstParty: boolean; source: string; redirectUris: string[]; createdAt: string };
+export type AdminClientsData = { page: "clients"; csrfToken: string; done: "client-removed" | null; clients: ListedClient[] };
+export type ClientCreated = { clientId: string; name: string; secret: string | null };
+
+/**
+ * /admin/oauth-clients (docs/features/provider.md): the apps that may sign their users in with
+ * Vestibule, Add and Remove, as `npm run oauth:client:*` do. A new client's secret is shown once,
+ * in the answer to the form, never in a URL.
+ */
+export function AdminClients({ data, created, formError }: { data: AdminClientsData; created: ClientCreated | null; formError: string | null }) {
+  const t = useT();
+  return (
+    <main>
+      <PageTitle page={t("admin.clients.title")} />
+      <h1>{t("admin.clients.title")}</h1>
+      <p>
+        <a href="/admin">{t("admin.user.back")}</a>
+      </p>
+      {data.done ? (
+        <p className="notice" role="status" id="admin-done">
+          {t("admin.clients.removed")}
+        </p>
+      ) : null}
+      {created ? (
+        <div className="notice" role="status" id="admin-client-created">
+          <p>{t("admin.clients.created", { name: created.name })}</p>
+          <p>
+            {t("admin.clients.clientId")} <code id="admin-client-id">{created.clientId}</code>
+          </p>
+          {created.secret ? (
+            <p>
+              {t("admin.clients.secret")} <code id="admin-client-secret">{created.secret}</code> {t("admin.clients.secretOnce")}
+            </p>
+          ) : null}
+        </div>
+      ) : null}
+      {formError ? (
+        <p className="alert" role="alert" id="admin-error">
+          {formError}
+        </p>
+      ) : null}
+      <section className="card" aria-labelledby="admin-clients-heading">
+        <h2 id="admin-clients-heading">{t("admin.clients.heading")}</h2>
+        {data.clients.length === 0 ? <p className="muted">{t("admin.clients.none")}</p> : null}
+        <ul className="sessions" id="admin-clients">
+          {data.clients.map((c) => (
+            <li key={c.clientId} data-client-id={c.clientId}>
+              <div>
+                <div>
+                  {c.name} <code>{c.clientId}</code>
+                </div>
+                <div className="muted">
+                  {c.public ? t("admin.clients.public") : t("admin.clients.confidential")}
+                  {c.firstParty ? ` · ${t("admin.clients.firstParty")}` : ""} · <LocalTime value={c.createdAt} />
+                </div>
+                {c.redirectUris.map((u) => (
+                  <div key={u} className="muted">
+                    {u}
+                  </div>
+                ))}
+              </div>
+              <Form method="post">
+                <CsrfField token={data.csrfToken} />
+                <input type="hidden" name="intent" value="client-remove" />
+                <input type="hidden" name="clientId" value={c.clientId} />
+                <button type="submit" className="button danger inline" aria-label={t("admin.clients.removeNamed", { name: c.name })}>
+                  {t("admin.clients.remove")}
+                </button>
+              </Form>
+            </li>
+          ))}
+        </ul>
+      </section>
+      <section className="card" aria-labelledby="admin-client-add-heading">
+        <h2 id="admin-client-add-heading">{t("admin.clients.add")}</h2>
+        <Form method="post" id="admin-client-add" className="stack">
+          <CsrfField token={data.csrfToken} />
+          <input type="hidden" name="intent" value="client-add" />
+          <Field id="admin-client-name" label={t("admin.clients.name")} name="name" type="text" required />
+          <label htmlFor="admin-client-redirects">{t("admin.clients.redirectUris")}</label>
+          <textarea id="admin-client-redirects" name="redirectUris" rows={3} required />
+          <label>
+            <input type="checkbox" name="public" /> {t("admin.clients.publicLabel")}
+          </label>
+          <label>
+            <input type="checkbox" name="firstParty" /> {t("admin.clients.firstPartyLabel")}
+          </label>
+          <button type="submit" className="button">
+            {t("admin.clients.addButton")}
+          </button>
+        </Form>
+      </section>
     </main>
   );
 }

@@ -31,6 +31,7 @@ import { visibleName } from "~/auth/core/display-text";
 import { jsonResponse } from "~/auth/core/respond.server";
 import { CONFIRMATION_REQUIRED, confirmationWord, isConfirmationWord, LAST_ADMIN, LAST_OWNER } from "./account-lifecycle.server";
 import { isRole, roleNames, type Role } from "~/auth/accounts/roles.server";
+import { addClientAs, ClientInputError, listClients, removeClientAs } from "~/auth/provider";
 
 /** How many of a user's events their page shows. */
 export const ADMIN_USER_EVENTS = 100;
@@ -41,7 +42,9 @@ export type AdminDone = (typeof ADMIN_DONE)[number];
 /** What the user list announces after a deletion (?done=deleted): the user's page is gone. */
 const LIST_DONE = "deleted" as const;
 
-type AdminUrl = { page: "users" } | { page: "user"; id: string };
+type AdminUrl = { page: "users" } | { page: "user"; id: string } | { page: "clients" };
+/** The OAuth provider's apps (docs/features/provider.md), while the provider is on. */
+export const ADMIN_CLIENTS_PATH = "/admin/oauth-clients";
 
 /** Whether a URL is one of /admin's; everything else here is the ordinary 404. */
 export function isAdminUrl(url: URL): boolean {
@@ -53,6 +56,7 @@ export function isAdminUrl(url: URL): boolean {
 function adminPage(url: URL): AdminUrl | null {
   const path = url.pathname.replace(/\.data$/, "").replace(/\/$/, "");
   if (path === "/admin" || path === "/admin/users") return { page: "users" };
+  if (path === ADMIN_CLIENTS_PATH) return getConfig().provider ? { page: "clients" } : null;
   const user = /^\/admin\/users\/([^/]+)$/.exec(path);
   if (user && ID_PATTERN.test(user[1]!)) return { page: "user", id: user[1]! };
   return null;
@@ -117,6 +121,7 @@ export async function adminLoader(request: Request) {
   const page = adminPage(url);
   if (!page) notFound();
   await requireRecentAdmin(request);
+  if (page.page === "clients") return clientsPage(request, admin.headers);
   if (page.page === "users") {
     const query = (url.searchParams.get("q") ?? "").slice(0, ADMIN_SEARCH_MAX);
     const afterParam = url.searchParams.get("after");
@@ -125,7 +130,8 @@ export async function adminLoader(request: Request) {
     const done = url.searchParams.get("done") === LIST_DONE ? LIST_DONE : null;
     // Names as the operator must see them: nothing hidden or reordered (core/display-text.ts).
     const users = found.users.map((u) => ({ ...u, name: visibleName(u.name) }));
-    return data({ page: "users" as const, query, after, done, ...found, users }, { headers: noStore(admin.headers) });
+    const clientsUrl = getConfig().provider ? ADMIN_CLIENTS_PATH : null;
+    return data({ page: "users" as const, query, after, done, ...found, users, clientsUrl }, { headers: noStore(admin.headers) });
   }
   const { ar, session } = await requireSession(request, { roll: false });
   const user = await findUser({ id: page.id });
@@ -224,7 +230,9 @@ const Intent = z.discriminatedUnion("intent", [
  * get the unknown-URL page (thrown); a stale sign-in the JSON `403 {"error":"ReauthRequired","url"}`.
  */
 type AdminAnswer =
-  | { kind: "done"; done: AdminDone | typeof LIST_DONE; location: string; headers: Headers }
+  | { kind: "done"; done: AdminDone | typeof LIST_DONE | ClientsDone; location: string; headers: Headers }
+  /** A client added: shown once with its secret, never redirected to (the secret is in no URL). */
+  | { kind: "created"; client: { clientId: string; name: string; secret: string | null } }
   | { kind: "refused"; status: number; error: string; message: string; extra?: Record<string, unknown> };
 
 function refused(error: string, message: string, status = 400, extra?: Record<string, unknown>): AdminAnswer {
@@ -234,6 +242,7 @@ function refused(error: string, message: string, status = 400, extra?: Record<st
 async function runAdminAction(request: Request): Promise<AdminAnswer> {
   const admin = await requireAdmin(request);
   const page = adminPage(new URL(request.url));
+  if (page?.page === "clients") return runClientsAction(request, admin);
   if (!page || page.page !== "user") notFound();
   const { ar } = await requireSession(request, { roll: false });
   let body: Record<string, unknown>;
@@ -306,6 +315,7 @@ async function runAdminAction(request: Request): Promise<AdminAnswer> {
 export async function adminAction(request: Request) {
   const answer = await runAdminAction(request);
   if (answer.kind === "done") return redirect(answer.location, { headers: answer.headers });
+  if (answer.kind === "created") return data({ created: answer.client });
   return data({ formError: answer.message }, { status: answer.status });
 }
 
@@ -313,6 +323,76 @@ export async function adminAction(request: Request) {
 export async function adminJson(request: Request): Promise<Response> {
   const answer = await runAdminAction(request);
   if (answer.kind === "refused") return jsonResponse({ error: answer.error, message: answer.message, ...answer.extra }, { status: answer.status, noCache: true });
+  if (answer.kind === "created") return jsonResponse({ ok: true, done: "client-added", ...answer.client }, { status: 201, noCache: true });
   const url = `${new URL(request.url).origin}${answer.location}`;
   return jsonResponse({ ok: true, done: answer.done, url }, { setCookies: answer.headers.getSetCookie(), noCache: true });
+}
+
+/** What the clients page announces after an action (?done=…). */
+export const CLIENTS_DONE = ["client-removed"] as const;
+type ClientsDone = (typeof CLIENTS_DONE)[number];
+
+async function clientsPage(request: Request, adminHeaders: Headers) {
+  const { ar } = await requireSession(request, { roll: false });
+  const csrf = ensureCsrfToken(ar);
+  const clients = await listClients();
+  const done = new URL(request.url).searchParams.get("done");
+  const headers = noStore(headersWith([csrf.setCookie]));
+  adminHeaders.forEach((value, name) => headers.append(name, value));
+  return data(
+    {
+      page: "clients" as const,
+      csrfToken: csrf.token,
+      done: (CLIENTS_DONE as readonly string[]).includes(done ?? "") ? (done as ClientsDone) : null,
+      clients: clients.map((c) => ({ ...c, createdAt: c.createdAt.toISOString() })),
+    },
+    { headers },
+  );
+}
+
+const ClientIntent = z.discriminatedUnion("intent", [
+  z.object({
+    intent: z.literal("client-add"),
+    name: z.string(),
+    // One redirect URI a line.
+    redirectUris: z.string().max(8_000),
+    public: z.unknown().optional(),
+    firstParty: z.unknown().optional(),
+  }),
+  z.object({ intent: z.literal("client-remove"), clientId: z.string().min(1).max(2_048) }),
+]);
+
+/** The clients page's actions: the operations `npm run oauth:client:add|remove` run, as this admin. */
+async function runClientsAction(request: Request, admin: Awaited<ReturnType<typeof requireAdmin>>): Promise<AdminAnswer> {
+  const { ar } = await requireSession(request, { roll: false });
+  let body: Record<string, unknown>;
+  try {
+    body = await readBody(request);
+  } catch (error) {
+    const status = error instanceof BadRequestError ? error.status : 400;
+    return refused("InvalidRequest", status === 400 ? t("common.unknownRequest") : (error as Error).message, status);
+  }
+  if (!verifyCsrf(ar, body.csrfToken)) return refused("MissingCSRF", t("common.formExpired"), 403);
+  await requireRecentAdminAction(request);
+  const parsed = ClientIntent.safeParse(body);
+  if (!parsed.success) return refused("InvalidRequest", t("common.unknownRequest"));
+  const actor: Actor = { source: "admin", adminId: admin.userId, ...eventSource(ar) };
+  if (parsed.data.intent === "client-remove") {
+    if (!(await removeClientAs(actor, parsed.data.clientId))) notFound();
+    return { kind: "done", done: "client-removed", location: `${ADMIN_CLIENTS_PATH}?done=client-removed`, headers: admin.headers };
+  }
+  const input = parsed.data;
+  const checked = (value: unknown) => value === "on" || value === "true" || value === true;
+  try {
+    const { client, secret } = await addClientAs(actor, {
+      name: input.name,
+      redirectUris: input.redirectUris.split(/\r?\n/).map((u) => u.trim()).filter(Boolean),
+      public: checked(input.public),
+      firstParty: checked(input.firstParty),
+    });
+    return { kind: "created", client: { clientId: client.clientId, name: client.name, secret } };
+  } catch (error) {
+    if (error instanceof ClientInputError) return refused("InvalidClient", t("admin.clients.invalid", { reason: error.message }));
+    throw error;
+  }
 }

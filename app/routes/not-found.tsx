@@ -1,6 +1,6 @@
 import { data } from "react-router";
 import { metricsResponse } from "~/auth/core/metrics.server";
-import { AdminUser, AdminUsers } from "~/components/admin-console";
+import { AdminClients, AdminUser, AdminUsers } from "~/components/admin-console";
 import type { Route } from "./+types/not-found";
 import { jsonRedirectMiddleware } from "~/auth/core/json-mode.server";
 import { adminAction, adminJson, adminLoader, adminReauthJson, isAdminUrl } from "./admin-console.server";
@@ -44,5 +44,9 @@ export default function NotFound({ loaderData, actionData }: Route.ComponentProp
   if (!loaderData) return null;
   if (loaderData.page === "users") return <AdminUsers data={loaderData} />;
   const formError = actionData && "formError" in actionData ? String(actionData.formError) : null;
+  if (loaderData.page === "clients") {
+    const created = actionData && "created" in actionData ? actionData.created : null;
+    return <AdminClients data={loaderData} created={created} formError={formError} />;
+  }
   return <AdminUser data={loaderData} formError={formError} />;
 }

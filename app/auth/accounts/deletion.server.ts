@@ -88,6 +88,11 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
     }
     await tx.verificationToken.deleteMany({ where: { OR: [{ userId }, ...(user.email ? [{ identifier: user.email }] : [])] } });
     if (user.email) await tx.mailQueue.deleteMany({ where: { recipient: user.email } });
+    // What the user allowed apps through the OAuth provider (ADR 135): grants, refresh tokens,
+    // codes, provider sessions, and the refresh answers kept for those grants. By table: the
+    // provider's rows name the user in accountId.
+    const grants = (await tx.oAuthPayload.findMany({ where: { kind: "Grant", accountId: userId }, select: { id: true } })).map((g) => g.id);
+    await tx.oAuthPayload.deleteMany({ where: { OR: [{ accountId: userId }, ...(grants.length ? [{ grantId: { in: grants } }] : [])] } });
     await tx.authEvent.updateMany({ where: { userId }, data: { ip: null, userAgent: null } });
     await tx.user.delete({ where: { id: userId } });
     return user;

@@ -25,6 +25,8 @@ export const UNSENT_MAIL_KEPT_DAYS = 30;
  * could time out and leave the backlog for ever.
  */
 export const CLEANUP_BATCH = 5_000;
+/** A client registered dynamically (AUTH_PROVIDER_REGISTRATION=open) that nobody allowed is removed after this many days. */
+export const OAUTH_UNUSED_REGISTRATION_DAYS = 30;
 
 /** Deletes what `find` returns, `batch` keys at a time, until a find comes back short. */
 async function inBatches(batch: number, find: (take: number) => Promise<string[]>, remove: (keys: string[]) => Promise<{ count: number }>) {
@@ -45,6 +47,11 @@ export type CleanupCounts = {
   passkeyChallenges: number;
   sessionRevocations: number;
   mailQueue: number;
+  /** What the OAuth provider keeps (codes, tokens, grants, sessions) past its expiry, and its signing keys no longer published. */
+  oauthPayloads: number;
+  oauthSigningKeys: number;
+  /** Clients registered dynamically that no user allowed within OAUTH_UNUSED_REGISTRATION_DAYS. */
+  oauthRegistrations: number;
 };
 export type CleanupResult = { ran: true; counts: CleanupCounts } | { ran: false; reason: "locked" };
 
@@ -126,9 +133,24 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
           ).map((r) => r.id),
         (ids) => tx.mailQueue.deleteMany({ where: { id: { in: ids } } }),
       );
+      // The OAuth provider's rows (ADR 131): each kind carries its own expiry; a consumed refresh
+      // token is kept until then, so a reuse is still recognised.
+      const oauthPayloads = (await tx.oAuthPayload.deleteMany({ where: { expiresAt: { lte: now } } })).count;
+      // Its signing keys a rotation replaced, once no token they signed can still be valid (ADR 130).
+      const oauthSigningKeys = (await tx.oAuthSigningKey.deleteMany({ where: { publishedUntil: { lte: now } } })).count;
+      // Registrations anyone may make (ADR 132): one no user has a grant for, 30 days on, goes.
+      const registeredBefore = new Date(now.getTime() - OAUTH_UNUSED_REGISTRATION_DAYS * DAY_MS);
+      const stale = await tx.oAuthClient.findMany({ where: { source: "registration", createdAt: { lt: registeredBefore } }, select: { clientId: true } });
+      const granted = new Set(
+        stale.length
+          ? (await tx.oAuthPayload.findMany({ where: { kind: "Grant", clientId: { in: stale.map((c) => c.clientId) } }, select: { clientId: true } })).map((g) => g.clientId)
+          : [],
+      );
+      const unused = stale.map((c) => c.clientId).filter((id) => !granted.has(id));
+      const oauthRegistrations = unused.length ? (await tx.oAuthClient.deleteMany({ where: { clientId: { in: unused } } })).count : 0;
       return {
         ran: true,
-        counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges, sessionRevocations, mailQueue },
+        counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges, sessionRevocations, mailQueue, oauthPayloads, oauthSigningKeys, oauthRegistrations },
       } as const;
     },
     { maxWait: config.databaseTimeoutMs, timeout: CLEANUP_TRANSACTION_MS },

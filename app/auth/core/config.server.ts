@@ -144,7 +144,46 @@ export type AuthConfig = {
   organizationsCreate: "all" | "admins";
   /** AUTH_DNS_SERVERS: the resolvers domain verification asks ("host" or "host:port"); null: the system's (ADR 149). */
   dnsServers: readonly string[] | null;
+  /** AUTH_PROVIDER=true: Vestibule is an OAuth 2.1 authorization server and OpenID provider (docs/features/provider.md); null: off, its URLs answer 404. */
+  provider: ProviderConfig | null;
 };
+
+/** The OAuth provider's settings (docs/features/provider.md, ADR 130-139). */
+export type ProviderConfig = {
+  /** The issuer: AUTH_URL's origin, never the request's. */
+  issuer: string;
+  /** AUTH_PROVIDER_REGISTRATION=open: anyone may register a public client (RFC 7591). */
+  registration: "open" | "off";
+  /** AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS: a client_id that is an https: URL names its metadata document. */
+  clientMetadataDocuments: boolean;
+  /** Where access tokens may be used (RFC 8707): AUTH_PROVIDER_RESOURCES plus AUTH_URL/api and AUTH_URL/mcp, normalised. */
+  resources: readonly string[];
+  /** AUTH_PROVIDER_ACCESS_TOKEN_TTL, seconds. */
+  accessTokenTtl: number;
+  /** AUTH_PROVIDER_REFRESH_GRACE, seconds during which a rotated refresh token gets the same answer again; 0: off. */
+  refreshGrace: number;
+};
+/** AUTH_PROVIDER_ACCESS_TOKEN_TTL's default and bounds, in seconds. */
+export const PROVIDER_ACCESS_TOKEN_TTL = 600;
+const PROVIDER_ACCESS_TOKEN_TTL_RANGE = [60, 86_400] as const;
+/** AUTH_PROVIDER_REFRESH_GRACE's default and bounds, in seconds. */
+export const PROVIDER_REFRESH_GRACE = 30;
+const PROVIDER_REFRESH_GRACE_RANGE = [0, 300] as const;
+/** The resources every provider serves besides AUTH_PROVIDER_RESOURCES: paths under AUTH_URL. */
+export const PROVIDER_OWN_RESOURCE_PATHS = ["/api", "/mcp"] as const;
+
+/**
+ * A resource indicator as compared (RFC 8707): an absolute http(s) URL without a fragment, scheme
+ * and host in lower case (the URL parser does that), without a trailing slash. Null when it is no
+ * such URL.
+ */
+export function normalizeResource(value: string): string | null {
+  const url = URL.parse(value.trim());
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.hash || url.username || url.password) return null;
+  if (value.includes("#")) return null;
+  const text = url.href;
+  return text.endsWith("/") ? text.slice(0, -1) : text;
+}
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevelSetting = (typeof LOG_LEVELS)[number];
@@ -247,6 +286,12 @@ const EnvSchema = z.object({
     .enum(["all", "admins", ""], { error: 'AUTH_ORGANIZATIONS_CREATE must be "all" or "admins" (default all)' })
     .optional(),
   AUTH_DNS_SERVERS: z.string().optional(),
+  AUTH_PROVIDER: bool("AUTH_PROVIDER"),
+  AUTH_PROVIDER_REGISTRATION: z
+    .enum(["open", "off", ""], { error: 'AUTH_PROVIDER_REGISTRATION must be "open" or "off" (default off)' })
+    .optional(),
+  AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS: bool("AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS"),
+  AUTH_PROVIDER_RESOURCES: z.string().optional(),
 });
 
 /**
@@ -403,6 +448,30 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
 
   const dnsServers = parseDnsServers(e.AUTH_DNS_SERVERS, problems);
+  // The OAuth provider (docs/features/provider.md): its issuer is AUTH_URL, never a request's host.
+  let provider: ProviderConfig | null = null;
+  const accessTokenTtl = wholeNumber(env, "AUTH_PROVIDER_ACCESS_TOKEN_TTL", { min: PROVIDER_ACCESS_TOKEN_TTL_RANGE[0], max: PROVIDER_ACCESS_TOKEN_TTL_RANGE[1], fallback: PROVIDER_ACCESS_TOKEN_TTL, unit: "seconds" }, problems);
+  const refreshGrace = wholeNumber(env, "AUTH_PROVIDER_REFRESH_GRACE", { min: PROVIDER_REFRESH_GRACE_RANGE[0], max: PROVIDER_REFRESH_GRACE_RANGE[1], fallback: PROVIDER_REFRESH_GRACE, unit: "seconds" }, problems);
+  if (e.AUTH_PROVIDER) {
+    if (!origin) problems.push("AUTH_PROVIDER=true needs AUTH_URL: the provider's issuer is that origin, never a request's host");
+    const resources: string[] = [];
+    for (const raw of (e.AUTH_PROVIDER_RESOURCES ?? "").split(",").map((r) => r.trim()).filter(Boolean)) {
+      const resource = normalizeResource(raw);
+      if (resource) resources.push(resource);
+      else problems.push(`AUTH_PROVIDER_RESOURCES must be a comma list of absolute http(s) URLs without a fragment (got "${raw}")`);
+    }
+    if (origin) {
+      for (const own of PROVIDER_OWN_RESOURCE_PATHS) resources.push(normalizeResource(`${origin}${own}`)!);
+      provider = {
+        issuer: origin,
+        registration: e.AUTH_PROVIDER_REGISTRATION === "open" ? "open" : "off",
+        clientMetadataDocuments: e.AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS ?? true,
+        resources: [...new Set(resources)],
+        accessTokenTtl,
+        refreshGrace,
+      };
+    }
+  }
 
   if (problems.length) throw new ConfigError(problems);
 
@@ -461,6 +530,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     organizations: e.AUTH_ORGANIZATIONS ?? false,
     organizationsCreate: e.AUTH_ORGANIZATIONS_CREATE === "admins" ? "admins" : "all",
     dnsServers,
+    provider,
   };
 }
 

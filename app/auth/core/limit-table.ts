@@ -20,6 +20,8 @@ export const LIMIT_NAMES = [
   "CREDENTIALS_CONSECUTIVE",
   "WASNT_ME_CLIENT",
   "ORG_INVITE",
+  "OAUTH_REGISTRATION_CLIENT",
+  "DEVICE_CODE_CLIENT",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -66,6 +68,12 @@ export const DEFAULT_LIMITS: LimitTable = {
   // New invitations per organization (ADR 147): a team inviting its people sends a few dozen in an
   // hour; a stolen admin session must not turn the organization into a mail cannon.
   ORG_INVITE: { count: 50, seconds: HOUR },
+  // Dynamic client registrations per client (AUTH_PROVIDER_REGISTRATION=open, ADR 132): an MCP
+  // client registers once per install; a client making many is filling the table.
+  OAUTH_REGISTRATION_CLIENT: { count: 10, seconds: HOUR },
+  // Codes typed at /device per client (RFC 8628 section 5.1): a person types one or two; a client
+  // typing many is guessing someone else's code.
+  DEVICE_CODE_CLIENT: { count: 20, seconds: 15 * MINUTE },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";
@@ -128,6 +136,8 @@ export const LIMIT_KIND: Readonly<Record<LimitName, LimitKind>> = {
   CREDENTIALS_CONSECUTIVE: "account",
   WASNT_ME_CLIENT: "network",
   ORG_INVITE: "own",
+  OAUTH_REGISTRATION_CLIENT: "network",
+  DEVICE_CODE_CLIENT: "network",
 };
 
 /** Why an attempt was refused: the limit, and how long until its window ends. */

@@ -1,0 +1,4 @@
+// The OAuth provider's surface for app/routes (docs/features/provider.md).
+export { interactionAction, interactionPage, type ConsentPage, type InteractionOutcome } from "./interaction.server";
+export { appsWithAccess, revokeAppAccess, type AppWithAccess } from "./apps.server";
+export { addClientAs, ClientInputError, listClients, removeClientAs, type ClientSummary } from "./clients.server";

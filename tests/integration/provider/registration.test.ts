@@ -1,0 +1,83 @@
+// Dynamic client registration (RFC 7591) with AUTH_PROVIDER_REGISTRATION=open, on both databases:
+// public clients only, https: or loopback redirect URIs, a loopback-only client treated as native
+// (any port) although it named no application_type, and its consent page saying it is unverified.
+import * as oauth from "oauth4webapi";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { runCleanup } from "../../../app/auth/core/cleanup.server";
+import { createUser, PASSWORD } from "../../support/auth";
+import { dbLabel, resetDatabase, testDb } from "../../support/db";
+import { startProviderServer, type ProviderServer } from "../../support/provider-server";
+import { authorizationUrl, discover, follow, signedInBrowser } from "../../support/provider-flow";
+
+let server: ProviderServer;
+beforeAll(async () => {
+  server = await startProviderServer({ AUTH_PROVIDER_REGISTRATION: "open", AUTH_RATE_LIMIT_OAUTH_REGISTRATION_CLIENT: "3/3600" });
+});
+afterAll(async () => {
+  await server.stop();
+});
+beforeEach(async () => {
+  await resetDatabase();
+  await createUser("ada@example.com", "Ada");
+});
+
+const register = (metadata: Record<string, unknown>) =>
+  fetch(`${server.url}/oauth/register`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(metadata) });
+
+describe(`dynamic registration on ${dbLabel}`, () => {
+  it("registers a public loopback client as native: any loopback port, and its consent page says it is unverified", async () => {
+    const as = await discover(server);
+    expect(as.registration_endpoint).toBe(`${server.url}/oauth/register`);
+    const res = await register({ client_name: "MCP Inspector", redirect_uris: ["http://127.0.0.1/callback"], token_endpoint_auth_method: "none" });
+    expect(res.status).toBe(201);
+    const client = (await res.json()) as { client_id: string; client_secret?: string };
+    expect(client.client_secret).toBeUndefined();
+    const row = await testDb().oAuthClient.findUniqueOrThrow({ where: { clientId: client.client_id } });
+    expect(row.source).toBe("registration");
+    expect(JSON.parse(row.metadata).application_type).toBe("native");
+
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const tc = { client: { client_id: client.client_id, token_endpoint_auth_method: "none" }, auth: oauth.None(), secret: null, redirectUri: "http://127.0.0.1:61234/callback" };
+    const page = await follow(server, jar, (await authorizationUrl(as, tc)).url);
+    expect(page.url.pathname).toMatch(/^\/oauth\/consent\//);
+    expect(page.html).toContain('id="consent-unverified"');
+    expect(page.html).toContain("MCP Inspector");
+  });
+
+  it("refuses a confidential client and a redirect URI that is neither https: nor loopback", async () => {
+    for (const metadata of [
+      { redirect_uris: ["https://app.example.com/cb"] },
+      { redirect_uris: ["http://app.example.com/cb"], token_endpoint_auth_method: "none" },
+    ]) {
+      const res = await register(metadata);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe("invalid_client_metadata");
+    }
+    expect(await testDb().oAuthClient.count()).toBe(0);
+  });
+
+  it("cleanup removes registrations nobody allowed after 30 days, and every provider row past its expiry", async () => {
+    const now = new Date();
+    const daysAgo = (n: number) => new Date(now.getTime() - n * 24 * 60 * 60 * 1000);
+    const client = (clientId: string, createdAt: Date, source = "registration") =>
+      testDb().oAuthClient.create({ data: { clientId, name: clientId, metadata: "{}", source, createdAt } });
+    await client("old-unused", daysAgo(31));
+    await client("old-used", daysAgo(31));
+    await client("recent", daysAgo(29));
+    await client("old-operator", daysAgo(400), "cli");
+    await testDb().oAuthPayload.create({ data: { kind: "Grant", id: "g1", payload: "{}", clientId: "old-used", accountId: "u1", expiresAt: daysAgo(-1) } });
+    await testDb().oAuthPayload.create({ data: { kind: "RefreshToken", id: "gone", payload: "{}", expiresAt: daysAgo(0.001) } });
+    const result = await runCleanup(now);
+    expect(result.ran && { payloads: result.counts.oauthPayloads, registrations: result.counts.oauthRegistrations }).toEqual({ payloads: 1, registrations: 1 });
+    expect((await testDb().oAuthClient.findMany({ orderBy: { clientId: "asc" } })).map((c) => c.clientId)).toEqual(["old-operator", "old-used", "recent"]);
+  });
+
+  it("registrations are limited per client address (OAUTH_REGISTRATION_CLIENT): then 429 with Retry-After", async () => {
+    const metadata = { client_name: "Tool", redirect_uris: ["http://127.0.0.1/cb"], token_endpoint_auth_method: "none" };
+    for (let i = 0; i < 3; i++) expect((await register(metadata)).status).toBe(201);
+    const refused = await register(metadata);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect(await testDb().oAuthClient.count()).toBe(3);
+  });
+});
