@@ -337,6 +337,9 @@ describe(`SCIM provisioning (${dbLabel})`, () => {
         expect(await membership(org.id, "leaver@acme-corp.com")).toBeNull();
         const again = await signIn(new CookieJar(), "leaver@acme-corp.com");
         expect(await sessionJson(again.jar)).toBeNull();
+        // The account's own log names the directory that disabled it.
+        const disabled = await testDb().authEvent.findFirstOrThrow({ where: { userId: person.id, type: "user-disabled" } });
+        expect(JSON.parse(disabled.detail ?? "{}")).toMatchObject({ source: "scim", organizationId: org.id });
       });
     }
   });

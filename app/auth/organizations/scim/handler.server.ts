@@ -37,7 +37,7 @@ export async function handleScim(request: Request, path: string): Promise<Respon
   const token = await organizationOfToken(request.headers.get("Authorization"));
   if (!token) return errorAnswer(401, undefined, "A valid provisioning token is required", { "WWW-Authenticate": 'Bearer realm="scim"' });
   const ar = authRequest(request);
-  const ctx: scim.ScimContext = { organizationId: token.organizationId, actor: { userId: null, email: `scim:${token.tokenId}`, ip: clientAddress(ar) } };
+  const ctx: scim.ScimContext = { organizationId: token.organizationId, tokenId: token.tokenId, actor: { userId: null, email: `scim:${token.tokenId}`, ip: clientAddress(ar) } };
   const url = new URL(request.url);
   const [resource = "", id, extra] = path.split("/").filter(Boolean).map(decodeURIComponent);
   const method = request.method.toUpperCase();

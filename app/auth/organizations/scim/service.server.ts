@@ -12,6 +12,7 @@ import { db } from "../../../db/client.server";
 import { disableUser, enableUser } from "../../accounts/admin.server";
 import { normalizeEmailAddress } from "../../core/email-address";
 import { recordOrgEvent, type OrgActor } from "../audit.server";
+import { roleOfGroupName } from "./group-roles";
 import { withBooleans, normalisePatch } from "./shapes.server";
 
 export const SCIM_BASE_PATH = "/scim/v2";
@@ -61,7 +62,7 @@ function asScimError(error: unknown): ScimError {
   throw error;
 }
 
-export type ScimContext = { organizationId: string; actor: OrgActor };
+export type ScimContext = { organizationId: string; tokenId: string; actor: OrgActor };
 
 // ---------------------------------------------------------------------------------------------
 // Users
@@ -175,9 +176,10 @@ async function refuseLastOwner(tx: Tx, organizationId: string, membership: { id:
 }
 
 /** After the transaction: a person made inactive is disabled (sessions end everywhere); made active again, enabled. */
-async function applyAccountState(userId: string, before: boolean | null, after: boolean | null) {
-  if (before !== false && after === false) await disableUser({ id: userId }, { source: "cli" });
-  if (before === false && after === true) await enableUser({ id: userId }, { source: "cli" });
+async function applyAccountState(ctx: ScimContext, userId: string, before: boolean | null, after: boolean | null) {
+  const actor = { source: "scim", organizationId: ctx.organizationId, tokenId: ctx.tokenId } as const;
+  if (before !== false && after === false) await disableUser({ id: userId }, actor);
+  if (before === false && after === true) await enableUser({ id: userId }, actor);
 }
 
 export async function listUsers(ctx: ScimContext, url: URL) {
@@ -229,7 +231,7 @@ export async function createUser(ctx: ScimContext, body: unknown) {
     return row;
   });
   // An account a site admin disabled stays disabled: creating it here never enables it.
-  await applyAccountState(result.userId, null, active);
+  await applyAccountState(ctx, result.userId, null, active);
   return userResource(result);
 }
 
@@ -258,7 +260,7 @@ async function writeUser(ctx: ScimContext, current: UserRow, resource: Record<st
     await syncMembership(tx, ctx, current.id);
     return updated;
   });
-  await applyAccountState(current.userId, current.active, active);
+  await applyAccountState(ctx, current.userId, current.active, active);
   return userResource(row);
 }
 
@@ -283,7 +285,7 @@ export async function deleteUser(ctx: ScimContext, id: string) {
     await tx.scimUser.delete({ where: { id: current.id } });
     await recordOrgEvent(tx, ctx.organizationId, ctx.actor, "scim-user-deleted", { scimId: current.id, userId: current.userId });
   });
-  await applyAccountState(current.userId, current.active ? true : null, false);
+  await applyAccountState(ctx, current.userId, current.active ? true : null, false);
 }
 
 function displayNameOf(resource: Record<string, unknown>): string | null {
@@ -310,10 +312,6 @@ async function applyPatch(schema: typeof SCIMMY.Schemas.User | typeof SCIMMY.Sch
 // ---------------------------------------------------------------------------------------------
 // Groups: each maps to a membership role (ADR 157)
 
-/** A group's role from its name: "admin", "admins", "administrators" (any case) give admin; every other group, member. */
-export function roleOfGroupName(displayName: string): "admin" | "member" {
-  return /^(admin|admins|administrators?)$/i.test(displayName.trim()) ? "admin" : "member";
-}
 
 type GroupRow = { id: string; displayName: string; externalId: string | null; createdAt: Date; updatedAt: Date; members: { scimUser: { id: string; userName: string } }[] };
 const groupSelect = { id: true, displayName: true, externalId: true, createdAt: true, updatedAt: true, members: { select: { scimUser: { select: { id: true, userName: true } } } } } as const;
