@@ -247,6 +247,25 @@ describe(`SCIM provisioning (${dbLabel})`, () => {
     expect(await testDb().scimGroup.count()).toBe(0);
   });
 
+  it("two creates of one userName at once: one 201, one 409, never a 500", async () => {
+    const { token, domain } = await provisionedOrg("acme", "acme-corp.com");
+    const body = { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: `twice@${domain}` };
+    const answers = await Promise.all([scim(token, "POST", "/Users", body), scim(token, "POST", "/Users", body)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    expect(await testDb().scimUser.count()).toBe(1);
+    expect(await testDb().user.count({ where: { email: `twice@${domain}` } })).toBe(1);
+  });
+
+  it("lists page in the database: startIndex and count", async () => {
+    const { token, domain } = await provisionedOrg("acme", "acme-corp.com");
+    for (const name of ["a", "b", "c"]) expect((await scim(token, "POST", "/Users", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: `${name}@${domain}` })).status).toBe(201);
+    const page = await scim(token, "GET", "/Users?startIndex=2&count=1");
+    expect(page.json).toMatchObject({ totalResults: 3, startIndex: 2, itemsPerPage: 1, Resources: [{ userName: `b@${domain}` }] });
+    const filtered = await scim(token, "GET", `/Users?filter=${encodeURIComponent(`userName sw "c@"`)}`);
+    expect(filtered.json).toMatchObject({ totalResults: 1, Resources: [{ userName: `c@${domain}` }] });
+    expect((await scim(token, "GET", `/Users?filter=${encodeURIComponent("userName eq \"x\" and ((")}`)).json).toMatchObject({ status: "400", scimType: "invalidFilter" });
+  });
+
   it("the organization's last owner is never deprovisioned", async () => {
     const { token, owner, org } = await provisionedOrg("acme", "acme-corp.com");
     // The owner's own address in the verified domain, provisioned by the directory.

@@ -12,6 +12,7 @@ import { db } from "../../../db/client.server";
 import { disableUser, enableUser } from "../../accounts/admin.server";
 import { normalizeEmailAddress } from "../../core/email-address";
 import { recordOrgEvent, type OrgActor } from "../audit.server";
+import { holdOrgLock, isUniqueViolation } from "../organizations.server";
 import { roleOfGroupName } from "./group-roles";
 import { withBooleans, normalisePatch } from "./shapes.server";
 
@@ -139,6 +140,16 @@ async function findUserRow(organizationId: string, id: string): Promise<UserRow>
   return row;
 }
 
+/** A write that lost a race to a unique key (two creates of one userName at once) is the 409 the first check gives. */
+async function uniqueAsConflict<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ScimError(409, "uniqueness", "A user with this userName is already provisioned in this organization");
+    throw error;
+  }
+}
+
 /** The role a provisioned person's membership gets from their groups: admin when any group says so. */
 async function roleFromGroups(tx: Tx, scimUserId: string): Promise<"admin" | "member"> {
   const admin = await tx.scimGroupMember.count({ where: { scimUserId, group: { role: "admin" } } });
@@ -152,6 +163,8 @@ async function syncMembership(tx: Tx, ctx: ScimContext, scimUserId: string): Pro
   const membership = await tx.membership.findUnique({ where: { organizationId_userId: { organizationId: ctx.organizationId, userId: row.userId } } });
   if (!row.active) {
     if (!membership) return;
+    // The organization's lock, as every removal takes it: "one owner always" holds under concurrent changes.
+    if (membership.role === "owner") await holdOrgLock(tx, ctx.organizationId);
     await refuseLastOwner(tx, ctx.organizationId, membership);
     await tx.membership.delete({ where: { id: membership.id } });
     await tx.session.updateMany({ where: { userId: row.userId, organizationId: ctx.organizationId }, data: { organizationId: null } });
@@ -201,10 +214,12 @@ export async function listUsers(ctx: ScimContext, url: URL) {
       }
     }
   }
-  const rows = await db().scimUser.findMany({ where, orderBy: { createdAt: "asc" } });
-  let resources = rows.map(userResource);
-  if (rest) resources = rest.match(resources);
-  return listResponse(resources, startIndex, count);
+  if (!rest) {
+    const [total, rows] = await Promise.all([db().scimUser.count({ where }), db().scimUser.findMany({ where, orderBy: [{ createdAt: "asc" }, { id: "asc" }], skip: startIndex - 1, take: count })]);
+    return listPage(rows.map(userResource), total, startIndex);
+  }
+  const rows = await db().scimUser.findMany({ where, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  return listResponse(rest.match(rows.map(userResource)), startIndex, count);
 }
 
 export async function getUser(ctx: ScimContext, id: string) {
@@ -216,7 +231,7 @@ export async function createUser(ctx: ScimContext, body: unknown) {
   const address = await requireManagedAddress(ctx.organizationId, resource);
   const userName = String(resource.userName);
   const active = resource.active !== false;
-  const result = await db().$transaction(async (tx) => {
+  const result = await uniqueAsConflict(() => db().$transaction(async (tx) => {
     const taken = await tx.scimUser.findFirst({ where: { organizationId: ctx.organizationId, userNameKey: userName.toLowerCase() }, select: { id: true } });
     if (taken) throw new ScimError(409, "uniqueness", "A user with this userName is already provisioned in this organization");
     const account = (await tx.user.findUnique({ where: { email: address }, select: { id: true } })) ?? (await tx.user.create({ data: { email: address, name: displayNameOf(resource) }, select: { id: true } }));
@@ -229,7 +244,7 @@ export async function createUser(ctx: ScimContext, body: unknown) {
     await recordOrgEvent(tx, ctx.organizationId, ctx.actor, "scim-user-created", { scimId: row.id, userId: account.id });
     await syncMembership(tx, ctx, row.id);
     return row;
-  });
+  }));
   // An account a site admin disabled stays disabled: creating it here never enables it.
   await applyAccountState(ctx, result.userId, null, active);
   return userResource(result);
@@ -240,7 +255,7 @@ async function writeUser(ctx: ScimContext, current: UserRow, resource: Record<st
   const address = await requireManagedAddress(ctx.organizationId, resource);
   const userName = String(resource.userName);
   const active = resource.active !== false;
-  const row = await db().$transaction(async (tx) => {
+  const row = await uniqueAsConflict(() => db().$transaction(async (tx) => {
     if (userName.toLowerCase() !== current.userName.toLowerCase()) {
       const taken = await tx.scimUser.findFirst({ where: { organizationId: ctx.organizationId, userNameKey: userName.toLowerCase(), id: { not: current.id } }, select: { id: true } });
       if (taken) throw new ScimError(409, "uniqueness", "A user with this userName is already provisioned in this organization");
@@ -259,7 +274,7 @@ async function writeUser(ctx: ScimContext, current: UserRow, resource: Record<st
     else await recordOrgEvent(tx, ctx.organizationId, ctx.actor, "scim-user-updated", { scimId: current.id, userId: current.userId });
     await syncMembership(tx, ctx, current.id);
     return updated;
-  });
+  }));
   await applyAccountState(ctx, current.userId, current.active, active);
   return userResource(row);
 }
@@ -429,8 +444,11 @@ function paging(url: URL): { startIndex: number; count: number } {
 }
 
 function listResponse(resources: Record<string, unknown>[], startIndex: number, count: number) {
-  const page = resources.slice(startIndex - 1, startIndex - 1 + count);
-  return { schemas: ["urn:ietf:params:scim:api:messages:2.0:ListResponse"], totalResults: resources.length, startIndex, itemsPerPage: page.length, Resources: page };
+  return listPage(resources.slice(startIndex - 1, startIndex - 1 + count), resources.length, startIndex);
+}
+
+function listPage(page: Record<string, unknown>[], totalResults: number, startIndex: number) {
+  return { schemas: ["urn:ietf:params:scim:api:messages:2.0:ListResponse"], totalResults, startIndex, itemsPerPage: page.length, Resources: page };
 }
 
 export async function serviceProviderConfig() {
