@@ -12,6 +12,8 @@ export default [
   route("orgs/invitation", "routes/orgs-invitation.tsx"),
   route("orgs/:slug", "routes/orgs-org.tsx"),
   route("orgs/:slug/audit", "routes/orgs-audit.tsx"),
+  // SCIM 2.0 provisioning per organization (docs/features/scim.md); 404 unless AUTH_ORGANIZATIONS=true.
+  route("scim/v2/*", "routes/scim.ts"),
   // The language menu's form (contract section 17).
   route("language", "routes/language.ts"),
 

@@ -8,7 +8,7 @@ import { LocalTime } from "./local-time";
 import { PageTitle } from "./site-name";
 
 type Role = "owner" | "admin" | "member";
-type ActionData = { formError?: string; reauthUrl?: string } | undefined;
+type ActionData = { formError?: string; reauthUrl?: string; scimToken?: { name: string; secret: string } } | undefined;
 
 const ROLE_KEYS: Record<Role, MessageKey> = { owner: "org.role.owner", admin: "org.role.admin", member: "org.role.member" };
 export function roleName(t: Translate, role: string): string {
@@ -147,6 +147,7 @@ export function NewOrganization({ data, actionData }: { data: NewData; actionDat
 
 type Member = { id: string; userId: string; name: string | null; email: string | null; role: Role; since: string };
 type Invitation = { id: string; email: string; role: string; expires: string; sendCount: number; canResend: boolean };
+type ScimToken = { id: string; name: string; createdAt: string; lastUsedAt: string | null };
 type Domain = { id: string; domain: string; state: "pending" | "verified" | "failed"; recordName: string; recordValue: string; verifiedAt: string | null; lastCheckedAt: string | null };
 type OrgData = {
   csrfToken: string;
@@ -157,6 +158,7 @@ type OrgData = {
   members: Member[];
   invitations: Invitation[] | null;
   domains: Domain[] | null;
+  scim: { tokens: ScimToken[]; url: string } | null;
   recentAuth: { recent: boolean; url: string };
   notice: string | null;
 };
@@ -327,6 +329,49 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
         </section>
       ) : null}
 
+      {data.scim ? (
+        <section className="card" aria-labelledby="scim-heading">
+          <h2 id="scim-heading">{t("org.scim.title")}</h2>
+          <p>{t("org.scim.intro")}</p>
+          <dl className="profile">
+            <dt>{t("org.scim.url")}</dt>
+            <dd dir="ltr">
+              <code id="scim-url">{data.scim.url}</code>
+            </dd>
+          </dl>
+          {actionData?.scimToken ? (
+            <div className="notice" role="status" id="scim-new-token">
+              <h3>{t("org.scim.secretTitle", { name: actionData.scimToken.name })}</h3>
+              <p>{t("org.scim.secretNote")}</p>
+              <p dir="ltr">
+                <code>{actionData.scimToken.secret}</code>
+              </p>
+            </div>
+          ) : null}
+          {data.scim.tokens.length === 0 ? <p>{t("org.scim.none")}</p> : null}
+          <ul className="sessions" id="scim-tokens">
+            {data.scim.tokens.map((token) => (
+              <li key={token.id} data-token={token.id}>
+                <div>
+                  <strong>{token.name}</strong>
+                  <div className="muted">{t.rich("org.scim.created", { time: <LocalTime value={token.createdAt} /> })}</div>
+                  <div className="muted">{token.lastUsedAt ? t.rich("org.scim.lastUsed", { time: <LocalTime value={token.lastUsedAt} /> }) : t("org.scim.neverUsed")}</div>
+                </div>
+                <IntentForm csrfToken={csrfToken} intent="scim-token-revoke" fields={{ tokenId: token.id }} label={t("org.scim.revoke", { name: token.name })} danger />
+              </li>
+            ))}
+          </ul>
+          <Form method="post" reloadDocument id="org-scim-form">
+            <CsrfField token={csrfToken} />
+            <input type="hidden" name="intent" value="scim-token-create" />
+            <Field id="scim-token-name" name="name" label={t("org.scim.name")} required maxLength={100} />
+            <button type="submit" className="button">
+              {t("org.scim.create")}
+            </button>
+          </Form>
+        </section>
+      ) : null}
+
       {admin ? (
         <p>
           <a href={`/orgs/${encodeURIComponent(organization.slug)}/audit`}>{t("org.audit.link")}</a>
@@ -387,6 +432,16 @@ const EVENT_KEYS: Record<string, MessageKey> = {
   "domain-verified": "org.event.domainVerified",
   "domain-failed": "org.event.domainFailed",
   "domain-removed": "org.event.domainRemoved",
+  "scim-token-created": "org.event.scimTokenCreated",
+  "scim-token-revoked": "org.event.scimTokenRevoked",
+  "scim-user-created": "org.event.scimUserCreated",
+  "scim-user-updated": "org.event.scimUserUpdated",
+  "scim-user-deactivated": "org.event.scimUserDeactivated",
+  "scim-user-reactivated": "org.event.scimUserReactivated",
+  "scim-user-deleted": "org.event.scimUserDeleted",
+  "scim-group-created": "org.event.scimGroupCreated",
+  "scim-group-updated": "org.event.scimGroupUpdated",
+  "scim-group-deleted": "org.event.scimGroupDeleted",
 };
 
 export function OrganizationAudit({ data }: { data: AuditData }) {

@@ -19,5 +19,5 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
 }
 
 export default function Organization({ loaderData, actionData }: Route.ComponentProps) {
-  return <OrganizationPage data={loaderData} actionData={actionData as { formError?: string; reauthUrl?: string } | undefined} />;
+  return <OrganizationPage data={loaderData} actionData={actionData as { formError?: string; reauthUrl?: string; scimToken?: { name: string; secret: string } } | undefined} />;
 }

@@ -36,6 +36,8 @@ import {
   type OrgRefusal,
 } from "~/auth/organizations/organizations.server";
 import { atLeast, ORG_ROLES } from "~/auth/organizations/roles";
+import { SCIM_BASE_PATH } from "~/auth/organizations/scim/service.server";
+import { createScimToken, listScimTokens, revokeScimToken, SCIM_TOKEN_NAME_MAX } from "~/auth/organizations/scim/tokens.server";
 import { db } from "~/db/client.server";
 import { t } from "~/i18n/t.server";
 import type { MessageKey } from "~/i18n/catalogues/en";
@@ -167,7 +169,7 @@ function csrfHeaders(ar: AuthRequest, setCookies: string[]) {
   return { token: csrf.token, headers: headersWith([...setCookies, csrf.setCookie]) };
 }
 
-const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted"] as const;
+const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked"] as const;
 type Done = (typeof DONE)[number];
 const DONE_KEYS: Record<Done, MessageKey> = {
   created: "org.done.created",
@@ -184,6 +186,7 @@ const DONE_KEYS: Record<Done, MessageKey> = {
   switched: "org.done.switched",
   left: "org.done.left",
   deleted: "org.done.deleted",
+  "scim-token-revoked": "org.done.scimTokenRevoked",
 };
 function noticeOf(url: URL): string | null {
   const done = url.searchParams.get("done");
@@ -279,10 +282,11 @@ export async function orgPage(request: Request, slug: string | undefined) {
   const ctx = await memberContext(ar, session, slug);
   const csrf = csrfHeaders(ar, setCookies);
   const admin = atLeast(ctx.membership.role, "admin");
-  const [members, invitations, domains, active] = await Promise.all([
+  const [members, invitations, domains, scimTokens, active] = await Promise.all([
     listMembers(ctx.organization.id),
     admin ? listOpenInvitations(ctx.organization.id) : Promise.resolve(null),
     admin ? listDomains(ctx.organization.id) : Promise.resolve(null),
+    admin ? listScimTokens(ctx.organization.id) : Promise.resolve(null),
     activeOrganization(session),
   ]);
   return {
@@ -295,6 +299,7 @@ export async function orgPage(request: Request, slug: string | undefined) {
       members,
       invitations,
       domains,
+      scim: scimTokens ? { tokens: scimTokens, url: new URL(SCIM_BASE_PATH, ar.origin).href } : null,
       recentAuth: { recent: await isRecentAuth(ar, session), url: reauthUrl(ar, orgPath(ctx.organization.slug)) },
       notice: noticeOf(ar.url),
     },
@@ -314,6 +319,8 @@ const OrgIntent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("domain-add"), domain: z.string() }),
   z.object({ intent: z.literal("domain-verify"), domainId: z.string().regex(ID_PATTERN) }),
   z.object({ intent: z.literal("domain-remove"), domainId: z.string().regex(ID_PATTERN) }),
+  z.object({ intent: z.literal("scim-token-create"), name: z.string() }),
+  z.object({ intent: z.literal("scim-token-revoke"), tokenId: z.string().regex(ID_PATTERN) }),
 ]);
 
 export async function orgAction(request: Request, slug: string | undefined) {
@@ -371,6 +378,15 @@ export async function orgAction(request: Request, slug: string | undefined) {
       return answer(request, body, domainOutcome(await verifyDomain(ctx, input.domainId), "domain-verified"));
     case "domain-remove":
       return answer(request, body, domainOutcome(await removeDomain(ctx, input.domainId), "domain-removed"));
+    case "scim-token-create": {
+      const created = await createScimToken(ctx, input.name);
+      if (!created.ok) return answer(request, body, { ok: false, refusal: created.reason === "invalid" ? refusal(400, "InvalidName", "org.error.name", { max: SCIM_TOKEN_NAME_MAX }) : ORG_REFUSALS[created.reason]() });
+      // Shown once: in this answer only (the page renders it from the action's data, never from a URL).
+      if (wantsJsonRedirect(request, body)) return jsonResponse({ ok: true, token: created.token }, { noCache: true });
+      return data({ scimToken: { name: created.token.name, secret: created.token.secret } }, { headers: { "Cache-Control": "private, no-store" } });
+    }
+    case "scim-token-revoke":
+      return answer(request, body, orgOutcome(await revokeScimToken(ctx, input.tokenId), "scim-token-revoked"));
   }
 }
 

@@ -24,6 +24,16 @@ export const ORG_EVENT_TYPES = [
   "domain-verified",
   "domain-failed",
   "domain-removed",
+  "scim-token-created",
+  "scim-token-revoked",
+  "scim-user-created",
+  "scim-user-updated",
+  "scim-user-deactivated",
+  "scim-user-reactivated",
+  "scim-user-deleted",
+  "scim-group-created",
+  "scim-group-updated",
+  "scim-group-deleted",
 ] as const;
 export type OrgEventType = (typeof ORG_EVENT_TYPES)[number];
 

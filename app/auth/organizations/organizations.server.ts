@@ -38,7 +38,7 @@ export async function findMemberContext(slug: string, userId: string): Promise<{
  * one at a time per organization. PostgreSQL: an advisory transaction lock keyed by the id; SQLite:
  * the database's write lock, taken by a first write.
  */
-async function holdOrgLock(tx: Tx, organizationId: string): Promise<void> {
+export async function holdOrgLock(tx: Tx, organizationId: string): Promise<void> {
   if (dbProvider() === "postgres") await tx.$queryRawUnsafe("SELECT 1 AS locked FROM pg_advisory_xact_lock(7707146, hashtext($1))", organizationId);
   else await tx.$executeRawUnsafe('UPDATE "Organization" SET "name" = "name" WHERE "id" = ?', organizationId);
 }
@@ -50,7 +50,7 @@ async function isLastOwner(tx: Tx, organizationId: string, membershipId: string)
   return (await tx.membership.count({ where: { organizationId, role: "owner", id: { not: membershipId } } })) === 0;
 }
 
-function isUniqueViolation(error: unknown): boolean {
+export function isUniqueViolation(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
 }
 

@@ -246,6 +246,32 @@ describe(`models on ${dbLabel}`, () => {
     await uniqueViolation(db().oAuthSigningKey.create({ data: { kid: "k1", alg: "ES256", privateJwk: "sealed", activeFrom: new Date() } }));
   });
 
+  test("SCIM rows: a token hash is unique; a userName and an account are unique per organization only; deleting the organization or the account cascades", async () => {
+    const ada = await user();
+    const a = await db().organization.create({ data: { name: "A", slug: "org-a" } });
+    const b = await db().organization.create({ data: { name: "B", slug: "org-b" } });
+    await db().scimToken.create({ data: { organizationId: a.id, name: "Okta", tokenHash: "h1" } });
+    await uniqueViolation(db().scimToken.create({ data: { organizationId: b.id, name: "Okta", tokenHash: "h1" } }));
+    const inA = await db().scimUser.create({ data: { organizationId: a.id, userId: ada.id, userName: "jdoe", userNameKey: "jdoe", resource: "{}" } });
+    expect(inA.active).toBe(true);
+    await uniqueViolation(db().scimUser.create({ data: { organizationId: a.id, userId: ada.id, userName: "other", userNameKey: "other", resource: "{}" } }));
+    const bob = await db().user.create({ data: { email: "bob@example.com" } });
+    await uniqueViolation(db().scimUser.create({ data: { organizationId: a.id, userId: bob.id, userName: "JDOE", userNameKey: "jdoe", resource: "{}" } }));
+    // Another organization may use the same userName: no conflict across organizations.
+    await db().scimUser.create({ data: { organizationId: b.id, userId: ada.id, userName: "jdoe", userNameKey: "jdoe", resource: "{}" } });
+    const group = await db().scimGroup.create({ data: { organizationId: a.id, displayName: "Admins", role: "admin" } });
+    await db().scimGroupMember.create({ data: { groupId: group.id, scimUserId: inA.id } });
+    await uniqueViolation(db().scimGroupMember.create({ data: { groupId: group.id, scimUserId: inA.id } }));
+
+    await db().organization.delete({ where: { id: a.id } });
+    expect(await db().scimToken.count()).toBe(0);
+    expect(await db().scimGroup.count()).toBe(0);
+    expect(await db().scimGroupMember.count()).toBe(0);
+    expect(await db().scimUser.count()).toBe(1);
+    await db().user.delete({ where: { id: ada.id } });
+    expect(await db().scimUser.count()).toBe(0);
+  });
+
   test("resetDatabase() empties every table", async () => {
     const ada = await user();
     await db().account.create({ data: { userId: ada.id, type: "oauth", provider: "github", providerAccountId: "1" } });
@@ -271,6 +297,10 @@ describe(`models on ${dbLabel}`, () => {
     await db().oAuthSigningKey.create({ data: { kid: "k1", alg: "RS256", privateJwk: "sealed", activeFrom: new Date() } });
     await db().oAuthPayload.create({ data: { kind: "Grant", id: "g1", payload: "{}", accountId: ada.id } });
     await db().oAuthClient.create({ data: { clientId: "c1", name: "App", metadata: "{}", source: "cli" } });
+    await db().scimToken.create({ data: { organizationId: org.id, name: "Okta", tokenHash: "scim-hash" } });
+    const scimUser = await db().scimUser.create({ data: { organizationId: org.id, userId: ada.id, userName: "Ada@acme.example", userNameKey: "ada@acme.example", resource: "{}" } });
+    const scimGroup = await db().scimGroup.create({ data: { organizationId: org.id, displayName: "Admins", role: "admin" } });
+    await db().scimGroupMember.create({ data: { groupId: scimGroup.id, scimUserId: scimUser.id } });
 
     await resetDatabase();
 
@@ -299,6 +329,10 @@ describe(`models on ${dbLabel}`, () => {
       db().oAuthSigningKey.count(),
       db().oAuthPayload.count(),
       db().oAuthClient.count(),
+      db().scimToken.count(),
+      db().scimUser.count(),
+      db().scimGroup.count(),
+      db().scimGroupMember.count(),
     ]);
     expect(counts).toEqual(counts.map(() => 0));
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);

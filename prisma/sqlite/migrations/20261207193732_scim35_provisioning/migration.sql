@@ -1,0 +1,71 @@
+-- CreateTable
+CREATE TABLE "ScimToken" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "organizationId" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "tokenHash" TEXT NOT NULL,
+    "createdById" TEXT,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "lastUsedAt" DATETIME,
+    "revokedAt" DATETIME,
+    CONSTRAINT "ScimToken_organizationId_fkey" FOREIGN KEY ("organizationId") REFERENCES "Organization" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "ScimUser" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "organizationId" TEXT NOT NULL,
+    "userId" TEXT NOT NULL,
+    "userName" TEXT NOT NULL,
+    "userNameKey" TEXT NOT NULL,
+    "externalId" TEXT,
+    "active" BOOLEAN NOT NULL DEFAULT true,
+    "resource" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "ScimUser_organizationId_fkey" FOREIGN KEY ("organizationId") REFERENCES "Organization" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "ScimUser_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "ScimGroup" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "organizationId" TEXT NOT NULL,
+    "displayName" TEXT NOT NULL,
+    "externalId" TEXT,
+    "role" TEXT NOT NULL DEFAULT 'member',
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "ScimGroup_organizationId_fkey" FOREIGN KEY ("organizationId") REFERENCES "Organization" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "ScimGroupMember" (
+    "groupId" TEXT NOT NULL,
+    "scimUserId" TEXT NOT NULL,
+
+    PRIMARY KEY ("groupId", "scimUserId"),
+    CONSTRAINT "ScimGroupMember_groupId_fkey" FOREIGN KEY ("groupId") REFERENCES "ScimGroup" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "ScimGroupMember_scimUserId_fkey" FOREIGN KEY ("scimUserId") REFERENCES "ScimUser" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateIndex
+CREATE UNIQUE INDEX "ScimToken_tokenHash_key" ON "ScimToken"("tokenHash");
+
+-- CreateIndex
+CREATE INDEX "ScimToken_organizationId_idx" ON "ScimToken"("organizationId");
+
+-- CreateIndex
+CREATE INDEX "ScimUser_organizationId_externalId_idx" ON "ScimUser"("organizationId", "externalId");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "ScimUser_organizationId_userNameKey_key" ON "ScimUser"("organizationId", "userNameKey");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "ScimUser_organizationId_userId_key" ON "ScimUser"("organizationId", "userId");
+
+-- CreateIndex
+CREATE INDEX "ScimGroup_organizationId_displayName_idx" ON "ScimGroup"("organizationId", "displayName");
+
+-- CreateIndex
+CREATE INDEX "ScimGroupMember_scimUserId_idx" ON "ScimGroupMember"("scimUserId");
