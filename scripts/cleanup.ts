@@ -22,6 +22,8 @@ runCommand(
       `${c.passkeyChallenges} spent passkey challenges`,
       `${c.sessionRevocations} expired session revocation notes`,
       `${c.mailQueue} sent or abandoned queued e-mails`,
+      `${c.oauthPayloads} expired OAuth codes, tokens and grants`,
+      `${c.oauthSigningKeys} retired OAuth signing keys`,
       `${c.authEvents} auth events older than ${getConfig().authEventRetentionDays} days`,
     ].join(", ");
   },

@@ -45,6 +45,9 @@ export type CleanupCounts = {
   passkeyChallenges: number;
   sessionRevocations: number;
   mailQueue: number;
+  /** What the OAuth provider keeps (codes, tokens, grants, sessions) past its expiry, and its signing keys no longer published. */
+  oauthPayloads: number;
+  oauthSigningKeys: number;
 };
 export type CleanupResult = { ran: true; counts: CleanupCounts } | { ran: false; reason: "locked" };
 
@@ -126,9 +129,14 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
           ).map((r) => r.id),
         (ids) => tx.mailQueue.deleteMany({ where: { id: { in: ids } } }),
       );
+      // The OAuth provider's rows (ADR 131): each kind carries its own expiry; a consumed refresh
+      // token is kept until then, so a reuse is still recognised.
+      const oauthPayloads = (await tx.oAuthPayload.deleteMany({ where: { expiresAt: { lte: now } } })).count;
+      // Its signing keys a rotation replaced, once no token they signed can still be valid (ADR 130).
+      const oauthSigningKeys = (await tx.oAuthSigningKey.deleteMany({ where: { publishedUntil: { lte: now } } })).count;
       return {
         ran: true,
-        counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges, sessionRevocations, mailQueue },
+        counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges, sessionRevocations, mailQueue, oauthPayloads, oauthSigningKeys },
       } as const;
     },
     { maxWait: config.databaseTimeoutMs, timeout: CLEANUP_TRANSACTION_MS },

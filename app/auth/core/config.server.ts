@@ -138,7 +138,48 @@ export type AuthConfig = {
   requireMfa: boolean;
   /** A forgotten-password link's lifetime: an hour, ten minutes under aal2. */
   passwordResetLinkMaxAge: number;
+  /** AUTH_PROVIDER=true: Vestibule is an OAuth 2.1 authorization server and OpenID provider (docs/features/provider.md); null: off, its URLs answer 404. */
+  provider: ProviderConfig | null;
 };
+
+/** The OAuth provider's settings (docs/features/provider.md, ADR 130-139). */
+export type ProviderConfig = {
+  /** The issuer: AUTH_URL's origin, never the request's. */
+  issuer: string;
+  /** AUTH_PROVIDER_REGISTRATION=open: anyone may register a public client (RFC 7591). */
+  registration: "open" | "off";
+  /** AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS: a client_id that is an https: URL names its metadata document. */
+  clientMetadataDocuments: boolean;
+  /** Where access tokens may be used (RFC 8707): AUTH_PROVIDER_RESOURCES plus AUTH_URL/api and AUTH_URL/mcp, normalised. */
+  resources: readonly string[];
+  /** AUTH_PROVIDER_ACCESS_TOKEN_TTL, seconds. */
+  accessTokenTtl: number;
+  /** AUTH_PROVIDER_REFRESH_GRACE, seconds during which a rotated refresh token gets the same answer again; 0: off. */
+  refreshGrace: number;
+  /** AUTH_PROVIDER_SUBJECT: one `sub` per user everywhere (public) or per client host (pairwise). */
+  subject: "public" | "pairwise";
+};
+/** AUTH_PROVIDER_ACCESS_TOKEN_TTL's default and bounds, in seconds. */
+export const PROVIDER_ACCESS_TOKEN_TTL = 600;
+const PROVIDER_ACCESS_TOKEN_TTL_RANGE = [60, 86_400] as const;
+/** AUTH_PROVIDER_REFRESH_GRACE's default and bounds, in seconds. */
+export const PROVIDER_REFRESH_GRACE = 30;
+const PROVIDER_REFRESH_GRACE_RANGE = [0, 300] as const;
+/** The resources every provider serves besides AUTH_PROVIDER_RESOURCES: paths under AUTH_URL. */
+export const PROVIDER_OWN_RESOURCE_PATHS = ["/api", "/mcp"] as const;
+
+/**
+ * A resource indicator as compared (RFC 8707): an absolute http(s) URL without a fragment, scheme
+ * and host in lower case (the URL parser does that), without a trailing slash. Null when it is no
+ * such URL.
+ */
+export function normalizeResource(value: string): string | null {
+  const url = URL.parse(value.trim());
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.hash || url.username || url.password) return null;
+  if (value.includes("#")) return null;
+  const text = url.href;
+  return text.endsWith("/") ? text.slice(0, -1) : text;
+}
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevelSetting = (typeof LOG_LEVELS)[number];
@@ -241,6 +282,15 @@ const EnvSchema = z.object({
     .enum([...ASSURANCE_LEVELS, ""], { error: 'AUTH_ASSURANCE must be "aal1" or "aal2" (default aal1)' })
     .optional(),
   AUTH_REQUIRE_MFA: bool("AUTH_REQUIRE_MFA"),
+  AUTH_PROVIDER: bool("AUTH_PROVIDER"),
+  AUTH_PROVIDER_REGISTRATION: z
+    .enum(["open", "off", ""], { error: 'AUTH_PROVIDER_REGISTRATION must be "open" or "off" (default off)' })
+    .optional(),
+  AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS: bool("AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS"),
+  AUTH_PROVIDER_RESOURCES: z.string().optional(),
+  AUTH_PROVIDER_SUBJECT: z
+    .enum(["public", "pairwise", ""], { error: 'AUTH_PROVIDER_SUBJECT must be "public" or "pairwise" (default public)' })
+    .optional(),
 });
 
 function presetEnvName(id: PresetId) {
@@ -431,6 +481,32 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push(`METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (a bearer token, e.g. openssl rand -hex 32); leave it unset to turn /metrics off`);
   }
 
+  // The OAuth provider (docs/features/provider.md): its issuer is AUTH_URL, never a request's host.
+  let provider: ProviderConfig | null = null;
+  const accessTokenTtl = wholeNumber(env, "AUTH_PROVIDER_ACCESS_TOKEN_TTL", { min: PROVIDER_ACCESS_TOKEN_TTL_RANGE[0], max: PROVIDER_ACCESS_TOKEN_TTL_RANGE[1], fallback: PROVIDER_ACCESS_TOKEN_TTL, unit: "seconds" }, problems);
+  const refreshGrace = wholeNumber(env, "AUTH_PROVIDER_REFRESH_GRACE", { min: PROVIDER_REFRESH_GRACE_RANGE[0], max: PROVIDER_REFRESH_GRACE_RANGE[1], fallback: PROVIDER_REFRESH_GRACE, unit: "seconds" }, problems);
+  if (e.AUTH_PROVIDER) {
+    if (!origin) problems.push("AUTH_PROVIDER=true needs AUTH_URL: the provider's issuer is that origin, never a request's host");
+    const resources: string[] = [];
+    for (const raw of (e.AUTH_PROVIDER_RESOURCES ?? "").split(",").map((r) => r.trim()).filter(Boolean)) {
+      const resource = normalizeResource(raw);
+      if (resource) resources.push(resource);
+      else problems.push(`AUTH_PROVIDER_RESOURCES must be a comma list of absolute http(s) URLs without a fragment (got "${raw}")`);
+    }
+    if (origin) {
+      for (const own of PROVIDER_OWN_RESOURCE_PATHS) resources.push(normalizeResource(`${origin}${own}`)!);
+      provider = {
+        issuer: origin,
+        registration: e.AUTH_PROVIDER_REGISTRATION === "open" ? "open" : "off",
+        clientMetadataDocuments: e.AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS ?? true,
+        resources: [...new Set(resources)],
+        accessTokenTtl,
+        refreshGrace,
+        subject: e.AUTH_PROVIDER_SUBJECT === "pairwise" ? "pairwise" : "public",
+      };
+    }
+  }
+
   if (problems.length) throw new ConfigError(problems);
 
   // Assurance level (ADR 082): aal2 caps each lifetime; a shorter one set explicitly still wins.
@@ -484,6 +560,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // An explicit AUTH_REQUIRE_MFA, true or false, wins over the level's default.
     requireMfa: e.AUTH_REQUIRE_MFA ?? aal2,
     passwordResetLinkMaxAge: capped(PASSWORD_RESET_LINK_MAX_AGE, AAL2_EMAIL_MAX_AGE),
+    provider,
   };
 }
 

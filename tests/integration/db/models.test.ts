@@ -194,6 +194,24 @@ describe(`models on ${dbLabel}`, () => {
     expect(await db().password.findUnique({ where: { userId: id } })).not.toBeNull();
   });
 
+  test("OAuthPayload: one row per (kind, id); the same id may be used by two kinds", async () => {
+    await db().oAuthPayload.create({ data: { kind: "RefreshToken", id: "t1", payload: "{}", grantId: "g1" } });
+    await db().oAuthPayload.create({ data: { kind: "AccessToken", id: "t1", payload: "{}", grantId: "g1" } });
+    await uniqueViolation(db().oAuthPayload.create({ data: { kind: "RefreshToken", id: "t1", payload: "{}" } }));
+    expect(await db().oAuthPayload.count({ where: { grantId: "g1" } })).toBe(2);
+    const consumed = await db().oAuthPayload.updateMany({ where: { kind: "RefreshToken", id: "t1", consumedAt: null }, data: { consumedAt: new Date() } });
+    const again = await db().oAuthPayload.updateMany({ where: { kind: "RefreshToken", id: "t1", consumedAt: null }, data: { consumedAt: new Date() } });
+    expect([consumed.count, again.count]).toEqual([1, 0]);
+  });
+
+  test("OAuthClient and OAuthSigningKey: keyed by client id and kid", async () => {
+    await db().oAuthClient.create({ data: { clientId: "c1", name: "App", metadata: "{}", source: "cli" } });
+    await uniqueViolation(db().oAuthClient.create({ data: { clientId: "c1", name: "Other", metadata: "{}", source: "admin" } }));
+    expect((await db().oAuthClient.findUniqueOrThrow({ where: { clientId: "c1" } })).firstParty).toBe(false);
+    await db().oAuthSigningKey.create({ data: { kid: "k1", alg: "RS256", privateJwk: "sealed", activeFrom: new Date() } });
+    await uniqueViolation(db().oAuthSigningKey.create({ data: { kid: "k1", alg: "ES256", privateJwk: "sealed", activeFrom: new Date() } }));
+  });
+
   test("resetDatabase() empties every table", async () => {
     const ada = await user();
     await db().account.create({ data: { userId: ada.id, type: "oauth", provider: "github", providerAccountId: "1" } });
@@ -211,6 +229,9 @@ describe(`models on ${dbLabel}`, () => {
     await db().mailQueue.create({ data: { recipient: "a@example.com", kind: "password-changed", payload: "{}" } });
     await db().globalSessionCutoff.create({ data: { id: "all", notBefore: new Date(), expires: new Date() } });
     await db().sessionOrphanCutoff.create({ data: { userId: ada.id, notBefore: new Date(), expires: new Date() } });
+    await db().oAuthSigningKey.create({ data: { kid: "k1", alg: "RS256", privateJwk: "sealed", activeFrom: new Date() } });
+    await db().oAuthPayload.create({ data: { kind: "Grant", id: "g1", payload: "{}", accountId: ada.id } });
+    await db().oAuthClient.create({ data: { clientId: "c1", name: "App", metadata: "{}", source: "cli" } });
 
     await resetDatabase();
 
@@ -231,6 +252,9 @@ describe(`models on ${dbLabel}`, () => {
       db().mailQueue.count(),
       db().globalSessionCutoff.count(),
       db().sessionOrphanCutoff.count(),
+      db().oAuthSigningKey.count(),
+      db().oAuthPayload.count(),
+      db().oAuthClient.count(),
     ]);
     expect(counts).toEqual(counts.map(() => 0));
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);
