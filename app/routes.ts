@@ -34,6 +34,13 @@ export default [
   route("auth/wasnt-me", "routes/auth/wasnt-me.tsx"),
   route("auth/*", "routes/auth/unknown.ts"),
 
+  // Resources that accept Vestibule's access tokens, and their metadata (docs/features/mcp.md);
+  // each answers 404 unless AUTH_PROVIDER=true.
+  route(".well-known/oauth-protected-resource", "routes/well-known/oauth-protected-resource.ts", { id: "protected-resource-metadata" }),
+  route(".well-known/oauth-protected-resource/*", "routes/well-known/oauth-protected-resource.ts", { id: "protected-resource-metadata-path" }),
+  route("api/me", "routes/api/me.ts"),
+  route("mcp", "routes/mcp.ts"),
+
   // Development only: `react-router build` runs with NODE_ENV=production, so no build has it.
   ...(process.env.NODE_ENV === "production" ? [] : [route("dev/outbox", "routes/dev/outbox.tsx")]),
 

@@ -1,0 +1,215 @@
+// requireBearer: what an app route calls to accept Vestibule's access tokens (RFC 6750 bearer
+// tokens that are RFC 9068 JWTs), docs/features/mcp.md and docs/decisions/141-bearer-tokens.md.
+//
+// A token passes when its signature verifies with one of the provider's published keys (a key
+// rotated out still verifies until the tokens it signed have expired: signing-keys.server.ts),
+// `typ` is `at+jwt`, `iss` is the issuer, `exp`/`nbf`/`iat` hold within a small skew, `aud` names
+// this resource (RFC 8707: a token for one resource is refused by every other), it carries the
+// scopes asked for, and nothing revoked it: its grant (when it names one) still exists, and its
+// user is not under a "sign out everywhere", disable or delete cut-off. Otherwise the answer is
+// `401` with `WWW-Authenticate: Bearer … resource_metadata="…"` (RFC 9728), or `403`
+// `insufficient_scope`, as JSON (RFC 6750's error object) — a bearer client reads JSON, and a
+// browser reaching such a URL gets the same small document.
+import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { db } from "../../db/client.server";
+import { getConfig, normalizeResource, OAUTH_CLOCK_TOLERANCE } from "../core/config.server";
+import { endedInDatabase, isRevoked, revocationsComplete, revocationsReady } from "../core/revocation.server";
+import { NO_CACHE_HEADERS } from "../core/respond.server";
+import { issuerUrl, publicJwks, SIGNING_ALGORITHMS } from "./signing-keys.server";
+
+/** The header media type of an RFC 9068 access token. */
+export const ACCESS_TOKEN_TYPE = "at+jwt";
+/**
+ * The claim naming the grant a token was issued from (the engine adds it: extraTokenClaims). With
+ * it a revoked grant's tokens are refused within GRANT_CHECK_MS, without it only at their `exp`.
+ */
+export const GRANT_ID_CLAIM = "gid";
+/** The engine's storage kind for grants (adapter.server.ts keeps each model under its name). */
+const GRANT_KIND = "Grant";
+/** How long one instance trusts a grant it found live before asking the database again. */
+export const GRANT_CHECK_MS = 1_000;
+const GRANT_CHECK_MAX_ENTRIES = 10_000;
+/** Where a resource's metadata lives, before the resource's path (RFC 9728 section 3.1). */
+export const PROTECTED_RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource";
+
+export type BearerOptions = {
+  /**
+   * The resource this route belongs to: an absolute URL, or a path under AUTH_URL ("/api").
+   * Default: AUTH_URL plus the request path's first segment (`/api/me` → `<AUTH_URL>/api`).
+   */
+  resource?: string;
+  /** Scopes the token must carry, all of them. */
+  scopes?: readonly string[];
+};
+
+export type BearerToken = {
+  /** The token's subject: a user (public or pairwise identifier) or, for client credentials, the client. */
+  sub: string;
+  clientId: string;
+  scopes: string[];
+  /** The resource the token is for (normalised). */
+  resource: string;
+  /** The Vestibule user the token acts for, when it acts for one (from its grant, else its public `sub`). */
+  userId: string | null;
+  grantId: string | null;
+  expiresAt: number;
+  claims: JWTPayload;
+};
+
+/** A resource URL from `resource` (absolute, or a path under the issuer), normalised; or the request's default. */
+export function resourceFor(request: Request, resource?: string): string {
+  const issuer = issuerUrl();
+  let raw = resource;
+  if (!raw) {
+    const first = new URL(request.url).pathname.split("/")[1] ?? "";
+    raw = first ? `${issuer}/${first}` : issuer;
+  } else if (raw.startsWith("/")) {
+    raw = `${issuer}${raw}`;
+  }
+  const normalized = normalizeResource(raw);
+  if (!normalized) throw new Error(`requireBearer: "${resource}" is not a resource URL`);
+  return normalized;
+}
+
+/** RFC 9728 section 3.1: the metadata URL of a resource, /.well-known/oauth-protected-resource inserted before its path. */
+export function resourceMetadataUrl(resource: string): string {
+  const url = new URL(resource);
+  const path = url.pathname === "/" ? "" : url.pathname;
+  return `${url.origin}${PROTECTED_RESOURCE_METADATA_PATH}${path}${url.search}`;
+}
+
+type Refusal = { status: 401 | 403; error?: "invalid_token" | "invalid_request" | "insufficient_scope"; description?: string; scope?: string };
+
+const quoted = (value: string) => `"${value.replace(/[\\"]/g, "\\$&")}"`;
+
+/** The 401/403 answer: WWW-Authenticate with the metadata URL, and RFC 6750's error as JSON. */
+export function bearerRefusal(resource: string, refusal: Refusal): Response {
+  const params: string[] = [];
+  if (refusal.error) params.push(`error=${quoted(refusal.error)}`);
+  if (refusal.description) params.push(`error_description=${quoted(refusal.description)}`);
+  if (refusal.scope) params.push(`scope=${quoted(refusal.scope)}`);
+  params.push(`resource_metadata=${quoted(resourceMetadataUrl(resource))}`);
+  const body = refusal.error ? { error: refusal.error, ...(refusal.description ? { error_description: refusal.description } : {}) } : { error: "invalid_token", error_description: "No access token" };
+  const text = JSON.stringify(body);
+  return new Response(text, {
+    status: refusal.status,
+    headers: {
+      "Content-Type": "application/json",
+      "Content-Length": String(Buffer.byteLength(text)),
+      "WWW-Authenticate": `Bearer ${params.join(", ")}`,
+      ...NO_CACHE_HEADERS,
+    },
+  });
+}
+
+// ---- Keys --------------------------------------------------------------------------------------
+
+let keySet: { jwks: object; getKey: JWTVerifyGetKey } | null = null;
+
+/** The verifier's key set, made again only when the provider's published keys change. */
+async function verificationKeys(): Promise<JWTVerifyGetKey> {
+  const jwks = await publicJwks();
+  const text = JSON.stringify(jwks);
+  if (!keySet || JSON.stringify(keySet.jwks) !== text) keySet = { jwks: JSON.parse(text) as object, getKey: createLocalJWKSet(jwks) };
+  return keySet.getKey;
+}
+
+// ---- Grants ------------------------------------------------------------------------------------
+
+const grants = new Map<string, { accountId: string | null; live: boolean; checkedAt: number }>();
+
+/** Whether the grant still exists (the engine deletes a revoked one), and its user; asked again after GRANT_CHECK_MS. */
+async function grantState(grantId: string, now: number): Promise<{ live: boolean; accountId: string | null }> {
+  const known = grants.get(grantId);
+  if (known && (!known.live || now - known.checkedAt < GRANT_CHECK_MS)) return known;
+  const row = await db().oAuthPayload.findUnique({
+    where: { kind_id: { kind: GRANT_KIND, id: grantId } },
+    select: { accountId: true, expiresAt: true, consumedAt: true },
+  });
+  const live = !!row && !row.consumedAt && (!row.expiresAt || row.expiresAt.getTime() > now);
+  const state = { live, accountId: row?.accountId ?? null, checkedAt: now };
+  grants.delete(grantId);
+  grants.set(grantId, state);
+  while (grants.size > GRANT_CHECK_MAX_ENTRIES) grants.delete(grants.keys().next().value!);
+  return state;
+}
+
+/** Tests: forget what this process knows of grants. */
+export function forgetGrantChecks() {
+  grants.clear();
+  keySet = null;
+}
+
+/** Whether the user's tokens issued at `issuedAtMs` fall under an ended-sessions cut-off (sign out everywhere, disable, delete). */
+async function userCutOff(userId: string, issuedAtMs: number): Promise<boolean> {
+  const loading = revocationsReady();
+  if (loading) await loading;
+  return revocationsComplete() ? isRevoked(null, userId, issuedAtMs) : await endedInDatabase(null, userId, issuedAtMs, { failClosed: true });
+}
+
+// ---- The check ---------------------------------------------------------------------------------
+
+/** The bearer token of the Authorization header; null without one; "malformed" for another shape. */
+function bearerOf(request: Request): string | null | "malformed" {
+  const header = request.headers.get("Authorization");
+  if (!header) return null;
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(header);
+  return match ? match[1]! : "malformed";
+}
+
+const scopesOf = (claims: JWTPayload) => (typeof claims.scope === "string" ? claims.scope.split(" ").filter(Boolean) : []);
+const audiencesOf = (claims: JWTPayload) => (Array.isArray(claims.aud) ? claims.aud : typeof claims.aud === "string" ? [claims.aud] : []);
+
+/**
+ * The access token of `request` checked for `options.resource` and `options.scopes`, or a thrown
+ * Response (401 or 403, see bearerRefusal) that a loader or action lets through as its answer.
+ * Off (AUTH_PROVIDER unset), every caller answers 404.
+ */
+export async function requireBearer(request: Request, options: BearerOptions = {}): Promise<BearerToken> {
+  if (!getConfig().provider) throw new Response("Not Found", { status: 404 });
+  const resource = resourceFor(request, options.resource);
+  const token = bearerOf(request);
+  if (token === null) throw bearerRefusal(resource, { status: 401 });
+  if (token === "malformed") throw bearerRefusal(resource, { status: 401, error: "invalid_request", description: "Malformed Authorization header" });
+
+  const issuer = issuerUrl();
+  let claims: JWTPayload;
+  try {
+    ({ payload: claims } = await jwtVerify(token, await verificationKeys(), {
+      issuer,
+      typ: ACCESS_TOKEN_TYPE,
+      algorithms: [...SIGNING_ALGORITHMS],
+      clockTolerance: OAUTH_CLOCK_TOLERANCE,
+      requiredClaims: ["exp", "iat", "sub", "client_id", "jti", "aud"],
+    }));
+  } catch (error) {
+    const description = error instanceof joseErrors.JWTExpired ? "The access token expired" : "The access token is not valid";
+    throw bearerRefusal(resource, { status: 401, error: "invalid_token", description });
+  }
+  if (!audiencesOf(claims).some((aud) => normalizeResource(aud) === resource)) {
+    throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token is for another resource" });
+  }
+
+  const now = Date.now();
+  const grantId = typeof claims[GRANT_ID_CLAIM] === "string" ? (claims[GRANT_ID_CLAIM] as string) : null;
+  const sub = claims.sub!;
+  const clientId = String(claims.client_id);
+  let userId: string | null = null;
+  if (grantId) {
+    const grant = await grantState(grantId, now);
+    if (!grant.live) throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
+    userId = grant.accountId;
+  } else if (getConfig().provider?.subject === "public" && sub !== clientId) {
+    userId = sub;
+  }
+  if (userId && (await userCutOff(userId, claims.iat! * 1000))) {
+    throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
+  }
+
+  const scopes = scopesOf(claims);
+  const missing = (options.scopes ?? []).filter((s) => !scopes.includes(s));
+  if (missing.length) {
+    throw bearerRefusal(resource, { status: 403, error: "insufficient_scope", description: "The access token lacks a scope", scope: [...new Set([...scopes, ...(options.scopes ?? [])])].join(" ") });
+  }
+  return { sub, clientId, scopes, resource, userId, grantId, expiresAt: claims.exp!, claims };
+}
