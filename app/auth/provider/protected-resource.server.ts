@@ -14,7 +14,7 @@
 // credentials (`Access-Control-Allow-Origin: *`, never `-Credentials`); nothing that reads a cookie
 // answers with these headers.
 import { getConfig, normalizeResource } from "../core/config.server";
-import { NO_CACHE_HEADERS } from "../core/respond.server";
+import { jsonTextResponse } from "../core/respond.server";
 import { PROTECTED_RESOURCE_METADATA_PATH } from "./bearer.server";
 import { issuerUrl } from "./signing-keys.server";
 
@@ -110,8 +110,7 @@ export function protectedResourceMetadataResponse(request: Request): Response {
   );
 }
 
-/** A JSON answer of a bearer resource: never stored by a cache (it is one token's). */
+/** A JSON answer of a bearer resource: never stored by a cache (it is one token's); written directly on the fast path. */
 export function resourceJson(body: unknown, status = 200): Response {
-  const text = JSON.stringify(body);
-  return new Response(text, { status, headers: { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(text)), ...NO_CACHE_HEADERS } });
+  return jsonTextResponse(JSON.stringify(body), { status, noCache: true });
 }
