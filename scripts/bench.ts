@@ -94,6 +94,8 @@ function startCommand(): { env: Record<string, string>; flags: string[] } {
     const [name, ...value] = words.shift()!.split("=");
     env[name!] = value.join("=");
   }
+  // `exec node …` (ADR 106): the shell's exec changes nothing for the bench, which spawns node itself.
+  if (words[0] === "exec") words.shift();
   if (words[0] !== "node" || words.at(-1) !== "server/main.ts") throw new Error(`unexpected start script: ${start}`);
   return { env, flags: words.slice(1, -1) };
 }
@@ -140,22 +142,11 @@ async function bearerToken(app: Server): Promise<string> {
   delete process.env.DATABASE_URL;
   const { resetConfig } = await import("../app/auth/core/config.server");
   resetConfig();
-  const { importJWK, SignJWT } = await import("jose");
-  const { issuerUrl, privateJwksForEngine } = await import("../app/auth/provider/signing-keys.server");
+  const { signAccessToken } = await import("./access-token");
   const { closeDb, db } = await import("../app/db/client.server");
   try {
     const user = await db().user.findUniqueOrThrow({ where: { email: EMAIL }, select: { id: true } });
-    const { keys } = await privateJwksForEngine();
-    const { key_ops: _ops, ...key } = keys.find((k) => k.alg === "RS256" && !k.key_ops)!;
-    const now = Math.floor(Date.now() / 1000);
-    return await new SignJWT({ client_id: "bench", scope: "openid email profile", jti: crypto.randomUUID() })
-      .setProtectedHeader({ alg: "RS256", kid: key.kid, typ: "at+jwt" })
-      .setIssuer(issuerUrl())
-      .setAudience(`${issuerUrl()}/api`)
-      .setSubject(user.id)
-      .setIssuedAt(now)
-      .setExpirationTime(now + 3_600)
-      .sign(await importJWK(key, "RS256"));
+    return await signAccessToken({ resourcePath: "/api", sub: user.id, clientId: "bench", scope: "openid email profile", lifetimeSeconds: 3_600 });
   } finally {
     await closeDb();
     resetConfig();

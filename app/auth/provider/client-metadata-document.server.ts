@@ -304,13 +304,15 @@ export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
  * - `allowHttp`: fetch http: URLs too (local test servers have no certificate);
  * - `connectTo`: where to open the connection for a checked address (tests point every public
  *   address at their local server; the check has already passed on the address resolved);
- * - `timeoutMs`: a shorter deadline than 5 s, so a slow-body test ends soon.
+ * - `timeoutMs`: a shorter deadline than 5 s, so a slow-body test ends soon;
+ * - `ca`: the certificate authority trusted instead of the system's (a local https: server's test CA).
  */
 export type ClientMetadataDocumentTestSeam = {
   resolve?: Resolver;
   allowHttp?: boolean;
   connectTo?: (checked: ResolvedAddress) => ResolvedAddress;
   timeoutMs?: number;
+  ca?: string;
 };
 
 let seam: ClientMetadataDocumentTestSeam | null = null;
@@ -393,6 +395,7 @@ async function fetchDocument(clientId: string): Promise<Fetched> {
         method: "GET",
         headers: { Accept: "application/json", Host: url.host, "User-Agent": "Vestibule (client metadata document fetcher)" },
         servername: isIP(url.hostname) ? undefined : url.hostname,
+        ...(secure && seam?.ca ? { ca: seam.ca } : {}),
         lookup,
         agent: false,
         signal: deadline,

@@ -2,8 +2,13 @@
 // local server. A fake resolver (the module's test seam) gives each test host the addresses a
 // real DNS answer could; every address it gives is checked as it would be in production, and the
 // seam then points the connection for a checked public address at the local server.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   applicationTypeOf,
@@ -500,5 +505,64 @@ describe("the cache", () => {
     expect(hits.length).toBe(before); // kept
     await loadClientMetadataDocument(many("/n/1"));
     expect(hits.length).toBe(before + 1); // the least recently used one was dropped
+  });
+});
+
+describe("over https", () => {
+  // A local CA and a certificate for client.example only: the fetch connects to the checked
+  // address and must still present client.example (SNI) and verify the certificate for it.
+  let dir: string;
+  let ca: string;
+  let tls: HttpsServer;
+  let tlsPort: number;
+  const seen: { servername: string | undefined; host: string | undefined }[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "cimd-tls-"));
+    const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj", "/CN=metadata document test CA", "-keyout", "ca.key", "-out", "ca.pem");
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=client.example", "-keyout", "leaf.key", "-out", "leaf.csr");
+    writeFileSync(path.join(dir, "ext.cnf"), "subjectAltName=DNS:client.example\n");
+    openssl("x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-extfile", "ext.cnf", "-out", "leaf.pem");
+    ca = readFileSync(path.join(dir, "ca.pem"), "utf8");
+    tls = createHttpsServer({ key: readFileSync(path.join(dir, "leaf.key")), cert: readFileSync(path.join(dir, "leaf.pem")) }, (req, res) => {
+      seen.push({ servername: (req.socket as { servername?: string }).servername, host: req.headers.host });
+      const id = `https://${req.headers.host}${req.url}`;
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify(validDoc(id)));
+    });
+    await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
+    tlsPort = (tls.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    tls.closeAllConnections();
+    await new Promise((resolve) => tls.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function seamFor(hosts: Record<string, string>) {
+    setClientMetadataDocumentTestSeam({
+      ca,
+      resolve: async (hostname) => (hosts[hostname] ? [{ address: hosts[hostname]!, family: 4 }] : []),
+      connectTo: () => ({ address: "127.0.0.1", family: 4 }),
+    });
+  }
+
+  it("connects to the checked address with the host's name for SNI, Host and the certificate", async () => {
+    seamFor({ "client.example": PUBLIC_V4 });
+    const url = `https://client.example:${tlsPort}/client.json`;
+    expect((await loadClientMetadataDocument(url)).client_id).toBe(url);
+    expect(seen.at(-1)).toEqual({ servername: "client.example", host: `client.example:${tlsPort}` });
+  });
+
+  it("refuses a certificate that is not for the host", async () => {
+    seamFor({ "other.example": PUBLIC_V4 });
+    expect(await failure(loadClientMetadataDocument(`https://other.example:${tlsPort}/client.json`))).toBe("network");
+  });
+
+  it("refuses the local server's own address even over https", async () => {
+    seamFor({ "client.example": "127.0.0.1" });
+    expect(await failure(loadClientMetadataDocument(`https://client.example:${tlsPort}/client.json`))).toBe("forbidden_address");
   });
 });
