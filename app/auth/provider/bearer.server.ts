@@ -15,7 +15,7 @@ import { db } from "../../db/client.server";
 import { getConfig, normalizeResource, OAUTH_CLOCK_TOLERANCE } from "../core/config.server";
 import { endedInDatabase, isRevoked, revocationsComplete, revocationsReady } from "../core/revocation.server";
 import { NO_CACHE_HEADERS } from "../core/respond.server";
-import { issuerUrl, publicJwks, SIGNING_ALGORITHMS } from "./signing-keys.server";
+import { currentKeyStates, issuerUrl, publicJwks, SIGNING_ALGORITHMS } from "./signing-keys.server";
 
 /** The header media type of an RFC 9068 access token. */
 export const ACCESS_TOKEN_TYPE = "at+jwt";
@@ -102,16 +102,54 @@ export function bearerRefusal(resource: string, refusal: Refusal): Response {
   });
 }
 
-// ---- Keys --------------------------------------------------------------------------------------
+// ---- Keys ----------------------------------------------------------------------------------------
 
-let keySet: { jwks: object; getKey: JWTVerifyGetKey } | null = null;
+type KeySet = { states: unknown; text: string; getKey: JWTVerifyGetKey };
+let keySet: KeySet | null = null;
 
-/** The verifier's key set, made again only when the provider's published keys change. */
-async function verificationKeys(): Promise<JWTVerifyGetKey> {
+/**
+ * The verifier's key set: made again only when the provider's published keys change (it re-reads
+ * them every KEY_REREAD_SECONDS; the same keys read again keep this set, and the tokens verified
+ * with it).
+ */
+async function verificationKeys(): Promise<KeySet> {
+  const states = await currentKeyStates();
+  if (keySet?.states === states) return keySet;
   const jwks = await publicJwks();
   const text = JSON.stringify(jwks);
-  if (!keySet || JSON.stringify(keySet.jwks) !== text) keySet = { jwks: JSON.parse(text) as object, getKey: createLocalJWKSet(jwks) };
-  return keySet.getKey;
+  if (keySet?.text === text) {
+    keySet = { ...keySet, states };
+  } else {
+    keySet = { states, text, getKey: createLocalJWKSet(jwks) };
+    verified.clear();
+  }
+  return keySet;
+}
+
+/**
+ * Tokens whose signature and claims were verified, with the key set that verified them: a client
+ * sends the same token until it expires, and checking a signature is most of a request's cost
+ * (ADR 141). Only the exact same token string hits; `exp` is checked again at every use, and a
+ * change of the published keys empties it. Revocation and audience are checked every time.
+ */
+const verified = new Map<string, { claims: JWTPayload; keys: string }>();
+export const VERIFIED_TOKENS_KEPT = 2_000;
+
+async function verifiedClaims(token: string, issuer: string): Promise<JWTPayload> {
+  const keys = await verificationKeys();
+  const hit = verified.get(token);
+  if (hit && hit.keys === keys.text && hit.claims.iss === issuer && hit.claims.exp! + OAUTH_CLOCK_TOLERANCE > Date.now() / 1000) return hit.claims;
+  if (hit) verified.delete(token);
+  const { payload } = await jwtVerify(token, keys.getKey, {
+    issuer,
+    typ: ACCESS_TOKEN_TYPE,
+    algorithms: [...SIGNING_ALGORITHMS],
+    clockTolerance: OAUTH_CLOCK_TOLERANCE,
+    requiredClaims: ["exp", "iat", "sub", "client_id", "jti", "aud"],
+  });
+  verified.set(token, { claims: payload, keys: keys.text });
+  while (verified.size > VERIFIED_TOKENS_KEPT) verified.delete(verified.keys().next().value!);
+  return payload;
 }
 
 // ---- Grants ------------------------------------------------------------------------------------
@@ -137,6 +175,7 @@ async function grantState(grantId: string, now: number): Promise<{ live: boolean
 /** Tests: forget what this process knows of grants. */
 export function forgetGrantChecks() {
   grants.clear();
+  verified.clear();
   keySet = null;
 }
 
@@ -175,13 +214,7 @@ export async function requireBearer(request: Request, options: BearerOptions = {
   const issuer = issuerUrl();
   let claims: JWTPayload;
   try {
-    ({ payload: claims } = await jwtVerify(token, await verificationKeys(), {
-      issuer,
-      typ: ACCESS_TOKEN_TYPE,
-      algorithms: [...SIGNING_ALGORITHMS],
-      clockTolerance: OAUTH_CLOCK_TOLERANCE,
-      requiredClaims: ["exp", "iat", "sub", "client_id", "jti", "aud"],
-    }));
+    claims = await verifiedClaims(token, issuer);
   } catch (error) {
     const description = error instanceof joseErrors.JWTExpired ? "The access token expired" : "The access token is not valid";
     throw bearerRefusal(resource, { status: 401, error: "invalid_token", description });

@@ -39,7 +39,7 @@ export async function tokenProfile(token: BearerToken): Promise<TokenProfile> {
   const wantsEmail = token.scopes.includes("email");
   const wantsName = token.scopes.includes("profile");
   if (!token.userId || (!wantsEmail && !wantsName)) return profile;
-  const user = await db().user.findUnique({ where: { id: token.userId }, select: { email: true, emailVerified: true, name: true } });
+  const user = await userProfile(token.userId);
   if (!user) return profile;
   if (wantsEmail) {
     profile.email = user.email;
@@ -47,6 +47,34 @@ export async function tokenProfile(token: BearerToken): Promise<TokenProfile> {
   }
   if (wantsName) profile.name = user.name;
   return profile;
+}
+
+/**
+ * How long one instance answers a user's e-mail address and name from memory (ADR 143): a change
+ * shows on every instance within this, the bound revocations have too; at any rate one read a
+ * second per user rather than one per request. A user who is gone is not kept.
+ */
+export const PROFILE_CACHE_MS = 1_000;
+const PROFILE_CACHE_MAX_ENTRIES = 10_000;
+type Profile = { email: string | null; emailVerified: Date | null; name: string | null };
+const profiles = new Map<string, { profile: Profile; at: number }>();
+
+async function userProfile(userId: string): Promise<Profile | null> {
+  const now = Date.now();
+  const known = profiles.get(userId);
+  if (known && now - known.at < PROFILE_CACHE_MS) return known.profile;
+  const profile = await db().user.findUnique({ where: { id: userId }, select: { email: true, emailVerified: true, name: true } });
+  profiles.delete(userId);
+  if (profile) {
+    profiles.set(userId, { profile, at: now });
+    while (profiles.size > PROFILE_CACHE_MAX_ENTRIES) profiles.delete(profiles.keys().next().value!);
+  }
+  return profile;
+}
+
+/** Tests: forget the profiles this process holds. */
+export function forgetProfiles() {
+  profiles.clear();
 }
 
 const notFound = () => new Response("Not found", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } });

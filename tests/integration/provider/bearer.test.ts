@@ -6,9 +6,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { exportJWK, generateKeyPair } from "jose";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { revokeUserSessions } from "../../../app/auth/core/session.server";
 import { forgetGrantChecks, GRANT_CHECK_MS, requireBearer } from "../../../app/auth/provider/bearer.server";
+import { forgetProfiles, PROFILE_CACHE_MS } from "../../../app/auth/provider/example-resources.server";
 import { forgetSigningKeys, privateJwksForEngine, rotateSigningKeys } from "../../../app/auth/provider/signing-keys.server";
 import { signedTokenLongestLife } from "../../../app/auth/provider/lifetimes.server";
 import { mintAccessToken, signingKey } from "../../support/access-token";
@@ -41,6 +42,7 @@ beforeEach(async () => {
   undoEnv = withEnv(PROVIDER_ENV);
   forgetSigningKeys();
   forgetGrantChecks();
+  forgetProfiles();
   userId = (await createUser("ada@example.com", "Ada Lovelace")).id;
 });
 
@@ -95,6 +97,15 @@ describe(`GET /api/me on ${dbLabel}`, () => {
     });
   });
 
+  it("a change of name shows within the profile cache's bound", async () => {
+    const token = await mintAccessToken(API, userId, "openid profile");
+    expect((await (await get("/api/me", token)).json()).name).toBe("Ada Lovelace");
+    await testDb().user.update({ where: { id: userId }, data: { name: "Ada King" } });
+    const started = Date.now();
+    await waitUntil(async () => (await (await get("/api/me", token)).json()).name, (name) => name === "Ada King");
+    expect(Date.now() - started).toBeLessThan(PROFILE_CACHE_MS + 2_000);
+  });
+
   it("a client's own token (client credentials: sub is the client) has no user", async () => {
     const token = await mintAccessToken(API, "test-client", "email profile");
     expect(await (await get("/api/me", token)).json()).toEqual({ sub: "test-client", client_id: "test-client", scope: "email profile" });
@@ -144,6 +155,20 @@ describe(`GET /api/me on ${dbLabel}`, () => {
     const malformed = await get("/api/me", undefined, { Authorization: "Basic dXNlcjpwYXNz" });
     expect(malformed.status).toBe(401);
     expect(challenge(malformed)).toContain('error="invalid_request"');
+  });
+
+  it("a token verified once is refused again once it expires (the verified-token memory checks exp at every use)", async () => {
+    const token = await mintAccessToken(API, userId, "openid");
+    expect((await get("/api/me", token)).status).toBe(200);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.now() + 620_000);
+      const response = await get("/api/me", token);
+      expect(response.status).toBe(401);
+      expect(challenge(response)).toContain("expired");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("allows a small clock skew on exp and nbf", async () => {
