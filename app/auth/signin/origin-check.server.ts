@@ -19,6 +19,10 @@ const FLOW_PATH = /^\/(?:signin(?:\/[^/]+)?|signout|callback\/[^/]+)\/?$/;
 /** 403 for a cross-site POST outside the sign-in flow; null when the request may go on. */
 export function refuseCrossOriginPost(request: Request): Response | null {
   if (request.method.toUpperCase() !== "POST") return null;
+  // A request carrying credentials in Authorization (a bearer token: /mcp, the app's APIs) is not
+  // the cookie-borne POST this check stops: a browser sends such a header to another origin only
+  // after a CORS preflight that route answered (ADR 142), and a form cannot send it at all.
+  if (request.headers.has("Authorization")) return null;
   const ar = authRequest(request, getConfig());
   if (!isCrossOriginPost(ar)) return null;
   const path = ar.url.pathname.replace(/\.data$/, "");

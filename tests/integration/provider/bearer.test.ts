@@ -362,6 +362,19 @@ describe(`/mcp with the MCP SDK's client on ${dbLabel}`, () => {
     await expect(client.connect(transport)).rejects.toMatchObject({ code: 401, message: expect.stringContaining("for another resource") });
   });
 
+  it("answers a browser client of another origin (a POST with a token and an Origin), and refuses it without a token", async () => {
+    const token = await mintAccessToken(MCP, userId, "openid");
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "whoami", arguments: {} } });
+    const headers = { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "Mcp-Protocol-Version": "2025-11-25", Origin: "https://inspector.example" };
+    const allowed = await handle(new Request(MCP, { method: "POST", headers: { ...headers, Authorization: `Bearer ${token}` }, body }));
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect((await allowed.json()).result.structuredContent.sub).toBe(userId);
+    // A cookie-borne POST from another origin is still refused everywhere else.
+    const cookieRoute = await handle(new Request(`${ISSUER}/auth/session`, { method: "POST", headers: { "Content-Type": "application/json", Origin: "https://inspector.example" }, body: "{}" }));
+    expect(cookieRoute.status).toBe(403);
+  });
+
   it("is stateless: GET and DELETE answer 405, each POST stands alone", async () => {
     const token = await mintAccessToken(MCP, userId, "openid");
     for (const method of ["GET", "DELETE"]) {
