@@ -22,6 +22,8 @@ export { closeDb } from "./db/client.server";
 export { scheduleCleanup } from "./auth/core/cleanup.server";
 // …and the security e-mails' sender, which sends what the queue holds, a restart's leftovers first (ADR 059).
 export { startMailSender } from "./mail/queue.server";
+// The OAuth provider's engine, answered by the server before React Router (docs/features/provider.md).
+export { assertEngineSafe, handleEngineRequest, isEnginePath } from "./auth/provider/engine.server";
 export { log };
 // …the request id every line of a request carries, and the access line (docs/decisions/050).
 export { accessLogEnabled, logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";

@@ -34,6 +34,10 @@ export default [
   route("auth/wasnt-me", "routes/auth/wasnt-me.tsx"),
   route("auth/*", "routes/auth/unknown.ts"),
 
+  // Vestibule's OAuth provider (docs/features/provider.md): an authorization in progress, sign-in
+  // then consent. The engine's own endpoints are answered before React Router (server/main.ts).
+  route("oauth/consent/:uid", "routes/oauth-consent.tsx"),
+
   // Resources that accept Vestibule's access tokens, and their metadata (docs/features/mcp.md);
   // each answers 404 unless AUTH_PROVIDER=true.
   route(".well-known/oauth-protected-resource", "routes/well-known/oauth-protected-resource.ts", { id: "protected-resource-metadata" }),

@@ -35,6 +35,15 @@ export function devBootstrap(): Plugin {
         stampPeerAddress(req);
         next();
       });
+      // The OAuth provider's endpoints (AUTH_PROVIDER=true), before React Router, as server/main.ts
+      // does in production; loaded through the SSR module graph, so the pages share its engine.
+      server.middlewares.use((req, res, next) => {
+        const path = (req.url ?? "/").split("?", 1)[0]!;
+        void (server.ssrLoadModule("/app/auth/provider/engine.server.ts") as Promise<typeof import("../app/auth/provider/engine.server")>).then(
+          (engine) => (engine.isEnginePath(path) ? engine.handleEngineRequest(req, res) : next()),
+          (error: unknown) => next(error),
+        );
+      });
       const { bootstrapDev } = (await server.ssrLoadModule("/app/dev/bootstrap.server.ts")) as typeof import("../app/dev/bootstrap.server");
       try {
         await bootstrapDev((line) => server.config.logger.info(line));

@@ -13,6 +13,7 @@ import { actorEventFields } from "../app/auth/accounts/actor";
 import { getConfig } from "../app/auth/core/config.server";
 import { resealColumn, type ResealCount } from "../app/auth/core/sealed-at-rest.server";
 import { tokenColumns } from "../app/auth/oauth/tokens.server";
+import { clientSecretColumn } from "../app/auth/provider/clients.server";
 import { signingKeyColumn } from "../app/auth/provider/signing-keys.server";
 import { totpSecretColumn } from "../app/auth/two-factor/store.server";
 import { runCommand } from "./admin-cli";
@@ -20,7 +21,7 @@ import { runCommand } from "./admin-cli";
 runCommand("secret:reseal", "npm run secret:reseal", {}, async (_values, io) => {
   const { secrets } = getConfig();
   const counts: ResealCount[] = [];
-  for (const column of [totpSecretColumn, ...tokenColumns, signingKeyColumn]) counts.push(await resealColumn(column, secrets));
+  for (const column of [totpSecretColumn, ...tokenColumns, signingKeyColumn, clientSecretColumn]) counts.push(await resealColumn(column, secrets));
   const unopenable = counts.flatMap((c) => c.unopenable.map((id) => `${c.kind} ${id}`));
   const { detail, ...fields } = actorEventFields({ source: "cli" }, "", {
     kinds: Object.fromEntries(counts.map((c) => [c.kind, { resealed: c.resealed, current: c.current, unopenable: c.unopenable.length }])),

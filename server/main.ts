@@ -278,6 +278,8 @@ function serve(req: ServerRequest, res: ServerResponse) {
   // from AUTH_TRUSTED_PROXIES, whether this peer's X-Forwarded-For is believed.
   req.headers["x-vestibule-remote-addr"] = req.socket.remoteAddress ?? "";
   if (fastPath(req, res)) return;
+  // The OAuth provider's endpoints and metadata (AUTH_PROVIDER=true), before React Router.
+  if (entry.isEnginePath(req.url.split("?", 1)[0]!)) return void entry.handleEngineRequest(req, res);
   if (req.method === "GET" || req.method === "HEAD") assets(req, res, () => handle(req, res));
   else handle(req, res);
 }
@@ -355,6 +357,8 @@ function waitingForDatabase(req: ServerRequest, res: ServerResponse) {
 // A database that answers: migrated before the listener opens, however long that takes.
 await migrateWhenTheDatabaseAnswers({ firstTryOnly: true });
 if (!migrated) void migrateWhenTheDatabaseAnswers();
+// The OAuth provider never starts with the library's development shortcuts (ADR 133).
+if (migrated) await entry.assertEngineSafe().catch(startupFailed);
 server.listen(port, host, () => {
   const address = server.address();
   const shown = typeof address === "object" && address ? `http://${host === "0.0.0.0" ? "localhost" : host}:${address.port}` : String(address);

@@ -1,6 +1,7 @@
 // Development start-up: every sign-in method works offline on a fresh clone.
 import { getConfig } from "../auth/core/config.server";
 import { upsertCredentialsUser } from "../auth/credentials/users.server";
+import { assertEngineSafe } from "../auth/provider/engine.server";
 import { db } from "../db/client.server";
 import { migrate } from "../db/migrate.server";
 import { idpDevStep } from "./idp-step.server";
@@ -26,6 +27,9 @@ export function bootstrapDev(print: (line: string) => void) {
       print(`[vestibule] demo user: ${DEMO_USER.email} / password: ${DEMO_USER.password}`);
     }
     for (const step of devSteps) await step(print);
+    // The OAuth provider never runs with the library's development shortcuts (ADR 133).
+    await assertEngineSafe();
+    if (config.provider) print(`[vestibule] OAuth provider on: issuer ${config.provider.issuer}`);
     print(`[vestibule] session strategy: ${config.sessionStrategy}; sign in at /auth/signin`);
   })();
   return started;

@@ -23,6 +23,7 @@ import {
 } from "~/auth/core";
 import { emailChangeAvailable } from "~/auth/email";
 import { findProvider } from "~/auth/signin";
+import { appsWithAccess, revokeAppAccess } from "~/auth/provider";
 import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
 import { passkeyIntent, passkeysData } from "./account-passkeys.server";
@@ -57,12 +58,14 @@ export async function accountPageData(request: Request) {
     throw redirect("/", { headers: signedOutHeaders(ended.setCookies) });
   }
   const strategy = ar.config.sessionStrategy;
-  const [sessions, events, twoFactor, secondFactorSetup] = await Promise.all([
+  const [sessions, events, twoFactor, secondFactorSetup, apps] = await Promise.all([
     listSessions(session.userId, session.sessionId),
     recentEvents(session.userId),
     twoFactorStatus(session.userId),
     // AUTH_REQUIRE_MFA and no second factor yet: the page shows only its set-up (ADR 082).
     secondFactorSetupPending(ar.config.requireMfa, session.userId),
+    // The apps allowed through Vestibule's OAuth provider, while it is on (docs/features/provider.md).
+    ar.config.provider ? appsWithAccess(session.userId) : Promise.resolve(null),
   ]);
   const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
   // The provider's kind too, so the page can say "Signed in with a password" in the visitor's words.
@@ -110,6 +113,7 @@ export async function accountPageData(request: Request) {
       createdAt: s.createdAt.toISOString(),
       lastUsedAt: s.lastUsedAt.toISOString(),
     })),
+    apps,
     events: events.map((e) => ({
       id: e.id,
       type: e.type,
@@ -135,6 +139,8 @@ export async function accountPageData(request: Request) {
             ? t("account.noticeTwoFactorOff")
           : updated === "link-taken"
             ? t("account.noticeLinkTaken")
+          : updated === "app-revoked"
+            ? t("account.noticeAppRevoked")
             : updated && Object.hasOwn(PASSWORD_NOTICES, updated)
               ? t(PASSWORD_NOTICES[updated as keyof typeof PASSWORD_NOTICES])
               : null,
@@ -156,6 +162,7 @@ function setupOnly<T extends AccountData>(full: T): T {
     accounts: [],
     sessions: [],
     events: [],
+    apps: null,
   };
 }
 
@@ -167,6 +174,7 @@ type AccountData = {
   accounts: unknown[];
   sessions: unknown[];
   events: unknown[];
+  apps: unknown[] | null;
 };
 
 const PASSWORD_NOTICES = {
@@ -182,6 +190,7 @@ const Intent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("revoke-session"), sessionId: idField() }),
   z.object({ intent: z.literal("revoke-others") }),
   z.object({ intent: z.literal("revoke-all") }),
+  z.object({ intent: z.literal("revoke-app"), clientId: z.string().min(1).max(2048) }),
 ]);
 
 export async function accountAction(request: Request) {
@@ -239,6 +248,14 @@ export async function accountAction(request: Request) {
       throw redirect("/", { headers: signedOutHeaders(ended.setCookies) });
     }
     throw redirect("/account?updated=session");
+  }
+
+  if (input.intent === "revoke-app") {
+    // An app's access through Vestibule's provider: its grants and refresh tokens end.
+    if (!ar.config.provider || !(await revokeAppAccess(ar, session.userId, input.clientId))) {
+      return data({ formError: t("apps.gone"), fieldErrors: {} }, { status: 404 });
+    }
+    throw redirect("/account?updated=app-revoked");
   }
 
   if (input.intent === "revoke-others") {

@@ -6,6 +6,7 @@ import { LinkedAccountsSection } from "~/components/linked-accounts-section";
 import { PasskeysSection } from "~/components/passkeys-section";
 import { PasswordSection, type PasswordSectionError } from "~/components/password-section";
 import { SessionsSection } from "~/components/sessions-section";
+import { AppsSection } from "~/components/apps-section";
 import { TwoFactorSection } from "~/components/two-factor-section";
 import { LocalTime } from "~/components/local-time";
 import { useT } from "~/i18n/react";
@@ -58,7 +59,7 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
 }
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, events, notice, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord, secondFactorSetup } = loaderData;
+  const { csrfToken, profile, sessions, apps, events, notice, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord, secondFactorSetup } = loaderData;
   const t = useT();
   const navigation = useNavigation();
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
@@ -171,6 +172,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       {secondFactorSetup ? null : (
         <>
           <SessionsSection csrfToken={csrfToken} sessions={sessions} />
+          {apps ? <AppsSection csrfToken={csrfToken} apps={apps} /> : null}
           <ActivitySection events={events} />
           <AccountLifecycleSection
             csrfToken={csrfToken}

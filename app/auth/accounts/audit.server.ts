@@ -43,7 +43,13 @@ export type AuthEventType =
   // `npm run secret:reseal` (ADR 109): counts per kind of value sealed at rest, no user.
   | "secrets-resealed"
   // "This wasn't me" (ADR 081): detail.event names the change the owner reported.
-  | "security-report";
+  | "security-report"
+  // The OAuth provider (docs/features/provider.md): a user allowed an app, an app's access ended,
+  // an operator added or removed a client (no user).
+  | "oauth-consent"
+  | "oauth-grant-revoked"
+  | "oauth-client-added"
+  | "oauth-client-removed";
 
 export async function recordEvent(
   type: AuthEventType,

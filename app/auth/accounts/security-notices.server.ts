@@ -33,7 +33,9 @@ export type SecurityChange =
   | { kind: "signin-new-device" | "account-deleted" }
   /** The summary of the new-device sign-ins after the first of an hour (notifyNewDeviceSignIn). */
   | { kind: "signin-new-device"; more: true }
-  | { kind: "recovery-code-used"; left: number };
+  | { kind: "recovery-code-used"; left: number }
+  // The first grant to an app through Vestibule's OAuth provider (docs/features/provider.md).
+  | { kind: "app-allowed"; name: string; host: string };
 
 /** The subject and the one sentence of each change, in the current language (the owner's, queueNotices). */
 function describe(change: SecurityChange): { subject: string; what: string } {
@@ -61,6 +63,9 @@ function describe(change: SecurityChange): { subject: string; what: string } {
       return { subject: t("notice.signin-new-device.subject", { site }), what: t("notice.signin-new-device.what") };
     case "recovery-code-used":
       return { subject: t("notice.recovery-code-used.subject", { site }), what: t("notice.recovery-code-used.what", { left: change.left }) };
+    case "app-allowed":
+      // The app's name is whoever registered it's words: plain text, no link, and its host beside it.
+      return { subject: t("notice.app-allowed.subject", { site }), what: t("notice.app-allowed.what", { name: mailSafeName(change.name) ?? change.host, host: change.host }) };
     default:
       return { subject: t(`notice.${change.kind}.subject`, { site }), what: t(`notice.${change.kind}.what`) };
   }

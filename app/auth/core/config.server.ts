@@ -156,8 +156,6 @@ export type ProviderConfig = {
   accessTokenTtl: number;
   /** AUTH_PROVIDER_REFRESH_GRACE, seconds during which a rotated refresh token gets the same answer again; 0: off. */
   refreshGrace: number;
-  /** AUTH_PROVIDER_SUBJECT: one `sub` per user everywhere (public) or per client host (pairwise). */
-  subject: "public" | "pairwise";
 };
 /** AUTH_PROVIDER_ACCESS_TOKEN_TTL's default and bounds, in seconds. */
 export const PROVIDER_ACCESS_TOKEN_TTL = 600;
@@ -288,9 +286,6 @@ const EnvSchema = z.object({
     .optional(),
   AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS: bool("AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS"),
   AUTH_PROVIDER_RESOURCES: z.string().optional(),
-  AUTH_PROVIDER_SUBJECT: z
-    .enum(["public", "pairwise", ""], { error: 'AUTH_PROVIDER_SUBJECT must be "public" or "pairwise" (default public)' })
-    .optional(),
 });
 
 function presetEnvName(id: PresetId) {
@@ -502,7 +497,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         resources: [...new Set(resources)],
         accessTokenTtl,
         refreshGrace,
-        subject: e.AUTH_PROVIDER_SUBJECT === "pairwise" ? "pairwise" : "public",
       };
     }
   }

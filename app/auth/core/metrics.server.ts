@@ -21,6 +21,7 @@ type Metrics = {
   sessionsCreated: client.Counter<"strategy">;
   sessionsEnded: client.Counter<"strategy" | "reason">;
   cookiesRefused: client.Counter<"cookie" | "reason">;
+  oauthTokens: client.Counter<"grant" | "outcome">;
   requestDuration: RequestDurations;
 };
 
@@ -98,6 +99,12 @@ function create(): Metrics {
       name: `${PREFIX}cookies_refused_total`,
       help: "Sealed cookies refused, by cookie (session, device, two-factor, email-code, passkey-challenge, oauth-check) and reason (malformed, no-key, expired, invalid) (ADR 109).",
       labelNames: ["cookie", "reason"],
+      registers,
+    }),
+    oauthTokens: new client.Counter({
+      name: `${PREFIX}oauth_tokens_total`,
+      help: "Token endpoint answers of the OAuth provider, by grant (authorization_code, refresh_token, client_credentials, device_code, other) and outcome (issued, refused).",
+      labelNames: ["grant", "outcome"],
       registers,
     }),
     requestDuration: new RequestDurations(`${PREFIX}http_request_duration_seconds`),
@@ -195,6 +202,18 @@ export function countEmailFailed(purpose: string | undefined) {
 }
 
 /** A sealed cookie refused (sealed-cookies.server.ts): both labels come from fixed lists. */
+const OAUTH_GRANTS: Record<string, string> = {
+  authorization_code: "authorization_code",
+  refresh_token: "refresh_token",
+  client_credentials: "client_credentials",
+  "urn:ietf:params:oauth:grant-type:device_code": "device_code",
+};
+
+/** One answer of the OAuth provider's token endpoint (docs/features/provider.md): tokens issued or refused. */
+export function countOAuthToken(grantType: unknown, outcome: "issued" | "refused") {
+  metrics().oauthTokens.inc({ grant: (typeof grantType === "string" && OAUTH_GRANTS[grantType]) || "other", outcome });
+}
+
 export function countCookieRefused(cookie: string, reason: string) {
   metrics().cookiesRefused.inc({ cookie: labelValue(cookie), reason: labelValue(reason) });
 }

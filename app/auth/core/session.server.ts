@@ -548,7 +548,20 @@ export async function revokeUserSessions(userId: string, { except = null as stri
   const expires = cutoffExpiry(notBefore);
   await client.sessionCutoff.upsert({ where: { userId }, create: { userId, notBefore, expires }, update: { notBefore, expires } });
   revokedHere([], { userId, notBefore, expires });
+  await revokeProviderGrants({ accountId: userId });
   return count + jwt.length;
+}
+
+/**
+ * What the user allowed apps through Vestibule's OAuth provider (docs/features/provider.md,
+ * ADR 135) ends with their sessions: every grant, refresh token, code and provider session of
+ * the user, and the refresh answers kept for those grants. The provider's rows, by their columns
+ * (core knows no provider). A JWT access token already issued lives out its short lifetime.
+ */
+async function revokeProviderGrants(where: { accountId: string } | { accountId: { not: null } }): Promise<void> {
+  const client = db();
+  const grants = (await client.oAuthPayload.findMany({ where: { kind: "Grant", ...where }, select: { id: true } })).map((g) => g.id);
+  await client.oAuthPayload.deleteMany({ where: { OR: [where, ...(grants.length ? [{ grantId: { in: grants } }] : [])] } });
 }
 
 /**
@@ -578,6 +591,7 @@ export async function revokeAllSessions(now = new Date()): Promise<number> {
   everyoneCutHere({ notBefore, expires });
   const database = await endDatabaseSessions({}, now);
   const jwt = await db().session.updateMany({ where: { kind: "jwt", revokedAt: null, expires: { gt: now } }, data: { revokedAt: now } });
+  await revokeProviderGrants({ accountId: { not: null } });
   return database.length + jwt.count;
 }
 

@@ -232,7 +232,8 @@ export async function requireBearer(request: Request, options: BearerOptions = {
     const grant = await grantState(grantId, now);
     if (!grant.live) throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
     userId = grant.accountId;
-  } else if (getConfig().provider?.subject === "public" && sub !== clientId) {
+  } else if (sub !== clientId) {
+    // Subjects are public (the user's id); a client credentials token's subject is the client.
     userId = sub;
   }
   if (userId && (await userCutOff(userId, claims.iat! * 1000))) {

@@ -21,6 +21,7 @@ import http from "node:http";
 import https from "node:https";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 import { z } from "zod";
+import { applicationTypeFor, checkRedirectUri } from "./clients.server";
 
 /** The whole fetch (name resolution, connection, answer and body) must end within this. */
 export const CLIENT_METADATA_DOCUMENT_TIMEOUT_MS = 5_000;
@@ -138,10 +139,6 @@ export function isClientMetadataDocumentUrl(clientId: string): boolean {
 
 // ---- The document ------------------------------------------------------------------------------
 
-const LOOPBACK_REDIRECT_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-/** Schemes a custom-scheme (native app) redirect URI may never use. */
-const FORBIDDEN_REDIRECT_SCHEMES = new Set(["javascript:", "data:", "file:", "vbscript:", "blob:", "about:", "ftp:", "ws:", "wss:"]);
-
 function parseUrl(value: string): URL | null {
   try {
     return new URL(value);
@@ -150,33 +147,23 @@ function parseUrl(value: string): URL | null {
   }
 }
 
-/** http: on a loopback host (RFC 8252 section 7.3), the redirect a native app listens on. */
-export function isLoopbackRedirectUri(uri: string): boolean {
-  const url = parseUrl(uri);
-  return !!url && url.protocol === "http:" && LOOPBACK_REDIRECT_HOSTS.has(url.hostname) && !url.username && !url.password;
-}
-
-/** A private-use scheme (RFC 8252 section 7.1), e.g. com.example.app:/callback. */
-export function isCustomSchemeRedirectUri(uri: string): boolean {
-  const url = parseUrl(uri);
-  return !!url && url.protocol !== "http:" && url.protocol !== "https:" && !FORBIDDEN_REDIRECT_SCHEMES.has(url.protocol);
-}
-
 const httpsUrl = z
   .string()
   .max(CLIENT_METADATA_DOCUMENT_MAX_URL_LENGTH)
   .refine((v) => parseUrl(v)?.protocol === "https:", { message: "must be an https: URL" });
 
+/** A redirect URI as any client may register one here (clients.server.ts checkRedirectUri): one rule for every kind of client. */
 const redirectUri = z
   .string()
   .max(CLIENT_METADATA_DOCUMENT_MAX_URL_LENGTH)
   .refine(
     (v) => {
-      const url = parseUrl(v);
-      if (!url || url.hash || v.includes("#") || url.username || url.password) return false;
-      if (url.protocol === "https:") return true;
-      if (url.protocol === "http:") return LOOPBACK_REDIRECT_HOSTS.has(url.hostname);
-      return isCustomSchemeRedirectUri(v);
+      try {
+        checkRedirectUri(v);
+        return true;
+      } catch {
+        return false;
+      }
     },
     { message: "must be an https: URL, an http: loopback URL or a private-use scheme, without a fragment" },
   );
@@ -241,13 +228,13 @@ export function parseClientMetadataDocument(url: string, json: unknown): ClientM
 }
 
 /**
- * "native" when the document says so, or says nothing and every redirect URI is a loopback or a
- * private-use scheme one (a command-line tool or desktop app: the engine then lets a loopback
- * redirect use any port); else "web".
+ * "native" when every redirect URI is a loopback or private-use one (a command-line tool or
+ * desktop app: the engine then lets a loopback redirect use any port), whatever the document says
+ * or leaves out, or when it says so; else "web" — the rule every client here follows
+ * (clients.server.ts applicationTypeFor).
  */
 export function applicationTypeOf(doc: Pick<ClientMetadataDocument, "application_type" | "redirect_uris">): "web" | "native" {
-  if (doc.application_type) return doc.application_type;
-  return doc.redirect_uris.every((u) => isLoopbackRedirectUri(u) || isCustomSchemeRedirectUri(u)) ? "native" : "web";
+  return applicationTypeFor(doc.redirect_uris, doc.application_type);
 }
 
 /** Client metadata in the engine's terms (RFC 7591 names, what oidc-provider's Client takes). */

@@ -16,10 +16,9 @@
 import { getConfig, normalizeResource } from "../core/config.server";
 import { jsonTextResponse } from "../core/respond.server";
 import { PROTECTED_RESOURCE_METADATA_PATH } from "./bearer.server";
+import { PROVIDER_SCOPES } from "./engine.server";
 import { issuerUrl } from "./signing-keys.server";
 
-/** Scopes the resources here understand: a client asks for these (openid, profile and email shape /api/me and whoami). */
-export const RESOURCE_SCOPES_SUPPORTED = ["openid", "profile", "email", "offline_access"] as const;
 /** Metadata may be cached by clients this long (seconds). */
 const METADATA_MAX_AGE = 300;
 
@@ -77,7 +76,8 @@ export function protectedResourceMetadata(resource: string): Record<string, unkn
   return {
     resource,
     authorization_servers: [issuer],
-    scopes_supported: [...RESOURCE_SCOPES_SUPPORTED],
+    // The scopes a user can be asked for: profile and email shape /api/me and whoami.
+    scopes_supported: [...PROVIDER_SCOPES],
     bearer_methods_supported: ["header"],
     resource_signing_alg_values_supported: ["RS256", "ES256"],
     resource_name: getConfig().siteName,

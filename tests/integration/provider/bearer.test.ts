@@ -273,7 +273,7 @@ describe(`protected resource metadata on ${dbLabel}`, () => {
       expect(await response.json()).toEqual({
         resource,
         authorization_servers: [ISSUER],
-        scopes_supported: ["openid", "profile", "email", "offline_access"],
+        scopes_supported: ["openid", "offline_access", "email", "profile"],
         bearer_methods_supported: ["header"],
         resource_signing_alg_values_supported: ["RS256", "ES256"],
         resource_name: "Vestibule",

@@ -355,6 +355,8 @@ describe("the document", () => {
       ["https://client.example/cb#frag"],
       ["https://user:pw@client.example/cb"],
       ["not a url"],
+      // A private-use scheme is a reverse domain name (RFC 8252 section 7.1).
+      ["myapp:/callback"],
     ]) {
       expect(await refusedFor(validDoc(url(), { redirect_uris })), JSON.stringify(redirect_uris)).toBe("invalid_document");
     }
@@ -386,20 +388,20 @@ describe("the document", () => {
     expect(await refusedFor(validDoc(url(), { response_types: ["token"] }))).toBe("invalid_document");
   });
 
-  it("is native when every redirect URI is a loopback or private-use one, even if it names no application_type", async () => {
+  it("is native when every redirect URI is a loopback or private-use one, whatever application_type says", async () => {
     const cases: [string[], "web" | "native" | undefined, "web" | "native"][] = [
       [["http://127.0.0.1/callback"], undefined, "native"],
       [["http://localhost:33418/cb", "http://[::1]/cb"], undefined, "native"],
       [["com.example.app:/oauth2redirect"], undefined, "native"],
       [["https://client.example/cb"], undefined, "web"],
       [["https://client.example/cb", "http://127.0.0.1/cb"], undefined, "web"],
-      [["http://127.0.0.1/cb"], "web", "web"],
+      [["http://127.0.0.1/cb"], "web", "native"],
       [["https://client.example/cb"], "native", "native"],
     ];
     for (const [redirect_uris, application_type, expected] of cases) {
       expect(applicationTypeOf({ redirect_uris, application_type })).toBe(expected);
     }
-    serveJson("/d.json", validDoc(url(), { redirect_uris: ["http://localhost/cb", "cursor://anysphere.cursor-retrieval/oauth/callback"] }), {
+    serveJson("/d.json", validDoc(url(), { redirect_uris: ["http://localhost/cb", "com.example.desktop:/oauth/callback"] }), {
       "Cache-Control": "no-store",
     });
     expect((await clientMetadataForEngine(url()))?.application_type).toBe("native");

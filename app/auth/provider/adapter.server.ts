@@ -1,0 +1,129 @@
+// The OAuth engine's storage on Vestibule's database, both of them (ADR 131): one OAuthPayload row
+// per (kind, id), with the columns it is looked up or removed by (grantId, uid, userCode,
+// accountId, clientId) and its expiry for cleanup. Clients are the OAuthClient table
+// (clients.server.ts).
+//
+// Codes and refresh tokens are consumed by ONE conditional UPDATE (`… WHERE consumedAt IS NULL`):
+// of two instances redeeming the same one at once, exactly one wins. The loser of a code is a
+// replay: the grant is revoked. The loser of a refresh token, and a client presenting a rotated
+// refresh token again within AUTH_PROVIDER_REFRESH_GRACE seconds, gets the answer the winner got
+// (engine.server.ts keeps it, sealed, for the grace); after the grace a rotated token revokes the
+// whole grant (reuse detection).
+import Provider, { errors, type Adapter, type AdapterPayload } from "oidc-provider";
+import { getConfig } from "../core/config.server";
+import { log } from "../core/log.server";
+import { db } from "../../db/client.server";
+import { findClientMetadata, saveRegisteredClient, removeClientRows } from "./clients.server";
+
+/** The kinds consumed once (their rows carry consumedAt). */
+const CONSUMABLE = new Set(["AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest", "PushedAuthorizationRequest"]);
+/** A refresh token presented again within the grace: the request's answer is the one stored for it. */
+export const REPLAY_STATE = "vestibuleRefreshReplay";
+/** The row kind of a stored refresh answer (engine.server.ts writes it). */
+export const REFRESH_ANSWER_KIND = "RefreshAnswer";
+
+const str = (value: unknown) => (typeof value === "string" && value ? value : null);
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === "P2002";
+}
+
+/** Every row of a grant (codes, tokens, the grant itself, stored refresh answers). */
+export async function removeGrantRows(grantId: string): Promise<number> {
+  return (await db().oAuthPayload.deleteMany({ where: { OR: [{ grantId }, { kind: "Grant", id: grantId }] } })).count;
+}
+
+export class PrismaAdapter implements Adapter {
+  constructor(readonly kind: string) {}
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    if (this.kind === "Client") return saveRegisteredClient(id, payload);
+    const data = {
+      payload: JSON.stringify(payload),
+      grantId: str(payload.grantId),
+      uid: str(payload.uid),
+      userCode: str(payload.userCode),
+      accountId: str(payload.accountId),
+      clientId: str(payload.clientId),
+      expiresAt: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
+    };
+    const client = db();
+    try {
+      await client.oAuthPayload.upsert({ where: { kind_id: { kind: this.kind, id } }, create: { kind: this.kind, id, ...data }, update: data });
+    } catch (error) {
+      // Two writers creating the same row at once (PostgreSQL's upsert is a read then a write): the row is there now.
+      if (!isUniqueViolation(error)) throw error;
+      await client.oAuthPayload.update({ where: { kind_id: { kind: this.kind, id } }, data });
+    }
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    if (this.kind === "Client") return findClientMetadata(id);
+    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: this.kind, id } } });
+    if (!row) return undefined;
+    const payload = JSON.parse(row.payload) as AdapterPayload;
+    if (row.consumedAt) {
+      if (this.kind === "RefreshToken") refreshReplayWithinGrace(id, payload, row.consumedAt);
+      payload.consumed = Math.floor(row.consumedAt.getTime() / 1000);
+    }
+    return payload;
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    const row = await db().oAuthPayload.findFirst({ where: { kind: this.kind, uid } });
+    return row ? (JSON.parse(row.payload) as AdapterPayload) : undefined;
+  }
+
+  async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    const row = await db().oAuthPayload.findFirst({ where: { kind: this.kind, userCode } });
+    if (!row) return undefined;
+    const payload = JSON.parse(row.payload) as AdapterPayload;
+    if (row.consumedAt) payload.consumed = Math.floor(row.consumedAt.getTime() / 1000);
+    return payload;
+  }
+
+  async consume(id: string): Promise<void> {
+    const { count } = await db().oAuthPayload.updateMany({
+      where: { kind: this.kind, id, consumedAt: null },
+      data: { consumedAt: new Date() },
+    });
+    if (count === 1 || !CONSUMABLE.has(this.kind)) return;
+    // Another request consumed it between this one's read and now.
+    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: this.kind, id } }, select: { grantId: true } });
+    if (this.kind === "RefreshToken" && getConfig().provider!.refreshGrace > 0) {
+      const ctx = Provider.ctx;
+      if (ctx) ctx.state[REPLAY_STATE] = id;
+      throw new errors.InvalidGrant!("refresh token already used");
+    }
+    // A code (or a refresh token without grace) redeemed twice: whatever it issued is revoked.
+    if (row?.grantId) await removeGrantRows(row.grantId);
+    log("warn", "oauth-replay-refused", { kind: this.kind, grantRevoked: Boolean(row?.grantId) });
+    throw new errors.InvalidGrant!(this.kind === "AuthorizationCode" ? "authorization code already consumed" : "grant already used");
+  }
+
+  async destroy(id: string): Promise<void> {
+    if (this.kind === "Client") {
+      await removeClientRows(id);
+      return;
+    }
+    await db().oAuthPayload.deleteMany({ where: { kind: this.kind, id } });
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await removeGrantRows(grantId);
+  }
+}
+
+/**
+ * A rotated refresh token presented again: within the grace, by the client it was issued to, the
+ * request is marked for the stored answer and refused here (the engine must not treat it as a
+ * reuse); after the grace the engine sees it consumed and revokes the grant.
+ */
+function refreshReplayWithinGrace(id: string, payload: AdapterPayload, consumedAt: Date): void {
+  const grace = getConfig().provider?.refreshGrace ?? 0;
+  if (grace === 0 || Date.now() - consumedAt.getTime() > grace * 1000) return;
+  const ctx = Provider.ctx;
+  if (!ctx || ctx.oidc?.client?.clientId !== payload.clientId) return;
+  ctx.state[REPLAY_STATE] = id;
+  throw new errors.InvalidGrant!("refresh token already used");
+}

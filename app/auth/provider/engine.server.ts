@@ -1,0 +1,414 @@
+// Vestibule as an OAuth 2.1 authorization server and OpenID provider (docs/features/provider.md):
+// panva's certified `oidc-provider` configured and mounted by the server before React Router's
+// listener (server/main.ts in production, scripts/dev-bootstrap.ts under `npm run dev`). The
+// engine speaks the protocol; Vestibule supplies the rest: storage on its database
+// (adapter.server.ts), signing keys (signing-keys.server.ts), clients (clients.server.ts), the
+// sign-in and consent pages (interaction.server.ts, /oauth/consent/<uid>) and the user's claims.
+//
+// The library's traps, closed here (ADR 133): its development interactions and in-memory storage
+// are never used (the start refuses them: assertEngineSafe); PKCE S256 is required of every
+// client; `offline_access` is kept on consent alone, without the client having to send
+// prompt=consent; the engine's own session is only believed while the Vestibule session it was
+// made from lives (the `vestibule_session` login check).
+import { hkdfSync } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from "oidc-provider";
+import { selectClientAddress } from "../core/client-address.server";
+import { getConfig, normalizeResource, type ProviderConfig } from "../core/config.server";
+import { log } from "../core/log.server";
+import { countOAuthToken } from "../core/metrics.server";
+import { openAtRest, sealAtRest } from "../core/sealed-at-rest.server";
+import { authRequest } from "../core/request.server";
+import { getSession, type CurrentSession } from "../core/session.server";
+import { fromAcceptLanguage, fromLanguageCookie } from "../../i18n/negotiate.server";
+import { DEFAULT_LOCALE, directionOf } from "../../i18n/languages.server";
+import { runWithLocale, t } from "../../i18n/t.server";
+import { escapeHtml } from "../../html";
+import { pageTitle } from "../../site";
+import { db } from "../../db/client.server";
+import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE } from "./adapter.server";
+import { isFirstParty } from "./clients.server";
+import {
+  AUTHORIZATION_CODE_TTL,
+  DEVICE_CODE_TTL,
+  GRANT_TTL,
+  ID_TOKEN_TTL,
+  INTERACTION_TTL,
+  LOGOUT_TOKEN_TTL,
+  REFRESH_TOKEN_ABSOLUTE_TTL,
+  REFRESH_TOKEN_IDLE_TTL,
+} from "./lifetimes.server";
+import { issuerUrl, privateJwksForEngine } from "./signing-keys.server";
+
+/** The engine's endpoints (contract: everything under /oauth/, and the two metadata URLs). */
+export const ENGINE_ROUTES = {
+  authorization: "/oauth/authorize",
+  token: "/oauth/token",
+  userinfo: "/oauth/userinfo",
+  jwks: "/oauth/jwks",
+  revocation: "/oauth/revoke",
+  introspection: "/oauth/introspect",
+  registration: "/oauth/register",
+  device_authorization: "/oauth/device_authorization",
+  end_session: "/oauth/end_session",
+  code_verification: "/oauth/device",
+} as const;
+/** Vestibule's own page for an authorization in progress: sign-in, then consent (interaction.server.ts). */
+export const CONSENT_PATH = "/oauth/consent";
+export const OPENID_CONFIGURATION_PATH = "/.well-known/openid-configuration";
+export const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
+/** The scopes a user can be asked for; each has a line on the consent page. */
+export const PROVIDER_SCOPES = ["openid", "offline_access", "email", "profile"] as const;
+/** An authorization parameter the server adds when it keeps `offline_access` for a client that sent no prompt=consent. */
+export const OFFLINE_CONSENT_PARAM = "vestibule_offline";
+/** How long the loser of a refresh race waits for the winner's answer, at most. */
+const REFRESH_ANSWER_WAIT_MS = 5_000;
+const REFRESH_ANSWER_POLL_MS = 25;
+
+/** Whether a request path is the engine's to answer (while the provider is on). */
+export function isEnginePath(pathname: string): boolean {
+  if (!getConfig().provider) return false;
+  if (pathname === OPENID_CONFIGURATION_PATH || pathname === AUTHORIZATION_SERVER_METADATA_PATH) return true;
+  return pathname.startsWith("/oauth/") && pathname !== CONSENT_PATH && !pathname.startsWith(`${CONSENT_PATH}/`);
+}
+
+/** The engine's cookie keys: one per AUTH_SECRET value, derived for this purpose only (the first signs). */
+function cookieKeys(secrets: readonly string[]): string[] {
+  return secrets.map((secret) => Buffer.from(hkdfSync("sha256", secret, "oauth-provider-cookies", "Vestibule OAuth provider cookie key", 32)).toString("hex"));
+}
+
+/** The Vestibule session of the browser behind an engine request (its cookies), or null. */
+export async function vestibuleSessionOf(req: IncomingMessage): Promise<CurrentSession | null> {
+  const headers = new Headers();
+  for (const name of ["cookie", "user-agent", "accept-language", "x-vestibule-remote-addr", "x-forwarded-for"]) {
+    const value = req.headers[name];
+    if (typeof value === "string") headers.set(name, value);
+  }
+  const request = new Request(`${issuerUrl()}/oauth/authorize`, { headers });
+  const { session } = await getSession(authRequest(request), { roll: false });
+  return session;
+}
+
+/** What the ID token says about how the user signed in (RFC 8176 `amr`, and `acr` as aal1/aal2). */
+export function authenticationOf(factors: readonly string[]): { amr: string[]; acr: "aal1" | "aal2" } {
+  const known = new Set(["pwd", "otp", "hwk", "swk", "mfa", "email"]);
+  return { amr: factors.filter((f) => known.has(f)), acr: factors.includes("mfa") ? "aal2" : "aal1" };
+}
+
+async function findAccount(_ctx: KoaContextWithOIDC, sub: string) {
+  const user = await db().user.findUnique({ where: { id: sub }, select: { id: true, email: true, emailVerified: true, name: true, disabledAt: true } });
+  // A disabled or deleted user gets no token, no userinfo, no refresh (contract section 18).
+  if (!user || user.disabledAt) return undefined;
+  return {
+    accountId: user.id,
+    claims: async () => ({
+      sub: user.id,
+      ...(user.email ? { email: user.email, email_verified: user.emailVerified !== null } : {}),
+      ...(user.name ? { name: user.name } : {}),
+    }),
+  };
+}
+
+/**
+ * The grant the engine checks the request against: the one consent just made, else the user's
+ * remembered grant for this client (consent is remembered per user and client, and asked again
+ * for a scope it does not cover); a first-party client's users are never asked.
+ */
+async function loadExistingGrant(ctx: KoaContextWithOIDC) {
+  const { oidc } = ctx;
+  const accountId = oidc.session?.accountId;
+  const client = oidc.client;
+  if (!accountId || !client) return undefined;
+  const provider = oidc.provider;
+  const fromConsent = oidc.result?.consent?.grantId;
+  if (fromConsent) return provider.Grant.find(fromConsent);
+  const row = await db().oAuthPayload.findFirst({
+    where: { kind: "Grant", accountId, clientId: client.clientId, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
+    orderBy: { createdAt: "desc" },
+    select: { id: true },
+  });
+  const remembered = row ? await provider.Grant.find(row.id) : undefined;
+  if (!(await isFirstParty(client.clientId))) return remembered;
+  const grant = remembered ?? new provider.Grant({ clientId: client.clientId, accountId });
+  grant.addOIDCScope([...oidc.requestParamScopes].join(" "));
+  await grant.save();
+  return grant;
+}
+
+/** The resources a token may be for, normalised; anything else is invalid_target. */
+function resourceServerInfo(settings: ProviderConfig) {
+  return async (_ctx: KoaContextWithOIDC, indicator: string) => {
+    const resource = normalizeResource(indicator);
+    if (!resource || !settings.resources.includes(resource)) throw new errors.InvalidTarget!();
+    return {
+      audience: resource,
+      scope: "openid email profile offline_access",
+      accessTokenTTL: settings.accessTokenTtl,
+      accessTokenFormat: "jwt",
+      jwt: { sign: { alg: "RS256" } },
+    };
+  };
+}
+
+/** The engine's HTML error page (an unknown client, a redirect URI not registered …): in the visitor's language, never a redirect. */
+async function renderError(ctx: KoaContextWithOIDC, out: Record<string, unknown>) {
+  const locale = fromLanguageCookie(ctx.get("cookie")) ?? fromAcceptLanguage(ctx.get("accept-language")) ?? DEFAULT_LOCALE;
+  ctx.type = "html";
+  ctx.set("Content-Language", locale);
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = runWithLocale(locale, () => {
+    const heading = t("provider.error.heading");
+    const code = typeof out.error === "string" ? out.error : "server_error";
+    return (
+      `<!DOCTYPE html><html lang="${locale}" dir="${directionOf(locale)}"><head><meta charset="utf-8">` +
+      `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(pageTitle(getConfig().siteName, heading))}</title></head>` +
+      `<body><main><h1>${escapeHtml(heading)}</h1><p role="alert">${escapeHtml(t("provider.error.message"))}</p>` +
+      `<p><code>${escapeHtml(code)}</code></p></main></body></html>`
+    );
+  });
+}
+
+function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Configuration {
+  const policy = interactionPolicy.base();
+  // The engine's session is believed only while the Vestibule session it came from lives: after a
+  // sign-out (or the session's end by any other way) the user signs in on Vestibule again.
+  policy.get("login")!.checks.add(
+    new interactionPolicy.Check("vestibule_session", "the Vestibule session has ended or changed", "login_required", async (ctx) => {
+      const accountId = ctx.oidc.session?.accountId;
+      if (!accountId) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+      const session = await vestibuleSessionOf(ctx.req);
+      if (!session || session.userId !== accountId) return interactionPolicy.Check.REQUEST_PROMPT;
+      if ((ctx.oidc.session?.loginTs ?? 0) < session.signedInAt) return interactionPolicy.Check.REQUEST_PROMPT;
+      return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+    }),
+  );
+  return {
+    adapter: PrismaAdapter,
+    clients: [],
+    jwks,
+    cookies: {
+      keys: cookieKeys(getConfig().secrets),
+      long: { httpOnly: true, sameSite: "lax" },
+      short: { httpOnly: true, sameSite: "lax" },
+    },
+    routes: ENGINE_ROUTES,
+    scopes: [...PROVIDER_SCOPES],
+    // How the user signed in (amr, acr, auth_time) goes with every ID token, not only when asked for.
+    claims: { openid: ["sub", "acr", "amr", "auth_time", "sid"], email: ["email", "email_verified"], profile: ["name"] },
+    acrValues: ["aal1", "aal2"],
+    // The ID token carries the claims of the scopes granted (email, name), as userinfo does.
+    conformIdTokenClaims: false,
+    responseTypes: ["code"],
+    extraParams: [OFFLINE_CONSENT_PARAM],
+    pkce: { required: () => true },
+    clientDefaults: {
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "client_secret_basic",
+      id_token_signed_response_alg: "RS256",
+    },
+    enabledJWA: { idTokenSigningAlgValues: ["RS256", "ES256"] },
+    allowOmittingSingleRegisteredRedirectUri: false,
+    clientBasedCORS: () => true,
+    features: {
+      devInteractions: { enabled: false },
+      introspection: { enabled: true },
+      revocation: { enabled: true },
+      userinfo: { enabled: true },
+      clientCredentials: { enabled: true },
+      deviceFlow: { enabled: true },
+      backchannelLogout: { enabled: true },
+      rpInitiatedLogout: { enabled: true },
+      registration: { enabled: settings.registration === "open", initialAccessToken: false, issueRegistrationAccessToken: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: (_ctx: KoaContextWithOIDC, _client: unknown, oneOf?: string[]) => oneOf ?? undefined,
+        useGrantedResource: () => true,
+        getResourceServerInfo: resourceServerInfo(settings),
+      },
+    },
+    interactions: { url: (_ctx, interaction) => `${CONSENT_PATH}/${interaction.uid}`, policy },
+    findAccount,
+    loadExistingGrant,
+    // Refresh tokens for offline_access, rotated on every use (reuse detection: adapter.server.ts).
+    issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed("refresh_token") && code.scopes.has("offline_access"),
+    rotateRefreshToken: () => true,
+    ttl: {
+      AccessToken: settings.accessTokenTtl,
+      ClientCredentials: settings.accessTokenTtl,
+      AuthorizationCode: AUTHORIZATION_CODE_TTL,
+      IdToken: ID_TOKEN_TTL,
+      DeviceCode: DEVICE_CODE_TTL,
+      Interaction: INTERACTION_TTL,
+      Grant: GRANT_TTL,
+      Session: GRANT_TTL,
+      LogoutToken: LOGOUT_TOKEN_TTL,
+      // Idle bound: each rotation lives REFRESH_TOKEN_IDLE_TTL, never past the absolute bound from the first issue.
+      RefreshToken: (_ctx: KoaContextWithOIDC, token: { iiat?: number; iat?: number }) => {
+        const now = Math.floor(Date.now() / 1000);
+        const first = token.iiat ?? token.iat ?? now;
+        return Math.max(1, Math.min(REFRESH_TOKEN_IDLE_TTL, first + REFRESH_TOKEN_ABSOLUTE_TTL - now));
+      },
+    },
+    renderError,
+  } as Configuration;
+}
+
+/** A refresh answer kept for the grace, sealed: it carries an access and a refresh token. */
+const answerPlace = (id: string) => ({ purpose: "oauth-refresh-answer", row: id });
+
+async function keepRefreshAnswer(ctx: KoaContextWithOIDC, settings: ProviderConfig) {
+  const rotated = ctx.oidc.entities.RotatedRefreshToken as { jti: string; grantId?: string; clientId?: string } | undefined;
+  if (!rotated || settings.refreshGrace === 0 || ctx.status !== 200) return;
+  const sealed = await sealAtRest(JSON.stringify(ctx.body), answerPlace(rotated.jti), getConfig().secrets);
+  await db().oAuthPayload.create({
+    data: {
+      kind: REFRESH_ANSWER_KIND,
+      id: rotated.jti,
+      payload: sealed,
+      grantId: rotated.grantId ?? null,
+      clientId: rotated.clientId ?? null,
+      expiresAt: new Date(Date.now() + settings.refreshGrace * 1000),
+    },
+  });
+}
+
+/** The answer the first use of refresh token `id` got, waited for while that request is still being answered. */
+async function storedRefreshAnswer(id: string): Promise<unknown> {
+  const until = Date.now() + REFRESH_ANSWER_WAIT_MS;
+  for (;;) {
+    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: REFRESH_ANSWER_KIND, id } } });
+    if (row && row.expiresAt && row.expiresAt > new Date()) {
+      const text = await openAtRest(row.payload, answerPlace(id), getConfig().secrets);
+      return text ? JSON.parse(text) : null;
+    }
+    if (Date.now() >= until) return null;
+    await new Promise((resolve) => setTimeout(resolve, REFRESH_ANSWER_POLL_MS));
+  }
+}
+
+function build(settings: ProviderConfig, config: Configuration): Provider {
+  const provider = new Provider(settings.issuer, config);
+  // The server sets the forwarded headers from AUTH_URL itself (handleEngineRequest): the engine
+  // builds every URL from the issuer, never from what a client sent.
+  provider.proxy = true;
+  // Tokens issued and refused, by grant, for /metrics.
+  provider.on("grant.success", (ctx) => countOAuthToken(ctx.oidc.params.grant_type, "issued"));
+  provider.on("grant.error", (ctx) => countOAuthToken(ctx.oidc?.params?.grant_type, "refused"));
+  provider.use(async (ctx, next) => {
+    // offline_access on consent alone: the engine keeps it only under prompt=consent, so the
+    // server asks for that itself, and marks it so the consent page may answer from a remembered consent.
+    if (ctx.path === ENGINE_ROUTES.authorization && ctx.method === "GET") {
+      const scope = typeof ctx.query.scope === "string" ? ctx.query.scope.split(" ") : [];
+      const prompt = typeof ctx.query.prompt === "string" ? ctx.query.prompt.split(" ").filter(Boolean) : [];
+      if (scope.includes("offline_access") && !prompt.includes("consent") && !prompt.includes("none")) {
+        ctx.query = { ...ctx.query, prompt: [...prompt, "consent"].join(" "), [OFFLINE_CONSENT_PARAM]: "1" };
+      }
+    }
+    await next();
+    if (ctx.oidc?.route !== "token") return;
+    const replayOf = ctx.state[REPLAY_STATE];
+    if (typeof replayOf === "string") {
+      const answer = await storedRefreshAnswer(replayOf);
+      if (answer) {
+        ctx.status = 200;
+        ctx.body = answer;
+        ctx.set("Cache-Control", "no-store");
+      }
+      return;
+    }
+    await keepRefreshAnswer(ctx, settings);
+  });
+  return provider;
+}
+
+type Engine = { provider: Provider; config: Configuration; listener: (req: IncomingMessage, res: ServerResponse) => void; fingerprint: string };
+let current: Engine | null = null;
+let pending: Promise<Engine> | null = null;
+
+/**
+ * The engine for the current signing keys: made on first use and again whenever the keys changed
+ * (a rotation's key starts signing, a retired one is dropped).
+ */
+export async function getEngine(): Promise<Engine> {
+  const settings = getConfig().provider;
+  if (!settings) throw new Error("the OAuth provider is off (AUTH_PROVIDER)");
+  const jwks = await privateJwksForEngine();
+  const fingerprint = JSON.stringify([settings, jwks.keys.map((k) => [k.kid, k.key_ops ?? null])]);
+  if (current?.fingerprint === fingerprint) return current;
+  if (pending) return pending;
+  pending = (async () => {
+    const config = configuration(settings, jwks);
+    const provider = build(settings, config);
+    current = { provider, config, listener: provider.callback(), fingerprint };
+    return current;
+  })().finally(() => {
+    pending = null;
+  });
+  return pending;
+}
+
+/** Forgets the engine (tests that change the settings). */
+export function forgetEngine(): void {
+  current = null;
+}
+
+/**
+ * Answers a request for the engine (isEnginePath): the Host and forwarded headers are set from
+ * AUTH_URL, the client's address from the socket (and trusted proxies) as everywhere else, and
+ * the authorization server metadata URL is answered with the OpenID configuration (one document).
+ */
+export async function handleEngineRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    const { listener } = await getEngine();
+    const issuer = new URL(issuerUrl());
+    const forwarded = req.headers["x-forwarded-for"];
+    const peer = req.headers["x-vestibule-remote-addr"];
+    const address = selectClientAddress(typeof peer === "string" ? peer : null, typeof forwarded === "string" ? forwarded : null, getConfig().trustedProxies);
+    req.headers.host = issuer.host;
+    req.headers["x-forwarded-host"] = issuer.host;
+    req.headers["x-forwarded-proto"] = issuer.protocol.slice(0, -1);
+    if (address) {
+      req.headers["x-forwarded-for"] = address;
+      req.headers["x-vestibule-remote-addr"] = address;
+    } else delete req.headers["x-forwarded-for"];
+    const url = req.url ?? "/";
+    if (url === AUTHORIZATION_SERVER_METADATA_PATH || url.startsWith(`${AUTHORIZATION_SERVER_METADATA_PATH}?`)) {
+      req.url = OPENID_CONFIGURATION_PATH + url.slice(AUTHORIZATION_SERVER_METADATA_PATH.length);
+    }
+    listener(req, res);
+  } catch (error) {
+    log("error", "oauth-engine-failed", { error });
+    if (!res.headersSent) {
+      res.writeHead(503, { "Content-Type": "application/json", "Cache-Control": "no-store", "Retry-After": "5" });
+      res.end(JSON.stringify({ error: "temporarily_unavailable" }));
+    }
+  }
+}
+
+/**
+ * The start refuses an engine with the library's development shortcuts (ADR 133): the
+ * development interactions (any user name and password signs in) and the in-memory storage.
+ * Called by the server before it listens.
+ */
+export async function assertEngineSafe(): Promise<void> {
+  if (!getConfig().provider) return;
+  const { config } = await getEngine();
+  const problems = engineSafetyProblems(config);
+  if (problems.length) throw Object.assign(new Error(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`), { name: "ConfigError" });
+}
+
+/**
+ * What is unsafe about an engine's configuration: the development interactions on (any user name
+ * and password signs in), or storage other than the database (oidc-provider's in-memory adapter,
+ * which forgets everything at a restart and is not shared by instances), or PKCE not required.
+ */
+export function engineSafetyProblems(config: Configuration): string[] {
+  const problems: string[] = [];
+  const features = (config.features ?? {}) as Record<string, { enabled?: boolean } | undefined>;
+  if (features.devInteractions?.enabled !== false) problems.push("the OAuth provider's development interactions (oidc-provider's devInteractions) are on");
+  if (config.adapter !== PrismaAdapter) problems.push("the OAuth provider's storage is not the database (oidc-provider's in-memory adapter)");
+  const pkce = config.pkce as { required?: () => boolean } | undefined;
+  if (pkce?.required?.() !== true) problems.push("the OAuth provider does not require PKCE of every client");
+  return problems;
+}

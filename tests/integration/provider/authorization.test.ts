@@ -1,0 +1,229 @@
+// Vestibule's OAuth provider driven by a real client (oauth4webapi) over HTTP, on both databases:
+// metadata, the code flow with PKCE through Vestibule's sign-in and consent pages, offline_access
+// without prompt=consent, `iss` on every authorization answer (errors too), the redirect URI
+// matrix, refusal of what the engine must never do, and the provider off.
+import * as oauth from "oauth4webapi";
+import { decodeJwt } from "jose";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { engineSafetyProblems, getEngine } from "../../../app/auth/provider/engine.server";
+import { PrismaAdapter } from "../../../app/auth/provider/adapter.server";
+import { metricsResponse } from "../../../app/auth/core/metrics.server";
+import { createUser, PASSWORD, withEnv } from "../../support/auth";
+import { call } from "../../support/app-client";
+import { dbLabel, resetDatabase, testDb } from "../../support/db";
+import { CookieJar } from "../../support/http";
+import { startProviderServer, type ProviderServer } from "../../support/provider-server";
+import { answerConsent, authorizationUrl, authorize, codeFlow, discover, follow, insecure, signedInBrowser, testClient } from "../../support/provider-flow";
+
+let server: ProviderServer;
+beforeAll(async () => {
+  server = await startProviderServer();
+});
+afterAll(async () => {
+  await server.stop();
+});
+beforeEach(async () => {
+  await resetDatabase();
+  await createUser("ada@example.com", "Ada");
+});
+
+describe(`the OAuth provider on ${dbLabel}`, () => {
+  it("publishes one metadata document at both well-known URLs, issuer = AUTH_URL, S256 only, offline_access, iss in answers", async () => {
+    const oidc = await (await fetch(`${server.url}/.well-known/openid-configuration`)).json();
+    const as = await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json();
+    expect(as).toEqual(oidc);
+    expect(oidc).toMatchObject({
+      issuer: server.url,
+      authorization_endpoint: `${server.url}/oauth/authorize`,
+      token_endpoint: `${server.url}/oauth/token`,
+      userinfo_endpoint: `${server.url}/oauth/userinfo`,
+      jwks_uri: `${server.url}/oauth/jwks`,
+      revocation_endpoint: `${server.url}/oauth/revoke`,
+      introspection_endpoint: `${server.url}/oauth/introspect`,
+      end_session_endpoint: `${server.url}/oauth/end_session`,
+      device_authorization_endpoint: `${server.url}/oauth/device_authorization`,
+      code_challenge_methods_supported: ["S256"],
+      response_types_supported: ["code"],
+      authorization_response_iss_parameter_supported: true,
+    });
+    expect(oidc.scopes_supported).toEqual(expect.arrayContaining(["openid", "offline_access", "email", "profile"]));
+    // Dynamic registration is off unless AUTH_PROVIDER_REGISTRATION=open.
+    expect(oidc.registration_endpoint).toBeUndefined();
+    const jwks = await (await fetch(`${server.url}/oauth/jwks`)).json();
+    expect(jwks.keys.map((k: { alg: string }) => k.alg).sort()).toEqual(["ES256", "RS256"]);
+    expect(JSON.stringify(jwks)).not.toMatch(/"d":/);
+  });
+
+  it("code + PKCE through the sign-in and consent pages: tokens, a refresh token for offline_access without prompt=consent, amr/acr in the ID token; consent remembered", async () => {
+    const as = await discover(server);
+    const tc = await testClient();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const first = await codeFlow(server, as, tc, jar);
+    expect(first.consentShown).toBe(true);
+    expect(first.callback.searchParams.get("iss")).toBe(server.url);
+    expect(first.tokens.refresh_token).toEqual(expect.any(String));
+    const claims = oauth.getValidatedIdTokenClaims(first.tokens)!;
+    const user = await testDb().user.findUniqueOrThrow({ where: { email: "ada@example.com" } });
+    expect(claims).toMatchObject({ iss: server.url, sub: user.id, email: "ada@example.com", amr: ["pwd"], acr: "aal1" });
+    expect(typeof claims.auth_time).toBe("number");
+    expect(await testDb().authEvent.count({ where: { type: "oauth-consent", userId: user.id } })).toBe(1);
+    // The first grant to an app is a security notice to the owner.
+    expect(await testDb().mailQueue.count({ where: { kind: "app-allowed", recipient: "ada@example.com" } })).toBe(1);
+
+    // The same app, the same scopes: no consent page this time.
+    const second = await codeFlow(server, as, tc, jar);
+    expect(second.consentShown).toBe(false);
+    expect(second.tokens.refresh_token).toEqual(expect.any(String));
+    // A new scope is asked for again.
+    const third = await codeFlow(server, as, tc, jar, { scope: "openid email profile offline_access" });
+    expect(third.consentShown).toBe(true);
+    expect(await testDb().mailQueue.count({ where: { kind: "app-allowed" } })).toBe(1);
+    // Each token answer is counted for /metrics.
+    const token = "m".repeat(40);
+    const undo = withEnv({ METRICS_TOKEN: token });
+    const metrics = await (await metricsResponse(new Request(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } })))!.text();
+    undo();
+    expect(metrics).toMatch(/vestibule_oauth_tokens_total\{grant="authorization_code",outcome="issued"\} [3-9]/);
+  });
+
+  it("a signed-out visitor is sent to Vestibule's sign-in page with a way back, and login_hint fills the address", async () => {
+    const as = await discover(server);
+    const tc = await testClient();
+    const request = await authorizationUrl(as, tc, { login_hint: "ada@example.com" });
+    const jar = new CookieJar();
+    const step = await follow(server, jar, request.url);
+    expect(step.url.pathname).toBe("/auth/signin");
+    expect(step.url.searchParams.get("callbackUrl")).toMatch(/^\/oauth\/consent\/[\w-]+$/);
+    expect(step.url.searchParams.get("email")).toBe("ada@example.com");
+  });
+
+  it("an answer the visitor denies goes back with access_denied, state and iss", async () => {
+    const as = await discover(server);
+    const tc = await testClient();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const request = await authorizationUrl(as, tc);
+    const page = await follow(server, jar, request.url);
+    expect(page.url.pathname).toMatch(/^\/oauth\/consent\//);
+    expect(page.html).toContain("Notes");
+    expect(page.html).toContain("127.0.0.1:43111");
+    const back = await answerConsent(server, jar, page, "deny");
+    expect(back.url.origin + back.url.pathname).toBe("http://127.0.0.1:43111/callback");
+    expect(Object.fromEntries(back.url.searchParams)).toMatchObject({ error: "access_denied", state: request.state, iss: server.url });
+    expect(() => oauth.validateAuthResponse(as, tc.client, back.url, request.state)).toThrow();
+  });
+
+  it("PKCE is required of every client, confidential ones too, and only S256: errors carry state and iss", async () => {
+    const as = await discover(server);
+    const tc = await testClient();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const variants: Record<string, string>[] = [{ code_challenge: "", code_challenge_method: "" }, { code_challenge_method: "plain" }];
+    for (const extra of variants) {
+      const request = await authorizationUrl(as, tc, extra);
+      const step = await follow(server, jar, request.url);
+      expect(step.status).toBe(0);
+      expect(step.url.searchParams.get("error")).toBe("invalid_request");
+      expect(step.url.searchParams.get("state")).toBe(request.state);
+      expect(step.url.searchParams.get("iss")).toBe(server.url);
+    }
+  });
+
+  it("redirect URIs match exactly, except any port on a loopback one; every trick gets an error page, never a redirect", async () => {
+    const as = await discover(server);
+    const tc = await testClient({ redirectUris: ["http://127.0.0.1/callback", "https://app.example.com/cb"] });
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const refused = [
+      "http://127.0.0.1:1@evil.example/callback",
+      "http://127.1:43111/callback",
+      "http://localhost.evil.example/callback",
+      "http://127.0.0.1:43111/callback/",
+      "http://127.0.0.1:43111/callback#x",
+      "http://127.0.0.1:43111/other",
+      "https://app.example.com/cb/",
+      "https://app.example.com/cb#frag",
+      "https://app.example.com:444/cb",
+      "https://APP.example.com.evil.example/cb",
+    ];
+    for (const redirectUri of refused) {
+      const request = await authorizationUrl(as, { ...tc, redirectUri });
+      const step = await follow(server, jar, request.url);
+      expect(step.status, redirectUri).toBe(400);
+      expect(step.html, redirectUri).toContain("This sign-in request cannot go on");
+    }
+    // Any port on the loopback URI (RFC 8252): the client is native, its redirect URIs being loopback or https.
+    const loopback = await testClient({ redirectUris: ["http://127.0.0.1/callback"], redirectUri: "http://127.0.0.1:50505/callback" });
+    const { callback } = await authorize(server, jar, await authorizationUrl(as, loopback));
+    expect(callback.host).toBe("127.0.0.1:50505");
+    // An unknown client: an error page too.
+    const unknown = await follow(server, jar, (await authorizationUrl(as, { ...tc, client: { client_id: "nobody" } })).url);
+    expect(unknown.status).toBe(400);
+  });
+
+  it("an authorization finished in another browser (an e-mailed link) starts again there instead of failing", async () => {
+    const as = await discover(server);
+    const tc = await testClient();
+    const request = await authorizationUrl(as, tc);
+    const first = await follow(server, new CookieJar(), request.url);
+    const consentPath = first.url.searchParams.get("callbackUrl")!;
+    // The other browser signed in, with no interaction cookie, opens the way back.
+    const other = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const res = await call(server.url, other, consentPath);
+    expect(res.status).toBe(302);
+    const restart = new URL(res.headers.get("location")!);
+    expect(restart.pathname).toBe("/oauth/authorize");
+    expect(restart.searchParams.get("state")).toBe(request.state);
+    expect(restart.searchParams.get("code_challenge")).toBe(request.url.searchParams.get("code_challenge"));
+    const { callback } = await authorize(server, other, { ...request, url: restart });
+    const params = oauth.validateAuthResponse(as, tc.client, callback, request.state);
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      tc.client,
+      await oauth.authorizationCodeGrantRequest(as, tc.client, tc.auth, params, tc.redirectUri, request.verifier, insecure),
+      { expectedNonce: request.nonce },
+    );
+    expect(tokens.access_token).toEqual(expect.any(String));
+  });
+
+  it("signing out of Vestibule ends the provider's session too: prompt=none then answers login_required", async () => {
+    const as = await discover(server);
+    // A web client: a native one is never answered without the user (prompt=none is interaction_required).
+    const tc = await testClient({ redirectUris: ["https://app.example.com/cb"], redirectUri: "https://app.example.com/cb" });
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    await codeFlow(server, as, tc, jar);
+    const silent = await follow(server, jar, (await authorizationUrl(as, tc, { prompt: "none", scope: "openid email" })).url);
+    expect(silent.url.searchParams.get("code")).toEqual(expect.any(String));
+    const csrf = ((await (await call(server.url, jar, "/auth/csrf")).json()) as { csrfToken: string }).csrfToken;
+    await (await call(server.url, jar, "/auth/signout", { body: { csrfToken: csrf } })).body?.cancel();
+    const after = await follow(server, jar, (await authorizationUrl(as, tc, { prompt: "none", scope: "openid email" })).url);
+    expect(after.url.searchParams.get("error")).toBe("login_required");
+    expect(after.url.searchParams.get("iss")).toBe(server.url);
+  });
+
+  it("JWT access tokens for a resource: aud is that resource (normalised), typ at+jwt; an unknown resource is invalid_target", async () => {
+    const as = await discover(server);
+    const tc = await testClient();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const { tokens } = await codeFlow(server, as, tc, jar, { resource: `${server.url.toUpperCase().replace("HTTP://", "http://")}/mcp/` });
+    const header = JSON.parse(Buffer.from(tokens.access_token.split(".")[0]!, "base64url").toString());
+    expect(header.typ).toBe("at+jwt");
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: `${server.url}/mcp`, client_id: tc.client.client_id, iss: server.url });
+    const bad = await follow(server, jar, (await authorizationUrl(as, tc, { resource: "https://elsewhere.example/api" })).url);
+    expect(bad.url.searchParams.get("error")).toBe("invalid_target");
+    expect(bad.url.searchParams.get("iss")).toBe(server.url);
+  });
+
+  it("the engine never runs with the library's development shortcuts: its storage is the database, its dev interactions off", async () => {
+    const { config } = await getEngine();
+    expect(engineSafetyProblems(config)).toEqual([]);
+    expect(engineSafetyProblems({ ...config, features: { ...config.features, devInteractions: { enabled: true } } })).toEqual([
+      expect.stringMatching(/development interactions/),
+    ]);
+    expect(engineSafetyProblems({ ...config, adapter: undefined })).toEqual([expect.stringMatching(/in-memory adapter/)]);
+    expect(config.adapter).toBe(PrismaAdapter);
+    // The dev interaction pages do not exist.
+    expect((await fetch(`${server.url}/interaction/anything`)).status).toBe(404);
+    // What an authorization left is in the database.
+    const as = await discover(server);
+    await follow(server, new CookieJar(), (await authorizationUrl(as, await testClient())).url);
+    expect(await testDb().oAuthPayload.count({ where: { kind: "Interaction" } })).toBe(1);
+  });
+});
