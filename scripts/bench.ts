@@ -146,6 +146,8 @@ async function bearerToken(app: Server): Promise<string> {
   const { closeDb, db } = await import("../app/db/client.server");
   try {
     const user = await db().user.findUniqueOrThrow({ where: { email: EMAIL }, select: { id: true } });
+    // The grant consent would leave: a resource refuses a user's token for a client the user never allowed.
+    await db().oAuthPayload.create({ data: { kind: "Grant", id: `bench-${Date.now()}`, payload: "{}", accountId: user.id, clientId: "bench", expiresAt: new Date(Date.now() + 3_600_000) } });
     return await signAccessToken({ resourcePath: "/api", sub: user.id, clientId: "bench", scope: "openid email profile", lifetimeSeconds: 3_600 });
   } finally {
     await closeDb();

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeJwt } from "~/auth/core/jwt.server";
 import { CHUNK_SIZE } from "~/auth/core/cookies.server";
 import { SQLITE_FILE_NAME } from "~/db/location.server";
-import { mintAccessToken } from "../support/access-token";
+import { grantAccess, mintAccessToken } from "../support/access-token";
 import { withEnv } from "../support/auth";
 import { startApp, type RunningApp } from "../support/browser";
 import { seedUser } from "../support/seed-user";
@@ -215,6 +215,7 @@ describe("fast path ≡ React Router's pipeline, jwt sessions", () => {
     let token: string;
     let forMcp: string;
     try {
+      await grantAccess(userId);
       token = await mintAccessToken(`${pair.fast.env.AUTH_URL}/api`, userId, "openid email profile");
       forMcp = await mintAccessToken(`${pair.fast.env.AUTH_URL}/mcp`, userId, "openid email profile");
     } finally {

@@ -3,6 +3,18 @@
 // running an authorization flow. Any claim can be changed or left out to make a bad token.
 import { importJWK, SignJWT, type JWK, type JWTPayload } from "jose";
 import { issuerUrl, privateJwksForEngine } from "../../app/auth/provider/signing-keys.server";
+import { db } from "../../app/db/client.server";
+
+/**
+ * A grant of `userId` to `clientId` in the engine's storage, as consent leaves one: a resource
+ * refuses a user's token whose client the user has no grant for (ADR 141). Its id.
+ */
+export async function grantAccess(userId: string, clientId = "test-client", grantId: string = crypto.randomUUID()): Promise<string> {
+  await db().oAuthPayload.create({
+    data: { kind: "Grant", id: grantId, payload: JSON.stringify({ accountId: userId, clientId }), grantId, accountId: userId, clientId, expiresAt: new Date(Date.now() + 3_600_000) },
+  });
+  return grantId;
+}
 
 export type MintOptions = {
   /** Claims over the defaults; a claim set to undefined is left out. */

@@ -5,8 +5,9 @@
 // rotated out still verifies until the tokens it signed have expired: signing-keys.server.ts),
 // `typ` is `at+jwt`, `iss` is the issuer, `exp`/`nbf`/`iat` hold within a small skew, `aud` names
 // this resource (RFC 8707: a token for one resource is refused by every other), it carries the
-// scopes asked for, and nothing revoked it: its grant (when it names one) still exists, and its
-// user is not under a "sign out everywhere", disable or delete cut-off. Otherwise the answer is
+// scopes asked for, and nothing revoked it: its user still has a grant for its client (or the
+// grant it names still exists), and its user is not under a "sign out everywhere", disable or
+// delete cut-off. Otherwise the answer is
 // `401` with `WWW-Authenticate: Bearer … resource_metadata="…"` (RFC 9728), or `403`
 // `insufficient_scope`, as JSON (RFC 6750's error object) — a bearer client reads JSON, and a
 // browser reaching such a URL gets the same small document.
@@ -20,8 +21,8 @@ import { currentKeyStates, issuerUrl, publicJwks, SIGNING_ALGORITHMS } from "./s
 /** The header media type of an RFC 9068 access token. */
 export const ACCESS_TOKEN_TYPE = "at+jwt";
 /**
- * The claim naming the grant a token was issued from (the engine adds it: extraTokenClaims). With
- * it a revoked grant's tokens are refused within GRANT_CHECK_MS, without it only at their `exp`.
+ * The claim naming the grant a token was issued from, when the engine adds it (extraTokenClaims):
+ * then that grant is checked exactly; without it, whether the user has any grant for the client.
  */
 export const GRANT_ID_CLAIM = "gid";
 /** The engine's storage kind for grants (adapter.server.ts keeps each model under its name). */
@@ -172,9 +173,31 @@ async function grantState(grantId: string, now: number): Promise<{ live: boolean
   return state;
 }
 
+const clientGrants = new Map<string, { live: boolean; checkedAt: number }>();
+
+/**
+ * Whether the user still has a grant for the client (a token naming no grant: the engine's own,
+ * whose claims carry none; "Remove access" and a client's removal delete every grant of the pair).
+ * Asked again after GRANT_CHECK_MS, found or not.
+ */
+async function pairHasGrant(accountId: string, clientId: string, now: number): Promise<boolean> {
+  const key = `${accountId}\n${clientId}`;
+  const known = clientGrants.get(key);
+  if (known && now - known.checkedAt < GRANT_CHECK_MS) return known.live;
+  const row = await db().oAuthPayload.findFirst({
+    where: { kind: GRANT_KIND, accountId, clientId, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date(now) } }] },
+    select: { id: true },
+  });
+  clientGrants.delete(key);
+  clientGrants.set(key, { live: !!row, checkedAt: now });
+  while (clientGrants.size > GRANT_CHECK_MAX_ENTRIES) clientGrants.delete(clientGrants.keys().next().value!);
+  return !!row;
+}
+
 /** Tests: forget what this process knows of grants. */
 export function forgetGrantChecks() {
   grants.clear();
+  clientGrants.clear();
   verified.clear();
   keySet = null;
 }
@@ -233,8 +256,10 @@ export async function requireBearer(request: Request, options: BearerOptions = {
     if (!grant.live) throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
     userId = grant.accountId;
   } else if (sub !== clientId) {
-    // Subjects are public (the user's id); a client credentials token's subject is the client.
+    // Subjects are public (the user's id); a client credentials token's subject is the client and
+    // has no grant. A user's token lives as long as the user has a grant for its client.
     userId = sub;
+    if (!(await pairHasGrant(sub, clientId, now))) throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
   }
   if (userId && (await userCutOff(userId, claims.iat! * 1000))) {
     throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });

@@ -7,12 +7,14 @@ import { discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } 
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { exportJWK, generateKeyPair } from "jose";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { authRequest } from "../../../app/auth/core/request.server";
 import { revokeUserSessions } from "../../../app/auth/core/session.server";
+import { revokeAppAccess } from "../../../app/auth/provider/apps.server";
 import { forgetGrantChecks, GRANT_CHECK_MS, requireBearer } from "../../../app/auth/provider/bearer.server";
 import { forgetProfiles, PROFILE_CACHE_MS } from "../../../app/auth/provider/example-resources.server";
 import { forgetSigningKeys, privateJwksForEngine, rotateSigningKeys } from "../../../app/auth/provider/signing-keys.server";
 import { signedTokenLongestLife } from "../../../app/auth/provider/lifetimes.server";
-import { mintAccessToken, signingKey } from "../../support/access-token";
+import { grantAccess, mintAccessToken, signingKey } from "../../support/access-token";
 import { appHandler } from "../../support/app-handler";
 import { createUser, withEnv } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
@@ -44,6 +46,8 @@ beforeEach(async () => {
   forgetGrantChecks();
   forgetProfiles();
   userId = (await createUser("ada@example.com", "Ada Lovelace")).id;
+  // What consent leaves: the user's grant to the tokens' client.
+  await grantAccess(userId);
 });
 
 afterEach(() => {
@@ -216,9 +220,7 @@ describe(`requireBearer on ${dbLabel}`, () => {
 
   it("refuses the tokens of a grant once it is gone (revoked), within the grant check's bound", async () => {
     const grantId = "grant-1";
-    await testDb().oAuthPayload.create({
-      data: { kind: "Grant", id: grantId, payload: "{}", grantId, accountId: userId, clientId: "test-client", expiresAt: new Date(Date.now() + 3_600_000) },
-    });
+    await grantAccess(userId, "test-client", grantId);
     // A pairwise subject: the user comes from the grant, not from sub.
     const token = await mintAccessToken(API, "pairwise-subject-1", "openid email", { claims: { gid: grantId } });
     const first = await get("/api/me", token);
@@ -234,10 +236,26 @@ describe(`requireBearer on ${dbLabel}`, () => {
     expect((await get("/api/me", await mintAccessToken(API, userId, "openid", { claims: { gid: "no-such-grant" } }))).status).toBe(401);
   });
 
+  it("refuses a user's tokens once the user has no grant for their client (Remove access), within the grant check's bound", async () => {
+    const token = await mintAccessToken(API, userId, "openid");
+    expect((await get("/api/me", token)).status).toBe(200);
+    expect((await get("/api/me", await mintAccessToken(API, userId, "openid", { claims: { client_id: "never-allowed" } }))).status).toBe(401);
+    const ar = authRequest(new Request(`${ISSUER}/account`));
+    expect(await revokeAppAccess(ar, userId, "test-client")).toBe(true);
+    const started = Date.now();
+    const refused = await waitUntil(() => get("/api/me", token), (r) => r.status === 401);
+    expect(Date.now() - started).toBeLessThan(GRANT_CHECK_MS + 2_000);
+    expect(challenge(refused)).toContain("revoked");
+  });
+
   it("refuses a user's tokens issued before a sign-out everywhere (or a disable, a delete)", async () => {
     const before = await mintAccessToken(API, userId, "openid", { claims: { iat: Math.floor(Date.now() / 1000) - 5 } });
     expect((await get("/api/me", before)).status).toBe(200);
     await revokeUserSessions(userId);
+    expect((await get("/api/me", before)).status).toBe(401);
+    // Signing out everywhere also ended the user's grants; the app is allowed again.
+    forgetGrantChecks();
+    await grantAccess(userId);
     expect((await get("/api/me", before)).status).toBe(401);
     const after = await mintAccessToken(API, userId, "openid", { claims: { iat: Math.floor(Date.now() / 1000) + 2 } });
     expect((await get("/api/me", after)).status).toBe(200);
