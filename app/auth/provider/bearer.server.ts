@@ -57,6 +57,10 @@ export type BearerToken = {
   claims: JWTPayload;
 };
 
+/** Resources as routes name them, normalised once (a route names its resource with a constant). */
+const normalizedResources = new Map<string, string>();
+const NORMALIZED_RESOURCES_KEPT = 256;
+
 /** A resource URL from `resource` (absolute, or a path under the issuer), normalised; or the request's default. */
 export function resourceFor(request: Request, resource?: string): string {
   const issuer = issuerUrl();
@@ -67,8 +71,11 @@ export function resourceFor(request: Request, resource?: string): string {
   } else if (raw.startsWith("/")) {
     raw = `${issuer}${raw}`;
   }
+  const known = normalizedResources.get(raw);
+  if (known) return known;
   const normalized = normalizeResource(raw);
   if (!normalized) throw new Error(`requireBearer: "${resource}" is not a resource URL`);
+  if (normalizedResources.size < NORMALIZED_RESOURCES_KEPT) normalizedResources.set(raw, normalized);
   return normalized;
 }
 
@@ -133,13 +140,14 @@ async function verificationKeys(): Promise<KeySet> {
  * (ADR 141). Only the exact same token string hits; `exp` is checked again at every use, and a
  * change of the published keys empties it. Revocation and audience are checked every time.
  */
-const verified = new Map<string, { claims: JWTPayload; keys: string }>();
+const verified = new Map<string, { claims: JWTPayload; keys: string; audiences: (string | null)[] }>();
 export const VERIFIED_TOKENS_KEPT = 2_000;
 
-async function verifiedClaims(token: string, issuer: string): Promise<JWTPayload> {
+/** The token's claims, and its audiences normalised as resources compare. */
+async function verifiedClaims(token: string, issuer: string): Promise<{ claims: JWTPayload; audiences: (string | null)[] }> {
   const keys = await verificationKeys();
   const hit = verified.get(token);
-  if (hit && hit.keys === keys.text && hit.claims.iss === issuer && hit.claims.exp! + OAUTH_CLOCK_TOLERANCE > Date.now() / 1000) return hit.claims;
+  if (hit && hit.keys === keys.text && hit.claims.iss === issuer && hit.claims.exp! + OAUTH_CLOCK_TOLERANCE > Date.now() / 1000) return hit;
   if (hit) verified.delete(token);
   const { payload } = await jwtVerify(token, keys.getKey, {
     issuer,
@@ -148,9 +156,10 @@ async function verifiedClaims(token: string, issuer: string): Promise<JWTPayload
     clockTolerance: OAUTH_CLOCK_TOLERANCE,
     requiredClaims: ["exp", "iat", "sub", "client_id", "jti", "aud"],
   });
-  verified.set(token, { claims: payload, keys: keys.text });
+  const entry = { claims: payload, keys: keys.text, audiences: audiencesOf(payload).map(normalizeResource) };
+  verified.set(token, entry);
   while (verified.size > VERIFIED_TOKENS_KEPT) verified.delete(verified.keys().next().value!);
-  return payload;
+  return entry;
 }
 
 // ---- Grants ------------------------------------------------------------------------------------
@@ -236,13 +245,14 @@ export async function requireBearer(request: Request, options: BearerOptions = {
 
   const issuer = issuerUrl();
   let claims: JWTPayload;
+  let audiences: (string | null)[];
   try {
-    claims = await verifiedClaims(token, issuer);
+    ({ claims, audiences } = await verifiedClaims(token, issuer));
   } catch (error) {
     const description = error instanceof joseErrors.JWTExpired ? "The access token expired" : "The access token is not valid";
     throw bearerRefusal(resource, { status: 401, error: "invalid_token", description });
   }
-  if (!audiencesOf(claims).some((aud) => normalizeResource(aud) === resource)) {
+  if (!audiences.includes(resource)) {
     throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token is for another resource" });
   }
 

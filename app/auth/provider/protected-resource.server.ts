@@ -14,6 +14,7 @@
 // credentials (`Access-Control-Allow-Origin: *`, never `-Credentials`); nothing that reads a cookie
 // answers with these headers.
 import { getConfig, normalizeResource } from "../core/config.server";
+import { isDatabaseUnavailable, noteDatabaseUnavailable, outageJson } from "../core/outage.server";
 import { jsonTextResponse } from "../core/respond.server";
 import { PROTECTED_RESOURCE_METADATA_PATH } from "./bearer.server";
 import { PROVIDER_SCOPES } from "./engine.server";
@@ -57,12 +58,19 @@ export function resourcePreflight(methods: readonly string[]): Response {
   });
 }
 
-/** Runs a bearer-protected handler: a thrown Response (requireBearer's 401/403) is the answer; both get CORS. */
+/**
+ * Runs a bearer-protected handler: a thrown Response (requireBearer's 401/403) is the answer, and
+ * a database that cannot answer (a grant or profile read) the JSON endpoints' 503; all get CORS.
+ */
 export async function corsResource(handler: () => Promise<Response>): Promise<Response> {
   try {
     return withResourceCors(await handler());
   } catch (thrown) {
     if (thrown instanceof Response) return withResourceCors(thrown);
+    if (isDatabaseUnavailable(thrown)) {
+      noteDatabaseUnavailable(thrown, "bearer-resource");
+      return withResourceCors(outageJson());
+    }
     throw thrown;
   }
 }

@@ -248,6 +248,22 @@ describe(`requireBearer on ${dbLabel}`, () => {
     expect(challenge(refused)).toContain("revoked");
   });
 
+  it("a database that cannot answer the grant check gets the JSON endpoints' 503, never a token let through", async () => {
+    const token = await mintAccessToken(API, userId, "openid");
+    const outage = Object.assign(new Error("Can't reach database server at 127.0.0.1:5432"), { code: "P1001" });
+    const spy = vi.spyOn(testDb().oAuthPayload, "findFirst").mockRejectedValueOnce(outage);
+    try {
+      const response = await get("/api/me", token);
+      expect(response.status).toBe(503);
+      expect(response.headers.get("Retry-After")).toBe("5");
+      expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+      expect(await response.json()).toEqual({ error: "ServiceUnavailable" });
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await get("/api/me", token)).status).toBe(200);
+  });
+
   it("refuses a user's tokens issued before a sign-out everywhere (or a disable, a delete)", async () => {
     const before = await mintAccessToken(API, userId, "openid", { claims: { iat: Math.floor(Date.now() / 1000) - 5 } });
     expect((await get("/api/me", before)).status).toBe(200);
