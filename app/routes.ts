@@ -47,6 +47,13 @@ export default [
   // then consent. The engine's own endpoints are answered before React Router (server/main.ts).
   route("oauth/consent/:uid", "routes/oauth-consent.tsx"),
 
+  // Resources that accept Vestibule's access tokens, and their metadata (docs/features/mcp.md);
+  // each answers 404 unless AUTH_PROVIDER=true.
+  route(".well-known/oauth-protected-resource", "routes/well-known/oauth-protected-resource.ts", { id: "protected-resource-metadata" }),
+  route(".well-known/oauth-protected-resource/*", "routes/well-known/oauth-protected-resource.ts", { id: "protected-resource-metadata-path" }),
+  route("api/me", "routes/api/me.ts"),
+  route("mcp", "routes/mcp.ts"),
+
   // Development only: `react-router build` runs with NODE_ENV=production, so no build has it.
   ...(process.env.NODE_ENV === "production" ? [] : [route("dev/outbox", "routes/dev/outbox.tsx")]),
 

@@ -252,6 +252,11 @@ export function rawGet(server: Server, target: string, cookie?: string): string 
   return `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n${cookie ? `Cookie: ${cookie}\r\n` : ""}\r\n`;
 }
 
+/** A raw GET of `target` carrying an OAuth access token (a bearer-protected resource: GET /api/me). */
+export function rawGetBearer(server: Server, target: string, token: string): string {
+  return `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+}
+
 /** A raw GET of `target` with the cookie it reads: the session for /auth/session, the CSRF cookie for /auth/csrf, none otherwise. */
 export function rawGetSignedIn(server: Server, target: string, cookies: { session: string; csrfCookie: string }): string {
   return rawGet(server, target, target === "/auth/session" ? cookies.session : target === "/auth/csrf" ? cookies.csrfCookie : undefined);

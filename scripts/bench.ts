@@ -35,6 +35,7 @@ import {
   memoryMb,
   PINNED,
   rawGet,
+  rawGetBearer,
   request,
   root,
   startServer,
@@ -77,6 +78,8 @@ export type BenchContext = {
   /** betterAuth: null when the package is not installed (the reason is printed). */
   refs: { bare: Server; trivial: Server; authjs: Server; betterAuth: Server | null };
   cookies: { jwt: string; sqlite: string; postgres: string | null; authjs: string; csrf: string; authjsCsrf: string; betterAuth: string | null };
+  /** An access token for the jwt app's AUTH_URL/api, for GET /api/me (the provider is on in that app). */
+  bearer: string;
 };
 
 /**
@@ -91,6 +94,8 @@ function startCommand(): { env: Record<string, string>; flags: string[] } {
     const [name, ...value] = words.shift()!.split("=");
     env[name!] = value.join("=");
   }
+  // `exec node …` (ADR 106): the shell's exec changes nothing for the bench, which spawns node itself.
+  if (words[0] === "exec") words.shift();
   if (words[0] !== "node" || words.at(-1) !== "server/main.ts") throw new Error(`unexpected start script: ${start}`);
   return { env, flags: words.slice(1, -1) };
 }
@@ -122,6 +127,32 @@ async function createUsers(app: Server) {
   const { closeDb } = await import("../app/db/client.server");
   for (let i = 0; i < SIGNIN_USERS; i++) await upsertCredentialsUser({ email: `bench-${i}@example.com`, password: PASSWORD });
   await closeDb();
+}
+
+/**
+ * An access token for `app`'s /api, as its provider signs one (RFC 9068, its current RS256 key,
+ * made here in its database if it has none yet), for the bench user; valid an hour, the length of
+ * any run. Built in this process, like createUsers, over the app's own data folder.
+ */
+async function bearerToken(app: Server): Promise<string> {
+  process.env.VESTIBULE_DATA_DIR = app.env.VESTIBULE_DATA_DIR;
+  process.env.AUTH_SECRET = SECRET;
+  process.env.AUTH_URL = app.env.AUTH_URL;
+  process.env.AUTH_PROVIDER = "true";
+  delete process.env.DATABASE_URL;
+  const { resetConfig } = await import("../app/auth/core/config.server");
+  resetConfig();
+  const { signAccessToken } = await import("./access-token");
+  const { closeDb, db } = await import("../app/db/client.server");
+  try {
+    const user = await db().user.findUniqueOrThrow({ where: { email: EMAIL }, select: { id: true } });
+    // The grant consent would leave: a resource refuses a user's token for a client the user never allowed.
+    await db().oAuthPayload.create({ data: { kind: "Grant", id: `bench-${Date.now()}`, payload: "{}", accountId: user.id, clientId: "bench", expiresAt: new Date(Date.now() + 3_600_000) } });
+    return await signAccessToken({ resourcePath: "/api", sub: user.id, clientId: "bench", scope: "openid email profile", lifetimeSeconds: 3_600 });
+  } finally {
+    await closeDb();
+    resetConfig();
+  }
 }
 
 async function csrf(base: string) {
@@ -236,7 +267,17 @@ function ratios(m: Measurement, refs: [string, Measurement | undefined][]) {
 // ---------------------------------------------------------------------------------------------
 // Parts
 
-const SCENARIOS: { key: string; name: string; server: (ctx: BenchContext) => Server | null; path: string; cookie?: (ctx: BenchContext) => string | null; prefix?: string; authjs?: string }[] = [
+const SCENARIOS: {
+  key: string;
+  name: string;
+  server: (ctx: BenchContext) => Server | null;
+  path: string;
+  cookie?: (ctx: BenchContext) => string | null;
+  /** An access token sent as `Authorization: Bearer` instead of a cookie. */
+  bearer?: (ctx: BenchContext) => string;
+  prefix?: string;
+  authjs?: string;
+}[] = [
   { key: "bare", name: "bare node:http (same JSON)", server: (c) => c.refs.bare, path: "/auth/session", prefix: '{"user"' },
   { key: "trivial", name: "trivial React Router resource route", server: (c) => c.refs.trivial, path: "/auth/session", prefix: '{"user"' },
   { key: "authjsSession", name: "Auth.js GET /auth/session (jwt)", server: (c) => c.refs.authjs, path: "/auth/session", cookie: (c) => c.cookies.authjs, prefix: '{"user"' },
@@ -246,15 +287,17 @@ const SCENARIOS: { key: string; name: string; server: (ctx: BenchContext) => Ser
   { key: "sessionJwt", name: "GET /auth/session (jwt)", server: (c) => c.apps.jwt, path: "/auth/session", cookie: (c) => c.cookies.jwt, prefix: '{"user"', authjs: "authjsSession" },
   { key: "sessionSqlite", name: "GET /auth/session (database, SQLite)", server: (c) => c.apps.sqlite, path: "/auth/session", cookie: (c) => c.cookies.sqlite, prefix: '{"user"', authjs: "authjsSession" },
   { key: "sessionPostgres", name: "GET /auth/session (database, PostgreSQL)", server: (c) => c.apps.postgres, path: "/auth/session", cookie: (c) => c.cookies.postgres, prefix: '{"user"', authjs: "authjsSession" },
+  { key: "apiMeBearer", name: "GET /api/me (bearer token)", server: (c) => c.apps.jwt, path: "/api/me", bearer: (c) => c.bearer, prefix: '{"sub"', authjs: "authjsSession" },
   { key: "csrf", name: "GET /auth/csrf", server: (c) => c.apps.jwt, path: "/auth/csrf", cookie: (c) => c.cookies.csrf, authjs: "authjsCsrf" },
   { key: "providers", name: "GET /auth/providers", server: (c) => c.apps.jwt, path: "/auth/providers", authjs: "authjsProviders" },
 ];
-const APP_KEYS = ["sessionJwt", "sessionSqlite", "sessionPostgres", "csrf", "providers"];
+const APP_KEYS = ["sessionJwt", "sessionSqlite", "sessionPostgres", "apiMeBearer", "csrf", "providers"];
 const ROUNDS = 4;
 
 function loadOf(ctx: BenchContext, s: (typeof SCENARIOS)[number], seconds: number) {
   const server = s.server(ctx)!;
-  return { requests: [rawGet(server, s.path, s.cookie?.(ctx) ?? undefined)], connections: CONNECTIONS, seconds, ...(s.prefix ? { expectBodyPrefix: s.prefix } : {}) };
+  const raw = s.bearer ? rawGetBearer(server, s.path, s.bearer(ctx)) : rawGet(server, s.path, s.cookie?.(ctx) ?? undefined);
+  return { requests: [raw], connections: CONNECTIONS, seconds, ...(s.prefix ? { expectBodyPrefix: s.prefix } : {}) };
 }
 
 /**
@@ -280,6 +323,8 @@ async function sideBySide(ctx: BenchContext) {
     if (APP_KEYS.includes(s.key)) {
       const refs: [string, Measurement | undefined][] = [["bare", ctx.results.bare], ["RR", ctx.results.trivial], ["Auth.js", ctx.results[s.authjs!]]];
       if (s.key.startsWith("session")) refs.push(["better-auth", ctx.results.betterAuthSession]);
+      // The bearer-protected resource beside the cookie session of the same app, measured in the same rounds.
+      if (s.key === "apiMeBearer") refs.push(["session jwt", ctx.results.sessionJwt]);
       console.log(`${"".padEnd(38)} ${ratios(m, refs)}`);
     }
   }
@@ -496,6 +541,8 @@ function verdicts(ctx: BenchContext) {
     ["session database (PostgreSQL) ≥ 1.2× trivial route", ratio(r.sessionPostgres, r.trivial), 1.2],
     ["csrf ≥ 1.2× Auth.js", ratio(r.csrf, r.authjsCsrf), 1.2],
     ["providers ≥ 1.2× Auth.js", ratio(r.providers, r.authjsProviders), 1.2],
+    // Issue 34: a bearer-token resource at least as fast as the jwt cookie session.
+    ["GET /api/me (bearer) ≥ 1× GET /auth/session (jwt)", ratio(r.apiMeBearer, r.sessionJwt), 1],
   ];
   console.log("\ntargets:");
   const out: RawResults["targets"] = {};
@@ -566,7 +613,8 @@ async function comparison(began: number, loadBefore: string) {
     // The sign-in scenario would meet the per-address limits within seconds, so it signs in as
     // SIGNIN_USERS users from varied client addresses (X-Forwarded-For, believed with the bench
     // as the one trusted proxy hop).
-    const jwt = await startApp("jwt app", { AUTH_TRUSTED_PROXIES: "1" });
+    // The provider is on in the jwt app for GET /api/me (its bearer token is made below).
+    const jwt = await startApp("jwt app", { AUTH_TRUSTED_PROXIES: "1", AUTH_PROVIDER: "true" });
     servers.push(jwt);
     await createUsers(jwt);
     addUser(jwt, EMAIL);
@@ -611,6 +659,7 @@ async function comparison(began: number, loadBefore: string) {
         authjsCsrf: (await csrf(authjs.url)).cookie,
         betterAuth: betterAuth?.cookie ?? null,
       },
+      bearer: await bearerToken(jwt),
     };
 
     console.log(

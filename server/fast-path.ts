@@ -1,6 +1,6 @@
 // The production server's fast path for the auth JSON endpoints (docs/decisions/055-fast-path.md,
-// 089-fast-path-without-fetch-objects.md). GET /auth/session, /auth/csrf and /auth/providers and
-// POST /auth/_log render nothing: React Router's request handler would parse and normalise the
+// 089-fast-path-without-fetch-objects.md). GET /auth/session, /auth/csrf and /auth/providers,
+// POST /auth/_log and the bearer-token example GET /api/me (ADR 144) render nothing: React Router's request handler would parse and normalise the
 // URL, look for a manifest request, match the route table, build a router context and a static
 // handler query, and run the root middleware and the route's loader or action. Here the same
 // route modules of the server build — the root middleware and the route's loader or action, the
@@ -20,7 +20,7 @@ import { RouterContextProvider, type ServerBuild } from "react-router";
 import type * as ServerEntry from "../app/entry.server.tsx";
 
 /** Paths answered here: resource routes (no component, no error boundary) of the root. */
-export const FAST_PATHS: readonly string[] = ["/auth/session", "/auth/csrf", "/auth/providers", "/auth/_log"];
+export const FAST_PATHS: readonly string[] = ["/auth/session", "/auth/csrf", "/auth/providers", "/auth/_log", "/api/me"];
 
 /** Methods React Router sends to a resource route's loader (GET, HEAD) or action (POST). */
 const LOADER_METHODS = new Set(["GET", "HEAD"]);

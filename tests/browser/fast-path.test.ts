@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeJwt } from "~/auth/core/jwt.server";
 import { CHUNK_SIZE } from "~/auth/core/cookies.server";
 import { SQLITE_FILE_NAME } from "~/db/location.server";
+import { grantAccess, mintAccessToken } from "../support/access-token";
+import { withEnv } from "../support/auth";
 import { startApp, type RunningApp } from "../support/browser";
 import { seedUser } from "../support/seed-user";
 import { openSocket, readAll } from "../support/raw-http";
@@ -24,9 +26,11 @@ const COOKIE = "authjs.session-token";
 type Pair = { fast: RunningApp; full: RunningApp; host: string };
 
 async function startPair(strategy: "jwt" | "database"): Promise<Pair> {
-  const fast = await startApp({ AUTH_SESSION_STRATEGY: strategy });
+  // The provider on, for GET /api/me (a bearer-token resource, also on the fast path).
+  const fast = await startApp({ AUTH_SESSION_STRATEGY: strategy, AUTH_PROVIDER: "true" });
   const full = await startApp({
     AUTH_SESSION_STRATEGY: strategy,
+    AUTH_PROVIDER: "true",
     VESTIBULE_FAST_PATH: "off",
     AUTH_URL: fast.env.AUTH_URL!,
     VESTIBULE_DATA_DIR: fast.dataDir,
@@ -152,6 +156,15 @@ async function commonCorpus(pair: Pair, s: { session: string; csrfCookie: string
     ["log, wrong type", post(pair, "/auth/_log", "x", { "Content-Type": "text/plain", Cookie: s.csrfCookie })],
     ["log, chunked body", chunkedPost(pair, "/auth/_log", new URLSearchParams({ csrfToken: s.csrfToken, level: "warn", code: "chunked" }).toString(), { ...form, Cookie: s.csrfCookie })],
     ["log, foreign Origin", post(pair, "/auth/_log", new URLSearchParams({ csrfToken: s.csrfToken, level: "warn", code: "x" }).toString(), { ...form, Cookie: s.csrfCookie, Origin: "https://evil.example" })],
+    ["api/me, no token", get(pair, "/api/me")],
+    ["api/me, a cookie but no token", get(pair, "/api/me", { Cookie: s.session })],
+    ["api/me, not a JWT", get(pair, "/api/me", { Authorization: "Bearer not-a-token" })],
+    ["api/me, Basic", get(pair, "/api/me", { Authorization: "Basic dXNlcjpwYXNz" })],
+    ["api/me, HEAD", get(pair, "/api/me", {}, "HEAD")],
+    ["api/me, from another origin", get(pair, "/api/me", { Origin: "https://inspector.example" })],
+    ["api/me, OPTIONS", get(pair, "/api/me", { Origin: "https://inspector.example", "Access-Control-Request-Method": "GET" }, "OPTIONS")],
+    ["api/me, POST", post(pair, "/api/me", "", form)],
+    ["api/me, trailing slash (full pipeline)", get(pair, "/api/me/")],
     ["unknown auth path", get(pair, "/auth/nothing")],
     ["healthz", get(pair, "/healthz")],
   ];
@@ -196,13 +209,29 @@ describe("fast path ≡ React Router's pipeline, jwt sessions", () => {
     const expired = await encodeJwt({ payload: claims, secrets: [secret], salt: COOKIE, maxAge: 60, now: twoDaysAgo });
     await expectSameAnswer(pair, "session, expired", get(pair, "/auth/session", { Cookie: `${COOKIE}=${expired}` }));
     await expectSameAnswer(pair, "session, tampered", get(pair, "/auth/session", { Cookie: `${COOKIE}=${old.slice(0, -4)}AAAA` }));
+
+    // GET /api/me with a token signed by the app's own key (read from its database here).
+    const undo = withEnv({ VESTIBULE_DATA_DIR: pair.fast.dataDir, AUTH_SECRET: secret, AUTH_URL: pair.fast.env.AUTH_URL, AUTH_PROVIDER: "true", DATABASE_URL: undefined });
+    let token: string;
+    let forMcp: string;
+    try {
+      await grantAccess(userId);
+      token = await mintAccessToken(`${pair.fast.env.AUTH_URL}/api`, userId, "openid email profile");
+      forMcp = await mintAccessToken(`${pair.fast.env.AUTH_URL}/mcp`, userId, "openid email profile");
+    } finally {
+      undo();
+    }
+    const me = await expectSameAnswer(pair, "api/me, a valid token", get(pair, "/api/me", { Authorization: `Bearer ${token}` }));
+    expect(me).toContain(`"email":"${EMAIL}"`);
+    await expectSameAnswer(pair, "api/me, a valid token, HEAD", get(pair, "/api/me", { Authorization: `Bearer ${token}` }, "HEAD"));
+    await expectSameAnswer(pair, "api/me, a token for /mcp", get(pair, "/api/me", { Authorization: `Bearer ${forMcp}` }));
   });
 
-  it("takes the fast path for the four endpoints, and only those", async () => {
+  it("takes the fast path for the five endpoints, and only those", async () => {
     const { createFastPath, FAST_PATHS } = await import("../../server/fast-path.ts");
     const build = await import(/* @vite-ignore */ path.resolve("build/server/index.js"));
     expect(createFastPath(build).paths).toEqual(FAST_PATHS);
-    expect(FAST_PATHS).toEqual(["/auth/session", "/auth/csrf", "/auth/providers", "/auth/_log"]);
+    expect(FAST_PATHS).toEqual(["/auth/session", "/auth/csrf", "/auth/providers", "/auth/_log", "/api/me"]);
   });
 });
 

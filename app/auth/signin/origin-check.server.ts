@@ -45,6 +45,10 @@ function refusedFormPage(): Response {
  */
 export function crossOriginPostRefusal(request: Request): { response: Response; thrown: boolean } | null {
   if (request.method.toUpperCase() !== "POST") return null;
+  // A request carrying credentials in Authorization (a bearer token: /mcp, the app's APIs) is not
+  // the cookie-borne POST this check stops: a browser sends such a header to another origin only
+  // after a CORS preflight that route answered (ADR 142), and a form cannot send it at all.
+  if (request.headers.has("Authorization")) return null;
   const ar = authRequest(request, getConfig());
   if (!isCrossOriginPost(ar)) return null;
   const path = ar.url.pathname.replace(/\.data$/, "");

@@ -1,0 +1,93 @@
+// npm run conformance -- [--url http://127.0.0.1:3000] [--email E] [--scenario NAME]
+// The MCP conformance suite (@modelcontextprotocol/conformance, pinned in package.json) against
+// the /mcp example of a running Vestibule (`npm start` with AUTH_PROVIDER=true), as
+// docs/features/mcp.md#conformance explains.
+//
+// The package's server scenarios connect as an MCP client with no way to send a token, and /mcp
+// answers 401 without one; so the run goes through a local forwarder that adds
+// `Authorization: Bearer <token>` to every request, the token signed here with the provider's own
+// key (scripts/access-token.ts) for AUTH_URL/mcp — for the user --email names, else for a client
+// of its own ("conformance", like a client-credentials token). Scenarios the example server
+// cannot pass by design (it has one tool and no resources, prompts, logging or streams) are listed
+// in conformance-baseline.yml: the run fails on any other failure, and on a listed one that passes.
+// The package (0.1.16) has no authorization-server scenarios; its auth scenarios test a client
+// against its own mock servers.
+import { spawn } from "node:child_process";
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import { request as httpsRequest } from "node:https";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { getConfig } from "../app/auth/core/config.server";
+import { db } from "../app/db/client.server";
+import { signAccessToken } from "./access-token";
+import { Refused, runCommand } from "./admin-cli";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const CLI = path.join(root, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
+const BASELINE = path.join(root, "conformance-baseline.yml");
+/** Long enough for a full run on a slow machine; the token is for this run only. */
+const TOKEN_LIFETIME_SECONDS = 30 * 60;
+
+/** Forwards every request to `target`, adding the bearer token; the target's own Host. */
+function forwarder(target: URL, token: string) {
+  return createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
+    const send = target.protocol === "https:" ? httpsRequest : httpRequest;
+    const upstream = send(
+      {
+        protocol: target.protocol,
+        hostname: target.hostname,
+        port: target.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: { ...incoming.headers, host: target.host, authorization: `Bearer ${token}` },
+      },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
+    upstream.on("error", () => {
+      if (!outgoing.headersSent) outgoing.writeHead(502);
+      outgoing.end();
+    });
+    incoming.pipe(upstream);
+  });
+}
+
+runCommand(
+  "conformance",
+  "npm run conformance -- [--url <the running server's origin>] [--email <user>] [--scenario <name>]",
+  { url: { type: "string" }, email: { type: "string" }, scenario: { type: "string" } },
+  async (values, io) => {
+    const config = getConfig();
+    if (!config.provider) throw new Refused("the OAuth provider is off (AUTH_PROVIDER=true turns it on, with AUTH_URL)");
+    const target = new URL(typeof values.url === "string" ? values.url : config.provider.issuer);
+    let sub = "conformance";
+    if (typeof values.email === "string") {
+      const user = await db().user.findUnique({ where: { email: values.email.trim().toLowerCase() }, select: { id: true } });
+      if (!user) throw new Refused(`no user with the address ${values.email}`);
+      sub = user.id;
+    }
+    const token = await signAccessToken({ resourcePath: "/mcp", sub, clientId: "conformance", scope: "openid email profile", lifetimeSeconds: TOKEN_LIFETIME_SECONDS });
+    const proxy = forwarder(target, token);
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const port = (proxy.address() as AddressInfo).port;
+    try {
+      const args = [CLI, "server", "--url", `http://127.0.0.1:${port}/mcp`, "--expected-failures", BASELINE];
+      if (typeof values.scenario === "string") args.push("--scenario", values.scenario);
+      const code = await new Promise<number>((resolve) => {
+        const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "inherit"], cwd: root });
+        child.on("exit", (exitCode) => resolve(exitCode ?? 1));
+      });
+      if (code !== 0) io.fail();
+      return code === 0
+        ? `conformance: every scenario passed or failed as conformance-baseline.yml expects (against ${target.origin}/mcp)`
+        : `conformance: a scenario failed that conformance-baseline.yml does not list, or a listed one passed (exit ${code})`;
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  },
+  { migrate: false },
+);
