@@ -250,6 +250,12 @@ describe(`models on ${dbLabel}`, () => {
     await db().invitation.create({ data: { organizationId: org.id, email: "b@example.com", tokenHash: "t", expires: new Date() } });
     await db().organizationDomain.create({ data: { organizationId: org.id, domain: "acme.example", verificationToken: "v" } });
     await db().organizationAuditEvent.create({ data: { organizationId: org.id, type: "organization-created" } });
+    const saml = await db().samlConnection.create({
+      data: { organizationId: org.id, idpEntityId: "https://idp.example", ssoUrl: "https://idp.example/sso", certificates: "[]", domains: "acme.example" },
+    });
+    await db().samlIdentity.create({ data: { connectionId: saml.id, subject: "ada", userId: ada.id } });
+    await db().samlRequest.create({ data: { id: "_r", connectionId: saml.id, callbackUrl: "/", expires: new Date() } });
+    await db().samlAssertionUse.create({ data: { id: "_a", connectionId: saml.id, expires: new Date() } });
 
     await resetDatabase();
 
@@ -275,6 +281,10 @@ describe(`models on ${dbLabel}`, () => {
       db().invitation.count(),
       db().organizationDomain.count(),
       db().organizationAuditEvent.count(),
+      db().samlConnection.count(),
+      db().samlIdentity.count(),
+      db().samlRequest.count(),
+      db().samlAssertionUse.count(),
     ]);
     expect(counts).toEqual(counts.map(() => 0));
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);
