@@ -12,6 +12,9 @@ export default [
   route("orgs/invitation", "routes/orgs-invitation.tsx"),
   route("orgs/:slug", "routes/orgs-org.tsx"),
   route("orgs/:slug/audit", "routes/orgs-audit.tsx"),
+  route("sso/:id/metadata", "routes/sso-metadata.ts"),
+  route("sso/:id/signin", "routes/sso-signin.ts"),
+  route("sso/:id/acs", "routes/sso-acs.ts"),
   // The language menu's form (contract section 17).
   route("language", "routes/language.ts"),
 
