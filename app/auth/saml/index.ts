@@ -2,4 +2,3 @@
 export { ACS_BODY_LIMIT, connectionFor, consumeAssertion, metadataResponse, startSignIn } from "./sp.server";
 export { ACS_PATH_PATTERN, acsPath, metadataPath, startPath } from "./paths";
 export { addConnection, removeConnection } from "./connections.server";
-export { purgeSamlRows } from "./store.server";

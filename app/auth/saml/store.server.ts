@@ -54,12 +54,3 @@ export async function useAssertionOnce(id: string, connectionId: string, expires
     throw error;
   }
 }
-
-/** The cleanup's part: expired requests and assertion ids. */
-export async function purgeSamlRows(now = new Date()): Promise<number> {
-  const [a, b] = await Promise.all([
-    db().samlRequest.deleteMany({ where: { expires: { lte: now } } }),
-    db().samlAssertionUse.deleteMany({ where: { expires: { lte: now } } }),
-  ]);
-  return a.count + b.count;
-}

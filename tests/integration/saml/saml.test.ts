@@ -5,7 +5,10 @@
 // SHA-1, replays (also on a second module load sharing the database), another connection's ACS,
 // the wrong audience, recipient, destination and issuer, times just outside the 60 s skew, and an
 // unsolicited response. The ACS is posted cross-site with no cookie at all.
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { runInProcess } from "../../support/cli.ts";
 import { addConnection } from "../../../app/auth/saml/index.ts";
 import { CookieJar, get, post } from "../../support/http.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
@@ -232,5 +235,19 @@ describe(`SAML connections on ${dbLabel}`, () => {
     const res = await acs(connA, two.xml);
     signedIn(res);
     expect(await testDb().user.count()).toBe(1);
+  });
+});
+
+describe(`npm run saml:connection on ${dbLabel}`, () => {
+  it("adds a connection for a verified domain, refuses an unverified one, and removes it", async () => {
+    const cert = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../fixtures/saml/idp-cert.pem");
+    const added = await runInProcess("scripts/saml-connection.ts", ["--org", "acme", "--entity-id", "https://idp2.acme.test", "--sso-url", "https://idp2.acme.test/sso", "--cert", cert, "--domains", "acme.test"]);
+    expect(added.code).toBe(0);
+    const id = /added SAML connection (\S+)/.exec(added.stdout)![1]!;
+    expect(await testDb().samlConnection.findUniqueOrThrow({ where: { id } })).toMatchObject({ allowIdpInitiated: false, domains: "acme.test" });
+    const foreign = await runInProcess("scripts/saml-connection.ts", ["--org", "acme", "--entity-id", "x", "--sso-url", "https://x.test/sso", "--cert", cert, "--domains", "beta.test"]);
+    expect(foreign.code).not.toBe(0);
+    expect((await runInProcess("scripts/saml-connection.ts", ["--remove", id])).code).toBe(0);
+    expect(await testDb().samlConnection.findUnique({ where: { id } })).toBeNull();
   });
 });
