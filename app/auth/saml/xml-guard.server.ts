@@ -58,13 +58,13 @@ export function guardResponse(xml: string): GuardedResponse {
       if (el.namespaceURI === SAML && (el.localName === "Assertion" || el.localName === "EncryptedAssertion")) {
         assertions += 1;
         // Only as a child of the Response: never hidden in Extensions, another assertion or an Advice.
-        if (el.parentNode !== root) throw new Error("assertion outside the Response's top level");
+        if ((el.parentNode as unknown) !== (root as unknown)) throw new Error("assertion outside the Response's top level");
       }
       if (el.namespaceURI === DSIG && el.localName === "Signature") checkSignature(el);
       walk(el);
     }
   };
-  walk(doc);
+  walk(doc as unknown as Node);
   if (assertions !== 1) throw new Error(`${assertions} assertions`);
   return { inResponseTo: root.getAttribute("InResponseTo") || null, destination: root.getAttribute("Destination") || null };
 }
