@@ -13,3 +13,7 @@ export const startPath = (connectionId: string) => `${SSO_PREFIX}/${encodeURICom
  * no CSRF token and no SameSite=Lax cookie. What binds it is the stored request id (ADR 154).
  */
 export const ACS_PATH_PATTERN = /^\/sso\/[^/]+\/acs\/?$/;
+
+/** The session's method (Session.method) of every SAML sign-in, and how pages name it. */
+export const SAML_METHOD = "saml";
+export const SAML_METHOD_LABEL = "SAML";

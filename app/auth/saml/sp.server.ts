@@ -15,7 +15,7 @@ import { redirectResponse } from "../core/respond.server";
 import { getSession } from "../core/session.server";
 import { completeSignIn, failureResponse } from "../signin/flow.server";
 import { findConnection, type SamlConnectionRow } from "./connections.server";
-import { acsPath, metadataPath } from "./paths";
+import { acsPath, metadataPath, SAML_METHOD } from "./paths";
 import { provisionPerson } from "./provision.server";
 import { findRequest, recordRequest, requestCache, SAML_REQUEST_MAX_AGE_MS, useAssertionOnce } from "./store.server";
 import { guardResponse, SAML_RESPONSE_MAX_BYTES } from "./xml-guard.server";
@@ -24,8 +24,6 @@ import { guardResponse, SAML_RESPONSE_MAX_BYTES } from "./xml-guard.server";
 export const SAML_CLOCK_SKEW_MS = 60_000;
 /** The longest an assertion id is remembered when its assertion names no end. */
 const ASSERTION_ID_MAX_AGE_MS = 24 * 60 * 60_000;
-/** The session's method (Session.method): every SAML connection signs in as "saml". */
-export const SAML_METHOD = "saml";
 
 const SAML_NS = "urn:oasis:names:tc:SAML:2.0:assertion";
 

@@ -10,7 +10,8 @@ import { fileURLToPath } from "node:url";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { runInProcess } from "../../support/cli.ts";
 import { addConnection } from "../../../app/auth/saml/index.ts";
-import { CookieJar, get, post } from "../../support/http.ts";
+import * as account from "../../../app/routes/account.tsx";
+import { callRoute, CookieJar, get, post } from "../../support/http.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { configure } from "../email/helpers.ts";
 import { member, ORIGIN, send, useApp } from "../organizations/helpers.ts";
@@ -104,6 +105,13 @@ describe(`SAML connections on ${dbLabel}`, () => {
     expect(await testDb().samlIdentity.findFirst({ where: { connectionId: connA, subject: "ada@acme.test" } })).toMatchObject({ userId: user.id });
     const session = await testDb().session.findFirstOrThrow({ where: { userId: user.id } });
     expect(session.method).toBe("saml");
+    // The session works, and the account page names its method "SAML".
+    const jar = new CookieJar();
+    jar.apply(res);
+    const page = await callRoute(account.loader, get("/account", { jar }));
+    expect(page.status).toBe(200);
+    const { sessions } = (await page.json()) as { sessions: { method: string | null }[] };
+    expect(sessions.map((s) => s.method)).toEqual(["SAML"]);
     // The request is used up: the same request id cannot be answered twice.
     expect(await testDb().samlRequest.count()).toBe(0);
   });
