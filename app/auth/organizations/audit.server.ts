@@ -24,6 +24,8 @@ export const ORG_EVENT_TYPES = [
   "domain-verified",
   "domain-failed",
   "domain-removed",
+  "saml-connection-added",
+  "saml-connection-removed",
 ] as const;
 export type OrgEventType = (typeof ORG_EVENT_TYPES)[number];
 

@@ -3,7 +3,10 @@
 import { X509Certificate } from "node:crypto";
 import { z } from "zod";
 import { db } from "../../db/client.server";
-import { isOrgRole, type OrgRole } from "../organizations/roles";
+import { recordOrgEvent } from "../organizations/audit.server";
+import type { MemberContext } from "../organizations/organizations.server";
+import { atLeast, isOrgRole, type OrgRole } from "../organizations/roles";
+import { acsPath, metadataPath, startPath } from "./paths";
 
 export type AttributeMapping = { email?: string; name?: string };
 
@@ -93,4 +96,58 @@ export async function addConnection(input: z.input<typeof NewConnection>): Promi
 export async function removeConnection(id: string): Promise<boolean> {
   const { count } = await db().samlConnection.deleteMany({ where: { id } });
   return count === 1;
+}
+
+export type ConnectionRefusal = "forbidden" | "not-found" | "invalid";
+
+/** The PEM certificates in a text (one or several BEGIN/END blocks). */
+export function certificatesIn(text: string): string[] {
+  return text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+}
+
+/** An admin or owner adds a connection from the organization page; audited. */
+export async function addConnectionAs(
+  ctx: MemberContext,
+  input: { idpEntityId: string; ssoUrl: string; certificates: string; domains: string; idpInitiated: boolean; emailAttribute: string; nameAttribute: string },
+): Promise<{ ok: true; id: string } | { ok: false; reason: ConnectionRefusal }> {
+  if (!atLeast(ctx.membership.role, "admin")) return { ok: false, reason: "forbidden" };
+  const mapping: AttributeMapping = {};
+  if (input.emailAttribute.trim()) mapping.email = input.emailAttribute.trim();
+  if (input.nameAttribute.trim()) mapping.name = input.nameAttribute.trim();
+  const result = await addConnection({
+    organizationId: ctx.organization.id,
+    idpEntityId: input.idpEntityId.trim(),
+    ssoUrl: input.ssoUrl.trim(),
+    certificates: certificatesIn(input.certificates),
+    domains: input.domains.split(/[\s,]+/).filter(Boolean),
+    allowIdpInitiated: input.idpInitiated,
+    attributeMapping: mapping,
+  });
+  if (!result.ok) return { ok: false, reason: "invalid" };
+  await recordOrgEvent(db(), ctx.organization.id, ctx.actor, "saml-connection-added", { connectionId: result.id, idpEntityId: input.idpEntityId.trim() });
+  return result;
+}
+
+/** An admin or owner removes one of this organization's connections (another's is not found). */
+export async function removeConnectionAs(ctx: MemberContext, id: string): Promise<{ ok: true } | { ok: false; reason: ConnectionRefusal }> {
+  if (!atLeast(ctx.membership.role, "admin")) return { ok: false, reason: "forbidden" };
+  const { count } = await db().samlConnection.deleteMany({ where: { id, organizationId: ctx.organization.id } });
+  if (count !== 1) return { ok: false, reason: "not-found" };
+  await recordOrgEvent(db(), ctx.organization.id, ctx.actor, "saml-connection-removed", { connectionId: id });
+  return { ok: true };
+}
+
+export type ConnectionListRow = { id: string; idpEntityId: string; domains: string; allowIdpInitiated: boolean; metadataUrl: string; acsUrl: string; signinUrl: string };
+
+export async function listConnections(organizationId: string, origin: string): Promise<ConnectionListRow[]> {
+  const rows = await db().samlConnection.findMany({ where: { organizationId }, orderBy: { createdAt: "asc" } });
+  return rows.map((r) => ({
+    id: r.id,
+    idpEntityId: r.idpEntityId,
+    domains: r.domains,
+    allowIdpInitiated: r.allowIdpInitiated,
+    metadataUrl: `${origin}${metadataPath(r.id)}`,
+    acsUrl: `${origin}${acsPath(r.id)}`,
+    signinUrl: `${origin}${startPath(r.id)}`,
+  }));
 }

@@ -14,7 +14,7 @@ import * as account from "../../../app/routes/account.tsx";
 import { callRoute, CookieJar, get, post } from "../../support/http.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { configure } from "../email/helpers.ts";
-import { member, ORIGIN, send, useApp } from "../organizations/helpers.ts";
+import { addMember, createOrg, formPost, jsonGet, jsonPost, member, ORIGIN, send, useApp } from "../organizations/helpers.ts";
 import { b64, RETIRED_CERT, OTHER_CERT, OTHER_KEY, requestIdOf, resign, signedResponse, spOf, testIdp, unsigned, IDP_CERT } from "./idp.ts";
 
 useApp();
@@ -153,10 +153,10 @@ describe(`SAML connections on ${dbLabel}`, () => {
         const signature = xml.match(/<ds:Signature[\s\S]*?<\/ds:Signature>/)![0];
         return unsigned(xml).replace(/(<samlp:Status>)/, `${signature}$1`).replace(/ada@acme\.test/g, "eve@acme.test");
       }],
-      ["duplicate IDs (an evil assertion with the signed one's ID)", (xml) => {
+      ["duplicate IDs (an evil assertion with the signed one's ID, before it)", (xml) => {
         const signed = xml.match(/<saml:Assertion[\s\S]*<\/saml:Assertion>/)![0];
         const evil = unsigned(signed).replace(/ada@acme\.test/g, "eve@acme.test");
-        return xml.replace(signed, `${evil}`).replace(/(<samlp:Status>[\s\S]*?<\/samlp:Status>)/, `$1<samlp:Extensions>${signed}</samlp:Extensions>`);
+        return xml.replace(signed, `${evil}${signed}`);
       }],
       ["a comment inside the NameID", (xml) => xml.replace(">ada@acme.test<", ">ada@acme.test<!-- -->.evil.test<")],
       ["a comment inside the NameID, re-signed by the IdP's own key", (xml) => resign(xml, { edit: (x) => x.replace(">ada@acme.test<", ">ada<!---->@acme.test<") })],
@@ -170,6 +170,7 @@ describe(`SAML connections on ${dbLabel}`, () => {
       ["the wrong issuer (response and assertion)", (xml) => resign(xml, { edit: (x) => x.replaceAll(`>${IDP_A}<`, ">https://evil.test<") })],
       ["an InResponseTo no request of ours has", (xml, id) => resign(xml.replaceAll(id, "_forged"), { edit: (x) => x })],
       ["a DOCTYPE", (xml) => `<!DOCTYPE r [<!ENTITY e "x">]>${xml}`],
+      ["more than 256 KB", (xml) => xml.replace("<samlp:Status>", `<samlp:Extensions><x>${"a".repeat(257 * 1024)}</x></samlp:Extensions><samlp:Status>`)],
     ];
     for (const [name, mutate] of cases) {
       it(name, async () => {
@@ -195,6 +196,12 @@ describe(`SAML connections on ${dbLabel}`, () => {
       const { xml } = await validFor();
       signedIn(await acs(connA, resign(xml, { edit: (x) => shift(x, "NotOnOrAfter", -50_000) })));
     });
+  });
+
+  it("the ACS answers only a POST; a body far past the limit is 413 before any XML is read", async () => {
+    expect((await send(get(`/sso/${connA}/acs`))).status).toBe(404);
+    const res = await acs(connA, "x".repeat(800 * 1024));
+    expect(res.status).toBe(413);
   });
 
   it("a response for connection A posted to connection B's ACS is refused", async () => {
@@ -257,5 +264,43 @@ describe(`npm run saml:connection on ${dbLabel}`, () => {
     expect(foreign.code).not.toBe(0);
     expect((await runInProcess("scripts/saml-connection.ts", ["--remove", id])).code).toBe(0);
     expect(await testDb().samlConnection.findUnique({ where: { id } })).toBeNull();
+  });
+});
+
+describe(`the SAML section of /orgs/<slug> on ${dbLabel}`, () => {
+  it("an owner adds a connection by form (no JavaScript) and removes it; a member may not; another organization's connection is 404", async () => {
+    const owner = await member("owner@gamma.test");
+    const gamma = await createOrg(owner.jar, "gamma");
+    await testDb().organizationDomain.create({
+      data: { organizationId: gamma.id, domain: "gamma.test", verificationToken: "t", state: "verified", verifiedDomain: "gamma.test", verifiedAt: new Date() },
+    });
+    const fields = { intent: "saml-add", idpEntityId: "https://idp.gamma.test", ssoUrl: "https://idp.gamma.test/sso", certificates: IDP_CERT, domains: "gamma.test" };
+    const added = await formPost(owner.jar, "/orgs/gamma", fields);
+    expect(added.status).toBe(302);
+    expect(added.headers.get("Location")).toMatch(/done=saml-added/);
+    const page = (await (await jsonGet(owner.jar, "/orgs/gamma")).json()) as { samlConnections: { id: string; acsUrl: string; metadataUrl: string }[] };
+    expect(page.samlConnections).toHaveLength(1);
+    const [conn] = page.samlConnections;
+    expect(conn!.acsUrl).toBe(`${ORIGIN}/sso/${conn!.id}/acs`);
+    expect(await testDb().samlConnection.findUniqueOrThrow({ where: { id: conn!.id } })).toMatchObject({ allowIdpInitiated: false, organizationId: gamma.id });
+    expect(await testDb().organizationAuditEvent.count({ where: { organizationId: gamma.id, type: "saml-connection-added" } })).toBe(1);
+
+    // A domain the organization did not verify: refused.
+    const refused = await jsonPost(owner.jar, "/orgs/gamma", { ...fields, domains: "acme.test" });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: "InvalidInput" });
+
+    // A plain member: 403.
+    const plain = await member("plain@gamma.test");
+    await addMember(gamma.id, plain.id, "member");
+    expect((await jsonPost(plain.jar, "/orgs/gamma", fields)).status).toBe(403);
+
+    // Another organization's connection: 404, nothing removed.
+    expect((await jsonPost(owner.jar, "/orgs/gamma", { intent: "saml-remove", connectionId: connA })).status).toBe(404);
+    expect(await testDb().samlConnection.findUnique({ where: { id: connA } })).not.toBeNull();
+
+    const removed = await formPost(owner.jar, "/orgs/gamma", { intent: "saml-remove", connectionId: conn!.id });
+    expect(removed.headers.get("Location")).toMatch(/done=saml-removed/);
+    expect(await testDb().samlConnection.count({ where: { organizationId: gamma.id } })).toBe(0);
   });
 });
