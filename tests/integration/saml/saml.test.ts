@@ -116,6 +116,14 @@ describe(`SAML connections on ${dbLabel}`, () => {
     expect(await testDb().samlRequest.count()).toBe(0);
   });
 
+  it("with jwt sessions too: the ACS signs in, and the session is recorded with method saml", async () => {
+    configure({ AUTH_SESSION_STRATEGY: "jwt" });
+    const { xml } = await validFor();
+    const res = await acs(connA, xml);
+    signedIn(res);
+    expect(await testDb().session.findFirstOrThrow({ where: { kind: "jwt" } })).toMatchObject({ method: "saml" });
+  });
+
   it("a replay of the same response is refused, on this instance and on a second module load sharing the database", async () => {
     const { xml } = await validFor();
     signedIn(await acs(connA, xml));
