@@ -14,6 +14,9 @@ export default [
   route("orgs/:slug/audit", "routes/orgs-audit.tsx"),
   // SCIM 2.0 provisioning per organization (docs/features/scim.md); 404 unless AUTH_ORGANIZATIONS=true.
   route("scim/v2/*", "routes/scim.ts"),
+  route("sso/:id/metadata", "routes/sso-metadata.ts"),
+  route("sso/:id/signin", "routes/sso-signin.ts"),
+  route("sso/:id/acs", "routes/sso-acs.ts"),
   // The language menu's form (contract section 17).
   route("language", "routes/language.ts"),
 

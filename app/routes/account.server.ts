@@ -22,7 +22,7 @@ import {
   verifyCsrf,
 } from "~/auth/core";
 import { emailChangeAvailable } from "~/auth/email";
-import { findProvider } from "~/auth/signin";
+import { findProvider, methodLabel } from "~/auth/signin";
 import { appsWithAccess, revokeAppAccess } from "~/auth/provider";
 import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
@@ -67,7 +67,7 @@ export async function accountPageData(request: Request) {
     // The apps allowed through Vestibule's OAuth provider, while it is on (docs/features/provider.md).
     ar.config.provider ? appsWithAccess(session.userId) : Promise.resolve(null),
   ]);
-  const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
+  const methodName = (id: string | null) => methodLabel(ar.config, id);
   // The provider's kind too, so the page can say "Signed in with a password" in the visitor's words.
   const methodType = (id: string | null) => (id ? (findProvider(ar.config, id)?.type ?? "oauth") : null);
   // Past the recent sign-in window the page says so up front, rather than offer forms it would refuse (ADR 058).

@@ -24,7 +24,7 @@ import { requireRecentAuth, requireRole } from "~/auth";
 import { wantsJsonRedirect } from "~/auth/core/respond.server";
 import { ID_PATTERN } from "~/auth/core/ids";
 import { sendPasswordResetFor } from "~/auth/passwords";
-import { accountDeletedHooks, findProvider } from "~/auth/signin";
+import { accountDeletedHooks, findProvider, methodLabel } from "~/auth/signin";
 import { turnOffSecondFactorFor } from "~/auth/two-factor";
 import { t } from "~/i18n/t.server";
 import { visibleName } from "~/auth/core/display-text";
@@ -138,7 +138,7 @@ export async function adminLoader(request: Request) {
   if (!user) notFound();
   const csrf = ensureCsrfToken(ar);
   const [sessions, events] = await Promise.all([listSessions(user.id, null), recentEvents(user.id, ADMIN_USER_EVENTS, "operator")]);
-  const methodName = (id: string | null) => (id ? (findProvider(ar.config, id)?.name ?? id) : null);
+  const methodName = (id: string | null) => methodLabel(ar.config, id);
   const methodType = (id: string | null) => (id ? (findProvider(ar.config, id)?.type ?? "oauth") : null);
   const done = url.searchParams.get("done");
   const headers = noStore(headersWith([csrf.setCookie]));

@@ -19,6 +19,7 @@ import { jsonResponse, wantsJsonRedirect } from "~/auth/core/respond.server";
 import { activeOrganization, makeActive, switchOrganization } from "~/auth/organizations";
 import { AUDIT_CSV_COLUMNS, orgEventPage, orgEventsCsv, orgEventsForDownload, type OrgActor } from "~/auth/organizations/audit.server";
 import { addDomain, listDomains, removeDomain, verifyDomain } from "~/auth/organizations/domains.server";
+import { addConnectionAs, listConnections, removeConnectionAs } from "~/auth/saml";
 import { acceptInvitation, invitationFor, INVITATION_PATH, inviteMember, listOpenInvitations, resendInvitation, revokeInvitation, type InvitationResult } from "~/auth/organizations/invitations.server";
 import {
   changeMemberRole,
@@ -115,6 +116,12 @@ const DOMAIN_REFUSALS = {
   taken: () => refusal(409, "DomainTaken", "org.error.domainTaken"),
 } as const;
 
+const SAML_REFUSALS = {
+  forbidden: () => ORG_REFUSALS.forbidden(),
+  "not-found": () => ORG_REFUSALS["not-found"](),
+  invalid: () => refusal(400, "InvalidInput", "org.error.samlInvalid"),
+} as const;
+
 /** What an action did: where a form goes next (with its notice) and what a JSON client reads; or a refusal. */
 type Outcome = { ok: true; location: string; json?: Record<string, unknown>; setCookies?: string[] } | { ok: false; refusal: Refusal };
 
@@ -169,7 +176,7 @@ function csrfHeaders(ar: AuthRequest, setCookies: string[]) {
   return { token: csrf.token, headers: headersWith([...setCookies, csrf.setCookie]) };
 }
 
-const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked"] as const;
+const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked", "saml-added", "saml-removed"] as const;
 type Done = (typeof DONE)[number];
 const DONE_KEYS: Record<Done, MessageKey> = {
   created: "org.done.created",
@@ -182,6 +189,8 @@ const DONE_KEYS: Record<Done, MessageKey> = {
   "domain-added": "org.done.domainAdded",
   "domain-verified": "org.done.domainVerified",
   "domain-removed": "org.done.domainRemoved",
+  "saml-added": "org.done.samlAdded",
+  "saml-removed": "org.done.samlRemoved",
   joined: "org.done.joined",
   switched: "org.done.switched",
   left: "org.done.left",
@@ -282,11 +291,12 @@ export async function orgPage(request: Request, slug: string | undefined) {
   const ctx = await memberContext(ar, session, slug);
   const csrf = csrfHeaders(ar, setCookies);
   const admin = atLeast(ctx.membership.role, "admin");
-  const [members, invitations, domains, scimTokens, active] = await Promise.all([
+  const [members, invitations, domains, scimTokens, samlConnections, active] = await Promise.all([
     listMembers(ctx.organization.id),
     admin ? listOpenInvitations(ctx.organization.id) : Promise.resolve(null),
     admin ? listDomains(ctx.organization.id) : Promise.resolve(null),
     admin ? listScimTokens(ctx.organization.id) : Promise.resolve(null),
+    admin ? listConnections(ctx.organization.id, ar.origin) : Promise.resolve(null),
     activeOrganization(session),
   ]);
   return {
@@ -300,6 +310,7 @@ export async function orgPage(request: Request, slug: string | undefined) {
       invitations,
       domains,
       scim: scimTokens ? { tokens: scimTokens, url: new URL(SCIM_BASE_PATH, ar.origin).href } : null,
+      samlConnections,
       recentAuth: { recent: await isRecentAuth(ar, session), url: reauthUrl(ar, orgPath(ctx.organization.slug)) },
       notice: noticeOf(ar.url),
     },
@@ -321,6 +332,17 @@ const OrgIntent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("domain-remove"), domainId: z.string().regex(ID_PATTERN) }),
   z.object({ intent: z.literal("scim-token-create"), name: z.string() }),
   z.object({ intent: z.literal("scim-token-revoke"), tokenId: z.string().regex(ID_PATTERN) }),
+  z.object({
+    intent: z.literal("saml-add"),
+    idpEntityId: z.string(),
+    ssoUrl: z.string(),
+    certificates: z.string(),
+    domains: z.string(),
+    idpInitiated: z.string().optional(),
+    emailAttribute: z.string().optional(),
+    nameAttribute: z.string().optional(),
+  }),
+  z.object({ intent: z.literal("saml-remove"), connectionId: z.string().regex(ID_PATTERN) }),
 ]);
 
 export async function orgAction(request: Request, slug: string | undefined) {
@@ -387,6 +409,22 @@ export async function orgAction(request: Request, slug: string | undefined) {
     }
     case "scim-token-revoke":
       return answer(request, body, orgOutcome(await revokeScimToken(ctx, input.tokenId), "scim-token-revoked"));
+    case "saml-add": {
+      const added = await addConnectionAs(ctx, {
+        idpEntityId: input.idpEntityId,
+        ssoUrl: input.ssoUrl,
+        certificates: input.certificates,
+        domains: input.domains,
+        idpInitiated: input.idpInitiated === "on" || input.idpInitiated === "true",
+        emailAttribute: input.emailAttribute ?? "",
+        nameAttribute: input.nameAttribute ?? "",
+      });
+      return answer(request, body, added.ok ? done("saml-added", { connection: { id: added.id } }) : { ok: false, refusal: SAML_REFUSALS[added.reason]() });
+    }
+    case "saml-remove": {
+      const removed = await removeConnectionAs(ctx, input.connectionId);
+      return answer(request, body, removed.ok ? done("saml-removed") : { ok: false, refusal: SAML_REFUSALS[removed.reason]() });
+    }
   }
 }
 

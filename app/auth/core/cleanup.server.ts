@@ -52,6 +52,8 @@ export type CleanupCounts = {
   oauthSigningKeys: number;
   /** Clients registered dynamically that no user allowed within OAUTH_UNUSED_REGISTRATION_DAYS. */
   oauthRegistrations: number;
+  // Expired SAML requests and assertion ids (ADR 154).
+  samlRows: number;
 };
 export type CleanupResult = { ran: true; counts: CleanupCounts } | { ran: false; reason: "locked" };
 
@@ -118,6 +120,11 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
         async (take) => (await tx.sessionRevocation.findMany({ where: { expires: { lte: now } }, select: { sessionId: true }, take })).map((r) => r.sessionId),
         (ids) => tx.sessionRevocation.deleteMany({ where: { sessionId: { in: ids } } }),
       );
+      // SAML (ADR 154): AuthnRequests never answered, and assertion ids past their assertion's end
+      // (a replay of one would be refused by its times anyway).
+      const samlRows =
+        (await tx.samlRequest.deleteMany({ where: { expires: { lte: now } } })).count +
+        (await tx.samlAssertionUse.deleteMany({ where: { expires: { lte: now } } })).count;
       // The mail queue (ADR 059): sent messages after a week; one never sent after a month of retries.
       const sentBefore = new Date(now.getTime() - SENT_MAIL_KEPT_DAYS * DAY_MS);
       const unsentBefore = new Date(now.getTime() - UNSENT_MAIL_KEPT_DAYS * DAY_MS);
@@ -150,7 +157,7 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
       const oauthRegistrations = unused.length ? (await tx.oAuthClient.deleteMany({ where: { clientId: { in: unused } } })).count : 0;
       return {
         ran: true,
-        counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges, sessionRevocations, mailQueue, oauthPayloads, oauthSigningKeys, oauthRegistrations },
+        counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges, sessionRevocations, mailQueue, oauthPayloads, oauthSigningKeys, oauthRegistrations, samlRows },
       } as const;
     },
     { maxWait: config.databaseTimeoutMs, timeout: CLEANUP_TRANSACTION_MS },

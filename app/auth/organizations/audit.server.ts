@@ -34,6 +34,8 @@ export const ORG_EVENT_TYPES = [
   "scim-group-created",
   "scim-group-updated",
   "scim-group-deleted",
+  "saml-connection-added",
+  "saml-connection-removed",
 ] as const;
 export type OrgEventType = (typeof ORG_EVENT_TYPES)[number];
 

@@ -6,7 +6,7 @@ export { isPageRequest, providerFlow, refusalAsPage, providersResponse, webauthn
 export { removePasskey, signInMethods, unlinkAccount } from "./methods.server";
 export { errorPageFor, signinPageData, providerSigninGet, signinRootAction, signoutPageData } from "./pages.server";
 export { crossOriginPostRefusal } from "./origin-check.server";
-export { accountDeletedHooks, authorizationOrigins, findProvider, getProviders } from "./registry.server";
+export { accountDeletedHooks, authorizationOrigins, findProvider, getProviders, methodLabel } from "./registry.server";
 export { signOutAction } from "./signout.server";
 export { twoFactorAction, twoFactorJsonAction, twoFactorPageData, type TwoFactorOutcome } from "./two-factor-page.server";
 export { verifyRequestPageData } from "./verify-request-page.server";

@@ -18,6 +18,7 @@ import { directionOf } from "../../i18n/languages.server";
 import { currentLocale, t } from "../../i18n/t.server";
 import { pageTitle } from "../../site";
 import { CSP_REPORT_PATH } from "../core/security-headers.server";
+import { ACS_PATH_PATTERN } from "../saml/paths";
 
 /** Paths under the base path whose POSTs are the sign-in flow's to refuse. */
 const FLOW_PATH = /^\/(?:signin(?:\/[^/]+)?|signout|callback\/[^/]+)\/?$/;
@@ -53,6 +54,8 @@ export function crossOriginPostRefusal(request: Request): { response: Response; 
   if (!isCrossOriginPost(ar)) return null;
   const path = ar.url.pathname.replace(/\.data$/, "");
   if (path === CSP_REPORT_PATH) return null;
+  // A SAML assertion consumer: the IdP's POST, bound by the stored request it answers (ADR 154).
+  if (ACS_PATH_PATTERN.test(path)) return null;
   const base = ar.config.basePath;
   if (path.startsWith(`${base}/`) && FLOW_PATH.test(path.slice(base.length))) return null;
   const json = jsonResponse({ error: FORBIDDEN }, { status: 403, noCache: true });

@@ -8,6 +8,7 @@ import { emailMethod } from "../email/strategy.server";
 import { oauthMethod } from "../oauth/providers.server";
 import { passkeysMethod } from "../passkeys/strategy.server";
 import type { BeforeUnlinkHook, Provider, SignInMethod, SignOutHook } from "./provider";
+import { SAML_METHOD, SAML_METHOD_LABEL } from "../saml/paths";
 
 const METHODS: readonly SignInMethod[] = [oauthMethod, emailMethod, credentialsMethod, passkeysMethod];
 
@@ -24,6 +25,13 @@ export function getProviders(config: AuthConfig): Provider[] {
 
 export function findProvider(config: AuthConfig, id: string): Provider | undefined {
   return getProviders(config).find((p) => p.id === id);
+}
+
+/** How a page names the method a session or event came from: the provider's name, "SAML", or the id. */
+export function methodLabel(config: AuthConfig, id: string | null): string | null {
+  if (!id) return null;
+  if (id === SAML_METHOD) return SAML_METHOD_LABEL;
+  return findProvider(config, id)?.name ?? id;
 }
 
 /** Work the methods attach to sign-out (say, revoking a provider's tokens), in method order. */

@@ -301,6 +301,12 @@ describe(`models on ${dbLabel}`, () => {
     const scimUser = await db().scimUser.create({ data: { organizationId: org.id, userId: ada.id, userName: "Ada@acme.example", userNameKey: "ada@acme.example", resource: "{}" } });
     const scimGroup = await db().scimGroup.create({ data: { organizationId: org.id, displayName: "Admins", role: "admin" } });
     await db().scimGroupMember.create({ data: { groupId: scimGroup.id, scimUserId: scimUser.id } });
+    const saml = await db().samlConnection.create({
+      data: { organizationId: org.id, idpEntityId: "https://idp.example", ssoUrl: "https://idp.example/sso", certificates: "[]", domains: "acme.example" },
+    });
+    await db().samlIdentity.create({ data: { connectionId: saml.id, subject: "ada", userId: ada.id } });
+    await db().samlRequest.create({ data: { id: "_r", connectionId: saml.id, callbackUrl: "/", expires: new Date() } });
+    await db().samlAssertionUse.create({ data: { id: "_a", connectionId: saml.id, expires: new Date() } });
 
     await resetDatabase();
 
@@ -333,6 +339,10 @@ describe(`models on ${dbLabel}`, () => {
       db().scimUser.count(),
       db().scimGroup.count(),
       db().scimGroupMember.count(),
+      db().samlConnection.count(),
+      db().samlIdentity.count(),
+      db().samlRequest.count(),
+      db().samlAssertionUse.count(),
     ]);
     expect(counts).toEqual(counts.map(() => 0));
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);

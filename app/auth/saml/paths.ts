@@ -1,0 +1,19 @@
+// The URLs of a SAML connection (docs/features/saml.md). No imports: the root's cross-site POST
+// check lets the assertion consumer through by this pattern, and the routes build their URLs here.
+
+/** Where every connection's URLs live: `/sso/<connectionId>/…`. */
+export const SSO_PREFIX = "/sso";
+
+export const metadataPath = (connectionId: string) => `${SSO_PREFIX}/${encodeURIComponent(connectionId)}/metadata`;
+export const acsPath = (connectionId: string) => `${SSO_PREFIX}/${encodeURIComponent(connectionId)}/acs`;
+export const startPath = (connectionId: string) => `${SSO_PREFIX}/${encodeURIComponent(connectionId)}/signin`;
+
+/**
+ * The assertion consumer: an identity provider's browser POST arrives from the IdP's site, with
+ * no CSRF token and no SameSite=Lax cookie. What binds it is the stored request id (ADR 154).
+ */
+export const ACS_PATH_PATTERN = /^\/sso\/[^/]+\/acs\/?$/;
+
+/** The session's method (Session.method) of every SAML sign-in, and how pages name it. */
+export const SAML_METHOD = "saml";
+export const SAML_METHOD_LABEL = "SAML";

@@ -1,0 +1,56 @@
+// The two tables that make SAML safe on several instances (ADR 154): the AuthnRequests we sent and
+// not yet answered (node-saml's InResponseTo cache, in the database), and every assertion id we
+// accepted, until the assertion expires (a second use is a replay, on any instance).
+import type { CacheItem, CacheProvider } from "@node-saml/node-saml";
+import { db } from "../../db/client.server";
+
+/** How long an AuthnRequest may wait for its answer. */
+export const SAML_REQUEST_MAX_AGE_MS = 10 * 60_000;
+
+/** A CacheProvider for one connection: the SamlRequest rows of that connection only. */
+export function requestCache(connectionId: string): CacheProvider {
+  return {
+    // node-saml saves when it builds the AuthnRequest; our start records the row itself (with the
+    // signed-in user and the return address), so this only refreshes nothing.
+    async saveAsync(key: string, value: string): Promise<CacheItem | null> {
+      return { value, createdAt: Date.now() };
+    },
+    async getAsync(key: string): Promise<string | null> {
+      const row = await db().samlRequest.findUnique({ where: { id: key } });
+      if (!row || row.connectionId !== connectionId || row.expires.getTime() <= Date.now()) return null;
+      return new Date(row.expires.getTime() - SAML_REQUEST_MAX_AGE_MS).toISOString();
+    },
+    async removeAsync(key: string | null): Promise<string | null> {
+      if (!key) return null;
+      await db().samlRequest.deleteMany({ where: { id: key, connectionId } });
+      return key;
+    },
+  };
+}
+
+export type StoredRequest = { id: string; connectionId: string; userId: string | null; callbackUrl: string };
+
+export async function recordRequest(request: StoredRequest, now = new Date()): Promise<void> {
+  await db().samlRequest.create({ data: { ...request, expires: new Date(now.getTime() + SAML_REQUEST_MAX_AGE_MS) } });
+}
+
+/** The request a response answers, when it is this connection's and still waiting. */
+export async function findRequest(id: string, connectionId: string, now = new Date()): Promise<StoredRequest | null> {
+  const row = await db().samlRequest.findUnique({ where: { id } });
+  if (!row || row.connectionId !== connectionId || row.expires <= now) return null;
+  return { id: row.id, connectionId: row.connectionId, userId: row.userId, callbackUrl: row.callbackUrl };
+}
+
+/**
+ * Marks an assertion id used until `expires`: true the first time, false for a replay (the
+ * primary key refuses the second insert, whichever instance makes it).
+ */
+export async function useAssertionOnce(id: string, connectionId: string, expires: Date): Promise<boolean> {
+  try {
+    await db().samlAssertionUse.create({ data: { id: `${connectionId}:${id}`, connectionId, expires } });
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === "P2002") return false;
+    throw error;
+  }
+}

@@ -1,0 +1,34 @@
+// The /sso/<connectionId>/… routes (docs/features/saml.md): parse, call app/auth/saml, answer.
+import { data } from "react-router";
+import { BadRequestError, readBody, refusedBodyResponse } from "~/auth/core/body.server";
+import { authRequest } from "~/auth/core/request.server";
+import { ACS_BODY_LIMIT, connectionFor, consumeAssertion, metadataResponse, startSignIn } from "~/auth/saml";
+
+const notFound = () => data("Not found", { status: 404 });
+
+export async function ssoMetadata(request: Request, id: string | undefined): Promise<Response> {
+  const ar = authRequest(request);
+  const connection = await connectionFor(ar, id);
+  if (!connection) throw notFound();
+  return metadataResponse(ar, connection);
+}
+
+export async function ssoStart(request: Request, id: string | undefined): Promise<Response> {
+  const ar = authRequest(request);
+  const connection = await connectionFor(ar, id);
+  if (!connection) throw notFound();
+  return startSignIn(ar, connection);
+}
+
+export async function ssoAcs(request: Request, id: string | undefined): Promise<Response> {
+  const ar = authRequest(request);
+  const connection = await connectionFor(ar, id);
+  if (!connection) throw notFound();
+  try {
+    const body = await readBody(request, ACS_BODY_LIMIT);
+    return await consumeAssertion(ar, connection, body.SAMLResponse, body.RelayState);
+  } catch (error) {
+    if (error instanceof BadRequestError) return refusedBodyResponse(error);
+    throw error;
+  }
+}
