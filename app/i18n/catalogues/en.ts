@@ -638,13 +638,17 @@ export const en = {
   "wasntMe.itWasMe": "If the change was yours after all, close this page: nothing happens until you press the button.",
   "wasntMe.doneTitle": "Your account is secured",
   "wasntMe.done": "Every device was signed out of your account and its password was removed. Your report was recorded.",
-  "wasntMe.accountGone": "This account no longer exists: there was nothing left to sign out. Your report was recorded.",
   "wasntMe.nextPassword": "To sign in again, choose a new password:",
   "wasntMe.nextSignIn": "Sign in again with another of your ways in, then review your account:",
   "wasntMe.resetLink": "Choose a new password",
   "wasntMe.invalidTitle": "This link can no longer be used",
   "wasntMe.invalid": "This link has already been used, has expired, or is not one we sent. Nothing was changed.",
   "wasntMe.worried": "If you are worried about your account:",
+  "wasntMe.goneIntro": "The account this e-mail was about has been deleted. Nobody can sign in to it, so there is nothing to sign out or remove.",
+  "wasntMe.goneAfter": "If you did not delete it, you can record that here: the site's operators see the report. Nothing else happens.",
+  "wasntMe.goneSubmit": "Record my report",
+  "wasntMe.goneDoneTitle": "Your report was recorded",
+  "wasntMe.goneDone": "The account no longer exists, so there is nothing else to do.",
 } as const;
 
 /** Every key of the catalogue. */
