@@ -22,7 +22,7 @@ import { getSession } from "../core/session.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { clearPendingSignIn, PENDING_SIGN_IN_MAX_AGE, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
 import { withSecondFactor } from "../two-factor/policy.server";
-import { secondStepOf, spendSecondFactorCode, type SecondFactor, type SecondStep } from "../two-factor/store.server";
+import { isUsedTotpCode, secondStepOf, spendSecondFactorCode, type SecondFactor, type SecondStep } from "../two-factor/store.server";
 import type { Body } from "../core/body.server";
 import { getProviders } from "./registry.server";
 import { failureResponse, parsePost, reauthenticatingSession, renewReauthenticated, startSession } from "./flow.server";
@@ -181,7 +181,12 @@ async function checkCode(ar: AuthRequest, body: Body, json: boolean): Promise<Tw
     return { type: "response", response: redirectResponse(url, { json, setCookies: challengeCookies }) };
   }
   const csrf = ensureCsrfToken(ar);
-  const error = passkeyAnswer ? t("twoFactor.passkeyRefused", { triesLeft }) : t("twoFactor.refused", { triesLeft });
+  const used = !passkeyAnswer && code !== "" && (await isUsedTotpCode(pending.userId, code, ar.config.secrets));
+  const error = passkeyAnswer
+    ? t("twoFactor.passkeyRefused", { triesLeft })
+    : used
+      ? t("twoFactor.refusedUsed", { triesLeft })
+      : t("twoFactor.refused", { triesLeft });
   return { type: "page", status: 400, page: { csrfToken: csrf.token, error, ...(await stepOf(ar, pending.userId)) }, setCookies: challengeCookies };
 }
 

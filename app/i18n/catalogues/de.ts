@@ -646,4 +646,6 @@ export const de: Catalogue = {
   "wasntMe.goneSubmit": "Meine Meldung speichern",
   "wasntMe.goneDoneTitle": "Ihre Meldung wurde gespeichert",
   "wasntMe.goneDone": "Das Konto existiert nicht mehr, es ist also nichts weiter zu tun.",
+  "twoFactor.codeUsed": "Dieser Code wurde bereits verwendet. Warten Sie, bis Ihre Authenticator-App den nächsten Code anzeigt, und geben Sie diesen ein.",
+  "twoFactor.refusedUsed": "Dieser Code wurde bereits verwendet. Warten Sie, bis Ihre Authenticator-App den nächsten Code anzeigt, und geben Sie diesen ein (noch {triesLeft, plural, one {# Versuch} other {# Versuche}}).",
 };

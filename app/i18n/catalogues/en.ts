@@ -649,6 +649,8 @@ export const en = {
   "wasntMe.goneSubmit": "Record my report",
   "wasntMe.goneDoneTitle": "Your report was recorded",
   "wasntMe.goneDone": "The account no longer exists, so there is nothing else to do.",
+  "twoFactor.codeUsed": "That code was already used. Wait for your authenticator app to show the next code, then enter that one.",
+  "twoFactor.refusedUsed": "That code was already used. Wait for your authenticator app to show the next code, then enter that one ({triesLeft, plural, one {# try} other {# tries}} left).",
 } as const;
 
 /** Every key of the catalogue. */

@@ -646,4 +646,6 @@ export const fr: Catalogue = {
   "wasntMe.goneSubmit": "Enregistrer mon signalement",
   "wasntMe.goneDoneTitle": "Votre signalement a été enregistré",
   "wasntMe.goneDone": "Le compte n’existe plus : il n’y a rien d’autre à faire.",
+  "twoFactor.codeUsed": "Ce code a déjà été utilisé. Attendez que votre application d’authentification affiche le code suivant, puis saisissez-le.",
+  "twoFactor.refusedUsed": "Ce code a déjà été utilisé. Attendez que votre application d’authentification affiche le code suivant, puis saisissez-le ({triesLeft, plural, one {# essai restant} other {# essais restants}}).",
 };
