@@ -53,7 +53,7 @@ export const en = {
   "error.EmailSignin": "The e-mail could not be sent.",
   "error.CredentialsSignin": "Sign in failed. Check the details you provided are correct.",
   "error.SessionRequired": "Please sign in to access this page.",
-  "error.TwoFactorRequired": "Enter the code from your authenticator app.",
+  "error.TwoFactorRequired": "Enter the code from your authenticator app, or one of your recovery codes.",
   "error.TwoFactorExpired": "Your sign-in expired before the code was entered. Sign in again.",
   "error.default": "Unable to sign in.",
   "error.OAuthCancelled": "You cancelled signing in with {provider}. Choose another way or try again.",
@@ -169,7 +169,7 @@ export const en = {
   "twoFactor.verifying": "Verifying…",
   "twoFactor.codeLabel": "Code",
   "twoFactor.otherWay": "Sign in another way",
-  "twoFactor.refused": "That code did not work. Check your authenticator app and try again ({triesLeft, plural, one {# try} other {# tries}} left).",
+  "twoFactor.refused": "That code did not work. Check your authenticator app and try again, or type one of your recovery codes ({triesLeft, plural, one {# try} other {# tries}} left).",
   "twoFactor.passkeyIntro": "Confirm it is you with your passkey to finish signing in.",
   "twoFactor.passkey": "Use my passkey",
   "twoFactor.passkeyFailed": "Your passkey did not confirm it is you. Try again, or use another way.",
@@ -187,9 +187,9 @@ export const en = {
   "twoFactor.saveCodes": "<strong>Save these recovery codes now.</strong> Each works once, when your authenticator app is not at hand. They are not shown again.",
   "twoFactor.on": "On: signing in with a password, an e-mail link or another provider also asks for a code from your authenticator app.",
   "twoFactor.codesLeft": "{n, plural, one {# recovery code} other {# recovery codes}} left.",
-  "twoFactor.replaceLabel": "Current code (for new recovery codes)",
+  "twoFactor.replaceLabel": "Current code from your authenticator app, or a recovery code (for new recovery codes)",
   "twoFactor.replaceButton": "Replace recovery codes",
-  "twoFactor.disableLabel": "Current code (to turn it off)",
+  "twoFactor.disableLabel": "Current code from your authenticator app, or a recovery code (to turn it off)",
   "twoFactor.disableButton": "Turn off two-step verification",
   "twoFactor.scan": "Scan this QR code with your authenticator app, or enter the setup key by hand.",
   "twoFactor.setupKey": "Setup key:",
@@ -651,6 +651,7 @@ export const en = {
   "wasntMe.goneDone": "The account no longer exists, so there is nothing else to do.",
   "twoFactor.codeUsed": "That code was already used. Wait for your authenticator app to show the next code, then enter that one.",
   "twoFactor.refusedUsed": "That code was already used. Wait for your authenticator app to show the next code, then enter that one ({triesLeft, plural, one {# try} other {# tries}} left).",
+  "limit.recoveryHint": "When you sign in again and your authenticator app is not at hand, type one of your recovery codes in the code field instead.",
 } as const;
 
 /** Every key of the catalogue. */

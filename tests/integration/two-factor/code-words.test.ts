@@ -1,12 +1,15 @@
-// A code from the authenticator app typed a second time (the same 30 seconds, or an older one) is
-// refused as before, but the visitor reads that it was already used and to wait for the next one —
-// not that it is wrong — on /account and on the sign-in's second step, in en/fr/de/ar.
+// What a visitor with a second factor reads about codes, in en/fr/de/ar. A code from the
+// authenticator app typed a second time (the same 30 seconds, or an older one) is refused as
+// before, but called already used (wait for the next one), not wrong. Wherever a code is asked or
+// the step was ended by too many wrong ones, the words say a recovery code may be typed instead.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 import { createUser } from "../../support/auth.ts";
 import { dbLabel, resetDatabase } from "../../support/db.ts";
 import { CookieJar } from "../../support/http.ts";
 import { LOCALES } from "../../support/render-page.tsx";
+import * as signin from "../../../app/routes/auth/signin.tsx";
+import { callRoute, get } from "../../support/http.ts";
 import { accountIntent, codeAt, enrolled, firstFactor, submitCode, twoFactorPage, useStepClock } from "./helpers.ts";
 
 beforeEach(async () => {
@@ -48,6 +51,34 @@ describe(`a used authenticator code (${dbLabel})`, () => {
       const page = (await res.json()) as { error: string };
       expect(page.error).toMatch(new RegExp(`^${escape(runWithLocale(locale, () => t("twoFactor.codeUsed")).slice(0, 20))}`));
       expect((await twoFactorPage(jar)).status).toBe(200);
+    }
+  });
+});
+
+describe(`recovery codes named where a code is asked (${dbLabel})`, () => {
+  it("the second step ended by wrong codes: the sign-in page gives the wait and says a recovery code may be typed next time, in every language", async () => {
+    await enrolled();
+    const jar = new CookieJar();
+    await firstFactor(jar);
+    let res: Response | null = null;
+    for (let i = 0; i < 5; i++) res = await submitCode(jar, "000000");
+    const location = new URL(res!.headers.get("Location")!);
+    expect(location.searchParams.get("error")).toBe("RateLimited");
+    for (const locale of LOCALES) {
+      const page = (await (await runWithLocale(locale, () => callRoute(signin.loader, get(location.pathname + location.search)))).json()) as { error: { message: string } };
+      const minutes = Number(location.searchParams.get("minutes"));
+      expect(page.error.message).toBe(runWithLocale(locale, () => `${t("error.RateLimited", { minutes })} ${t("limit.recoveryHint")}`));
+    }
+  });
+
+  it("a wrong code at the second step says to check the app or type a recovery code", async () => {
+    await enrolled();
+    const jar = new CookieJar();
+    await firstFactor(jar);
+    for (const [i, locale] of LOCALES.entries()) {
+      const page = (await (await runWithLocale(locale, () => submitCode(jar, "000000"))).json()) as { error: string };
+      expect(page.error).toBe(runWithLocale(locale, () => t("twoFactor.refused", { triesLeft: 4 - i })));
+      if (locale === "en") expect(page.error).toMatch(/or type one of your recovery codes \(4 tries left\)/);
     }
   });
 });
