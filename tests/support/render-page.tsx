@@ -35,6 +35,6 @@ export function textOf(html: string): string {
     .replace(/&amp;/g, "&")
     .replace(/&lt;/g, "<")
     .replace(/&gt;/g, ">")
-    .replace(/\s+/g, " ")
+    .replace(/[ \t\r\n]+/g, " ")
     .trim();
 }

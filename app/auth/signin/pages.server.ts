@@ -114,8 +114,12 @@ export async function signoutPageData(request: Request) {
   // to, often one that needs a session, which is the wrong place to land after signing out.
   const next = validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin) ?? `${ar.origin}/`;
   const { session } = await getSession(ar, { roll: false });
+  // "Stay signed in" goes back to the page of this site the visitor came from (the Referer, sent
+  // same-origin only), or to their account; never back to this page itself.
+  const from = validateCallbackUrl(request.headers.get("Referer"), ar.origin);
+  const cancel = from && new URL(from).pathname !== ar.url.pathname ? toRelative(from) : "/account";
   return {
-    data: { csrfToken: csrf.token, callbackUrl: toRelative(next), signedIn: session !== null },
+    data: { csrfToken: csrf.token, callbackUrl: toRelative(next), signedIn: session !== null, pendingSignIn: ar.cookies.has(ar.names.twoFactor), cancelUrl: cancel },
     headers: headersWith([csrf.setCookie]),
   };
 }

@@ -649,4 +649,6 @@ export const de: Catalogue = {
   "twoFactor.codeUsed": "Dieser Code wurde bereits verwendet. Warten Sie, bis Ihre Authenticator-App den nächsten Code anzeigt, und geben Sie diesen ein.",
   "twoFactor.refusedUsed": "Dieser Code wurde bereits verwendet. Warten Sie, bis Ihre Authenticator-App den nächsten Code anzeigt, und geben Sie diesen ein (noch {triesLeft, plural, one {# Versuch} other {# Versuche}}).",
   "limit.recoveryHint": "Wenn Sie sich wieder anmelden und Ihre Authenticator-App nicht zur Hand haben, geben Sie stattdessen einen Ihrer Wiederherstellungscodes in das Codefeld ein.",
+  "signout.cancel": "Angemeldet bleiben und zurückgehen",
+  "signout.notSignedIn": "Sie sind nicht angemeldet, es gibt also nichts abzumelden.",
 };

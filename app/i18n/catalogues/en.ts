@@ -652,6 +652,8 @@ export const en = {
   "twoFactor.codeUsed": "That code was already used. Wait for your authenticator app to show the next code, then enter that one.",
   "twoFactor.refusedUsed": "That code was already used. Wait for your authenticator app to show the next code, then enter that one ({triesLeft, plural, one {# try} other {# tries}} left).",
   "limit.recoveryHint": "When you sign in again and your authenticator app is not at hand, type one of your recovery codes in the code field instead.",
+  "signout.cancel": "Stay signed in and go back",
+  "signout.notSignedIn": "You are not signed in, so there is nothing to sign out of.",
 } as const;
 
 /** Every key of the catalogue. */

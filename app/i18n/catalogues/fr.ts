@@ -649,4 +649,6 @@ export const fr: Catalogue = {
   "twoFactor.codeUsed": "Ce code a déjà été utilisé. Attendez que votre application d’authentification affiche le code suivant, puis saisissez-le.",
   "twoFactor.refusedUsed": "Ce code a déjà été utilisé. Attendez que votre application d’authentification affiche le code suivant, puis saisissez-le ({triesLeft, plural, one {# essai restant} other {# essais restants}}).",
   "limit.recoveryHint": "Quand vous vous reconnecterez, si votre application d’authentification n’est pas à portée de main, saisissez plutôt l’un de vos codes de récupération dans le champ du code.",
+  "signout.cancel": "Rester connecté et revenir",
+  "signout.notSignedIn": "Vous n’êtes pas connecté : il n’y a rien à déconnecter.",
 };

@@ -13,6 +13,8 @@ import * as homeRoute from "../../../app/routes/home";
 import { createUser, signIn, withEnv } from "../../support/auth";
 import { resetDatabase, testDb } from "../../support/db";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http";
+import { LOCALES, renderPage, textOf } from "../../support/render-page";
+import { runWithLocale, t } from "../../../app/i18n/t.server";
 
 let undoEnv: (() => void) | null = null;
 afterEach(() => {
@@ -156,6 +158,31 @@ describe("sign-out page", () => {
     const data = await (await callRoute(signoutRoute.loader, get("/auth/signout?callbackUrl=/bye"))).json();
     expect(data).toMatchObject({ callbackUrl: "/bye", signedIn: false });
     expect(data.csrfToken).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("a signed-in visitor can change their mind: 'Stay signed in and go back' leads to the page they came from, else their account, in en/fr/de/ar", async () => {
+    await createUser();
+    const { jar } = await signIn(new CookieJar());
+    const fromAccount = await (await callRoute(signoutRoute.loader, get("/auth/signout", { jar, headers: { Referer: "http://localhost:3000/account#sessions" } }))).json();
+    expect(fromAccount).toMatchObject({ signedIn: true, cancelUrl: "/account#sessions" });
+    const typed = await (await callRoute(signoutRoute.loader, get("/auth/signout", { jar }))).json();
+    expect(typed.cancelUrl).toBe("/account");
+    const elsewhere = await (await callRoute(signoutRoute.loader, get("/auth/signout", { jar, headers: { Referer: "https://evil.example/x" } }))).json();
+    expect(elsewhere.cancelUrl).toBe("/account");
+    for (const locale of LOCALES) {
+      const html = renderPage(signoutRoute, "/auth/signout", locale, { loaderData: fromAccount });
+      expect(html).toMatch(new RegExp(`<a href="/account#sessions" id="signout-cancel">${runWithLocale(locale, () => t("signout.cancel"))}</a>`));
+      expect(textOf(html)).toContain(runWithLocale(locale, () => t("signout.question")));
+    }
+  });
+
+  it("a visitor who is not signed in is told so, with a way to sign in, not asked to confirm a sign-out", async () => {
+    const data = await (await callRoute(signoutRoute.loader, get("/auth/signout"))).json();
+    for (const locale of LOCALES) {
+      const text = textOf(renderPage(signoutRoute, "/auth/signout", locale, { loaderData: data }));
+      expect(text).toContain(runWithLocale(locale, () => t("signout.notSignedIn")));
+      expect(text).not.toContain(runWithLocale(locale, () => t("signout.question")));
+    }
   });
 });
 
