@@ -27,7 +27,7 @@ import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
 import { passkeyIntent, passkeysData } from "./account-passkeys.server";
 import { isTwoFactorIntent, twoFactorIntent } from "./account-two-factor.server";
-import { twoFactorStatus } from "~/auth/two-factor";
+import { sessionSignInKind, twoFactorStatus } from "~/auth/two-factor";
 import { idField } from "~/auth/core/ids";
 import { isPasswordIntent, passwordMinimumLength } from "~/auth/passwords";
 import { passwordIntentResponse } from "./account-password.server";
@@ -105,7 +105,7 @@ export async function accountPageData(request: Request) {
       current: s.current,
       userAgent: s.userAgent,
       method: methodName(s.method),
-      methodType: methodType(s.method),
+      methodType: s.method ? sessionSignInKind(methodType(s.method)!, s.factors) : null,
       factors: s.factors,
       createdAt: s.createdAt.toISOString(),
       lastUsedAt: s.lastUsedAt.toISOString(),
@@ -117,7 +117,7 @@ export async function accountPageData(request: Request) {
       ip: e.ip,
       userAgent: e.userAgent,
       method: methodName(e.provider),
-      methodType: methodType(e.provider),
+      methodType: e.provider ? sessionSignInKind(methodType(e.provider)!, e.factors) : null,
     })),
     recoveryCodeUsed,
     // The word the deletion form asks for, in this page's language (ADR 086).

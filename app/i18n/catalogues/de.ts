@@ -651,4 +651,6 @@ export const de: Catalogue = {
   "limit.recoveryHint": "Wenn Sie sich wieder anmelden und Ihre Authenticator-App nicht zur Hand haben, geben Sie stattdessen einen Ihrer Wiederherstellungscodes in das Codefeld ein.",
   "signout.cancel": "Angemeldet bleiben und zurückgehen",
   "signout.notSignedIn": "Sie sind nicht angemeldet, es gibt also nichts abzumelden.",
+  "via.reset": "Angemeldet durch Zurücksetzen des Passworts per E-Mail",
+  "method.reset": "Passwort per E-Mail zurückgesetzt",
 };

@@ -654,6 +654,8 @@ export const en = {
   "limit.recoveryHint": "When you sign in again and your authenticator app is not at hand, type one of your recovery codes in the code field instead.",
   "signout.cancel": "Stay signed in and go back",
   "signout.notSignedIn": "You are not signed in, so there is nothing to sign out of.",
+  "via.reset": "Signed in by resetting the password by e-mail",
+  "method.reset": "password reset by e-mail",
 } as const;
 
 /** Every key of the catalogue. */

@@ -651,4 +651,6 @@ export const fr: Catalogue = {
   "limit.recoveryHint": "Quand vous vous reconnecterez, si votre application d’authentification n’est pas à portée de main, saisissez plutôt l’un de vos codes de récupération dans le champ du code.",
   "signout.cancel": "Rester connecté et revenir",
   "signout.notSignedIn": "Vous n’êtes pas connecté : il n’y a rien à déconnecter.",
+  "via.reset": "Connecté en réinitialisant le mot de passe par e-mail",
+  "method.reset": "réinitialisation du mot de passe par e-mail",
 };
