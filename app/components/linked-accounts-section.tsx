@@ -49,7 +49,7 @@ export function LinkedAccountsSection({ csrfToken, password, emailLink, linked, 
       {linkable.length ? (
         <div className="stack" id="link-accounts">
           {linkable.map((p) => (
-            <DocumentForm key={p.id} action={p.signinUrl} label={t("methods.link", { name: p.name })} pendingLabel={t("signin.redirectingTo", { name: p.name })}>
+            <DocumentForm key={p.id} inline action={p.signinUrl} label={t("methods.link", { name: p.name })} pendingLabel={t("signin.redirectingTo", { name: p.name })}>
               <CsrfField token={csrfToken} />
               <input type="hidden" name="callbackUrl" value={`/account?updated=linked&provider=${encodeURIComponent(p.id)}`} />
             </DocumentForm>

@@ -493,7 +493,7 @@ export const de: Catalogue = {
   "reauth.passkeyNeedsJs": "Die Bestätigung mit einem Passkey braucht JavaScript.",
   "reauth.passkeyFailed": "Der Passkey hat Sie nicht bestätigt. Versuchen Sie es erneut oder wählen Sie einen anderen Weg.",
   "reauth.passkeyRefused": "Dieser Passkey gehört nicht zu Ihrem Konto oder wurde nicht bestätigt. Versuchen Sie es erneut oder wählen Sie einen anderen Weg.",
-  "reauth.emailIntro": "Oder erhalten Sie einen Code an {address}.",
+  "reauth.emailIntro": "Erhalten Sie einen Code an {address}.",
   "reauth.sendCode": "Code per E-Mail senden",
   "reauth.codeSent": "Wir haben einen 6-stelligen Code an {address} gesendet. Geben Sie ihn hier ein; er gilt nur in diesem Browser.",
   "reauth.confirmCode": "Bestätigen",

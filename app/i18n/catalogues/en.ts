@@ -496,7 +496,7 @@ export const en = {
   "reauth.passkeyNeedsJs": "Confirming with a passkey needs JavaScript.",
   "reauth.passkeyFailed": "The passkey did not confirm it is you. Try again, or use another way.",
   "reauth.passkeyRefused": "That passkey is not one of yours, or it did not verify. Try again, or use another way.",
-  "reauth.emailIntro": "Or get a code at {address}.",
+  "reauth.emailIntro": "Get a code at {address}.",
   "reauth.sendCode": "E-mail me a code",
   "reauth.codeSent": "We sent a 6-digit code to {address}. Enter it here; it works in this browser only.",
   "reauth.confirmCode": "Confirm",

@@ -493,7 +493,7 @@ export const fr: Catalogue = {
   "reauth.passkeyNeedsJs": "La confirmation avec une clé d’accès nécessite JavaScript.",
   "reauth.passkeyFailed": "La clé d’accès n’a pas confirmé votre identité. Réessayez ou utilisez un autre moyen.",
   "reauth.passkeyRefused": "Cette clé d’accès n’est pas l’une des vôtres, ou elle n’a pas été vérifiée. Réessayez ou utilisez un autre moyen.",
-  "reauth.emailIntro": "Ou recevez un code à l’adresse {address}.",
+  "reauth.emailIntro": "Recevez un code à l’adresse {address}.",
   "reauth.sendCode": "M’envoyer un code par e-mail",
   "reauth.codeSent": "Nous avons envoyé un code à 6 chiffres à {address}. Saisissez-le ici ; il ne fonctionne que dans ce navigateur.",
   "reauth.confirmCode": "Confirmer",
