@@ -2,6 +2,8 @@
 import { getConfig } from "../auth/core/config.server";
 import { upsertCredentialsUser } from "../auth/credentials/users.server";
 import { db } from "../db/client.server";
+import { DEFAULT_LOCALE, isLocale, type Locale } from "../i18n/languages.server";
+import { rememberLocale } from "../i18n/user-locale.server";
 import { migrate } from "../db/migrate.server";
 import { idpDevStep } from "./idp-step.server";
 import { mailDevStep } from "../mail/dev-step.server";
@@ -13,6 +15,25 @@ export const devSteps: ((print: (line: string) => void) => Promise<void>)[] = []
 devSteps.push(idpDevStep);
 devSteps.push(mailDevStep);
 
+/**
+ * The demo user, once, with a language of its own: an account made by a sign-up keeps its
+ * browser's language, and one with none is written to in English (ADR 108), so the demo user
+ * takes the language of the machine the developer runs (LC_ALL, LC_MESSAGES or LANG, when the
+ * site speaks it; else English). A user who wants another picks it in the language menu.
+ */
+export async function seedDemoUser(env: Record<string, string | undefined>): Promise<void> {
+  const existing = await db().user.findUnique({ where: { email: DEMO_USER.email }, select: { id: true, locale: true } });
+  const id = existing?.id ?? (await upsertCredentialsUser(DEMO_USER)).user.id;
+  if (!existing?.locale) await rememberLocale(id, machineLocale(env));
+}
+
+/** The site's language the machine's locale variables name ("ar_EG.UTF-8" → ar), else English. */
+export function machineLocale(env: Record<string, string | undefined>): Locale {
+  const tag = env.LC_ALL || env.LC_MESSAGES || env.LANG || "";
+  const primary = tag.split(/[_.@-]/)[0]!.toLowerCase();
+  return isLocale(primary) ? primary : DEFAULT_LOCALE;
+}
+
 let started: Promise<void> | null = null;
 
 export function bootstrapDev(print: (line: string) => void) {
@@ -21,8 +42,7 @@ export function bootstrapDev(print: (line: string) => void) {
     const { applied } = await migrate({ log: () => {} });
     print(`[vestibule] database: ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `SQLite ${config.dataDir}/vestibule.db`}${applied.length ? `, applied ${applied.length} migration(s)` : ""}`);
     if (config.credentials) {
-      const existing = await db().user.findUnique({ where: { email: DEMO_USER.email }, select: { id: true } });
-      if (!existing) await upsertCredentialsUser(DEMO_USER);
+      await seedDemoUser(process.env);
       print(`[vestibule] demo user: ${DEMO_USER.email} / password: ${DEMO_USER.password}`);
     }
     for (const step of devSteps) await step(print);
