@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
 import { CsrfField } from "./auth-forms";
@@ -43,6 +43,19 @@ export function AddPasskeyButton({ csrfToken, label, callbackUrl = "/account?upd
   const [support, setSupport] = useState<"unknown" | "yes" | "no">("unknown");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // One ceremony per press: a second click (a double click) while one runs, or once its answer is
+  // on its way, does nothing — each would make the authenticator create another passkey.
+  const running = useRef(false);
+  // Back to this page from the browser's cache after the answer was sent: the button works again.
+  useEffect(() => {
+    const shown = (event: PageTransitionEvent) => {
+      if (!event.persisted) return;
+      running.current = false;
+      setBusy(false);
+    };
+    window.addEventListener("pageshow", shown);
+    return () => window.removeEventListener("pageshow", shown);
+  }, []);
   useEffect(() => {
     passkeysSupported().then(
       (s) => setSupport(s.webauthn ? "yes" : "no"),
@@ -51,11 +64,14 @@ export function AddPasskeyButton({ csrfToken, label, callbackUrl = "/account?upd
   }, []);
   if (support !== "yes") return <PasskeyUnavailable support={support} noBrowser={t("passkey.noBrowser")} needsJs={t("passkey.needsJs")} />;
   const add = async () => {
+    if (running.current) return;
+    running.current = true;
     setBusy(true);
     setError(null);
     try {
       await registerPasskey(csrfToken, callbackUrl);
     } catch (e) {
+      running.current = false;
       setBusy(false);
       // A refusal the server explains (a session that has not passed the second factor, ADR 045) says why.
       if (!isCancelled(e)) {

@@ -653,4 +653,8 @@ export const ar: Catalogue = {
   "signout.notSignedIn": "لست مسجّل الدخول، فلا يوجد ما تسجّل الخروج منه.",
   "via.reset": "سُجّل الدخول بإعادة تعيين كلمة المرور عبر البريد الإلكتروني",
   "method.reset": "إعادة تعيين كلمة المرور عبر البريد الإلكتروني",
+  "passkey.defaultName": "مفتاح مرور ({device})",
+  "passkey.defaultNameNumbered": "مفتاح مرور {n} ({device})",
+  "passkey.defaultNameBare": "مفتاح مرور",
+  "passkey.defaultNameBareNumbered": "مفتاح مرور {n}",
 };

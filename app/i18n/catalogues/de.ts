@@ -653,4 +653,8 @@ export const de: Catalogue = {
   "signout.notSignedIn": "Sie sind nicht angemeldet, es gibt also nichts abzumelden.",
   "via.reset": "Angemeldet durch Zurücksetzen des Passworts per E-Mail",
   "method.reset": "Passwort per E-Mail zurückgesetzt",
+  "passkey.defaultName": "Passkey ({device})",
+  "passkey.defaultNameNumbered": "Passkey {n} ({device})",
+  "passkey.defaultNameBare": "Passkey",
+  "passkey.defaultNameBareNumbered": "Passkey {n}",
 };

@@ -656,6 +656,10 @@ export const en = {
   "signout.notSignedIn": "You are not signed in, so there is nothing to sign out of.",
   "via.reset": "Signed in by resetting the password by e-mail",
   "method.reset": "password reset by e-mail",
+  "passkey.defaultName": "Passkey ({device})",
+  "passkey.defaultNameNumbered": "Passkey {n} ({device})",
+  "passkey.defaultNameBare": "Passkey",
+  "passkey.defaultNameBareNumbered": "Passkey {n}",
 } as const;
 
 /** Every key of the catalogue. */

@@ -653,4 +653,8 @@ export const fr: Catalogue = {
   "signout.notSignedIn": "Vous n’êtes pas connecté : il n’y a rien à déconnecter.",
   "via.reset": "Connecté en réinitialisant le mot de passe par e-mail",
   "method.reset": "réinitialisation du mot de passe par e-mail",
+  "passkey.defaultName": "Clé d’accès ({device})",
+  "passkey.defaultNameNumbered": "Clé d’accès {n} ({device})",
+  "passkey.defaultNameBare": "Clé d’accès",
+  "passkey.defaultNameBareNumbered": "Clé d’accès {n}",
 };
