@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "react";
+import { ACCOUNT_SECTION, accountAt } from "./account-sections";
 import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
 import { CsrfField } from "./auth-forms";
@@ -38,7 +39,7 @@ const REFUSALS: Record<string, "passkey.refusedSignIn" | "passkey.refusedSignInA
  * The "Add a passkey" button. Passkeys need JavaScript (the browser's WebAuthn call): without it,
  * or in a browser without WebAuthn, the button is not there and a sentence says so.
  */
-export function AddPasskeyButton({ csrfToken, label, callbackUrl = "/account?updated=passkey-added" }: { csrfToken: string; label?: string; callbackUrl?: string }) {
+export function AddPasskeyButton({ csrfToken, label, callbackUrl = accountAt(ACCOUNT_SECTION.passkeys, { updated: "passkey-added" }) }: { csrfToken: string; label?: string; callbackUrl?: string }) {
   const t = useT();
   const [support, setSupport] = useState<"unknown" | "yes" | "no">("unknown");
   const [busy, setBusy] = useState(false);
@@ -99,7 +100,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
   const t = useT();
   if (!enabled && passkeys.length === 0) return null;
   return (
-    <section className="card" aria-labelledby="passkeys-heading" id="passkeys">
+    <section className="card" aria-labelledby="passkeys-heading" id={ACCOUNT_SECTION.passkeys}>
       <h2 id="passkeys-heading">{t("passkey.heading")}</h2>
       {notice ? (
         <p className="notice" role="status" id="passkeys-notice">
@@ -128,7 +129,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
                     })}
                   </div>
                 </div>
-                <Form method="post" className="inline-form">
+                <Form method="post" action={accountAt(ACCOUNT_SECTION.passkeys)} className="inline-form">
                   <CsrfField token={csrfToken} />
                   <input type="hidden" name="intent" value="passkey-rename" />
                   <input type="hidden" name="passkeyId" value={p.id} />
@@ -151,7 +152,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
                     {t("passkey.rename")}
                   </button>
                 </Form>
-                <Form method="post" className="inline-form">
+                <Form method="post" action={accountAt(ACCOUNT_SECTION.passkeys)} className="inline-form">
                   <CsrfField token={csrfToken} />
                   <input type="hidden" name="intent" value="passkey-remove" />
                   <input type="hidden" name="passkeyId" value={p.id} />

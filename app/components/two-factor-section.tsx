@@ -1,4 +1,5 @@
 import { Form } from "react-router";
+import { ACCOUNT_SECTION, accountAt } from "./account-sections";
 import { CsrfField, Field } from "./auth-forms";
 import { CopyButton } from "./copy-button";
 import { useT } from "~/i18n/react";
@@ -48,7 +49,7 @@ function inGroups(secret: string): string {
 /** A code and a button; `danger` when the button turns something off. */
 function CodeForm({ csrfToken, intent, id, label, button, error, danger }: { csrfToken: string; intent: string; id: string; label: string; button: string; error: string | null; danger?: boolean }) {
   return (
-    <Form method="post" id={`${id}-form`}>
+    <Form method="post" action={accountAt(ACCOUNT_SECTION.twoFactor)} id={`${id}-form`}>
       <CsrfField token={csrfToken} />
       <input type="hidden" name="intent" value={intent} />
       <Field id={id} label={label} name="code" type="text" inputMode="numeric" autoComplete="one-time-code" maxLength={64} required error={error} />
@@ -64,7 +65,7 @@ export function TwoFactorSection({ csrfToken, enabled, recoveryCodesLeft, setup,
   const t = useT();
   const errorFor = (name: string) => (intent === name ? codeError : null);
   return (
-    <section className="card" aria-labelledby="two-factor-heading" id="two-factor">
+    <section className="card" aria-labelledby="two-factor-heading" id={ACCOUNT_SECTION.twoFactor}>
       <h2 id="two-factor-heading">{t("twoFactor.title")}</h2>
       {recoveryCodes ? (
         <div id="recovery-codes">
@@ -103,7 +104,7 @@ export function TwoFactorSection({ csrfToken, enabled, recoveryCodesLeft, setup,
       ) : (
         <>
           <p id="two-factor-status">{t("twoFactor.off")}</p>
-          <Form method="post" id="totp-start-form">
+          <Form method="post" action={accountAt(ACCOUNT_SECTION.twoFactor)} id="totp-start-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="totp-start" />
             <button type="submit" className="button inline">

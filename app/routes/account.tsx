@@ -1,4 +1,5 @@
 import { data, Form, useNavigation } from "react-router";
+import { ACCOUNT_SECTION, accountAt } from "~/components/account-sections";
 import { CsrfField, Field } from "~/components/auth-forms";
 import { EmailChangeSection } from "~/components/email-change-section";
 import { ActivitySection } from "~/components/activity-section";
@@ -112,7 +113,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       ) : null}
       {secondFactorSetup ? null : (
         <>
-          <section className="card" aria-labelledby="profile-heading">
+          <section className="card" aria-labelledby="profile-heading" id={ACCOUNT_SECTION.profile}>
             <h2 id="profile-heading">{t("account.profile")}</h2>
             <dl className="profile">
               <dt>{t("account.email")}</dt>
@@ -126,7 +127,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
                 <LocalTime value={profile.memberSince} />
               </dd>
             </dl>
-            <Form method="post" id="profile-form">
+            <Form method="post" action={accountAt(ACCOUNT_SECTION.profile)} id="profile-form">
               <CsrfField token={csrfToken} />
               <input type="hidden" name="intent" value="update-profile" />
               <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} required autoComplete="name" error={nameError} />

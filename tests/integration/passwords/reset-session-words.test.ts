@@ -30,7 +30,7 @@ async function resetBy(how: "code" | "link") {
   const jar = new CookieJar();
   await askReset(jar, "ada@example.com");
   const message = (await smtp.sink.waitFor(before + 1)).at(-1)!;
-  const fields = how === "code" ? { code: codeIn(message), password: NEW } : { token: linkIn(message).searchParams.get("token")!, email: "ada@example.com", password: NEW };
+  const fields: Record<string, string> = how === "code" ? { code: codeIn(message), password: NEW } : { token: linkIn(message).searchParams.get("token")!, email: "ada@example.com", password: NEW };
   const browser = how === "code" ? jar : new CookieJar();
   expect((await postReset(browser, fields)).headers.get("Location")).toMatch(/\/account\?updated=password-reset$/);
   return browser;
