@@ -53,7 +53,7 @@ export const en = {
   "error.EmailSignin": "The e-mail could not be sent.",
   "error.CredentialsSignin": "Sign in failed. Check the details you provided are correct.",
   "error.SessionRequired": "Please sign in to access this page.",
-  "error.TwoFactorRequired": "Enter the code from your authenticator app, or one of your recovery codes.",
+  "error.TwoFactorRequired": "Enter the code from your authenticator app.",
   "error.TwoFactorExpired": "Your sign-in expired before the code was entered. Sign in again.",
   "error.default": "Unable to sign in.",
   "error.OAuthCancelled": "You cancelled signing in with {provider}. Choose another way or try again.",
@@ -660,6 +660,12 @@ export const en = {
   "passkey.defaultNameNumbered": "Passkey {n} ({device})",
   "passkey.defaultNameBare": "Passkey",
   "passkey.defaultNameBareNumbered": "Passkey {n}",
+  "verify.sentTo": "The address you gave: <b>{address}</b>.",
+  "verify.notArrived": "Nothing after a few minutes? Check your spam folder, or ask for another e-mail.",
+  "verify.resend": "Send it again",
+  "verify.signedInTitle": "You are signed in",
+  "verify.signedIn": "You are signed in.",
+  "verify.nothingToWaitFor": "There is no e-mail left to wait for.",
 } as const;
 
 /** Every key of the catalogue. */
