@@ -79,7 +79,10 @@ export async function signinPageData(request: Request) {
   const csrf = ensureCsrfToken(ar);
   const callback = resolveCallbackUrl(ar);
   const { session, setCookies } = await getSession(ar, { roll: false });
-  const error = ar.url.searchParams.get("error");
+  // A signed-in visitor reads one state: that she is signed in, with the way on. An error in the
+  // address is about an attempt before (Back after the sign-in finished, an old tab), never
+  // shown beside it.
+  const error = session ? null : ar.url.searchParams.get("error");
   const providers: PageProvider[] = getProviders(ar.config).map((p) => ({
     id: p.id,
     name: p.name,

@@ -153,6 +153,23 @@ describe("sign-in page", () => {
   });
 });
 
+describe("the sign-in page for a visitor who is signed in", () => {
+  it("Back to a page of a failed attempt after the sign-in finished shows one state — signed in, with Continue — and no error, in en/fr/de/ar", async () => {
+    await createUser();
+    const { jar } = await signIn(new CookieJar());
+    const path = "/auth/signin?error=CredentialsSignin&code=credentials";
+    const data = await (await callRoute(signinRoute.loader, get(path, { jar }))).json();
+    expect(data).toMatchObject({ signedInAs: "ada@example.com", error: null });
+    for (const locale of LOCALES) {
+      const html = renderPage(signinRoute, path, locale, { loaderData: data });
+      expect(textOf(html)).toContain(runWithLocale(locale, () => t("signin.signedInAs", { address: "ada@example.com" })));
+      expect(html).not.toContain('role="alert"');
+    }
+    // Signed out, the same address shows the refusal as before.
+    expect((await (await callRoute(signinRoute.loader, get(path))).json()).error).toMatchObject({ code: "CredentialsSignin" });
+  });
+});
+
 describe("sign-out page", () => {
   it("asks for confirmation with a CSRF token and an explicit callback URL only", async () => {
     const data = await (await callRoute(signoutRoute.loader, get("/auth/signout?callbackUrl=/bye"))).json();
