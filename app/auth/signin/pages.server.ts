@@ -11,6 +11,7 @@ import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/resp
 import { getSession } from "../core/session.server";
 import { KEPT_ADDRESS_MAX_AGE, keepAddressCookie, SIGNIN_STEP_MAX_AGE, takeKeptAddress } from "./kept-address.server";
 import { parsePost } from "./flow.server";
+import { readPendingSignIn } from "../two-factor/pending.server";
 import type { ProviderType } from "./provider";
 import { getProviders, passwordPagesOffered } from "./registry.server";
 
@@ -177,7 +178,20 @@ export async function errorPageFor(request: Request) {
     };
   }
   const { session } = await optionalSession(request, { roll: false });
-  if (!session) return { ...page, next: null as ErrorPageNext };
+  if (!session) {
+    // A sign-in of this browser waits for its second step (a password given, the code not yet):
+    // the old link changes nothing about it, and the page says where to finish it.
+    if (await readPendingSignIn(authRequest(request))) {
+      return {
+        ...page,
+        heading: t("errorPage.VerificationPending.heading"),
+        message: t("errorPage.VerificationPending.message"),
+        detail: null,
+        next: { href: "/auth/two-factor", label: t("errorPage.VerificationPending.next") } as ErrorPageNext,
+      };
+    }
+    return { ...page, next: null as ErrorPageNext };
+  }
   return {
     ...page,
     heading: t("errorPage.VerificationSignedIn.heading"),

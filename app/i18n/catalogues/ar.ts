@@ -663,4 +663,7 @@ export const ar: Catalogue = {
   "verify.signedInTitle": "أنت مسجّل الدخول",
   "verify.signedIn": "أنت مسجّل الدخول.",
   "verify.nothingToWaitFor": "لم تعد هناك رسالة بريد إلكتروني تنتظرها.",
+  "errorPage.VerificationPending.heading": "تسجيل دخولك ينتظر خطوته الثانية",
+  "errorPage.VerificationPending.message": "رابط تسجيل الدخول هذا استُخدم من قبل أو انتهت صلاحيته. ما زال تسجيل الدخول الذي بدأته على هذا الجهاز ينتظر الرمز من تطبيق المصادقة (أو مفتاح مرور): أكمله هناك.",
+  "errorPage.VerificationPending.next": "أكمل تسجيل الدخول",
 };

@@ -663,4 +663,7 @@ export const de: Catalogue = {
   "verify.signedInTitle": "Sie sind angemeldet",
   "verify.signedIn": "Sie sind angemeldet.",
   "verify.nothingToWaitFor": "Sie müssen auf keine E-Mail mehr warten.",
+  "errorPage.VerificationPending.heading": "Ihre Anmeldung wartet auf den zweiten Schritt",
+  "errorPage.VerificationPending.message": "Dieser Anmeldelink wurde bereits verwendet oder ist abgelaufen. Die auf diesem Gerät begonnene Anmeldung wartet noch auf den Code aus Ihrer Authenticator-App (oder einen Passkey): Schließen Sie sie dort ab.",
+  "errorPage.VerificationPending.next": "Anmeldung abschließen",
 };

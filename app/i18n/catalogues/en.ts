@@ -666,6 +666,9 @@ export const en = {
   "verify.signedInTitle": "You are signed in",
   "verify.signedIn": "You are signed in.",
   "verify.nothingToWaitFor": "There is no e-mail left to wait for.",
+  "errorPage.VerificationPending.heading": "Your sign-in is waiting for its second step",
+  "errorPage.VerificationPending.message": "This sign-in link was already used or has expired. The sign-in you started on this device still waits for the code from your authenticator app (or a passkey): finish it there.",
+  "errorPage.VerificationPending.next": "Finish signing in",
 } as const;
 
 /** Every key of the catalogue. */

@@ -663,4 +663,7 @@ export const fr: Catalogue = {
   "verify.signedInTitle": "Vous êtes connecté",
   "verify.signedIn": "Vous êtes connecté.",
   "verify.nothingToWaitFor": "Il n’y a plus d’e-mail à attendre.",
+  "errorPage.VerificationPending.heading": "Votre connexion attend sa seconde étape",
+  "errorPage.VerificationPending.message": "Ce lien de connexion a déjà été utilisé ou a expiré. La connexion commencée sur cet appareil attend toujours le code de votre application d’authentification (ou une clé d’accès) : terminez-la là.",
+  "errorPage.VerificationPending.next": "Terminer la connexion",
 };
