@@ -666,4 +666,5 @@ export const ar: Catalogue = {
   "errorPage.VerificationPending.heading": "تسجيل دخولك ينتظر خطوته الثانية",
   "errorPage.VerificationPending.message": "رابط تسجيل الدخول هذا استُخدم من قبل أو انتهت صلاحيته. ما زال تسجيل الدخول الذي بدأته على هذا الجهاز ينتظر الرمز من تطبيق المصادقة (أو مفتاح مرور): أكمله هناك.",
   "errorPage.VerificationPending.next": "أكمل تسجيل الدخول",
+  "signup.passwordAgain": "احتفظنا بعنوانك واسمك كما كتبتهما. حفاظًا على أمانك، لا تُعاد كلمة المرور إلى الصفحة أبدًا: اكتبها مرة أخرى.",
 };
