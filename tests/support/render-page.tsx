@@ -25,10 +25,11 @@ export function renderPage(route: { default: unknown }, path: string, locale: Lo
   );
 }
 
-/** The page's text: tags and comments stripped, entities React writes turned back, spaces collapsed. */
+/** The page's text: tags, comments and direction isolates stripped, entities React writes turned back, spaces collapsed. */
 export function textOf(html: string): string {
   return html
     .replace(/<!--.*?-->/g, "")
+    .replace(/[\u2068\u2069]/g, "")
     .replace(/<[^>]+>/g, " ")
     .replace(/&#x27;/g, "'")
     .replace(/&quot;/g, '"')

@@ -164,6 +164,8 @@ describe("the sign-in page for a visitor who is signed in", () => {
       const html = renderPage(signinRoute, path, locale, { loaderData: data });
       expect(textOf(html)).toContain(runWithLocale(locale, () => t("signin.signedInAs", { address: "ada@example.com" })));
       expect(html).not.toContain('role="alert"');
+      // In a right-to-left page the address is isolated, so its full stop stays after it.
+      expect(html.includes("\u2068ada@example.com\u2069")).toBe(locale === "ar");
     }
     // Signed out, the same address shows the refusal as before.
     expect((await (await callRoute(signinRoute.loader, get(path))).json()).error).toMatchObject({ code: "CredentialsSignin" });
