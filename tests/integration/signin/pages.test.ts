@@ -153,6 +153,23 @@ describe("sign-in page", () => {
   });
 });
 
+describe("the sign-in page's second step", () => {
+  it("'Forgot your password?' belongs to the password form: no 'or' between them, one 'or' before the e-mail link, in en/ar", async () => {
+    undoEnv = withEnv({ AUTH_EMAIL_SERVER: "smtp://127.0.0.1:2525", AUTH_EMAIL_FROM: "Vestibule <no-reply@example.com>", AUTH_PASSWORDS: "true" });
+    const jar = new CookieJar();
+    const csrfToken = await fetchCsrf(jar);
+    jar.apply(await callRoute(signinRoute.action, post("/auth/signin", { csrfToken, email: "ada@example.com" }, { jar })));
+    const data = await (await callRoute(signinRoute.loader, get("/auth/signin?step=methods", { jar }))).json();
+    expect(data.step).toBe("methods");
+    for (const locale of ["en", "ar"] as const) {
+      const html = renderPage(signinRoute, "/auth/signin?step=methods", locale, { loaderData: data });
+      const between = html.slice(html.indexOf('id="credentials-form"'), html.indexOf('id="forgot-password-start"'));
+      expect(between).not.toContain('class="divider"');
+      expect(html.match(/class="divider"/g)).toHaveLength(1);
+    }
+  });
+});
+
 describe("the sign-in page for a visitor who is signed in", () => {
   it("Back to a page of a failed attempt after the sign-in finished shows one state — signed in, with Continue — and no error, in en/fr/de/ar", async () => {
     await createUser();
