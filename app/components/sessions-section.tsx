@@ -1,5 +1,6 @@
 import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
+import { ACCOUNT_SECTION, accountAt } from "./account-sections";
 import { CsrfField } from "./auth-forms";
 import { useDescribeDevice } from "./device";
 import { LocalTime } from "./local-time";
@@ -29,7 +30,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
   const describeDevice = useDescribeDevice();
   const others = sessions.some((s) => !s.current);
   return (
-    <section className="card" aria-labelledby="sessions-heading">
+    <section className="card" aria-labelledby="sessions-heading" id={ACCOUNT_SECTION.sessions}>
       <h2 id="sessions-heading">{t("sessions.heading")}</h2>
       <ul className="sessions" id="sessions">
         {sessions.map((s) => (
@@ -49,7 +50,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
                 </div>
               ) : null}
             </div>
-            <Form method="post">
+            <Form method="post" action={accountAt(ACCOUNT_SECTION.sessions)}>
               <CsrfField token={csrfToken} />
               <input type="hidden" name="intent" value="revoke-session" />
               <input type="hidden" name="sessionId" value={s.id} />
@@ -61,7 +62,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
         ))}
       </ul>
       {others ? (
-        <Form method="post">
+        <Form method="post" action={accountAt(ACCOUNT_SECTION.sessions)}>
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="revoke-others" />
           <button type="submit" className="button danger inline">
@@ -69,7 +70,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
           </button>
         </Form>
       ) : null}
-      <Form method="post">
+      <Form method="post" action={accountAt(ACCOUNT_SECTION.sessions)}>
         <CsrfField token={csrfToken} />
         <input type="hidden" name="intent" value="revoke-all" />
         <button type="submit" className="button danger inline">

@@ -107,7 +107,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     await expect(page.locator("#passkey-offer").textContent()).resolves.toContain("Add a passkey for next time");
     // A double click, as an impatient visitor gives: one ceremony, one passkey (issue 32).
     await page.getByRole("button", { name: "Add a passkey for next time" }).dblclick();
-    await page.waitForURL(`${app.url}/account?updated=passkey-added`);
+    await page.waitForURL(`${app.url}/account?updated=passkey-added#passkeys`);
     await expect(page.locator("#passkey-list li").count()).resolves.toBe(1);
     // Named after the device that made it, not a bare "Passkey".
     await expect(page.locator("#passkey-list [data-passkey-name]").textContent()).resolves.toBe("Passkey (Chrome on Linux)");
@@ -261,7 +261,7 @@ describe("passkeys with JavaScript off", () => {
       const rename = page.locator("#passkey-list li").first();
       await rename.getByRole("textbox").fill("Laptop");
       await rename.getByRole("button", { name: "Rename" }).click();
-      await page.waitForURL(`${app.url}/account?updated=passkey-renamed`);
+      await page.waitForURL(`${app.url}/account?updated=passkey-renamed#passkeys`);
       await expect(page.locator("#passkey-list [data-passkey-name]").first().textContent()).resolves.toBe("Laptop");
     } finally {
       await context.close();

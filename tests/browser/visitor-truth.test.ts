@@ -72,13 +72,22 @@ describe("issue 32 in Chromium, 320 px", () => {
       if (javaScriptEnabled) await waitForHydration(page);
       await page.locator("#totp-start-form [type=submit]").click();
       await page.locator("[data-totp-secret]").waitFor();
-      expect(new URL(page.url()).hash).toBe("#two-factor");
+      await page.waitForURL(/\/account#two-factor$/);
       await page.waitForFunction(() => {
         const el = document.querySelector("#two-factor");
         return el !== null && el.getBoundingClientRect().top < window.innerHeight && el.getBoundingClientRect().bottom > 0;
       });
       expect(await inView(page.locator("#two-factor h2"))).toBe(true);
       await shot(page, `totp-start-${javaScriptEnabled ? "js" : "nojs"}`);
+
+      // A change reported by a redirect lands at its notice, just above its section, in view.
+      await page.locator("#profile-name-input").fill("Ada L.");
+      await page.locator("#profile-form [type=submit]").click();
+      await page.waitForURL(/\/account\?updated=profile#profile-notice$/);
+      await page.locator("#profile-notice").waitFor();
+      expect(await inView(page.locator("#profile-notice"))).toBe(true);
+      await page.locator("#sessions [type=submit]").first().waitFor();
+      await page.evaluate(() => window.scrollTo(0, 0));
     });
   }
 

@@ -195,7 +195,7 @@ describe(`passkeys (${dbLabel})`, () => {
       const { jar: laptop } = await signIn();
       const csrfToken = await fetchCsrf(laptop);
       const res = await callRoute(account.action, post("/account", { csrfToken, intent: "passkey-remove", passkeyId: passkey.id }, { jar: laptop }));
-      expect(res).toHaveRedirect("/account?updated=passkey-removed");
+      expect(res).toHaveRedirect("/account?updated=passkey-removed#passkeys");
       expect(await sessionOf(jar)).toBeNull();
       expect((await sessionOf(laptop))?.user.email).toBe("ada@example.com");
     } finally {
@@ -303,7 +303,7 @@ describe(`passkeys (${dbLabel})`, () => {
     const passkey = await testDb().passkey.findFirstOrThrow();
     const csrfToken = await fetchCsrf(jar);
     const removed = await callRoute(account.action, post("/account", { csrfToken, intent: "passkey-remove", passkeyId: passkey.id }, { jar }));
-    expect(removed).toHaveRedirect("/account?updated=passkey-removed");
+    expect(removed).toHaveRedirect("/account?updated=passkey-removed#passkeys");
     expect(await testDb().authEvent.count({ where: { type: "passkey-removed" } })).toBe(1);
     const after = await passkeySignIn(authenticator);
     expect(after.res).toHaveErrorRedirect("WebAuthnVerificationError");
@@ -413,7 +413,7 @@ describe(`/account passkey forms (${dbLabel})`, () => {
   it("renames a passkey; refuses an empty or overlong name (400), another user's passkey (404) and a malformed id (400)", async () => {
     const { jar } = await adaWithPasskey();
     const passkey = await testDb().passkey.findFirstOrThrow();
-    expect(await accountPost(jar, { intent: "passkey-rename", passkeyId: passkey.id, name: "  Work laptop " })).toHaveRedirect("/account?updated=passkey-renamed");
+    expect(await accountPost(jar, { intent: "passkey-rename", passkeyId: passkey.id, name: "  Work laptop " })).toHaveRedirect("/account?updated=passkey-renamed#passkeys");
     expect((await testDb().passkey.findFirstOrThrow()).name).toBe("Work laptop");
 
     const empty = await accountPost(jar, { intent: "passkey-rename", passkeyId: passkey.id, name: "   " });

@@ -271,7 +271,7 @@ describe("/account", () => {
     expect(data.profile).toMatchObject({ email: "ada@example.com", name: "Ada" });
     expect(data.hasPassword).toBe(true);
     const res = await callRoute(accountRoute.action, post("/account", { csrfToken: data.csrfToken, intent: "update-profile", name: "Ada L." }, { jar }));
-    expect(res).toHaveRedirect("/account?updated=profile");
+    expect(res).toHaveRedirect("/account?updated=profile#profile-notice");
     expect(res).toHaveSessionCookie();
     jar.apply(res);
     expect((await (await callRoute(accountRoute.loader, get("/account?updated=profile", { jar }))).json()).notice).toBe("Your profile was saved.");
@@ -300,7 +300,7 @@ describe("/account", () => {
     expect(data.sessions).toHaveLength(2);
     const other = data.sessions.find((s: { current: boolean }) => !s.current);
     const res = await callRoute(accountRoute.action, post("/account", { csrfToken: data.csrfToken, intent: "revoke-session", sessionId: other.id }, { jar: laptop }));
-    expect(res).toHaveRedirect("/account?updated=session");
+    expect(res).toHaveRedirect("/account?updated=session#devices-notice");
     expect(await testDb().session.count()).toBe(1);
     expect(await callRoute(accountRoute.loader, get("/account", { jar: phone }))).toHaveRedirect();
 
