@@ -130,10 +130,11 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
             <dl className="profile">
               <dt>{t("account.email")}</dt>
               <dd id="profile-email">
-                {profile.email ?? t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
+                {profile.email ? <bdi dir="ltr">{profile.email}</bdi> : t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
               </dd>
               <dt>{t("account.name")}</dt>
-              <dd id="profile-name">{profile.name ?? t("account.nameNotSet")}</dd>
+              {/* A name reads in its own direction inside a page of the other (<bdi>: "Ada L." in Arabic). */}
+              <dd id="profile-name">{profile.name ? <bdi>{profile.name}</bdi> : t("account.nameNotSet")}</dd>
               <dt>{t("account.memberSince")}</dt>
               <dd>
                 <LocalTime value={profile.memberSince} />
