@@ -18,18 +18,17 @@ devSteps.push(mailDevStep);
 /**
  * The demo user, once, with a language of its own: an account made by a sign-up keeps its
  * browser's language, and one with none is written to in English (ADR 108), so the demo user
- * takes the language of the machine the developer runs (LC_ALL, LC_MESSAGES or LANG, when the
- * site speaks it; else English). A user who wants another picks it in the language menu.
+ * takes the language of the machine the developer runs (its default locale, e.g. "ar-EG" from
+ * LANG=ar_EG.UTF-8, when the site speaks it; else English). Another is picked in the menu.
  */
-export async function seedDemoUser(env: Record<string, string | undefined>): Promise<void> {
+export async function seedDemoUser(machineTag = Intl.DateTimeFormat().resolvedOptions().locale): Promise<void> {
   const existing = await db().user.findUnique({ where: { email: DEMO_USER.email }, select: { id: true, locale: true } });
   const id = existing?.id ?? (await upsertCredentialsUser(DEMO_USER)).user.id;
-  if (!existing?.locale) await rememberLocale(id, machineLocale(env));
+  if (!existing?.locale) await rememberLocale(id, machineLocale(machineTag));
 }
 
-/** The site's language the machine's locale variables name ("ar_EG.UTF-8" → ar), else English. */
-export function machineLocale(env: Record<string, string | undefined>): Locale {
-  const tag = env.LC_ALL || env.LC_MESSAGES || env.LANG || "";
+/** The site's language a locale tag names ("ar-EG", "fr_FR.UTF-8" → ar, fr), else English. */
+export function machineLocale(tag: string): Locale {
   const primary = tag.split(/[_.@-]/)[0]!.toLowerCase();
   return isLocale(primary) ? primary : DEFAULT_LOCALE;
 }
@@ -42,7 +41,7 @@ export function bootstrapDev(print: (line: string) => void) {
     const { applied } = await migrate({ log: () => {} });
     print(`[vestibule] database: ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `SQLite ${config.dataDir}/vestibule.db`}${applied.length ? `, applied ${applied.length} migration(s)` : ""}`);
     if (config.credentials) {
-      await seedDemoUser(process.env);
+      await seedDemoUser();
       print(`[vestibule] demo user: ${DEMO_USER.email} / password: ${DEMO_USER.password}`);
     }
     for (const step of devSteps) await step(print);

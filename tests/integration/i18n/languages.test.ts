@@ -278,18 +278,18 @@ describe(`languages (${dbLabel})`, () => {
   describe("the demo user of the development start-up", () => {
     it("is seeded with the language of the developer's machine (or English), so its notices are in a language, not left to the default; a language already stored is kept", async () => {
       configure({ ...smtpEnv(smtp.url), AUTH_PASSWORDS: "true" });
-      expect(machineLocale({ LANG: "ar_EG.UTF-8" })).toBe("ar");
-      expect(machineLocale({ LC_ALL: "fr_FR.UTF-8", LANG: "de_DE.UTF-8" })).toBe("fr");
-      expect(machineLocale({ LANG: "C.UTF-8" })).toBe("en");
-      expect(machineLocale({})).toBe("en");
-      await seedDemoUser({ LANG: "ar_EG.UTF-8" });
+      expect(machineLocale("ar-EG")).toBe("ar");
+      expect(machineLocale("fr_FR.UTF-8")).toBe("fr");
+      expect(machineLocale("en-US-u-va-posix")).toBe("en");
+      expect(machineLocale("ja-JP")).toBe("en");
+      await seedDemoUser("ar-EG");
       const demo = await testDb().user.findUniqueOrThrow({ where: { email: DEMO_USER.email } });
       expect(demo.locale).toBe("ar");
       smtp.clear();
       await runWithLocale("en", () => notifySecurityChange(authRequest(get("/account")), demo.id, { kind: "password-changed" }));
       const [message] = await smtp.waitFor(1);
       expect(message!.subject).toBe(runWithLocale("ar", () => t("notice.password-changed.subject", { site: "Vestibule" })));
-      await seedDemoUser({ LANG: "de_DE.UTF-8" });
+      await seedDemoUser("de-DE");
       expect((await testDb().user.findUniqueOrThrow({ where: { email: DEMO_USER.email } })).locale).toBe("ar");
     });
   });

@@ -102,7 +102,7 @@ describe("message catalogues", () => {
 
   it("the German and French texts are not the English ones (a key left untranslated is a bug)", () => {
     // Texts that are the same word in every language (brand names, a code, an address pattern).
-    const same = new Set(["signin.emailPlaceholder", "activity.withMethod", "home.signedInEmail", "outbox.html", "twoFactor.codeLabel", "passkey.heading", "mail.linkLabel", "account.name", "methods.password", "passkey.rename", "account.profile", "signup.nameLabel", "outbox.code", "lifetime.minutes", "error.RateLimited", "password.heading", "signin.passwordLabel", "signup.passwordLabel", "emailCode.newPassword", "password.new", "reset.passwordLabel", "admin.title", "admin.role.admin", "admin.users.name", "admin.actions.heading", "admin.user.sessions"]);
+    const same = new Set(["signin.emailPlaceholder", "activity.withMethod", "home.signedInEmail", "outbox.html", "twoFactor.codeLabel", "passkey.heading", "mail.linkLabel", "account.name", "methods.password", "passkey.rename", "account.profile", "signup.nameLabel", "outbox.code", "lifetime.minutes", "error.RateLimited", "password.heading", "signin.passwordLabel", "signup.passwordLabel", "emailCode.newPassword", "password.new", "reset.passwordLabel", "admin.title", "admin.role.admin", "admin.users.name", "admin.actions.heading", "admin.user.sessions", "passkey.defaultName", "passkey.defaultNameNumbered", "passkey.defaultNameBare", "passkey.defaultNameBareNumbered"]);
     for (const locale of ["de", "fr"] as Locale[]) {
       const messages = messagesOf(locale);
       const untranslated = englishKeys.filter((k) => !same.has(k) && messages[k as keyof typeof en] === en[k as keyof typeof en]);
