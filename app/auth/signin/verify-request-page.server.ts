@@ -36,25 +36,28 @@ export type ResendForm = { action: string; csrfToken: string; email: string; cal
 export async function codeFormFor(
   request: Request,
   type: VerifyRequestType,
-): Promise<{ form: CodeForm | null; address: string | null; resend: ResendForm | null; setCookies: (string | null)[] }> {
+): Promise<{ form: CodeForm | null; address: string | null; resend: ResendForm | null; sentAgain: boolean; setCookies: (string | null)[] }> {
   const ar = authRequest(request);
-  if (!ar.config.emailCode) return { form: null, address: null, resend: null, setCookies: [] };
+  if (!ar.config.emailCode) return { form: null, address: null, resend: null, sentAgain: false, setCookies: [] };
   // The form follows what the cookie names, not the page's type parameter: a sign-up for an address
   // that has an account sends a sign-in e-mail, and the page must look the same for both kinds of
   // address whatever its type says (contract section 15). Sign-in and sign-up codes are typed in
   // the same form; a reset code goes with a new password.
   const reset = type === "reset";
-  const pending = (await readEmailCodeCookie(ar)).find((p) => p.purpose !== "reauth" && (p.purpose === "reset") === reset);
-  if (!pending) return { form: null, address: null, resend: null, setCookies: [] };
+  const mine = (await readEmailCodeCookie(ar)).filter((p) => p.purpose !== "reauth" && (p.purpose === "reset") === reset);
+  const pending = mine[0];
+  if (!pending) return { form: null, address: null, resend: null, sentAgain: false, setCookies: [] };
   // A request used (in another tab, by its link), ended or expired: nothing to type a code for.
   const address = await pendingRequestAddress(pending);
-  if (address === null) return { form: null, address: null, resend: null, setCookies: [] };
+  if (address === null) return { form: null, address: null, resend: null, sentAgain: false, setCookies: [] };
   const csrf = ensureCsrfToken(ar);
   const callbackUrl = pending.callbackUrl ? validateCallbackUrl(pending.callbackUrl, ar.origin) : null;
   // A sign-up's e-mail carries the chosen password with it: asking again means the sign-up form.
   const resendAction = type === "reset" ? `${ar.config.basePath}/forgot-password` : type === "email" ? `${ar.config.basePath}/signin/${EMAIL_PROVIDER_ID}` : null;
   return {
     address,
+    // "Send it again" was pressed (this browser asked more than once, same address): say it went.
+    sentAgain: mine.length > 1 && (await pendingRequestAddress(mine[1]!)) === address,
     resend: resendAction
       ? { action: resendAction, csrfToken: csrf.token, email: address, callbackUrl: type === "reset" ? null : toRelative(callbackUrl ?? `${ar.origin}/`) }
       : null,
@@ -73,7 +76,7 @@ export async function codeFormFor(
 export async function verifyRequestPageData(request: Request) {
   const ar = authRequest(request);
   const type = verifyRequestType(ar.url.searchParams.get("type"));
-  const { form, address, resend, setCookies } = await codeFormFor(request, type);
+  const { form, address, resend, sentAgain, setCookies } = await codeFormFor(request, type);
   // Back to this page once the sign-in it waited for is done (the link used in another tab, the
   // code typed): a signed-in visitor with nothing left to wait for reads that, with the way on —
   // never "check your e-mail" beside the header of a signed-in page.
@@ -84,6 +87,7 @@ export async function verifyRequestPageData(request: Request) {
       type,
       address,
       resend,
+      sentAgain,
       signedInAs,
       linkMaxAge: type === "reset" ? ar.config.passwordResetLinkMaxAge : ar.config.emailTokenMaxAge,
       codeMaxAge: ar.config.emailCodeMaxAge,

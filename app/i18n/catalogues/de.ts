@@ -667,4 +667,5 @@ export const de: Catalogue = {
   "errorPage.VerificationPending.message": "Dieser Anmeldelink wurde bereits verwendet oder ist abgelaufen. Die auf diesem Gerät begonnene Anmeldung wartet noch auf den Code aus Ihrer Authenticator-App (oder einen Passkey): Schließen Sie sie dort ab.",
   "errorPage.VerificationPending.next": "Anmeldung abschließen",
   "signup.passwordAgain": "Ihre Adresse und Ihr Name bleiben so, wie Sie sie eingegeben haben. Zu Ihrer Sicherheit wird das Passwort nie an die Seite zurückgeschickt: Geben Sie es erneut ein.",
+  "verify.sentAgain": "Erneut angefordert: Wenn die Adresse sie empfangen kann, ist eine weitere E-Mail unterwegs. Der Code jeder dieser E-Mails funktioniert hier.",
 };

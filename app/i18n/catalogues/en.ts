@@ -670,6 +670,7 @@ export const en = {
   "errorPage.VerificationPending.message": "This sign-in link was already used or has expired. The sign-in you started on this device still waits for the code from your authenticator app (or a passkey): finish it there.",
   "errorPage.VerificationPending.next": "Finish signing in",
   "signup.passwordAgain": "Your address and name are kept as you typed them. For your safety the password is never sent back to the page: type it again.",
+  "verify.sentAgain": "Asked again: if the address can receive it, another e-mail is on its way. The code of any of them works here.",
 } as const;
 
 /** Every key of the catalogue. */

@@ -667,4 +667,5 @@ export const fr: Catalogue = {
   "errorPage.VerificationPending.message": "Ce lien de connexion a déjà été utilisé ou a expiré. La connexion commencée sur cet appareil attend toujours le code de votre application d’authentification (ou une clé d’accès) : terminez-la là.",
   "errorPage.VerificationPending.next": "Terminer la connexion",
   "signup.passwordAgain": "Votre adresse et votre nom sont conservés tels que vous les avez saisis. Pour votre sécurité, le mot de passe n’est jamais renvoyé à la page : saisissez-le à nouveau.",
+  "verify.sentAgain": "Nouvelle demande envoyée : si l’adresse peut le recevoir, un autre e-mail est en route. Le code de n’importe lequel d’entre eux fonctionne ici.",
 };

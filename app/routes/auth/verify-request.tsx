@@ -23,7 +23,7 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
 
 export default function VerifyRequest({ loaderData }: Route.ComponentProps) {
   const t = useT();
-  const { type, linkLifetime, codeLifetime, codeForm, address, resend, signedInAs } = loaderData;
+  const { type, linkLifetime, codeLifetime, codeForm, address, resend, sentAgain, signedInAs } = loaderData;
   if (signedInAs !== null) {
     return (
       <AuthCard title={t("verify.signedInTitle")}>
@@ -40,6 +40,11 @@ export default function VerifyRequest({ loaderData }: Route.ComponentProps) {
   }
   return (
     <AuthCard title={t("emailCode.checkTitle")}>
+      {sentAgain ? (
+        <p className="notice" role="status" id="verify-sent-again">
+          {t("verify.sentAgain")}
+        </p>
+      ) : null}
       {type === "reset" ? <p>{t("verify.reset")}</p> : type === "signup" ? <p>{t("verify.signup")}</p> : <p>{t("verify.signin")}</p>}
       {address ? (
         <p id="verify-address">

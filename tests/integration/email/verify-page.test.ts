@@ -26,6 +26,7 @@ type VerifyPage = {
   address: string | null;
   resend: { action: string; csrfToken: string; email: string; callbackUrl: string | null } | null;
   signedInAs: string | null;
+  sentAgain: boolean;
   codeForm: unknown;
 };
 
@@ -58,7 +59,13 @@ describe(`the check-your-e-mail page (${dbLabel})`, () => {
     const again = await requestLink(jar, { email: page.resend!.email, callbackUrl: page.resend!.callbackUrl!, csrfToken: page.resend!.csrfToken });
     expect(again).toHaveRedirect(`${ORIGIN}/auth/verify-request?provider=email&type=email`);
     await waitForMessages(smtp.sink, before + 1);
-    expect((await verifyPage(jar)).page.address).toBe("sam@example.com");
+    // The page after "Send it again" says that it went (the first one did not).
+    expect(page.sentAgain).toBe(false);
+    const after = await verifyPage(jar);
+    expect(after.page).toMatchObject({ address: "sam@example.com", sentAgain: true });
+    for (const locale of LOCALES) {
+      expect(textOf(renderPage(verifyRequest, after.path, locale, { loaderData: after.page }))).toContain(runWithLocale(locale, () => t("verify.sentAgain")));
+    }
   });
 
   it("sending again is held by the address's limit, which says so in its own words", async () => {
