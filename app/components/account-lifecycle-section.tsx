@@ -1,5 +1,5 @@
 import { Form, useNavigation } from "react-router";
-import { ACCOUNT_SECTION, accountAt } from "./account-sections";
+import { ACCOUNT_SECTION } from "./account-sections";
 import { useT } from "~/i18n/react";
 import { CsrfField, Field } from "./auth-forms";
 
@@ -28,7 +28,7 @@ export function AccountLifecycleSection({ csrfToken, deleteWord, confirmError }:
       <section className="card" aria-labelledby="delete-heading" id={ACCOUNT_SECTION.deleteAccount}>
         <h2 id="delete-heading">{t("lifecycle.deleteHeading")}</h2>
         <p>{t("lifecycle.deleteIntro")}</p>
-        <Form method="post" action={accountAt(ACCOUNT_SECTION.deleteAccount)} id="account-delete-form">
+        <Form method="post" id="account-delete-form">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="account-delete" />
           <DeleteWordField id="account-delete-confirm" word={deleteWord} error={confirmError} />

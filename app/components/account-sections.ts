@@ -1,9 +1,9 @@
-// The sections of /account, by the id of their card. A form lower on the page posts to
-// `/account#<section>` and a change that a section reports lands there, so that without
-// JavaScript the browser shows the answer — the setup key, the recovery codes, a refusal, the
-// section's notice — where the visitor pressed, not at the top of a long page. With JavaScript,
-// React Router keeps the fragment too and scrolls to it. A change a form of a section made is
-// reported just above that section (`#<section>-notice`), not at the top of the page.
+// The sections of /account, by the id of their card (ADR 114). A change a section's form made
+// lands on its notice, just above the card (`#<section>-notice`), or on the card when the card
+// shows its own notice (passkeys, ways in): without JavaScript the browser opens the page there,
+// not at the top of a long page; with JavaScript React Router scrolls to the fragment. An answer
+// rendered in place (a refusal, the setup key, recovery codes) is focused instead (autofocus),
+// which scrolls to it: a fragment on the form would stop the browser from focusing anything.
 export const ACCOUNT_SECTION = {
   profile: "profile",
   email: "email-change",
@@ -17,7 +17,7 @@ export const ACCOUNT_SECTION = {
 
 export type AccountSection = (typeof ACCOUNT_SECTION)[keyof typeof ACCOUNT_SECTION];
 
-/** `/account?<query>#<section>`: where a form of `section` posts, and where its change lands. */
+/** `/account?<query>#<section>`: where a change reported inside `section` lands. */
 export function accountAt(section: AccountSection, query: Record<string, string> = {}): string {
   const search = new URLSearchParams(query).toString();
   return `/account${search ? `?${search}` : ""}#${section}`;

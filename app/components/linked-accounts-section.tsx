@@ -33,7 +33,7 @@ export function LinkedAccountsSection({ csrfToken, password, emailLink, linked, 
           <li key={a.provider} data-provider={a.provider}>
             <span>{a.name}</span>{" "}
             {a.canUnlink ? (
-              <Form method="post" action={accountAt(ACCOUNT_SECTION.waysIn)} className="inline-form">
+              <Form method="post" className="inline-form">
                 <CsrfField token={csrfToken} />
                 <input type="hidden" name="intent" value="unlink-account" />
                 <input type="hidden" name="provider" value={a.provider} />

@@ -129,7 +129,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
                     })}
                   </div>
                 </div>
-                <Form method="post" action={accountAt(ACCOUNT_SECTION.passkeys)} className="inline-form">
+                <Form method="post" className="inline-form">
                   <CsrfField token={csrfToken} />
                   <input type="hidden" name="intent" value="passkey-rename" />
                   <input type="hidden" name="passkeyId" value={p.id} />
@@ -152,7 +152,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
                     {t("passkey.rename")}
                   </button>
                 </Form>
-                <Form method="post" action={accountAt(ACCOUNT_SECTION.passkeys)} className="inline-form">
+                <Form method="post" className="inline-form">
                   <CsrfField token={csrfToken} />
                   <input type="hidden" name="intent" value="passkey-remove" />
                   <input type="hidden" name="passkeyId" value={p.id} />

@@ -1,6 +1,6 @@
 import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
-import { ACCOUNT_SECTION, accountAt } from "./account-sections";
+import { ACCOUNT_SECTION } from "./account-sections";
 import { CsrfField } from "./auth-forms";
 import { useDescribeDevice } from "./device";
 import { LocalTime } from "./local-time";
@@ -50,7 +50,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
                 </div>
               ) : null}
             </div>
-            <Form method="post" action={accountAt(ACCOUNT_SECTION.sessions)}>
+            <Form method="post">
               <CsrfField token={csrfToken} />
               <input type="hidden" name="intent" value="revoke-session" />
               <input type="hidden" name="sessionId" value={s.id} />
@@ -62,7 +62,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
         ))}
       </ul>
       {others ? (
-        <Form method="post" action={accountAt(ACCOUNT_SECTION.sessions)}>
+        <Form method="post">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="revoke-others" />
           <button type="submit" className="button danger inline">
@@ -70,7 +70,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
           </button>
         </Form>
       ) : null}
-      <Form method="post" action={accountAt(ACCOUNT_SECTION.sessions)}>
+      <Form method="post">
         <CsrfField token={csrfToken} />
         <input type="hidden" name="intent" value="revoke-all" />
         <button type="submit" className="button danger inline">
