@@ -1,4 +1,5 @@
 import { Form, useNavigation } from "react-router";
+import { ACCOUNT_SECTION } from "./account-sections";
 import { useT } from "~/i18n/react";
 import { CsrfField, Field } from "./auth-forms";
 
@@ -24,7 +25,7 @@ export function AccountLifecycleSection({ csrfToken, deleteWord, confirmError }:
         </form>
       </section>
 
-      <section className="card" aria-labelledby="delete-heading">
+      <section className="card" aria-labelledby="delete-heading" id={ACCOUNT_SECTION.deleteAccount}>
         <h2 id="delete-heading">{t("lifecycle.deleteHeading")}</h2>
         <p>{t("lifecycle.deleteIntro")}</p>
         <Form method="post" id="account-delete-form">

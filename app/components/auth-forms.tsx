@@ -20,6 +20,7 @@ export function DocumentForm({
   className,
   id,
   buttonRef,
+  inline = false,
 }: {
   action: string;
   label: string;
@@ -29,6 +30,8 @@ export function DocumentForm({
   id?: string;
   /** For a page that moves the focus to the button (the sign-in page's second step). */
   buttonRef?: Ref<HTMLButtonElement>;
+  /** A button as wide as its words, like the other buttons of /account (the sign-in pages' fill their card). */
+  inline?: boolean;
 }) {
   const [pending, setPending] = useState(false);
   const onSubmit = (event: FormEvent<HTMLFormElement>) => {
@@ -38,7 +41,7 @@ export function DocumentForm({
   return (
     <Form method="post" action={action} reloadDocument onSubmit={onSubmit} className={className} id={id}>
       {children}
-      <button type="submit" className="button" aria-disabled={pending || undefined} ref={buttonRef}>
+      <button type="submit" className={inline ? "button inline" : "button"} aria-disabled={pending || undefined} ref={buttonRef}>
         {pending ? pendingLabel : label}
       </button>
     </Form>

@@ -1,4 +1,5 @@
 import { Form, useNavigation } from "react-router";
+import { ACCOUNT_SECTION } from "./account-sections";
 import { MAX_EMAIL_ADDRESS_LENGTH } from "~/auth/core/email-address";
 import { CsrfField, Field } from "./auth-forms";
 import { useT } from "~/i18n/react";
@@ -27,7 +28,7 @@ export function EmailChangeSection({
   const busy = navigation.state !== "idle" && navigation.formData?.get("intent") === "change-email";
   const title = current ? t("emailChange.changeTitle") : t("emailChange.addTitle");
   return (
-    <section className="card" aria-labelledby="email-change-heading">
+    <section className="card" aria-labelledby="email-change-heading" id={ACCOUNT_SECTION.email}>
       <h2 id="email-change-heading">{title}</h2>
       {sentTo ? (
         <p className="notice" role="status" id="email-change-sent">

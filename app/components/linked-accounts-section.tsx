@@ -1,4 +1,5 @@
 import { Form } from "react-router";
+import { ACCOUNT_SECTION, accountAt } from "./account-sections";
 import { CsrfField, DocumentForm } from "./auth-forms";
 import { useT } from "~/i18n/react";
 
@@ -18,7 +19,7 @@ type Props = {
 export function LinkedAccountsSection({ csrfToken, password, emailLink, linked, linkable, notice }: Props) {
   const t = useT();
   return (
-    <section className="card" aria-labelledby="methods-heading">
+    <section className="card" aria-labelledby="methods-heading" id={ACCOUNT_SECTION.waysIn}>
       <h2 id="methods-heading">{t("methods.heading")}</h2>
       {notice ? (
         <p className="notice" role="status" id="linked-accounts-notice">
@@ -49,9 +50,9 @@ export function LinkedAccountsSection({ csrfToken, password, emailLink, linked, 
       {linkable.length ? (
         <div className="stack" id="link-accounts">
           {linkable.map((p) => (
-            <DocumentForm key={p.id} action={p.signinUrl} label={t("methods.link", { name: p.name })} pendingLabel={t("signin.redirectingTo", { name: p.name })}>
+            <DocumentForm key={p.id} inline action={p.signinUrl} label={t("methods.link", { name: p.name })} pendingLabel={t("signin.redirectingTo", { name: p.name })}>
               <CsrfField token={csrfToken} />
-              <input type="hidden" name="callbackUrl" value={`/account?updated=linked&provider=${encodeURIComponent(p.id)}`} />
+              <input type="hidden" name="callbackUrl" value={accountAt(ACCOUNT_SECTION.waysIn, { updated: "linked", provider: p.id })} />
             </DocumentForm>
           ))}
         </div>

@@ -1,4 +1,4 @@
-import { useEffect, useState, type ReactNode } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import { useT } from "~/i18n/react";
 import { isCancelled, passkeysSupported } from "./passkey-client";
 
@@ -53,6 +53,18 @@ export function PasskeyButton({
   const [support, setSupport] = useState<"unknown" | "yes" | "no">("unknown");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // One ceremony per press: a double click does not start a second one.
+  const running = useRef(false);
+  // Back to this page from the browser's cache after the answer was sent: the button works again.
+  useEffect(() => {
+    const shown = (event: PageTransitionEvent) => {
+      if (!event.persisted) return;
+      running.current = false;
+      setBusy(false);
+    };
+    window.addEventListener("pageshow", shown);
+    return () => window.removeEventListener("pageshow", shown);
+  }, []);
 
   useEffect(() => {
     let active = true;
@@ -72,11 +84,14 @@ export function PasskeyButton({
 
   if (support !== "yes") return <PasskeyUnavailable support={support} noBrowser={noBrowser} needsJs={needsJs} />;
   const run = async () => {
+    if (running.current) return;
+    running.current = true;
     setBusy(true);
     setError(null);
     try {
       await start();
     } catch (e) {
+      running.current = false;
       setBusy(false);
       if (!isCancelled(e)) setError(failed);
     }

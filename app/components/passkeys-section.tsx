@@ -1,4 +1,5 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
+import { ACCOUNT_SECTION, accountAt } from "./account-sections";
 import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
 import { CsrfField } from "./auth-forms";
@@ -38,11 +39,24 @@ const REFUSALS: Record<string, "passkey.refusedSignIn" | "passkey.refusedSignInA
  * The "Add a passkey" button. Passkeys need JavaScript (the browser's WebAuthn call): without it,
  * or in a browser without WebAuthn, the button is not there and a sentence says so.
  */
-export function AddPasskeyButton({ csrfToken, label, callbackUrl = "/account?updated=passkey-added" }: { csrfToken: string; label?: string; callbackUrl?: string }) {
+export function AddPasskeyButton({ csrfToken, label, callbackUrl = accountAt(ACCOUNT_SECTION.passkeys, { updated: "passkey-added" }) }: { csrfToken: string; label?: string; callbackUrl?: string }) {
   const t = useT();
   const [support, setSupport] = useState<"unknown" | "yes" | "no">("unknown");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // One ceremony per press: a second click (a double click) while one runs, or once its answer is
+  // on its way, does nothing — each would make the authenticator create another passkey.
+  const running = useRef(false);
+  // Back to this page from the browser's cache after the answer was sent: the button works again.
+  useEffect(() => {
+    const shown = (event: PageTransitionEvent) => {
+      if (!event.persisted) return;
+      running.current = false;
+      setBusy(false);
+    };
+    window.addEventListener("pageshow", shown);
+    return () => window.removeEventListener("pageshow", shown);
+  }, []);
   useEffect(() => {
     passkeysSupported().then(
       (s) => setSupport(s.webauthn ? "yes" : "no"),
@@ -51,11 +65,14 @@ export function AddPasskeyButton({ csrfToken, label, callbackUrl = "/account?upd
   }, []);
   if (support !== "yes") return <PasskeyUnavailable support={support} noBrowser={t("passkey.noBrowser")} needsJs={t("passkey.needsJs")} />;
   const add = async () => {
+    if (running.current) return;
+    running.current = true;
     setBusy(true);
     setError(null);
     try {
       await registerPasskey(csrfToken, callbackUrl);
     } catch (e) {
+      running.current = false;
       setBusy(false);
       // A refusal the server explains (a session that has not passed the second factor, ADR 045) says why.
       if (!isCancelled(e)) {
@@ -83,7 +100,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
   const t = useT();
   if (!enabled && passkeys.length === 0) return null;
   return (
-    <section className="card" aria-labelledby="passkeys-heading" id="passkeys">
+    <section className="card" aria-labelledby="passkeys-heading" id={ACCOUNT_SECTION.passkeys}>
       <h2 id="passkeys-heading">{t("passkey.heading")}</h2>
       {notice ? (
         <p className="notice" role="status" id="passkeys-notice">

@@ -1,4 +1,5 @@
 import { Form, useNavigation } from "react-router";
+import { ACCOUNT_SECTION } from "./account-sections";
 import { CsrfField, Field } from "./auth-forms";
 import { useT } from "~/i18n/react";
 
@@ -32,7 +33,7 @@ export function PasswordSection({
   };
   const hint = t("password.hint", { min: minLength });
   return (
-    <section className="card" aria-labelledby="password-heading">
+    <section className="card" aria-labelledby="password-heading" id={ACCOUNT_SECTION.password}>
       <h2 id="password-heading">{t("password.heading")}</h2>
       {!hasPassword ? (
         <Form method="post" id="password-set-form">

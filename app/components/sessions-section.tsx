@@ -1,5 +1,6 @@
 import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
+import { ACCOUNT_SECTION } from "./account-sections";
 import { CsrfField } from "./auth-forms";
 import { useDescribeDevice } from "./device";
 import { LocalTime } from "./local-time";
@@ -29,7 +30,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
   const describeDevice = useDescribeDevice();
   const others = sessions.some((s) => !s.current);
   return (
-    <section className="card" aria-labelledby="sessions-heading">
+    <section className="card" aria-labelledby="sessions-heading" id={ACCOUNT_SECTION.sessions}>
       <h2 id="sessions-heading">{t("sessions.heading")}</h2>
       <ul className="sessions" id="sessions">
         {sessions.map((s) => (

@@ -4,8 +4,10 @@ import type { Translate } from "~/i18n/react";
  * "Signed in with a password", "Signed in with GitHub" — words a visitor knows, not provider names
  * like "Credentials". `type` is the provider's kind, `name` its name (for OAuth, "GitHub").
  */
+// `type` "reset": a session begun by a password reset (sessionSignInKind in app/auth/two-factor).
 export function describeMethod(t: Translate, type: string | null, name: string): string {
   if (type === "credentials") return t("via.credentials");
+  if (type === "reset") return t("via.reset");
   if (type === "email") return t("via.email");
   if (type === "webauthn") return t("via.webauthn");
   return t("via.oauth", { name });
@@ -18,6 +20,7 @@ export function describeMethod(t: Translate, type: string | null, name: string):
  */
 export function methodLabel(t: Translate, type: string | null, name: string): string {
   if (type === "credentials") return t("method.credentials");
+  if (type === "reset") return t("method.reset");
   if (type === "email") return t("method.email");
   if (type === "webauthn") return t("method.webauthn");
   return name;

@@ -1,4 +1,6 @@
+import { useEffect, useRef } from "react";
 import { Form } from "react-router";
+import { ACCOUNT_SECTION } from "./account-sections";
 import { CsrfField, Field } from "./auth-forms";
 import { CopyButton } from "./copy-button";
 import { useT } from "~/i18n/react";
@@ -63,11 +65,19 @@ function CodeForm({ csrfToken, intent, id, label, button, error, danger }: { csr
 export function TwoFactorSection({ csrfToken, enabled, recoveryCodesLeft, setup, recoveryCodes, intent, codeError }: Props) {
   const t = useT();
   const errorFor = (name: string) => (intent === name ? codeError : null);
+  // With JavaScript the answer renders in place without a page load, and React focuses only form
+  // fields by `autoFocus`: the set-up or the codes are focused here, which scrolls to them.
+  const answer = useRef<HTMLDivElement>(null);
+  const shown = recoveryCodes ? recoveryCodes.join() : setup && !codeError ? setup.secret : null;
+  useEffect(() => {
+    if (shown) answer.current?.focus();
+  }, [shown]);
   return (
-    <section className="card" aria-labelledby="two-factor-heading" id="two-factor">
+    <section className="card" aria-labelledby="two-factor-heading" id={ACCOUNT_SECTION.twoFactor}>
       <h2 id="two-factor-heading">{t("twoFactor.title")}</h2>
       {recoveryCodes ? (
-        <div id="recovery-codes">
+        // Shown in answer to a form of this card: focused, so the page opens here (ADR 114).
+        <div id="recovery-codes" tabIndex={-1} autoFocus ref={answer}>
           <p role="status">{t.rich("twoFactor.saveCodes", { strong: (c) => <strong>{c}</strong> })}</p>
           <ul className="recovery-codes">
             {recoveryCodes.map((code) => (
@@ -88,7 +98,8 @@ export function TwoFactorSection({ csrfToken, enabled, recoveryCodesLeft, setup,
           <CodeForm csrfToken={csrfToken} intent="totp-disable" id="totp-disable-code" label={t("twoFactor.disableLabel")} button={t("twoFactor.disableButton")} error={errorFor("totp-disable")} danger />
         </>
       ) : setup ? (
-        <div id="totp-setup">
+        // The set-up opens here, unless a refused code's field takes the focus instead (ADR 114).
+        <div id="totp-setup" tabIndex={-1} autoFocus={codeError ? undefined : true} ref={recoveryCodes ? undefined : answer}>
           <p>{t("twoFactor.scan")}</p>
           <QrCode qr={setup.qr} />
           <p>

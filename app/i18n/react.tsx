@@ -40,17 +40,27 @@ export type Translate = ((key: MessageKey, values?: MessageValues) => string) & 
   rich(key: MessageKey, values: RichValues): ReactNode;
 };
 
+/**
+ * An e-mail address put into a sentence of a right-to-left page reads as one left-to-right run:
+ * "pen@example.com." must not become ".pen@example.com" in Arabic. Unicode's first-strong
+ * isolate does that without markup, in any attribute or text. (Left-to-right pages need none.)
+ */
+function isolateAddress<V extends Record<string, unknown> | undefined>(dir: "ltr" | "rtl", values: V): V {
+  if (dir !== "rtl" || !values || typeof values.address !== "string") return values;
+  return { ...values, address: `\u2068${values.address}\u2069` };
+}
+
 /** `t(key, values)` in the page's language (English outside the layout's provider, e.g. in a test). */
 export function useT(): Translate {
-  const { locale, messages } = useContext(LanguageContext);
+  const { locale, dir, messages } = useContext(LanguageContext);
   return useMemo<Translate>(() => {
-    const t = ((key, values) => formatMessage(locale, messages, key, values)) as Translate;
+    const t = ((key, values) => formatMessage(locale, messages, key, isolateAddress(dir, values))) as Translate;
     t.rich = (key, values) => {
       const parts = formatRich<ReactNode>(locale, messages, key, values as never);
       return Array.isArray(parts) ? parts.map((part, i) => <Fragment key={i}>{part}</Fragment>) : parts;
     };
     return t;
-  }, [locale, messages]);
+  }, [locale, dir, messages]);
 }
 
 /** The page's language code ("en", "ar", …) and writing direction. */

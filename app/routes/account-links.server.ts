@@ -2,6 +2,7 @@
 // to /auth/signin/<id> while signed in, which links on return: app/auth/oauth/link.server.ts), and
 // the "unlink-account" intent, refused when it would remove the last way to sign in.
 import { data, redirect } from "react-router";
+import { ACCOUNT_SECTION, accountAt } from "~/components/account-sections";
 import { t } from "~/i18n/t.server";
 import { z } from "zod";
 import { type AuthRequest } from "~/auth/core";
@@ -62,5 +63,5 @@ export async function unlinkAccountIntent(ar: AuthRequest, session: CurrentSessi
   if (result === "not-linked") return data({ formError: t("methods.notLinked"), fieldErrors: {} }, { status: 404 });
   // This session was started with that account: it ended with the others (contract section 13).
   if (session.sessionId && endedSessions.includes(session.sessionId)) await signedOutByRemoval(ar);
-  throw redirect(`/account?${new URLSearchParams({ updated: "unlinked", provider: parsed.data.provider })}`);
+  throw redirect(accountAt(ACCOUNT_SECTION.waysIn, { updated: "unlinked", provider: parsed.data.provider }));
 }

@@ -3,6 +3,7 @@
 // Removing one goes through the atomic "remove a way to sign in" rule (ADR 026): the last way in
 // is refused.
 import { data, redirect } from "react-router";
+import { ACCOUNT_SECTION, accountAt } from "~/components/account-sections";
 import { eventSource, recordEvent } from "~/auth/accounts";
 import { reauthUrl, type AuthRequest } from "~/auth/core";
 import { t } from "~/i18n/t.server";
@@ -42,7 +43,7 @@ export async function passkeysData(ar: AuthRequest, userId: string, recent: bool
     })),
     offer: enabled && passkeys.length === 0 && recent,
     signInAgain: enabled && !recent,
-    signInAgainUrl: reauthUrl(ar, "/account#passkeys"),
+    signInAgainUrl: reauthUrl(ar, accountAt(ACCOUNT_SECTION.passkeys)),
     notice:
       updated === "passkey-added"
         ? t("passkey.added")
@@ -72,7 +73,7 @@ export async function passkeyIntent(ar: AuthRequest, session: CurrentSession, bo
       return data({ formError: t("passkey.notFound"), fieldErrors: {} }, { status: 404 });
     }
     await recordEvent("passkey-renamed", { userId, ...eventSource(ar), detail: { provider: "passkey" } });
-    throw redirect("/account?updated=passkey-renamed");
+    throw redirect(accountAt(ACCOUNT_SECTION.passkeys, { updated: "passkey-renamed" }));
   }
   const parsed = PasskeyRemove.safeParse(body);
   if (!parsed.success) return unknownRequest();
@@ -81,5 +82,5 @@ export async function passkeyIntent(ar: AuthRequest, session: CurrentSession, bo
   if (result === "not-found") return data({ formError: t("passkey.notFound"), fieldErrors: {} }, { status: 404 });
   // This session was started with that passkey: it ended with the others (contract section 13).
   if (session.sessionId && endedSessions.includes(session.sessionId)) await signedOutByRemoval(ar);
-  throw redirect("/account?updated=passkey-removed");
+  throw redirect(accountAt(ACCOUNT_SECTION.passkeys, { updated: "passkey-removed" }));
 }

@@ -1,6 +1,7 @@
 // The /account action's password intents (contract section 15), kept here so account.server.ts
 // only dispatches: app/auth/passwords answers in plain data, this wraps it for the page.
 import { data, redirect } from "react-router";
+import { accountNoticeAt } from "~/components/account-sections";
 import { headersWith, type AuthRequest } from "~/auth/core";
 import type { CurrentSession } from "~/auth/core/session.server";
 import { passwordIntent, type PasswordIntentResult } from "~/auth/passwords";
@@ -9,7 +10,7 @@ type Intent = Extract<PasswordIntentResult, { ok: false }>["intent"];
 
 export async function passwordIntentResponse(ar: AuthRequest, session: CurrentSession, intent: Intent, body: Record<string, unknown>) {
   const result = await passwordIntent(ar, session, intent, body);
-  if (result.ok) throw redirect(`/account?updated=${result.notice}`, { headers: headersWith(result.setCookies) });
+  if (result.ok) throw redirect(accountNoticeAt(result.notice), { headers: headersWith(result.setCookies) });
   const headers = new Headers();
   if (result.retryAfterSeconds !== undefined) headers.set("Retry-After", String(result.retryAfterSeconds));
   return data(

@@ -2,6 +2,7 @@
 // recovery-codes), kept here so account.server.ts only dispatches: app/auth/two-factor answers in
 // plain outcomes, this wraps them in react-router's data() for the page.
 import { data, redirect } from "react-router";
+import { accountNoticeAt } from "~/components/account-sections";
 import { t } from "~/i18n/t.server";
 import { addSessionFactors, type AuthRequest, type CurrentSession } from "~/auth/core";
 import { confirmTotp, disableTotp, replaceRecoveryCodes, startTotp, type EnrolmentOutcome } from "~/auth/two-factor";
@@ -47,7 +48,7 @@ export async function twoFactorIntent(ar: AuthRequest, session: CurrentSession, 
       { status: outcome.status },
     );
   }
-  if (outcome.disabled) throw redirect("/account?updated=two-factor-off");
+  if (outcome.disabled) throw redirect(accountNoticeAt("two-factor-off"));
   // Under AUTH_REQUIRE_MFA the session that turned the second factor on proved it with the code:
   // it goes on as a two-factor session (ADR 104). In place, not renewed under a new id: this same
   // request renders the page with the recovery codes, and its loader reads the session it carries.

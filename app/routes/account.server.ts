@@ -1,5 +1,6 @@
 // The /account page: profile, linked sign-in methods, and where the user is signed in.
 import { data, redirect } from "react-router";
+import { accountNoticeAt, noticeSectionOf } from "~/components/account-sections";
 import { z } from "zod";
 import { db } from "~/db/client.server";
 import { eventSource, notifySecurityChange, recentEvents, recordEvent, secondFactorSetupPending, updateSessionData } from "~/auth/accounts";
@@ -28,7 +29,7 @@ import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
 import { passkeyIntent, passkeysData } from "./account-passkeys.server";
 import { isTwoFactorIntent, twoFactorIntent } from "./account-two-factor.server";
-import { twoFactorStatus } from "~/auth/two-factor";
+import { sessionSignInKind, twoFactorStatus } from "~/auth/two-factor";
 import { idField } from "~/auth/core/ids";
 import { isPasswordIntent, passwordMinimumLength } from "~/auth/passwords";
 import { passwordIntentResponse } from "./account-password.server";
@@ -108,7 +109,7 @@ export async function accountPageData(request: Request) {
       current: s.current,
       userAgent: s.userAgent,
       method: methodName(s.method),
-      methodType: methodType(s.method),
+      methodType: s.method ? sessionSignInKind(methodType(s.method)!, s.factors) : null,
       factors: s.factors,
       createdAt: s.createdAt.toISOString(),
       lastUsedAt: s.lastUsedAt.toISOString(),
@@ -121,11 +122,13 @@ export async function accountPageData(request: Request) {
       ip: e.ip,
       userAgent: e.userAgent,
       method: methodName(e.provider),
-      methodType: methodType(e.provider),
+      methodType: e.provider ? sessionSignInKind(methodType(e.provider)!, e.factors) : null,
     })),
     recoveryCodeUsed,
     // The word the deletion form asks for, in this page's language (ADR 086).
     deleteWord: confirmationWord(),
+    // A change made by a section's form is reported just above that section; others at the top.
+    noticeSection: noticeSectionOf(updated),
     notice:
       updated === "profile"
         ? t("account.noticeProfile")
@@ -235,7 +238,7 @@ export async function accountAction(request: Request) {
       const message = result.refusal ? nameRefusalMessage(result.refusal, "account.nameEmpty") : t("common.unknownRequest");
       return data({ formError: null, fieldErrors: { [result.field || "name"]: message } }, { status: 400 });
     }
-    throw redirect("/account?updated=profile", { headers: headersWith(result.setCookies) });
+    throw redirect(accountNoticeAt("profile"), { headers: headersWith(result.setCookies) });
   }
 
   if (input.intent === "revoke-session") {
@@ -247,7 +250,7 @@ export async function accountAction(request: Request) {
       const ended = await endSession(ar);
       throw redirect("/", { headers: signedOutHeaders(ended.setCookies) });
     }
-    throw redirect("/account?updated=session");
+    throw redirect(accountNoticeAt("session"));
   }
 
   if (input.intent === "revoke-app") {
@@ -263,7 +266,7 @@ export async function accountAction(request: Request) {
     await recordEvent("session-revoked", { userId: session.userId, ...eventSource(ar), detail: { scope: "others", count } });
     await notifySecurityChange(ar, session.userId, { kind: "sessions-ended", scope: "others" });
     // This device's jwt cookie is issued again after the cut-off the revocation wrote.
-    throw redirect("/account?updated=others", { headers: headersWith(await reissueSession(ar)) });
+    throw redirect(accountNoticeAt("others"), { headers: headersWith(await reissueSession(ar)) });
   }
 
   // revoke-all: every session of the user, of both strategies, this one included.

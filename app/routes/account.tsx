@@ -1,4 +1,5 @@
 import { data, Form, useNavigation } from "react-router";
+import { ACCOUNT_SECTION, noticeAnchor, type AccountSection } from "~/components/account-sections";
 import { CsrfField, Field } from "~/components/auth-forms";
 import { EmailChangeSection } from "~/components/email-change-section";
 import { ActivitySection } from "~/components/activity-section";
@@ -58,10 +59,21 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
   return { intent: actionData.passwordIntent, field, message: String(message) };
 }
 
+/** A section's notice, just above its card: where `#<section>-notice` lands. */
+function SectionNotice({ section, notice }: { section: AccountSection; notice: { section: AccountSection | null; text: string | null } }) {
+  if (!notice.text || notice.section !== section) return null;
+  return (
+    <p className="notice" role="status" id={noticeAnchor(section)} tabIndex={-1}>
+      {notice.text}
+    </p>
+  );
+}
+
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, apps, events, notice, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord, secondFactorSetup } = loaderData;
+  const { csrfToken, profile, sessions, apps, events, notice, noticeSection, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord, secondFactorSetup } = loaderData;
   const t = useT();
   const navigation = useNavigation();
+  const shownNotice = { section: noticeSection, text: notice };
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
 
@@ -69,7 +81,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
     <main>
       <PageTitle page={t("account.title")} />
       <h1>{t("account.title")}</h1>
-      {notice ? (
+      {notice && !noticeSection ? (
         <p className="notice" role="status">
           {notice}
         </p>
@@ -113,15 +125,17 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       ) : null}
       {secondFactorSetup ? null : (
         <>
-          <section className="card" aria-labelledby="profile-heading">
+          <SectionNotice section={ACCOUNT_SECTION.profile} notice={shownNotice} />
+          <section className="card" aria-labelledby="profile-heading" id={ACCOUNT_SECTION.profile}>
             <h2 id="profile-heading">{t("account.profile")}</h2>
             <dl className="profile">
               <dt>{t("account.email")}</dt>
               <dd id="profile-email">
-                {profile.email ?? t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
+                {profile.email ? <bdi dir="ltr">{profile.email}</bdi> : t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
               </dd>
               <dt>{t("account.name")}</dt>
-              <dd id="profile-name">{profile.name ?? t("account.nameNotSet")}</dd>
+              {/* A name reads in its own direction inside a page of the other (<bdi>: "Ada L." in Arabic). */}
+              <dd id="profile-name">{profile.name ? <bdi>{profile.name}</bdi> : t("account.nameNotSet")}</dd>
               <dt>{t("account.memberSince")}</dt>
               <dd>
                 <LocalTime value={profile.memberSince} />
@@ -149,6 +163,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
           <LinkedAccountsSection csrfToken={csrfToken} {...ways} />
 
           {/* Turning the second factor off was refused for a short password: the change form asks for the single-factor floor (ADR 084). */}
+          <SectionNotice section={ACCOUNT_SECTION.password} notice={shownNotice} />
           <PasswordSection
             csrfToken={csrfToken}
             hasPassword={hasPassword}
@@ -160,6 +175,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
 
       <PasskeysSection csrfToken={csrfToken} {...passkeys} renameError={passkeyRenameError(actionData)} />
 
+      <SectionNotice section={ACCOUNT_SECTION.twoFactor} notice={shownNotice} />
       <TwoFactorSection
         csrfToken={csrfToken}
         {...twoFactor}
@@ -171,6 +187,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
 
       {secondFactorSetup ? null : (
         <>
+          <SectionNotice section={ACCOUNT_SECTION.sessions} notice={shownNotice} />
           <SessionsSection csrfToken={csrfToken} sessions={sessions} />
           {apps ? <AppsSection csrfToken={csrfToken} apps={apps} /> : null}
           <ActivitySection events={events} />

@@ -25,7 +25,7 @@ import { wantsJsonRedirect } from "~/auth/core/respond.server";
 import { ID_PATTERN } from "~/auth/core/ids";
 import { sendPasswordResetFor } from "~/auth/passwords";
 import { accountDeletedHooks, findProvider, methodLabel } from "~/auth/signin";
-import { turnOffSecondFactorFor } from "~/auth/two-factor";
+import { sessionSignInKind, turnOffSecondFactorFor } from "~/auth/two-factor";
 import { t } from "~/i18n/t.server";
 import { visibleName } from "~/auth/core/display-text";
 import { jsonResponse } from "~/auth/core/respond.server";
@@ -169,11 +169,11 @@ export async function adminLoader(request: Request) {
         kind: s.kind,
         userAgent: s.userAgent,
         method: methodName(s.method),
-        methodType: methodType(s.method),
+        methodType: s.method ? sessionSignInKind(methodType(s.method)!, s.factors) : null,
         createdAt: s.createdAt.toISOString(),
         lastUsedAt: s.lastUsedAt.toISOString(),
       })),
-      events: events.map((e) => ({ id: e.id, type: e.type, at: e.at.toISOString(), ip: e.ip, userAgent: e.userAgent, method: methodName(e.provider), methodType: methodType(e.provider) })),
+      events: events.map((e) => ({ id: e.id, type: e.type, at: e.at.toISOString(), ip: e.ip, userAgent: e.userAgent, method: methodName(e.provider), methodType: e.provider ? sessionSignInKind(methodType(e.provider)!, e.factors) : null })),
     },
     { headers },
   );

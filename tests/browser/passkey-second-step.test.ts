@@ -59,7 +59,7 @@ describe("the passkey as the second step of a password sign-in, under required M
     await waitForHydration(page);
     await page.locator("#second-factor-required").waitFor();
     await page.getByRole("button", { name: "Add a passkey" }).click();
-    await page.waitForURL(`${app.url}/account?updated=passkey-added`);
+    await page.waitForURL(`${app.url}/account?updated=passkey-added#passkeys`);
     const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
     expect(credentials).toHaveLength(1);
     await page.goto(`${app.url}/`);

@@ -55,7 +55,7 @@ describe("re-authentication in Chromium", () => {
       await signInToAccount(page);
       await waitForHydration(page);
       await page.getByRole("button", { name: "Add a passkey for next time" }).click();
-      await page.waitForURL(`${app.url}/account?updated=passkey-added`);
+      await page.waitForURL(`${app.url}/account?updated=passkey-added#passkeys`);
 
       await gotoHydrated(page, `${app.url}/auth/reauth?callbackUrl=%2Faccount%3Fback%3D1`);
       await expect(page.locator("h1").textContent()).resolves.toBe("Confirm it is you");

@@ -17,7 +17,8 @@ const PASSWORD = "correct horse battery";
 
 const LANGUAGES = {
   de: { dir: "ltr", chooseMethod: (a: string) => `Anmeldung als ${a}. Wählen Sie, wie Sie fortfahren möchten.`, change: "Ändern" },
-  ar: { dir: "rtl", chooseMethod: (a: string) => `تسجيل الدخول باسم ${a}. اختر طريقة المتابعة.`, change: "تغيير" },
+  // In a right-to-left page the address is isolated (U+2068 … U+2069), so its full stop stays after it.
+  ar: { dir: "rtl", chooseMethod: (a: string) => `تسجيل الدخول باسم \u2068${a}\u2069. اختر طريقة المتابعة.`, change: "تغيير" },
 } as const;
 type Lang = keyof typeof LANGUAGES;
 

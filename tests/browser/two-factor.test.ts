@@ -123,10 +123,10 @@ for (const javaScriptEnabled of [false, true]) {
 
       // Turning it off needs a current code: a used recovery code is refused, an unused one works.
       if (javaScriptEnabled) await waitForHydration(page);
-      await page.getByLabel("Current code (to turn it off)").fill(recoveryCodes[0]!);
+      await page.getByLabel("Current code from your authenticator app, or a recovery code (to turn it off)").fill(recoveryCodes[0]!);
       await page.getByRole("button", { name: "Turn off two-step verification" }).click();
       await page.locator("#totp-disable-code-error").waitFor();
-      await page.getByLabel("Current code (to turn it off)").fill(recoveryCodes[1]!);
+      await page.getByLabel("Current code from your authenticator app, or a recovery code (to turn it off)").fill(recoveryCodes[1]!);
       await page.getByRole("button", { name: "Turn off two-step verification" }).click();
       await page.getByText("The second factor was turned off.").waitFor();
       await expect(page.locator("#two-factor-status").textContent()).resolves.toContain("Off");

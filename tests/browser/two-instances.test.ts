@@ -157,7 +157,7 @@ describe.skipIf(unreachable !== null).each(["jwt", "database"] as const)("two in
     const answeredAt = Date.now();
     await revoke.body?.cancel();
     expect(revoke.status).toBe(302);
-    expect(revoke.headers.get("Location")).toBe("/account?updated=session");
+    expect(revoke.headers.get("Location")).toBe("/account?updated=session#devices-notice");
 
     // A refuses it at once; B within the bound.
     expect(await sessionUser(a, ended.jar)).toBeNull();

@@ -77,7 +77,8 @@ export function eventSource(ar: AuthRequest): { ip: string | null; userAgent: st
   return { ip: clientAddress(ar), userAgent: ar.request.headers.get("User-Agent") };
 }
 
-export type RecentEvent = { id: string; type: string; at: Date; ip: string | null; userAgent: string | null; provider: string | null };
+/** `factors`: what a sign-in proved (its detail's amr-like names), so its method is named truly; else empty. */
+export type RecentEvent = { id: string; type: string; at: Date; ip: string | null; userAgent: string | null; provider: string | null; factors: string[] };
 
 /** Who is looking at a user's events: the user themself (their account page, their export), or an operator. */
 export type EventViewer = "owner" | "operator";
@@ -104,7 +105,7 @@ export function ownersView<E extends { ip: string | null; userAgent: string | nu
   return { ...event, ip: null, userAgent: null, detail: rest };
 }
 
-/** The user's latest events, newest first; of each detail only the provider id is shown. */
+/** The user's latest events, newest first; of each detail only the provider id and a sign-in's factors are shown. */
 export async function recentEvents(userId: string, take = RECENT_EVENTS, viewer: EventViewer = "owner"): Promise<RecentEvent[]> {
   const rows = await db().authEvent.findMany({
     where: { userId },
@@ -114,8 +115,12 @@ export async function recentEvents(userId: string, take = RECENT_EVENTS, viewer:
   });
   return rows.map((row) => {
     const { detail, ...r } = viewer === "owner" ? ownersView(row) : { ...row, detail: parsedDetail(row.detail) };
-    return { ...r, provider: providerOf(detail) };
+    return { ...r, provider: providerOf(detail), factors: factorsOf(detail) };
   });
+}
+
+function factorsOf(detail: Record<string, unknown> | null): string[] {
+  return Array.isArray(detail?.factors) ? detail.factors.filter((f): f is string => typeof f === "string") : [];
 }
 
 function providerOf(detail: Record<string, unknown> | null): string | null {

@@ -80,7 +80,7 @@ function liveRow(ar: AuthRequest, link: Link, now: Date) {
 }
 
 export type WasntMePage =
-  | { state: "confirm"; csrfToken: string; email: string; token: string; formError?: string }
+  | { state: "confirm"; csrfToken: string; email: string; token: string; accountGone: boolean; formError?: string }
   | { state: "done"; accountGone: boolean; forgotPasswordUrl: string | null; signInUrl: string }
   | { state: "invalid"; forgotPasswordUrl: string | null }
   | { state: "limited"; retryAfterSeconds: number };
@@ -105,10 +105,13 @@ export async function wasntMePage(ar: AuthRequest, now = new Date()): Promise<Wa
 async function confirmPage(ar: AuthRequest, email: unknown, token: unknown, now: Date, formError?: string): Promise<WasntMeAnswer> {
   const link = linkOf(email, token);
   if (!link) return invalid(ar);
-  const row = await db().verificationToken.findFirst({ where: liveRow(ar, link, now), select: { identifier: true } });
+  const row = await db().verificationToken.findFirst({ where: liveRow(ar, link, now), select: { identifier: true, userId: true } });
   if (!row) return invalid(ar);
+  // The notice of a deletion is sent once the account is gone: the page says so, and offers only
+  // to record the report (nothing is left to sign out or remove).
+  const accountGone = !row.userId || (await db().user.count({ where: { id: row.userId } })) === 0;
   const csrf = ensureCsrfToken(ar);
-  const page: WasntMePage = { state: "confirm", csrfToken: csrf.token, email: link.email, token: link.token, ...(formError ? { formError } : {}) };
+  const page: WasntMePage = { state: "confirm", csrfToken: csrf.token, email: link.email, token: link.token, accountGone, ...(formError ? { formError } : {}) };
   return { page, status: formError ? 403 : 200, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
 }
 

@@ -38,11 +38,18 @@ export function limitMessage(refusal: LimitRefusal): string {
   return rateLimitedMessage(retryAfterMinutes(refusal.retryAfterSeconds), LIMIT_KIND[refusal.limit]);
 }
 
+/**
+ * The query parameter of a RateLimited redirect that ended a sign-in's second step: the sign-in
+ * page then adds how a recovery code stands in for the authenticator's code next time.
+ */
+export const SECOND_STEP_PARAM = "step";
+
 export function signinErrorMessage(code: string | null | undefined, params?: URLSearchParams): string | null {
   if (!code) return null;
   if (code === "RateLimited") {
     const minutes = parseRetryMinutes(params?.get("minutes"));
-    return minutes === null ? t("error.RateLimitedLater") : rateLimitedMessage(minutes, parseLimitKind(params?.get("limit")));
+    const text = minutes === null ? t("error.RateLimitedLater") : rateLimitedMessage(minutes, parseLimitKind(params?.get("limit")));
+    return params?.get(SECOND_STEP_PARAM) === "two-factor" ? `${text} ${t("limit.recoveryHint")}` : text;
   }
   return Object.hasOwn(SIGNIN_ERROR_MESSAGES, code) ? t(SIGNIN_ERROR_MESSAGES[code as keyof typeof SIGNIN_ERROR_MESSAGES]) : t("error.default");
 }

@@ -135,6 +135,16 @@ const liveWhere = (requestIds: string[], purposes: readonly TokenPurpose[], now:
   codeAttempts: { lt: MAX_CODE_ATTEMPTS },
 });
 
+/**
+ * The address of this browser's pending request (the one it typed), while the request lives: the
+ * check-your-e-mail page names it. Every request is stored, for an address with an account or
+ * not, so the page reads the same for both; null once it was used, ended or expired.
+ */
+export async function pendingRequestAddress(pending: PendingCode, now = new Date()): Promise<string | null> {
+  const row = await db().verificationToken.findFirst({ where: liveWhere([pending.requestId], [pending.purpose], now), select: { identifier: true } });
+  return row?.identifier ?? null;
+}
+
 export type CodeAttempt =
   | { result: "used"; request: UsedRequest }
   | { result: "wrong"; triesLeft: number; message: string }

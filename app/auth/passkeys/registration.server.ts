@@ -5,6 +5,10 @@
 // is already signed in, and a passkey never creates a user (ADR 040). Under AUTH_REQUIRE_MFA a
 // one-factor session is renewed with the passkey it just proved (ADR 104).
 import { db } from "../../db/client.server";
+import { describeDevice } from "../../components/device";
+import { t } from "../../i18n/t.server";
+import type { AuthRequest } from "../core/request.server";
+import { MAX_PASSKEY_NAME } from "./manage.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { AuthError } from "../core/errors";
 import { log } from "../core/log.server";
@@ -20,10 +24,29 @@ import { parseRegistration, signedChallenge } from "./credential-response.server
 import { relyingParty } from "./relying-party.server";
 import { webauthn } from "./webauthn.server";
 
-/** A new passkey's name until its owner renames it: "Passkey", "Passkey 2", … */
-async function defaultName(userId: string): Promise<string> {
-  const count = await db().passkey.count({ where: { userId } });
-  return count === 0 ? "Passkey" : `Passkey ${count + 1}`;
+/**
+ * A new passkey's name until its owner renames it, in the language of the page it was added from
+ * and named after the device that made it: "Passkey (Firefox on Linux)", then "Passkey 2 (Firefox
+ * on Linux)"; "Passkey", "Passkey 2" for a device with no name — never a name the owner already
+ * has for another passkey.
+ */
+async function defaultName(ar: AuthRequest, userId: string): Promise<string> {
+  const userAgent = ar.request.headers.get("User-Agent");
+  const device = userAgent ? describeDevice(userAgent, t) : null;
+  const named = device !== null && device !== t("device.unknown") ? device : null;
+  const nameFor = (n: number) =>
+    (named
+      ? n === 1
+        ? t("passkey.defaultName", { device: named })
+        : t("passkey.defaultNameNumbered", { device: named, n })
+      : n === 1
+        ? t("passkey.defaultNameBare")
+        : t("passkey.defaultNameBareNumbered", { n })
+    ).slice(0, MAX_PASSKEY_NAME);
+  const taken = new Set((await db().passkey.findMany({ where: { userId }, select: { name: true } })).map((p) => p.name));
+  let n = 1;
+  while (taken.has(nameFor(n))) n++;
+  return nameFor(n);
 }
 
 export async function registerPasskey(ctx: FlowContext, providerId: string): Promise<Response> {
@@ -62,7 +85,7 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
   }
 
   const { credential, credentialDeviceType, credentialBackedUp } = info;
-  const name = await defaultName(session.userId);
+  const name = await defaultName(ar, session.userId);
   try {
     await db().$transaction(async (tx) => {
       await spendChallenge(tx, entry);
@@ -84,6 +107,13 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
     // A spent challenge, a credential registered already (here or to another user), or the user
     // deleted meanwhile: nothing was written. Anything else is the database failing.
     if (!isRefusedWrite(error)) throw error;
+    // The same answer posted twice (a double click, a resubmitted form): the first stored this
+    // passkey for this user. The second changes nothing and lands where the first did.
+    const stored = await db().passkey.findUnique({ where: { credentialId: credential.id }, select: { userId: true } });
+    if (stored?.userId === session.userId) {
+      log("info", "passkey-registration-repeated", {});
+      return redirectResponse(registrationTarget(ctx), { json: ctx.json, setCookies: ctx.setCookies });
+    }
     log("info", "passkey-registration-refused", { reason: (error as { code?: string }).code });
     throw new AuthError("WebAuthnVerificationError", { log: "passkey not stored" });
   }
@@ -96,9 +126,14 @@ export async function registerPasskey(ctx: FlowContext, providerId: string): Pro
   if (ar.config.requireMfa && !(await sessionProvedTwoFactors(session.userId, session.sessionId))) {
     ctx.setCookies.push(...((await renewAuthentication(ar, session, { factors: ["hwk", "mfa"] })) ?? []));
   }
-  // callbackUrl: the one this request named; by default /account (not the cookie's, which names
-  // where the last sign-in went).
-  const named = ctx.body.callbackUrl !== undefined && ctx.body.callbackUrl !== "" ? true : ar.url.searchParams.has("callbackUrl");
-  const target = named ? ctx.callbackUrl : `${ar.origin}/account`;
-  return redirectResponse(target, { json: ctx.json, setCookies: ctx.setCookies });
+  return redirectResponse(registrationTarget(ctx), { json: ctx.json, setCookies: ctx.setCookies });
+}
+
+/**
+ * Where an added passkey lands: the callbackUrl this request named; by default /account (not the
+ * cookie's, which names where the last sign-in went).
+ */
+function registrationTarget(ctx: FlowContext): string {
+  const named = ctx.body.callbackUrl !== undefined && ctx.body.callbackUrl !== "" ? true : ctx.ar.url.searchParams.has("callbackUrl");
+  return named ? ctx.callbackUrl : `${ctx.ar.origin}/account`;
 }

@@ -11,6 +11,7 @@ import { errorRedirect, redirectResponse, wantsJsonRedirect } from "../core/resp
 import { getSession } from "../core/session.server";
 import { KEPT_ADDRESS_MAX_AGE, keepAddressCookie, SIGNIN_STEP_MAX_AGE, takeKeptAddress } from "./kept-address.server";
 import { parsePost } from "./flow.server";
+import { readPendingSignIn } from "../two-factor/pending.server";
 import type { ProviderType } from "./provider";
 import { getProviders, passwordPagesOffered } from "./registry.server";
 
@@ -79,7 +80,10 @@ export async function signinPageData(request: Request) {
   const csrf = ensureCsrfToken(ar);
   const callback = resolveCallbackUrl(ar);
   const { session, setCookies } = await getSession(ar, { roll: false });
-  const error = ar.url.searchParams.get("error");
+  // A signed-in visitor reads one state: that she is signed in, with the way on. An error in the
+  // address is about an attempt before (Back after the sign-in finished, an old tab), never
+  // shown beside it.
+  const error = session ? null : ar.url.searchParams.get("error");
   const providers: PageProvider[] = getProviders(ar.config).map((p) => ({
     id: p.id,
     name: p.name,
@@ -114,8 +118,12 @@ export async function signoutPageData(request: Request) {
   // to, often one that needs a session, which is the wrong place to land after signing out.
   const next = validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin) ?? `${ar.origin}/`;
   const { session } = await getSession(ar, { roll: false });
+  // "Stay signed in" goes back to the page of this site the visitor came from (the Referer, sent
+  // same-origin only), or to their account; never back to this page itself.
+  const from = validateCallbackUrl(request.headers.get("Referer"), ar.origin);
+  const cancel = from && new URL(from).pathname !== ar.url.pathname ? toRelative(from) : "/account";
   return {
-    data: { csrfToken: csrf.token, callbackUrl: toRelative(next), signedIn: session !== null },
+    data: { csrfToken: csrf.token, callbackUrl: toRelative(next), signedIn: session !== null, pendingSignIn: ar.cookies.has(ar.names.twoFactor), cancelUrl: cancel },
     headers: headersWith([csrf.setCookie]),
   };
 }
@@ -170,7 +178,20 @@ export async function errorPageFor(request: Request) {
     };
   }
   const { session } = await optionalSession(request, { roll: false });
-  if (!session) return { ...page, next: null as ErrorPageNext };
+  if (!session) {
+    // A sign-in of this browser waits for its second step (a password given, the code not yet):
+    // the old link changes nothing about it, and the page says where to finish it.
+    if (await readPendingSignIn(authRequest(request))) {
+      return {
+        ...page,
+        heading: t("errorPage.VerificationPending.heading"),
+        message: t("errorPage.VerificationPending.message"),
+        detail: null,
+        next: { href: "/auth/two-factor", label: t("errorPage.VerificationPending.next") } as ErrorPageNext,
+      };
+    }
+    return { ...page, next: null as ErrorPageNext };
+  }
   return {
     ...page,
     heading: t("errorPage.VerificationSignedIn.heading"),

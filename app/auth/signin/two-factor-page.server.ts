@@ -22,11 +22,12 @@ import { getSession } from "../core/session.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { clearPendingSignIn, PENDING_SIGN_IN_MAX_AGE, readPendingSignIn, type PendingSignIn } from "../two-factor/pending.server";
 import { withSecondFactor } from "../two-factor/policy.server";
-import { secondStepOf, spendSecondFactorCode, type SecondFactor, type SecondStep } from "../two-factor/store.server";
+import { isUsedTotpCode, secondStepOf, spendSecondFactorCode, type SecondFactor, type SecondStep } from "../two-factor/store.server";
 import type { Body } from "../core/body.server";
 import { getProviders } from "./registry.server";
 import { failureResponse, parsePost, reauthenticatingSession, renewReauthenticated, startSession } from "./flow.server";
 import { t } from "../../i18n/t.server";
+import { SECOND_STEP_PARAM } from "../core/messages.server";
 
 /** Longest code field read: a 6-digit code or a 19-character recovery code (ADR 074), with some spacing. */
 const MAX_CODE_LENGTH = 64;
@@ -57,9 +58,12 @@ function alreadyFinished(ar: AuthRequest, pending: PendingSignIn, json: boolean)
   return redirectResponse(callbackUrl, { json, setCookies: clearPendingSignIn(ar) });
 }
 
+/** The sign-in page's RateLimited after the second step ended: its text adds that a recovery code may be used. */
+const SECOND_STEP_LIMITED = { [SECOND_STEP_PARAM]: "two-factor" };
+
 async function endPending(ar: AuthRequest, pending: PendingSignIn, refusal: LimitRefusal, json: boolean): Promise<Response> {
   await recordEvent("rate-limited", { userId: pending.userId, ...eventSource(ar), detail: { bucket: refusal.limit, provider: pending.method } });
-  const error = new AuthError("RateLimited", { log: `second-factor limit ${refusal.limit}`, retryAfterSeconds: refusal.retryAfterSeconds, limit: refusal.limit });
+  const error = new AuthError("RateLimited", { log: `second-factor limit ${refusal.limit}`, retryAfterSeconds: refusal.retryAfterSeconds, limit: refusal.limit, ...((await stepOf(ar, pending.userId)).code ? { params: SECOND_STEP_LIMITED } : {}) });
   return failureResponse(ar, error, json, clearPendingSignIn(ar));
 }
 
@@ -181,7 +185,12 @@ async function checkCode(ar: AuthRequest, body: Body, json: boolean): Promise<Tw
     return { type: "response", response: redirectResponse(url, { json, setCookies: challengeCookies }) };
   }
   const csrf = ensureCsrfToken(ar);
-  const error = passkeyAnswer ? t("twoFactor.passkeyRefused", { triesLeft }) : t("twoFactor.refused", { triesLeft });
+  const used = !passkeyAnswer && code !== "" && (await isUsedTotpCode(pending.userId, code, ar.config.secrets));
+  const error = passkeyAnswer
+    ? t("twoFactor.passkeyRefused", { triesLeft })
+    : used
+      ? t("twoFactor.refusedUsed", { triesLeft })
+      : t("twoFactor.refused", { triesLeft });
   return { type: "page", status: 400, page: { csrfToken: csrf.token, error, ...(await stepOf(ar, pending.userId)) }, setCookies: challengeCookies };
 }
 

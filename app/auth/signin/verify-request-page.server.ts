@@ -6,7 +6,8 @@ import { toRelative, validateCallbackUrl } from "../core/callback-url.server";
 import { ensureCsrfToken } from "../core/csrf.server";
 import { headersWith } from "../core/page-session.server";
 import { authRequest } from "../core/request.server";
-import { readEmailCodeCookie } from "../email/email-code.server";
+import { pendingRequestAddress, readEmailCodeCookie } from "../email/email-code.server";
+import { getSession } from "../core/session.server";
 import { EMAIL_PROVIDER_ID } from "../email/strategy.server";
 
 export type VerifyRequestType = "email" | "signup" | "reset";
@@ -25,20 +26,41 @@ export function verifyRequestType(value: string | null): VerifyRequestType {
   return value === "signup" || value === "reset" ? value : "email";
 }
 
+/**
+ * "Send it again": the form that asked, posted again with the same address — the same endpoint,
+ * so the same limits and the same answer whether or not the address has an account.
+ */
+export type ResendForm = { action: string; csrfToken: string; email: string; callbackUrl: string | null };
+
 /** The code form for this browser, when it holds a code cookie for a request of this page's type. */
-export async function codeFormFor(request: Request, type: VerifyRequestType): Promise<{ form: CodeForm | null; setCookies: (string | null)[] }> {
+export async function codeFormFor(
+  request: Request,
+  type: VerifyRequestType,
+): Promise<{ form: CodeForm | null; address: string | null; resend: ResendForm | null; sentAgain: boolean; setCookies: (string | null)[] }> {
   const ar = authRequest(request);
-  if (!ar.config.emailCode) return { form: null, setCookies: [] };
+  if (!ar.config.emailCode) return { form: null, address: null, resend: null, sentAgain: false, setCookies: [] };
   // The form follows what the cookie names, not the page's type parameter: a sign-up for an address
   // that has an account sends a sign-in e-mail, and the page must look the same for both kinds of
   // address whatever its type says (contract section 15). Sign-in and sign-up codes are typed in
   // the same form; a reset code goes with a new password.
   const reset = type === "reset";
-  const pending = (await readEmailCodeCookie(ar)).find((p) => p.purpose !== "reauth" && (p.purpose === "reset") === reset);
-  if (!pending) return { form: null, setCookies: [] };
+  const mine = (await readEmailCodeCookie(ar)).filter((p) => p.purpose !== "reauth" && (p.purpose === "reset") === reset);
+  const pending = mine[0];
+  if (!pending) return { form: null, address: null, resend: null, sentAgain: false, setCookies: [] };
+  // A request used (in another tab, by its link), ended or expired: nothing to type a code for.
+  const address = await pendingRequestAddress(pending);
+  if (address === null) return { form: null, address: null, resend: null, sentAgain: false, setCookies: [] };
   const csrf = ensureCsrfToken(ar);
   const callbackUrl = pending.callbackUrl ? validateCallbackUrl(pending.callbackUrl, ar.origin) : null;
+  // A sign-up's e-mail carries the chosen password with it: asking again means the sign-up form.
+  const resendAction = type === "reset" ? `${ar.config.basePath}/forgot-password` : type === "email" ? `${ar.config.basePath}/signin/${EMAIL_PROVIDER_ID}` : null;
   return {
+    address,
+    // "Send it again" was pressed (this browser asked more than once, same address): say it went.
+    sentAgain: mine.length > 1 && (await pendingRequestAddress(mine[1]!)) === address,
+    resend: resendAction
+      ? { action: resendAction, csrfToken: csrf.token, email: address, callbackUrl: type === "reset" ? null : toRelative(callbackUrl ?? `${ar.origin}/`) }
+      : null,
     form: {
       action: type === "reset" ? `${ar.config.basePath}/reset-password` : `${ar.config.basePath}/callback/${EMAIL_PROVIDER_ID}`,
       csrfToken: csrf.token,
@@ -54,10 +76,19 @@ export async function codeFormFor(request: Request, type: VerifyRequestType): Pr
 export async function verifyRequestPageData(request: Request) {
   const ar = authRequest(request);
   const type = verifyRequestType(ar.url.searchParams.get("type"));
-  const { form, setCookies } = await codeFormFor(request, type);
+  const { form, address, resend, sentAgain, setCookies } = await codeFormFor(request, type);
+  // Back to this page once the sign-in it waited for is done (the link used in another tab, the
+  // code typed): a signed-in visitor with nothing left to wait for reads that, with the way on —
+  // never "check your e-mail" beside the header of a signed-in page.
+  const { session } = type === "reset" || form ? { session: null } : await getSession(ar, { roll: false });
+  const signedInAs = session ? (session.data.user.email ?? session.data.user.name ?? "") : null;
   return {
     data: {
       type,
+      address,
+      resend,
+      sentAgain,
+      signedInAs,
       linkMaxAge: type === "reset" ? ar.config.passwordResetLinkMaxAge : ar.config.emailTokenMaxAge,
       codeMaxAge: ar.config.emailCodeMaxAge,
       codeForm: form,

@@ -16,6 +16,7 @@ import {
   regenerateRecoveryCodes,
   removeSecondFactor,
   secondFactorEnabled,
+  isUsedTotpCode,
   spendSecondFactorCode,
   startEnrolment,
   twoFactorStatus,
@@ -78,7 +79,8 @@ async function checkCurrentCode(ar: AuthRequest, user: User, body: Record<string
   }
   await recordEvent("two-factor-failed", { userId: user.id, ...eventSource(ar), detail: { on: "account" } });
   if (attempt.endsIfWrong) return { ok: false, status: 429, formError: limitMessage(attempt.endsIfWrong) };
-  return { ok: false, status: 400, codeError: t("twoFactor.wrongCode") };
+  const used = await isUsedTotpCode(user.id, codeOf(body), ar.config.secrets);
+  return { ok: false, status: 400, codeError: used ? t("twoFactor.codeUsed") : t("twoFactor.wrongCode") };
 }
 
 export async function disableTotp(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome> {

@@ -40,3 +40,14 @@ const SECOND_FACTORS = { totp: "otp", recovery: "rcv", passkey: "hwk" } as const
 export function withSecondFactor(firstFactor: string, second: keyof typeof SECOND_FACTORS): string[] {
   return [firstFactor, SECOND_FACTORS[second], "mfa"];
 }
+
+/**
+ * The kind of sign-in a visitor reads for a session: a session begun by a password reset (the
+ * password method, proved by the e-mailed link or code rather than by the password) is "reset",
+ * so that lists say "Signed in by resetting the password" and not "with a password"; any other
+ * session is its provider's type.
+ */
+export function sessionSignInKind(providerType: string, factors: readonly string[]): string {
+  if (providerType === "credentials" && factors.includes(FIRST_FACTORS.email!) && !factors.includes(FIRST_FACTORS.credentials!)) return "reset";
+  return providerType;
+}

@@ -213,6 +213,21 @@ export async function spendSecondFactorCode(userId: string, typed: string, secre
 }
 
 /**
+ * Whether `typed`, refused by spendSecondFactorCode, is a TOTP code that was right for a time step
+ * already used (the same code twice, or an older one): the page then says to wait for the next
+ * code rather than that the code is wrong. Asked only after a refusal; it spends nothing.
+ */
+export async function isUsedTotpCode(userId: string, typed: string, secrets: Secrets, now = new Date()): Promise<boolean> {
+  const code = typedSecondFactorCode(typed);
+  if (!isTotpCode(code)) return false;
+  const row = await db().twoFactorCredential.findUnique({ where: { userId } });
+  if (!row?.confirmedAt || row.lastUsedStep === null) return false;
+  const opened = await openSecret(userId, row.secretSealed, secrets);
+  const step = opened ? matchTotpStep(opened.secret, code, now) : null;
+  return step !== null && step <= row.lastUsedStep;
+}
+
+/**
  * A code of the current format: the unused codes with its lookup tag (one, rarely two) are
  * verified — at least one hash always, a dummy when none has the tag — and the one that matches is
  * spent by a conditional UPDATE whose row count decides between concurrent requests.

@@ -153,45 +153,46 @@ function SignInSteps({ csrfToken, callbackUrl, providers, error, notice, email, 
     }
   } else {
     if (credentials) {
+      // The password form and its "Forgot your password?" are one section: no "or" between them.
       sections.push(
-        <DocumentForm key="credentials" action={credentials.callbackUrl} label={t("signin.withPassword")} pendingLabel={t("common.signingIn")} id="credentials-form">
-          <CsrfField token={csrfToken} />
-          <input type="hidden" name="callbackUrl" value={callbackUrl} />
-          {addressField(true)}
-          {credentialsError ? (
-            <p className="alert" role="alert" id="credentials-error">
-              {credentialsError}
-            </p>
+        <div key="credentials" className="stack">
+          <DocumentForm action={credentials.callbackUrl} label={t("signin.withPassword")} pendingLabel={t("common.signingIn")} id="credentials-form">
+            <CsrfField token={csrfToken} />
+            <input type="hidden" name="callbackUrl" value={callbackUrl} />
+            {addressField(true)}
+            {credentialsError ? (
+              <p className="alert" role="alert" id="credentials-error">
+                {credentialsError}
+              </p>
+            ) : null}
+            <Field
+              id="input-password-for-credentials-provider"
+              ref={passwordInput}
+              label={t("signin.passwordLabel")}
+              type="password"
+              name="password"
+              autoComplete="current-password"
+              required
+              autoFocus
+              aria-describedby={credentialsError ? "credentials-error" : undefined}
+              aria-invalid={credentialsError ? true : undefined}
+            />
+          </DocumentForm>
+          {passwordPages.forgotPassword ? (
+            // Beside the password form, its own form: the address just typed goes along in the POST
+            // (never in a URL), and the forgotten-password form comes back filled.
+            <form method="post" action="/auth/forgot-password" id="forgot-password-start">
+              <input type="hidden" name="intent" value="start" />
+              <input type="hidden" name="email" value={address ?? ""} />
+              <p className="muted">
+                <button type="submit" className="link-button" id="forgot-password-link">
+                  {t("signin.forgotPassword")}
+                </button>
+              </p>
+            </form>
           ) : null}
-          <Field
-            id="input-password-for-credentials-provider"
-            ref={passwordInput}
-            label={t("signin.passwordLabel")}
-            type="password"
-            name="password"
-            autoComplete="current-password"
-            required
-            autoFocus
-            aria-describedby={credentialsError ? "credentials-error" : undefined}
-            aria-invalid={credentialsError ? true : undefined}
-          />
-        </DocumentForm>,
+        </div>,
       );
-      if (passwordPages.forgotPassword) {
-        // Beside the password form, its own form: the address just typed goes along in the POST
-        // (never in a URL), and the forgotten-password form comes back filled.
-        sections.push(
-          <form key="forgot-password-start" method="post" action="/auth/forgot-password" id="forgot-password-start">
-            <input type="hidden" name="intent" value="start" />
-            <input type="hidden" name="email" value={address ?? ""} />
-            <p className="muted">
-              <button type="submit" className="link-button" id="forgot-password-link">
-                {t("signin.forgotPassword")}
-              </button>
-            </p>
-          </form>,
-        );
-      }
     }
     if (emailProvider) {
       sections.push(

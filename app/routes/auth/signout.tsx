@@ -21,6 +21,20 @@ export default function SignOut({ loaderData }: Route.ComponentProps) {
   const t = useT();
   const navigation = useNavigation();
   const pending = navigation.state !== "idle" && navigation.formAction?.startsWith("/auth/signout");
+  // Nothing to sign out of (no session, no sign-in waiting for its second step): say so.
+  if (!loaderData.signedIn && !loaderData.pendingSignIn) {
+    return (
+      <AuthCard title={t("signout.title")}>
+        <p id="signout-not-signed-in">{t("signout.notSignedIn")}</p>
+        <p className="actions">
+          <a href="/auth/signin" className="button">
+            {t("common.signIn")}
+          </a>
+          <a href="/">{t("common.backHome")}</a>
+        </p>
+      </AuthCard>
+    );
+  }
   return (
     <AuthCard title={t("signout.title")}>
       <p>{t("signout.question")}</p>
@@ -31,6 +45,11 @@ export default function SignOut({ loaderData }: Route.ComponentProps) {
           {pending ? t("signout.pending") : t("signout.submit")}
         </button>
       </Form>
+      <p>
+        <a href={loaderData.cancelUrl} id="signout-cancel">
+          {t("signout.cancel")}
+        </a>
+      </p>
     </AuthCard>
   );
 }

@@ -45,6 +45,12 @@ function View({ page }: { page: PasswordPage<SignupValues> }) {
           error={fieldErrors.password}
         />
         <p className="muted">{t("password.hint", { min: values.minLength })}</p>
+        {/* A refused form comes back with the address and name as typed; a password never travels back to a page. */}
+        {formError || Object.keys(fieldErrors).length ? (
+          <p className="muted" id="signup-password-again">
+            {t("signup.passwordAgain")}
+          </p>
+        ) : null}
       </DocumentForm>
       <p className="muted">{t("signup.weSend")}</p>
       <p>

@@ -1,5 +1,5 @@
 import { data } from "react-router";
-import { AuthCard } from "~/components/auth-forms";
+import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
 import { EmailCodeForm } from "~/components/email-code-form";
 import { badRequest } from "~/auth/core";
 import { verifyRequestPageData } from "~/auth/signin";
@@ -23,16 +23,50 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
 
 export default function VerifyRequest({ loaderData }: Route.ComponentProps) {
   const t = useT();
-  const { type, linkLifetime, codeLifetime, codeForm } = loaderData;
+  const { type, linkLifetime, codeLifetime, codeForm, address, resend, sentAgain, signedInAs } = loaderData;
+  if (signedInAs !== null) {
+    return (
+      <AuthCard title={t("verify.signedInTitle")}>
+        <p className="notice" id="verify-signed-in">
+          {signedInAs ? t("signin.signedInAs", { address: signedInAs }) : t("verify.signedIn")} {t("verify.nothingToWaitFor")}
+        </p>
+        <p className="actions">
+          <a href="/" className="button inline">
+            {t("common.continue")}
+          </a>
+        </p>
+      </AuthCard>
+    );
+  }
   return (
     <AuthCard title={t("emailCode.checkTitle")}>
+      {sentAgain ? (
+        <p className="notice" role="status" id="verify-sent-again">
+          {t("verify.sentAgain")}
+        </p>
+      ) : null}
       {type === "reset" ? <p>{t("verify.reset")}</p> : type === "signup" ? <p>{t("verify.signup")}</p> : <p>{t("verify.signin")}</p>}
+      {address ? (
+        <p id="verify-address">
+          {t.rich("verify.sentTo", { address, b: (c) => <bdi dir="ltr">{c}</bdi> })}
+        </p>
+      ) : null}
       <p className="muted">{t("verify.linkLifetime", { lifetime: linkLifetime })}</p>
       {codeForm ? (
         <>
           <p>{t("verify.codeLifetime", { lifetime: codeLifetime })}</p>
           <EmailCodeForm form={codeForm} />
         </>
+      ) : null}
+      {resend ? (
+        <div className="stack" id="verify-resend">
+          <p className="muted">{t("verify.notArrived")}</p>
+          <DocumentForm action={resend.action} inline label={t("verify.resend")} pendingLabel={t("common.sending")} id="verify-resend-form">
+            <CsrfField token={resend.csrfToken} />
+            <input type="hidden" name="email" value={resend.email} />
+            {resend.callbackUrl !== null ? <input type="hidden" name="callbackUrl" value={resend.callbackUrl} /> : null}
+          </DocumentForm>
+        </div>
       ) : null}
       <p>
         <a href="/">{t("common.backHome")}</a>

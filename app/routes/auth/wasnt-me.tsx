@@ -47,9 +47,23 @@ function View({ page }: { page: WasntMePage }) {
             {page.formError}
           </p>
         ) : null}
-        <p>{t("wasntMe.intro")}</p>
-        <p>{t("wasntMe.after")}</p>
-        <DocumentForm action="/auth/wasnt-me" label={t("wasntMe.submit")} pendingLabel={t("wasntMe.submitting")} id="wasnt-me-form">
+        {page.accountGone ? (
+          <>
+            <p id="wasnt-me-gone">{t("wasntMe.goneIntro")}</p>
+            <p>{t("wasntMe.goneAfter")}</p>
+          </>
+        ) : (
+          <>
+            <p>{t("wasntMe.intro")}</p>
+            <p>{t("wasntMe.after")}</p>
+          </>
+        )}
+        <DocumentForm
+          action="/auth/wasnt-me"
+          label={page.accountGone ? t("wasntMe.goneSubmit") : t("wasntMe.submit")}
+          pendingLabel={page.accountGone ? t("common.sending") : t("wasntMe.submitting")}
+          id="wasnt-me-form"
+        >
           <CsrfField token={page.csrfToken} />
           <input type="hidden" name="token" value={page.token} />
           <input type="hidden" name="email" value={page.email} />
@@ -60,9 +74,9 @@ function View({ page }: { page: WasntMePage }) {
   }
   if (page.state === "done") {
     return (
-      <AuthCard title={t("wasntMe.doneTitle")}>
+      <AuthCard title={page.accountGone ? t("wasntMe.goneDoneTitle") : t("wasntMe.doneTitle")}>
         <p role="status" id="wasnt-me-done">
-          {page.accountGone ? t("wasntMe.accountGone") : t("wasntMe.done")}
+          {page.accountGone ? t("wasntMe.goneDone") : t("wasntMe.done")}
         </p>
         {page.accountGone ? null : page.forgotPasswordUrl ? (
           <p>

@@ -108,8 +108,8 @@ describe(`one name rule (${dbLabel})`, () => {
       body: { error: "InvalidName", field: "name", message: "Use at most 100 characters for the name: this one has 140." },
     });
     expect(await post_({ intent: "update-profile", name: "Ada\u202Egnp" })).toMatchObject({ status: 400, body: { error: "InvalidName", message: expect.stringMatching(/invisible/) } });
-    expect(await post_({ intent: "passkey-rename", passkeyId: passkey.id, name: "Work laptop" })).toEqual({ status: 200, body: { ok: true, url: "http://localhost:3000/account?updated=passkey-renamed" } });
-    expect(await post_({ intent: "update-profile", name: "Ada L." })).toEqual({ status: 200, body: { ok: true, url: "http://localhost:3000/account?updated=profile" } });
+    expect(await post_({ intent: "passkey-rename", passkeyId: passkey.id, name: "Work laptop" })).toEqual({ status: 200, body: { ok: true, url: "http://localhost:3000/account?updated=passkey-renamed#passkeys" } });
+    expect(await post_({ intent: "update-profile", name: "Ada L." })).toEqual({ status: 200, body: { ok: true, url: "http://localhost:3000/account?updated=profile#profile-notice" } });
     expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).name).toBe("Ada L.");
   });
 

@@ -108,7 +108,7 @@ describe.each(["jwt", "database"] as const)(`session control, %s sessions (${dbL
     await refreshRevocations();
     expect((await sessionUser(grace))?.email).toBe("grace@example.com");
 
-    expect(await intent(laptop, { intent: "revoke-session", sessionId: phoneId })).toHaveRedirect("/account?updated=session");
+    expect(await intent(laptop, { intent: "revoke-session", sessionId: phoneId })).toHaveRedirect("/account?updated=session#devices-notice");
     await refreshRevocations();
     expect(await sessionUser(phone)).toBeNull();
     expect((await sessionUser(laptop))?.email).toBe("ada@example.com");
@@ -124,7 +124,7 @@ describe.each(["jwt", "database"] as const)(`session control, %s sessions (${dbL
     const tablet = await signInAs("ada@example.com", CHROME);
     const grace = await signInAs("grace@example.com", CHROME);
 
-    expect(await intent(laptop, { intent: "revoke-others" })).toHaveRedirect("/account?updated=others");
+    expect(await intent(laptop, { intent: "revoke-others" })).toHaveRedirect("/account?updated=others#devices-notice");
     await refreshRevocations();
     expect(await sessionUser(phone)).toBeNull();
     expect(await sessionUser(tablet)).toBeNull();
@@ -158,7 +158,7 @@ describe.each(["jwt", "database"] as const)(`session control, %s sessions (${dbL
     const phone = await signInAs("ada@example.com", CHROME);
     await new Promise((r) => setTimeout(r, 1_100));
     const res = await intent(laptop, { intent: "revoke-others" });
-    expect(res).toHaveRedirect("/account?updated=others");
+    expect(res).toHaveRedirect("/account?updated=others#devices-notice");
     // No cookie of this browser is cleared: a jwt cookie is issued again, a database one kept.
     expect(res.headers.getSetCookie().filter((c) => c.startsWith("authjs.session-token") && /Max-Age=0|Expires=Thu, 01 Jan 1970/i.test(c))).toEqual([]);
     await refreshRevocations();
@@ -237,14 +237,14 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
       const thiefId = (await accountPage(thief)).sessions.find((s) => s.current)!.id;
       // Whoever holds the cookie renames the profile now and then (or calls next-auth's update()).
       vi.setSystemTime(t0 + 0.5 * day);
-      expect(await intent(thief, { intent: "update-profile", name: "Ada L." })).toHaveRedirect("/account?updated=profile");
+      expect(await intent(thief, { intent: "update-profile", name: "Ada L." })).toHaveRedirect("/account?updated=profile#profile-notice");
       // The thief keeps this cookie whatever a later answer says to do with it.
       const stolenCookie = thief.get("authjs.session-token")!;
       const stolen = () => new CookieJar({ "authjs.session-token": stolenCookie });
       // The owner signs in and ends that session (ending another session needs a recent sign-in: ADR 058).
       vi.setSystemTime(t0 + 0.6 * day);
       const owner = await signInAs("ada@example.com", FIREFOX);
-      expect(await intent(owner, { intent: "revoke-session", sessionId: thiefId })).toHaveRedirect("/account?updated=session");
+      expect(await intent(owner, { intent: "revoke-session", sessionId: thiefId })).toHaveRedirect("/account?updated=session#devices-notice");
       await refreshRevocations();
       expect(await sessionUser(stolen())).toBeNull();
       // Past the row's first expiry, within the cookie's: a process that starts now, and one that

@@ -186,7 +186,7 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
     const user = await owner();
     const jar = await signedIn(user);
     await signedIn(user);
-    expect(await intent(jar, { intent: "revoke-others" })).toHaveRedirect("/account?updated=others");
+    expect(await intent(jar, { intent: "revoke-others" })).toHaveRedirect("/account?updated=others#devices-notice");
     expect((await queued("sessions-ended")).map((m) => m.recipient)).toEqual(["owner@example.com"]);
   });
 
@@ -231,7 +231,7 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
     expect(row.authenticatedAt).not.toBeNull();
 
     const res = await intent(jar, { intent: "unlink-account", provider: "oidc" });
-    expect(res).toHaveRedirect("/account?updated=unlinked&provider=oidc");
+    expect(res).toHaveRedirect("/account?updated=unlinked&provider=oidc#ways-in");
     // Another instance learns it at its next poll of the revocation list (ADR 036): one poll here.
     resetRevocations();
     await refreshRevocations();
@@ -277,7 +277,7 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
     const viaPasskey = new CookieJar();
     viaPasskey.apply(await createSession(authRequest(get("/")), user, { method: "passkey", credentialRef: `passkey:${passkey.id}` }));
     const res = await intent(jar, { intent: "passkey-remove", passkeyId: passkey.id });
-    expect(res).toHaveRedirect("/account?updated=passkey-removed");
+    expect(res).toHaveRedirect("/account?updated=passkey-removed#passkeys");
     resetRevocations();
     await refreshRevocations();
     expect(await sessionOf(viaPasskey)).toBeNull();
@@ -338,7 +338,7 @@ describe.each(["jwt", "database"] as const)(`a copied session cookie, %s session
     const user = await owner();
     const jar = await signedIn(user);
     await signedIn(user);
-    expect(await intent(jar, { intent: "revoke-others" })).toHaveRedirect("/account?updated=others");
+    expect(await intent(jar, { intent: "revoke-others" })).toHaveRedirect("/account?updated=others#devices-notice");
     expect(await queued()).toHaveLength(0);
   });
 });

@@ -16,6 +16,8 @@ import { dbLabel, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, ORIGIN, post } from "../../support/http.ts";
 import type { ReceivedMessage } from "../../support/smtp-sink.ts";
 import { configure, csrfFor, sessionOf, smtpEnv, useSmtpSink } from "../email/helpers.ts";
+import { runWithLocale, t, type MessageKey } from "../../../app/i18n/t.server.ts";
+import { LOCALES, renderPage, textOf } from "../../support/render-page.tsx";
 
 const smtp = useSmtpSink(null);
 afterEach(() => mailSenderIdle());
@@ -301,5 +303,42 @@ describe(`"This wasn't me" (${dbLabel})`, () => {
     const [report] = await reports();
     expect(report!.userId).toBeNull();
     expect(JSON.parse(report!.detail!)).toMatchObject({ event: "account-deleted", deletedUser: user.id });
+  });
+});
+
+describe(`"This wasn't me" about a deleted account says so plainly (${dbLabel})`, () => {
+  beforeEach(() => configure(smtpEnv(smtp.sink.url)));
+
+  it("the link opened and pressed: the account no longer exists, nothing to sign out, no 'secured' title, in en/fr/de/ar", async () => {
+    const user = await owner();
+    await testDb().user.delete({ where: { id: user.id } });
+    const before = smtp.sink.messages.length;
+    await notifyAccountDeleted(authRequest(get("/account", { headers: { "User-Agent": FIREFOX } })), { userId: user.id, address: ADDRESS });
+    const link = wasntMeLinkIn((await smtp.sink.waitFor(before + 1))[before]!);
+    const opened = await open(link);
+    expect(opened.page).toMatchObject({ state: "confirm", accountGone: true });
+    const pressed = (await (await press(link)).json()) as { state: string; accountGone: boolean };
+    expect(pressed).toMatchObject({ state: "done", accountGone: true });
+    for (const locale of LOCALES) {
+      const say = (key: MessageKey) => runWithLocale(locale, () => t(key));
+      const confirm = textOf(renderPage(wasntMe, link.pathname + link.search, locale, { loaderData: opened.page }));
+      expect(confirm).toContain(say("wasntMe.goneIntro"));
+      expect(confirm).toContain(say("wasntMe.goneSubmit"));
+      expect(confirm).not.toContain(say("wasntMe.submit"));
+      expect(confirm).not.toContain(say("wasntMe.after"));
+      const done = textOf(renderPage(wasntMe, "/auth/wasnt-me", locale, { loaderData: opened.page, actionData: pressed }));
+      expect(done).toContain(say("wasntMe.goneDoneTitle"));
+      expect(done).toContain(say("wasntMe.goneDone"));
+      expect(done).not.toContain(say("wasntMe.doneTitle"));
+    }
+  });
+
+  it("a link about a live account still offers to sign out everywhere", async () => {
+    const user = await owner();
+    const { link } = await noticeOf(user.id);
+    const opened = await open(link);
+    expect(opened.page).toMatchObject({ state: "confirm", accountGone: false });
+    expect(textOf(renderPage(wasntMe, link.pathname + link.search, "en", { loaderData: opened.page }))).toContain(runWithLocale("en", () => t("wasntMe.submit")));
+    await testDb().user.delete({ where: { id: user.id } });
   });
 });

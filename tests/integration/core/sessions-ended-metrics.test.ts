@@ -50,7 +50,7 @@ describe.each(["jwt", "database"] as const)(`sessions ended, by reason, %s sessi
         account.action,
         post("/account", { csrfToken, intent: "password-change", currentPassword: PASSWORD, password: "a quite different passphrase 42" }, { jar }),
       );
-      expect(changed).toHaveRedirect("/account?updated=password-changed");
+      expect(changed).toHaveRedirect("/account?updated=password-changed#password-notice");
       jar.apply(changed);
       expect(await ended()).toEqual({ [`${strategy}/password-change`]: 2 });
 

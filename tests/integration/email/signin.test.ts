@@ -1,7 +1,7 @@
 // E-mail link sign-in end to end: the real route modules, a real SMTP server on loopback, the real
 // database. Each test reads the message the server received and follows its link.
 import { createHash } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { errorPageData } from "../../../app/auth/core/page-session.server.ts";
 import { providersResponse } from "../../../app/auth/signin/endpoint.server.ts";
@@ -9,7 +9,9 @@ import { dbLabel, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get } from "../../support/http.ts";
 import * as errorRoute from "../../../app/routes/auth/error.tsx";
 import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
-import { linkIn } from "../../support/smtp-sink.ts";
+import { linkIn, waitForMessages } from "../../support/smtp-sink.ts";
+import { createUser } from "../../support/auth.ts";
+import { enrolled } from "../two-factor/helpers.ts";
 import { configure, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv, TEST_AUTH_SECRET, useSmtpSink } from "./helpers.ts";
 
 const smtp = useSmtpSink();
@@ -167,6 +169,31 @@ describe(`e-mail sign-in (${dbLabel})`, () => {
     // Signed out, the same link is the plain Verification page, with the way to sign in.
     const stranger = (await (await callRoute(errorRoute.loader, get("/auth/error?error=Verification"))).json()) as { message: string; next: unknown };
     expect(stranger).toMatchObject({ message: "The sign-in link is no longer valid.", next: null });
+  });
+
+  it("a used sign-in link opened while this browser's sign-in waits for its second step says so, with the way to finish it, in en/de/fr/ar", async () => {
+    await createUser("ada@example.com");
+    await enrolled("ada@example.com");
+    await requestLink(new CookieJar(), { email: "ada@example.com" });
+    // The sign-in e-mail, not the "second factor on" notice the set-up sent.
+    const link = linkIn((await waitForMessages(smtp.sink, 1))[0]!);
+    const jar = new CookieJar();
+    expect(await openLink(link, jar)).toHaveRedirect(`${ORIGIN}/auth/two-factor`);
+    expect(await openLink(link, jar)).toHaveRedirect(`${ORIGIN}/auth/error?error=Verification`);
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const page = (await (await runWithLocale(locale, () => callRoute(errorRoute.loader, get("/auth/error?error=Verification", { jar })))).json()) as {
+        heading: string;
+        message: string;
+        next: { href: string; label: string } | null;
+      };
+      runWithLocale(locale, () => {
+        expect(page.heading).toBe(t("errorPage.VerificationPending.heading"));
+        expect(page.message).toBe(t("errorPage.VerificationPending.message"));
+        expect(page.next).toEqual({ href: "/auth/two-factor", label: t("errorPage.VerificationPending.next") });
+      });
+    }
+    // The set-up moved the clock on a step (its enrolment code's): back to the real one.
+    vi.useRealTimers();
   });
 
   it("an expired link is Verification and is removed", async () => {

@@ -7,7 +7,8 @@ import { notifySecurityChange } from "../../../app/auth/accounts/security-notice
 import { deleteAccount } from "../../../app/auth/accounts/deletion.server";
 import { authRequest } from "../../../app/auth/core/request.server";
 import { accountDeletedHooks } from "../../../app/auth/signin/registry.server";
-import { runWithLocale } from "../../../app/i18n/t.server";
+import { runWithLocale, t } from "../../../app/i18n/t.server";
+import { DEMO_USER, machineLocale, seedDemoUser } from "../../../app/dev/bootstrap.server";
 import { mailSenderIdle } from "../../../app/mail/queue.server";
 import { createUser, PASSWORD, signIn } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
@@ -271,6 +272,25 @@ describe(`languages (${dbLabel})`, () => {
         const [message] = await smtp.waitFor(1);
         expect(message!.subject).toBe(subject);
       }
+    });
+  });
+
+  describe("the demo user of the development start-up", () => {
+    it("is seeded with the language of the developer's machine (or English), so its notices are in a language, not left to the default; a language already stored is kept", async () => {
+      configure({ ...smtpEnv(smtp.url), AUTH_PASSWORDS: "true" });
+      expect(machineLocale("ar-EG")).toBe("ar");
+      expect(machineLocale("fr_FR.UTF-8")).toBe("fr");
+      expect(machineLocale("en-US-u-va-posix")).toBe("en");
+      expect(machineLocale("ja-JP")).toBe("en");
+      await seedDemoUser("ar-EG");
+      const demo = await testDb().user.findUniqueOrThrow({ where: { email: DEMO_USER.email } });
+      expect(demo.locale).toBe("ar");
+      smtp.clear();
+      await runWithLocale("en", () => notifySecurityChange(authRequest(get("/account")), demo.id, { kind: "password-changed" }));
+      const [message] = await smtp.waitFor(1);
+      expect(message!.subject).toBe(runWithLocale("ar", () => t("notice.password-changed.subject", { site: "Vestibule" })));
+      await seedDemoUser("de-DE");
+      expect((await testDb().user.findUniqueOrThrow({ where: { email: DEMO_USER.email } })).locale).toBe("ar");
     });
   });
 });

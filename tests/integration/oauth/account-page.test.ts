@@ -9,6 +9,8 @@ import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.t
 import { ALICE, startTestIdp, type TestIdp } from "../../support/idp.ts";
 import { signInThroughIdp } from "../../support/oauth-flow.ts";
 import { signIn } from "../../support/auth.ts";
+import { renderPage } from "../../support/render-page.tsx";
+import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 
 let idp: TestIdp;
 
@@ -109,5 +111,19 @@ describe(`/account ways to sign in (${dbLabel})`, () => {
     const res = await callRoute(accountRoute.action, post("/account", { csrfToken: "f".repeat(64), intent: "unlink-account", provider: "oidc" }, { jar }));
     expect(res.status).toBe(403);
     expect(await testDb().account.count()).toBe(1);
+  });
+
+  test("the link buttons size to their words like the page's other buttons, and link back to the section (fr, en)", async () => {
+    const { jar } = await aliceSignedIn();
+    const res = await callRoute(accountRoute.loader, get("/account", { jar }));
+    const page = await res.json();
+    for (const locale of ["fr", "en"] as const) {
+      const html = renderPage(accountRoute, "/account", locale, { loaderData: page });
+      const section = html.slice(html.indexOf('id="ways-in"'));
+      const link = /<form[^>]*action="\/auth\/signin\/github"[\s\S]*?<button[^>]*class="([^"]+)"[^>]*>([^<]+)</.exec(section);
+      expect(link?.[1]).toBe("button inline");
+      expect(link?.[2]).toBe(runWithLocale(locale, () => t("methods.link", { name: "GitHub" })));
+      expect(section).toContain(`value="/account?updated=linked&amp;provider=github#ways-in"`);
+    }
   });
 });

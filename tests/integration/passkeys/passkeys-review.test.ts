@@ -91,7 +91,7 @@ describe(`passkeys under attack (${dbLabel})`, () => {
     expect((await testDb().passkey.findFirstOrThrow()).name).toBe("Passkey");
     // Honest names: an emoji family (joined by U+200D), accents, CJK.
     for (const name of ["👨‍👩‍👧 Family iPad", "Téléphone de Zoë", "仕事のノートPC"]) {
-      expect(await accountPost(jar, { intent: "passkey-rename", passkeyId: passkey.id, name })).toHaveRedirect("/account?updated=passkey-renamed");
+      expect(await accountPost(jar, { intent: "passkey-rename", passkeyId: passkey.id, name })).toHaveRedirect("/account?updated=passkey-renamed#passkeys");
       expect((await testDb().passkey.findFirstOrThrow()).name).toBe(name);
     }
   });

@@ -13,6 +13,7 @@ import { createUser, signIn, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, ORIGIN, post } from "../../support/http.ts";
 import { SoftwareAuthenticator, type CeremonyOverrides } from "../../support/passkey-authenticator.ts";
+import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 
 beforeEach(() => resetDatabase());
 
@@ -134,16 +135,16 @@ describe(`passkeys (${dbLabel})`, () => {
     expect((await testDb().passkey.findMany({ orderBy: { createdAt: "asc" } })).map((p) => p.name)).toEqual(["Passkey", "Passkey 2"]);
   });
 
-  it("refuses a credential that is registered already, to this user or another, and writes nothing", async () => {
+  it("a credential registered already: to this user it is a no-op that lands on /account (a double-posted answer); to another user it is refused; nothing is written", async () => {
     const { jar, authenticator } = await adaWithPasskey();
     const again = await options(jar, "register");
-    expect(await answer(jar, "register", authenticator.register(again.body.options))).toHaveErrorRedirect("WebAuthnVerificationError");
+    expect(await answer(jar, "register", authenticator.register(again.body.options))).toHaveRedirect("/account");
     await createUser("bob@example.com", "Bob");
     const { jar: bob } = await signIn(new CookieJar(), "bob@example.com");
     const bobs = await options(bob, "register");
     expect(await answer(bob, "register", authenticator.register(bobs.body.options))).toHaveErrorRedirect("WebAuthnVerificationError");
     expect(await testDb().passkey.count()).toBe(1);
-    // Nothing half-written: neither refused answer spent its challenge.
+    // Nothing half-written: neither answer spent its challenge.
     expect(await testDb().passkeyChallenge.count()).toBe(1);
   });
 
@@ -194,7 +195,7 @@ describe(`passkeys (${dbLabel})`, () => {
       const { jar: laptop } = await signIn();
       const csrfToken = await fetchCsrf(laptop);
       const res = await callRoute(account.action, post("/account", { csrfToken, intent: "passkey-remove", passkeyId: passkey.id }, { jar: laptop }));
-      expect(res).toHaveRedirect("/account?updated=passkey-removed");
+      expect(res).toHaveRedirect("/account?updated=passkey-removed#passkeys");
       expect(await sessionOf(jar)).toBeNull();
       expect((await sessionOf(laptop))?.user.email).toBe("ada@example.com");
     } finally {
@@ -302,7 +303,7 @@ describe(`passkeys (${dbLabel})`, () => {
     const passkey = await testDb().passkey.findFirstOrThrow();
     const csrfToken = await fetchCsrf(jar);
     const removed = await callRoute(account.action, post("/account", { csrfToken, intent: "passkey-remove", passkeyId: passkey.id }, { jar }));
-    expect(removed).toHaveRedirect("/account?updated=passkey-removed");
+    expect(removed).toHaveRedirect("/account?updated=passkey-removed#passkeys");
     expect(await testDb().authEvent.count({ where: { type: "passkey-removed" } })).toBe(1);
     const after = await passkeySignIn(authenticator);
     expect(after.res).toHaveErrorRedirect("WebAuthnVerificationError");
@@ -412,7 +413,7 @@ describe(`/account passkey forms (${dbLabel})`, () => {
   it("renames a passkey; refuses an empty or overlong name (400), another user's passkey (404) and a malformed id (400)", async () => {
     const { jar } = await adaWithPasskey();
     const passkey = await testDb().passkey.findFirstOrThrow();
-    expect(await accountPost(jar, { intent: "passkey-rename", passkeyId: passkey.id, name: "  Work laptop " })).toHaveRedirect("/account?updated=passkey-renamed");
+    expect(await accountPost(jar, { intent: "passkey-rename", passkeyId: passkey.id, name: "  Work laptop " })).toHaveRedirect("/account?updated=passkey-renamed#passkeys");
     expect((await testDb().passkey.findFirstOrThrow()).name).toBe("Work laptop");
 
     const empty = await accountPost(jar, { intent: "passkey-rename", passkeyId: passkey.id, name: "   " });
@@ -449,5 +450,43 @@ describe(`/account passkey forms (${dbLabel})`, () => {
     const answers = await Promise.all(ids.flatMap((id) => [id, id].map((passkeyId) => accountPost(jar, { intent: "passkey-remove", passkeyId }))));
     expect(answers.every((r) => r.status < 500)).toBe(true);
     expect(await testDb().passkey.count()).toBe(1);
+  });
+});
+
+describe(`adding a passkey twice (${dbLabel}, issue 32)`, () => {
+  const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0";
+
+  it("the same answer posted twice (a double click on a form that was sent twice) stores one passkey, and both land on /account", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    const { body } = await options(jar, "register");
+    const data = new SoftwareAuthenticator().register(body.options);
+    // The second post carries the cookie as it was before the first answer rewrote it.
+    const before = jar.header();
+    expect(await answer(jar, "register", data)).toHaveRedirect("/account");
+    const twin = new CookieJar(Object.fromEntries(before.split("; ").map((c) => [c.slice(0, c.indexOf("=")), c.slice(c.indexOf("=") + 1)])));
+    expect(await answer(twin, "register", data)).toHaveRedirect("/account");
+    expect(await testDb().passkey.count()).toBe(1);
+    expect(await testDb().authEvent.count({ where: { type: "passkey-added" } })).toBe(1);
+  });
+
+  it("default names are in the page's language and never repeat: 'Passkey (Firefox on Linux)', then 'Passkey 2 (Firefox on Linux)', in en/fr/de/ar", async () => {
+    for (const locale of ["en", "fr", "de", "ar"] as const) {
+      await resetDatabase();
+      await createUser();
+      const { jar } = await signIn();
+      for (let i = 0; i < 2; i++) {
+        const { body } = await runWithLocale(locale, () => options(jar, "register"));
+        const res = await runWithLocale(locale, () => answer(jar, "register", new SoftwareAuthenticator().register(body.options), {}, { "User-Agent": FIREFOX }));
+        expect(res).toHaveRedirect("/account");
+      }
+      const names = (await testDb().passkey.findMany({ orderBy: { createdAt: "asc" } })).map((p) => p.name);
+      const device = runWithLocale(locale, () => t("device.browserOn", { browser: "Firefox", os: "Linux" }));
+      expect(names).toEqual([
+        runWithLocale(locale, () => t("passkey.defaultName", { device })),
+        runWithLocale(locale, () => t("passkey.defaultNameNumbered", { device, n: 2 })),
+      ]);
+      expect(new Set(names).size).toBe(2);
+    }
   });
 });

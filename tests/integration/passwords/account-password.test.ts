@@ -80,7 +80,7 @@ for (const strategy of ["jwt", "database"] as const) {
       const { jar: phone } = await signIn();
       const secondTab = laptop; // a second tab shares the browser's cookies
       const res = await intent(laptop, { intent: "password-change", currentPassword: PASSWORD, password: NEW_PASSWORD });
-      expect(res).toHaveRedirect("/account?updated=password-changed");
+      expect(res).toHaveRedirect("/account?updated=password-changed#password-notice");
       expect(await email(laptop)).toBe("ada@example.com");
       expect(await email(secondTab)).toBe("ada@example.com");
       expect(await email(phone)).toBeNull();
@@ -121,7 +121,7 @@ for (const strategy of ["jwt", "database"] as const) {
       expect((await refusal(weak)).fieldErrors.password).toMatch(/e-mail address/);
 
       const ok = await intent(jar, { intent: "password-set", password: NEW_PASSWORD });
-      expect(ok).toHaveRedirect("/account?updated=password-set");
+      expect(ok).toHaveRedirect("/account?updated=password-set#password-notice");
       expect((await signIn(new CookieJar(), "ada@example.com", NEW_PASSWORD)).res).toHaveSessionCookie();
       // Once set, password-set is refused: change it instead.
       const again = await intent(jar, { intent: "password-set", password: "another fine passphrase" });
@@ -157,7 +157,7 @@ for (const strategy of ["jwt", "database"] as const) {
       // With an address (e-mail sign-in is offered), it goes.
       await testDb().user.update({ where: { id: user.id }, data: { email: "ada@example.com" } });
       const removed = await intent(jar, { intent: "password-remove", currentPassword: PASSWORD });
-      expect(removed).toHaveRedirect("/account?updated=password-removed");
+      expect(removed).toHaveRedirect("/account?updated=password-removed#password-notice");
       expect(await testDb().password.count()).toBe(0);
     });
 

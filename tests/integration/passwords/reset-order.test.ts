@@ -69,7 +69,7 @@ describe(`a reset or a password change ends every pending link and code of the u
     expect((await accountIntent(jar, { intent: "change-email", email: "new-ada@example.com" })).status).toBeLessThan(400);
     expect(await pendingLinks()).toBe(3);
     const changed = await accountIntent(jar, { intent: "password-change", currentPassword: PASSWORD, password: NEW });
-    expect(changed).toHaveRedirect("/account?updated=password-changed");
+    expect(changed).toHaveRedirect("/account?updated=password-changed#password-notice");
     expect(await pendingLinks()).toBe(0);
     expect(await postReset(new CookieJar(), { ...reset.byLink, password: "another fine phrase" })).toHaveErrorRedirect("Verification");
     const { openLink } = await import("../email/helpers.ts");
@@ -143,7 +143,7 @@ describe(`a reset for a user with the second factor on asks the code before writ
     expect(await submitCode(browser, codeAt(secret))).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
     // The owner then changes it again; the sealed hash of the reset must not come back.
     const later = "amber signal meadow";
-    expect(await accountIntent(browser, { intent: "password-change", currentPassword: NEW, password: later })).toHaveRedirect("/account?updated=password-changed");
+    expect(await accountIntent(browser, { intent: "password-change", currentPassword: NEW, password: later })).toHaveRedirect("/account?updated=password-changed#password-notice");
     advance(30);
     const replayed = await submitCode(copied, codeAt(secret));
     expect(replayed).not.toHaveSessionCookie();

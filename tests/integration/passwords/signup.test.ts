@@ -9,6 +9,7 @@ import { createUser, PASSWORD, signIn } from "../../support/auth.ts";
 import { dbLabel, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get } from "../../support/http.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
+import { renderPage, textOf } from "../../support/render-page.tsx";
 import { configure, location, openLink, ORIGIN, sessionOf, smtpEnv, useSmtpSink } from "../email/helpers.ts";
 import { codeIn, linksIn, median, pageOf, setCookieNames, signUp, signup, typeCode } from "./helpers.ts";
 
@@ -170,6 +171,22 @@ describe(`sign-up (${dbLabel})`, () => {
     expect(((await mine.json()) as { fieldErrors: Record<string, string> }).fieldErrors.password).toMatch(/e-mail address/);
     expect(smtp.sink.messages).toHaveLength(0);
     expect(await testDb().verificationToken.count()).toBe(0);
+  });
+
+  it("a sign-up refused for its address comes back with the address and name as typed and says why the password must be typed again, in en/fr/de/ar", async () => {
+    const res = await signUp(new CookieJar(), { email: "two@@example.com", name: "Kim", password: CHOSEN });
+    expect(res.status).toBe(400);
+    const page = await res.json();
+    for (const locale of ["en", "fr", "de", "ar"] as const) {
+      const html = renderPage(signup, "/auth/signup", locale, { loaderData: page, actionData: page });
+      expect(html).toMatch(/id="signup-email"[^>]*value="two@@example.com"/);
+      expect(html).toMatch(/id="signup-name"[^>]*value="Kim"/);
+      expect(html).not.toContain(CHOSEN);
+      expect(textOf(html)).toContain(runWithLocale(locale, () => t("signup.passwordAgain")));
+    }
+    // The first visit has nothing to type again.
+    const first = await (await callRoute(signup.loader, get("/auth/signup"))).json();
+    expect(textOf(renderPage(signup, "/auth/signup", "en", { loaderData: first }))).not.toContain(t("signup.passwordAgain"));
   });
 
   it("a POST without a valid CSRF token is a 403 that sends nothing and stores nothing", async () => {

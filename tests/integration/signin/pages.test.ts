@@ -13,6 +13,8 @@ import * as homeRoute from "../../../app/routes/home";
 import { createUser, signIn, withEnv } from "../../support/auth";
 import { resetDatabase, testDb } from "../../support/db";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http";
+import { LOCALES, renderPage, textOf } from "../../support/render-page";
+import { runWithLocale, t } from "../../../app/i18n/t.server";
 
 let undoEnv: (() => void) | null = null;
 afterEach(() => {
@@ -151,11 +153,72 @@ describe("sign-in page", () => {
   });
 });
 
+describe("the sign-in page's second step", () => {
+  it("'Forgot your password?' belongs to the password form: no 'or' between them, one 'or' before the e-mail link, in en/ar", async () => {
+    undoEnv = withEnv({ AUTH_EMAIL_SERVER: "smtp://127.0.0.1:2525", AUTH_EMAIL_FROM: "Vestibule <no-reply@example.com>", AUTH_PASSWORDS: "true" });
+    const jar = new CookieJar();
+    const csrfToken = await fetchCsrf(jar);
+    jar.apply(await callRoute(signinRoute.action, post("/auth/signin", { csrfToken, email: "ada@example.com" }, { jar })));
+    const data = await (await callRoute(signinRoute.loader, get("/auth/signin?step=methods", { jar }))).json();
+    expect(data.step).toBe("methods");
+    for (const locale of ["en", "ar"] as const) {
+      const html = renderPage(signinRoute, "/auth/signin?step=methods", locale, { loaderData: data });
+      const between = html.slice(html.indexOf('id="credentials-form"'), html.indexOf('id="forgot-password-start"'));
+      expect(between).not.toContain('class="divider"');
+      expect(html.match(/class="divider"/g)).toHaveLength(1);
+    }
+  });
+});
+
+describe("the sign-in page for a visitor who is signed in", () => {
+  it("Back to a page of a failed attempt after the sign-in finished shows one state — signed in, with Continue — and no error, in en/fr/de/ar", async () => {
+    await createUser();
+    const { jar } = await signIn(new CookieJar());
+    const path = "/auth/signin?error=CredentialsSignin&code=credentials";
+    const data = await (await callRoute(signinRoute.loader, get(path, { jar }))).json();
+    expect(data).toMatchObject({ signedInAs: "ada@example.com", error: null });
+    for (const locale of LOCALES) {
+      const html = renderPage(signinRoute, path, locale, { loaderData: data });
+      expect(textOf(html)).toContain(runWithLocale(locale, () => t("signin.signedInAs", { address: "ada@example.com" })));
+      expect(html).not.toContain('role="alert"');
+      // In a right-to-left page the address is isolated, so its full stop stays after it.
+      expect(html.includes("\u2068ada@example.com\u2069")).toBe(locale === "ar");
+    }
+    // Signed out, the same address shows the refusal as before.
+    expect((await (await callRoute(signinRoute.loader, get(path))).json()).error).toMatchObject({ code: "CredentialsSignin" });
+  });
+});
+
 describe("sign-out page", () => {
   it("asks for confirmation with a CSRF token and an explicit callback URL only", async () => {
     const data = await (await callRoute(signoutRoute.loader, get("/auth/signout?callbackUrl=/bye"))).json();
     expect(data).toMatchObject({ callbackUrl: "/bye", signedIn: false });
     expect(data.csrfToken).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("a signed-in visitor can change their mind: 'Stay signed in and go back' leads to the page they came from, else their account, in en/fr/de/ar", async () => {
+    await createUser();
+    const { jar } = await signIn(new CookieJar());
+    const fromAccount = await (await callRoute(signoutRoute.loader, get("/auth/signout", { jar, headers: { Referer: "http://localhost:3000/account#sessions" } }))).json();
+    expect(fromAccount).toMatchObject({ signedIn: true, cancelUrl: "/account#sessions" });
+    const typed = await (await callRoute(signoutRoute.loader, get("/auth/signout", { jar }))).json();
+    expect(typed.cancelUrl).toBe("/account");
+    const elsewhere = await (await callRoute(signoutRoute.loader, get("/auth/signout", { jar, headers: { Referer: "https://evil.example/x" } }))).json();
+    expect(elsewhere.cancelUrl).toBe("/account");
+    for (const locale of LOCALES) {
+      const html = renderPage(signoutRoute, "/auth/signout", locale, { loaderData: fromAccount });
+      expect(html).toMatch(new RegExp(`<a href="/account#sessions" id="signout-cancel">${runWithLocale(locale, () => t("signout.cancel"))}</a>`));
+      expect(textOf(html)).toContain(runWithLocale(locale, () => t("signout.question")));
+    }
+  });
+
+  it("a visitor who is not signed in is told so, with a way to sign in, not asked to confirm a sign-out", async () => {
+    const data = await (await callRoute(signoutRoute.loader, get("/auth/signout"))).json();
+    for (const locale of LOCALES) {
+      const text = textOf(renderPage(signoutRoute, "/auth/signout", locale, { loaderData: data }));
+      expect(text).toContain(runWithLocale(locale, () => t("signout.notSignedIn")));
+      expect(text).not.toContain(runWithLocale(locale, () => t("signout.question")));
+    }
   });
 });
 
@@ -208,7 +271,7 @@ describe("/account", () => {
     expect(data.profile).toMatchObject({ email: "ada@example.com", name: "Ada" });
     expect(data.hasPassword).toBe(true);
     const res = await callRoute(accountRoute.action, post("/account", { csrfToken: data.csrfToken, intent: "update-profile", name: "Ada L." }, { jar }));
-    expect(res).toHaveRedirect("/account?updated=profile");
+    expect(res).toHaveRedirect("/account?updated=profile#profile-notice");
     expect(res).toHaveSessionCookie();
     jar.apply(res);
     expect((await (await callRoute(accountRoute.loader, get("/account?updated=profile", { jar }))).json()).notice).toBe("Your profile was saved.");
@@ -237,7 +300,7 @@ describe("/account", () => {
     expect(data.sessions).toHaveLength(2);
     const other = data.sessions.find((s: { current: boolean }) => !s.current);
     const res = await callRoute(accountRoute.action, post("/account", { csrfToken: data.csrfToken, intent: "revoke-session", sessionId: other.id }, { jar: laptop }));
-    expect(res).toHaveRedirect("/account?updated=session");
+    expect(res).toHaveRedirect("/account?updated=session#devices-notice");
     expect(await testDb().session.count()).toBe(1);
     expect(await callRoute(accountRoute.loader, get("/account", { jar: phone }))).toHaveRedirect();
 

@@ -51,7 +51,7 @@ describe(`totp-disable and the single-factor floor (${dbLabel})`, () => {
     // A longer password, then the same code (never spent by the refusal) turns the factor off.
     expect((await accountIntent(jar, { intent: "password-change", currentPassword: SHORT, password: LONG })).status).toBe(302);
     expect((await testDb().password.findUniqueOrThrow({ where: { userId } })).singleFactorFloorMet).toBe(15);
-    expect(await accountIntent(jar, { intent: "totp-disable", code })).toHaveRedirect("/account?updated=two-factor-off");
+    expect(await accountIntent(jar, { intent: "totp-disable", code })).toHaveRedirect("/account?updated=two-factor-off#two-factor-notice");
   });
 
   it("a password stored before its floor was recorded counts as unknown: asked", async () => {
@@ -70,13 +70,13 @@ describe(`totp-disable and the single-factor floor (${dbLabel})`, () => {
     undoEnv();
     undoEnv = null;
     advance(30);
-    expect(await disable(jar, secret)).toHaveRedirect("/account?updated=two-factor-off");
+    expect(await disable(jar, secret)).toHaveRedirect("/account?updated=two-factor-off#two-factor-notice");
   });
 
   it("a user without a password turns the factor off without being asked", async () => {
     const { jar, secret, userId } = await enrolled();
     await testDb().password.delete({ where: { userId } });
     advance(30);
-    expect(await disable(jar, secret)).toHaveRedirect("/account?updated=two-factor-off");
+    expect(await disable(jar, secret)).toHaveRedirect("/account?updated=two-factor-off#two-factor-notice");
   });
 });

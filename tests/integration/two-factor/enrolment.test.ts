@@ -127,7 +127,7 @@ describe(`enrolment (${dbLabel})`, () => {
     }
     expect((await accountPage(jar)).twoFactor.enabled).toBe(true);
     const res = await accountIntent(jar, { intent: "totp-disable", code: codeAt(secret) });
-    expect(res).toHaveRedirect("/account?updated=two-factor-off");
+    expect(res).toHaveRedirect("/account?updated=two-factor-off#two-factor-notice");
     expect(await testDb().twoFactorCredential.count({ where: { userId } })).toBe(0);
     expect(await testDb().recoveryCode.count({ where: { userId } })).toBe(0);
     expect(await testDb().authEvent.count({ where: { type: "two-factor-disabled", userId } })).toBe(1);
@@ -139,7 +139,7 @@ describe(`enrolment (${dbLabel})`, () => {
   it("totp-disable also takes an unused recovery code", async () => {
     const { jar, recoveryCodes } = await enrol();
     const res = await accountIntent(jar, { intent: "totp-disable", code: recoveryCodes[3]!.toUpperCase() });
-    expect(res).toHaveRedirect("/account?updated=two-factor-off");
+    expect(res).toHaveRedirect("/account?updated=two-factor-off#two-factor-notice");
   });
 
   it("recovery-codes with a current code replaces all ten; the old ones stop working", async () => {
@@ -172,7 +172,7 @@ describe(`enrolment (${dbLabel})`, () => {
     expect((await accountIntent(jar, { intent: "recovery-codes", code: next }, { csrf: false })).status).toBe(403);
     expect((await accountPage(jar)).twoFactor).toEqual({ enabled: true, recoveryCodesLeft: 10 });
     // The code the refused POSTs carried was not used up.
-    expect(await accountIntent(jar, { intent: "totp-disable", code: next })).toHaveRedirect("/account?updated=two-factor-off");
+    expect(await accountIntent(jar, { intent: "totp-disable", code: next })).toHaveRedirect("/account?updated=two-factor-off#two-factor-notice");
   });
 
   it("survives a secret rotation: the sealed secret and the recovery-code hashes open under the old secret kept second", async () => {
