@@ -101,14 +101,10 @@ it("registers, and the user signs in on Vestibule's page and sees the consent pa
   expect(await page.title()).toContain("Desktop MCP client");
 });
 
-// Known bug of the consent page (app/routes/oauth-consent.tsx, the provider's): its
-// Content-Security-Policy has `form-action 'self'`, and Chromium applies form-action to the
-// redirects that follow a form's POST, so Allow's redirect to the client's redirect URI (another
-// origin) is blocked ("Sending form data to …/oauth/consent/… violates … form-action 'self'").
-// The page's form-action must list the origin of the authorization's redirect URI, as the
-// sign-in pages list their providers' (app/auth/oauth/form-action.server.ts). Marked as failing
-// until then: once fixed this fails, and becomes an ordinary `it`.
-it.fails("Allow takes the browser to the client's redirect URI with a code, and whoami answers as the user", async () => {
+// Chromium applies the consent form's CSP form-action to every redirect that follows its POST, and
+// the client's redirect URI is another origin: the way back is a page that goes on by itself
+// (continueToClientPage, ADR 136), so nothing is blocked, with JavaScript on or off.
+it("Allow takes the browser to the client's redirect URI with a code, and whoami answers as the user", async () => {
   // The consent page the test before left open, in the signed-in browser.
   expect(await page.locator("#consent-allow").count()).toBe(1);
   try {

@@ -40,7 +40,8 @@ export type Step = { url: URL; status: number; html?: string };
 
 /**
  * Follows redirects within the server from `start` until the browser leaves it (the app's
- * redirect URI: returned without being fetched) or a page answers (returned with its HTML).
+ * redirect URI: returned without being fetched) or a page answers (returned with its HTML). The
+ * page that sends the browser back to the app (a meta refresh) is followed like a redirect.
  */
 export async function follow(server: ProviderServer, jar: CookieJar, start: string | URL): Promise<Step> {
   let url = new URL(start, server.url);
@@ -52,7 +53,14 @@ export async function follow(server: ProviderServer, jar: CookieJar, start: stri
       url = new URL(res.headers.get("location")!, url);
       continue;
     }
-    return { url, status: res.status, html: await res.text() };
+    const html = await res.text();
+    // The page back to the app after sign-in or consent goes on by itself, as a browser does (a meta refresh).
+    const onward = /<meta http-equiv="refresh" content="0;url=([^"]+)">/.exec(html)?.[1];
+    if (res.status === 200 && onward) {
+      url = new URL(onward.replaceAll("&quot;", '"').replaceAll("&#39;", "'").replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&"), url);
+      continue;
+    }
+    return { url, status: res.status, html };
   }
   throw new Error("too many redirects");
 }

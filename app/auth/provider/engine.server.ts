@@ -25,7 +25,7 @@ import { endSession, getSession, type CurrentSession } from "../core/session.ser
 import { db } from "../../db/client.server";
 import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE } from "./adapter.server";
 import { isFirstParty } from "./clients.server";
-import { deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
+import { continueToClientPage, deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
 import {
   AUTHORIZATION_CODE_TTL,
   DEVICE_CODE_TTL,
@@ -290,6 +290,19 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
   // Tokens issued and refused, by grant, for /metrics.
   provider.on("grant.success", (ctx) => countOAuthToken(ctx.oidc.params.grant_type, "issued"));
   provider.on("grant.error", (ctx) => countOAuthToken(ctx.oidc?.params?.grant_type, "refused"));
+  provider.use(async (ctx, next) => {
+    await next();
+    // The authorization resumed after Vestibule's sign-in or consent page (/oauth/authorize/<uid>)
+    // goes back to the app by a page, not a redirect: see continueToClientPage (ADR 136).
+    if (ctx.method !== "GET" || !ctx.path.startsWith(`${ENGINE_ROUTES.authorization}/`) || (ctx.status !== 302 && ctx.status !== 303)) return;
+    // Koa's response (oidc-provider's context type leaves it out).
+    const response = (ctx as unknown as { response: { get(name: string): string; remove(name: string): void } }).response;
+    const target = URL.parse(response.get("Location"), settings.issuer);
+    if (!target || target.origin === new URL(settings.issuer).origin) return;
+    ctx.status = 200;
+    response.remove("Location");
+    continueToClientPage(ctx, target.href, target.host || target.protocol.replace(/:$/, ""));
+  });
   provider.use(async (ctx, next) => {
     // Anyone may register (when open) or type codes at /device: both are counted per client address.
     if (ctx.method === "POST" && (ctx.path === ENGINE_ROUTES.registration || ctx.path === ENGINE_ROUTES.code_verification)) {

@@ -98,6 +98,23 @@ export async function logoutPage(ctx: KoaContextWithOIDC, form: string): Promise
   );
 }
 
+/**
+ * The way back to the app after a sign-in or consent on Vestibule's pages: a page that goes on by
+ * itself (a meta refresh, no script) with a link, instead of a redirect. A browser applies the
+ * sign-in or consent form's CSP form-action to every redirect that follows its post, and the app's
+ * redirect URI is on no list a page could know beforehand (ADR 136).
+ */
+export function continueToClientPage(ctx: KoaContextWithOIDC, href: string, host: string): void {
+  writePage(
+    ctx,
+    () => t("provider.continue.title", { host }),
+    () => `<p role="status">${escapeHtml(t("provider.continue.message", { host }))}</p><p><a href="${escapeHtml(href)}" id="provider-continue">${escapeHtml(t("provider.continue.link", { host }))}</a></p>`,
+  );
+  // The page carries the code in its link: never cached, never sent on as a Referer.
+  ctx.set("Referrer-Policy", "no-referrer");
+  ctx.body = String(ctx.body).replace("<head>", `<head><meta http-equiv="refresh" content="0;url=${escapeHtml(href)}">`);
+}
+
 export async function logoutDonePage(ctx: KoaContextWithOIDC): Promise<void> {
   writePage(
     ctx,

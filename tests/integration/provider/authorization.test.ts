@@ -55,6 +55,33 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     expect(JSON.stringify(jwks)).not.toMatch(/"d":/);
   });
 
+  it("after Allow, the way back to the app is a page that goes on by itself (meta refresh and a link), never a redirect a form's CSP could block", async () => {
+    const as = await discover(server);
+    const tc = await testClient();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const request = await authorizationUrl(as, tc);
+    const consent = await follow(server, jar, request.url);
+    expect(consent.url.pathname).toMatch(/^\/oauth\/consent\//);
+    const csrfToken = /name="csrfToken" value="([^"]+)"/.exec(consent.html ?? "")![1]!;
+    const allowed = await call(server.url, jar, consent.url.pathname, { body: { csrfToken, decision: "allow" } });
+    const resume = new URL(allowed.headers.get("location")!, server.url);
+    expect(resume.origin).toBe(server.url);
+    expect(resume.pathname).toMatch(/^\/oauth\/authorize\//);
+    const back = await call(server.url, jar, resume.pathname + resume.search);
+    expect(back.status).toBe(200);
+    expect(back.headers.get("location")).toBeNull();
+    expect(back.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(back.headers.get("cache-control")).toContain("no-store");
+    const html = await back.text();
+    const refresh = /<meta http-equiv="refresh" content="0;url=([^"]+)">/.exec(html)?.[1]?.replaceAll("&amp;", "&");
+    const link = /id="provider-continue"|href="([^"]+)" id="provider-continue"/.exec(html);
+    expect(link).not.toBeNull();
+    const onward = new URL(refresh!);
+    expect(onward.href.startsWith(tc.redirectUri)).toBe(true);
+    expect(onward.searchParams.get("code")).toEqual(expect.any(String));
+    expect(onward.searchParams.get("iss")).toBe(server.url);
+  });
+
   it("code + PKCE through the sign-in and consent pages: tokens, a refresh token for offline_access without prompt=consent, amr/acr in the ID token; consent remembered", async () => {
     const as = await discover(server);
     const tc = await testClient();
