@@ -135,13 +135,32 @@ export async function requirePermission(request: Request, permission: Permission
 }
 
 /**
- * The posted form (URL-encoded or JSON) as an object: read once, size-limited, and shared with the
- * layer's middleware that may have read it first — use it rather than `request.formData()`. A body
- * too large or of another type throws the 413 / 415 the error page explains.
+ * A form's fields by name. A URL-encoded form gives strings (the last of a repeated name); a JSON
+ * body gives its strings, and its numbers and booleans as the text a form would have sent
+ * (`{"count": 2}` reads as `"2"`); its nulls, arrays and objects are left out. A field not sent is
+ * `undefined`, so `(form.text ?? "").trim()` is typed.
  */
-export async function readForm(request: Request): Promise<Record<string, unknown>> {
+export type FormFields = Record<string, string | undefined>;
+
+/** The body's fields as a form has them: see FormFields. */
+function formFields(body: Record<string, unknown>): FormFields {
+  const fields: FormFields = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value === "string") fields[name] = value;
+    else if (typeof value === "number" || typeof value === "boolean") fields[name] = String(value);
+  }
+  return fields;
+}
+
+/**
+ * The posted form (URL-encoded or JSON) as its fields (FormFields): read once, size-limited, and
+ * shared with the layer's middleware that may have read it first — use it rather than
+ * `request.formData()`. A body too large or of another type throws the 413 / 415 the error page
+ * explains.
+ */
+export async function readForm(request: Request): Promise<FormFields> {
   try {
-    return await readBody(request);
+    return formFields(await readBody(request));
   } catch (error) {
     if (error instanceof BadRequestError) throw badRequest(error.status, error.message);
     throw error;

@@ -3,7 +3,7 @@
 // (React escapes them), never as HTML or in attributes that run anything.
 import type { ReactNode } from "react";
 import { Form } from "react-router";
-import { useT, type Translate } from "~/i18n/react";
+import { useT, type MessageKey, type Translate } from "~/i18n/react";
 import { PageTitle } from "~/components/site-name";
 import { DeleteWordField } from "./account-lifecycle-section";
 import { ActivitySection } from "./activity-section";
@@ -61,7 +61,15 @@ const DONE_KEYS = {
   unchanged: "admin.done.unchanged",
 } as const;
 
-/** A role's label: every role (`user`, `admin`, the app's own in app/auth.config.ts) has `admin.role.<name>` in the catalogues. */
+/**
+ * Every role has its label `admin.role.<name>`: the layer's (`user`, `admin`) in the layer's
+ * catalogues, each role app/auth.config.ts adds in the app's, app/i18n/app/. A role without one
+ * fails `npm run typecheck` here, with a message saying where to add it.
+ */
+type RoleWithoutLabel = Exclude<`admin.role.${Role}`, MessageKey>;
+export const everyRoleHasALabel: [RoleWithoutLabel] extends [never] ? true : `add ${RoleWithoutLabel} to app/i18n/app/en.ts, fr.ts, de.ts and ar.ts` = true;
+
+/** A role's label (see everyRoleHasALabel). */
 function roleName(t: Translate, role: string): string {
   return t(`admin.role.${role as Role}`);
 }

@@ -26,10 +26,12 @@ export type DbProvider = "sqlite" | "postgres";
  */
 export type RawDriver = { provider: "postgres"; pool: pg.Pool } | { provider: "sqlite"; sqlite: Database.Database };
 
-type Held = { key: string; client: Db; provider: DbProvider; pool?: pg.Pool; file?: string; sqlite?: Database.Database };
+// `made` is the generated client class the client was made from: see db().
+type Held = { key: string; client: Db; provider: DbProvider; made: unknown; pool?: pg.Pool; file?: string; sqlite?: Database.Database };
 
 // Kept on globalThis so that the Vite dev server re-evaluating this module after an edit reuses
-// the open client instead of piling up connections to the same database.
+// the open client instead of piling up connections to the same database — unless the generated
+// client changed (`npm run db:generate` under a running `npm run dev`): see db().
 const HELD = Symbol.for("vestibule.db");
 const holder = globalThis as typeof globalThis & { [HELD]?: Held };
 
@@ -77,12 +79,12 @@ function create(t: Target): Held {
       transactionOptions: { maxWait: t.timeoutMs, timeout: Math.max(t.timeoutMs, 5_000) },
     });
     // Same models, same delegates: only the generated SQL dialect differs.
-    return { key: t.key, client: withNameSearch(client as unknown as Db), provider: t.provider, pool };
+    return { key: t.key, client: withNameSearch(client as unknown as Db), provider: t.provider, made: PostgresClient, pool };
   }
   mkdirSync(t.dataDir, { recursive: true });
   const file = sqliteFile(t.dataDir);
   const client = new SqliteClient({ adapter: new SqliteAdapterFactory({ url: file, timeout: SQLITE_BUSY_TIMEOUT_MS }) });
-  return { key: t.key, client: withNameSearch(client), provider: t.provider, file };
+  return { key: t.key, client: withNameSearch(client), provider: t.provider, made: SqliteClient, file };
 }
 
 type UserData = Record<string, unknown>;
@@ -121,12 +123,15 @@ export function withNameSearch(client: Db): Db {
 /**
  * The Prisma client for the configured database, created on first use. Connections open lazily on
  * the first query. When the configuration changes (tests call resetConfig()), the next call
- * returns a client for the new database and disconnects the old one.
+ * returns a client for the new database and disconnects the old one. So it does when the held
+ * client was made from another evaluation of the generated client: `npm run db:generate` rewrites
+ * prisma/generated, the dev server re-evaluates it and this module, and the next request gets the
+ * new models (a new table's delegate, `db().note`) without restarting `npm run dev`.
  */
 export function db(): Db {
   const t = target();
   const held = holder[HELD];
-  if (held?.key === t.key) return held.client;
+  if (held?.key === t.key && held.made === (t.provider === "postgres" ? PostgresClient : SqliteClient)) return held.client;
   if (held) release(held);
   const next = create(t);
   holder[HELD] = next;

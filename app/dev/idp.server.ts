@@ -29,6 +29,8 @@ export type IdpClient = {
   clientSecret: string;
   /** A web client with exactly these redirect URIs (an app behind TLS); default: any loopback http port. */
   redirectUris?: string[];
+  /** The loopback redirect's path (default /auth/callback/oidc): a named provider's is /auth/callback/<name>. */
+  callbackPath?: string;
 };
 
 export type IdpOptions = {
@@ -54,6 +56,21 @@ export type RunningIdp = {
 };
 
 export const DEV_IDP_CLIENT: IdpClient = { clientId: "vestibule-dev", clientSecret: "vestibule-dev-secret-not-for-production" };
+
+/**
+ * The clients the dev IdP serves under `npm run dev`: provider `oidc`'s (DEV_IDP_CLIENT), and one
+ * for each named provider (AUTH_OIDC_<NAME>_*) whose issuer is the dev IdP's own address on `port`
+ * — its AUTH_OIDC_<NAME>_ID and _SECRET, redirecting to /auth/callback/<name> on any loopback port.
+ * So a second OpenID provider is tried locally by settings alone (docs/providers.md).
+ */
+export function devIdpClients(port: number, named: readonly { id: string; issuer: string; clientId: string; clientSecret: string }[]): IdpClient[] {
+  const own = new Set(LOOPBACK_HOSTS.map((h) => `http://${h}:${port}`));
+  const mine = named.filter((p) => own.has(p.issuer.replace(/\/+$/, "")));
+  return [
+    DEV_IDP_CLIENT,
+    ...mine.map((p) => ({ clientId: p.clientId, clientSecret: p.clientSecret, callbackPath: `/auth/callback/${p.id}` })),
+  ];
+}
 export const DEV_IDP_USER: IdpUser = {
   sub: "dev-user-ada",
   email: "ada@idp.vestibule.dev",
@@ -149,7 +166,7 @@ export async function startDevIdp(options: IdpOptions = {}): Promise<RunningIdp>
       // A native (loopback) client: oidc-provider then accepts these redirect URIs on any port
       // (RFC 8252), which is what a dev server and tests on free ports need.
       application_type: c.redirectUris ? "web" : "native",
-      redirect_uris: c.redirectUris ?? LOOPBACK_HOSTS.map((h) => `http://${h}${CALLBACK_PATH}`),
+      redirect_uris: c.redirectUris ?? LOOPBACK_HOSTS.map((h) => `http://${h}${c.callbackPath ?? CALLBACK_PATH}`),
       post_logout_redirect_uris: LOOPBACK_HOSTS.map((h) => `http://${h}/`),
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],

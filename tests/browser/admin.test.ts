@@ -2,12 +2,10 @@
 // user with the accents left out, opens their page and disables them — plain links and form
 // posts all the way — and the user's own sign-in is then refused. With JavaScript on, an admin
 // whose sign-in is over AUTH_ADMIN_REAUTH_MAX_AGE old is sent to sign in again (ADR 110).
-import path from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { SQLITE_FILE_NAME } from "../../app/db/location.server";
 import { connectBrowser, gotoHydrated, newContext, setUserRole, startApp, type RunningApp } from "../support/browser";
+import { ageSessionsOf } from "../support/age-session";
 import { signInWithPassword } from "../support/signin-form";
 import { seedUser } from "../support/seed-user";
 
@@ -73,13 +71,7 @@ describe("/admin with JavaScript, past AUTH_ADMIN_REAUTH_MAX_AGE", () => {
     await expect.poll(() => page.locator("#admin-users tbody tr").count()).toBe(1);
 
     // An hour and a minute pass (the session's sign-in is moved back; no waiting).
-    const file = new Database(path.join(app.dataDir, SQLITE_FILE_NAME));
-    try {
-      const longAgo = new Date(Date.now() - 61 * 60_000).toISOString().replace("Z", "+00:00");
-      file.prepare("UPDATE Session SET authenticatedAt = ? WHERE userId = (SELECT id FROM User WHERE email = ?)").run(longAgo, ADMIN.email);
-    } finally {
-      file.close();
-    }
+    expect(await ageSessionsOf(app, ADMIN.email, 61)).toBeGreaterThan(0);
     const userLink = page.getByRole("link", { name: GRACE.email });
     const userPath = await userLink.getAttribute("href");
     expect(userPath).toMatch(/^\/admin\/users\/[A-Za-z0-9_-]+$/);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp, type RunningApp } from "../support/browser";
 import { seedUser } from "../support/seed-user";
 import { CookieJar } from "../support/http";
+import { sessionUserLike } from "../support/session-user";
 
 let app: RunningApp;
 
@@ -48,7 +49,7 @@ describe.each([
     expect(jar.get("authjs.session-token")).toBeTruthy();
 
     const session = await (await call(jar, "/auth/session")).json();
-    expect(session.user).toEqual({ name: "Client", email: "client@example.com", image: null });
+    expect(session.user).toEqual(sessionUserLike({ name: "Client", email: "client@example.com", image: null }));
 
     const updated = await fetch(`${app.url}/auth/session`, {
       method: "POST",

@@ -14,14 +14,20 @@ export const DEMO_USER = { email: "demo@vestibule.dev", password: "vestibule-dem
 
 export type DevServer = { url: string; logs: () => string; stop: () => Promise<void> };
 
+/**
+ * The worker's environment without Vitest's (vite.config.ts drops the React Router plugin under
+ * Vitest) or anything auth-related the test setup put there: what `npm run dev` gets from a shell.
+ */
+export function devEnvironment(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([k, v]) => v !== undefined && !k.startsWith("VITEST") && !k.startsWith("AUTH_") && k !== "DATABASE_URL" && k !== "NODE_ENV"),
+  ) as Record<string, string>;
+}
+
 export async function startDevServer(env: Record<string, string> = {}): Promise<DevServer> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-dev-"));
-  // The worker's environment without Vitest's (vite.config.ts drops the React Router plugin under
-  // Vitest) or anything auth-related the test setup put there.
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(([k, v]) => v !== undefined && !k.startsWith("VITEST") && !k.startsWith("AUTH_") && k !== "DATABASE_URL" && k !== "NODE_ENV"),
-  ) as Record<string, string>;
+  const clean = devEnvironment();
   const child = spawn(process.execPath, [path.join(root, "node_modules/@react-router/dev/bin.cjs"), "dev", "--host", "127.0.0.1", "--port", String(port), "--strictPort"], {
     cwd: root,
     env: { ...clean, NO_COLOR: "1", VESTIBULE_DATA_DIR: dataDir, ...env },

@@ -3,6 +3,7 @@
 // re-authentication page B/reauth as a browser does. For app routes guarded by
 // requireRecentAuth(request, { maxAge }):
 //
+//   await createUser();                              // signIn needs the user to exist
 //   const { jar } = await signIn();
 //   await ageSession(jar, 11);                       // the route now answers 403 ReauthRequired
 //   await reauthenticate(jar, { password: PASSWORD }); // recent again, under a new session id

@@ -19,4 +19,6 @@ export const appAr: AppCatalogue = {
   "example.editors.role": "دورك: {role}.",
   "example.editors.publish": "نشر",
   "example.editors.published": "تم النشر.",
+  // The label of the example role of app/auth.config.ts: each role the app adds has "admin.role.<name>" here, in every language.
+  "admin.role.editor": "محرر",
 };

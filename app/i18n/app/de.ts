@@ -19,4 +19,6 @@ export const appDe: AppCatalogue = {
   "example.editors.role": "Ihre Rolle: {role}.",
   "example.editors.publish": "Veröffentlichen",
   "example.editors.published": "Veröffentlicht.",
+  // The label of the example role of app/auth.config.ts: each role the app adds has "admin.role.<name>" here, in every language.
+  "admin.role.editor": "Redakteur",
 };

@@ -20,6 +20,8 @@ export const appEn = {
   "example.editors.role": "Your role: {role}.",
   "example.editors.publish": "Publish",
   "example.editors.published": "Published.",
+  // The label of the example role of app/auth.config.ts: each role the app adds has "admin.role.<name>" here, in every language.
+  "admin.role.editor": "Editor",
 } as const;
 
 /** Every key of the app's catalogue. */

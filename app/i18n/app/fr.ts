@@ -19,4 +19,6 @@ export const appFr: AppCatalogue = {
   "example.editors.role": "Votre rôle : {role}.",
   "example.editors.publish": "Publier",
   "example.editors.published": "Publié.",
+  // The label of the example role of app/auth.config.ts: each role the app adds has "admin.role.<name>" here, in every language.
+  "admin.role.editor": "Éditeur",
 };

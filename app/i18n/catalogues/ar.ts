@@ -638,8 +638,6 @@ export const ar: Catalogue = {
   "admin.users.next": "الصفحة التالية",
   "admin.role.user": "مستخدم",
   "admin.role.admin": "مسؤول",
-  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
-  "admin.role.editor": "محرر",
   "admin.state.enabled": "مفعّل",
   "admin.state.disabled": "معطّل",
   "admin.way.password": "كلمة المرور",

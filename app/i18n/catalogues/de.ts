@@ -638,8 +638,6 @@ export const de: Catalogue = {
   "admin.users.next": "Nächste Seite",
   "admin.role.user": "Benutzer",
   "admin.role.admin": "Administrator",
-  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
-  "admin.role.editor": "Redakteur",
   "admin.state.enabled": "Aktiv",
   "admin.state.disabled": "Gesperrt",
   "admin.way.password": "Passwort",

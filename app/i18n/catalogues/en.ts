@@ -644,8 +644,6 @@ export const en = {
   "admin.users.next": "Next page",
   "admin.role.user": "User",
   "admin.role.admin": "Administrator",
-  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
-  "admin.role.editor": "Editor",
   "admin.state.enabled": "Enabled",
   "admin.state.disabled": "Disabled",
   "admin.way.password": "Password",

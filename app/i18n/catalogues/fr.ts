@@ -638,8 +638,6 @@ export const fr: Catalogue = {
   "admin.users.next": "Page suivante",
   "admin.role.user": "Utilisateur",
   "admin.role.admin": "Administrateur",
-  // The example role of app/auth.config.ts: a role the app adds has its label here, in every language.
-  "admin.role.editor": "Éditeur",
   "admin.state.enabled": "Actif",
   "admin.state.disabled": "Désactivé",
   "admin.way.password": "Mot de passe",

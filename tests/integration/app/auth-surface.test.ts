@@ -15,6 +15,7 @@ import { createUser, signIn, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get, ORIGIN, post } from "../../support/http.ts";
 import { runInProcess } from "../../support/cli.ts";
+import { sessionUserOf } from "../../support/session-user.ts";
 
 let handle: (request: Request) => Promise<Response>;
 beforeAll(async () => {
@@ -65,7 +66,7 @@ describe(`~/auth helpers: one shape, refusals in both shapes (${dbLabel})`, () =
     const jar = await signedInAs();
     const { session } = await getSession(get("/x", { jar }));
     const ada = await testDb().user.findUniqueOrThrow({ where: { email: "ada@example.com" } });
-    expect(session?.user).toEqual({ id: ada.id, name: "Ada", email: "ada@example.com", image: null });
+    expect(session?.user).toEqual(await sessionUserOf({ id: ada.id, name: "Ada", email: "ada@example.com", image: null }));
     expect(session?.signedInAt).toBeInstanceOf(Date);
   });
 

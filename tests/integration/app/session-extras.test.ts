@@ -13,6 +13,7 @@ import { createUser, signIn, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get } from "../../support/http.ts";
 import { appHandler } from "../../support/app-handler.ts";
+import { sessionUserLike, sessionUserOf } from "../../support/session-user.ts";
 import { beforeEach } from "vitest";
 import guideConfig from "./guide-auth-config.ts";
 
@@ -54,6 +55,22 @@ for (const strategy of ["jwt", "database"] as const) {
       expect(((await layout.json()) as { session: { user: unknown } }).session.user).toEqual({ name: "Ada", email: "ada@example.com", image: null, role: "user", locale: null, plan: "pro" });
       const { user } = await requireUser(get("/x", { jar }));
       expect(user).toEqual({ id: ada.id, name: "Ada", email: "ada@example.com", image: null, role: "user", locale: null, plan: "pro" });
+    });
+
+    it("the layer's own tests' expectation (tests/support/session-user.ts) holds the app's claims, and is exact without them", async () => {
+      await createUser("ada@example.com", "Ada");
+      const { jar } = await signIn(new CookieJar(), "ada@example.com");
+      const known = { name: "Ada", email: "ada@example.com", image: null };
+      expect(await sessionUserOf(known)).toEqual(known);
+      expect(await sessionUser(jar)).toEqual(await sessionUserOf(known));
+      useExtras(() => ({ plan: "pro" }));
+      const withClaims = await sessionUserOf(known);
+      expect(withClaims).toEqual({ ...known, role: "user", locale: null, plan: "pro" });
+      undo.push(withEnv({ AUTH_SESSION_UPDATE_AGE: "0" })); // a jwt cookie takes the claims at its re-issue
+      const { jar: again } = await signIn(new CookieJar(), "ada@example.com");
+      expect(await sessionUser(again)).toEqual(withClaims);
+      expect(await sessionUser(again)).toEqual(sessionUserLike(known));
+      expect({ ...known, plan: "pro" }).not.toEqual(await sessionUserOf(known));
     });
 
     it("a change to the user shows: at the next read (database), at the next re-issue (jwt)", async () => {

@@ -3,7 +3,7 @@
 // token behind. And the dev outbox, which is what `npm run dev` uses without SMTP.
 import { readdirSync, rmSync } from "node:fs";
 import path from "node:path";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { listOutbox } from "../../../app/mail/outbox.server.ts";
 import { SMTP_TIMEOUTS } from "../../../app/mail/smtp.server.ts";
@@ -115,6 +115,25 @@ describe(`the dev outbox (${dbLabel})`, () => {
     expect(body.smtp).toBe(false);
     expect(body.messages.map((m) => m.to)).toEqual(["second@example.com", "first@example.com"]);
     expect(body.messages[0]!.link).toMatch(/^http:\/\/localhost:3000\/auth\/callback\/email\?token=[0-9a-f]{64}&/);
+  });
+
+  it("prints its line on the console, but not with VESTIBULE_LOG=silent (no log line at all)", async () => {
+    const printed: string[] = [];
+    const spy = vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void printed.push(args.map(String).join(" ")));
+    const before = process.env.VESTIBULE_LOG;
+    try {
+      delete process.env.VESTIBULE_LOG;
+      await requestLink(new CookieJar(), { email: "loud@example.com" });
+      expect(printed.filter((l) => l.includes("dev outbox") && l.includes("loud@example.com"))).toHaveLength(1);
+      process.env.VESTIBULE_LOG = "silent";
+      await requestLink(new CookieJar(), { email: "quiet@example.com" });
+      expect(printed.filter((l) => l.includes("quiet@example.com"))).toEqual([]);
+      expect((await listOutbox(getConfig().dataDir)).map((m) => m.to)).toContain("quiet@example.com");
+    } finally {
+      spy.mockRestore();
+      if (before === undefined) delete process.env.VESTIBULE_LOG;
+      else process.env.VESTIBULE_LOG = before;
+    }
   });
 
   it("/dev/outbox answers 404 with a production configuration", async () => {

@@ -10,6 +10,7 @@ import { CookieJar, get, ORIGIN } from "../../support/http.ts";
 import { ALICE, BOB, startTestIdp, TEST_CLIENT, visitIdp, type TestIdp } from "../../support/idp.ts";
 import { signInByEmail } from "../../../app/auth/email/strategy.server.ts";
 import { authorizationUrlOf, checkCookieChanges, deliver, sessionOf, signInThroughIdp, startSignIn } from "../../support/oauth-flow.ts";
+import { sessionUserOf } from "../../support/session-user.ts";
 
 let idp: TestIdp;
 
@@ -76,7 +77,7 @@ describe(`OIDC sign-in (${dbLabel})`, () => {
     expect(checkCookieChanges(res).expired).toEqual(["authjs.nonce", "authjs.pkce.code_verifier", "authjs.state"]);
 
     const session = await sessionOf(jar);
-    expect(session?.user).toEqual({ name: ALICE.name, email: ALICE.email, image: null });
+    expect(session?.user).toEqual(await sessionUserOf({ name: ALICE.name, email: ALICE.email, image: null }));
 
     const user = await testDb().user.findUniqueOrThrow({ where: { email: ALICE.email }, include: { accounts: true } });
     expect(user.emailVerified).toBeInstanceOf(Date);

@@ -3,7 +3,7 @@
 // snippet cannot drift from working code. A block of TypeScript or Prisma says where it comes from
 // (`<!-- quoted from PATH -->` just above it) and its lines are that file's, in order — a `// …`
 // line stands for lines left out; a shell block runs only commands the project has.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -84,6 +84,21 @@ describe(GUIDE, () => {
         if (testFile) expect(existsSync(path.join(ROOT, testFile)), `${GUIDE}:${block.at}: ${testFile}`).toBe(true);
         expect(Boolean(script || testFile), `${GUIDE}:${block.at}: ${line}`).toBe(true);
       }
+    }
+  });
+
+  it("every other page of docs/ that marks a block `quoted from` quotes it line for line", () => {
+    const pages = readdirSync(path.join(ROOT, "docs"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".md"));
+    const quoted = pages.flatMap((page) =>
+      blocksOf(readFileSync(path.join(ROOT, "docs", page), "utf8"))
+        .filter((b) => b.source !== null)
+        .map((b) => ({ ...b, page: `docs/${page}` })),
+    );
+    expect(quoted.some((b) => b.page === "docs/features/account-protection.md")).toBe(true);
+    for (const block of quoted) {
+      const file = path.join(ROOT, block.source!);
+      expect(existsSync(file), `${block.page}:${block.at}: ${block.source}`).toBe(true);
+      expect(quoteMismatch(block.lines, readFileSync(file, "utf8"), block.lang), `${block.page}:${block.at}: a line not in ${block.source}`).toBeNull();
     }
   });
 

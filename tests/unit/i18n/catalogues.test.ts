@@ -11,6 +11,7 @@ import { appEn } from "../../../app/i18n/app/en";
 import { appFr } from "../../../app/i18n/app/fr";
 import { en as layerEn, type Messages } from "../../../app/i18n/catalogues/en";
 import { mergeCatalogues } from "../../../app/i18n/merge";
+import appConfig from "../../../app/auth.config";
 import { formatMessage } from "../../../app/i18n/format";
 import { DEFAULT_LOCALE, directionOf, LANGUAGES, LOCALES, messagesOf, type Locale } from "../../../app/i18n/languages.server";
 import { runWithLocale, t } from "../../../app/i18n/t.server";
@@ -81,6 +82,16 @@ describe("message catalogues", () => {
   it.each(others)("the app's %s catalogue has every key of the app's English one and no other", (locale) => {
     const apps = { de: appDe, fr: appFr, ar: appAr };
     expect(Object.keys(apps[locale as keyof typeof apps]).sort()).toEqual(Object.keys(appEn).sort());
+  });
+
+  it("the label of each role app/auth.config.ts adds is the app's text (app/i18n/app/), the layer's roles' the layer's", () => {
+    const added = Object.keys(appConfig.roles ?? {});
+    expect(added.length).toBeGreaterThan(0);
+    for (const role of added) {
+      expect(Object.keys(appEn), role).toContain(`admin.role.${role}`);
+      expect(Object.keys(layerEn), role).not.toContain(`admin.role.${role}`);
+    }
+    for (const role of ["user", "admin"]) expect(Object.keys(layerEn)).toContain(`admin.role.${role}`);
   });
 
   it("an app key the layer already has stops the load, naming the key and both files", () => {
