@@ -185,3 +185,8 @@ export function verifyCsrf(request: Request, token: unknown): boolean {
 // The active organization of the session and the member's role in it (docs/features/organizations.md):
 // `requireOrganization(request, { role })` returns `{ user, session, organization, membership, headers }`.
 export { requireOrganization, type RequiredOrganization } from "./organizations/require.server";
+
+// A route other apps, command-line tools and MCP clients call with an access token from
+// Vestibule's OAuth provider (docs/features/mcp.md): `requireBearer(request, { scopes })` returns the
+// checked token (`sub`, `client_id`, `scope`) or throws the 401/403 answer with WWW-Authenticate.
+export { requireBearer, type BearerOptions, type BearerToken } from "./provider/bearer.server";

@@ -14,6 +14,7 @@ import { getConfig } from "../core/config.server";
 import { log } from "../core/log.server";
 import { db } from "../../db/client.server";
 import { findClientMetadata, saveRegisteredClient, removeClientRows } from "./clients.server";
+import { ClientMetadataDocumentError, clientMetadataForEngine } from "./client-metadata-document.server";
 
 /** The kinds consumed once (their rows carry consumedAt). */
 const CONSUMABLE = new Set(["AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest", "PushedAuthorizationRequest"]);
@@ -23,6 +24,26 @@ export const REPLAY_STATE = "vestibuleRefreshReplay";
 export const REFRESH_ANSWER_KIND = "RefreshAnswer";
 
 const str = (value: unknown) => (typeof value === "string" && value ? value : null);
+
+/**
+ * A client as the engine reads it: when its id is an https URL and metadata documents are on
+ * (AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS), the document at that URL, fetched through the SSRF
+ * guard (ADR 140); else the OAuthClient table. A document refused is an unknown client (the
+ * engine's invalid_client error page, never a redirect), its reason logged.
+ */
+async function clientOf(id: string): Promise<AdapterPayload | undefined> {
+  if (getConfig().provider?.clientMetadataDocuments) {
+    try {
+      const fromDocument = await clientMetadataForEngine(id);
+      if (fromDocument) return fromDocument as AdapterPayload;
+    } catch (error) {
+      if (!(error instanceof ClientMetadataDocumentError)) throw error;
+      log("warn", "oauth-client-document-refused", { clientId: id, reason: error.reason });
+      return undefined;
+    }
+  }
+  return findClientMetadata(id);
+}
 
 function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === "P2002";
@@ -58,7 +79,7 @@ export class PrismaAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
-    if (this.kind === "Client") return findClientMetadata(id);
+    if (this.kind === "Client") return clientOf(id);
     const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: this.kind, id } } });
     if (!row) return undefined;
     const payload = JSON.parse(row.payload) as AdapterPayload;

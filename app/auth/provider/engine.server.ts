@@ -16,6 +16,7 @@ import Provider, { errors, interactionPolicy, type Configuration, type KoaContex
 import { selectClientAddress } from "../core/client-address.server";
 import { getConfig, normalizeResource, type ProviderConfig } from "../core/config.server";
 import { log } from "../core/log.server";
+import { GRANT_ID_CLAIM } from "./bearer.server";
 import { countOAuthToken } from "../core/metrics.server";
 import { retryAfterMinutes } from "../core/limit-table";
 import { clientSubject, countHit } from "../core/limits.server";
@@ -197,6 +198,12 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
     enabledJWA: { idTokenSigningAlgValues: ["RS256", "ES256"] },
     allowOmittingSingleRegisteredRedirectUri: false,
     clientBasedCORS: () => true,
+    // A user's access token names the grant it came from (`gid`): requireBearer refuses it once
+    // that very grant is revoked, even if the user allows the same app again before it expires.
+    extraTokenClaims: (_ctx: unknown, token: unknown) => {
+      const grantId = (token as { grantId?: unknown }).grantId;
+      return typeof grantId === "string" && grantId ? { [GRANT_ID_CLAIM]: grantId } : undefined;
+    },
     features: {
       devInteractions: { enabled: false },
       introspection: { enabled: true },

@@ -329,6 +329,25 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     expect(bad.url.searchParams.get("iss")).toBe(server.url);
   });
 
+  it("a user's access token names its grant (gid): once that grant is revoked the token is refused, even after the user allows the app again", async () => {
+    const as = await discover(server);
+    const tc = await testClient();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const me = (token: string) => fetch(`${server.url}/api/me`, { headers: { Authorization: `Bearer ${token}` } });
+    const first = await codeFlow(server, as, tc, jar, { resource: `${server.url}/api` });
+    const gid = decodeJwt(first.tokens.access_token).gid;
+    expect(gid).toEqual(expect.any(String));
+    expect(await testDb().oAuthPayload.count({ where: { kind: "Grant", id: gid as string } })).toBe(1);
+    expect((await me(first.tokens.access_token)).status).toBe(200);
+    const { provider } = await getEngine();
+    await (await provider.Grant.find(gid as string))!.destroy();
+    // Allowed again: a new grant, a new token; the old one stays refused.
+    const second = await codeFlow(server, as, tc, jar, { resource: `${server.url}/api` });
+    expect(decodeJwt(second.tokens.access_token).gid).not.toBe(gid);
+    await expect.poll(async () => (await me(first.tokens.access_token)).status).toBe(401);
+    expect((await me(second.tokens.access_token)).status).toBe(200);
+  });
+
   it("the engine never runs with the library's development shortcuts: its storage is the database, its dev interactions off", async () => {
     const { config } = await getEngine();
     expect(engineSafetyProblems(config)).toEqual([]);

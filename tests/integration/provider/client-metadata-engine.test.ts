@@ -102,4 +102,28 @@ describe(`metadata documents as the engine's clients on ${dbLabel}`, () => {
     expect(client.clientAuthMethod).toBe("private_key_jwt");
     expect(client.jwksUri).toBe("https://notes.example/jwks");
   });
+
+  it("the engine finds a metadata-document client by its URL through its storage (the adapter), and an invalid document is an unknown client", async () => {
+    const { provider } = await getEngine();
+    const find = (id: string) => (provider.Client as unknown as { find(id: string): Promise<{ clientName?: string; applicationType: string } | undefined> }).find(id);
+    const url = publish("/found.json", (id) => ({ client_id: id, client_name: "Desktop MCP client", redirect_uris: ["http://127.0.0.1/callback"] }));
+    const found = await find(url);
+    expect(found).toMatchObject({ clientName: "Desktop MCP client", applicationType: "native" });
+    // client_id not the document's own URL: refused, answered as unknown (never thrown at the engine).
+    const wrong = publish("/wrong.json", () => ({ client_id: "https://elsewhere.example/doc.json", redirect_uris: ["http://127.0.0.1/callback"] }));
+    expect(await find(wrong)).toBeUndefined();
+  });
+
+  it("with AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS=false a document URL is an unknown client", async () => {
+    const restore = withEnv({ AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS: "false" });
+    try {
+      forgetEngine();
+      const { provider } = await getEngine();
+      const url = publish("/off.json", (id) => ({ client_id: id, redirect_uris: ["http://127.0.0.1/callback"] }));
+      expect(await (provider.Client as unknown as { find(id: string): Promise<unknown> }).find(url)).toBeUndefined();
+    } finally {
+      restore();
+      forgetEngine();
+    }
+  });
 });
