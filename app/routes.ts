@@ -17,10 +17,10 @@ export default [
   route("sso/:id/metadata", "routes/sso-metadata.ts"),
   route("sso/:id/signin", "routes/sso-signin.ts"),
   route("sso/:id/acs", "routes/sso-acs.ts"),
-  // The language menu's form (contract section 17).
+  // The language menu's form.
   route("language", "routes/language.ts"),
 
-  // The Auth.js-compatible endpoints under the base path /auth (contract §3).
+  // The Auth.js-compatible endpoints under the base path /auth.
   route("auth/providers", "routes/auth/providers.ts"),
   route("auth/session", "routes/auth/session.ts"),
   route("auth/csrf", "routes/auth/csrf.ts"),
@@ -34,15 +34,15 @@ export default [
   route("auth/verify-request", "routes/auth/verify-request.tsx"),
   route("auth/error", "routes/auth/error.tsx"),
   route("auth/two-factor", "routes/auth/two-factor.tsx"),
-  // Re-authentication of the signed-in user before a sensitive change (contract section 16).
+  // Re-authentication of the signed-in user before a sensitive change.
   route("auth/reauth", "routes/auth/reauth.tsx"),
   route("auth/_log", "routes/auth/log.ts"),
   route("auth/csp-report", "routes/auth/csp-report.ts"),
-  // Passwords for visitors (contract section 15); off → the same 400 as an unknown action.
+  // Passwords for visitors; off → the same 400 as an unknown action.
   route("auth/signup", "routes/auth/signup.tsx"),
   route("auth/forgot-password", "routes/auth/forgot-password.tsx"),
   route("auth/reset-password", "routes/auth/reset-password.tsx"),
-  // "This wasn't me", the link of every security e-mail (contract section 16, ADR 081).
+  // "This wasn't me", the link of every security e-mail (ADR 081).
   route("auth/wasnt-me", "routes/auth/wasnt-me.tsx"),
   route("auth/*", "routes/auth/unknown.ts"),
 

@@ -1,5 +1,5 @@
 // The frame every maintenance command shares — `npm run user:*`, `db:cleanup`, `sessions:end-all`,
-// `secret:reseal` (contract §18, ADR 077/078/107/109): parse the options, read the env file
+// `secret:reseal` (ADR 077/078/107/109): parse the options, read the env file
 // VESTIBULE_ENV_FILE names, find the database (never create one: with no DATABASE_URL and no
 // embedded database file it stops and names the file it looked for), say on stderr which database
 // it uses, load the configuration, migrate, run one operation of app/auth (the code the /admin

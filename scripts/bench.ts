@@ -1,6 +1,6 @@
 // npm run bench [-- --seconds 5 --connections 16 --soak-seconds 60 --no-build --only=main|alloc|logs|sizes]
 // npm run bench -- --summarize bench/results/raw/<date>.json   (writes that run's summary again)
-// Contract §9: the production build (jwt sessions; database sessions on SQLite and, when it
+// The production build (jwt sessions; database sessions on SQLite and, when it
 // answers, PostgreSQL) measured on loopback next to the references started in the same run —
 // a bare node:http server answering the same JSON (the limit), a trivial React Router resource
 // route served the same way as the app (the framework floor, bench/trivial), Auth.js
@@ -605,7 +605,7 @@ async function main() {
   if (ONLY !== "main") await runOpsBench({ only: null, seconds: SECONDS, connections: CONNECTIONS });
 }
 
-/** Contract §9: our endpoints beside the three references, then the half-rate, soak and cold-start parts. */
+/** Our endpoints beside the three references, then the half-rate, soak and cold-start parts. */
 async function comparison(began: number, loadBefore: string) {
   const servers: Server[] = [];
   const postgres = await postgresDatabase();

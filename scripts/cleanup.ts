@@ -1,5 +1,5 @@
 // npm run db:cleanup — deletes expired sessions, e-mail links, rate-limit windows and revocations,
-// and audit events older than AUTH_EVENT_RETENTION_DAYS (contract §12, docs/decisions/051); prints
+// and audit events older than AUTH_EVENT_RETENTION_DAYS (docs/decisions/051); prints
 // what it deleted. On PostgreSQL a run that finds another instance cleaning up skips (exit 0).
 // A maintenance command (scripts/admin-cli.ts, ADR 107): it finds the database, never creates one.
 import { getConfig } from "../app/auth/core/config.server";

@@ -78,7 +78,7 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const) {
   });
 }
 
-// How long SIGTERM/SIGINT waits for requests in flight (contract §2, §12; docs/decisions/032).
+// How long SIGTERM/SIGINT waits for requests in flight (docs/decisions/032).
 // Checked before the server starts, so a typo stops the start instead of surfacing at the next deploy.
 const SHUTDOWN_TIMEOUT_DEFAULT_MS = 10_000;
 const SHUTDOWN_TIMEOUT_MAX_MS = 600_000;
@@ -214,7 +214,7 @@ function methodNotAllowed(res: ServerResponse) {
   res.end(JSON.stringify("Method not allowed."));
 }
 
-// Request line plus headers, cookies included: larger blocks get node's own 431 (contract §10).
+// Request line plus headers, cookies included: larger blocks get node's own 431.
 // 16 KiB is also node's default; written out so a runtime flag cannot raise it.
 const MAX_HEADER_BYTES = 16 * 1024;
 
@@ -401,7 +401,7 @@ function refusedWhileDraining(req: ServerRequest, res: ServerResponse): boolean 
 // connections, let requests in flight finish — each answer closes its connection — then close the
 // database pool and exit 0. At SHUTDOWN_TIMEOUT_MS whatever is still running is cut off (its
 // connection closed without an answer), the pool is closed and the exit is 0 too: the deadline is
-// the configured end of a stop, not a failure (contract §12). docs/decisions/032, 106.
+// the configured end of a stop, not a failure. docs/decisions/032, 106.
 // The signal comes from systemd (KillMode=mixed: to this process alone), docker stop, Kubernetes,
 // or npm, which forwards it (`npm start` execs node, so node is npm's child). A second signal
 // during the stop exits 1 at once — except the same signal again within SAME_STOP_MS: Ctrl-C under

@@ -5,7 +5,7 @@ import { CsrfField, Field } from "./auth-forms";
 
 type Props = { csrfToken: string; deleteWord: string; confirmError: string | null };
 
-/** /account: download a copy of the account's data, and delete the account (contract §18, ADR 086). */
+/** /account: download a copy of the account's data, and delete the account (ADR 086). */
 export function AccountLifecycleSection({ csrfToken, deleteWord, confirmError }: Props) {
   const t = useT();
   const navigation = useNavigation();

@@ -15,7 +15,7 @@ function describeEvent(t: Translate, { type, method, methodType }: Event): strin
   return method ? t("activity.withMethod", { event: label, method: methodLabel(t, methodType, method) }) : label;
 }
 
-/** /account: the user's latest auth events (contract section 11). */
+/** /account: the user's latest auth events. */
 export function ActivitySection({ events }: Props) {
   const t = useT();
   const describeDevice = useDescribeDevice();

@@ -1,4 +1,4 @@
-// The /admin pages (contract section 18, ADR 085): the user list and one user's page. Plain links
+// The /admin pages (ADR 085): the user list and one user's page. Plain links
 // and form posts, so everything works without JavaScript. Names and addresses are shown as text
 // (React escapes them), never as HTML or in attributes that run anything.
 import type { ReactNode } from "react";

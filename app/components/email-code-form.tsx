@@ -11,7 +11,7 @@ export type CodeFormProps = {
 };
 
 /**
- * The form for an e-mailed code, shown only in the browser that asked (contract section 15): the
+ * The form for an e-mailed code, shown only in the browser that asked: the
  * code alone (sign-in, sign-up), or the code and a new password (reset). Neither is ever echoed.
  */
 export function EmailCodeForm({

@@ -28,7 +28,7 @@ const describeKind = (t: Translate, p: PasskeyRow) => {
   return p.backedUp ? t("passkey.backedUp", { kind }) : kind;
 };
 
-/** The server's refusals of an added passkey (its JSON text, English by the contract) in the page's language. */
+/** The server's refusals of an added passkey (its JSON text, in English: JSON answers never change language) in the page's language. */
 const REFUSALS: Record<string, "passkey.refusedSignIn" | "passkey.refusedSignInAgain" | "passkey.refusedSecondFactor"> = {
   "Sign in to add a passkey.": "passkey.refusedSignIn",
   "Sign in again to add a passkey.": "passkey.refusedSignInAgain",
@@ -95,7 +95,7 @@ export function AddPasskeyButton({ csrfToken, label, callbackUrl = accountAt(ACC
   );
 }
 
-/** /account: the user's passkeys (contract §13), renamed and removed by plain forms. */
+/** /account: the user's passkeys, renamed and removed by plain forms. */
 export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, signInAgain, signInAgainUrl, notice, renameError }: Props) {
   const t = useT();
   if (!enabled && passkeys.length === 0) return null;

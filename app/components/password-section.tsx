@@ -10,7 +10,7 @@ export type PasswordSectionError = {
 } | null;
 
 /**
- * /account: set a password (no password yet), or change or remove it (contract section 15). The
+ * /account: set a password (no password yet), or change or remove it. The
  * server decides every rule again; the page only shows the forms that apply.
  */
 export function PasswordSection({

@@ -21,8 +21,7 @@ function describeFactors(t: Translate, factors: readonly string[]): string | nul
 }
 
 /**
- * /account: where the user is signed in, whichever session strategy the site uses (contract
- * section 11). Each device can be signed out; so can every other device, or all of them. Plain
+ * /account: where the user is signed in, whichever session strategy the site uses. Each device can be signed out; so can every other device, or all of them. Plain
  * forms: they work without JavaScript.
  */
 export function SessionsSection({ csrfToken, sessions }: Props) {

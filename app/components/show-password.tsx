@@ -1,4 +1,4 @@
-// The show-password control (contract section 16, docs/decisions/084): a toggle button beside a
+// The show-password control (docs/decisions/084): a toggle button beside a
 // password input that switches it between type=password and type=text. It exists only once the
 // page is interactive — rendered after hydration, never in the server's HTML — so without
 // JavaScript there is no button that would do nothing. Every password input uses it through

@@ -1,4 +1,4 @@
-// The site's name on the pages (AUTH_SITE_NAME, contract section 22): the root loader hands it
+// The site's name on the pages (AUTH_SITE_NAME): the root loader hands it
 // down from the configuration, the one place that reads the setting; the layout provides it here.
 import { createContext, useContext, type ReactNode } from "react";
 import { DEFAULT_SITE_NAME, pageTitle } from "~/site";

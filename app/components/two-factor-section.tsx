@@ -61,7 +61,7 @@ function CodeForm({ csrfToken, intent, id, label, button, error, danger }: { csr
   );
 }
 
-/** /account: the TOTP second factor (contract §11, §13): turn it on, replace the recovery codes, turn it off. */
+/** /account: the TOTP second factor: turn it on, replace the recovery codes, turn it off. */
 export function TwoFactorSection({ csrfToken, enabled, recoveryCodesLeft, setup, recoveryCodes, intent, codeError }: Props) {
   const t = useT();
   const errorFor = (name: string) => (intent === name ? codeError : null);

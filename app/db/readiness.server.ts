@@ -1,4 +1,4 @@
-// Whether this instance can serve traffic (GET /readyz, contract §12): the database answers through
+// Whether this instance can serve traffic (GET /readyz): the database answers through
 // the app's own client (so a broken pool shows) and every committed migration is recorded as
 // applied. server/main.ts calls it through the server entry; see docs/decisions/031.
 import { db, dbProvider, type DbProvider } from "./client.server.ts";

@@ -1,4 +1,4 @@
-// Which failures mean "the database cannot be used right now" (contract §12, docs/decisions/052):
+// Which failures mean "the database cannot be used right now" (docs/decisions/052):
 // refused or cut connections, connections or queries slower than DATABASE_TIMEOUT_MS, a pool with
 // no free connection in time, a transaction that could not start or outlived its time. Everything
 // else — a constraint violation, a bug — is not an outage. One list, read by core/outage.server.ts.

@@ -1,4 +1,4 @@
-// POST /language: the language menu's form (contract section 17). A plain form, so it works
+// POST /language: the language menu's form. A plain form, so it works
 // without JavaScript: `lang` must be a supported language (else 400, nothing set), `returnTo` the
 // path of the page the menu was on — a same-origin path only, never another site (anything else
 // returns to the home page). The cookie lasts a year; it is no secret and guards nothing, so the

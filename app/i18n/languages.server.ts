@@ -1,4 +1,4 @@
-// The languages Vestibule speaks (contract section 17): one catalogue file per language under
+// The languages Vestibule speaks: one catalogue file per language under
 // ./catalogues for the auth layer and one under ./app for the app's own text, merged here at load
 // (./merge.ts: a key both define stops the start), and one line here. English is the source of
 // the keys (MessageKey) and the answer whenever nothing better is known.

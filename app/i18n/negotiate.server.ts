@@ -1,4 +1,4 @@
-// Which language a request is answered in (contract section 17): the `lang` cookie the language
+// Which language a request is answered in: the `lang` cookie the language
 // menu sets, when it names a supported language; else the best supported language of
 // Accept-Language by its quality values; else English. Anything malformed is ignored, never an
 // error. docs/decisions/070-languages.md

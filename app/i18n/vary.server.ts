@@ -1,4 +1,4 @@
-// Answers whose text depends on the negotiated language say so (contract section 17), so a cache
+// Answers whose text depends on the negotiated language say so, so a cache
 // never serves one visitor's language to another: pages (documents and React Router's .data
 // requests) and redirects from pages carry `Vary: Accept-Language, Cookie`. The JSON endpoints
 // under the auth base path do not change with the language and are left as they are.

@@ -41,7 +41,7 @@ type LinkMessage = {
   host: string;
   lifetime: string;
   ignore: string;
-  /** A one-time code beside the link (contract section 15) and how long it lasts. */
+  /** A one-time code beside the link  and how long it lasts. */
   code?: { code: string; lifetime: string } | null;
   /** Further lines after the link (another link, e.g. to the forgotten-password page). */
   extra?: { text: string; url: string; label: string } | null;
@@ -248,7 +248,7 @@ export type SecurityNotice = {
   place?: string | null;
   /** Where the owner takes the account back: a new password (when passwords are offered) or a sign-in. */
   help: { forgotPasswordUrl: string | null; signInUrl: string };
-  /** The single-use "This wasn't me" link (contract section 16, ADR 081). */
+  /** The single-use "This wasn't me" link (ADR 081). */
   wasntMeUrl?: string | null;
 };
 

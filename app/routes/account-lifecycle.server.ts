@@ -1,5 +1,5 @@
 // /account's "Delete my account" (intent account-delete) and "Download my data" (account-export),
-// contract §18, ADR 086. Both need a recent sign-in (account-reauth.server.ts refuses them before
+// ADR 086. Both need a recent sign-in (account-reauth.server.ts refuses them before
 // this runs). The deletion asks for the word the page shows, in the page's language; the export is
 // a download. A JSON client (X-Auth-Return-Redirect: 1 / json=true) gets JSON for both, answered
 // by the route middleware before the page would render around the action's answer.

@@ -61,7 +61,7 @@ export async function unlinkAccountIntent(ar: AuthRequest, session: CurrentSessi
     );
   }
   if (result === "not-linked") return data({ formError: t("methods.notLinked"), fieldErrors: {} }, { status: 404 });
-  // This session was started with that account: it ended with the others (contract section 13).
+  // This session was started with that account: it ended with the others.
   if (session.sessionId && endedSessions.includes(session.sessionId)) await signedOutByRemoval(ar);
   throw redirect(accountAt(ACCOUNT_SECTION.waysIn, { updated: "unlinked", provider: parsed.data.provider }));
 }

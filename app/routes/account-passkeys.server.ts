@@ -80,7 +80,7 @@ export async function passkeyIntent(ar: AuthRequest, session: CurrentSession, bo
   const { result, endedSessions } = await removePasskey(ar, userId, parsed.data.passkeyId);
   if (result === "last-method") return data({ formError: t("passkey.lastMethod"), fieldErrors: {} }, { status: 409 });
   if (result === "not-found") return data({ formError: t("passkey.notFound"), fieldErrors: {} }, { status: 404 });
-  // This session was started with that passkey: it ended with the others (contract section 13).
+  // This session was started with that passkey: it ended with the others.
   if (session.sessionId && endedSessions.includes(session.sessionId)) await signedOutByRemoval(ar);
   throw redirect(accountAt(ACCOUNT_SECTION.passkeys, { updated: "passkey-removed" }));
 }

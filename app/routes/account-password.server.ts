@@ -1,4 +1,4 @@
-// The /account action's password intents (contract section 15), kept here so account.server.ts
+// The /account action's password intents, kept here so account.server.ts
 // only dispatches: app/auth/passwords answers in plain data, this wraps it for the page.
 import { data, redirect } from "react-router";
 import { accountNoticeAt } from "~/components/account-sections";

@@ -1,4 +1,4 @@
-// Which /account intents need a recent sign-in (contract section 16, ADR 058) and the refusal
+// Which /account intents need a recent sign-in (ADR 058) and the refusal
 // they get past the window: the form answers 403 with the sentence and a link to sign in again;
 // a JSON client (X-Auth-Return-Redirect: 1, json=true) gets 403 {"error":"ReauthRequired","url"}.
 // Nothing is written before this check passes.
@@ -26,7 +26,7 @@ const RECENT_AUTH_INTENTS: ReadonlySet<unknown> = new Set([
   "unlink-account",
   "revoke-others",
   "revoke-all",
-  // Contract §18: deleting the account, and a copy of everything it holds.
+  // Deleting the account, and a copy of everything it holds.
   "account-delete",
   "account-export",
 ]);

@@ -1,4 +1,4 @@
-// Removing a way to sign in ends the sessions it started (contract section 13), this browser's
+// Removing a way to sign in ends the sessions it started, this browser's
 // included when it signed in that way: its cookies are cleared and it goes to the sign-in page,
 // whose notice says why this device was signed out and to sign in another way.
 import { redirect } from "react-router";

@@ -203,7 +203,7 @@ export async function accountAction(request: Request) {
   try {
     body = await readBody(request);
   } catch (error) {
-    // The page's own refusal, with the status the contract gives a refused body (400, 413, 415).
+    // The page's own refusal, with the status every refused body gets (400, 413, 415; core/body.server.ts).
     const status = error instanceof BadRequestError ? error.status : 400;
     const formError = status === 413 ? t("boundary.tooLarge.message") : status === 415 ? t("boundary.unsupported.message") : t("common.unknownRequest");
     return data({ formError, fieldErrors: {} }, { status });

@@ -1,4 +1,4 @@
-// /admin, the operator's console (contract section 18, issue 21, ADR 085): the user list, one
+// /admin, the operator's console (issue 21, ADR 085): the user list, one
 // user's page and its actions. The pages are answered by the catch-all route (not-found.tsx), so
 // that everyone but a signed-in admin gets the unknown-URL page byte for byte: a route of its own
 // would name itself in that page. Each action is the operation `npm run user:*` runs (same

@@ -7,7 +7,7 @@ import { adminAction, adminJson, adminLoader, adminReauthJson, isAdminUrl } from
 
 const adminJsonMiddleware = jsonRedirectMiddleware(adminJson);
 
-// GET /metrics (contract §18, ADR 076) lives here, in the route every unknown URL reaches: a
+// GET /metrics (ADR 076) lives here, in the route every unknown URL reaches: a
 // scraper with `Authorization: Bearer <METRICS_TOKEN>` gets the Prometheus text format; anyone
 // else — no token, a wrong one, METRICS_TOKEN unset — gets this very 404 page, byte for byte
 // (a route of its own would show its id in the page), so nobody learns the endpoint exists.

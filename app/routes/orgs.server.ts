@@ -157,7 +157,7 @@ async function postOf(request: Request): Promise<Post> {
   return { ar, session, body };
 }
 
-/** The recent sign-in rule (contract section 16): past the window, nothing changes and the answer says where to sign in again. */
+/** The recent sign-in rule: past the window, nothing changes and the answer says where to sign in again. */
 async function recentAuthGate(request: Request, ar: AuthRequest, session: CurrentSession, body: Record<string, unknown>, page: string) {
   if (await isRecentAuth(ar, session)) return null;
   if (wantsJsonRedirect(request, body)) return reauthRequiredResponse(ar, page);

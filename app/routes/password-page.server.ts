@@ -1,4 +1,4 @@
-// The sign-up, forgotten-password and new-password pages, answered in one way (contract section 15):
+// The sign-up, forgotten-password and new-password pages, answered in one way:
 //
 // - GET: the form, with the CSRF token and what the page's data function gave.
 // - A form POST: a Response (redirect, or the unknown-action 400) as it is, or the form again with

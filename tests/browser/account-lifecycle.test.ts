@@ -1,5 +1,5 @@
 // Delete my account in a real Chromium with JavaScript off, against the production server and a
-// real SMTP server (contract §18, ADR 086): sign in, type the word the page shows, confirm; the
+// real SMTP server (ADR 086): sign in, type the word the page shows, confirm; the
 // browser is signed out on the home page, the address hears of it, and the same address signs up
 // again.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

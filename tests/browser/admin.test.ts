@@ -1,4 +1,4 @@
-// /admin with JavaScript off under `npm start` (contract §18, ADR 085): an admin searches for a
+// /admin with JavaScript off under `npm start` (ADR 085): an admin searches for a
 // user with the accents left out, opens their page and disables them — plain links and form
 // posts all the way — and the user's own sign-in is then refused. With JavaScript on, an admin
 // whose sign-in is over AUTH_ADMIN_REAUTH_MAX_AGE old is sent to sign in again (ADR 110).

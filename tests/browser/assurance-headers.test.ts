@@ -1,4 +1,4 @@
-// Contract §16's headers on the production server (server/main.ts over the build): HSTS with
+// Headers on the production server (server/main.ts over the build): HSTS with
 // includeSubDomains on every answer of an https deployment (pages, JSON, probes — the server sets
 // the base headers itself), the pages' CSP pointing at POST /auth/csp-report, which answers 204
 // and writes one line, and Clear-Site-Data on a real sign-out (docs/decisions/073).

@@ -1,4 +1,4 @@
-// Contract §10: body limits apply while the body arrives. Against the real production server,
+// Body limits apply while the body arrives. Against the real production server,
 // several concurrent 128 MiB chunked POSTs (no Content-Length) to every POST route must each get
 // 413 once the first 64 KiB (4 KiB for /auth/_log) are in, and the server must not buffer them:
 // its resident memory grows by well under 64 MiB for all of them together.

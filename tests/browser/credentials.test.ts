@@ -73,7 +73,7 @@ for (const strategy of ["jwt", "database"] as const) {
         expect(cookies.find((c) => c.name === "authjs.session-token")).toMatchObject({ httpOnly: true, sameSite: "Lax" });
         // Signed in: no cookie holds the address any more.
         expect(cookies.map((c) => c.value).join(" ").toLowerCase()).not.toContain("visitor");
-        // Sessions of either strategy are listed, this device marked (contract section 11).
+        // Sessions of either strategy are listed, this device marked.
         const thisDevice = page.getByText("This device", { exact: true });
         expect(await thisDevice.count()).toBe(1);
         expect(await thisDevice.isVisible()).toBe(true);

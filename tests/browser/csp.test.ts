@@ -1,4 +1,4 @@
-// Contract §10 on the production server (server/main.ts over the build): every page carries a
+// On the production server (server/main.ts over the build): every page carries a
 // Content-Security-Policy whose script nonce is new per response and on every <script> the page
 // has; pages, JSON answers, probes and assets carry the base headers; Chromium, enforcing the
 // policy with JavaScript on, reports no violation on the sign-in page, through a password sign-in

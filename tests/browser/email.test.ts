@@ -171,7 +171,7 @@ describe("e-mail link sign-in in Chromium", () => {
     await expect(laptop.getByRole("status").textContent()).resolves.toContain("Your e-mail address was changed.");
     await expect(laptop.locator("#profile-email").textContent()).resolves.toContain("after@example.com (verified)");
 
-    // The change ended the user's other sessions (contract §11): the phone signs in again.
+    // The change ended the user's other sessions: the phone signs in again.
     await phone.goto(`${running.url}/account`);
     expect(new URL(phone.url()).pathname).toBe("/auth/signin");
   });

@@ -1,4 +1,4 @@
-// Languages in a real Chromium against the production server (contract section 17): the menu
+// Languages in a real Chromium against the production server: the menu
 // works without JavaScript and keeps the page, Arabic pages are right to left, and with
 // JavaScript dates switch to the browser's time zone after hydration without a hydration error.
 // With SCREENSHOT_DIR set, it also saves the Arabic sign-in and account pages at 320 and 1280 px.

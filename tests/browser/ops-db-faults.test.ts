@@ -1,4 +1,4 @@
-// The database cut or stalled under running production servers (contract §12, docs/decisions/052),
+// The database cut or stalled under running production servers (docs/decisions/052),
 // through a TCP relay the test controls: jwt GET /auth/session keeps answering from the cookie;
 // what needs the database ends on /auth/error?error=ServiceUnavailable — a 503 page in the
 // visitor's language with Retry-After — or 503 ServiceUnavailable (JSON) within DATABASE_TIMEOUT_MS,

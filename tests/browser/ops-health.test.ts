@@ -1,4 +1,4 @@
-// GET /healthz and GET /readyz on the production server (contract §12): on SQLite and on
+// GET /healthz and GET /readyz on the production server: on SQLite and on
 // PostgreSQL, with every migration applied, with one not applied, with an empty database and with
 // the database gone (its port closed, or accepting connections and never answering).
 import path from "node:path";

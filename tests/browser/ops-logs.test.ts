@@ -1,4 +1,4 @@
-// Structured logs of the production server (contract §12, docs/decisions/050): one JSON object per
+// Structured logs of the production server (docs/decisions/050): one JSON object per
 // line with time, level, msg and the request's id; X-Request-Id taken when well-formed and echoed;
 // LOG_REQUESTS' access line; LOG_LEVEL; and no secret of a full flow — passwords, cookies, CSRF
 // tokens, e-mailed links and their tokens, OAuth codes and state — on any line, at debug level.

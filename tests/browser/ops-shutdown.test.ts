@@ -1,4 +1,4 @@
-// SIGTERM/SIGINT on the production server (contract §12): stop accepting connections, let the
+// SIGTERM/SIGINT on the production server: stop accepting connections, let the
 // requests in flight finish within SHUTDOWN_TIMEOUT_MS, close idle keep-alive connections and the
 // database, exit. The request in flight is a real one: a sign-in POST whose body is still arriving.
 import type { Socket } from "node:net";
@@ -57,7 +57,7 @@ describe("graceful shutdown", () => {
     },
   );
 
-  // Contract §12: the forced close at the deadline is the configured, expected end of a stop, not
+  // The forced close at the deadline is the configured, expected end of a stop, not
   // a failure: the pool is closed and the exit is 0, as when the drain finishes in time.
   it("a request that never completes is cut off at SHUTDOWN_TIMEOUT_MS, the database is closed and the process exits 0", async () => {
     app = await startApp({ SHUTDOWN_TIMEOUT_MS: "1000" });

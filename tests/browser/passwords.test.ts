@@ -1,5 +1,5 @@
-// Passwords for visitors in a real Chromium against the production server and a real SMTP server
-// (contract section 15), with JavaScript off and on: sign-up → the e-mailed code → /welcome; a
+// Passwords for visitors in a real Chromium against the production server and a real SMTP server,
+// with JavaScript off and on: sign-up → the e-mailed code → /welcome; a
 // forgotten password → the e-mailed link → a new password → /account, with the old session ended.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";

@@ -1,4 +1,4 @@
-// The re-authentication page B/reauth (contract section 16, ADR 080) in a real Chromium against the
+// The re-authentication page /auth/reauth (ADR 080) in a real Chromium against the
 // production server: with JavaScript on, the signed-in user confirms with their own passkey
 // (Chromium's virtual authenticator); with JavaScript off, the passkey button is absent (a sentence
 // says why), a wrong password is refused on the page, and the right one goes back to the page.

@@ -1,4 +1,4 @@
-// Contract section 16, ADR 081, in a real Chromium with JavaScript off against the production
+// ADR 081, in a real Chromium with JavaScript off against the production
 // server and a real SMTP server: a sign-in from a new browser sends the owner a security e-mail;
 // its "This wasn't me" link shows a page that only asks; the button signs every device out,
 // removes the password and offers the reset with the address filled in; the link then is dead.

@@ -1,4 +1,4 @@
-// The show-password control (contract section 16, docs/decisions/084) in a real Chromium against
+// The show-password control (docs/decisions/084) in a real Chromium against
 // the production server: with JavaScript it is a toggle button (aria-pressed, a label in the
 // page's language) that shows and hides the password; without JavaScript it is not there at all.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// The identifier-first sign-in form (contract section 17, ADR 087) in German and in Arabic, with
+// The identifier-first sign-in form (ADR 087) in German and in Arabic, with
 // JavaScript off (two pages) and on (one page that swaps in place, moves the focus and says so),
 // signing in with the password and with the e-mail code. German comes from Accept-Language (the
 // browser's locale), Arabic from the language menu's cookie. One app, one browser, a fresh

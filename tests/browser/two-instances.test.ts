@@ -1,4 +1,4 @@
-// Two production servers behind one deployment (contract §11, §12, §14): the same PostgreSQL
+// Two production servers behind one deployment: the same PostgreSQL
 // database, AUTH_SECRET and AUTH_URL, spoken to over plain HTTP with a cookie jar. A session made
 // on one is valid on the other, a session ended on one is refused by the other within 5 seconds
 // (measured), and the credentials limits count the attempts made on both. An e-mail link asked
@@ -15,7 +15,7 @@ import { ALICE, startTestIdp, TEST_CLIENT, type TestIdp } from "../support/idp";
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 import { ADMIN_URL, databaseUrl, runDatabasePrefix } from "../support/postgres";
 
-/** The bound contract §11 gives another instance to refuse an ended session. */
+/** The bound gives another instance to refuse an ended session. */
 const REVOCATION_BOUND_MS = 5_000;
 const POLL_EVERY_MS = 100;
 

@@ -1,4 +1,4 @@
-// Vestibule as deploy/ runs it (contract §19, docs/decisions/066): Debian's nginx with
+// Vestibule as deploy/ runs it (docs/decisions/066): Debian's nginx with
 // deploy/nginx/vestibule.conf in front of two `npm start` instances on one PostgreSQL database,
 // TLS with a certificate from a CA made at test time and trusted by Chromium (an NSS database in
 // the browser's HOME), every sign-in method through https:// with JavaScript off and on.

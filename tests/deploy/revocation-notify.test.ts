@@ -1,4 +1,4 @@
-// Revocation across instances within 1 s (contract §19, docs/decisions/067): two `npm start`
+// Revocation across instances within 1 s (docs/decisions/067): two `npm start`
 // instances on one PostgreSQL database; a session ended on A (a sign-out, or "sign out everywhere")
 // is refused by B, measured 50 times per session strategy. The listener's connection killed by
 // the server (pg_terminate_backend) comes back, and a revocation made while it was gone still
@@ -19,7 +19,7 @@ import { ADMIN_URL, databaseUrl, runDatabasePrefix } from "../support/postgres";
 
 const unreachable = await postgresUnreachable("revocation measurement");
 
-/** Contract §19's bound. */
+/** Bound. */
 const BOUND_MS = 1_000;
 /**
  * Per session strategy, sign-outs and "sign out everywhere" alternating (25 of each). 50 rather

@@ -1,4 +1,4 @@
-// `npm start` reads the settings file before any setting (contract section 22, ADR 113): the one
+// `npm start` reads the settings file before any setting (ADR 113): the one
 // VESTIBULE_ENV_FILE names, else the project's .env (which tests never write: the checkout is
 // shared; tests/unit/core/env-file.test.ts covers how the file is chosen). A variable already in
 // the environment wins; a malformed line stops the start naming the file and its line.

@@ -1,5 +1,5 @@
 // Building blocks for bad-input tests: a seeded random source (runs are reproducible), malformed
-// values of every kind the contract names (§10), what a response must never contain, and a
+// values of every kind a request can carry, what a response must never contain, and a
 // one-query snapshot of the row counts of every table.
 import { db } from "../../app/db/client.server.ts";
 import { modelTables } from "./db.ts";
@@ -122,7 +122,7 @@ export function deepJson(depth: number, kind: "array" | "object" | "mixed"): str
   return `${open}1${close}`;
 }
 
-/** What no response may carry (contract §7, §10): a stack trace or an internal message. */
+/** What no response may carry: a stack trace or an internal message. */
 export const LEAKS: readonly { name: string; pattern: RegExp }[] = [
   { name: "stack frame", pattern: /\bat .*\(.*:\d+:\d+\)/ },
   { name: "stack frame (anonymous)", pattern: /\n\s+at [\w.<>$]+ \S+:\d+:\d+/ },

@@ -1,4 +1,4 @@
-// The deployment of deploy/ run for real (contract §19, docs/decisions/066): Debian's nginx with
+// The deployment of deploy/ run for real (docs/decisions/066): Debian's nginx with
 // deploy/nginx/vestibule.conf (only ports, listen addresses and file paths changed), a CA and a
 // server certificate made with openssl at test time, the CA trusted by Chromium through an NSS
 // database in the browser's own HOME, and `npm start` instances started with deploy/vestibule.env.

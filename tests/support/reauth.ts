@@ -1,6 +1,6 @@
-// Test kit for the recent sign-in rule (contract section 16, ADR 058, ADR 080): age a signed-in
+// Test kit for the recent sign-in rule (ADR 058, ADR 080): age a signed-in
 // test session past AUTH_REAUTH_MAX_AGE (or make it recent again) without sleeping, and walk the
-// re-authentication page B/reauth as a browser does. For app routes guarded by
+// re-authentication page /auth/reauth as a browser does. For app routes guarded by
 // requireRecentAuth(request, { maxAge }):
 //
 //   await createUser();                              // signIn needs the user to exist
@@ -40,7 +40,7 @@ export async function ageSession(jar: CookieJar, minutes: number): Promise<strin
   return id;
 }
 
-/** GET B/reauth?callbackUrl= with the jar: the page's data, or the redirect a signed-out browser gets. */
+/** GET /auth/reauth?callbackUrl= with the jar: the page's data, or the redirect a signed-out browser gets. */
 export async function reauthPage(jar: CookieJar, callbackUrl = "/account", extra = ""): Promise<Response> {
   const res = await callRoute(reauthRoute.loader, get(`/auth/reauth?${new URLSearchParams({ callbackUrl })}${extra}`, { jar }));
   jar.apply(res);
@@ -48,7 +48,7 @@ export async function reauthPage(jar: CookieJar, callbackUrl = "/account", extra
 }
 
 /**
- * POSTs one factor to B/reauth as the page's form does (`provider` defaults to the password's
+ * POSTs one factor to /auth/reauth as the page's form does (`provider` defaults to the password's
  * provider, `credentials`), with the CSRF token of the page; `json` answers as a JSON client.
  */
 export async function reauthenticate(

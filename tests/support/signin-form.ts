@@ -1,4 +1,4 @@
-// The sign-in page's two-step form (contract section 17, ADR 087) as a visitor fills it, in one
+// The sign-in page's two-step form (ADR 087) as a visitor fills it, in one
 // place for every browser and deploy test: step one takes the address and "Continue", step two
 // the password or the e-mail link. It works with JavaScript on (the page swaps in place) and off
 // (two pages), in every language: it finds the fields by id, never by their words.

@@ -248,7 +248,7 @@ export function isSecurityNotice(message: ReceivedMessage): boolean {
 /**
  * The first `count` messages that are not security e-mails, once they have arrived: a sign-in from
  * a browser without the account's device cookie, a password change and the like also send the
- * owner a notice (contract section 16), in between the messages a test asked for.
+ * owner a notice, in between the messages a test asked for.
  */
 export async function waitForMessages(sink: SmtpSink, count: number, timeoutMs?: number): Promise<ReceivedMessage[]> {
   let total = count;

@@ -1,4 +1,4 @@
-// Who runs an account operation (contract §18): the operator's command line, or a signed-in admin
+// Who runs an account operation: the operator's command line, or a signed-in admin
 // through /admin. Every operation writes an audit event naming it.
 
 export type Actor =

@@ -1,4 +1,4 @@
-// Account administration (contract §18): the operations `npm run user:*` runs today and the /admin
+// Account administration: the operations `npm run user:*` runs today and the /admin
 // pages will call later — the same functions, so the rules live here once. Each takes the actor
 // (the command line, or later a signed-in admin) and writes an audit event naming it.
 import { db, dbProvider, rawEmpty, rawSql } from "../../db/client.server";

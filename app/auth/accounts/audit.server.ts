@@ -6,7 +6,7 @@ import { countEvent } from "../core/metrics.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
 
 const MAX_USER_AGENT = 512;
-/** How many events /account shows (contract section 11). */
+/** How many events /account shows. */
 export const RECENT_EVENTS = 20;
 
 export type AuthEventType =

@@ -1,4 +1,4 @@
-// Deleting an account (contract §18, ADR 086): the one operation behind "Delete my account" on
+// Deleting an account (ADR 086): the one operation behind "Delete my account" on
 // /account, `npm run user:delete` and the admin console. What is personal goes in one database
 // transaction — the user and, by cascade, their ways in (accounts, password, passkeys, second
 // factor, recovery codes), sessions and cut-off; the e-mail requests pending for the address or

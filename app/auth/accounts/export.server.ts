@@ -1,4 +1,4 @@
-// "Download my data" (contract §18, ADR 086): what Vestibule holds about one user, as a JSON file.
+// "Download my data" (ADR 086): what Vestibule holds about one user, as a JSON file.
 // Every field is picked by name (an allow-list): a column added later stays out until someone
 // decides it belongs, so no password hash, token (hash or sealed), TOTP secret, recovery code,
 // passkey credential material or session token ever reaches the file — and the queries all

@@ -1,4 +1,4 @@
-// A user's password row, written from the flows that choose one (contract section 15). Hashing
+// A user's password row, written from the flows that choose one. Hashing
 // and the policy are credentials/'s; this module only stores what they produced.
 //
 // A reset or a change also ends every pending link and code of the user (sign-in, sign-up, reset,

@@ -1,4 +1,4 @@
-// POST /auth/session (contract §3) and the /account profile form: a signed-in user updates their
+// POST /auth/session  and the /account profile form: a signed-in user updates their
 // name or picture, and the session is issued again with it.
 import { z } from "zod";
 import { BadRequestError, readBody, refusedBodyResponse } from "../core/body.server";

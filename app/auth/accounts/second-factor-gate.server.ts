@@ -1,4 +1,4 @@
-// AUTH_REQUIRE_MFA (contract section 16, docs/decisions/082 and 104): required MFA is a property of
+// AUTH_REQUIRE_MFA (docs/decisions/082 and 104): required MFA is a property of
 // the session's factors, checked on every request React Router answers. A signed-in session that
 // did not prove two factors (its recorded factors lack `mfa`) gets nothing but:
 // - when its user has no second factor yet, the set-up: /account, which then shows (and its data
@@ -8,7 +8,7 @@
 //   them (ADR 104).
 // What still answers: the auth endpoints under the base path (sign-out, the passkey options and
 // registration — which refuse a one-factor session of a user who has a second factor —, sign-in,
-// the two-factor and re-authentication pages; not POST B/session, which changes the profile) and
+// the two-factor and re-authentication pages; not POST /auth/session, which changes the profile) and
 // the language menu. Health probes and static files are answered before React Router
 // (server/main.ts) and never reach this gate. Signed-out visitors pass: the pages that need a
 // session send them to sign in.
@@ -88,8 +88,8 @@ export async function secondFactorSetupRefusal(request: Request): Promise<Respon
   const ar = authRequest(request);
   const { pathname } = ar.url;
   const post = request.method.toUpperCase() === "POST";
-  // POST B/session changes the profile (the client's update()): the same change /account refuses
-  // while the factors are short, so it is no way round it. GET B/session still answers.
+  // POST /auth/session changes the profile (the client's update()): the same change /account refuses
+  // while the factors are short, so it is no way round it. GET /auth/session still answers.
   const sessionUpdate = post && (pathname === `${ar.config.basePath}/session` || pathname === `${ar.config.basePath}/session.data`);
   if (!sessionUpdate && answersAnyway(pathname, ar.config.basePath)) return null;
   let body: Record<string, unknown> | undefined;

@@ -1,4 +1,4 @@
-// Security e-mails (contract section 16, ADR 059): the owner hears of every change to how the
+// Security e-mails (ADR 059): the owner hears of every change to how the
 // account is protected — from the device that made it — so a change they did not make is noticed
 // while it can still be undone. Each is queued in the durable mail queue (app/mail/queue.server.ts)
 // with the change (inside its transaction where the caller has one), never sent while the user
@@ -145,7 +145,7 @@ export async function notifySecurityChange(
 export const NEW_DEVICE_NOTICE_WINDOW_MS = 60 * 60 * 1000;
 
 /**
- * A sign-in from a browser without the account's device cookie (contract section 16), coalesced
+ * A sign-in from a browser without the account's device cookie, coalesced
  * per account (ADR 109). The database decides, on every instance alike: the notice is queued under
  * a key naming the account and the hour, and a second row with that key is refused (unique
  * index), so exactly one sign-in of the hour queues the notice sent now and exactly one of the

@@ -35,8 +35,8 @@ export async function updateProfile(userId: string, update: ProfileUpdate): Prom
 
 /**
  * What every strategy's verify step resolves to. `credentialRef`: the stored way in that proved it
- * ("account:<id>", "passkey:<id>"), recorded on the session so that removing it ends the session
- * (contract section 13). `linked`: an OAuth account was added to the signed-in user, who stays in
+ * ("account:<id>", "passkey:<id>"), recorded on the session so that removing it ends the session.
+ * `linked`: an OAuth account was added to the signed-in user, who stays in
  * the session they have (no new sign-in).
  */
 export type SignInResult = { user: SessionUser; isNewUser: boolean; credentialRef?: string | null; linked?: boolean };

@@ -1,9 +1,9 @@
-// "This wasn't me" (contract section 16, ADR 081): the single-use link in every security e-mail.
+// "This wasn't me" (ADR 081): the single-use link in every security e-mail.
 //
-//   GET  B/wasnt-me?email&token   a page that says what the button will do, and the button (a POST
+//   GET  /auth/wasnt-me?email&token   a page that says what the button will do, and the button (a POST
 //                                 with the CSRF token); a GET changes nothing, because mail
 //                                 scanners and link previewers open every link in a message.
-//   POST B/wasnt-me               token + email + csrfToken: ends every session of the account on
+//   POST /auth/wasnt-me               token + email + csrfToken: ends every session of the account on
 //                                 every instance, removes its password (a reset is the way back),
 //                                 makes every device cookie issued so far a new device again,
 //                                 records `security-report`, and says so. Never signs anyone in.
@@ -28,7 +28,7 @@ import { revokeUserSessions } from "../core/session.server";
 import { t } from "../../i18n/t.server";
 import { eventSource, recordEvent } from "./audit.server";
 
-/** Seven days (contract section 16): long enough for an owner back from a week away. */
+/** Seven days: long enough for an owner back from a week away. */
 export const WASNT_ME_MAX_AGE = 7 * 24 * 60 * 60;
 const PURPOSE_PREFIX = "wasnt-me:";
 const MAX_ADDRESS_LENGTH = 320;

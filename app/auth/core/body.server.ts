@@ -1,6 +1,6 @@
 // The one reader of request bodies (docs/decisions/024-body-reader.md). Every POST route, page
 // action and route middleware reads its body here, and a request's body is read once:
-// - the media type is checked before a byte is read: form-encoded or JSON (contract §3), else 415;
+// - the media type is checked before a byte is read: form-encoded or JSON, else 415;
 // - a declared Content-Length over the limit is refused before a byte is read (413);
 // - the bytes are counted as they arrive and the read stops at the limit (413), so a chunked body
 //   with no Content-Length never costs more than the limit, whatever its size;
@@ -9,9 +9,9 @@
 import { badRequest } from "./respond.server";
 import { slot } from "./slot";
 
-/** Contract §10: bodies over 64 KiB get 413. */
+/** Bodies over 64 KiB get 413. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
-/** Contract §3: a client log event is at most 4 KiB. */
+/** A client log event is at most 4 KiB. */
 export const CLIENT_LOG_BODY_LIMIT = 4 * 1024;
 /** A CSP violation report (one, or a few in a Reporting API batch) is well under 8 KiB (ADR 073). */
 export const CSP_REPORT_BODY_LIMIT = 8 * 1024;
@@ -176,7 +176,7 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   return Buffer.concat(chunks);
 }
 
-/** The answer to a refused body: the contract's 400 "Bad request.", or 413/415 saying what to change. */
+/** The answer to a refused body: the 400 "Bad request.", or 413/415 saying what to change. */
 export function refusedBodyResponse(error: BadRequestError): Response {
   return error.status === 400 ? badRequest() : badRequest(error.status, error.message);
 }

@@ -1,4 +1,4 @@
-// Callback URL rules (contract §5): a relative path or an absolute http(s) URL on the app's own
+// Callback URL rules: a relative path or an absolute http(s) URL on the app's own
 // origin; anything else becomes the origin's root. The cookie copy is checked again on use.
 import { serializeCookie } from "./cookies.server";
 import type { AuthRequest } from "./request.server";
@@ -55,7 +55,9 @@ export function validateCallbackUrl(value: unknown, origin: string): string | nu
   // "/.//evil.example" parses to the path "//evil.example", which a browser given the relative
   // form (links, hidden fields) reads as another host.
   if (url.pathname.startsWith("//") || url.pathname.startsWith("/\\")) return null;
-  return url.href;
+  // A way back given in a link or a form (callbackUrl, next, returnTo) is a page too: a crafted
+  // `/x.data?_routes=…` would land the visitor on the page's raw data.
+  return new URL(pageOfRequest(url) + url.hash, origin).href;
 }
 
 /** The path + query + hash of an absolute same-origin URL, for display and for in-app links. */

@@ -1,4 +1,4 @@
-// Deleting what no longer counts (contract §12, docs/decisions/051): expired sessions of both
+// Deleting what no longer counts (docs/decisions/051): expired sessions of both
 // kinds (a revoked row is kept until then: ADR 036), e-mail links past their expiry, rate-limit
 // windows that ended, "sign out everywhere" cutoffs whose cookies have all expired, and audit
 // events older than AUTH_EVENT_RETENTION_DAYS, and answered passkey challenges past their cookie's life. Run by `npm run db:cleanup` and every hour by the

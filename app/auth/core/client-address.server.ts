@@ -1,4 +1,4 @@
-// Which address a request comes from (contract §10, docs/decisions/025-client-address.md).
+// Which address a request comes from (docs/decisions/025-client-address.md).
 //
 // The chain is every X-Forwarded-For entry (all header lines, in order) followed by the TCP peer.
 // Each proxy appends the address it saw, so only entries that trusted proxies wrote can be
@@ -119,7 +119,7 @@ export function selectClientAddress(peer: string | null, forwardedFor: string | 
 }
 
 /**
- * What the limits count a client address as (contract §10; never the audit trail or sessions,
+ * What the limits count a client address as (never the audit trail or sessions,
  * which keep the whole address): an IPv4 address itself, an IPv6 address its /64. One subscriber
  * or host gets a whole /64 and may use any address in it (privacy extensions rotate them on their
  * own), so counting single IPv6 addresses would give one machine 2^64 budgets. `address` is a

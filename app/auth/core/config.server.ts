@@ -13,22 +13,22 @@ import { providerSettings, type ProviderSettings } from "./provider-settings.ser
 export const BASE_PATH = "/auth";
 /** AUTH_SITE_NAME's longest value, in characters. */
 const SITE_NAME_MAX_LENGTH = 100;
-/** AUTH_SESSION_MAX_AGE's default and bounds, in seconds (contract section 22, ADR 113). */
+/** AUTH_SESSION_MAX_AGE's default and bounds, in seconds (ADR 113). */
 export const SESSION_MAX_AGE = 30 * 24 * 60 * 60;
 const SESSION_MAX_AGE_RANGE = [300, 365 * 24 * 60 * 60] as const;
 /** AUTH_SESSION_UPDATE_AGE's default (0 to the max age; 0 re-issues the session on every request). */
 export const SESSION_UPDATE_AGE = 24 * 60 * 60;
 export const CHECK_COOKIE_MAX_AGE = 900;
-/** Lifetime of the sealed WebAuthn challenge cookie (contract §4). */
+/** Lifetime of the sealed WebAuthn challenge cookie. */
 export const CHALLENGE_COOKIE_MAX_AGE = 900;
 export const EMAIL_TOKEN_MAX_AGE = 24 * 60 * 60;
-/** A forgotten-password link lives one hour (contract section 15), whatever AUTH_EMAIL_MAX_AGE says. */
+/** A forgotten-password link lives one hour, whatever AUTH_EMAIL_MAX_AGE says. */
 export const PASSWORD_RESET_LINK_MAX_AGE = 60 * 60;
-/** AUTH_EMAIL_CODE_MAX_AGE's default and bounds, in seconds (contract section 2). */
+/** AUTH_EMAIL_CODE_MAX_AGE's default and bounds, in seconds. */
 export const EMAIL_CODE_MAX_AGE = 600;
 const EMAIL_CODE_MAX_AGE_RANGE = [60, 3600] as const;
 /**
- * AUTH_PASSWORD_MIN_LENGTH's default and bounds, in characters (contract §15, §16): the floor for
+ * AUTH_PASSWORD_MIN_LENGTH's default and bounds, in characters: the floor for
  * a password that is the only factor. NIST SP 800-63B-4 asks for 15 there; 8 is its floor for a
  * password used with a second factor (PASSWORD_MIN_LENGTH_WITH_SECOND_FACTOR, ADR 075).
  */
@@ -40,7 +40,7 @@ const PASSWORD_MIN_LENGTH_RANGE = [8, 64] as const;
 export const CONTEXT_WORD_MIN_LENGTH = 4;
 export const DEFAULT_PASSWORD_BREACH_URL = "https://api.pwnedpasswords.com";
 /**
- * AUTH_ASSURANCE=aal2's lifetimes (contract section 16, ADR 082): a session idles out after an
+ * AUTH_ASSURANCE=aal2's lifetimes (ADR 082): a session idles out after an
  * hour (its max age, rolled at most every five minutes so the idle bound holds within them), no
  * session outlives a day from its sign-in, and an e-mailed link or code lives ten minutes.
  */
@@ -79,7 +79,7 @@ export type AuthConfig = {
   /** postgresql://… or null for the embedded SQLite database in dataDir. */
   databaseUrl: string | null;
   sessionStrategy: "jwt" | "database";
-  /** AUTH_SITE_NAME: the site's name wherever the product names itself (contract section 22). */
+  /** AUTH_SITE_NAME: the site's name wherever the product names itself. */
   siteName: string;
   sessionMaxAge: number;
   sessionUpdateAge: number;
@@ -114,9 +114,9 @@ export type AuthConfig = {
   emailCodeMaxAge: number;
   /** How long outbound calls to OAuth providers may take (OAUTH_TIMEOUT_MS; tests lower it). */
   oauthTimeoutMs: number;
-  /** Contract section 10's limits, each overridable by AUTH_RATE_LIMIT_<NAME>=<count>/<seconds>. */
+  /** Limits, each overridable by AUTH_RATE_LIMIT_<NAME>=<count>/<seconds>. */
   rateLimits: LimitTable;
-  /** LOG_LEVEL and LOG_REQUESTS (contract §12); core/log.server.ts reads them through logSettings(). */
+  /** LOG_LEVEL and LOG_REQUESTS; core/log.server.ts reads them through logSettings(). */
   log: LogSettings;
   /** AUTH_EVENT_RETENTION_DAYS: how long the audit trail keeps an event; older ones are cleaned up. */
   authEventRetentionDays: number;
@@ -191,7 +191,7 @@ export type LogSettings = { level: LogLevelSetting; requests: boolean };
 export const AUTH_EVENT_RETENTION_DAYS = 90;
 export const DATABASE_POOL_MAX = 10;
 export const DATABASE_TIMEOUT_MS = 5_000;
-/** The recent sign-in window, seconds (contract section 16). */
+/** The recent sign-in window, seconds. */
 export const AUTH_REAUTH_MAX_AGE = 600;
 /** The admin console's recent sign-in window, seconds (ADR 110): its pages, not its actions (those take AUTH_REAUTH_MAX_AGE). */
 export const AUTH_ADMIN_REAUTH_MAX_AGE = 3_600;
@@ -393,13 +393,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     } else emailTokenMaxAge = n;
   }
 
-  // The site's name (contract section 22): shown in titles, e-mails, authenticator apps.
+  // The site's name: shown in titles, e-mails, authenticator apps.
   const siteName = env.AUTH_SITE_NAME === undefined || env.AUTH_SITE_NAME === "" ? DEFAULT_SITE_NAME : env.AUTH_SITE_NAME.trim();
   if (!siteName || siteName.length > SITE_NAME_MAX_LENGTH || /[\p{Cc}]/u.test(siteName)) {
     problems.push(`AUTH_SITE_NAME must be the site's name, 1 to ${SITE_NAME_MAX_LENGTH} characters on one line (default ${DEFAULT_SITE_NAME})`);
   }
 
-  // Session lifetimes (contract section 22, ADR 113): the update age is at most the max age.
+  // Session lifetimes (ADR 113): the update age is at most the max age.
   const configuredMaxAge = wholeNumber(env, "AUTH_SESSION_MAX_AGE", { min: SESSION_MAX_AGE_RANGE[0], max: SESSION_MAX_AGE_RANGE[1], fallback: SESSION_MAX_AGE, unit: "seconds" }, problems);
   const configuredUpdateAge = wholeNumber(
     env,
@@ -416,7 +416,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     } else sessionAbsoluteMaxAge = n;
   }
 
-  // Passwords chosen by visitors, and e-mailed codes (contract section 15)
+  // Passwords chosen by visitors, and e-mailed codes
   const passwordMinLength = wholeNumberIn(e.AUTH_PASSWORD_MIN_LENGTH, "AUTH_PASSWORD_MIN_LENGTH", PASSWORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_RANGE, "characters", problems);
   let passwordBreachCheck: AuthConfig["passwordBreachCheck"] = null;
   const breachUrl = e.AUTH_PASSWORD_BREACH_URL?.trim() || DEFAULT_PASSWORD_BREACH_URL;
@@ -431,17 +431,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const rateLimits = parseLimitOverrides(env);
   problems.push(...rateLimits.problems);
 
-  // Operations (contract §12)
+  // Operations
   const logLevel = env.LOG_LEVEL?.trim().toLowerCase();
   if (logLevel && !isLogLevel(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (default info; got "${env.LOG_LEVEL}")`);
   const authEventRetentionDays = wholeNumber(env, "AUTH_EVENT_RETENTION_DAYS", { min: 1, max: 36_500, fallback: AUTH_EVENT_RETENTION_DAYS, unit: "days" }, problems);
   const databasePoolMax = wholeNumber(env, "DATABASE_POOL_MAX", { min: 1, max: 1_000, fallback: DATABASE_POOL_MAX, unit: "connections" }, problems);
   const databaseTimeoutMs = wholeNumber(env, "DATABASE_TIMEOUT_MS", { min: 100, max: 600_000, fallback: DATABASE_TIMEOUT_MS, unit: "milliseconds" }, problems);
-  // Assurance (contract section 16): from one minute to one day.
+  // Assurance: from one minute to one day.
   const reauthMaxAge = wholeNumber(env, "AUTH_REAUTH_MAX_AGE", { min: 60, max: 86_400, fallback: AUTH_REAUTH_MAX_AGE, unit: "seconds" }, problems);
   const adminReauthMaxAge = wholeNumber(env, "AUTH_ADMIN_REAUTH_MAX_AGE", { min: 60, max: 86_400, fallback: AUTH_ADMIN_REAUTH_MAX_AGE, unit: "seconds" }, problems);
 
-  // Metrics (contract §18): a bearer token of RFC 6750's characters, long enough not to be guessed.
+  // Metrics: a bearer token of RFC 6750's characters, long enough not to be guessed.
   const metricsToken = env.METRICS_TOKEN?.trim() || null;
   if (metricsToken && !(metricsToken.length >= METRICS_TOKEN_MIN_LENGTH && /^[A-Za-z0-9._~+/-]+=*$/.test(metricsToken))) {
     problems.push(`METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (a bearer token, e.g. openssl rand -hex 32); leave it unset to turn /metrics off`);

@@ -1,4 +1,4 @@
-// Cookie names, attributes and chunking (contract §4). Every Set-Cookie the auth core writes is
+// Cookie names, attributes and chunking. Every Set-Cookie the auth core writes is
 // built here so the attributes stay identical everywhere.
 
 export const COOKIE_KEYS = ["sessionToken", "csrfToken", "callbackUrl", "state", "pkceCodeVerifier", "nonce", "challenge", "signinEmail", "twoFactor", "emailCode"] as const;
@@ -16,14 +16,14 @@ const BASE_NAMES: CookieNames = {
   challenge: "authjs.challenge",
   // The address typed into a refused form or the sign-in page's first step (signin/kept-address.server.ts, ADR 087).
   signinEmail: "authjs.signin-email",
-  // The sealed pending sign-in awaiting its second factor (contract §4, §13; app/auth/two-factor).
+  // The sealed pending sign-in awaiting its second factor (app/auth/two-factor).
   twoFactor: "authjs.two-factor",
   // The pending e-mail sign-in, sign-up or reset a typed code may finish (email/email-code.server.ts).
   emailCode: "authjs.email-code",
 };
 
 /**
- * The visitor's chosen language (contract section 17): not an auth cookie, so no prefix and no
+ * The visitor's chosen language: not an auth cookie, so no prefix and no
  * __Secure- variant, readable by nothing but the server (HttpOnly) and the same on http and https.
  */
 export const LANGUAGE_COOKIE = "lang";
@@ -33,7 +33,7 @@ export const MAX_COOKIE_SIZE = 4096;
 /** Characters of value per chunk (Auth.js's 4096 minus its estimated attribute overhead). */
 export const CHUNK_SIZE = 3933;
 
-/** Cookies no sibling host may plant (contract section 4): `__Host-` on https. */
+/** Cookies no sibling host may plant: `__Host-` on https. */
 const HOST_PREFIXED = new Set<CookieKey>(["csrfToken", "emailCode"]);
 
 const SECURE_NAMES: CookieNames = Object.fromEntries(

@@ -1,5 +1,4 @@
-// POST /auth/csp-report: the pages' Content-Security-Policy violation reports (contract §16;
-// docs/decisions/073-headers-and-csp-reports.md). Browsers send them unasked and without a CSRF
+// POST /auth/csp-report: the pages' Content-Security-Policy violation reports (// docs/decisions/073-headers-and-csp-reports.md). Browsers send them unasked and without a CSRF
 // token, as `application/csp-report` (report-uri) or `application/reports+json` (report-to, a
 // batch). Each accepted report is one log line with only what helps find the cause — the page
 // without its query, the directive, the blocked resource's origin — never a sample of the code,

@@ -1,4 +1,4 @@
-// Double-submit CSRF token (contract §5): the cookie holds `<token>|sha256hex(token + secret)`,
+// Double-submit CSRF token: the cookie holds `<token>|sha256hex(token + secret)`,
 // every POST must echo the token in its body, compared in constant time.
 import { randomBytes } from "node:crypto";
 import { serializeCookie } from "./cookies.server";
@@ -32,7 +32,7 @@ export function ensureCsrfToken(ar: AuthRequest): { token: string; setCookie: st
 
 /**
  * True when the body's csrfToken equals the token in a valid cookie and the POST does not come
- * from another site: a foreign `Origin` fails the check even with a valid token (contract §10).
+ * from another site: a foreign `Origin` fails the check even with a valid token.
  */
 export function verifyCsrf(ar: AuthRequest, bodyToken: unknown): boolean {
   if (isCrossOriginPost(ar)) return false;

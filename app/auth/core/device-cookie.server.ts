@@ -1,4 +1,4 @@
-// The device cookie (contract sections 4 and 10): a sealed note that this browser has signed in
+// The device cookie: a sealed note that this browser has signed in
 // to some accounts before. A credentials attempt that carries one for the address it names is
 // counted only on that cookie's own budget (limits.server.ts). Sealed like the check cookies:
 // a JWE under a key derived from the secret and the cookie name (ADR 035). Each account it names

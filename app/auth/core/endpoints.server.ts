@@ -1,4 +1,4 @@
-// The JSON endpoints of contract §3 that know no sign-in method and no account: csrf, session (GET)
+// The JSON endpoints that know no sign-in method and no account: csrf, session (GET)
 // and _log. GET /auth/providers is signin/endpoint.server.ts; POST /auth/session is
 // accounts/profile.server.ts.
 import { z } from "zod";

@@ -1,4 +1,4 @@
-// The error codes (contract §7): every failure in the auth core ends as one of these codes,
+// The error codes: every failure in the auth core ends as one of these codes,
 // which decides the page it lands on, its status and the text a visitor reads (the catalogue key
 // named here; the server writes it in the visitor's language: ./messages.server.ts). Shared by
 // the server and the pages, so it has no server-only imports.
@@ -131,7 +131,7 @@ export const WEBAUTHN_OPTIONS_ERRORS = {
   signInAgainToRegister: { status: 403, error: "Sign in again to add a passkey." },
   // The user's second factor is on and this session did not prove it (ADR 045).
   secondFactorToRegister: { status: 401, error: "Sign in again with your second factor to add a passkey." },
-  // The database did not answer (contract §12: JSON endpoints answer 503).
+  // The database did not answer (JSON endpoints answer 503).
   unavailable: { status: 503, error: "Service unavailable." },
 } as const;
 

@@ -1,4 +1,4 @@
-// The limits of contract section 10 as numbers: their names, defaults and the
+// The limits as numbers: their names, defaults and the
 // AUTH_RATE_LIMIT_<NAME> overrides (ADR 035). Kept apart from the counters
 // (limits.server.ts) so the configuration can read them without reaching the database client.
 

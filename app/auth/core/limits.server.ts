@@ -1,4 +1,4 @@
-// The limits of contract section 10: which attempts count, against which budgets, and what a
+// The limits: which attempts count, against which budgets, and what a
 // refusal says. The counters are rows of LimitCounter, kept by rate-limiter-flexible's Prisma
 // store, so every instance sharing the database counts the same attempts (ADR 035).
 import { RateLimiterPrisma } from "rate-limiter-flexible";
@@ -161,7 +161,7 @@ async function reserveFailure(limits: LimitTable, counted: Counter[], resetOnSuc
 }
 
 /**
- * The consecutive-failure count of contract section 16 (ADR 083), keyed by the address typed, known
+ * The consecutive-failure count (ADR 083), keyed by the address typed, known
  * or not (so an unknown address past the ceiling answers as a known one does). Counted on every
  * failed password attempt, from any browser; never refuses anything by itself.
  */
@@ -233,7 +233,7 @@ export async function countHit(limits: LimitTable, name: LimitName, subject: str
 }
 
 /**
- * The second-factor budgets of one attempt (contract section 10): the pending sign-in's (its
+ * The second-factor budgets of one attempt: the pending sign-in's (its
  * random id), and the account's — or, from a browser whose device cookie has signed in to this
  * account before (`deviceId`), that device's own instead, as for passwords (ADR 035). Anyone with
  * the password can spend the account's budget with wrong codes; the owner's browser keeps its own,

@@ -1,4 +1,4 @@
-// One structured JSON line per event on stdout (contract §12): `time`, `level`, `msg` (the event's
+// One structured JSON line per event on stdout: `time`, `level`, `msg` (the event's
 // name, also kept as `event`), `reqId` while a request is served, then the event's fields. Causes
 // of failures are logged here and nowhere else: responses carry only error codes.
 //
@@ -69,7 +69,7 @@ const REDACT_PATHS = SECRET_KEYS.flatMap((key) => {
 export const REDACTED = "[redacted]";
 
 /**
- * `code` names our error codes (contract §7) and next-auth's client error codes (SCREAMING_CASE),
+ * `code` names our error codes  and next-auth's client error codes (SCREAMING_CASE),
  * which are no secret and are what an operator searches for; any other value under `code` — an
  * OAuth authorization code, an e-mailed code — is censored.
  */
@@ -113,7 +113,7 @@ function sanitize(value: unknown, depth = 0): unknown {
 // ---- The logger --------------------------------------------------------------------------------
 
 /**
- * Every line, whatever its level, goes to stdout (contract §12) through console.log: one
+ * Every line, whatever its level, goes to stdout  through console.log: one
  * synchronous write per line like pino's own destination, and test runners and the dev server
  * attribute console output to the test or request that wrote it.
  */

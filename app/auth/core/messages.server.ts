@@ -1,4 +1,4 @@
-// The texts of the error codes (contract §7) in the language of the request being served
+// The texts of the error codes  in the language of the request being served
 // (app/i18n/t.server.ts): the sign-in page's `?error=` message, the error page, and the
 // RateLimited sentences that other forms reuse.
 import { t, type MessageKey } from "../../i18n/t.server";

@@ -1,4 +1,4 @@
-// GET /metrics in the Prometheus text format (contract §18, ADR 076). The auth series are counted
+// GET /metrics in the Prometheus text format (ADR 076). The auth series are counted
 // from the audit trail as each event is written (accounts/audit.server.ts calls countEvent), so a
 // metric and the audit rows never disagree; the request durations are observed once per request
 // by the root middleware, e-mail transport failures where the transport is picked
@@ -67,7 +67,7 @@ function create(): Metrics {
     }),
     rateLimited: new client.Counter({
       name: `${PREFIX}rate_limit_refusals_total`,
-      help: "Requests refused by a rate limit, by limit name (contract section 10).",
+      help: "Requests refused by a rate limit, by limit name.",
       labelNames: ["limit"],
       registers,
     }),

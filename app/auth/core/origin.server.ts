@@ -1,4 +1,4 @@
-// Which POSTs come from another site (contract §10; docs/decisions/037-csp-and-origin.md).
+// Which POSTs come from another site (docs/decisions/037-csp-and-origin.md).
 // Browsers name the page a form or fetch was sent from in `Origin`; when it is there and is not
 // the app's origin, the POST is refused whatever CSRF token it carries. `Origin: null` (a
 // sandboxed frame, a data: URL, a POST after a cross-site redirect) names no origin of ours and

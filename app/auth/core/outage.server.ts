@@ -1,4 +1,4 @@
-// The one answer to "the database is unavailable" (contract §12, docs/decisions/052, 106): pages end
+// The one answer to "the database is unavailable" (docs/decisions/052, 106): pages end
 // on the error page with ServiceUnavailable (503, Retry-After, in the visitor's language), JSON-mode
 // clients get 503 with that page as `url`, the JSON endpoints 503 {"error":"ServiceUnavailable"}.
 // The outage is logged once as it begins (`database-unavailable`, with its cause), then once a

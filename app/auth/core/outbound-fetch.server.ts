@@ -1,6 +1,7 @@
 // Every HTTP request Vestibule itself makes (OpenID discovery, token, userinfo and profile calls,
-// JWKS, the password breach check, metadata documents) goes through outboundFetch, so that a
-// company network's proxy settings apply to all of them (docs/providers.md, "Outbound requests"):
+// JWKS, the password breach check) goes through outboundFetch, so that a
+// company network's proxy settings apply to all of them (docs/providers.md, "Outbound requests"; the
+// OAuth provider's metadata-document fetch connects directly, to the address it checked: ADR 140):
 //
 //   HTTPS_PROXY / https_proxy   the proxy for https: URLs (falls back to HTTP_PROXY)
 //   HTTP_PROXY / http_proxy     the proxy for http: URLs

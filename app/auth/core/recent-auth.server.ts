@@ -1,4 +1,4 @@
-// The recent sign-in rule (contract section 16, ADR 058): whoever changes how the account is
+// The recent sign-in rule (ADR 058): whoever changes how the account is
 // protected — its address, password, second factor, passkeys, linked accounts, other sessions —
 // must have proved who they are moments ago, not merely hold a session cookie. A copy of a cookie
 // (a shared computer, a backup, malware, a leaked log) then cannot take the account over.
@@ -18,7 +18,7 @@ export const REAUTH_REQUIRED = "ReauthRequired";
 export const REAUTH_PAGE = "/reauth";
 
 /**
- * Where the signed-in user proves who they are again (B/reauth, ADR 080) and comes back to `page`
+ * Where the signed-in user proves who they are again (/auth/reauth, ADR 080) and comes back to `page`
  * (a same-origin path or URL; anything else comes back to /account). The one place that builds it.
  */
 export function reauthUrl(ar: AuthRequest, page: string): string {

@@ -93,7 +93,7 @@ export function authBaseUrl(ar: AuthRequest): string {
 }
 
 /**
- * The client's address for rate limits, the audit trail and sessions (contract §10): the TCP
+ * The client's address for rate limits, the audit trail and sessions: the TCP
  * peer's, which the production server (and the dev plugin, scripts/dev-bootstrap.ts) writes into
  * X-Vestibule-Remote-Addr (replacing anything a client sent); with AUTH_TRUSTED_PROXIES, the
  * rightmost X-Forwarded-For entry that is not a trusted proxy (app/auth/client-address.server.ts). AUTH_TRUST_HOST has no say here.

@@ -1,4 +1,4 @@
-// Ended sessions (contract section 11, ADR 036). A stateless cookie cannot be deleted, so each
+// Ended sessions (ADR 036). A stateless cookie cannot be deleted, so each
 // process keeps the list of what is refused in memory — revoked session ids, per user a "not
 // before" time (ms) for cookies issued up to it, and per user a re-authentication's cut-off for
 // the cookies up to it that name no live session row (ADR 103) — and refreshes it from the database every
@@ -425,8 +425,8 @@ const IDS_PER_MESSAGE = 100;
 
 /**
  * What a notification carries (JSON, `v` 1). `sessions` and `cutoff` are applied as they arrive,
- * without a query. `user-disabled` and `user-deleted` are reserved for account administration
- * (contract §18): whoever sends them writes what the poll reads first, so today any other kind,
+ * without a query. `user-disabled` and `user-deleted` are reserved for account administration:
+ * whoever sends them writes what the poll reads first, so today any other kind,
  * version or shape makes the receiver re-read the database at once instead.
  */
 export type RevocationMessage =
@@ -509,7 +509,7 @@ function listenForRevocations(): Subscription | null {
 /**
  * A user was just disabled (ADR 078) or deleted (ADR 086): their sessions were ended (the rows and
  * notes are written, and announced as `sessions`/`cutoff`); this tells every instance to re-read
- * the database at once as well, the kinds contract §18 reserved for it. Never throws.
+ * the database at once as well, the kinds reserved for it. Never throws.
  */
 export function announceUserEnded(kind: "user-disabled" | "user-deleted", userId: string) {
   const message: RevocationMessage = { v: 1, kind, userId };

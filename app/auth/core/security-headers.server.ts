@@ -1,5 +1,5 @@
 // The response headers that keep pages and answers from being framed, sniffed, leaked through
-// the Referer or run scripts nobody wrote (contract §10; docs/decisions/037-csp-and-origin.md).
+// the Referer or run scripts nobody wrote (docs/decisions/037-csp-and-origin.md).
 // Every value lives here; the app shell (app/root.tsx: every answer React Router gives,
 // app/entry.server.tsx: the Content-Security-Policy of each page) and server/main.ts (its own
 // answers and the static assets) only apply them.

@@ -1,4 +1,4 @@
-// Sessions (contract §6, §11): the `jwt` and `database` strategies behind one interface. Both roll:
+// Sessions: the `jwt` and `database` strategies behind one interface. Both roll:
 // using a session re-issues its cookie with a fresh expiry at most once per update age. Both are
 // listed and ended from /account: a database session is its row; a jwt session carries a `sid`
 // claim naming a row written at sign-in and at each roll (never per request), and ending it is
@@ -648,7 +648,7 @@ export async function reissueSession(ar: AuthRequest, now = new Date()): Promise
 
 /**
  * Ends every session of the user that `credentialRef` started (an unlinked account, a removed
- * passkey: contract section 13), of both strategies, on every instance through the revocation
+ * passkey:), of both strategies, on every instance through the revocation
  * list. Returns the ended session ids, so the caller knows whether its own was among them.
  */
 export async function endSessionsStartedWith(userId: string, credentialRef: string, now = new Date()): Promise<string[]> {
@@ -689,7 +689,7 @@ export async function addSessionFactors(session: CurrentSession, factors: readon
 }
 
 /**
- * A re-authentication of the request's session (contract section 16, ADR 080): the person proved
+ * A re-authentication of the request's session (ADR 080): the person proved
  * who they are again, so the session becomes recent — under a new id and a new cookie. The old
  * cookie, and any copy of it a thief holds, ends here on every instance (the revocation list), so
  * a copy never becomes recent because its owner re-authenticated. The sign-in it continues stays:

@@ -1,4 +1,4 @@
-// Requests that name a host AUTH_ALLOWED_HOSTS does not list (contract §2 AUTH_TRUST_HOST,
+// Requests that name a host AUTH_ALLOWED_HOSTS does not list ( AUTH_TRUST_HOST,
 // docs/decisions/105). Without AUTH_URL the app builds e-mailed links, redirects and the passkey
 // relying party on the host a request names — X-Forwarded-Host behind a proxy (AUTH_TRUST_HOST),
 // else its own Host — so a request naming another host is answered 400 {"error":"UntrustedHost"}

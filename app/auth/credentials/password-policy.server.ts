@@ -1,7 +1,7 @@
-// The password policy of contract section 15 (NIST SP 800-63B rev. 4), applied wherever a password
+// The password policy (NIST SP 800-63B rev. 4), applied wherever a password
 // is chosen — sign-up, reset, password-set, password-change — and never at sign-in:
 //   length in code points after NFKC, AUTH_PASSWORD_MIN_LENGTH..256 (8..256 while the account's
-//   second factor is on: contract §16, ADR 075), every code point counts; no composition rules;
+//   second factor is on: ADR 075), every code point counts; no composition rules;
 //   refused when in the bundled common-password list (case-insensitive), when it is one simple
 //   pattern — a repeat, a sequence or a keyboard run (./password-patterns.server.ts) —, when it is the e-mail
 //   address or its local part, when it contains a context word (AUTH_PASSWORD_CONTEXT_WORDS, the

@@ -8,7 +8,7 @@ const PARAMS = { memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 export const MIN_PASSWORD_LENGTH = 8;
 export const MAX_PASSWORD_LENGTH = 1024;
 
-/** Hashes the NFKC form (contract section 15), so the same password typed differently matches. */
+/** Hashes the NFKC form, so the same password typed differently matches. */
 export function hashPassword(password: string): Promise<string> {
   return hash(normalizePassword(password), PARAMS);
 }

@@ -65,8 +65,8 @@ export function credentialsStrategy(config: AuthConfig) {
 }
 
 /**
- * B/reauth with the signed-in user's own password (ADR 080): a credentials attempt like a sign-in
- * (contract section 10) — the same counters for the account's address, this client and this
+ * /auth/reauth with the signed-in user's own password (ADR 080): a credentials attempt like a sign-in
+ *  — the same counters for the account's address, this client and this
  * browser's device cookie, a wrong password counted and recorded, a right one resetting them. The
  * address is the user's own, never typed: there is nobody else to try.
  */

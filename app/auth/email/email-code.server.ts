@@ -1,4 +1,4 @@
-// E-mailed codes (contract section 15): every e-mail that carries a sign-in, sign-up or reset link
+// E-mailed codes: every e-mail that carries a sign-in, sign-up or reset link
 // also carries a 6-digit code for the same pending request (the same VerificationToken row), typed
 // in the browser that asked. docs/decisions/047-email-code-binding.md.
 //
@@ -283,7 +283,7 @@ const refusals = slot<Response, { triesLeft: number | null; message: string }>("
 
 /**
  * A refused code: JSON clients get `{error: "code", message, triesLeft}` with the English text
- * (JSON answers do not change with the language, contract section 17); the page shows the text
+ * (JSON answers do not change with the language); the page shows the text
  * in the visitor's language.
  */
 export function codeRefusedResponse(triesLeft: number | null, key: "emailCode.required" | "emailCode.wrong"): Response {

@@ -1,4 +1,4 @@
-// A code e-mailed to the signed-in user's own address, for B/reauth (contract section 16, ADR 080).
+// A code e-mailed to the signed-in user's own address, for /auth/reauth (ADR 080).
 // Two forms: "send me a code", then the code. The request is a VerificationToken row of purpose
 // `reauth` (the link it also gets is never sent), named by the sealed authjs.email-code cookie
 // together with the session that asked — so the code works only in this browser, in this session,
@@ -58,7 +58,7 @@ async function sendCode(ctx: ReauthContext, address: string): Promise<ReauthOutc
   return { type: "page", status: 200, error: null, step: "code", setCookies: [cookie] };
 }
 
-/** POST B/reauth with `provider=email`: `step=send` mails a code, `step=code` checks one. */
+/** POST /auth/reauth with `provider=email`: `step=send` mails a code, `step=code` checks one. */
 export async function reauthenticateByEmail(ctx: ReauthContext): Promise<ReauthOutcome> {
   const address = ctx.user.email;
   if (!address) return { type: "page", status: 400, error: { code: "Verification", message: t("reauth.codeEnded") }, step: "choose" };

@@ -1,6 +1,6 @@
 // Sending one e-mailed link (and its code): the row first, then the message; a message that could
 // not be sent takes its row with it (ADR 020). Shared by sign-in links, sign-up and password
-// resets, so every such e-mail carries a code the same way (contract section 15). Written in the
+// resets, so every such e-mail carries a code the same way. Written in the
 // language of the account at the address, else of the request that asked (ADR 108).
 import { getMailer } from "../../mail/mailer.server";
 import type { MailCode } from "../../mail/templates.server";

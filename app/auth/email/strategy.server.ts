@@ -1,4 +1,4 @@
-// E-mail link sign-in (contract §3, §7, §8; Auth.js's e-mail provider, reference §7).
+// E-mail link sign-in (Auth.js's e-mail provider, reference §7).
 //
 //   POST /auth/signin/email     address → normalised → rate limits → token row → message sent
 //                               → 302 /auth/verify-request, the same for every valid address
@@ -35,7 +35,7 @@ export const EMAIL_PROVIDER_ID = "email";
 
 /**
  * What the verify step is told: an address whose owner just proved they read its mail, and for a
- * sign-up (contract section 15) the pending password hash and name to create the account with.
+ * sign-up  the pending password hash and name to create the account with.
  */
 export type EmailVerifyOptions = { email: string; request: Request; signUp?: { passwordHash: string; name: string | null } | null };
 
@@ -61,7 +61,7 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
 
   /**
    * Sending a link ends in a thrown redirect (to verify-request, or back to the form); using one
-   * resolves to the signed-in user. Failures are AuthErrors carrying the contract's codes.
+   * resolves to the signed-in user. Failures are AuthErrors carrying the error codes.
    */
   async authenticate(request: Request): Promise<SignInResult> {
     const ar = authRequest(request, this.config);
@@ -72,7 +72,7 @@ export class EmailLinkStrategy extends Strategy<SignInResult, EmailVerifyOptions
     }
     if (ar.url.pathname === `${base}/callback/${this.providerId}`) {
       const params = method === "POST" ? await readBody(request) : Object.fromEntries(ar.url.searchParams);
-      // The code form of the verify-request page posts a code and no token (contract section 15).
+      // The code form of the verify-request page posts a code and no token.
       if (method === "POST" && params.token === undefined && params.code !== undefined) return this.useCode(ar, params.code);
       return this.useLink(ar, params.token ?? null, params.email ?? null);
     }
@@ -188,7 +188,7 @@ export async function signInByEmail({ email, request, signUp }: EmailVerifyOptio
 }
 
 /**
- * A sign-up proved by its link or code (contract section 15): only now does the user exist, with
+ * A sign-up proved by its link or code: only now does the user exist, with
  * the address verified, the pending password hash and the name. An address that has an account by
  * now ends on Verification and sets nothing; finishing ends every other pending sign-up for it.
  */

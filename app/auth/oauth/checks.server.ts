@@ -1,4 +1,4 @@
-// The OAuth check cookies (contract §4): `authjs.state`, `authjs.pkce.code_verifier` and
+// The OAuth check cookies: `authjs.state`, `authjs.pkce.code_verifier` and
 // `authjs.nonce`, each an Auth.js-style JWE (salt = the cookie's own name, 900 s) bound to the
 // provider id that set it, used once, and cleared on every outcome of the callback.
 //
@@ -62,7 +62,7 @@ export type Flow = {
   callbackUrl: string | null;
   /** The max_age (seconds) the authorization request carried: the ID token's auth_time must honour it. */
   maxAge: number | null;
-  /** Set when the flow re-authenticates a signed-in user (B/reauth) instead of signing in. */
+  /** Set when the flow re-authenticates a signed-in user (/auth/reauth) instead of signing in. */
   reauth: ReauthFlow | null;
   /** The browser that started it carried a session cookie. */
   signedIn: boolean;

@@ -94,7 +94,7 @@ export type TokenGrant =
  * Checks a token endpoint response: oauth4webapi's checks against the issuer this response's ID
  * token must name (above), then OpenID Connect Core §3.1.3.7's rule that oauth4webapi applies
  * only when `aud` lists several audiences: an `azp`, when present, must be our client id,
- * whatever `aud` holds (contract §10).
+ * whatever `aud` holds.
  */
 export async function processTokenResponse(pc: ProviderClient, answer: Response, grant: TokenGrant): Promise<oauth.TokenEndpointResponse> {
   const response = await conformed(pc.definition, answer);

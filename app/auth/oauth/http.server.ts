@@ -1,6 +1,6 @@
 // Every request Vestibule makes to an OAuth provider goes through here: one time budget, one
 // classification of failures (timeout, network, HTTP, protocol), the discovery cache and the
-// JWKS cache. Callers turn an OutboundError into a contract error code; the cause is logged only.
+// JWKS cache. Callers turn an OutboundError into a error code; the cause is logged only.
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from "jose";
 import * as oauth from "oauth4webapi";
 import { isLoopbackHost, OAUTH_CLOCK_TOLERANCE, type AuthConfig } from "../core/config.server";

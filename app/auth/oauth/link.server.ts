@@ -1,4 +1,4 @@
-// Who an OAuth sign-in is (contract §8, docs/decisions/013-account-linking.md):
+// Who an OAuth sign-in is (docs/decisions/013-account-linking.md):
 //
 //   known (provider, providerAccountId) ... signed out, or signed in as its user → that user
 //                                        ... signed in as someone else          → OAuthAccountNotLinked,

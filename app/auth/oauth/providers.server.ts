@@ -19,7 +19,7 @@ import { revokeDeletedAccountTokens, revokeProviderTokens } from "./tokens.serve
 
 function oauthProviders(config: AuthConfig): Provider[] {
   return oauthDefinitions(config).map((definition) => {
-    // A flow B/reauth started proves the signed-in user again and never signs in (ADR 080).
+    // A flow /auth/reauth started proves the signed-in user again and never signs in (ADR 080).
     const strategy = new OAuthStrategy<SignInResult>(definition, config, (p) =>
       p.flow.reauth
         ? reauthWithOAuth(p, p.flow.reauth)
@@ -66,7 +66,7 @@ export const oauthMethod: SignInMethod = {
   beforeUnlink: async (config, userId, provider) => {
     await revokeProviderTokens(userId, config, { provider });
   },
-  // A deleted user's tokens are revoked at the providers (contract §18); failures are logged.
+  // A deleted user's tokens are revoked at the providers; failures are logged.
   afterAccountDeleted: async (config, accounts) => {
     await revokeDeletedAccountTokens(config, accounts);
   },

@@ -1,5 +1,5 @@
-// Re-authentication at an OpenID provider (contract section 16, ADR 080): the signed-in user asked
-// B/reauth to prove themselves at the provider their account is linked to. The flow started with
+// Re-authentication at an OpenID provider (ADR 080): the signed-in user asked
+// /auth/reauth to prove themselves at the provider their account is linked to. The flow started with
 // prompt=login and max_age=0 (strategy.server.ts, startReauthentication) and is marked in the
 // state entry with who asked and when. Its answer never signs in, links or switches users: it
 // proves the session's own user only when the ID token says the person authenticated after the
@@ -43,7 +43,7 @@ export async function reauthWithOAuth(p: OAuthVerifyParams, reauth: ReauthFlow):
   return { user: toSessionUser(account.user), isNewUser: false, credentialRef: accountCredentialRef(account.id) };
 }
 
-/** POST B/reauth with an OpenID provider: the user's own linked account there, asked again. */
+/** POST /auth/reauth with an OpenID provider: the user's own linked account there, asked again. */
 export async function startOAuthReauthentication(ctx: ReauthContext, definition: OAuthProviderDefinition, strategy: OAuthStrategy<SignInResult>): Promise<ReauthOutcome> {
   const linked = await db().account.count({ where: { userId: ctx.user.id, provider: definition.id } });
   if (linked === 0) return { type: "page", status: 400, error: { code: "OAuthAccountNotLinked", message: t("reauth.notLinked") }, step: "choose" };
@@ -53,7 +53,7 @@ export async function startOAuthReauthentication(ctx: ReauthContext, definition:
 
 /**
  * The callback of a re-authentication flow: only in the session that started it; a refusal goes
- * back to B/reauth with its code, the session untouched.
+ * back to /auth/reauth with its code, the session untouched.
  */
 export async function oauthReauthCallback(ctx: FlowContext, providerId: string, providerType: "oauth" | "oidc", reauth: ReauthFlow): Promise<Response> {
   const finish = { ar: ctx.ar, json: ctx.json, callbackUrl: ctx.callbackUrl, setCookies: ctx.setCookies };

@@ -9,7 +9,7 @@
 //                                signature, iss/aud/azp/exp/iat/nonce) → userinfo (same sub) →
 //                                verify(), which decides who this is (link.server.ts).
 //
-// Every failure becomes an AuthError with a contract code (docs/decisions/014-oauth-errors.md);
+// Every failure becomes an AuthError with an error code (docs/decisions/014-oauth-errors.md);
 // the cause goes to the server log only.
 import * as oauth from "oauth4webapi";
 import { Strategy } from "remix-auth/strategy";
@@ -102,7 +102,7 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
   }
 
   /**
-   * A re-authentication of the signed-in user (B/reauth, ADR 080), OpenID Connect only: the
+   * A re-authentication of the signed-in user (/auth/reauth, ADR 080), OpenID Connect only: the
    * provider must ask the person again (prompt=login) and say when it did (max_age=0, so the ID
    * token's auth_time is required and checked); the flow remembers who asked and when.
    */

@@ -313,7 +313,7 @@ async function revokeAtProvider(account: StoredTokens, config: AuthConfig, budge
 
 /**
  * A deleted user's accounts (their rows are gone; these are the tokens read in the deleting
- * transaction): revoked side by side at the providers that can (contract §18). Never throws.
+ * transaction): revoked side by side at the providers that can. Never throws.
  */
 export async function revokeDeletedAccountTokens(config: AuthConfig, accounts: readonly StoredTokens[]): Promise<number> {
   const budget = outboundBudget(config);

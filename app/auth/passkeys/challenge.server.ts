@@ -1,4 +1,4 @@
-// The WebAuthn challenge (contract §4: `authjs.challenge`, sealed, 900 s, single use). Each
+// The WebAuthn challenge (`authjs.challenge`, sealed, 900 s, single use). Each
 // options request adds a challenge to this browser's cookie; the callback takes out the one the
 // browser signed. The cookie keeps a few (the newest first), so two tabs — or the sign-in page's
 // autofill request and its button — do not undo each other, as with the OAuth check cookies

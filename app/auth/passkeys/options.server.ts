@@ -66,7 +66,7 @@ export async function webauthnOptionsResponse(ar: AuthRequest, pendingUserId: st
   }
 
   if (decided === "reauthenticate") {
-    // B/reauth (ADR 080): only the signed-in user's own passkeys are offered and accepted.
+    // /auth/reauth (ADR 080): only the signed-in user's own passkeys are offered and accepted.
     if (!session) return refusal("invalidRequest");
     return (await ownPasskeyOptions(ar, session.userId, "reauthenticate")) ?? refusal("invalidRequest");
   }

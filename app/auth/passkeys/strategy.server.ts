@@ -1,4 +1,4 @@
-// Passkey sign-in (contract §13), on Auth.js's wire protocol: provider id `passkey`, type
+// Passkey sign-in, on Auth.js's wire protocol: provider id `passkey`, type
 // `webauthn`. POST /auth/callback/passkey carries `csrfToken`, `action`, `data` (the JSON
 // credential response) and `callbackUrl`. action=authenticate runs the strategy below through the
 // shared flow (session with method `passkey`, device cookie, audit, redirect or `{url}`), so a
@@ -156,7 +156,7 @@ async function checkAnswer(ar: AuthRequest, data: unknown, reauthOf: string | nu
 }
 
 /**
- * POST B/reauth with `provider=passkey` (ADR 080): the answer to a `reauthenticate` ceremony, under
+ * POST /auth/reauth with `provider=passkey` (ADR 080): the answer to a `reauthenticate` ceremony, under
  * the same per-client budget of failed answers as a sign-in (ADR 063).
  */
 async function reauthenticateWithPasskey(ctx: ReauthContext): Promise<ReauthOutcome> {
@@ -182,7 +182,7 @@ async function reauthenticateWithPasskey(ctx: ReauthContext): Promise<ReauthOutc
 }
 
 /**
- * POST B/two-factor with `action=second-step` (ADR 104): the pending sign-in's user gives one of
+ * POST /auth/two-factor with `action=second-step` (ADR 104): the pending sign-in's user gives one of
  * their passkeys, with user verification, as the second factor. The pending sign-in's and the
  * account's budgets of wrong answers (the two-factor page) count a refusal.
  */

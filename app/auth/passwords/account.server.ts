@@ -1,4 +1,4 @@
-// The /account intents of contract section 15 (each after the recent sign-in check of the
+// The /account intents (each after the recent sign-in check of the
 // /account route, ADR 058): password-set, password-change (the current password; ends every other session) and password-remove
 // (never the last way to sign in, checked and removed in one step: ADR 026). Each answers with
 // what the page shows: a redirect on success, or the refused field and its text.
@@ -45,7 +45,7 @@ async function accountOf(userId: string) {
 }
 
 /**
- * The current password, checked as a credentials attempt (contract section 10): the same limits,
+ * The current password, checked as a credentials attempt: the same limits,
  * a wrong one counted as a failure, a right one resetting the counters.
  */
 async function checkCurrentPassword(
@@ -89,7 +89,7 @@ export async function passwordIntent(
   const user = await accountOf(userId);
   if (!user) return { ok: false, status: 404, intent, field: null, message: t("password.notSet") };
   const stored = await passwordHashOf(userId);
-  // While the second factor is on, 8 characters are enough (contract §16, ADR 075).
+  // While the second factor is on, 8 characters are enough (ADR 075).
   const secondFactor = await secondFactorEnabled(userId);
 
   if (intent === "password-set") {

@@ -1,5 +1,5 @@
 // What the sign-up, forgotten-password and new-password pages share: reading the POST, the CSRF
-// check, and the re-rendered form's shape (contract section 15: refused fields are a 400 with the
+// check, and the re-rendered form's shape (refused fields are a 400 with the
 // typed values kept, passwords and codes never echoed; a POST without a valid token is a 403 that
 // changes nothing).
 import { readBody, type Body } from "../core/body.server";

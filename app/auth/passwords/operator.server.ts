@@ -1,4 +1,4 @@
-// A password set by an operator (`npm run user:add`, contract §18): a new user is created with it;
+// A password set by an operator (`npm run user:add`): a new user is created with it;
 // an existing user's password is replaced as a password change replaces it — every session of
 // theirs ends on every instance, the change is audited with the actor, and the owner gets the
 // same security e-mail (ADR 059), saying an administrator made the change.

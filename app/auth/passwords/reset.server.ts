@@ -1,4 +1,4 @@
-// Forgotten password (contract section 15).
+// Forgotten password.
 //
 //   GET  /auth/forgot-password   a form with the address
 //   POST /auth/forgot-password   always 302 to /auth/verify-request?provider=email&type=reset, with the

@@ -1,4 +1,4 @@
-// Sign-up with a verified address (contract section 15; docs/decisions/046-signup-on-existing-addresses.md).
+// Sign-up with a verified address (docs/decisions/046-signup-on-existing-addresses.md).
 //
 //   GET  /auth/signup   email, password, optional name, hidden callbackUrl and csrfToken
 //   POST /auth/signup   address and policy first (a refusal is the same 400 for every address), then

@@ -40,7 +40,7 @@ import {
 } from "./lifetimes.server";
 import { issuerUrl, privateJwksForEngine } from "./signing-keys.server";
 
-/** The engine's endpoints (contract: everything under /oauth/, and the two metadata URLs). */
+/** The engine's endpoints (everything under /oauth/, and the two metadata URLs). */
 export const ENGINE_ROUTES = {
   authorization: "/oauth/authorize",
   token: "/oauth/token",
@@ -103,7 +103,7 @@ export function authenticationOf(factors: readonly string[]): { amr: string[]; a
 
 async function findAccount(_ctx: KoaContextWithOIDC, sub: string) {
   const user = await db().user.findUnique({ where: { id: sub }, select: { id: true, email: true, emailVerified: true, name: true, disabledAt: true } });
-  // A disabled or deleted user gets no token, no userinfo, no refresh (contract section 18).
+  // A disabled or deleted user gets no token, no userinfo, no refresh.
   if (!user || user.disabledAt) return undefined;
   return {
     accountId: user.id,

@@ -65,7 +65,7 @@ function choosePasswordPage(ar: AuthRequest, found: { address: string; token: st
   return { page, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
 }
 
-/** A refused code (contract section 15): the form again, with the text and the tries left. */
+/** A refused code: the form again, with the text and the tries left. */
 export type EmailCodeRefusal = {
   type: "code-refused";
   /** The 400 JSON answer itself (what JSON-mode clients get, through the route's middleware). */
@@ -149,7 +149,7 @@ export async function emailCallbackAction(request: Request): Promise<{ type: "re
   // The form comes back for the sign-in or sign-up request this browser's cookie names. Which of
   // the two it is stays out of the answer: a sign-up for an address with an account sends a
   // sign-in request, so naming it would tell an attacker who signed up an address that it has an
-  // account (contract section 15). The form is the same for both.
+  // account. The form is the same for both.
   const { form } = await codeFormFor(request, "email");
   return { type: "code-refused", response, message: refusal.message, form };
 }

@@ -87,7 +87,7 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
   const { ar } = ctx;
   const sessionCookies = await createSession(ar, result.user, { method: providerId, factors, credentialRef: result.credentialRef ?? null });
   // Every successful sign-in, whatever the method: this browser now has this account's own
-  // credentials budget (contract section 10, ADR 035).
+  // credentials budget (ADR 035).
   let newDevice = false;
   if (result.user.email) {
     const cookies = { cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets };
@@ -108,8 +108,8 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
     ...eventSource(ar),
     detail: { provider: providerId, isNewUser: result.isNewUser, strategy: ar.config.sessionStrategy, factors },
   });
-  // A browser that never signed in to this account (no device cookie naming it): the owner is told
-  // (contract section 16), coalesced per account and hour (ADR 109). Not for the sign-in that
+  // A browser that never signed in to this account (no device cookie naming it): the owner is told,
+  // coalesced per account and hour (ADR 109). Not for the sign-in that
   // created the account.
   if (newDevice) await notifyNewDeviceSignIn(ar, result.user.id);
   const target = result.isNewUser
@@ -212,8 +212,8 @@ export async function runStrategy(ctx: FlowContext, providerId: string): Promise
   return completeSignIn(ctx, providerId, result);
 }
 
-// Re-authentication (contract section 16, ADR 080): the signed-in user proved one of their own
-// factors again on B/reauth. With the second factor on (and a factor it covers), the two-factor
+// Re-authentication (ADR 080): the signed-in user proved one of their own
+// factors again on /auth/reauth. With the second factor on (and a factor it covers), the two-factor
 // page comes next, marked with the session it re-authenticates; then — or at once — that session
 // is renewed (a new id and cookie, recent from now; signed-in user, sign-in start and method
 // unchanged, the factors just proved added), the audit trail says `reauthenticated`, and the

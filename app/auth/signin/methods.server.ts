@@ -34,7 +34,7 @@ export type UnlinkResult = "unlinked" | "not-linked" | "last-method";
  * Removes the user's account at `provider` when another way to sign in remains, after the
  * methods' hooks ran (revoking the tokens Vestibule holds for it). The rule is checked first so that a refused unlink revokes
  * nothing, and again, atomically with the delete, by removeSignInMethod. Every session the account
- * started ends, on every instance (contract section 13); the others, this one included unless the
+ * started ends, on every instance; the others, this one included unless the
  * account started it, go on.
  */
 export async function unlinkAccount(ar: AuthRequest, userId: string, provider: string): Promise<Removal<UnlinkResult>> {

@@ -1,4 +1,4 @@
-// POSTs from another site (contract §10; docs/decisions/037-csp-and-origin.md), for the app's
+// POSTs from another site (docs/decisions/037-csp-and-origin.md), for the app's
 // root middleware, so that no action — a page's, a JSON endpoint's, one added later — runs for
 // them. The sign-in flow's endpoints are let through: their CSRF check (core/csrf.server.ts)
 // refuses a foreign Origin itself and answers the way the protocol does, a MissingCSRF redirect

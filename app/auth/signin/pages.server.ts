@@ -18,7 +18,7 @@ import { getProviders, passwordPagesOffered } from "./registry.server";
 export type PageProvider = { id: string; name: string; type: ProviderType; signinUrl: string; callbackUrl: string };
 
 /**
- * The sign-in page's two steps (contract section 17, ADR 087): "address" asks for the e-mail
+ * The sign-in page's two steps (ADR 087): "address" asks for the e-mail
  * address (with the passkey and the OAuth buttons), "methods" shows the ways to go on with it —
  * the same ways for every address: nothing on this page looks the address up.
  */
@@ -104,7 +104,7 @@ export async function signinPageData(request: Request) {
       email: kept.address ?? "",
       step: kept.step,
       signedInAs: session?.data.user.email ?? session?.data.user.name ?? null,
-      // Links to sign-up and the forgotten-password page while they are offered (contract section 15).
+      // Links to sign-up and the forgotten-password page while they are offered.
       passwordPages: passwordPagesOffered(ar.config),
     },
     headers: headersWith([csrf.setCookie, callback.setCookie, kept.setCookie, ...setCookies]),

@@ -54,7 +54,7 @@ export type Provider = {
   /** GET /auth/webauthn-options/<id> (WebAuthn providers): the ceremony's options and its challenge cookie. */
   webauthnOptions?: (ar: AuthRequest, pendingUserId: string | null) => Promise<Response>;
   /**
-   * POST B/two-factor with `action=second-step` (ADR 104), after the page's CSRF check: the answer
+   * POST /auth/two-factor with `action=second-step` (ADR 104), after the page's CSRF check: the answer
    * (`data`) proves a factor of the pending sign-in's user that is a second factor of every
    * one-factor sign-in (a passkey with user verification). True when it did; false when it did
    * not (recorded by the method). Cookies the answer must carry go to `setCookies`.
@@ -63,7 +63,7 @@ export type Provider = {
   /** Credentials callbacks are form posts from our own page, so they carry the CSRF token. */
   callbackRequiresCsrf: boolean;
   /**
-   * POST B/reauth with `provider=<id>` (contract section 16, ADR 080), after the page's CSRF check:
+   * POST /auth/reauth with `provider=<id>` (ADR 080), after the page's CSRF check:
    * the signed-in user proves this factor of their own again. Never signs anyone in, links or
    * switches users.
    */

@@ -1,4 +1,4 @@
-// GET|POST B/reauth?callbackUrl= (contract section 16, ADR 080): the signed-in user proves who they
+// GET|POST /auth/reauth?callbackUrl= (ADR 080): the signed-in user proves who they
 // are again with one of their own factors, and goes back to the page that asked. Which factors the
 // page offers is this user's: their password (if they have one), their passkeys (JavaScript only;
 // the options allow only theirs), a code e-mailed to their address, their linked OpenID accounts.

@@ -53,7 +53,7 @@ export function authorizationOrigins(config: AuthConfig): string[] {
 }
 
 /**
- * The password pages of contract section 15: sign-up (AUTH_SIGNUP, credentials and e-mail delivery
+ * The password pages: sign-up (AUTH_SIGNUP, credentials and e-mail delivery
  * on) and the forgotten-password page (credentials and e-mail delivery on).
  */
 export function passwordPagesOffered(config: AuthConfig): { signup: boolean; forgotPassword: boolean } {

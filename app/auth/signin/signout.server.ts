@@ -1,4 +1,4 @@
-// Sign-out (contract §3): CSRF-checked POST that ends the session and clears its cookies, then
+// Sign-out: CSRF-checked POST that ends the session and clears its cookies, then
 // runs the sign-out hooks the methods contribute through the registry (OAuth: token revocation,
 // federated sign-out); it knows no method itself.
 import { eventSource, recordEvent } from "../accounts/audit.server";

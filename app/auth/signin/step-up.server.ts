@@ -1,4 +1,4 @@
-// The consecutive-failure ceiling's extra step (contract section 16, NIST SP 800-63B-4 §3.2.2,
+// The consecutive-failure ceiling's extra step (NIST SP 800-63B-4 §3.2.2,
 // docs/decisions/083): past 100 failed password attempts in a row against an account, a browser
 // without the account's device cookie that offers a password is answered as an e-mail sign-in
 // request: a code (and link) e-mailed to the address, typed on the verify-request page in this

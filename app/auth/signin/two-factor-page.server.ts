@@ -1,4 +1,4 @@
-// GET|POST /auth/two-factor (contract §13): the second leg of a sign-in for a user whose second
+// GET|POST /auth/two-factor: the second leg of a sign-in for a user whose second
 // factor is on. The first leg (flow.server.ts, completeSignIn) left a sealed pending sign-in; here
 // a TOTP code or a recovery code finishes it through startSession, the one way a session starts,
 // so the device cookie, the audit trail and the callback URL or welcome page behave as for any

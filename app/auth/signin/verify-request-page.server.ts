@@ -1,4 +1,4 @@
-// GET /auth/verify-request (contract sections 3 and 15): "Check your email", and in the browser
+// GET /auth/verify-request: "Check your email", and in the browser
 // that asked — the one holding the authjs.email-code cookie — the form for the e-mailed code:
 // POST /auth/callback/email (type=email, type=signup) or POST /auth/reset-password with a new
 // password (type=reset).
@@ -41,7 +41,7 @@ export async function codeFormFor(
   if (!ar.config.emailCode) return { form: null, address: null, resend: null, sentAgain: false, setCookies: [] };
   // The form follows what the cookie names, not the page's type parameter: a sign-up for an address
   // that has an account sends a sign-in e-mail, and the page must look the same for both kinds of
-  // address whatever its type says (contract section 15). Sign-in and sign-up codes are typed in
+  // address whatever its type says. Sign-in and sign-up codes are typed in
   // the same form; a reset code goes with a new password.
   const reset = type === "reset";
   const mine = (await readEmailCodeCookie(ar)).filter((p) => p.purpose !== "reauth" && (p.purpose === "reset") === reset);

@@ -1,4 +1,4 @@
-// The /account intents of the second factor (contract §11): totp-start, totp-confirm,
+// The /account intents of the second factor: totp-start, totp-confirm,
 // totp-disable, recovery-codes. Plain outcomes: the route wraps them for the page. Turning the
 // factor off or replacing the codes needs a current code (a TOTP code or an unused recovery code),
 // and wrong codes there count against the account's second-factor budget (section 10), so a
@@ -93,7 +93,7 @@ export async function disableTotp(ar: AuthRequest, user: User, body: Record<stri
 }
 
 /**
- * An admin turns the second factor off for a user who lost it (contract section 18): the same
+ * An admin turns the second factor off for a user who lost it: the same
  * removal as totp-disable, an audit event naming the admin, and the security e-mail to the user.
  * Nothing to turn off: nothing changes and nothing is sent. Refused, changing nothing, when the
  * user's password is not known to meet the single-factor floor (ADR 084, 104): it would be left

@@ -1,4 +1,4 @@
-// The pending sign-in (contract §4, §13): a first factor was proved for a user whose second
+// The pending sign-in: a first factor was proved for a user whose second
 // factor is on, and no session exists yet. It lives only in the sealed `authjs.two-factor`
 // cookie (a JWE under a key derived from the secret and the cookie name, like the check cookies),
 // 300 seconds: who signed in, with which method, where to go after, and when the first factor

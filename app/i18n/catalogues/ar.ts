@@ -46,7 +46,7 @@ export const ar: Catalogue = {
   // Dates: "{time} UTC" when the browser's time zone is not known yet.
   "time.never": "أبدًا",
 
-  // Contract section 7: the sign-in errors.
+  // The sign-in errors.
   "error.Signin": "حاول تسجيل الدخول بحساب آخر.",
   "error.OAuthAccountNotLinked": "لتأكيد هويتك، سجّل الدخول بالحساب نفسه الذي استخدمته في الأصل.",
   "error.EmailSignin": "تعذّر إرسال البريد الإلكتروني.",
@@ -65,7 +65,7 @@ export const ar: Catalogue = {
   "limit.account": "حدثت مؤخرًا عدة محاولات فاشلة لتسجيل الدخول بهذا العنوان، لذا أُوقف تسجيل الدخول مؤقتًا. حاول مرة أخرى بعد {minutes, plural, zero {# دقيقة} one {دقيقة واحدة} two {دقيقتين} few {# دقائق} many {# دقيقة} other {# دقيقة}}، أو سجّل الدخول بطريقة أخرى.",
   "limit.network": "وصلت طلبات كثيرة من شبكتك مؤخرًا. حاول مرة أخرى بعد {minutes, plural, zero {# دقيقة} one {دقيقة واحدة} two {دقيقتين} few {# دقائق} many {# دقيقة} other {# دقيقة}}.",
   "error.EmailInvalidHint": "أدخل عنوان بريد إلكتروني واحدًا، مثل name@example.com.",
-  // The error page (B/error?error=…).
+  // The error page (/auth/error?error=…).
   "errorPage.Configuration.heading": "خطأ في الخادم",
   "errorPage.Configuration.message": "توجد مشكلة في إعدادات الخادم.",
   "errorPage.Configuration.detail": "راجع سجلات الخادم لمزيد من المعلومات.",
@@ -200,7 +200,7 @@ export const ar: Catalogue = {
   "common.copied": "تم النسخ",
   "common.copyFailed": "تعذّر النسخ. حدّد النص وانسخه بنفسك.",
 
-  // Passwords (contract section 15).
+  // Passwords.
   "password.tooShort": "استخدم {min, plural, zero {# حرف} one {حرف واحد} two {حرفين} few {# أحرف} many {# حرفًا} other {# حرف}} على الأقل.",
   "password.tooLong": "استخدم {max, plural, zero {# حرف} one {حرف واحد} two {حرفين} few {# أحرف} many {# حرفًا} other {# حرف}} على الأكثر.",
   "password.tooCommon": "كلمة المرور هذه شائعة جدًا ويسهل تخمينها. اختر كلمة أخرى، مثل بضع كلمات لا رابط بينها.",
@@ -601,7 +601,7 @@ export const ar: Catalogue = {
   "mail.notice.recoverSignInLabel": "تسجيل الدخول",
   "mail.notice.wasntMe": "لم أكن أنا",
 
-  // /admin, the operator's console (contract section 18, ADR 085).
+  // /admin, the operator's console (ADR 085).
   "admin.title": "الإدارة",
   "admin.clients.title": "التطبيقات التي تسجّل الدخول عبر هذا الموقع",
   "admin.clients.heading": "التطبيقات",
@@ -852,7 +852,7 @@ export const ar: Catalogue = {
   "org.error.lastOwner": "تحتفظ المؤسسة دائمًا بمالك واحد: اجعل شخصًا آخر مالكًا أولًا.",
   "org.error.slugTaken": "هذا الاسم المختصر مستخدم: اختر اسمًا آخر.",
   "org.error.slug": "يجب أن يتكون الاسم المختصر من 2 إلى 40 حرفًا لاتينيًا صغيرًا أو رقمًا أو شرطة، وألا يكون كلمة يستخدمها الموقع نفسه.",
-  "org.error.name": "أدخل اسمًا لا يتجاوز {max} حرفًا.",
+  "org.error.name": "أدخل اسمًا لا يتجاوز {max, plural, zero {# حرف} one {حرفًا واحدًا} two {حرفين} few {# أحرف} many {# حرفًا} other {# حرف}}.",
   "org.error.invalid": "هذا الطلب غير صالح.",
   "org.error.confirm": "اكتب الاسم المختصر {slug} للتأكيد.",
   "org.error.invalidAddress": "أدخل عنوان بريد إلكتروني واحدًا.",

@@ -46,7 +46,7 @@ export const de: Catalogue = {
   // Dates: "{time} UTC" when the browser's time zone is not known yet.
   "time.never": "nie",
 
-  // Contract section 7: the sign-in errors.
+  // The sign-in errors.
   "error.Signin": "Versuchen Sie, sich mit einem anderen Konto anzumelden.",
   "error.OAuthAccountNotLinked": "Um Ihre Identität zu bestätigen, melden Sie sich mit demselben Konto an, das Sie ursprünglich verwendet haben.",
   "error.EmailSignin": "Die E-Mail konnte nicht gesendet werden.",
@@ -65,7 +65,7 @@ export const de: Catalogue = {
   "limit.account": "Mit dieser Adresse gab es in letzter Zeit mehrere fehlgeschlagene Anmeldeversuche, daher ist die Anmeldung vorübergehend pausiert. Versuchen Sie es in {minutes, plural, one {# Minute} other {# Minuten}} erneut, oder melden Sie sich auf andere Weise an.",
   "limit.network": "Aus Ihrem Netzwerk kamen in letzter Zeit sehr viele Anfragen. Versuchen Sie es in {minutes, plural, one {# Minute} other {# Minuten}} erneut.",
   "error.EmailInvalidHint": "Geben Sie eine einzelne E-Mail-Adresse ein, zum Beispiel name@example.com.",
-  // The error page (B/error?error=…).
+  // The error page (/auth/error?error=…).
   "errorPage.Configuration.heading": "Serverfehler",
   "errorPage.Configuration.message": "Es gibt ein Problem mit der Serverkonfiguration.",
   "errorPage.Configuration.detail": "Weitere Informationen finden Sie in den Serverprotokollen.",
@@ -200,7 +200,7 @@ export const de: Catalogue = {
   "common.copied": "Kopiert",
   "common.copyFailed": "Kopieren nicht möglich. Markieren Sie den Text und kopieren Sie ihn selbst.",
 
-  // Passwords (contract section 15).
+  // Passwords.
   "password.tooShort": "Verwenden Sie mindestens {min} Zeichen.",
   "password.tooLong": "Verwenden Sie höchstens {max} Zeichen.",
   "password.tooCommon": "Dieses Passwort ist zu verbreitet und leicht zu erraten. Wählen Sie ein anderes, zum Beispiel einige Wörter ohne Zusammenhang.",
@@ -601,7 +601,7 @@ export const de: Catalogue = {
   "mail.notice.recoverSignInLabel": "Anmelden",
   "mail.notice.wasntMe": "Das war ich nicht",
 
-  // /admin, the operator's console (contract section 18, ADR 085).
+  // /admin, the operator's console (ADR 085).
   "admin.title": "Verwaltung",
   "admin.clients.title": "Apps, die sich mit dieser Website anmelden",
   "admin.clients.heading": "Anwendungen",

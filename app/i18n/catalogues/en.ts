@@ -51,7 +51,7 @@ export const en = {
   // Dates: "{time} UTC" when the browser's time zone is not known yet.
   "time.never": "never",
 
-  // Contract section 7: the sign-in errors.
+  // The sign-in errors.
   "error.Signin": "Try signing in with a different account.",
   "error.OAuthAccountNotLinked": "To confirm your identity, sign in with the same account you used originally.",
   "error.EmailSignin": "The e-mail could not be sent.",
@@ -71,7 +71,7 @@ export const en = {
   "limit.account": "There have been several failed attempts to sign in with this address recently, so it is paused for a while. Try again in {minutes, plural, one {# minute} other {# minutes}}, or use another way to sign in.",
   "limit.network": "Many requests have come from your network recently. Try again in {minutes, plural, one {# minute} other {# minutes}}.",
   "error.EmailInvalidHint": "Enter one e-mail address, such as name@example.com.",
-  // The error page (B/error?error=…).
+  // The error page (/auth/error?error=…).
   "errorPage.Configuration.heading": "Server error",
   "errorPage.Configuration.message": "There is a problem with the server configuration.",
   "errorPage.Configuration.detail": "Check the server logs for more information.",
@@ -206,7 +206,7 @@ export const en = {
   "common.copied": "Copied",
   "common.copyFailed": "Could not copy. Select the text and copy it instead.",
 
-  // Passwords (contract section 15).
+  // Passwords.
   "password.tooShort": "Use at least {min} characters.",
   "password.tooLong": "Use at most {max} characters.",
   "password.tooCommon": "This password is too common and easy to guess. Choose another one, such as a few unrelated words.",
@@ -607,7 +607,7 @@ export const en = {
   "mail.notice.recoverSignInLabel": "Sign in",
   "mail.notice.wasntMe": "This wasn't me",
 
-  // /admin, the operator's console (contract section 18, ADR 085).
+  // /admin, the operator's console (ADR 085).
   "admin.title": "Administration",
   "admin.clients.title": "Apps that sign in with this site",
   "admin.clients.heading": "Apps",

@@ -46,7 +46,7 @@ export const fr: Catalogue = {
   // Dates: "{time} UTC" when the browser's time zone is not known yet.
   "time.never": "jamais",
 
-  // Contract section 7: the sign-in errors.
+  // The sign-in errors.
   "error.Signin": "Essayez de vous connecter avec un autre compte.",
   "error.OAuthAccountNotLinked": "Pour confirmer votre identité, connectez-vous avec le compte que vous avez utilisé à l’origine.",
   "error.EmailSignin": "L’e-mail n’a pas pu être envoyé.",
@@ -65,7 +65,7 @@ export const fr: Catalogue = {
   "limit.account": "Plusieurs tentatives de connexion avec cette adresse ont échoué récemment ; la connexion est donc suspendue un moment. Réessayez dans {minutes, plural, one {# minute} other {# minutes}}, ou connectez-vous d’une autre façon.",
   "limit.network": "De nombreuses demandes sont venues de votre réseau récemment. Réessayez dans {minutes, plural, one {# minute} other {# minutes}}.",
   "error.EmailInvalidHint": "Saisissez une seule adresse e-mail, par exemple name@example.com.",
-  // The error page (B/error?error=…).
+  // The error page (/auth/error?error=…).
   "errorPage.Configuration.heading": "Erreur du serveur",
   "errorPage.Configuration.message": "La configuration du serveur présente un problème.",
   "errorPage.Configuration.detail": "Consultez les journaux du serveur pour en savoir plus.",
@@ -200,7 +200,7 @@ export const fr: Catalogue = {
   "common.copied": "Copié",
   "common.copyFailed": "Copie impossible. Sélectionnez le texte et copiez-le vous-même.",
 
-  // Passwords (contract section 15).
+  // Passwords.
   "password.tooShort": "Utilisez au moins {min} caractères.",
   "password.tooLong": "Utilisez au plus {max} caractères.",
   "password.tooCommon": "Ce mot de passe est trop courant et facile à deviner. Choisissez-en un autre, par exemple quelques mots sans rapport entre eux.",
@@ -601,7 +601,7 @@ export const fr: Catalogue = {
   "mail.notice.recoverSignInLabel": "Se connecter",
   "mail.notice.wasntMe": "Ce n’était pas moi",
 
-  // /admin, the operator's console (contract section 18, ADR 085).
+  // /admin, the operator's console (ADR 085).
   "admin.title": "Administration",
   "admin.clients.title": "Applications qui se connectent avec ce site",
   "admin.clients.heading": "Applications",

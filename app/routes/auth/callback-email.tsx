@@ -32,7 +32,7 @@ export async function action({ request }: Route.ActionArgs) {
   const outcome = await emailCallbackAction(request);
   if (outcome.type === "response") return passOn(outcome.response);
   if (outcome.type === "password-refused") throw data({ choosePassword: outcome.page, passwordError: outcome.message }, { status: 400 });
-  // A wrong code (contract section 15): the code form again, 400, with how many tries are left.
+  // A wrong code: the code form again, 400, with how many tries are left.
   // Thrown, so the ErrorBoundary draws it: a returned 400 would have React Router run this route's
   // loader for the document, and a GET of this URL without a link is the Verification redirect.
   if (!outcome.form) throw outcome.response;

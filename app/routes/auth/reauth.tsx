@@ -6,7 +6,7 @@ import { reauthAction, reauthJsonAction, reauthPageData, type ReauthPageOutcome 
 import { useT } from "~/i18n/react";
 import type { Route } from "./+types/reauth";
 
-// The re-authentication page (contract section 16, ADR 080): document forms POSTing back here;
+// The re-authentication page (ADR 080): document forms POSTing back here;
 // app/auth/signin/reauth-page.server.ts decides. JSON-mode clients get `{url}` before rendering.
 export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(reauthJsonAction)];
 

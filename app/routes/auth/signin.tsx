@@ -19,7 +19,7 @@ export const action = ({ request }: Route.ActionArgs) => signinRootAction(reques
 
 
 /**
- * The sign-in page, identifier first (contract section 17, ADR 087). Step one asks for the e-mail
+ * The sign-in page, identifier first (ADR 087). Step one asks for the e-mail
  * address once — the field the browser's passkey autofill offers on — with the passkey button
  * beside it and the OAuth buttons below. Step two shows the address read-only with "change", and
  * the ways this deployment offers (password, e-mail link and code): the same for every address.

@@ -6,7 +6,7 @@ import type { Route } from "./+types/two-factor";
 import { useT } from "~/i18n/react";
 import { PasskeySecondStep } from "~/components/passkey-second-step";
 
-// The second-factor page (contract §13): a plain form POSTing `csrfToken` and `code` back here;
+// The second-factor page: a plain form POSTing `csrfToken` and `code` back here;
 // app/auth/signin/two-factor-page.server.ts decides. JSON-mode clients get `{url}` before rendering.
 export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(twoFactorJsonAction)];
 

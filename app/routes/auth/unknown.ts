@@ -1,5 +1,5 @@
 import { badRequest } from "~/auth/core";
 
-// Any other path under /auth, with any method: the contract's 400.
+// Any other path under /auth, with any method: the 400.
 export const loader = () => badRequest();
 export const action = () => badRequest();

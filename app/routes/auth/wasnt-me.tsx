@@ -5,7 +5,7 @@ import { wasntMeAction, wasntMeJsonAction, wasntMeLoader, type WasntMePage } fro
 import type { Route } from "./+types/wasnt-me";
 import { useT } from "~/i18n/react";
 
-// "This wasn't me" (contract section 16, ADR 081): the link of every security e-mail. A GET only
+// "This wasn't me" (ADR 081): the link of every security e-mail. A GET only
 // shows the page and its button (mail scanners open every link); the button's POST acts.
 export const middleware: Route.MiddlewareFunction[] = [jsonRedirectMiddleware(wasntMeJsonAction)];
 

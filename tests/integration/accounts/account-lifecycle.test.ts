@@ -1,4 +1,4 @@
-// Delete my account and download my data (contract §18, ADR 086), through /account's middleware
+// Delete my account and download my data (ADR 086), through /account's middleware
 // and action with real cookies, both session strategies, both databases: the owner who typed the
 // word loses every way in and every session (this instance, a fresh one, and another process that
 // deleted them), keeps anonymised audit rows, hears of it by e-mail and can sign up again; a thief

@@ -1,4 +1,4 @@
-// The user:* administration commands (contract §18, ADR 078) run as an operator runs them — a
+// The user:* administration commands (ADR 078) run as an operator runs them — a
 // process of their own, through tsx — against this file's database: a clear message, exit code 0
 // done / 1 not found or refused / 2 usage, and an audit event with source "cli" for each change.
 import { beforeEach, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// /admin (contract §18, issue 21, ADR 085) through React Router's whole pipeline, against this
+// /admin (issue 21, ADR 085) through React Router's whole pipeline, against this
 // file's database: an admin finds users (accents and case ignored, 50 a page), opens one and acts
 // on them; everyone else — signed out, a plain user, a forged POST — gets the unknown-URL page
 // and changes nothing; an admin's copied cookie past the recent sign-in window changes nothing.

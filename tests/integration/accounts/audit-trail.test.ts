@@ -1,4 +1,4 @@
-// The user's own audit trail (contract section 11): /account shows the last 20 auth events with
+// The user's own audit trail: /account shows the last 20 auth events with
 // time, event, device and client address, and no event or log line ever holds a secret — checked
 // after a full credentials sign-in, an e-mail link sign-in and an OAuth sign-in.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";

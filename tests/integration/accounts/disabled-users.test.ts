@@ -1,4 +1,4 @@
-// Disabled users (contract §18, ADR 078): every sign-in method refuses a disabled user with the
+// Disabled users (ADR 078): every sign-in method refuses a disabled user with the
 // answer it gives to credentials that do not sign in, every session they hold ends (both
 // strategies, announced to the other instances), and enabling restores sign-in but no session.
 import pg from "pg";

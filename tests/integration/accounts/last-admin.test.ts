@@ -1,4 +1,4 @@
-// Issue 31 item 8 (contract §18, ADR 077, ADR 086): the last administrator cannot delete their own
+// Issue 31 item 8 (ADR 077, ADR 086): the last administrator cannot delete their own
 // account — not from /account (form and JSON), not with `user:delete` — and the check and the
 // deletion hold one lock with every role change, so two deletions or a deletion and a demotion of
 // the last two administrators at once cannot both pass: exactly one is refused.

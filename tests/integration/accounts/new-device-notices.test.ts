@@ -1,5 +1,5 @@
 // Issue 31 item 17, ADR 109: a sign-in from a browser without the account's device cookie tells the
-// owner (contract section 16), but a burst of them — about 670 to one user under load — must not
+// owner, but a burst of them — about 670 to one user under load — must not
 // flood the inbox. The first of each clock hour is told at once; every later one in that hour is
 // summed up in one more notice sent when the hour ends; the next hour starts again. The decision
 // is a unique key in the mail queue's table, so two instances on one database coalesce too.

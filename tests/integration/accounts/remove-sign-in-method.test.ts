@@ -1,4 +1,4 @@
-// Removing a way to sign in is one atomic step (contract §13, §15; docs/decisions/026-removing-a-way-to-sign-in.md):
+// Removing a way to sign in is one atomic step (docs/decisions/026-removing-a-way-to-sign-in.md):
 // however many removals race, the user keeps at least one way in, and the refused ones get the
 // page's normal refusal, never a 500.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";

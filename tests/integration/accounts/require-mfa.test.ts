@@ -1,4 +1,4 @@
-// AUTH_REQUIRE_MFA=true (contract section 16, docs/decisions/082): a user without a second factor
+// AUTH_REQUIRE_MFA=true (docs/decisions/082): a user without a second factor
 // who signs in is sent to set one up before any other page answers; sign-out, the set-up forms,
 // the auth endpoints and the language menu still work; JSON clients get a code they can act on.
 // Sent through React Router's own request handler, so the root middleware runs as in production.
@@ -93,7 +93,7 @@ describe.each(["jwt", "database"] as const)(`AUTH_REQUIRE_MFA=true, %s sessions 
     expect((await (await send(jar, "/auth/session")).json()) as unknown).toBeNull();
   });
 
-  it("a gated user renames themselves through POST B/session (the client's update()): refused with the set-up code, nothing changes; GET B/session still answers", async () => {
+  it("a gated user renames themselves through POST /auth/session (the client's update()): refused with the set-up code, nothing changes; GET /auth/session still answers", async () => {
     const { jar } = await signIn();
     const token = await csrf(jar);
     const res = await handle(

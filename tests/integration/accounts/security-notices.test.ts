@@ -1,4 +1,4 @@
-// Contract section 16, ADR 059 and ADR 081: what each security e-mail says — the device (summed up,
+// ADR 059 and ADR 081: what each security e-mail says — the device (summed up,
 // never the client's own words), the place only when a local lookup is registered, the time in the
 // request's language in UTC with the zone named — that none carries a link or code that signs in,
 // that AUTH_SECURITY_EMAILS=false sends none, and that a sign-in from a browser without the
@@ -22,7 +22,7 @@ afterEach(async () => {
 
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0";
 
-/** Every change the account's owner is told of (contract section 16, and ADR 059's own). */
+/** Every change the account's owner is told of (and ADR 059's own). */
 const EVERY_CHANGE: SecurityChange[] = [
   { kind: "signin-new-device" },
   { kind: "password-set" },

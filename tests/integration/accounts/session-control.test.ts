@@ -1,4 +1,4 @@
-// Session control (contract section 11, ADR 036): /account lists the sessions of both strategies
+// Session control (ADR 036): /account lists the sessions of both strategies
 // and ends one, all others, or all; ended jwt sessions are refused through each process's
 // in-memory revocation list, refreshed from the database (refreshRevocations drives the poll here).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -322,7 +322,7 @@ describe(`the revocation list across processes (${dbLabel})`, () => {
     expect(await refreshRevocations()).toBe(false);
     expect(await sessionUser(phone)).toBeNull();
     expect((await sessionUser(laptop))?.email).toBe("ada@example.com");
-    // Every level goes to stdout (contract §12).
+    // Every level goes to stdout.
     const stale = logged.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('"session-revocations-stale"'));
     expect(stale).toHaveLength(1);
 

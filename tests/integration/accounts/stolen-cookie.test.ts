@@ -1,4 +1,4 @@
-// Issue 18, "One stolen cookie must never own the account" (contract sections 13 and 16, ADR 058,
+// Issue 18, "One stolen cookie must never own the account" (ADR 058,
 // ADR 059): a copy of the owner's session cookie whose sign-in is older than AUTH_REAUTH_MAX_AGE
 // changes nothing about how the account is protected, and the owner hears of every change that
 // does happen. The copy is aged by moving its session row's authenticatedAt back (no sleeping).

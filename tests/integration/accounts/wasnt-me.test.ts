@@ -1,4 +1,4 @@
-// Contract section 16, ADR 081: the "This wasn't me" link of every security e-mail. A mail scanner
+// ADR 081: the "This wasn't me" link of every security e-mail. A mail scanner
 // opening it changes nothing; the owner's button ends every session of the account, removes its
 // password and records the report; the link works once, for 7 days, and signs nobody in. Links
 // are taken from the real messages the SMTP sink received.

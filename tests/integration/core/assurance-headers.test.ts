@@ -1,4 +1,4 @@
-// Contract §16's headers: HSTS with includeSubDomains on an https AUTH_URL (AUTH_HSTS_SUBDOMAINS=false
+// Headers: HSTS with includeSubDomains on an https AUTH_URL (AUTH_HSTS_SUBDOMAINS=false
 // leaves it out), Clear-Site-Data on every answer that ends this browser's own session, and the
 // CSP violation report endpoint the pages' policy points at (docs/decisions/073).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";

@@ -1,4 +1,4 @@
-// AUTH_ASSURANCE (contract section 16, docs/decisions/082): aal2 idles a session out after an hour
+// AUTH_ASSURANCE (docs/decisions/082): aal2 idles a session out after an hour
 // of disuse and ends it a day after its sign-in, whatever its use; e-mailed links and codes live ten
 // minutes; AUTH_REQUIRE_MFA defaults to true (an explicit false wins). aal1 keeps today's lifetimes.
 // Only Date is faked: the clock jumps, database I/O keeps its real timers.

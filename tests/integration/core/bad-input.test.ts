@@ -1,4 +1,4 @@
-// Contract §3 and §10: no input ever yields a status ≥ 500, a stack trace, an internal message, or
+// No input ever yields a status ≥ 500, a stack trace, an internal message, or
 // a row written for a refused request. Generated malformed requests for every route and method of
 // §3 and every app page, sent through React Router's own request handler over the app's routes
 // (tests/support/app-handler.ts), so matching, middleware, 405s, .data requests and document

@@ -1,4 +1,4 @@
-// Contract §3 and §10 for request bodies, through the route modules (middleware included, as
+// For request bodies, through the route modules (middleware included, as
 // React Router runs them): every POST route reads its body once, through the one limited
 // reader; a chunked body is stopped at the limit; other media types get 415; odd JSON never 500s.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

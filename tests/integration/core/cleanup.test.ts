@@ -1,4 +1,4 @@
-// Cleanup (contract §12, docs/decisions/051) on both databases: what is deleted and what is kept
+// Cleanup (docs/decisions/051) on both databases: what is deleted and what is kept
 // at each boundary, the owner's live sessions and a live rate-limit window untouched, the hourly
 // schedule, the `npm run db:cleanup` script, and on PostgreSQL one run at a time.
 import { spawn } from "node:child_process";

@@ -1,4 +1,4 @@
-// Clients behind a proxy (contract §10, docs/decisions/025-client-address.md): with
+// Clients behind a proxy (docs/decisions/025-client-address.md): with
 // AUTH_TRUSTED_PROXIES each client behind the proxy has its own budget, whatever it writes at the
 // left of X-Forwarded-For; without it, X-Forwarded-For is ignored even with AUTH_TRUST_HOST=true.
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
@@ -21,7 +21,7 @@ async function attempt(email: string, password: string, forwardedFor: string) {
 }
 
 /**
- * The per-client budget these tests spend, set through the limit's variable (contract §10): what
+ * The per-client budget these tests spend, set through the limit's variable: what
  * is tested is whose budget an attempt spends, not its size, and each failure costs an Argon2
  * check against the dummy hash. The default (100 per hour) is tested in limits.test.ts.
  * docs/decisions/088-test-suite-time.md

@@ -1,4 +1,4 @@
-// Contract §10: any cookie value, of any characters, reads as absent or invalid, never as an
+// Any cookie value, of any characters, reads as absent or invalid, never as an
 // error. Property-based: arbitrary Unicode and bytes (raw, percent-encoded, percent-encoded
 // invalid UTF-8, and mutations of real values) in every cookie the app reads, on every route of
 // §3 and every app page, called through the route modules as the server would. No answer ≥ 500.

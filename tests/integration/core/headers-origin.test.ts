@@ -1,4 +1,4 @@
-// Contract §10: a POST whose Origin names another site is refused even with a valid CSRF token —
+// A POST whose Origin names another site is refused even with a valid CSRF token —
 // MissingCSRF on the sign-in flow, 403 on JSON endpoints and page actions — except an OAuth
 // provider's form_post callback; every answer carries the base security headers; the pages'
 // form-action lists the providers' authorization origins. Requests go through the app's root

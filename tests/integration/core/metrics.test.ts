@@ -1,4 +1,4 @@
-// GET /metrics (contract §18, ADR 076) through React Router's whole pipeline: a scraper with the
+// GET /metrics (ADR 076) through React Router's whole pipeline: a scraper with the
 // token reads counts that equal the audit trail after a scripted set of sign-ins; everyone else —
 // no token, a wrong one, METRICS_TOKEN unset — gets the ordinary 404 page; no label carries an
 // address or an id.

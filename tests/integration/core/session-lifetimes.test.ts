@@ -1,4 +1,4 @@
-// AUTH_SESSION_MAX_AGE and AUTH_SESSION_UPDATE_AGE (contract section 22, ADR 113): the session
+// AUTH_SESSION_MAX_AGE and AUTH_SESSION_UPDATE_AGE (ADR 113): the session
 // lifetimes of both strategies — the cookie's expiry, `expires` in /auth/session and the session
 // row — come from the settings; AUTH_ASSURANCE=aal2's limits still apply and the shorter wins.
 // Only Date is faked: the clock is pinned so the expiries can be compared to the second.

@@ -1,4 +1,4 @@
-// sessions_ended_total by reason (contract §18, ADR 076, ADR 086): a password change, a deletion
+// sessions_ended_total by reason (ADR 076, ADR 086): a password change, a deletion
 // and expiry each count the sessions they ended, where they are recorded — the audit event's
 // count, or (expiry, no audit event) whoever deletes the expired row: the session reader or the
 // cleanup. A revoked row that later expires is not counted twice.

@@ -1,4 +1,4 @@
-// AUTH_SITE_NAME (contract section 22, ADR 113): the site's name wherever the product names
+// AUTH_SITE_NAME (ADR 113): the site's name wherever the product names
 // itself — page titles and headings, e-mail subjects, the passkey relying party name, the TOTP
 // issuer, the password context words. One place reads the setting (config.server.ts).
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Which host an e-mailed link may name (contract §2 AUTH_TRUST_HOST, docs/decisions/105): with
+// Which host an e-mailed link may name ( AUTH_TRUST_HOST, docs/decisions/105): with
 // AUTH_URL, always AUTH_URL, whatever Host or X-Forwarded-Host say; with AUTH_TRUST_HOST=true and
 // no AUTH_URL, only a host of AUTH_ALLOWED_HOSTS, and a request naming another one — forwarded or
 // in its own Host — is refused with 400 {"error":"UntrustedHost"} before any action runs. Requests

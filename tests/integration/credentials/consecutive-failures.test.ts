@@ -1,4 +1,4 @@
-// The consecutive-failure ceiling (NIST SP 800-63B-4 §3.2.2, contract section 16,
+// The consecutive-failure ceiling (NIST SP 800-63B-4 §3.2.2,
 // docs/decisions/083): after 100 failed password attempts against one account with no success
 // between, a browser without that account's device cookie must also give the code e-mailed to
 // the account's address. The owner's own browsers are unaffected, nothing is ever locked, a
@@ -121,7 +121,7 @@ describe(`the consecutive-failure ceiling (${dbLabel})`, () => {
 });
 
 describe(`the consecutive-failure ceiling on the re-authentication page (${dbLabel})`, () => {
-  it("a thief holding only a copy of the session cookie guesses past the ceiling on B/reauth: the right password alone does not make the copy recent; the owner's browser still confirms with it", async () => {
+  it("a thief holding only a copy of the session cookie guesses past the ceiling on /auth/reauth: the right password alone does not make the copy recent; the owner's browser still confirms with it", async () => {
     await createUser();
     const { jar: owner } = await signIn();
     await ageSession(owner, 11);

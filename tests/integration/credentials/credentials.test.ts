@@ -123,7 +123,7 @@ describe("POST /auth/callback/credentials", () => {
 
 describe("per-client limit", () => {
   it("stops charging other people's addresses once a client is over its own limit", async () => {
-    // A per-client limit of 10 set as an operator would (contract §10): the behaviour is the
+    // A per-client limit of 10 set as an operator would: the behaviour is the
     // same at the default 100 (tested in core/limits.test.ts), and each failure before the
     // limit is an Argon2 check. docs/decisions/088-test-suite-time.md
     const undo = withEnv({ AUTH_RATE_LIMIT_CREDENTIALS_CLIENT: `10/${DEFAULT_LIMITS.CREDENTIALS_CLIENT.seconds}` });
@@ -147,7 +147,7 @@ describe("per-client limit", () => {
   });
 });
 
-describe("bad input gets the contract's answer and leaves no rows", () => {
+describe("bad input gets the answer and leaves no rows", () => {
   it.each([
     ["malformed JSON", "{not json", true, 400],
     ["a JSON array", "[1,2]", true, 400],

@@ -1,4 +1,4 @@
-// Contract section 10 over the real route: POST /auth/callback/credentials with real CSRF tokens,
+// Over the real route: POST /auth/callback/credentials with real CSRF tokens,
 // real cookies and the client address the production server stamps on each request.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import * as callbackRoute from "../../../app/routes/auth/callback";
@@ -61,7 +61,7 @@ describe(`an honest script signing in concurrently (${dbLabel})`, () => {
   it("30 correct sign-ins at once from one client leave nothing counted: the owner still signs in from a fresh browser elsewhere", async () => {
     await createUser();
     // A script without a cookie jar: no device cookie, one client address, all at once. Those
-    // over the pair's budget are refused before their passwords are checked (the contract's
+    // over the pair's budget are refused before their passwords are checked (the
     // defence against concurrent guesses), and a refused attempt must not count.
     const answers = await Promise.all(Array.from({ length: 30 }, () => attempt(new CookieJar(), "ada@example.com", PASSWORD, "192.0.2.10")));
     expect(answers.filter((r) => errorOf(r) === null).length).toBeGreaterThanOrEqual(1);

@@ -77,7 +77,7 @@ describe(`refused addresses (${dbLabel})`, () => {
     expect(await testDb().verificationToken.count()).toBe(0);
   });
 
-  it("the sign-in page shows the contract's text for it and keeps what was typed", async () => {
+  it("the sign-in page shows the text for it and keeps what was typed", async () => {
     const res = await requestLink(new CookieJar(), { email: "a@b@example.com" });
     const page = await signinPageData(get(location(res).pathname + location(res).search));
     expect(page.data.error).toEqual({ code: "EmailInvalid", message: "Unable to sign in." });

@@ -1,4 +1,4 @@
-// E-mailed codes beside the link (contract section 15), end to end: the real routes, the SMTP sink,
+// E-mailed codes beside the link, end to end: the real routes, the SMTP sink,
 // the database. A code works only in the browser that asked (its sealed authjs.email-code cookie),
 // link and code end together, the fifth wrong code ends both.
 import { createHash, createHmac } from "node:crypto";

@@ -1,4 +1,4 @@
-// Contract section 17 through React Router's own pipeline (tests/support/app-handler.ts): which
+// Through React Router's own pipeline (tests/support/app-handler.ts): which
 // language a visitor gets (the lang cookie, then Accept-Language by quality, then English), the
 // menu's form round trip, <html lang dir>, Vary, bad input, and e-mail in the requester's language.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";

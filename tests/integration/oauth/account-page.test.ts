@@ -73,8 +73,8 @@ describe(`/account ways to sign in (${dbLabel})`, () => {
     const refreshToken = (await openToken(account.refreshToken, { provider: "oidc", providerAccountId: ALICE.sub, field: "refreshToken" }))!;
     expect((await ways(viaProvider)).linked[0]!.canUnlink).toBe(true);
 
-    // Removed from a browser that signed in with the provider: that session ends with the account
-    // (contract section 13), and the browser is sent to sign in.
+    // Removed from a browser that signed in with the provider: that session ends with the account,
+    // and the browser is sent to sign in.
     const res = await unlink(viaProvider, "oidc");
     expect(res).toHaveRedirect("/auth/signin?notice=SignInMethodRemoved&callbackUrl=%2Faccount");
     expect(await testDb().account.count()).toBe(0);

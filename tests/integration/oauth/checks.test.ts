@@ -119,7 +119,7 @@ describe(`check cookies (${dbLabel})`, () => {
       }
       starts.push(res);
     }
-    // What the check cookies add to every request header, far from the 16 KiB limit (contract §10).
+    // What the check cookies add to every request header, far from the 16 KiB limit.
     const checkBytes = CHECK_NAMES.reduce((n, name) => n + Buffer.byteLength(`${name}=${jar.get(name) ?? ""}; `), 0);
     expect(checkBytes).toBeLessThanOrEqual(CHECK_COOKIES_MAX_BYTES);
     // Every flow still in the cookies is whole (state, verifier and nonce), newest first.

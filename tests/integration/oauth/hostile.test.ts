@@ -1,5 +1,5 @@
 // Failure cases against a hostile IdP (tests/support/hostile-idp.ts): each wrong answer must end
-// in the contract's error code, with no session, no user and no account row, the check cookies
+// in the error codes, with no session, no user and no account row, the check cookies
 // cleared, and nothing but the code in the response. Mode "ok" is the control: the same IdP,
 // answering correctly, signs in.
 import { createServer } from "node:net";
@@ -87,7 +87,7 @@ describe(`hostile IdP (${dbLabel})`, () => {
     ["unknown-kid", "ID token signed with a key the JWKS never has", /id_token rejected: no applicable key/],
     ["wrong-aud", "ID token for another client (aud)", /token protocol: unexpected JWT "aud"/],
     ["wrong-azp", "ID token with a foreign authorized party (azp)", /token protocol: .*azp/],
-    // OIDC Core §3.1.3.7 (contract §10): an azp must be our client id even when aud is ours alone.
+    // OIDC Core §3.1.3.7: an azp must be our client id even when aud is ours alone.
     ["foreign-azp-single-aud", "ID token for us alone (aud) naming another authorized party (azp)", /token protocol: .*"azp"/],
     ["wrong-iss", "ID token from another issuer (iss claim)", /token protocol: unexpected JWT "iss"/],
     ["wrong-iss-param", "authorization response naming another issuer (RFC 9207 iss)", /authorization response rejected: unexpected "iss"/],

@@ -1,4 +1,4 @@
-// Account linking (contract §8, ADR 013): an e-mail address never links by itself; a signed-in
+// Account linking (ADR 013): an e-mail address never links by itself; a signed-in
 // visitor links a new provider account to themselves; a known account always means its own user.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { getConfig } from "../../../app/auth/core/config.server.ts";

@@ -1,5 +1,4 @@
-// A token refresh for one account asked of two instances at the same moment (contract §12,
-// docs/decisions/053): two separate processes of the app on one PostgreSQL database, each asking
+// A token refresh for one account asked of two instances at the same moment (// docs/decisions/053): two separate processes of the app on one PostgreSQL database, each asking
 // several times at once. The IdP's token endpoint sees one refresh grant, both get the same token,
 // and the grant stays alive (a rotating IdP revokes it when a refresh token is used twice).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";

@@ -2,7 +2,7 @@
 // pipeline: creating one makes its creator the owner; roles decide who changes what; an
 // organization always keeps one owner; every change needs a recent sign-in; a user who is not a
 // member gets the 404 of an unknown URL for every /orgs/<slug> URL and changes nothing; the active
-// organization is in B/session for both session strategies and goes at once when the member does.
+// organization is in /auth/session for both session strategies and goes at once when the member does.
 import { beforeEach, describe, expect, it } from "vitest";
 import { deleteAccount } from "../../../app/auth/accounts/deletion.server.ts";
 import { authRequest } from "../../../app/auth/core/request.server.ts";
@@ -271,7 +271,7 @@ describe(`organizations (${dbLabel})`, () => {
   describe.each(["jwt", "database"] as const)("the active organization, %s sessions", (strategy) => {
     beforeEach(() => configure({ AUTH_SESSION_STRATEGY: strategy }));
 
-    it("B/session names it; POST /orgs/switch changes it (form and JSON); another user's organization is 404", async () => {
+    it("/auth/session names it; POST /orgs/switch changes it (form and JSON); another user's organization is 404", async () => {
       const ada = await member("ada@example.com");
       expect((await sessionJson(ada.jar))?.organization).toBeUndefined();
       const acme = await createOrg(ada.jar, "acme");
@@ -293,7 +293,7 @@ describe(`organizations (${dbLabel})`, () => {
       expect((await sessionJson(ada.jar))?.organization).toBeUndefined();
     });
 
-    it("a removed member loses the organization on their very next request: B/session and requireOrganization", async () => {
+    it("a removed member loses the organization on their very next request: /auth/session and requireOrganization", async () => {
       const ada = await member("ada@example.com");
       const org = await createOrg(ada.jar, "acme");
       const bob = await member("bob@example.com");

@@ -1,4 +1,4 @@
-// The failure-only limit on passkey answers (contract section 10, ADR 063): every POST
+// The failure-only limit on passkey answers (ADR 063): every POST
 // /auth/callback/passkey answer that signs nobody in counts against its client; a sign-in never
 // does; past the limit the client is refused (RateLimited, Retry-After) before anything is checked.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

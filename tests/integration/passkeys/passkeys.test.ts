@@ -1,4 +1,4 @@
-// Passkeys (contract §13) end to end through the route modules, with a software authenticator
+// Passkeys  end to end through the route modules, with a software authenticator
 // (tests/support/passkey-authenticator.ts) answering the server's real options: registration only
 // while signed in, discoverable sign-in through the shared flow, and every check an attacker would
 // probe — a replayed assertion, another origin or RP id, no user verification, a counter going

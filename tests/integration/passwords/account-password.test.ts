@@ -1,4 +1,4 @@
-// The /account password intents of contract section 15, through the real route action, on both
+// The /account password intents of through the real route action, on both
 // session strategies: password-set within 10 minutes of the sign-in, password-change (the current
 // password counts as a credentials attempt; other sessions end), password-remove (never the last
 // way to sign in).

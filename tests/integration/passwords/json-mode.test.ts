@@ -1,5 +1,5 @@
 // Every outcome of the e-mail code and password-page POSTs, in both shapes a client sends them
-// (contract section 15: "A right code behaves as the link would (the same landing, JSON mode
+// ("A right code behaves as the link would (the same landing, JSON mode
 // {"url"} included)"): the HTML form post, and the Auth.js JSON client (`X-Auth-Return-Redirect: 1`
 // header, or `json=true` in the body). Sent through React Router's own request handler
 // (tests/support/app-handler.ts), so a route that throws a JSON answer as an error shows here as

@@ -1,4 +1,4 @@
-// Contract §16's password rules through /account (ADR 075): 15 characters for a password that is
+// Password rules through /account (ADR 075): 15 characters for a password that is
 // the only factor, 8 while the TOTP second factor is on; the site's name and the user's name are
 // refused inside a password, each with its own message.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";

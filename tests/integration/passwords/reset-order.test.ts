@@ -1,4 +1,4 @@
-// What a reset or a password change ends, and when (contract section 15): every pending link and
+// What a reset or a password change ends, and when: every pending link and
 // code of the user goes in the same transaction that writes the password, so an older reset link
 // cannot set the password again and sign the owner out; with the second factor on, the code is
 // asked before anything is written, so the mailbox alone signs nobody out.

@@ -1,4 +1,4 @@
-// Forgotten password (contract section 15): always the same answer, a one-hour link and a code for
+// Forgotten password: always the same answer, a one-hour link and a code for
 // an existing user only, single use; a refused password uses no link up (a code's try: ADR 103); success ends every
 // session of the user and signs this browser in.
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Sign-up pre-hijack (contract section 15): an attacker signs up the victim's address with HIS
+// Sign-up pre-hijack: an attacker signs up the victim's address with HIS
 // password; the victim signs up too and opens the first of the two e-mails — his. A sign-up link
 // finishes with the password typed at sign-up only in the browser that asked (its authjs.email-code
 // cookie names the request); anywhere else it verifies the address and asks for a password to be

@@ -1,4 +1,4 @@
-// Sign-up with a verified address (contract section 15), through the real routes, the SMTP sink
+// Sign-up with a verified address, through the real routes, the SMTP sink
 // and the database: no user before the address is proved; an existing address is told by e-mail
 // and never touched; the answer is the same for both kinds of address.
 import { describe, expect, it } from "vitest";

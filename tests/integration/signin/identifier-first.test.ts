@@ -1,4 +1,4 @@
-// The sign-in page asks for the address once (contract section 17, ADR 087), walked through React
+// The sign-in page asks for the address once (ADR 087), walked through React
 // Router's own pipeline as a browser without JavaScript walks it: step one POSTs the address to
 // /auth/signin, which answers with the second step's URL and keeps the address in a short-lived
 // cookie (never in the URL); the second step offers the same ways for every address, known or

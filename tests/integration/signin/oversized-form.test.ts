@@ -1,4 +1,4 @@
-// A visitor whose password form post is over the body limit (contract §10: 64 KiB) — a pasted
+// A visitor whose password form post is over the body limit (64 KiB) — a pasted
 // document in the password field, an extension stuffing the form — through the whole app
 // (React Router's pipeline, as the server runs it): a page in her language, 413, with the way back
 // to the sign-in form; a JSON client gets JSON. Nothing is signed in and no attempt is counted.

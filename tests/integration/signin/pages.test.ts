@@ -331,7 +331,7 @@ describe("/account", () => {
 describe("POST /auth/_log", () => {
   it("writes one structured line for a valid event and answers 200 with an empty body", async () => {
     const lines: string[] = [];
-    // Every level goes to stdout (contract §12).
+    // Every level goes to stdout.
     vi.spyOn(console, "log").mockImplementation((line: string) => void lines.push(line));
     const jar = new CookieJar();
     const csrfToken = await fetchCsrf(jar);

@@ -1,4 +1,4 @@
-// The re-authentication page B/reauth (contract section 16, ADR 080): the signed-in user proves one
+// The re-authentication page /auth/reauth (ADR 080): the signed-in user proves one
 // of their own factors again — password, an e-mailed code, the OpenID provider their account is
 // linked to — then the second factor when it is on, and comes back to the page recent, under a
 // new session id. Sessions are aged by moving authenticatedAt back (tests/support/reauth.ts).
@@ -95,7 +95,7 @@ async function withPasskey(email: string) {
   return { jar, authenticator };
 }
 
-describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`, (strategy) => {
+describe.each(["jwt", "database"] as const)(`/auth/reauth, %s sessions (${dbLabel})`, (strategy) => {
   beforeEach(() => {
     resetRevocations();
     idp.configure({});
@@ -390,7 +390,7 @@ describe.each(["jwt", "database"] as const)(`B/reauth, %s sessions (${dbLabel})`
   });
 });
 
-describe(`B/reauth at a provider that reuses an old login (${dbLabel})`, () => {
+describe(`/auth/reauth at a provider that reuses an old login (${dbLabel})`, () => {
   beforeEach(() => {
     resetRevocations();
     configure({

@@ -32,7 +32,7 @@ function alerts(html: string): string[] {
 }
 
 describe("GET /auth/signin?error=RateLimited", () => {
-  it("shows the contract's one text with the minutes, and nothing else", async () => {
+  it("shows the one text with the minutes, and nothing else", async () => {
     const html = await renderSigninPage("/auth/signin?error=RateLimited&minutes=15");
     expect(alerts(html)).toEqual(["Too many attempts. Try again in 15 minutes."]);
     expect(html).not.toContain("Try again later");

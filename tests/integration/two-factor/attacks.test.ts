@@ -1,4 +1,4 @@
-// An outside attacker's review of the second factor (contract §10, §13): every way to a session
+// An outside attacker's review of the second factor: every way to a session
 // for a TOTP user that skips the code, replays of codes and of pending sign-ins, and the honest
 // owner beside each. Each test is a reproduction: it failed before its fix, or it pins a path
 // that was checked and found closed.

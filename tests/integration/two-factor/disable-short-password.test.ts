@@ -1,5 +1,5 @@
 // Turning the second factor off while the password is shorter than the single-factor floor
-// (contract section 16, docs/decisions/084): a password of 8 characters is allowed while TOTP is
+// (docs/decisions/084): a password of 8 characters is allowed while TOTP is
 // on, but would be the only factor once it is off, so totp-disable asks for a longer password
 // first. The stored password records only which floor it met (never its length); a password
 // stored before that record, or against a lower floor than today's, counts as unknown: asked.

@@ -1,4 +1,4 @@
-// Turning the second factor on and off from /account (contract §11, §13): totp-start shows the
+// Turning the second factor on and off from /account: totp-start shows the
 // secret and its QR code, totp-confirm turns it on with a first code computed from that secret and
 // shows ten recovery codes once (stored only as salted hashes, ADR 074), totp-disable and recovery-codes
 // need a current code, and a POST without its CSRF token changes nothing.

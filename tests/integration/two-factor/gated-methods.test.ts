@@ -1,4 +1,4 @@
-// Every first factor but a passkey is gated (contract §13, ADR 043): an e-mail link and an OpenID
+// Every first factor but a passkey is gated (ADR 043): an e-mail link and an OpenID
 // Connect sign-in (the real test IdP over HTTP) for a user with TOTP on end on the second-factor
 // page without a session, and the code finishes them with the method and factors recorded.
 import { mailSenderIdle } from "../../../app/mail/queue.server.ts";

@@ -1,5 +1,5 @@
-// Someone who has Ada's password spends the account's hourly budget of wrong second-factor codes
-// (contract section 10). The owner must still get in with a right code from the browser she signed
+// Someone who has Ada's password spends the account's hourly budget of wrong second-factor codes.
+// The owner must still get in with a right code from the browser she signed
 // in with before (its device cookie: a budget of its own), and her right code resets the account's
 // budget; the attacker's guesses stay bounded — without that browser's cookie only the account's
 // budget, with a copy of it only that device's.

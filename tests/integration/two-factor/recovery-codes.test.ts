@@ -1,4 +1,4 @@
-// Recovery codes at ASVS 5.0 level 2 / NIST 800-63B-4 (contract §16, ADR 074): 16 base32
+// Recovery codes at ASVS 5.0 level 2 / NIST 800-63B-4 (ADR 074): 16 base32
 // characters (80 bits, 70 of them secret), stored as a salted Argon2id hash — never the code, never
 // a keyed hash a copy of the database plus AUTH_SECRET could search fast; ADR 044's 10-character
 // codes still work once each until replaced; after one is used the sign-in lands on /account,

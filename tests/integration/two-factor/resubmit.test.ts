@@ -1,4 +1,4 @@
-// The owner's double click (contract §13): a second submission of a pending sign-in that a code
+// The owner's double click: a second submission of a pending sign-in that a code
 // already finished creates no second session, and is neither a wrong code nor a rate limit in the
 // owner's activity — it goes where the sign-in was going. An attacker replaying the finished
 // pending cookie gets no session either way.

@@ -1,4 +1,4 @@
-// /account's session list (contract §11) shows what each sign-in proved: a session that passed the
+// /account's session list  shows what each sign-in proved: a session that passed the
 // second factor says so, one from before it was turned on (or a sign-in without it) does not.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createUser, withEnv } from "../../support/auth.ts";

@@ -1,4 +1,4 @@
-// The gate (contract §3, §4, §10, §13): with TOTP on, a password sign-in stops after its first
+// The gate: with TOTP on, a password sign-in stops after its first
 // factor — no session, a sealed authjs.two-factor cookie (300 s) and /auth/two-factor — and only a
 // code finishes it, through the normal session path. Each code works once, ±1 step, recovery codes
 // once; five wrong codes end the pending sign-in, twenty end the account's budget for the hour.

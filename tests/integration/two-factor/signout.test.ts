@@ -1,5 +1,5 @@
 // A first factor waiting for its code must not outlive the next person's use of a shared browser:
-// sign-out (contract §3) ends the pending sign-in, and so does someone else's sign-in that needs
+// sign-out  ends the pending sign-in, and so does someone else's sign-in that needs
 // no code (one that needs a code replaces it, ADR 043).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import * as signout from "../../../app/routes/auth/signout.tsx";

@@ -5,6 +5,15 @@ import { requestFor } from "../support";
 const origin = "http://localhost:3000";
 
 describe("validateCallbackUrl", () => {
+  it("a crafted way back naming a page's data request (.data, _routes, index) leads to the page itself", () => {
+    const origin = "http://localhost:3000";
+    expect(validateCallbackUrl("/examples/profile.data", origin)).toBe(`${origin}/examples/profile`);
+    expect(validateCallbackUrl("/examples/profile.data?_routes=routes%2Fexamples%2Fprofile&tab=2", origin)).toBe(`${origin}/examples/profile?tab=2`);
+    expect(validateCallbackUrl("/account?index=", origin)).toBe(`${origin}/account`);
+    expect(validateCallbackUrl("/_root.data", origin)).toBe(`${origin}/`);
+    expect(validateCallbackUrl(`${origin}/notes.data?index&q=a#top`, origin)).toBe(`${origin}/notes?q=a#top`);
+  });
+
   it.each([
     ["/account", `${origin}/account`],
     ["/a?b=c#d", `${origin}/a?b=c#d`],

@@ -1,4 +1,4 @@
-// The client address (contract §10, docs/decisions/025-client-address.md): the TCP peer's unless
+// The client address (docs/decisions/025-client-address.md): the TCP peer's unless
 // AUTH_TRUSTED_PROXIES says which peers are proxies; then the rightmost X-Forwarded-For entry that
 // is not a trusted proxy. The leftmost entries are whatever the client wrote.
 import { describe, expect, it } from "vitest";

@@ -100,7 +100,7 @@ describe("configuration", () => {
     }
   });
 
-  it("has the contract's defaults", () => {
+  it("has the defaults", () => {
     const c = loadConfig({ AUTH_SECRET: secret });
     expect(c).toMatchObject({
       sessionStrategy: "jwt",

@@ -28,7 +28,7 @@ describe("error catalogue", () => {
     expect(errorPage(null).status).toBe(200);
   });
 
-  describe("RateLimited (contract §7: Too many attempts. Try again in <N> minutes.)", () => {
+  describe("RateLimited (Too many attempts. Try again in <N> minutes.)", () => {
     const rateLimited = (query: string) => signinErrorMessage("RateLimited", new URLSearchParams(query));
 
     it.each([

@@ -1,4 +1,4 @@
-// The password policy of contract section 15: length in code points after NFKC, the bundled list,
+// The password policy: length in code points after NFKC, the bundled list,
 // the address, and the Have I Been Pwned range check against a local fixture server that records
 // exactly what it was sent.
 import { createHash } from "node:crypto";
@@ -278,7 +278,7 @@ describe("configuration of section 15", () => {
     }
   };
 
-  it("has the contract's defaults (sign-up on in development, off in production)", () => {
+  it("has the defaults (sign-up on in development, off in production)", () => {
     const dev = loadConfig({ AUTH_SECRET: secret });
     expect(dev).toMatchObject({ signup: true, passwordMinLength: 15, passwordBreachCheck: null, emailCode: true, emailCodeMaxAge: 600 });
     const prod = loadConfig({ AUTH_SECRET: secret, NODE_ENV: "production", AUTH_URL: "https://app.example.com" });

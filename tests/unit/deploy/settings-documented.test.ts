@@ -6,8 +6,8 @@
 // (`wholeNumber(env, "X", …)`), a name built from a template of capitals around one `${…}`
 // (`AUTH_${preset}_ID`, documented as `AUTH_<PRESET>_ID`) and a prefix of capitals ending in `_`
 // that variables are matched by (`AUTH_RATE_LIMIT_`, documented as `AUTH_RATE_LIMIT_<NAME>`).
-// The same reads, and those of the npm run commands in scripts/, are in .env.example too (contract
-// section 22, ADR 113), each with its default, in a form the env-file reader accepts.
+// The same reads, and those of the npm run commands in scripts/, are in .env.example too
+// (ADR 113), each with its default, in a form the env-file reader accepts.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";

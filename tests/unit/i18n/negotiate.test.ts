@@ -1,4 +1,4 @@
-// Which language a request gets (contract section 17): the lang cookie, then Accept-Language by
+// Which language a request gets: the lang cookie, then Accept-Language by
 // quality, then English; anything malformed is ignored, never an error.
 import { describe, expect, it } from "vitest";
 import { fromAcceptLanguage, negotiateLocale } from "../../../app/i18n/negotiate.server";

@@ -1,5 +1,5 @@
 // No component writes visible English of its own: every text comes from the catalogue through
-// t() (contract section 17; docs/decisions/070-languages.md). An AST check over app/**/*.tsx with
+// t() (docs/decisions/070-languages.md). An AST check over app/**/*.tsx with
 // the TypeScript compiler's own parser (TypeScript 7's API): JSX text, string literals that are
 // JSX children (also through ?:, && and ||), and the attributes a visitor sees or hears.
 import { readdirSync } from "node:fs";

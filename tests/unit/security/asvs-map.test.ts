@@ -1,5 +1,5 @@
 // docs/security/asvs-5.0.md maps every ASVS 5.0 requirement of V6 and V7 (levels 1 and 2) and the
-// V3 cookie and header rows to the tests that prove it (contract section 16). This test keeps the
+// V3 cookie and header rows to the tests that prove it. This test keeps the
 // map honest: a requirement without a row, an unknown status, a "Met" without a test, a link to a
 // file that is gone or a test that no longer exists fails the run.
 import { existsSync, readFileSync } from "node:fs";
