@@ -196,7 +196,8 @@ describe.skipIf(unavailable !== null)("behind nginx with TLS, two instances", ()
     await page.waitForURL(`${stack.origin}/account`);
     await hydrated(page);
     await page.getByRole("button", { name: "Add a passkey for next time" }).click();
-    await page.waitForURL(`${stack.origin}/account?updated=passkey-added`);
+    // The answer lands at the passkeys section (#passkeys, ADR 114).
+    await page.waitForURL((url) => url.origin === stack.origin && url.pathname === "/account" && url.searchParams.get("updated") === "passkey-added");
     const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
     expect(credentials).toHaveLength(1);
     expect(credentials[0]!.rpId).toBe("localhost");
