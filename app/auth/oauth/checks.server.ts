@@ -111,24 +111,25 @@ async function readEntries(ar: AuthRequest, kind: CheckKind): Promise<Entry[]> {
  * included), the oldest flows give way (docs/decisions/011-oauth-check-cookies.md). Returns the
  * header and the entries it holds.
  */
-async function writeEntries(ar: AuthRequest, kind: CheckKind, entries: Entry[]): Promise<{ setCookie: string; kept: Entry[] }> {
+/** `at`: the moment the entries were made (one clock reading per write: a fresh flow's cookie says Max-Age=900 however long the write takes). */
+async function writeEntries(ar: AuthRequest, kind: CheckKind, entries: Entry[], at = now()): Promise<{ setCookie: string; kept: Entry[] }> {
   const name = ar.names[kind];
   if (entries.length === 0) return { setCookie: expireCookie(name, ar.secure), kept: [] };
   for (let kept = entries; kept.length > 0; kept = kept.slice(0, -1)) {
-    const setCookie = await sealEntries(ar, name, kept);
+    const setCookie = await sealEntries(ar, name, kept, at);
     if (Buffer.byteLength(setCookie) <= MAX_COOKIE_SIZE) return { setCookie, kept };
   }
   // Even the newest flow alone is too large: only its callback URL can be (a valid URL grows
   // when percent-encoded). It then lands where the shared callback-url cookie says, as in Auth.js.
   const { callbackUrl: _dropped, ...newest } = entries[0]!;
-  const setCookie = await sealEntries(ar, name, [newest]);
+  const setCookie = await sealEntries(ar, name, [newest], at);
   if (Buffer.byteLength(setCookie) > MAX_COOKIE_SIZE) throw new Error(`the ${name} cookie cannot hold one flow`);
   return { setCookie, kept: [newest] };
 }
 
-async function sealEntries(ar: AuthRequest, name: string, entries: Entry[]): Promise<string> {
+async function sealEntries(ar: AuthRequest, name: string, entries: Entry[], at: number): Promise<string> {
   const [newest, ...earlier] = entries;
-  const maxAge = Math.max(1, Math.max(...entries.map((e) => e.expiresAt)) - now());
+  const maxAge = Math.max(1, Math.max(...entries.map((e) => e.expiresAt)) - at);
   const payload: Sealed = { ...newest! };
   if (earlier.length) payload.earlier = earlier;
   const token = await encodeJwt({ payload, secrets: ar.config.secrets, salt: name, maxAge });
@@ -137,7 +138,7 @@ async function sealEntries(ar: AuthRequest, name: string, entries: Entry[]): Pro
   return serializeCookie(name, token, {
     secure: ar.secure,
     maxAge,
-    expires: new Date((now() + maxAge) * 1000),
+    expires: new Date((at + maxAge) * 1000),
     sameSite: entries.some((e) => e.formPost) ? "None" : "Lax",
   });
 }
@@ -161,7 +162,8 @@ export async function storeFlow(
   options: { formPost: boolean },
 ): Promise<string[]> {
   const flow = randomToken(12);
-  const expiresAt = now() + CHECK_COOKIE_MAX_AGE;
+  const at = now();
+  const expiresAt = at + CHECK_COOKIE_MAX_AGE;
   const byKind: Record<CheckKind, string | null> = {
     state: values.state,
     pkceCodeVerifier: values.codeVerifier,
@@ -188,7 +190,7 @@ export async function storeFlow(
       ...(kind === "state" && values.signedIn ? { signedIn: true } : {}),
     };
     const next = value === null ? current : [entry, ...current];
-    const { setCookie, kept } = await writeEntries(ar, kind, next.slice(0, MAX_PENDING_FLOWS));
+    const { setCookie, kept } = await writeEntries(ar, kind, next.slice(0, MAX_PENDING_FLOWS), at);
     out.push(setCookie);
     live ??= new Set(kept.map((e) => e.flow));
   }
