@@ -19,7 +19,7 @@ import {
   ADMIN_SEARCH_MAX,
   type Actor,
 } from "~/auth/accounts/admin.server";
-import { BadRequestError, ensureCsrfToken, getConfig, headersWith, isRecentAuth, listSessions, readBody, reauthUrl, requireSession, verifyCsrf } from "~/auth/core";
+import { type AuthRequest, BadRequestError, ensureCsrfToken, getConfig, headersWith, isRecentAuth, listSessions, readBody, reauthUrl, requireSession, verifyCsrf } from "~/auth/core";
 import { requireRecentAuth, requireRole } from "~/auth";
 import { wantsJsonRedirect } from "~/auth/core/respond.server";
 import { ID_PATTERN } from "~/auth/core/ids";
@@ -239,23 +239,33 @@ function refused(error: string, message: string, status = 400, extra?: Record<st
   return { kind: "refused", status, error, message, ...(extra ? { extra } : {}) };
 }
 
-async function runAdminAction(request: Request): Promise<AdminAnswer> {
-  const admin = await requireAdmin(request);
-  const page = adminPage(new URL(request.url));
-  if (page?.page === "clients") return runClientsAction(request, admin);
-  if (!page || page.page !== "user") notFound();
+/**
+ * The posted form of an admin page, checked as every admin action is: the body read (a refused one
+ * answered), the CSRF token, then the admin's recent sign-in — a copy of an admin's cookie is not
+ * enough (403 with the sign-in-again link otherwise; nothing is read or written before).
+ */
+async function adminForm(request: Request): Promise<{ ar: AuthRequest; body: Record<string, unknown> } | { answer: AdminAnswer }> {
   const { ar } = await requireSession(request, { roll: false });
   let body: Record<string, unknown>;
   try {
     body = await readBody(request);
   } catch (error) {
     const status = error instanceof BadRequestError ? error.status : 400;
-    return refused("InvalidRequest", status === 400 ? t("common.unknownRequest") : (error as Error).message, status);
+    return { answer: refused("InvalidRequest", status === 400 ? t("common.unknownRequest") : (error as Error).message, status) };
   }
-  if (!verifyCsrf(ar, body.csrfToken)) return refused("MissingCSRF", t("common.formExpired"), 403);
-  // A copy of an admin's cookie is not enough: each action needs the admin's recent sign-in (403
-  // with the sign-in-again link otherwise; nothing is read or written before).
+  if (!verifyCsrf(ar, body.csrfToken)) return { answer: refused("MissingCSRF", t("common.formExpired"), 403) };
   await requireRecentAdminAction(request);
+  return { ar, body };
+}
+
+async function runAdminAction(request: Request): Promise<AdminAnswer> {
+  const admin = await requireAdmin(request);
+  const page = adminPage(new URL(request.url));
+  if (page?.page === "clients") return runClientsAction(request, admin);
+  if (!page || page.page !== "user") notFound();
+  const form = await adminForm(request);
+  if ("answer" in form) return form.answer;
+  const { ar, body } = form;
   const parsed = Intent.safeParse(body);
   if (!parsed.success) return refused("InvalidRequest", t("common.unknownRequest"));
   const target = await resolveUser({ id: page.id });
@@ -364,16 +374,9 @@ const ClientIntent = z.discriminatedUnion("intent", [
 
 /** The clients page's actions: the operations `npm run oauth:client:add|remove` run, as this admin. */
 async function runClientsAction(request: Request, admin: Awaited<ReturnType<typeof requireAdmin>>): Promise<AdminAnswer> {
-  const { ar } = await requireSession(request, { roll: false });
-  let body: Record<string, unknown>;
-  try {
-    body = await readBody(request);
-  } catch (error) {
-    const status = error instanceof BadRequestError ? error.status : 400;
-    return refused("InvalidRequest", status === 400 ? t("common.unknownRequest") : (error as Error).message, status);
-  }
-  if (!verifyCsrf(ar, body.csrfToken)) return refused("MissingCSRF", t("common.formExpired"), 403);
-  await requireRecentAdminAction(request);
+  const form = await adminForm(request);
+  if ("answer" in form) return form.answer;
+  const { ar, body } = form;
   const parsed = ClientIntent.safeParse(body);
   if (!parsed.success) return refused("InvalidRequest", t("common.unknownRequest"));
   const actor: Actor = { source: "admin", adminId: admin.userId, ...eventSource(ar) };
