@@ -6,12 +6,12 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { addUser, connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
+import { MemoryClientProvider } from "../support/mcp-client-provider";
 import { signInWithPassword } from "../support/signin-form";
 
 const EMAIL = "mcp-user@example.com";
@@ -44,42 +44,8 @@ afterAll(async () => {
   await app?.stop();
 });
 
-class BrowserClientProvider implements OAuthClientProvider {
-  information: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = "";
-  opened: URL | null = null;
-  get redirectUrl() {
-    return redirectUri;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: "Desktop MCP client", redirect_uris: [redirectUri], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.information = information;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.opened = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
 const mcp = () => new URL(`${app.url}/mcp`);
-const provider = new BrowserClientProvider();
+const provider = new MemoryClientProvider("Desktop MCP client", () => redirectUri);
 let transport: StreamableHTTPClientTransport;
 let context: BrowserContext;
 let page: Page;

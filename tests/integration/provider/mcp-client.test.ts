@@ -4,14 +4,14 @@
 // allows it on the consent page (a browser without JavaScript: a cookie jar), the SDK redeems the
 // code for a token for /mcp, calls whoami, and refreshes the token when it stops working.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { forgetGrantChecks } from "../../../app/auth/provider/bearer.server";
 import { createUser, PASSWORD } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
+import { MemoryClientProvider } from "../../support/mcp-client-provider";
 import { authorize, signedInBrowser } from "../../support/provider-flow";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
 
@@ -31,44 +31,9 @@ beforeEach(async () => {
   userId = (await createUser("ada@example.com", "Ada Lovelace")).id;
 });
 
-/** What an MCP client application keeps: its registration, tokens and PKCE verifier; the authorization URL it would open. */
-class TestClientProvider implements OAuthClientProvider {
-  information: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = "";
-  opened: URL | null = null;
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: "SDK test client", redirect_uris: [REDIRECT], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.information = information;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.opened = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
 const mcpUrl = () => new URL(`${server.url}/mcp`);
 
-async function connected(provider: TestClientProvider) {
+async function connected(provider: MemoryClientProvider) {
   const client = new Client({ name: "vestibule-sdk-test", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider }));
   return client;
@@ -76,7 +41,7 @@ async function connected(provider: TestClientProvider) {
 
 describe(`the MCP SDK's client with Vestibule's provider on ${dbLabel}`, () => {
   it("discovers, registers, gets the user's consent, calls whoami, and refreshes its token", async () => {
-    const provider = new TestClientProvider();
+    const provider = new MemoryClientProvider("SDK test client", () => REDIRECT);
     const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
     const first = new Client({ name: "vestibule-sdk-test", version: "1.0.0" });
     await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
@@ -119,7 +84,7 @@ describe(`the MCP SDK's client with Vestibule's provider on ${dbLabel}`, () => {
   });
 
   it("a token the SDK got for /mcp is refused by /api", async () => {
-    const provider = new TestClientProvider();
+    const provider = new MemoryClientProvider("SDK test client", () => REDIRECT);
     const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
     await expect(new Client({ name: "t", version: "1" }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
     const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
