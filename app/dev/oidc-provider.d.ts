@@ -92,6 +92,8 @@ declare module "oidc-provider" {
     prompt: { name: string; reasons: string[]; details: Record<string, unknown> };
     session?: { accountId?: string; uid?: string };
     grantId?: string;
+    /** Set when the interaction approves a device (RFC 8628): the device code it is for. */
+    deviceCode?: string;
     result?: Record<string, unknown>;
     lastSubmission?: Record<string, unknown>;
     save(ttl: number): Promise<string>;
