@@ -2,18 +2,21 @@
 // both databases: a poll sooner than the interval after the previous one answers `slow_down` and
 // grows that device code's interval by 5 seconds; polls at the interval answer
 // `authorization_pending`; the poll times live in the database. The clock is moved (a fake Date),
-// never waited for.
+// never waited for. And user codes guessed at /device are limited per visitor.
 import * as oauth from "oauth4webapi";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createUser, PASSWORD } from "../../support/auth";
+import { call } from "../../support/app-client";
+import { CookieJar } from "../../support/http";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
-import { answerConsent, confirmDeviceCode, discover, insecure, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
+import { answerConsent, confirmDeviceCode, discover, follow, formFields, insecure, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
 
 let server: ProviderServer;
 let as: oauth.AuthorizationServer;
 beforeAll(async () => {
-  server = await startProviderServer();
+  // Codes typed at /device: three per visitor (their client address, here behind a trusted proxy).
+  server = await startProviderServer({ AUTH_TRUSTED_PROXIES: "127.0.0.1", AUTH_RATE_LIMIT_DEVICE_CODE_CLIENT: "3/900" });
 });
 afterAll(async () => {
   await server.stop();
@@ -86,5 +89,31 @@ describe(`device polling on ${dbLabel}`, () => {
     // A poll with a code that does not exist is invalid_grant, and leaves nothing behind.
     expect(await poll(tc, "not-a-device-code")).toBe("invalid_grant");
     expect(await testDb().oAuthPayload.count({ where: { kind: "DevicePoll" } })).toBe(1);
+  });
+
+  it("user codes typed at /device are limited per visitor: past the limit 429 with Retry-After, another visitor still types", async () => {
+    const from = (address: string) => ({ "X-Forwarded-For": address });
+    const jar = new CookieJar();
+    let page = (await follow(server, jar, "/device")).html!;
+    const guess = (address: string, userCode = "BCDF-GHJK") => call(server.url, jar, "/device", { body: { ...formFields(page, "device-code-form"), user_code: userCode }, headers: from(address) });
+    for (let i = 0; i < 3; i++) {
+      const wrong = await guess("198.51.100.7");
+      expect(wrong.status).not.toBe(429);
+      page = await wrong.text();
+      expect(page).toContain('id="device-error"');
+    }
+    const refused = await guess("198.51.100.7");
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
+    await refused.body?.cancel();
+    // The right code from the refused visitor is refused too: the limit is on typing, not on being wrong.
+    const tc = await testClient({ name: "TV", redirectUris: [], grants: ["device_code"], public: true });
+    const started = await startDevice(tc);
+    const right = await guess("198.51.100.7", started.user_code);
+    expect(right.status).toBe(429);
+    await right.body?.cancel();
+    const other = await guess("198.51.100.8");
+    expect(other.status).not.toBe(429);
+    expect(await other.text()).toContain('id="device-error"');
   });
 });
