@@ -53,6 +53,8 @@ declare module "oidc-provider" {
       client?: OidcClient;
       session?: { accountId?: string; loginTs?: number; grantIdFor(clientId: string): string | undefined };
       result?: { consent?: { grantId?: string } };
+      /** The device code a /device request is about (RFC 8628), else undefined. */
+      deviceCode?: { jti: string };
       requestParamScopes: Set<string>;
       entities: Record<string, unknown>;
     };
