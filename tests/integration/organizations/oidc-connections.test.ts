@@ -249,3 +249,95 @@ describe(`OpenID Connect connections on ${dbLabel}`, () => {
     expect((await send(get(`/sso/oidc/${CONN_A}/signin`))).status).toBe(404);
   });
 });
+
+describe(`the OpenID Connect section of /orgs/<slug> on ${dbLabel}`, () => {
+  async function gamma() {
+    const owner = await member("owner@gamma.test");
+    const org = await createOrg(owner.jar, "gamma");
+    await testDb().organizationDomain.create({
+      data: { organizationId: org.id, domain: "gamma.test", verificationToken: "t", state: "verified", verifiedDomain: "gamma.test", verifiedAt: new Date() },
+    });
+    return { owner, org };
+  }
+
+  it("an owner adds a connection by form (no JavaScript): discovery checked, the secret sealed, the redirect URI shown, audited; then removes it", async () => {
+    const { owner, org } = await gamma();
+    const page = await send(get("/orgs/gamma", { jar: owner.jar, headers: { Accept: "text/html" } }));
+    const html = await page.text();
+    expect(html).toContain('id="org-oidc-form"');
+    expect(html).toContain('name="domain:gamma.test"');
+
+    const added = await formPost(owner.jar, "/orgs/gamma", { intent: "oidc-add", issuer: idp.issuer, clientId: "gamma-app", clientSecret: "gamma-secret-0123456789", "domain:gamma.test": "on", defaultRole: "admin" });
+    expect(added.status).toBe(302);
+    expect(added.headers.get("Location")).toMatch(/done=oidc-added/);
+    const data = (await (await jsonGet(owner.jar, "/orgs/gamma")).json()) as { oidcConnections: { connections: { id: string; issuer: string; callbackUrl: string; defaultRole: string }[]; verifiedDomains: string[] } };
+    expect(data.oidcConnections.verifiedDomains).toEqual(["gamma.test"]);
+    const [conn] = data.oidcConnections.connections;
+    expect(conn).toMatchObject({ issuer: idp.issuer, defaultRole: "admin", callbackUrl: `${ORIGIN}/sso/oidc/${conn!.id}/callback` });
+    expect(JSON.stringify(data)).not.toContain("gamma-secret-0123456789");
+    const row = await testDb().oidcConnection.findUniqueOrThrow({ where: { id: conn!.id } });
+    expect(row).toMatchObject({ organizationId: org.id, domains: "gamma.test", clientId: "gamma-app" });
+    expect(row.clientSecretSealed).not.toContain("gamma-secret");
+    const event = await testDb().organizationAuditEvent.findFirstOrThrow({ where: { organizationId: org.id, type: "oidc-connection-added" } });
+    expect(event.actorId).toBe(owner.id);
+    expect(event.detail).not.toContain("gamma-secret");
+    // The page shows it, in every language's words (here English).
+    const shown = await (await send(get("/orgs/gamma", { jar: owner.jar, headers: { Accept: "text/html" } }))).text();
+    expect(shown).toContain(`${ORIGIN}/sso/oidc/${conn!.id}/callback`);
+
+    const removed = await formPost(owner.jar, "/orgs/gamma", { intent: "oidc-remove", connectionId: conn!.id });
+    expect(removed.headers.get("Location")).toMatch(/done=oidc-removed/);
+    expect(await testDb().oidcConnection.count({ where: { organizationId: org.id } })).toBe(0);
+    expect(await testDb().organizationAuditEvent.count({ where: { organizationId: org.id, type: "oidc-connection-removed" } })).toBe(1);
+  });
+
+  it("refusals: a discovery naming another issuer (clear error), an unverified domain, a plain member, a stale sign-in, another organization's connection", async () => {
+    const { owner } = await gamma();
+    const fields = { intent: "oidc-add", issuer: idp.issuer, clientId: "gamma-app", clientSecret: "gamma-secret-0123456789", domains: "gamma.test" };
+    const wrongIssuer = await jsonPost(owner.jar, "/orgs/gamma", { ...fields, issuer: idp.issuer.replace("127.0.0.1", "localhost") });
+    expect(wrongIssuer.status).toBe(400);
+    expect(await wrongIssuer.json()).toMatchObject({ error: "DiscoveryFailed", message: expect.stringMatching(/discovery/) });
+    const form = await formPost(owner.jar, "/orgs/gamma", { ...fields, issuer: idp.issuer.replace("127.0.0.1", "localhost") });
+    expect(form.status).toBe(400);
+    expect(await form.text()).toContain("did not answer OpenID Connect discovery");
+    const foreign = await jsonPost(owner.jar, "/orgs/gamma", { ...fields, domains: "acme.test" });
+    expect(foreign.status).toBe(400);
+    expect(await foreign.json()).toMatchObject({ error: "InvalidInput" });
+
+    const plain = await member("plain@gamma.test");
+    const gammaId = (await testDb().organization.findUniqueOrThrow({ where: { slug: "gamma" } })).id;
+    await addMember(gammaId, plain.id, "member");
+    expect((await jsonPost(plain.jar, "/orgs/gamma", fields)).status).toBe(403);
+
+    await testDb().session.updateMany({ where: { userId: owner.id }, data: { authenticatedAt: new Date(Date.now() - 11 * 60_000) } });
+    const stale = await jsonPost(owner.jar, "/orgs/gamma", fields);
+    expect(stale.status).toBe(403);
+    expect(await stale.json()).toMatchObject({ error: "ReauthRequired" });
+    await testDb().session.updateMany({ where: { userId: owner.id }, data: { authenticatedAt: new Date() } });
+
+    expect((await jsonPost(owner.jar, "/orgs/gamma", { intent: "oidc-remove", connectionId: CONN_A })).status).toBe(404);
+    expect(await testDb().oidcConnection.findUnique({ where: { id: CONN_A } })).not.toBeNull();
+    expect(await testDb().oidcConnection.count({ where: { organizationId: gammaId } })).toBe(0);
+  });
+});
+
+describe(`npm run oidc:connection on ${dbLabel}`, () => {
+  it("adds (the secret from a file), lists and removes; an unverified domain and a wrong issuer are refused", async () => {
+    const dir = await import("node:fs").then((fs) => fs.mkdtempSync(`${(globalThis.process.env.TMPDIR ?? "/tmp").replace(/\/$/, "")}/oidc-cli-`));
+    const secretFile = `${dir}/secret`;
+    (await import("node:fs")).writeFileSync(secretFile, "cli-secret-0123456789\n");
+    const args = ["--org", "acme", "--issuer", idp.issuer, "--client-id", "cli-app", "--client-secret-file", secretFile, "--domains", "acme.test"];
+    const added = await runInProcess("scripts/oidc-connection.ts", args);
+    expect(added.code).toBe(0);
+    const id = /added OpenID Connect connection (\S+)/.exec(added.stdout)![1]!;
+    expect(added.stdout).toContain(`/sso/oidc/${id}/callback`);
+    const listed = await runInProcess("scripts/oidc-connection.ts", ["--list", "--org", "acme"]);
+    expect(listed.stdout).toContain(id);
+    expect(listed.stdout).not.toContain("cli-secret");
+    expect((await runInProcess("scripts/oidc-connection.ts", [...args.slice(0, -1), "beta.test"])).code).not.toBe(0);
+    const wrong = await runInProcess("scripts/oidc-connection.ts", [...args.slice(0, 3), "http://127.0.0.1:9", ...args.slice(4)]);
+    expect(wrong.code).not.toBe(0);
+    expect((await runInProcess("scripts/oidc-connection.ts", ["--remove", id])).code).toBe(0);
+    expect(await testDb().oidcConnection.findUnique({ where: { id } })).toBeNull();
+  });
+});
