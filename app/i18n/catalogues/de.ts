@@ -784,7 +784,7 @@ export const de: Catalogue = {
   "org.oidc.role": "Rolle der Personen, die sie hinzufügt",
   "org.oidc.redirectUri": "Weiterleitungs-URI (beim Provider registrieren)",
   "org.oidc.signin": "Anmeldelink",
-  "org.oidc.servesDomains": "Domains",
+  "org.oidc.servesDomains": "Domains der Verbindung",
   "org.oidc.add": "OpenID-Connect-Verbindung hinzufügen",
   "org.oidc.remove": "Verbindung {issuer} entfernen",
   "org.done.oidcAdded": "Die OpenID-Connect-Verbindung wurde hinzugefügt. Registrieren Sie ihre Weiterleitungs-URI bei Ihrem Provider.",

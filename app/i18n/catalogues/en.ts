@@ -790,7 +790,7 @@ export const en = {
   "org.oidc.role": "Role of the people it adds",
   "org.oidc.redirectUri": "Redirect URI (register it at the provider)",
   "org.oidc.signin": "Sign-in link",
-  "org.oidc.servesDomains": "Domains",
+  "org.oidc.servesDomains": "Domains it serves",
   "org.oidc.add": "Add the OpenID Connect connection",
   "org.oidc.remove": "Remove the connection {issuer}",
   "org.done.oidcAdded": "The OpenID Connect connection was added. Register its redirect URI at your provider.",
