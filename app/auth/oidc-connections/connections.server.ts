@@ -133,12 +133,17 @@ export async function addOidcConnection(input: z.input<typeof NewOidcConnection>
  * session one of them started ends (on every instance). Returns the organization it belonged to.
  */
 export async function removeOidcConnection(id: string, organizationId?: string): Promise<{ organizationId: string } | null> {
-  const row = await db().oidcConnection.findFirst({ where: { id, ...(organizationId ? { organizationId } : {}) }, include: { identities: { select: { id: true, userId: true } } } });
-  if (!row) return null;
-  const { count } = await db().oidcConnection.deleteMany({ where: { id: row.id } });
-  if (count !== 1) return null;
-  for (const identity of row.identities) await endSessionsStartedWith(identity.userId, oidcCredentialRef(identity.id));
-  return { organizationId: row.organizationId };
+  // The identities read and the connection (with them) deleted in one transaction: no identity
+  // made meanwhile is left with a session nobody ends.
+  const removed = await db().$transaction(async (tx) => {
+    const row = await tx.oidcConnection.findFirst({ where: { id, ...(organizationId ? { organizationId } : {}) }, include: { identities: { select: { id: true, userId: true } } } });
+    if (!row) return null;
+    const { count } = await tx.oidcConnection.deleteMany({ where: { id: row.id } });
+    return count === 1 ? row : null;
+  });
+  if (!removed) return null;
+  for (const identity of removed.identities) await endSessionsStartedWith(identity.userId, oidcCredentialRef(identity.id));
+  return { organizationId: removed.organizationId };
 }
 
 export type OidcConnectionRefusal = "forbidden" | "not-found" | "invalid" | "domains" | "discovery";

@@ -15,6 +15,7 @@
 // with the reason in the log, except an existing account its owner has not linked yet
 // (OAuthAccountNotLinked, as for SAML).
 import * as oauth from "oauth4webapi";
+import { isDatabaseUnavailable } from "../../db/unavailable.server";
 import { validateCallbackUrl } from "../core/callback-url.server";
 import { AuthError } from "../core/errors";
 import { log } from "../core/log.server";
@@ -67,7 +68,8 @@ const redirectUri = (ar: AuthRequest, connection: OidcConnectionRow) => `${ar.or
 class Refused extends Error {}
 
 function refusal(ar: AuthRequest, connection: OidcConnectionRow, error: unknown, setCookies: string[]): Response {
-  if (error instanceof AuthError && error.code === "OAuthAccountNotLinked") return failureResponse(ar, error, false, setCookies);
+  // The database down is the outage page's, as everywhere; a not-linked account has its own words.
+  if (isDatabaseUnavailable(error) || (error instanceof AuthError && error.code === "OAuthAccountNotLinked")) return failureResponse(ar, error, false, setCookies);
   const reason = error instanceof Refused ? error.message : error instanceof AuthError ? error.message : classify("token", error).message;
   log("warn", "oidc-connection-refused", { connectionId: connection.id, reason });
   return failureResponse(ar, new AuthError("Callback", { log: "OpenID Connect connection: sign-in refused" }), false, setCookies);

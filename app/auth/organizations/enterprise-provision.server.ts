@@ -7,6 +7,7 @@
 // live and how its session's credentialRef is written: an IdentityStore.
 import { db } from "../../db/client.server";
 import { toSessionUser, type SignInResult } from "../accounts/users.server";
+import { sanitizeName } from "../core/display-text";
 import { recordOrgEvent } from "./audit.server";
 import type { OrgRole } from "./roles";
 
@@ -84,7 +85,8 @@ export async function provisionPerson(store: IdentityStore, connection: Enterpri
   }
 
   const created = await db().$transaction(async (tx) => {
-    const user = await tx.user.create({ data: { email, name: person.name, emailVerified: new Date() } });
+    // Not typed by the person: made safe by the one name rule, never a refused sign-in.
+    const user = await tx.user.create({ data: { email, name: sanitizeName(person.name), emailVerified: new Date() } });
     const made = await store.create(tx, { connectionId: connection.id, subject: person.subject, userId: user.id });
     await tx.membership.create({ data: { organizationId: connection.organizationId, userId: user.id, role: connection.defaultRole } });
     await recordOrgEvent(tx, connection.organizationId, { userId: user.id, email, ip: null }, "member-added", { via: store.via, connectionId: connection.id, role: connection.defaultRole });
