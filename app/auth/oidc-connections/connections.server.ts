@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { db } from "../../db/client.server";
 import { getConfig, type AuthConfig } from "../core/config.server";
+import { log } from "../core/log.server";
 import { openAtRestDetail, resealStale, sealAtRest, type SealedColumn } from "../core/sealed-at-rest.server";
 import { endSessionsStartedWith } from "../core/session.server";
 import { discover, insecureAllowed, outboundBudget, OutboundError } from "../oauth/http.server";
@@ -33,7 +34,11 @@ export async function findOidcConnection(id: string, config: AuthConfig = getCon
   const row = await db().oidcConnection.findUnique({ where: { id }, include: { organization: { select: { name: true } } } });
   if (!row) return null;
   const opened = await openAtRestDetail(row.clientSecretSealed, placeOf(row.id), config.secrets);
-  if (!opened) return null;
+  if (!opened) {
+    // Sealed under an AUTH_SECRET value no longer configured: the connection cannot sign anyone in.
+    log("warn", "oidc-connection-secret-unopenable", { connectionId: row.id });
+    return null;
+  }
   // Sealed before AUTH_SECRET was rotated: written back sealed with the first value (ADR 109).
   if (!opened.current) {
     await resealStale(row.clientSecretSealed, opened.value, placeOf(row.id), config.secrets, async (sealed) => {
