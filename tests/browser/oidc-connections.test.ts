@@ -3,6 +3,7 @@
 // resolver), adds the connection on /orgs/<slug> (the issuer's discovery checked on save, the
 // redirect URI shown), registers that URI at the IdP, and a person of the domain signs in through
 // /sso/oidc/<id>/signin: account and membership made just in time.
+import AxeBuilder from "@axe-core/playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
@@ -67,6 +68,14 @@ describe("OpenID Connect connections in Chromium with JavaScript off", () => {
     const id = (await item.getAttribute("data-connection"))!;
     const redirectUri = `${app.url}/sso/oidc/${id}/callback`;
     await expect(item.textContent()).resolves.toContain(redirectUri);
+    // The section (the list and the form) has no WCAG 2.2 A/AA violation, looked at with scripts on
+    // (axe needs them; the markup is the same server-rendered page).
+    const look = await newContext(browser, { storageState: await owner.storageState() });
+    const lookPage = await look.newPage();
+    await lookPage.goto(`${app.url}/orgs/acme`);
+    const axe = await new AxeBuilder({ page: lookPage }).include("section[aria-labelledby=oidc-heading]").withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]).analyze();
+    expect(axe.violations.map((v) => v.id)).toEqual([]);
+    await look.close();
     await owner.close();
 
     // The IdP's administrator registers the redirect URI shown (the test IdP takes its clients at start).
