@@ -4,11 +4,16 @@
 // Adds, lists or removes an organization's OpenID Connect connection (docs/features/oidc-connections.md).
 // The client secret is read from a file, never from the command line (shell history, process list);
 // adding checks the issuer's discovery first, as the organization page does. Removing one removes
-// its people's links to it and ends the sessions they started through it.
+// its people's links to it and ends the sessions they started through it. Both are written to the
+// organization's audit log with source "cli".
 import fs from "node:fs";
 import { db } from "../app/db/client.server";
 import { addOidcConnection, listOidcConnections, oidcCallbackPath, oidcSignInPath, removeOidcConnection } from "../app/auth/oidc-connections";
+import { recordOrgEvent } from "../app/auth/organizations/audit.server";
 import { Refused, runCommand, UsageError } from "./admin-cli";
+
+/** The operator at a shell: no user, no address; the event says where the change came from. */
+const OPERATOR = { userId: null, email: null, ip: null };
 
 const USAGE =
   "npm run oidc:connection -- --org SLUG --issuer URL --client-id ID --client-secret-file FILE --domains D[,D] [--role member|admin]\n" +
@@ -33,7 +38,9 @@ runCommand(
   },
   async (values) => {
     if (typeof values.remove === "string") {
-      if (!(await removeOidcConnection(values.remove))) throw new Refused(`no OpenID Connect connection ${values.remove}`);
+      const removed = await removeOidcConnection(values.remove);
+      if (!removed) throw new Refused(`no OpenID Connect connection ${values.remove}`);
+      await recordOrgEvent(db(), removed.organizationId, OPERATOR, "oidc-connection-removed", { connectionId: values.remove, source: "cli" });
       return `removed OpenID Connect connection ${values.remove}`;
     }
     if (typeof values.org !== "string") throw new UsageError("--org is required");
@@ -61,6 +68,7 @@ runCommand(
       defaultRole: role,
     });
     if (!result.ok) throw new Refused(`${result.reason.field}: ${result.reason.detail}`);
+    await recordOrgEvent(db(), organization.id, OPERATOR, "oidc-connection-added", { connectionId: result.id, issuer: str(values.issuer), clientId: str(values["client-id"]), source: "cli" });
     return `added OpenID Connect connection ${result.id}\n  redirect URI (register it at the IdP): <origin>${oidcCallbackPath(result.id)}\n  sign-in:  <origin>${oidcSignInPath(result.id)}`;
   },
 );

@@ -542,7 +542,7 @@ export function OrganizationAudit({ data }: { data: AuditData }) {
                   <LocalTime value={e.at} />
                 </td>
                 <td data-label={t("org.audit.what")}>{Object.hasOwn(EVENT_KEYS, e.type) ? t(EVENT_KEYS[e.type]!) : e.type}</td>
-                <td data-label={t("org.audit.who")} className="wrap">{e.actorEmail ?? e.actorId ?? t("org.audit.system")}</td>
+                <td data-label={t("org.audit.who")} className="wrap">{e.actorEmail ?? e.actorId ?? (e.detail.source === "cli" ? t("org.audit.operator") : t("org.audit.system"))}</td>
                 <td data-label={t("org.audit.details")} className="wrap">
                   <code dir="ltr">{Object.keys(e.detail).length ? JSON.stringify(e.detail) : ""}</code>
                 </td>

@@ -800,6 +800,7 @@ export const ar: Catalogue = {
   "org.audit.who": "من",
   "org.audit.details": "التفاصيل",
   "org.audit.system": "الفحص اليومي للنطاقات",
+  "org.audit.operator": "مشغّل (سطر الأوامر)",
   "org.audit.downloadJson": "تنزيل بصيغة JSON",
   "org.audit.downloadCsv": "تنزيل بصيغة CSV",
   "org.audit.pages": "صفحات سجل التدقيق",

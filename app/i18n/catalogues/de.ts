@@ -800,6 +800,7 @@ export const de: Catalogue = {
   "org.audit.who": "Wer",
   "org.audit.details": "Details",
   "org.audit.system": "Die tägliche Domainprüfung",
+  "org.audit.operator": "Ein Betreiber (Kommandozeile)",
   "org.audit.downloadJson": "Als JSON herunterladen",
   "org.audit.downloadCsv": "Als CSV herunterladen",
   "org.audit.pages": "Seiten des Prüfprotokolls",

@@ -806,6 +806,7 @@ export const en = {
   "org.audit.who": "Who",
   "org.audit.details": "Details",
   "org.audit.system": "The daily domain check",
+  "org.audit.operator": "An operator (command line)",
   "org.audit.downloadJson": "Download as JSON",
   "org.audit.downloadCsv": "Download as CSV",
   "org.audit.pages": "Pages of the audit log",

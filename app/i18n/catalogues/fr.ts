@@ -800,6 +800,7 @@ export const fr: Catalogue = {
   "org.audit.who": "Qui",
   "org.audit.details": "Détails",
   "org.audit.system": "Le contrôle quotidien des domaines",
+  "org.audit.operator": "Un opérateur (ligne de commande)",
   "org.audit.downloadJson": "Télécharger en JSON",
   "org.audit.downloadCsv": "Télécharger en CSV",
   "org.audit.pages": "Pages du journal d’audit",

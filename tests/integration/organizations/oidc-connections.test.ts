@@ -339,5 +339,10 @@ describe(`npm run oidc:connection on ${dbLabel}`, () => {
     expect(wrong.code).not.toBe(0);
     expect((await runInProcess("scripts/oidc-connection.ts", ["--remove", id])).code).toBe(0);
     expect(await testDb().oidcConnection.findUnique({ where: { id } })).toBeNull();
+    const events = await testDb().organizationAuditEvent.findMany({ where: { organizationId: orgA, type: { in: ["oidc-connection-added", "oidc-connection-removed"] } }, orderBy: { at: "asc" } });
+    expect(events.map((e) => [e.type, e.actorId, JSON.parse(e.detail!).source])).toEqual([
+      ["oidc-connection-added", null, "cli"],
+      ["oidc-connection-removed", null, "cli"],
+    ]);
   });
 });
