@@ -5,6 +5,7 @@ import { useT, type Translate } from "~/i18n/react";
 import type { MessageKey } from "~/i18n/catalogues/en";
 import { AuthCard, CsrfField, Field } from "./auth-forms";
 import { LocalTime } from "./local-time";
+import { OidcConnectionsSection, type OidcConnectionsData } from "./oidc-connections-section";
 import { PageTitle } from "./site-name";
 
 type Role = "owner" | "admin" | "member";
@@ -161,6 +162,7 @@ type OrgData = {
   domains: Domain[] | null;
   scim: { tokens: ScimToken[]; url: string } | null;
   samlConnections: SamlConnection[] | null;
+  oidcConnections: OidcConnectionsData | null;
   recentAuth: { recent: boolean; url: string };
   notice: string | null;
 };
@@ -430,6 +432,8 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
         </section>
       ) : null}
 
+      {data.oidcConnections ? <OidcConnectionsSection data={data.oidcConnections} csrfToken={csrfToken} /> : null}
+
       {admin ? (
         <p>
           <a href={`/orgs/${encodeURIComponent(organization.slug)}/audit`}>{t("org.audit.link")}</a>
@@ -500,6 +504,8 @@ const EVENT_KEYS: Record<string, MessageKey> = {
   "scim-group-created": "org.event.scimGroupCreated",
   "scim-group-updated": "org.event.scimGroupUpdated",
   "scim-group-deleted": "org.event.scimGroupDeleted",
+  "oidc-connection-added": "org.event.oidcConnectionAdded",
+  "oidc-connection-removed": "org.event.oidcConnectionRemoved",
 };
 
 export function OrganizationAudit({ data }: { data: AuditData }) {
@@ -536,7 +542,7 @@ export function OrganizationAudit({ data }: { data: AuditData }) {
                   <LocalTime value={e.at} />
                 </td>
                 <td data-label={t("org.audit.what")}>{Object.hasOwn(EVENT_KEYS, e.type) ? t(EVENT_KEYS[e.type]!) : e.type}</td>
-                <td data-label={t("org.audit.who")} className="wrap">{e.actorEmail ?? e.actorId ?? t("org.audit.system")}</td>
+                <td data-label={t("org.audit.who")} className="wrap">{e.actorEmail ?? e.actorId ?? (e.detail.source === "cli" ? t("org.audit.operator") : t("org.audit.system"))}</td>
                 <td data-label={t("org.audit.details")} className="wrap">
                   <code dir="ltr">{Object.keys(e.detail).length ? JSON.stringify(e.detail) : ""}</code>
                 </td>

@@ -20,6 +20,7 @@ import { activeOrganization, makeActive, switchOrganization } from "~/auth/organ
 import { AUDIT_CSV_COLUMNS, orgEventPage, orgEventsCsv, orgEventsForDownload, type OrgActor } from "~/auth/organizations/audit.server";
 import { addDomain, listDomains, removeDomain, verifyDomain } from "~/auth/organizations/domains.server";
 import { addConnectionAs, listConnections, removeConnectionAs } from "~/auth/saml";
+import { OIDC_INTENTS, oidcConnectionIntent, oidcConnectionsSection } from "./orgs-oidc.server";
 import { acceptInvitation, invitationFor, INVITATION_PATH, inviteMember, listOpenInvitations, resendInvitation, revokeInvitation, type InvitationResult } from "~/auth/organizations/invitations.server";
 import {
   changeMemberRole,
@@ -176,7 +177,7 @@ function csrfHeaders(ar: AuthRequest, setCookies: string[]) {
   return { token: csrf.token, headers: headersWith([...setCookies, csrf.setCookie]) };
 }
 
-const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked", "saml-added", "saml-removed"] as const;
+const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked", "saml-added", "saml-removed", "oidc-added", "oidc-removed"] as const;
 type Done = (typeof DONE)[number];
 const DONE_KEYS: Record<Done, MessageKey> = {
   created: "org.done.created",
@@ -191,6 +192,8 @@ const DONE_KEYS: Record<Done, MessageKey> = {
   "domain-removed": "org.done.domainRemoved",
   "saml-added": "org.done.samlAdded",
   "saml-removed": "org.done.samlRemoved",
+  "oidc-added": "org.done.oidcAdded",
+  "oidc-removed": "org.done.oidcRemoved",
   joined: "org.done.joined",
   switched: "org.done.switched",
   left: "org.done.left",
@@ -291,13 +294,14 @@ export async function orgPage(request: Request, slug: string | undefined) {
   const ctx = await memberContext(ar, session, slug);
   const csrf = csrfHeaders(ar, setCookies);
   const admin = atLeast(ctx.membership.role, "admin");
-  const [members, invitations, domains, scimTokens, samlConnections, active] = await Promise.all([
+  const [members, invitations, domains, scimTokens, samlConnections, active, oidcConnections] = await Promise.all([
     listMembers(ctx.organization.id),
     admin ? listOpenInvitations(ctx.organization.id) : Promise.resolve(null),
     admin ? listDomains(ctx.organization.id) : Promise.resolve(null),
     admin ? listScimTokens(ctx.organization.id) : Promise.resolve(null),
     admin ? listConnections(ctx.organization.id, ar.origin) : Promise.resolve(null),
     activeOrganization(session),
+    admin ? oidcConnectionsSection(ctx.organization.id, ar.origin) : Promise.resolve(null),
   ]);
   return {
     data: {
@@ -311,6 +315,7 @@ export async function orgPage(request: Request, slug: string | undefined) {
       domains,
       scim: scimTokens ? { tokens: scimTokens, url: new URL(SCIM_BASE_PATH, ar.origin).href } : null,
       samlConnections,
+      oidcConnections,
       recentAuth: { recent: await isRecentAuth(ar, session), url: reauthUrl(ar, orgPath(ctx.organization.slug)) },
       notice: noticeOf(ar.url),
     },
@@ -354,10 +359,16 @@ export async function orgAction(request: Request, slug: string | undefined) {
   const page = orgPath(ctx.organization.slug);
   const stale = await recentAuthGate(request, ar, session, body, page);
   if (stale) return stale;
+  const done = (what: Done, json: Record<string, unknown> = {}): Outcome => ({ ok: true, location: `${page}?done=${what}`, json });
+  // The OpenID Connect connections section's intents (orgs-oidc.server.ts).
+  if ((OIDC_INTENTS as readonly unknown[]).includes(body.intent)) {
+    if (!atLeast(ctx.membership.role, "admin")) return answer(request, body, { ok: false, refusal: ORG_REFUSALS.forbidden() });
+    const oidc = await oidcConnectionIntent(ctx, body);
+    return answer(request, body, oidc.ok ? done(oidc.done, oidc.json) : oidc);
+  }
   const parsed = OrgIntent.safeParse(body);
   if (!parsed.success) return answer(request, body, { ok: false, refusal: refusal(400, "BadRequest", "common.unknownRequest") });
   const input = parsed.data;
-  const done = (what: Done, json: Record<string, unknown> = {}): Outcome => ({ ok: true, location: `${page}?done=${what}`, json });
   const orgOutcome = (r: { ok: true } | { ok: false; reason: OrgRefusal }, what: Done): Outcome => (r.ok ? done(what) : { ok: false, refusal: ORG_REFUSALS[r.reason]() });
   const invitationOutcome = (r: InvitationResult, what: Done): Outcome => (r.ok ? done(what) : { ok: false, refusal: invitationRefusal(r) });
   const domainOutcome = (r: { ok: true } | { ok: false; reason: keyof typeof DOMAIN_REFUSALS }, what: Done): Outcome => (r.ok ? done(what) : { ok: false, refusal: DOMAIN_REFUSALS[r.reason]() });

@@ -9,6 +9,7 @@ import { oauthMethod } from "../oauth/providers.server";
 import { passkeysMethod } from "../passkeys/strategy.server";
 import type { BeforeUnlinkHook, Provider, SignInMethod, SignOutHook } from "./provider";
 import { SAML_METHOD, SAML_METHOD_LABEL } from "../saml/paths";
+import { OIDC_CONNECTION_METHOD, OIDC_CONNECTION_METHOD_LABEL } from "../oidc-connections/paths";
 
 const METHODS: readonly SignInMethod[] = [oauthMethod, emailMethod, credentialsMethod, passkeysMethod];
 
@@ -27,10 +28,11 @@ export function findProvider(config: AuthConfig, id: string): Provider | undefin
   return getProviders(config).find((p) => p.id === id);
 }
 
-/** How a page names the method a session or event came from: the provider's name, "SAML", or the id. */
+/** How a page names the method a session or event came from: the provider's name, "SAML", "OpenID Connect" (an organization's connection), or the id. */
 export function methodLabel(config: AuthConfig, id: string | null): string | null {
   if (!id) return null;
   if (id === SAML_METHOD) return SAML_METHOD_LABEL;
+  if (id === OIDC_CONNECTION_METHOD) return OIDC_CONNECTION_METHOD_LABEL;
   return findProvider(config, id)?.name ?? id;
 }
 
