@@ -9,8 +9,20 @@ import { oauthMethod } from "../oauth/providers.server";
 import { passkeysMethod } from "../passkeys/strategy.server";
 import type { BeforeUnlinkHook, Provider, SignInMethod, SignOutHook } from "./provider";
 import { SAML_METHOD, SAML_METHOD_LABEL } from "../saml/paths";
+import { samlConnectionsForDomain } from "../saml/connections.server";
+import { enterpriseConnectionsForDomain, registerConnectionKind, type EnterpriseConnection } from "../organizations/connections.server";
 
 const METHODS: readonly SignInMethod[] = [oauthMethod, emailMethod, credentialsMethod, passkeysMethod];
+
+// The enterprise connection kinds (ADR 152): the address step's finders and the session methods the
+// organization policy counts as its own sign-in (ADR 165). The one place a protocol is added:
+registerConnectionKind({ method: SAML_METHOD, forDomain: samlConnectionsForDomain });
+// OpenID Connect connections (method "oidc-connection"): registerConnectionKind({ method: "oidc-connection", forDomain: oidcConnectionsForDomain });
+
+/** The connections covering an address's domain, every kind registered above (organizations/connections.server.ts). */
+export function connectionsForDomain(domain: string): Promise<EnterpriseConnection[]> {
+  return enterpriseConnectionsForDomain(domain);
+}
 
 const cache = new WeakMap<AuthConfig, Provider[]>();
 
