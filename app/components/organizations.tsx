@@ -6,6 +6,7 @@ import type { MessageKey } from "~/i18n/catalogues/en";
 import { AuthCard, CsrfField, Field } from "./auth-forms";
 import { LocalTime } from "./local-time";
 import { PageTitle } from "./site-name";
+import { PolicySection, type PolicyData } from "./organization-policy";
 
 type Role = "owner" | "admin" | "member";
 type ActionData = { formError?: string; reauthUrl?: string; scimToken?: { name: string; secret: string } } | undefined;
@@ -161,6 +162,7 @@ type OrgData = {
   domains: Domain[] | null;
   scim: { tokens: ScimToken[]; url: string } | null;
   samlConnections: SamlConnection[] | null;
+  policy: PolicyData | null;
   recentAuth: { recent: boolean; url: string };
   notice: string | null;
 };
@@ -430,6 +432,8 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
         </section>
       ) : null}
 
+      <PolicySection csrfToken={csrfToken} data={data.policy} />
+
       {admin ? (
         <p>
           <a href={`/orgs/${encodeURIComponent(organization.slug)}/audit`}>{t("org.audit.link")}</a>
@@ -500,6 +504,8 @@ const EVENT_KEYS: Record<string, MessageKey> = {
   "scim-group-created": "org.event.scimGroupCreated",
   "scim-group-updated": "org.event.scimGroupUpdated",
   "scim-group-deleted": "org.event.scimGroupDeleted",
+  "policy-changed": "org.event.policyChanged",
+  "break-glass-used": "org.event.breakGlassUsed",
 };
 
 export function OrganizationAudit({ data }: { data: AuditData }) {

@@ -40,6 +40,7 @@ import { atLeast, ORG_ROLES } from "~/auth/organizations/roles";
 import { SCIM_BASE_PATH } from "~/auth/organizations/scim/service.server";
 import { createScimToken, listScimTokens, revokeScimToken, SCIM_TOKEN_NAME_MAX } from "~/auth/organizations/scim/tokens.server";
 import { db } from "~/db/client.server";
+import { policyData, policyIntent } from "./orgs-policy.server";
 import { t } from "~/i18n/t.server";
 import type { MessageKey } from "~/i18n/catalogues/en";
 
@@ -176,7 +177,7 @@ function csrfHeaders(ar: AuthRequest, setCookies: string[]) {
   return { token: csrf.token, headers: headersWith([...setCookies, csrf.setCookie]) };
 }
 
-const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked", "saml-added", "saml-removed"] as const;
+const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked", "saml-added", "saml-removed", "policy-saved"] as const;
 type Done = (typeof DONE)[number];
 const DONE_KEYS: Record<Done, MessageKey> = {
   created: "org.done.created",
@@ -191,6 +192,7 @@ const DONE_KEYS: Record<Done, MessageKey> = {
   "domain-removed": "org.done.domainRemoved",
   "saml-added": "org.done.samlAdded",
   "saml-removed": "org.done.samlRemoved",
+  "policy-saved": "org.done.policySaved",
   joined: "org.done.joined",
   switched: "org.done.switched",
   left: "org.done.left",
@@ -291,13 +293,14 @@ export async function orgPage(request: Request, slug: string | undefined) {
   const ctx = await memberContext(ar, session, slug);
   const csrf = csrfHeaders(ar, setCookies);
   const admin = atLeast(ctx.membership.role, "admin");
-  const [members, invitations, domains, scimTokens, samlConnections, active] = await Promise.all([
+  const [members, invitations, domains, scimTokens, samlConnections, active, policy] = await Promise.all([
     listMembers(ctx.organization.id),
     admin ? listOpenInvitations(ctx.organization.id) : Promise.resolve(null),
     admin ? listDomains(ctx.organization.id) : Promise.resolve(null),
     admin ? listScimTokens(ctx.organization.id) : Promise.resolve(null),
     admin ? listConnections(ctx.organization.id, ar.origin) : Promise.resolve(null),
     activeOrganization(session),
+    policyData(ctx),
   ]);
   return {
     data: {
@@ -311,6 +314,8 @@ export async function orgPage(request: Request, slug: string | undefined) {
       domains,
       scim: scimTokens ? { tokens: scimTokens, url: new URL(SCIM_BASE_PATH, ar.origin).href } : null,
       samlConnections,
+      // The Policy section (orgs-policy.server.ts): admins and owners only.
+      policy,
       recentAuth: { recent: await isRecentAuth(ar, session), url: reauthUrl(ar, orgPath(ctx.organization.slug)) },
       notice: noticeOf(ar.url),
     },
@@ -354,6 +359,11 @@ export async function orgAction(request: Request, slug: string | undefined) {
   const page = orgPath(ctx.organization.slug);
   const stale = await recentAuthGate(request, ar, session, body, page);
   if (stale) return stale;
+  // The Policy section's intent lives in its own module (orgs-policy.server.ts).
+  if (body.intent === "policy") {
+    const outcome = await policyIntent(ar, ctx, body);
+    return answer(request, body, outcome.ok ? { ok: true, location: `${page}?done=policy-saved#policy-heading`, json: outcome.json } : outcome);
+  }
   const parsed = OrgIntent.safeParse(body);
   if (!parsed.success) return answer(request, body, { ok: false, refusal: refusal(400, "BadRequest", "common.unknownRequest") });
   const input = parsed.data;

@@ -23,6 +23,27 @@ import { reauthUrl } from "../core/recent-auth.server";
 import { pageOfRequest } from "../core/callback-url.server";
 import type { CurrentSession } from "../core/session.server";
 
+/**
+ * A second factor asked of some users beyond AUTH_REQUIRE_MFA (an organization's requireMfa, ADR
+ * 166), registered from outside accounts/: whether the session `sessionId` of `userId` is held to
+ * it. The same machinery then applies to them as to everyone under AUTH_REQUIRE_MFA.
+ */
+export type MfaRequirement = (userId: string, sessionId: string | null) => Promise<boolean>;
+let extraRequirement: MfaRequirement | null = null;
+// Whether the requirement can hold at all (organizations on): when not, a request reads nothing more.
+let requirementActive: () => boolean = () => false;
+
+export function registerMfaRequirement(requirement: MfaRequirement | null, active: () => boolean = () => true): void {
+  extraRequirement = requirement;
+  requirementActive = requirement ? active : () => false;
+}
+
+/** Whether this session of this user must prove two factors: AUTH_REQUIRE_MFA, or the registered requirement. */
+export async function mfaRequiredFor(config: Pick<AuthConfig, "requireMfa">, userId: string, sessionId: string | null): Promise<boolean> {
+  if (config.requireMfa) return true;
+  return extraRequirement ? extraRequirement(userId, sessionId) : false;
+}
+
 /** The JSON error code of the refusal: `403 {"error":"SecondFactorSetupRequired","url":…}`. */
 export const SECOND_FACTOR_SETUP_REQUIRED = "SecondFactorSetupRequired";
 
@@ -83,8 +104,9 @@ async function standingOf(session: CurrentSession): Promise<Standing> {
  * "SecondFactorRequired","url":…}`.
  */
 export async function secondFactorSetupRefusal(request: Request): Promise<Response | null> {
-  // Off (the default): nothing is read or built for the request.
-  if (!getConfig().requireMfa) return null;
+  // Off (the default, and no requirement registered): nothing is read or built for the request.
+  const everyone = getConfig().requireMfa;
+  if (!everyone && !requirementActive()) return null;
   const ar = authRequest(request);
   const { pathname } = ar.url;
   const post = request.method.toUpperCase() === "POST";
@@ -100,6 +122,7 @@ export async function secondFactorSetupRefusal(request: Request): Promise<Respon
   try {
     const { session } = await getSession(ar, { roll: false });
     if (!session) return null;
+    if (!everyone && !(await mfaRequiredFor({ requireMfa: false }, session.userId, session.sessionId))) return null;
     standing = await standingOf(session);
   } catch (error) {
     // The page itself meets the outage and answers it (ADR 052).

@@ -36,6 +36,8 @@ export const ORG_EVENT_TYPES = [
   "scim-group-deleted",
   "saml-connection-added",
   "saml-connection-removed",
+  "policy-changed",
+  "break-glass-used",
 ] as const;
 export type OrgEventType = (typeof ORG_EVENT_TYPES)[number];
 

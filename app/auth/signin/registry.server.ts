@@ -2,7 +2,7 @@
 // method folders. It puts their providers together in display order and collects what they add
 // to sign-out and to unlinking. Methods never import it (docs/decisions/030-auth-layout.md).
 import type { AccountDeletedHook } from "../accounts/deletion.server";
-import type { AuthConfig } from "../core/config.server";
+import { getConfig, type AuthConfig } from "../core/config.server";
 import { credentialsMethod } from "../credentials/strategy.server";
 import { emailMethod } from "../email/strategy.server";
 import { oauthMethod } from "../oauth/providers.server";
@@ -11,6 +11,10 @@ import type { BeforeUnlinkHook, Provider, SignInMethod, SignOutHook } from "./pr
 import { SAML_METHOD, SAML_METHOD_LABEL } from "../saml/paths";
 import { samlConnectionsForDomain } from "../saml/connections.server";
 import { enterpriseConnectionsForDomain, registerConnectionKind, type EnterpriseConnection } from "../organizations/connections.server";
+import { organizationRequiresMfa, organizationSessionLimits, signInVerdict } from "../organizations/policy.server";
+import { registerMfaRequirement } from "../accounts/second-factor-gate.server";
+import { registerSessionLimits } from "../core/session.server";
+import { registerSignInRule } from "./flow.server";
 
 const METHODS: readonly SignInMethod[] = [oauthMethod, emailMethod, credentialsMethod, passkeysMethod];
 
@@ -18,6 +22,12 @@ const METHODS: readonly SignInMethod[] = [oauthMethod, emailMethod, credentialsM
 // organization policy counts as its own sign-in (ADR 165). The one place a protocol is added:
 registerConnectionKind({ method: SAML_METHOD, forDomain: samlConnectionsForDomain });
 // OpenID Connect connections (method "oidc-connection"): registerConnectionKind({ method: "oidc-connection", forDomain: oidcConnectionsForDomain });
+
+// The organization policy (ADR 165, 166), wired where the flow, the second-factor gate and the
+// session read it: none of them imports organizations.
+registerSignInRule(signInVerdict);
+registerMfaRequirement(organizationRequiresMfa, () => getConfig().organizations);
+registerSessionLimits(organizationSessionLimits);
 
 /** The connections covering an address's domain, every kind registered above (organizations/connections.server.ts). */
 export function connectionsForDomain(domain: string): Promise<EnterpriseConnection[]> {
