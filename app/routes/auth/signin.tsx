@@ -127,6 +127,8 @@ function SignInSteps({ csrfToken, callbackUrl, providers, error, notice, email, 
 
   const sections: React.ReactNode[] = [];
   if (address === null) {
+    // A refusal naming the organization's sign-in (SsoRequired) offers it first.
+    if (connections.length) sections.push(<ConnectionChoice key="connections" connections={connections} />);
     if (asksAddress) {
       sections.push(
         <form key="address" method="post" action="/auth/signin" id="address-form" onSubmit={toMethods}>
