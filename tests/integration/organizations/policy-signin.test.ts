@@ -4,7 +4,7 @@
 // second factor and a re-authentication are refused with the organization's sign-in named and
 // offered; its SAML connection signs in; a break-glass owner gets through, audited and e-mailed to
 // every owner; turning the policy on ends the sessions that did not come through the connection.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { addConnection } from "../../../app/auth/saml/index.ts";
 import { mailSenderIdle } from "../../../app/mail/queue.server.ts";
 import * as callbackRoute from "../../../app/routes/auth/callback.ts";
@@ -40,6 +40,10 @@ beforeEach(async () => {
   const added = await addConnection({ organizationId: acme, idpEntityId: IDP, ssoUrl: `${IDP}/sso`, certificates: [IDP_CERT], domains: ["acme.test"] });
   if (!added.ok) throw new Error(added.reason);
   connection = added.id;
+});
+
+afterEach(() => {
+  vi.useRealTimers();
 });
 
 async function requireSso(breakGlass: string[] = []) {
