@@ -114,10 +114,6 @@ export async function secondFactorSetupRefusal(request: Request): Promise<Respon
   // while the factors are short, so it is no way round it. GET /auth/session still answers.
   const sessionUpdate = post && (pathname === `${ar.config.basePath}/session` || pathname === `${ar.config.basePath}/session.data`);
   if (!sessionUpdate && answersAnyway(pathname, ar.config.basePath)) return null;
-  let body: Record<string, unknown> | undefined;
-  // The body is read once per request and shared with the action (body.server.ts); an unreadable
-  // one is left to the action's own refusal.
-  if (post) body = await readBody(request).catch(() => undefined);
   let standing: Standing;
   try {
     const { session } = await getSession(ar, { roll: false });
@@ -130,6 +126,12 @@ export async function secondFactorSetupRefusal(request: Request): Promise<Respon
     throw error;
   }
   if (standing === "met") return null;
+  // Only now, for a session held to two factors: the body is read once per request and shared
+  // with the action (body.server.ts), with the default limits — a request without such a session
+  // (a SCIM client's bearer token, an identity provider's assertion) keeps its own reading. An
+  // unreadable one is left to the action's own refusal.
+  let body: Record<string, unknown> | undefined;
+  if (post) body = await readBody(request).catch(() => undefined);
   const json = sessionUpdate || wantsJsonRedirect(request, body) || /\bapplication\/json\b/.test(request.headers.get("Accept") ?? "");
   if (standing === "prove") {
     const url = reauthUrl(ar, pageOfRequest(ar.url));
