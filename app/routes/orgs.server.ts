@@ -41,6 +41,7 @@ import { SCIM_BASE_PATH } from "~/auth/organizations/scim/service.server";
 import { createScimToken, listScimTokens, revokeScimToken, SCIM_TOKEN_NAME_MAX } from "~/auth/organizations/scim/tokens.server";
 import { db } from "~/db/client.server";
 import { policyData, policyIntent } from "./orgs-policy.server";
+import { sessionOutsideSso } from "~/auth/organizations/policy.server";
 import { t } from "~/i18n/t.server";
 import type { MessageKey } from "~/i18n/catalogues/en";
 
@@ -484,6 +485,10 @@ export async function invitationAction(request: Request) {
   const post = await postOf(request);
   if (post.refused) return post.refused;
   const { ar, session, body } = post;
+  // A person whose organization requires its connection joins only from a session that came
+  // through it (ADR 165): the refusal names that organization's sign-in.
+  const outside = await sessionOutsideSso(session.userId, session.sessionId);
+  if (outside) return answer(request, body, { ok: false, refusal: { status: 403, code: "SsoRequired", message: t("error.SsoRequiredBy", { organization: outside.organizationName }) } });
   const result = await acceptInvitation(body.token, session.userId, actorOf(ar, session), ar.config.secrets);
   if (!result.ok) {
     const r =

@@ -238,6 +238,24 @@ export async function organizationSessionLimits(userId: string): Promise<{ idleS
 }
 
 /**
+ * The organization whose requireSso this session is outside of — its person on the organization's
+ * domain, its method not a connection, and not a break-glass owner — or null. For the changes a
+ * session makes in an organization's name (accepting an invitation): a session the policy would
+ * not start does not act (ADR 165).
+ */
+export async function sessionOutsideSso(userId: string, sessionId: string | null): Promise<{ organizationName: string; domain: string } | null> {
+  if (!getConfig().organizations) return null;
+  const user = await db().user.findUnique({ where: { id: userId }, select: { email: true } });
+  const found = await domainOrganization(user?.email ?? null);
+  if (!found?.organization.requireSso) return null;
+  const row = sessionId ? await db().session.findFirst({ where: { id: sessionId, userId }, select: { method: true } }) : null;
+  if (isConnectionMethod(row?.method)) return null;
+  const org = found.organization;
+  if (policyOf(org).breakGlassOwners.includes(userId) && (await db().membership.count({ where: { organizationId: org.id, userId, role: "owner" } })) === 1) return null;
+  return { organizationName: org.name, domain: found.domain };
+}
+
+/**
  * Whether `address` is on a domain whose organization requires its connection: the e-mail link
  * and the forgotten-password page refuse before sending (by the domain alone — the same answer
  * for every address of the domain). The break-glass owners are not told apart here: they sign in

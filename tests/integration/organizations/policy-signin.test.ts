@@ -237,3 +237,34 @@ describe(`requireSso and another OAuth provider (${dbLabel})`, () => {
     expect(await sessionsOf("dora@acme.test")).toBe(0);
   });
 });
+
+/** The token of the invitation e-mailed to `address` (other mail, such as security notices, aside). */
+async function invitationTokenFor(address: string): Promise<string> {
+  for (let n = 1; ; n++) {
+    const found = (await smtp.sink.waitFor(n)).find((m) => m.envelope.to.includes(address) && linkIn(m).pathname === "/orgs/invitation");
+    if (found) return linkIn(found).searchParams.get("token")!;
+  }
+}
+
+describe(`requireSso and invitations (${dbLabel})`, () => {
+  it("accepting an invitation from a session that did not come through the connection is refused, naming the organization; through it, accepted", async () => {
+    const inviter = await verifiedUser("inviter@elsewhere.test");
+    const beta = await testDb().organization.create({ data: { name: "Beta", slug: "beta" } });
+    await testDb().membership.create({ data: { organizationId: beta.id, userId: inviter.id, role: "owner" } });
+    const inviterJar = (await signIn(new CookieJar(), "inviter@elsewhere.test")).jar;
+    const ada = await verifiedUser("ada@acme.test");
+    const passwordJar = (await signIn(new CookieJar(), "ada@acme.test")).jar;
+    await requireSso();
+    expect((await jsonPost(inviterJar, "/orgs/beta", { intent: "invite", email: "ada@acme.test", role: "member" })).status).toBe(200);
+    const token = await invitationTokenFor("ada@acme.test");
+    const refusedAnswer = await jsonPost(passwordJar, "/orgs/invitation", { token });
+    expect(refusedAnswer.status).toBe(403);
+    expect(await refusedAnswer.json()).toEqual({ error: "SsoRequired", message: "Acme Corp signs you in through its company sign-in." });
+    expect(await testDb().membership.count({ where: { organizationId: beta.id, userId: ada.id } })).toBe(0);
+    // Someone of the domain who came through the connection joins.
+    const { jar } = await throughSaml("carol@acme.test");
+    expect((await jsonPost(inviterJar, "/orgs/beta", { intent: "invite", email: "carol@acme.test", role: "member" })).status).toBe(200);
+    const carolToken = await invitationTokenFor("carol@acme.test");
+    expect((await jsonPost(jar, "/orgs/invitation", { token: carolToken })).status).toBe(200);
+  });
+});
