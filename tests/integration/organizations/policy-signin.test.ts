@@ -119,7 +119,7 @@ describe(`requireSso on every path (${dbLabel})`, () => {
 
   it("a forgotten password: no reset is sent; a reset link from before is refused and the password stays", async () => {
     const user = await createUser("ada@acme.test");
-    const hash = (await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).passwordHash;
+    const hash = (await testDb().password.findUniqueOrThrow({ where: { userId: user.id } })).hash;
     await askReset(new CookieJar(), "ada@acme.test");
     const message = (await smtp.sink.waitFor(1))[0]!;
     await requireSso();
@@ -129,7 +129,7 @@ describe(`requireSso on every path (${dbLabel})`, () => {
     const jar = new CookieJar();
     const res = await postReset(jar, { token: link.searchParams.get("token")!, email: "ada@acme.test", password: "velvet lantern orbit" });
     refused(res);
-    expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).passwordHash).toBe(hash);
+    expect((await testDb().password.findUniqueOrThrow({ where: { userId: user.id } })).hash).toBe(hash);
     expect(await sessionsOf("ada@acme.test")).toBe(0);
   });
 
