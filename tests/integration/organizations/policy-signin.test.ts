@@ -18,7 +18,7 @@ import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
 import { reauthenticate } from "../../support/reauth.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
 import { configure, openLink, requestLink, useSmtpSink } from "../email/helpers.ts";
-import { askReset, postReset } from "../passwords/helpers.ts";
+import { askReset, postReset, signUp } from "../passwords/helpers.ts";
 import { b64, IDP_CERT, requestIdOf, signedResponse, spOf, testIdp } from "../saml/idp.ts";
 import { firstFactor, enrolled, useStepClock } from "../two-factor/helpers.ts";
 import { jsonPost, ORIGIN, send, useApp, verifiedUser } from "./helpers.ts";
@@ -131,6 +131,15 @@ describe(`requireSso on every path (${dbLabel})`, () => {
     refused(res);
     expect((await testDb().password.findUniqueOrThrow({ where: { userId: user.id } })).hash).toBe(hash);
     expect(await sessionsOf("ada@acme.test")).toBe(0);
+  });
+
+  it("a sign-up on the domain: refused before anything is sent or stored", async () => {
+    configure({ AUTH_SIGNUP: "true" });
+    await requireSso();
+    refused(await signUp(new CookieJar(), { email: "new@acme.test", password: "velvet lantern orbit", name: "New" }));
+    expect(await testDb().verificationToken.count()).toBe(0);
+    await mailSenderIdle();
+    expect(smtp.sink.messages).toHaveLength(0);
   });
 
   it("a passkey alone: refused", async () => {
