@@ -284,7 +284,12 @@ export async function completeReauthentication(ctx: ReauthFinish, session: Curre
   const firstFactor = firstFactorOf(providerType);
   // A re-authentication is a sign-in for the policy: requireSso refuses one by another way.
   const verdict = await ruleVerdict(ctx.ar, { userId: session.userId, method, purpose: "reauth" });
-  if ("refuse" in verdict) return failureResponse(ctx.ar, verdict.refuse, ctx.json, ctx.setCookies);
+  if ("refuse" in verdict) {
+    // Back to the re-authentication page with the refusal: the visitor is signed in, and the
+    // sign-in page would show only that.
+    const landing = `${ctx.ar.config.basePath}/reauth?${new URLSearchParams({ callbackUrl: toRelative(ctx.callbackUrl), error: verdict.refuse.code })}`;
+    return failureResponse(ctx.ar, new AuthError(verdict.refuse.code, { log: verdict.refuse.message, landing }), ctx.json, ctx.setCookies);
+  }
   const stepConfig = verdict.requireMfa ? { ...ctx.ar.config, requireMfa: true } : ctx.ar.config;
   if (needsSecondFactor(providerType) && (await secondStepOf(session.userId, stepConfig))) {
     const pending = await issuePendingSignIn(ctx.ar, {

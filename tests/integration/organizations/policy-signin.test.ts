@@ -15,7 +15,7 @@ import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.t
 import { startTestIdp, type TestIdp } from "../../support/idp.ts";
 import { signInThroughIdp } from "../../support/oauth-flow.ts";
 import { SoftwareAuthenticator } from "../../support/passkey-authenticator.ts";
-import { reauthenticate } from "../../support/reauth.ts";
+import { reauthenticate, reauthPage } from "../../support/reauth.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
 import { configure, openLink, requestLink, useSmtpSink } from "../email/helpers.ts";
 import { askReset, postReset, signUp } from "../passwords/helpers.ts";
@@ -180,7 +180,9 @@ describe(`requireSso on every path (${dbLabel})`, () => {
     await requireSso();
     const res = await reauthenticate(jar, { password: PASSWORD });
     expect(res.status).toBe(302);
-    expect(res.headers.get("Location")).toContain("error=SsoRequired");
+    expect(res.headers.get("Location")).toBe(`${ORIGIN}/auth/reauth?callbackUrl=%2Faccount&error=SsoRequired`);
+    const page = await reauthPage(jar, "/account", "&error=SsoRequired");
+    expect(((await page.json()) as { error: string }).error).toBe("Your organization signs you in through its company sign-in.");
     expect((await testDb().session.findFirstOrThrow({ where: { user: { email: "ada@acme.test" } } })).method).toBe("credentials");
   });
 
