@@ -181,7 +181,7 @@ export type PolicyVerdict = { refuse: AuthError } | { requireMfa: boolean };
  * offer its sign-in), except for a break-glass owner, whose use is audited and e-mailed to every
  * owner. requireMfa asks a second factor of any sign-in not through a connection (ADR 166).
  */
-export async function signInVerdict(ar: AuthRequest, attempt: { userId: string; method: string; purpose: "signin" | "reauth" }): Promise<PolicyVerdict> {
+export async function signInVerdict(ar: AuthRequest, attempt: { userId: string; method: string; purpose: "signin" | "reauth" | "second-factor" }): Promise<PolicyVerdict> {
   if (!ar.config.organizations) return { requireMfa: false };
   const throughConnection = isConnectionMethod(attempt.method);
   const user = await db().user.findUnique({ where: { id: attempt.userId }, select: { email: true, name: true } });
@@ -192,7 +192,8 @@ export async function signInVerdict(ar: AuthRequest, attempt: { userId: string; 
     if (!exempt) {
       return { refuse: new AuthError("SsoRequired", { log: `organization ${org.id} requires its connection`, params: { domain: found.domain } }) };
     }
-    await recordBreakGlassUse(ar, org, { userId: attempt.userId, email: user?.email ?? null, name: user?.name ?? null }, attempt);
+    // Recorded once per sign-in: at its first factor, not again at its second.
+    if (attempt.purpose !== "second-factor") await recordBreakGlassUse(ar, org, { userId: attempt.userId, email: user?.email ?? null, name: user?.name ?? null }, attempt);
   }
   if (throughConnection) return { requireMfa: false };
   return { requireMfa: (await governingPolicies(attempt.userId)).some((p) => p.requireMfa) };

@@ -138,7 +138,7 @@ const DISABLED_ANSWER: Record<ProviderType, AuthErrorCode> = {
  * registered by the composition root (registry.server.ts) so the flow imports no organization.
  * `refuse`: the answer instead of a session; `requireMfa`: a second factor as AUTH_REQUIRE_MFA asks one.
  */
-export type SignInRule = (ar: AuthRequest, attempt: { userId: string; method: string; purpose: "signin" | "reauth" }) => Promise<{ refuse: AuthError } | { requireMfa: boolean }>;
+export type SignInRule = (ar: AuthRequest, attempt: { userId: string; method: string; purpose: "signin" | "reauth" | "second-factor" }) => Promise<{ refuse: AuthError } | { requireMfa: boolean }>;
 let signInRule: SignInRule | null = null;
 
 export function registerSignInRule(rule: SignInRule | null): void {
@@ -147,6 +147,15 @@ export function registerSignInRule(rule: SignInRule | null): void {
 
 async function ruleVerdict(ar: AuthRequest, attempt: Parameters<SignInRule>[1]): Promise<{ refuse: AuthError } | { requireMfa: boolean }> {
   return signInRule ? signInRule(ar, attempt) : { requireMfa: false };
+}
+
+/**
+ * The rule again when the second factor completes a pending sign-in (the two-factor page): a
+ * policy turned on between the two factors refuses it. Null: it may go on.
+ */
+export async function secondFactorRefusal(ar: AuthRequest, userId: string, method: string): Promise<AuthError | null> {
+  const verdict = await ruleVerdict(ar, { userId, method, purpose: "second-factor" });
+  return "refuse" in verdict ? verdict.refuse : null;
 }
 
 /**

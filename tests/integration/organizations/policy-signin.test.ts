@@ -20,7 +20,7 @@ import { linkIn } from "../../support/smtp-sink.ts";
 import { configure, openLink, requestLink, useSmtpSink } from "../email/helpers.ts";
 import { askReset, postReset, signUp } from "../passwords/helpers.ts";
 import { b64, IDP_CERT, requestIdOf, signedResponse, spOf, testIdp } from "../saml/idp.ts";
-import { firstFactor, enrolled, useStepClock } from "../two-factor/helpers.ts";
+import { codeAt, firstFactor, enrolled, submitCode, useStepClock } from "../two-factor/helpers.ts";
 import { jsonPost, ORIGIN, send, useApp, verifiedUser } from "./helpers.ts";
 
 useApp();
@@ -171,6 +171,18 @@ describe(`requireSso on every path (${dbLabel})`, () => {
     const res = await firstFactor(jar, "ada@acme.test");
     refused(res);
     expect(res.headers.getSetCookie().some((c) => /two-factor=[^;]/.test(c))).toBe(false);
+  });
+
+  it("a policy turned on between the two factors: the code no longer signs in", async () => {
+    useStepClock();
+    await createUser("ada@acme.test");
+    const { secret } = await enrolled("ada@acme.test");
+    const jar = new CookieJar();
+    const first = await firstFactor(jar, "ada@acme.test");
+    expect(first.headers.get("Location")).toBe(`${ORIGIN}/auth/two-factor`);
+    await requireSso();
+    refused(await submitCode(jar, codeAt(secret)));
+    expect(await sessionsOf("ada@acme.test")).toBe(1); // the enrolment's own session only
   });
 
   it("a re-authentication with the password of a session from before: refused, the session not renewed", async () => {
