@@ -710,7 +710,7 @@ export async function endSessionsStartedWith(userId: string, credentialRef: stri
 }
 
 /**
- * Ends every session of the user whose method is not one of `keepMethods` (a session of unknown
+ * Ends every session of the user whose method is not one of `notMethods` (a session of unknown
  * method too), of both strategies, on every instance: an organization's requireSso turned on
  * ends the sessions that did not come through its connections (ADR 165). Returns the ended ids.
  */
