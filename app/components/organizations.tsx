@@ -7,6 +7,7 @@ import { AuthCard, CsrfField, Field } from "./auth-forms";
 import { LocalTime } from "./local-time";
 import { OidcConnectionsSection, type OidcConnectionsData } from "./oidc-connections-section";
 import { PageTitle } from "./site-name";
+import { PolicySection, type PolicyData } from "./organization-policy";
 
 type Role = "owner" | "admin" | "member";
 type ActionData = { formError?: string; reauthUrl?: string; scimToken?: { name: string; secret: string } } | undefined;
@@ -163,6 +164,7 @@ type OrgData = {
   scim: { tokens: ScimToken[]; url: string } | null;
   samlConnections: SamlConnection[] | null;
   oidcConnections: OidcConnectionsData | null;
+  policy: PolicyData | null;
   recentAuth: { recent: boolean; url: string };
   notice: string | null;
 };
@@ -433,6 +435,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
       ) : null}
 
       {data.oidcConnections ? <OidcConnectionsSection data={data.oidcConnections} csrfToken={csrfToken} /> : null}
+      <PolicySection csrfToken={csrfToken} data={data.policy} />
 
       {admin ? (
         <p>
@@ -506,6 +509,8 @@ const EVENT_KEYS: Record<string, MessageKey> = {
   "scim-group-deleted": "org.event.scimGroupDeleted",
   "oidc-connection-added": "org.event.oidcConnectionAdded",
   "oidc-connection-removed": "org.event.oidcConnectionRemoved",
+  "policy-changed": "org.event.policyChanged",
+  "break-glass-used": "org.event.breakGlassUsed",
 };
 
 export function OrganizationAudit({ data }: { data: AuditData }) {

@@ -41,6 +41,8 @@ import { atLeast, ORG_ROLES } from "~/auth/organizations/roles";
 import { SCIM_BASE_PATH } from "~/auth/organizations/scim/service.server";
 import { createScimToken, listScimTokens, revokeScimToken, SCIM_TOKEN_NAME_MAX } from "~/auth/organizations/scim/tokens.server";
 import { db } from "~/db/client.server";
+import { policyData, policyIntent } from "./orgs-policy.server";
+import { sessionOutsideSso } from "~/auth/organizations/policy.server";
 import { t } from "~/i18n/t.server";
 import type { MessageKey } from "~/i18n/catalogues/en";
 
@@ -177,7 +179,7 @@ function csrfHeaders(ar: AuthRequest, setCookies: string[]) {
   return { token: csrf.token, headers: headersWith([...setCookies, csrf.setCookie]) };
 }
 
-const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked", "saml-added", "saml-removed", "oidc-added", "oidc-removed"] as const;
+const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked", "saml-added", "saml-removed", "oidc-added", "oidc-removed", "policy-saved"] as const;
 type Done = (typeof DONE)[number];
 const DONE_KEYS: Record<Done, MessageKey> = {
   created: "org.done.created",
@@ -194,6 +196,7 @@ const DONE_KEYS: Record<Done, MessageKey> = {
   "saml-removed": "org.done.samlRemoved",
   "oidc-added": "org.done.oidcAdded",
   "oidc-removed": "org.done.oidcRemoved",
+  "policy-saved": "org.done.policySaved",
   joined: "org.done.joined",
   switched: "org.done.switched",
   left: "org.done.left",
@@ -294,7 +297,7 @@ export async function orgPage(request: Request, slug: string | undefined) {
   const ctx = await memberContext(ar, session, slug);
   const csrf = csrfHeaders(ar, setCookies);
   const admin = atLeast(ctx.membership.role, "admin");
-  const [members, invitations, domains, scimTokens, samlConnections, active, oidcConnections] = await Promise.all([
+  const [members, invitations, domains, scimTokens, samlConnections, active, oidcConnections, policy] = await Promise.all([
     listMembers(ctx.organization.id),
     admin ? listOpenInvitations(ctx.organization.id) : Promise.resolve(null),
     admin ? listDomains(ctx.organization.id) : Promise.resolve(null),
@@ -302,6 +305,7 @@ export async function orgPage(request: Request, slug: string | undefined) {
     admin ? listConnections(ctx.organization.id, ar.origin) : Promise.resolve(null),
     activeOrganization(session),
     admin ? oidcConnectionsSection(ctx.organization.id, ar.origin) : Promise.resolve(null),
+    policyData(ctx),
   ]);
   return {
     data: {
@@ -316,6 +320,8 @@ export async function orgPage(request: Request, slug: string | undefined) {
       scim: scimTokens ? { tokens: scimTokens, url: new URL(SCIM_BASE_PATH, ar.origin).href } : null,
       samlConnections,
       oidcConnections,
+      // The Policy section (orgs-policy.server.ts): admins and owners only.
+      policy,
       recentAuth: { recent: await isRecentAuth(ar, session), url: reauthUrl(ar, orgPath(ctx.organization.slug)) },
       notice: noticeOf(ar.url),
     },
@@ -359,6 +365,11 @@ export async function orgAction(request: Request, slug: string | undefined) {
   const page = orgPath(ctx.organization.slug);
   const stale = await recentAuthGate(request, ar, session, body, page);
   if (stale) return stale;
+  // The Policy section's intent lives in its own module (orgs-policy.server.ts).
+  if (body.intent === "policy") {
+    const outcome = await policyIntent(ar, ctx, body);
+    return answer(request, body, outcome.ok ? { ok: true, location: `${page}?done=policy-saved#policy-heading`, json: outcome.json } : outcome);
+  }
   const done = (what: Done, json: Record<string, unknown> = {}): Outcome => ({ ok: true, location: `${page}?done=${what}`, json });
   // The OpenID Connect connections section's intents (orgs-oidc.server.ts).
   if ((OIDC_INTENTS as readonly unknown[]).includes(body.intent)) {
@@ -485,6 +496,10 @@ export async function invitationAction(request: Request) {
   const post = await postOf(request);
   if (post.refused) return post.refused;
   const { ar, session, body } = post;
+  // A person whose organization requires its connection joins only from a session that came
+  // through it (ADR 165): the refusal names that organization's sign-in.
+  const outside = await sessionOutsideSso(session.userId, session.sessionId);
+  if (outside) return answer(request, body, { ok: false, refusal: { status: 403, code: "SsoRequired", message: t("error.SsoRequiredBy", { organization: outside.organizationName }) } });
   const result = await acceptInvitation(body.token, session.userId, actorOf(ar, session), ar.config.secrets);
   if (!result.ok) {
     const r =

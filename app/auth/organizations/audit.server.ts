@@ -38,6 +38,8 @@ export const ORG_EVENT_TYPES = [
   "saml-connection-removed",
   "oidc-connection-added",
   "oidc-connection-removed",
+  "policy-changed",
+  "break-glass-used",
 ] as const;
 export type OrgEventType = (typeof ORG_EVENT_TYPES)[number];
 
