@@ -89,6 +89,25 @@ describe(`finding the connection at the address step (${dbLabel})`, () => {
     expect((await stepJson("ada@acme.test")).connections.map((c) => c.id).sort()).toEqual([first, second].sort());
   });
 
+  it("an OpenID Connect connection is offered beside a SAML one, by the domain alone, and only on its organization's verified domain", async () => {
+    const acme = await org("acme", "Acme Corp", "acme.test");
+    const beta = await org("beta", "Beta Ltd", "beta.test");
+    const samlId = await saml(acme, ["acme.test"]);
+    // The finder reads neither the issuer nor the secret: a row is enough here (the sign-in itself
+    // is proved in oidc-connections.test.ts against the real test IdP).
+    const oidc = await testDb().oidcConnection.create({ data: { organizationId: acme, issuer: "https://login.acme.test", clientId: "c", clientSecretSealed: "x", domains: "acme.test" } });
+    // Beta lists acme.test, which Acme verified: a claim on another organization's domain offers nothing.
+    await testDb().oidcConnection.create({ data: { organizationId: beta, issuer: "https://login.beta.test", clientId: "c", clientSecretSealed: "x", domains: "acme.test beta.test" } });
+    await createUser("known@acme.test");
+    const json = await stepJson("known@acme.test");
+    expect(json.connections.map((c) => c.id).sort()).toEqual([samlId, oidc.id].sort());
+    expect(json.connections.find((c) => c.id === oidc.id)).toEqual({ id: oidc.id, organizationName: "Acme Corp", url: `/sso/oidc/${oidc.id}/signin?callbackUrl=%2Faccount` });
+    expect(await stepJson("nobody@acme.test")).toEqual(json);
+    const html = await stepTwo("known@acme.test");
+    expect(html).toContain(`data-connection="${oidc.id}"`);
+    expect(comparable(html, "known@acme.test")).toBe(comparable(await stepTwo("nobody@acme.test"), "nobody@acme.test"));
+  });
+
   it("a domain without a connection, a claim nobody verified, a subdomain and organizations off: step two exactly as today", async () => {
     const acme = await org("acme", "Acme Corp", "acme.test");
     await saml(acme, ["acme.test"]);
