@@ -36,6 +36,9 @@ export const ORG_EVENT_TYPES = [
   "scim-group-deleted",
   "saml-connection-added",
   "saml-connection-removed",
+  "saml-certificate-added",
+  "saml-certificate-removed",
+  "saml-idp-initiated-changed",
 ] as const;
 export type OrgEventType = (typeof ORG_EVENT_TYPES)[number];
 

@@ -7,6 +7,7 @@ import { db } from "../../db/client.server";
 import { toSessionUser, type SignInResult } from "../accounts/users.server";
 import { recordOrgEvent } from "../organizations/audit.server";
 import type { SamlConnectionRow } from "./connections.server";
+import { SAML_CREDENTIAL_PREFIX } from "./paths";
 
 export type ProvisionRefusal = "no-address" | "foreign-domain" | "not-linked";
 export type Provisioned = { ok: true; result: SignInResult } | { ok: false; reason: ProvisionRefusal };
@@ -50,7 +51,7 @@ export async function provisionPerson(connection: SamlConnectionRow, person: Ass
   const identity = await db().samlIdentity.findUnique({ where: { connectionId_subject: { connectionId: connection.id, subject: person.subject } }, include: { user: true } });
   if (identity) {
     await ensureMembership(connection, identity.userId, email);
-    return { ok: true, result: { user: toSessionUser(identity.user), isNewUser: false, credentialRef: `saml:${identity.id}` } };
+    return { ok: true, result: { user: toSessionUser(identity.user), isNewUser: false, credentialRef: `${SAML_CREDENTIAL_PREFIX}${identity.id}` } };
   }
 
   const existing = await db().user.findUnique({ where: { email } });
@@ -58,7 +59,7 @@ export async function provisionPerson(connection: SamlConnectionRow, person: Ass
     if (existing.id !== startedBy) return { ok: false, reason: "not-linked" };
     const linked = await db().samlIdentity.create({ data: { connectionId: connection.id, subject: person.subject, userId: existing.id } });
     await ensureMembership(connection, existing.id, email);
-    return { ok: true, result: { user: toSessionUser(existing), isNewUser: false, credentialRef: `saml:${linked.id}` } };
+    return { ok: true, result: { user: toSessionUser(existing), isNewUser: false, credentialRef: `${SAML_CREDENTIAL_PREFIX}${linked.id}` } };
   }
 
   const created = await db().$transaction(async (tx) => {
@@ -68,5 +69,5 @@ export async function provisionPerson(connection: SamlConnectionRow, person: Ass
     await recordOrgEvent(tx, connection.organizationId, { userId: user.id, email, ip: null }, "member-added", { via: "saml", connectionId: connection.id, role: connection.defaultRole });
     return { user, identityId: made.id };
   });
-  return { ok: true, result: { user: toSessionUser(created.user), isNewUser: true, credentialRef: `saml:${created.identityId}` } };
+  return { ok: true, result: { user: toSessionUser(created.user), isNewUser: true, credentialRef: `${SAML_CREDENTIAL_PREFIX}${created.identityId}` } };
 }
