@@ -105,13 +105,13 @@ describe(`SAML connections on ${dbLabel}`, () => {
     expect(await testDb().samlIdentity.findFirst({ where: { connectionId: connA, subject: "ada@acme.test" } })).toMatchObject({ userId: user.id });
     const session = await testDb().session.findFirstOrThrow({ where: { userId: user.id } });
     expect(session.method).toBe("saml");
-    // The session works, and the account page names its method "SAML".
+    // The session works, and the account page names its method by the organization (ADR 167).
     const jar = new CookieJar();
     jar.apply(res);
     const page = await callRoute(account.loader, get("/account", { jar }));
     expect(page.status).toBe(200);
-    const { sessions } = (await page.json()) as { sessions: { method: string | null }[] };
-    expect(sessions.map((s) => s.method)).toEqual(["SAML"]);
+    const { sessions } = (await page.json()) as { sessions: { method: string | null; methodType: string | null }[] };
+    expect(sessions.map((s) => [s.method, s.methodType])).toEqual([["ACME", "organization"]]);
     // The request is used up: the same request id cannot be answered twice.
     expect(await testDb().samlRequest.count()).toBe(0);
   });
