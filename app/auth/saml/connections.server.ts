@@ -1,5 +1,6 @@
 // SAML connections of an organization (ADR 153): reading them, and adding or removing one (the
 // `npm run saml:connection` command; docs/features/saml.md).
+import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { db } from "../../db/client.server";
 import { getConfig } from "../core/config.server";
@@ -50,6 +51,12 @@ export async function findConnection(id: string): Promise<SamlConnectionRow | nu
   };
 }
 
+/** A connection id in the shape of the others (a letter and 24 lower-case letters and digits). */
+function newConnectionId(): string {
+  const bytes = randomBytes(24);
+  return `c${Array.from(bytes, (b) => "abcdefghijklmnopqrstuvwxyz0123456789"[b % 36]).join("")}`;
+}
+
 export const NewConnection = z.object({
   organizationId: z.string().min(1),
   idpEntityId: z.string().min(1).max(1024),
@@ -75,25 +82,24 @@ export async function addConnection(input: z.input<typeof NewConnection>): Promi
   const domains = value.domains.map((d) => d.toLowerCase());
   const verified = await db().organizationDomain.findMany({ where: { organizationId: value.organizationId, state: "verified", verifiedDomain: { in: domains } } });
   if (verified.length !== new Set(domains).size) return { ok: false, reason: "domains: each must be verified by the organization" };
-  // The service provider's own key pair for encrypted assertions (ADR 168), made before the
-  // transaction (RSA key generation takes a moment) and sealed for the new row inside it.
+  // The service provider's own key pair for encrypted assertions (ADR 168), its private key sealed
+  // for this very row: the id is chosen here so that the row is written whole, in one insert.
+  const id = newConnectionId();
   const keys = await newSpKeyPair("Vestibule SAML encryption");
-  const secrets = getConfig().secrets;
-  const row = await db().$transaction(async (tx) => {
-    const created = await tx.samlConnection.create({
-      data: {
-        organizationId: value.organizationId,
-        idpEntityId: value.idpEntityId,
-        ssoUrl: value.ssoUrl,
-        certificates: JSON.stringify([...new Set(certificates)]),
-        domains: [...new Set(domains)].join(" "),
-        allowIdpInitiated: value.allowIdpInitiated,
-        attributeMapping: JSON.stringify(value.attributeMapping),
-        defaultRole: value.defaultRole,
-      },
-    });
-    await tx.samlConnection.update({ where: { id: created.id }, data: { encryptionCert: keys.certificate, decryptionKey: await sealSpPrivateKey(created.id, keys.privateKey, secrets) } });
-    return created;
+  const row = await db().samlConnection.create({
+    data: {
+      id,
+      organizationId: value.organizationId,
+      idpEntityId: value.idpEntityId,
+      ssoUrl: value.ssoUrl,
+      certificates: JSON.stringify([...new Set(certificates)]),
+      domains: [...new Set(domains)].join(" "),
+      allowIdpInitiated: value.allowIdpInitiated,
+      attributeMapping: JSON.stringify(value.attributeMapping),
+      defaultRole: value.defaultRole,
+      encryptionCert: keys.certificate,
+      decryptionKey: await sealSpPrivateKey(id, keys.privateKey, getConfig().secrets),
+    },
   });
   return { ok: true, id: row.id };
 }

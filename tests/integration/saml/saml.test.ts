@@ -265,7 +265,7 @@ describe(`npm run saml:connection on ${dbLabel}`, () => {
   it("adds a connection for a verified domain, refuses an unverified one, and removes it", async () => {
     const cert = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../fixtures/saml/idp-cert.pem");
     const added = await runInProcess("scripts/saml-connection.ts", ["--org", "acme", "--entity-id", "https://idp2.acme.test", "--sso-url", "https://idp2.acme.test/sso", "--cert", cert, "--domains", "acme.test"]);
-    expect(added.code).toBe(0);
+    expect(added).toMatchObject({ code: 0 });
     const id = /added SAML connection (\S+)/.exec(added.stdout)![1]!;
     expect(await testDb().samlConnection.findUniqueOrThrow({ where: { id } })).toMatchObject({ allowIdpInitiated: false, domains: "acme.test" });
     const foreign = await runInProcess("scripts/saml-connection.ts", ["--org", "acme", "--entity-id", "x", "--sso-url", "https://x.test/sso", "--cert", cert, "--domains", "beta.test"]);
