@@ -6,7 +6,7 @@
 // still be signed by one of the IdP's certificates (wantAssertionsSigned).
 import { generateKeyPairSync, randomBytes, sign } from "node:crypto";
 import { db } from "../../db/client.server";
-import { openAtRest, sealAtRest, type SealPlace } from "../core/sealed-at-rest.server";
+import { openAtRest, sealAtRest, type SealedColumn, type SealPlace } from "../core/sealed-at-rest.server";
 
 /** How long the encryption certificate is valid: IdPs read only its key, some check its dates. */
 const CERTIFICATE_YEARS = 10;
@@ -80,3 +80,22 @@ export async function spKeysOf(connectionId: string, commonName: string, secrets
   const stored = await read();
   return stored === "missing" ? null : stored;
 }
+
+/** The sealed decryption keys, as `secret:reseal` walks them after an AUTH_SECRET rotation. */
+export const samlDecryptionKeyColumn: SealedColumn = {
+  kind: "saml-decryption-key",
+  page: async (after, take) =>
+    (
+      await db().samlConnection.findMany({
+        where: { decryptionKey: { not: null }, ...(after === null ? {} : { id: { gt: after } }) },
+        orderBy: { id: "asc" },
+        take,
+        select: { id: true, decryptionKey: true },
+      })
+    ).map((row) => ({ id: row.id, sealed: row.decryptionKey!, at: placeOf(row.id) })),
+  replace: async (id, sealed, next) => (await db().samlConnection.updateMany({ where: { id, decryptionKey: sealed }, data: { decryptionKey: next } })).count,
+  reread: async (id) => {
+    const row = await db().samlConnection.findUnique({ where: { id }, select: { decryptionKey: true } });
+    return row?.decryptionKey ? { sealed: row.decryptionKey, at: placeOf(id) } : null;
+  },
+};

@@ -286,6 +286,22 @@ describe(`encrypted assertions (${dbLabel})`, () => {
     expect(encryptionCertOf(await spMetadata(await connection()))).not.toBe(cert);
   });
 
+  it("after an AUTH_SECRET rotation, npm run secret:reseal re-seals the decryption key and encrypted sign-ins go on", async () => {
+    const A = "a".repeat(40);
+    const B = "b".repeat(40);
+    configure({ AUTH_SECRET: A });
+    const id = await connection();
+    const before = (await testDb().samlConnection.findUniqueOrThrow({ where: { id } })).decryptionKey;
+    configure({ AUTH_SECRET: `${B},${A}` });
+    const resealed = await runInProcess("scripts/secret-reseal.ts", []);
+    expect(resealed.stdout).toContain("saml-decryption-key: 1 re-sealed");
+    expect((await testDb().samlConnection.findUniqueOrThrow({ where: { id } })).decryptionKey).not.toBe(before);
+    configure({ AUTH_SECRET: B });
+    const cert = encryptionCertOf(await spMetadata(id));
+    const requestId = await start(id);
+    signedIn(await acs(id, await encryptAssertion(await signedResponse(idp, spOf(ORIGIN, id), requestId, "ada@gamma.test"), cert)));
+  });
+
   it("a connection made before keys existed gets one at its first metadata request", async () => {
     const id = await connection();
     await testDb().samlConnection.update({ where: { id }, data: { encryptionCert: null, decryptionKey: null } });
