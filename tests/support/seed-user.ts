@@ -34,14 +34,29 @@ export async function seedUser(server: ServerDatabase, user: { email: string; pa
 
 const seeding = new Map<string, Promise<unknown>>();
 
-async function seedNow(url: string | undefined, dataDir: string | undefined, { verified = false, ...user }: { email: string; password: string; name?: string; verified?: boolean }) {
+/** A database client for a running server's database (disconnect it when done). */
+function clientFor(url: string | undefined, dataDir: string | undefined): Db {
   // Same models and delegates on both: only the SQL dialect differs (as app/db/client.server.ts).
   // With the app's own extension, so the user's folded name (the /admin search, ADR 085) is written too.
-  const client = withNameSearch(
+  return withNameSearch(
     (url
       ? new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) })
       : new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: sqliteFile(dataDir!), timeout: SQLITE_BUSY_TIMEOUT_MS }) })) as unknown as Db,
   );
+}
+
+/** Runs `work` with a client of a running server's database (rows a test sets up, e.g. a verified domain). */
+export async function withServerDatabase<T>(server: ServerDatabase, work: (client: Db) => Promise<T>): Promise<T> {
+  const client = clientFor(server.env.DATABASE_URL, server.env.VESTIBULE_DATA_DIR);
+  try {
+    return await work(client);
+  } finally {
+    await client.$disconnect();
+  }
+}
+
+async function seedNow(url: string | undefined, dataDir: string | undefined, { verified = false, ...user }: { email: string; password: string; name?: string; verified?: boolean }) {
+  const client = clientFor(url, dataDir);
   try {
     const created = (await upsertCredentialsUser(user, client)).user;
     // `verified`: the address counts as proved (what creating an organization needs).
