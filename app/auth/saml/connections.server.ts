@@ -85,7 +85,7 @@ export async function addConnection(input: z.input<typeof NewConnection>): Promi
   // The service provider's own key pair for encrypted assertions (ADR 168), its private key sealed
   // for this very row: the id is chosen here so that the row is written whole, in one insert.
   const id = newConnectionId();
-  const keys = await newSpKeyPair("Vestibule SAML encryption");
+  const keys = await newSpKeyPair();
   const row = await db().samlConnection.create({
     data: {
       id,

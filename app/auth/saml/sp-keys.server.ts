@@ -31,8 +31,11 @@ function time(date: Date): Buffer {
   return date.getUTCFullYear() < 2050 ? der(0x17, Buffer.from(iso.slice(2))) : der(0x18, Buffer.from(iso));
 }
 
-/** A new key pair and its self-signed certificate (CN names the connection's entity id). */
-export async function newSpKeyPair(commonName: string): Promise<SpKeyPair> {
+/** The certificate's subject: the same for every connection (IdPs read only the key). */
+export const SP_CERTIFICATE_NAME = "Vestibule SAML encryption";
+
+/** A new key pair and its self-signed certificate. */
+export async function newSpKeyPair(commonName = SP_CERTIFICATE_NAME): Promise<SpKeyPair> {
   const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const serial = randomBytes(16);
   serial[0] = (serial[0]! & 0x7f) | 0x01; // positive, no leading zero
@@ -64,7 +67,7 @@ export function sealSpPrivateKey(connectionId: string, privateKey: string, secre
  * The connection's key pair: the stored one, or (a connection made before keys existed) one made
  * now and stored unless another request stored one first — then that one is read back.
  */
-export async function spKeysOf(connectionId: string, commonName: string, secrets: readonly string[]): Promise<SpKeyPair | null> {
+export async function spKeysOf(connectionId: string, secrets: readonly string[]): Promise<SpKeyPair | null> {
   const read = async () => {
     const row = await db().samlConnection.findUnique({ where: { id: connectionId }, select: { encryptionCert: true, decryptionKey: true } });
     if (!row?.encryptionCert || !row.decryptionKey) return row ? "missing" : null;
@@ -74,7 +77,7 @@ export async function spKeysOf(connectionId: string, commonName: string, secrets
   };
   const first = await read();
   if (first !== "missing") return first;
-  const pair = await newSpKeyPair(commonName);
+  const pair = await newSpKeyPair();
   const sealed = { encryptionCert: pair.certificate, decryptionKey: await sealSpPrivateKey(connectionId, pair.privateKey, secrets) };
   await db().samlConnection.updateMany({ where: { id: connectionId, decryptionKey: null }, data: sealed });
   const stored = await read();

@@ -71,7 +71,7 @@ export async function connectionFor(ar: AuthRequest, id: string | undefined): Pr
 
 /** The connection's encryption key pair (made now for a connection older than ADR 168). */
 function keysOf(ar: AuthRequest, connection: SamlConnectionRow): Promise<SpKeyPair | null> {
-  return spKeysOf(connection.id, spEntityId(ar.origin, connection.id), ar.config.secrets);
+  return spKeysOf(connection.id, ar.config.secrets);
 }
 
 /**
