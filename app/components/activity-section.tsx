@@ -2,17 +2,17 @@ import { en, type MessageKey } from "~/i18n/catalogues/en";
 import { useT, type Translate } from "~/i18n/react";
 import { useDescribeDevice } from "./device";
 import { LocalTime } from "./local-time";
-import { describeMethod, methodLabel } from "./sign-in-method";
+import { describeMethod, methodLabel, namesMethod } from "./sign-in-method";
 
 type Event = { id: string; type: string; at: string; ip: string | null; userAgent: string | null; method: string | null; methodType: string | null };
 type Props = { events: Event[] };
 
 /** What an AuthEvent reads as on /account: "Signed in with a password", "Passkey added (…)". */
 function describeEvent(t: Translate, { type, method, methodType }: Event): string {
-  if (type === "signin" && method) return describeMethod(t, methodType, method);
+  if (type === "signin" && namesMethod(method, methodType)) return describeMethod(t, methodType, method);
   const key = `event.${type}`;
   const label = Object.hasOwn(en, key) ? t(key as MessageKey) : t("event.unknown");
-  return method ? t("activity.withMethod", { event: label, method: methodLabel(t, methodType, method) }) : label;
+  return namesMethod(method, methodType) ? t("activity.withMethod", { event: label, method: methodLabel(t, methodType, method) }) : label;
 }
 
 /** /account: the user's latest auth events. */

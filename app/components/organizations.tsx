@@ -6,6 +6,7 @@ import type { MessageKey } from "~/i18n/catalogues/en";
 import { AuthCard, CsrfField, Field } from "./auth-forms";
 import { LocalTime } from "./local-time";
 import { OidcConnectionsSection, type OidcConnectionsData } from "./oidc-connections-section";
+import { SamlSection, type SamlConnection } from "./saml-section";
 import { PageTitle } from "./site-name";
 import { PolicySection, type PolicyData } from "./organization-policy";
 
@@ -151,7 +152,6 @@ type Member = { id: string; userId: string; name: string | null; email: string |
 type Invitation = { id: string; email: string; role: string; expires: string; sendCount: number; canResend: boolean };
 type ScimToken = { id: string; name: string; createdAt: string; lastUsedAt: string | null };
 type Domain = { id: string; domain: string; state: "pending" | "verified" | "failed"; recordName: string; recordValue: string; verifiedAt: string | null; lastCheckedAt: string | null };
-type SamlConnection = { id: string; idpEntityId: string; domains: string; allowIdpInitiated: boolean; metadataUrl: string; acsUrl: string; signinUrl: string };
 type OrgData = {
   csrfToken: string;
   organization: { id: string; slug: string; name: string };
@@ -378,61 +378,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
         </section>
       ) : null}
 
-      {data.samlConnections ? (
-        <section className="card" aria-labelledby="saml-heading">
-          <h2 id="saml-heading">{t("org.saml.title")}</h2>
-          <p>{t("org.saml.intro")}</p>
-          {data.samlConnections.length === 0 ? <p>{t("org.saml.none")}</p> : null}
-          <ul className="sessions" id="saml-connections">
-            {data.samlConnections.map((c) => (
-              <li key={c.id} data-connection={c.id}>
-                <div>
-                  <strong dir="ltr">{c.idpEntityId}</strong>
-                  <dl className="profile">
-                    <dt>{t("org.saml.domains")}</dt>
-                    <dd dir="ltr">{c.domains}</dd>
-                    <dt>{t("org.saml.metadata")}</dt>
-                    <dd dir="ltr">
-                      <code>{c.metadataUrl}</code>
-                    </dd>
-                    <dt>{t("org.saml.acs")}</dt>
-                    <dd dir="ltr">
-                      <code>{c.acsUrl}</code>
-                    </dd>
-                    <dt>{t("org.saml.signin")}</dt>
-                    <dd dir="ltr">
-                      <code>{c.signinUrl}</code>
-                    </dd>
-                  </dl>
-                  {c.allowIdpInitiated ? <div className="muted">{t("org.saml.idpInitiatedOn")}</div> : null}
-                </div>
-                <IntentForm csrfToken={csrfToken} intent="saml-remove" fields={{ connectionId: c.id }} label={t("org.saml.remove", { entity: c.idpEntityId })} danger />
-              </li>
-            ))}
-          </ul>
-          <Form method="post" reloadDocument id="org-saml-form">
-            <CsrfField token={csrfToken} />
-            <input type="hidden" name="intent" value="saml-add" />
-            <Field id="saml-entity" name="idpEntityId" label={t("org.saml.entityId")} required autoCapitalize="none" spellCheck={false} dir="ltr" />
-            <Field id="saml-sso" name="ssoUrl" type="url" label={t("org.saml.ssoUrl")} required dir="ltr" />
-            <div className="field">
-              <label htmlFor="saml-certificates">{t("org.saml.certificates")}</label>
-              <textarea id="saml-certificates" name="certificates" required rows={6} dir="ltr" spellCheck={false} />
-            </div>
-            <Field id="saml-domains" name="domains" label={t("org.saml.domains")} required autoCapitalize="none" spellCheck={false} dir="ltr" />
-            <Field id="saml-email-attribute" name="emailAttribute" label={t("org.saml.emailAttribute")} autoCapitalize="none" spellCheck={false} dir="ltr" />
-            <Field id="saml-name-attribute" name="nameAttribute" label={t("org.saml.nameAttribute")} autoCapitalize="none" spellCheck={false} dir="ltr" />
-            <div className="field">
-              <label>
-                <input type="checkbox" name="idpInitiated" /> {t("org.saml.idpInitiated")}
-              </label>
-            </div>
-            <button type="submit" className="button">
-              {t("org.saml.add")}
-            </button>
-          </Form>
-        </section>
-      ) : null}
+      {data.samlConnections ? <SamlSection csrfToken={csrfToken} connections={data.samlConnections} /> : null}
 
       {data.oidcConnections ? <OidcConnectionsSection data={data.oidcConnections} csrfToken={csrfToken} /> : null}
       <PolicySection csrfToken={csrfToken} data={data.policy} />
@@ -511,6 +457,11 @@ const EVENT_KEYS: Record<string, MessageKey> = {
   "oidc-connection-removed": "org.event.oidcConnectionRemoved",
   "policy-changed": "org.event.policyChanged",
   "break-glass-used": "org.event.breakGlassUsed",
+  "saml-connection-added": "org.event.samlConnectionAdded",
+  "saml-connection-removed": "org.event.samlConnectionRemoved",
+  "saml-certificate-added": "org.event.samlCertificateAdded",
+  "saml-certificate-removed": "org.event.samlCertificateRemoved",
+  "saml-idp-initiated-changed": "org.event.samlIdpInitiatedChanged",
 };
 
 export function OrganizationAudit({ data }: { data: AuditData }) {

@@ -4,7 +4,7 @@ import { ACCOUNT_SECTION } from "./account-sections";
 import { CsrfField } from "./auth-forms";
 import { useDescribeDevice } from "./device";
 import { LocalTime } from "./local-time";
-import { describeMethod } from "./sign-in-method";
+import { describeMethod, namesMethod } from "./sign-in-method";
 
 type Props = {
   csrfToken: string;
@@ -39,7 +39,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
                 {describeDevice(s.userAgent)} {s.current ? <span className="badge">{t("sessions.thisDevice")}</span> : null}
               </div>
               <div className="muted">
-                {s.method
+                {namesMethod(s.method, s.methodType)
                   ? t.rich("sessions.signedInWith", { method: describeMethod(t, s.methodType, s.method), created: <LocalTime value={s.createdAt} />, lastUsed: <LocalTime value={s.lastUsedAt} /> })
                   : t.rich("sessions.signedIn", { created: <LocalTime value={s.createdAt} />, lastUsed: <LocalTime value={s.lastUsedAt} /> })}
               </div>

@@ -1,6 +1,17 @@
 import type { Translate } from "~/i18n/react";
 
 /**
+ * The kind of a sign-in through an organization's connection (SAML, OpenID Connect): its name is
+ * the organization's ("" when the connection is gone), shown as "<organization> (company sign-in)".
+ */
+export const ORGANIZATION_METHOD_TYPE = "organization";
+
+/** Whether a session or event names a method at all (an organization's, even nameless, does). */
+export function namesMethod(method: string | null, type: string | null): method is string {
+  return Boolean(method) || (method !== null && type === ORGANIZATION_METHOD_TYPE);
+}
+
+/**
  * "Signed in with a password", "Signed in with GitHub" — words a visitor knows, not provider names
  * like "Credentials". `type` is the provider's kind, `name` its name (for OAuth, "GitHub").
  */
@@ -10,6 +21,7 @@ export function describeMethod(t: Translate, type: string | null, name: string):
   if (type === "reset") return t("via.reset");
   if (type === "email") return t("via.email");
   if (type === "webauthn") return t("via.webauthn");
+  if (type === ORGANIZATION_METHOD_TYPE) return name ? t("via.organization", { organization: name }) : t("via.organizationGone");
   return t("via.oauth", { name });
 }
 
@@ -23,5 +35,6 @@ export function methodLabel(t: Translate, type: string | null, name: string): st
   if (type === "reset") return t("method.reset");
   if (type === "email") return t("method.email");
   if (type === "webauthn") return t("method.webauthn");
+  if (type === ORGANIZATION_METHOD_TYPE) return name ? t("method.organization", { organization: name }) : t("method.organizationGone");
   return name;
 }

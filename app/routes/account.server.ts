@@ -24,6 +24,8 @@ import {
 } from "~/auth/core";
 import { emailChangeAvailable } from "~/auth/email";
 import { findProvider, methodLabel } from "~/auth/signin";
+import { isOrganizationSignIn, organizationSignInNames } from "~/auth/organizations/sign-in-names.server";
+import { ORGANIZATION_METHOD_TYPE } from "~/components/sign-in-method";
 import { appsWithAccess, revokeAppAccess } from "~/auth/provider";
 import { changeEmailIntent } from "./account-email-intent.server";
 import { linkedAccountsData, unlinkAccountIntent } from "./account-links.server";
@@ -70,6 +72,9 @@ export async function accountPageData(request: Request) {
     ar.config.provider ? appsWithAccess(session.userId) : Promise.resolve(null),
   ]);
   const methodName = (id: string | null) => methodLabel(ar.config, id);
+  // A sign-in through an organization's connection is named by the organization (ADR 167).
+  const orgNames = await organizationSignInNames([...sessions.map((s) => s.credentialRef), ...events.map((e) => e.credentialRef)]);
+  const orgName = (ref: string | null) => (ref ? (orgNames.get(ref) ?? "") : "");
   // The provider's kind too, so the page can say "Signed in with a password" in the visitor's words.
   const methodType = (id: string | null) => (id ? (findProvider(ar.config, id)?.type ?? "oauth") : null);
   // Past the recent sign-in window the page says so up front, rather than offer forms it would refuse (ADR 058).
@@ -109,8 +114,8 @@ export async function accountPageData(request: Request) {
       id: s.id,
       current: s.current,
       userAgent: s.userAgent,
-      method: methodName(s.method),
-      methodType: s.method ? sessionSignInKind(methodType(s.method)!, s.factors) : null,
+      method: isOrganizationSignIn(s.method) ? orgName(s.credentialRef) : methodName(s.method),
+      methodType: isOrganizationSignIn(s.method) ? ORGANIZATION_METHOD_TYPE : s.method ? sessionSignInKind(methodType(s.method)!, s.factors) : null,
       factors: s.factors,
       createdAt: s.createdAt.toISOString(),
       lastUsedAt: s.lastUsedAt.toISOString(),
@@ -122,8 +127,8 @@ export async function accountPageData(request: Request) {
       at: e.at.toISOString(),
       ip: e.ip,
       userAgent: e.userAgent,
-      method: methodName(e.provider),
-      methodType: e.provider ? sessionSignInKind(methodType(e.provider)!, e.factors) : null,
+      method: isOrganizationSignIn(e.provider) ? orgName(e.credentialRef) : methodName(e.provider),
+      methodType: isOrganizationSignIn(e.provider) ? ORGANIZATION_METHOD_TYPE : e.provider ? sessionSignInKind(methodType(e.provider)!, e.factors) : null,
     })),
     recoveryCodeUsed,
     // The word the deletion form asks for, in this page's language (ADR 086).

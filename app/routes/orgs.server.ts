@@ -19,7 +19,7 @@ import { jsonResponse, wantsJsonRedirect } from "~/auth/core/respond.server";
 import { activeOrganization, makeActive, switchOrganization } from "~/auth/organizations";
 import { AUDIT_CSV_COLUMNS, orgEventPage, orgEventsCsv, orgEventsForDownload, type OrgActor } from "~/auth/organizations/audit.server";
 import { addDomain, listDomains, removeDomain, verifyDomain } from "~/auth/organizations/domains.server";
-import { addConnectionAs, listConnections, removeConnectionAs } from "~/auth/saml";
+import { addCertificatesAs, addConnectionAs, listConnections, removeCertificateAs, removeConnectionAs, setIdpInitiatedAs, type ConnectionRefusal, type IdpMetadataFailure } from "~/auth/saml";
 import { OIDC_INTENTS, oidcConnectionIntent, oidcConnectionsSection } from "./orgs-oidc.server";
 import { acceptInvitation, invitationFor, INVITATION_PATH, inviteMember, listOpenInvitations, resendInvitation, revokeInvitation, type InvitationResult } from "~/auth/organizations/invitations.server";
 import {
@@ -119,11 +119,35 @@ const DOMAIN_REFUSALS = {
   taken: () => refusal(409, "DomainTaken", "org.error.domainTaken"),
 } as const;
 
-const SAML_REFUSALS = {
+const SAML_REFUSALS: Record<ConnectionRefusal, () => Refusal> = {
   forbidden: () => ORG_REFUSALS.forbidden(),
   "not-found": () => ORG_REFUSALS["not-found"](),
   invalid: () => refusal(400, "InvalidInput", "org.error.samlInvalid"),
-} as const;
+  // Each bad metadata has its own sentence; one code for all of them.
+  metadata: () => refusal(400, "InvalidMetadata", "org.error.samlInvalid"),
+  "bad-certificate": () => refusal(400, "InvalidCertificate", "org.error.samlCertificate"),
+  "too-many-certificates": () => refusal(400, "TooManyCertificates", "org.error.samlTooManyCertificates"),
+  "last-certificate": () => refusal(409, "LastCertificate", "org.error.samlLastCertificate"),
+};
+const METADATA_MESSAGES: Record<IdpMetadataFailure, MessageKey> = {
+  "too-large": "org.saml.metadataError.tooLarge",
+  "not-xml": "org.saml.metadataError.notXml",
+  doctype: "org.saml.metadataError.doctype",
+  "not-idp-metadata": "org.saml.metadataError.notIdpMetadata",
+  "several-idps": "org.saml.metadataError.severalIdps",
+  "no-entity-id": "org.saml.metadataError.noEntityId",
+  "no-redirect-sso": "org.saml.metadataError.noRedirectSso",
+  "no-signing-certificate": "org.saml.metadataError.noSigningCertificate",
+  "bad-certificate": "org.saml.metadataError.badCertificate",
+  "fetch-url": "org.saml.metadataError.fetchUrl",
+  "fetch-address": "org.saml.metadataError.fetchAddress",
+  "fetch-failed": "org.saml.metadataError.fetchFailed",
+  "fetch-timeout": "org.saml.metadataError.fetchTimeout",
+};
+function samlRefusal(result: { reason: ConnectionRefusal; failure?: IdpMetadataFailure }): Refusal {
+  if (result.reason === "metadata" && result.failure) return refusal(400, "InvalidMetadata", METADATA_MESSAGES[result.failure]);
+  return SAML_REFUSALS[result.reason]();
+}
 
 /** What an action did: where a form goes next (with its notice) and what a JSON client reads; or a refusal. */
 type Outcome = { ok: true; location: string; json?: Record<string, unknown>; setCookies?: string[] } | { ok: false; refusal: Refusal };
@@ -179,7 +203,7 @@ function csrfHeaders(ar: AuthRequest, setCookies: string[]) {
   return { token: csrf.token, headers: headersWith([...setCookies, csrf.setCookie]) };
 }
 
-const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked", "saml-added", "saml-removed", "oidc-added", "oidc-removed", "policy-saved"] as const;
+const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked", "saml-added", "saml-removed", "oidc-added", "oidc-removed", "policy-saved", "saml-certificate-added", "saml-certificate-removed", "saml-idp-initiated-on", "saml-idp-initiated-off"] as const;
 type Done = (typeof DONE)[number];
 const DONE_KEYS: Record<Done, MessageKey> = {
   created: "org.done.created",
@@ -197,6 +221,10 @@ const DONE_KEYS: Record<Done, MessageKey> = {
   "oidc-added": "org.done.oidcAdded",
   "oidc-removed": "org.done.oidcRemoved",
   "policy-saved": "org.done.policySaved",
+  "saml-certificate-added": "org.done.samlCertificateAdded",
+  "saml-certificate-removed": "org.done.samlCertificateRemoved",
+  "saml-idp-initiated-on": "org.done.samlIdpInitiatedOn",
+  "saml-idp-initiated-off": "org.done.samlIdpInitiatedOff",
   joined: "org.done.joined",
   switched: "org.done.switched",
   left: "org.done.left",
@@ -343,18 +371,59 @@ const OrgIntent = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("domain-remove"), domainId: z.string().regex(ID_PATTERN) }),
   z.object({ intent: z.literal("scim-token-create"), name: z.string() }),
   z.object({ intent: z.literal("scim-token-revoke"), tokenId: z.string().regex(ID_PATTERN) }),
+]);
+
+// The SAML section's intents (docs/features/saml.md): handled by samlOutcome below.
+const SamlIntent = z.discriminatedUnion("intent", [
   z.object({
     intent: z.literal("saml-add"),
-    idpEntityId: z.string(),
-    ssoUrl: z.string(),
-    certificates: z.string(),
+    idpEntityId: z.string().default(""),
+    ssoUrl: z.string().default(""),
+    certificates: z.string().default(""),
+    metadataXml: z.string().optional(),
+    metadataUrl: z.string().optional(),
     domains: z.string(),
     idpInitiated: z.string().optional(),
     emailAttribute: z.string().optional(),
     nameAttribute: z.string().optional(),
   }),
   z.object({ intent: z.literal("saml-remove"), connectionId: z.string().regex(ID_PATTERN) }),
+  z.object({ intent: z.literal("saml-certificate-add"), connectionId: z.string().regex(ID_PATTERN), certificate: z.string() }),
+  z.object({ intent: z.literal("saml-certificate-remove"), connectionId: z.string().regex(ID_PATTERN), fingerprint: z.string().max(200) }),
+  z.object({ intent: z.literal("saml-idp-initiated"), connectionId: z.string().regex(ID_PATTERN), enabled: z.enum(["on", "off", "true", "false"]) }),
 ]);
+
+/** What a SAML intent did, as the page's other intents answer. */
+async function samlOutcome(ctx: MemberContext, input: z.infer<typeof SamlIntent>, done: (what: Done, json?: Record<string, unknown>) => Outcome): Promise<Outcome> {
+  const outcome = (r: { ok: true } | { ok: false; reason: ConnectionRefusal; failure?: IdpMetadataFailure }, what: Done, json: Record<string, unknown> = {}): Outcome =>
+    r.ok ? done(what, json) : { ok: false, refusal: samlRefusal(r) };
+  switch (input.intent) {
+    case "saml-add": {
+      const added = await addConnectionAs(ctx, {
+        idpEntityId: input.idpEntityId,
+        ssoUrl: input.ssoUrl,
+        certificates: input.certificates,
+        metadataXml: input.metadataXml,
+        metadataUrl: input.metadataUrl,
+        domains: input.domains,
+        idpInitiated: input.idpInitiated === "on" || input.idpInitiated === "true",
+        emailAttribute: input.emailAttribute ?? "",
+        nameAttribute: input.nameAttribute ?? "",
+      });
+      return outcome(added, "saml-added", added.ok ? { connection: { id: added.id } } : {});
+    }
+    case "saml-remove":
+      return outcome(await removeConnectionAs(ctx, input.connectionId), "saml-removed");
+    case "saml-certificate-add":
+      return outcome(await addCertificatesAs(ctx, input.connectionId, input.certificate), "saml-certificate-added");
+    case "saml-certificate-remove":
+      return outcome(await removeCertificateAs(ctx, input.connectionId, input.fingerprint), "saml-certificate-removed");
+    case "saml-idp-initiated": {
+      const on = input.enabled === "on" || input.enabled === "true";
+      return outcome(await setIdpInitiatedAs(ctx, input.connectionId, on), on ? "saml-idp-initiated-on" : "saml-idp-initiated-off");
+    }
+  }
+}
 
 export async function orgAction(request: Request, slug: string | undefined) {
   const post = await postOf(request);
@@ -377,6 +446,8 @@ export async function orgAction(request: Request, slug: string | undefined) {
     const oidc = await oidcConnectionIntent(ctx, body);
     return answer(request, body, oidc.ok ? done(oidc.done, oidc.json) : oidc);
   }
+  const saml = SamlIntent.safeParse(body);
+  if (saml.success) return answer(request, body, await samlOutcome(ctx, saml.data, done));
   const parsed = OrgIntent.safeParse(body);
   if (!parsed.success) return answer(request, body, { ok: false, refusal: refusal(400, "BadRequest", "common.unknownRequest") });
   const input = parsed.data;
@@ -431,22 +502,6 @@ export async function orgAction(request: Request, slug: string | undefined) {
     }
     case "scim-token-revoke":
       return answer(request, body, orgOutcome(await revokeScimToken(ctx, input.tokenId), "scim-token-revoked"));
-    case "saml-add": {
-      const added = await addConnectionAs(ctx, {
-        idpEntityId: input.idpEntityId,
-        ssoUrl: input.ssoUrl,
-        certificates: input.certificates,
-        domains: input.domains,
-        idpInitiated: input.idpInitiated === "on" || input.idpInitiated === "true",
-        emailAttribute: input.emailAttribute ?? "",
-        nameAttribute: input.nameAttribute ?? "",
-      });
-      return answer(request, body, added.ok ? done("saml-added", { connection: { id: added.id } }) : { ok: false, refusal: SAML_REFUSALS[added.reason]() });
-    }
-    case "saml-remove": {
-      const removed = await removeConnectionAs(ctx, input.connectionId);
-      return answer(request, body, removed.ok ? done("saml-removed") : { ok: false, refusal: SAML_REFUSALS[removed.reason]() });
-    }
   }
 }
 

@@ -3,7 +3,7 @@
 import { data } from "react-router";
 import { BadRequestError, readBody, refusedBodyResponse } from "~/auth/core/body.server";
 import { authRequest } from "~/auth/core/request.server";
-import { ACS_BODY_LIMIT, connectionFor, consumeAssertion, metadataResponse, startSignIn } from "~/auth/saml";
+import { ACS_BODY_LIMIT, acsRateLimited, connectionFor, consumeAssertion, metadataResponse, startSignIn } from "~/auth/saml";
 import { finishOidcSignIn, oidcConnectionFor, startOidcSignIn } from "~/auth/oidc-connections";
 
 const notFound = () => data("Not found", { status: 404 });
@@ -26,6 +26,8 @@ export async function ssoAcs(request: Request, id: string | undefined): Promise<
   const ar = authRequest(request);
   const connection = await connectionFor(ar, id);
   if (!connection) throw notFound();
+  const limited = await acsRateLimited(ar, connection);
+  if (limited) return limited;
   try {
     const body = await readBody(request, ACS_BODY_LIMIT);
     return await consumeAssertion(ar, connection, body.SAMLResponse, body.RelayState);

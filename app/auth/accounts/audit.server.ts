@@ -78,7 +78,7 @@ export function eventSource(ar: AuthRequest): { ip: string | null; userAgent: st
 }
 
 /** `factors`: what a sign-in proved (its detail's amr-like names), so its method is named truly; else empty. */
-export type RecentEvent = { id: string; type: string; at: Date; ip: string | null; userAgent: string | null; provider: string | null; factors: string[] };
+export type RecentEvent = { id: string; type: string; at: Date; ip: string | null; userAgent: string | null; provider: string | null; factors: string[]; credentialRef: string | null };
 
 /** Who is looking at a user's events: the user themself (their account page, their export), or an operator. */
 export type EventViewer = "owner" | "operator";
@@ -115,7 +115,7 @@ export async function recentEvents(userId: string, take = RECENT_EVENTS, viewer:
   });
   return rows.map((row) => {
     const { detail, ...r } = viewer === "owner" ? ownersView(row) : { ...row, detail: parsedDetail(row.detail) };
-    return { ...r, provider: providerOf(detail), factors: factorsOf(detail) };
+    return { ...r, provider: providerOf(detail), factors: factorsOf(detail), credentialRef: typeof detail?.credentialRef === "string" ? detail.credentialRef : null };
   });
 }
 

@@ -22,6 +22,8 @@ export const LIMIT_NAMES = [
   "ORG_INVITE",
   "OAUTH_REGISTRATION_CLIENT",
   "DEVICE_CODE_CLIENT",
+  "SAML_ACS_CLIENT",
+  "SAML_ACS_CONNECTION",
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -74,6 +76,12 @@ export const DEFAULT_LIMITS: LimitTable = {
   // Codes typed at /device per client (RFC 8628 section 5.1): a person types one or two; a client
   // typing many is guessing someone else's code.
   DEVICE_CODE_CLIENT: { count: 20, seconds: 15 * MINUTE },
+  // SAML responses posted to an assertion consumer (/sso/<id>/acs, ADR 167), counted before any
+  // XML is read: per client address — a company's office behind one NAT signs many people in
+  // around nine o'clock, so generous — and per connection, so that many addresses together cannot
+  // make the signature checks of one connection the server's whole work.
+  SAML_ACS_CLIENT: { count: 300, seconds: 15 * MINUTE },
+  SAML_ACS_CONNECTION: { count: 3000, seconds: 15 * MINUTE },
 };
 
 export const LIMIT_ENV_PREFIX = "AUTH_RATE_LIMIT_";
@@ -138,6 +146,8 @@ export const LIMIT_KIND: Readonly<Record<LimitName, LimitKind>> = {
   ORG_INVITE: "own",
   OAUTH_REGISTRATION_CLIENT: "network",
   DEVICE_CODE_CLIENT: "network",
+  SAML_ACS_CLIENT: "network",
+  SAML_ACS_CONNECTION: "own",
 };
 
 /** Why an attempt was refused: the limit, and how long until its window ends. */

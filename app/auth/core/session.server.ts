@@ -590,6 +590,8 @@ export type DeviceSession = {
   id: string;
   kind: "jwt" | "database";
   method: string | null;
+  /** The way in that started it (opaque here: the method's own reference), for naming it on a page. */
+  credentialRef: string | null;
   /** The factors its sign-in proved (amr-like names, e.g. pwd otp mfa); empty when not recorded. */
   factors: string[];
   createdAt: Date;
@@ -604,7 +606,7 @@ export async function listSessions(userId: string, currentSessionId: string | nu
   const rows = await db().session.findMany({
     where: { userId, expires: { gt: now }, revokedAt: null },
     orderBy: [{ lastUsedAt: "desc" }, { createdAt: "desc" }],
-    select: { id: true, kind: true, method: true, factors: true, createdAt: true, lastUsedAt: true, expires: true, userAgent: true },
+    select: { id: true, kind: true, method: true, credentialRef: true, factors: true, createdAt: true, lastUsedAt: true, expires: true, userAgent: true },
   });
   return rows.map((r) => ({
     ...r,

@@ -215,3 +215,9 @@ export async function oidcConnectionsForDomain(domain: string): Promise<Array<{ 
     .filter((r) => r.domains.split(/\s+/).includes(name))
     .map((r) => ({ id: r.id, organizationId: r.organizationId, organizationName: r.organization.name, signInPath: oidcSignInPath(r.id) }));
 }
+
+/** The organization names of OpenID Connect connection identities, by identity id (the account page's "<organization> (company sign-in)"). */
+export async function oidcIdentityOrganizations(identityIds: string[]): Promise<Map<string, string>> {
+  const rows = await db().oidcIdentity.findMany({ where: { id: { in: identityIds } }, select: { id: true, connection: { select: { organization: { select: { name: true } } } } } });
+  return new Map(rows.map((r) => [r.id, r.connection.organization.name]));
+}

@@ -40,6 +40,9 @@ export const ORG_EVENT_TYPES = [
   "oidc-connection-removed",
   "policy-changed",
   "break-glass-used",
+  "saml-certificate-added",
+  "saml-certificate-removed",
+  "saml-idp-initiated-changed",
 ] as const;
 export type OrgEventType = (typeof ORG_EVENT_TYPES)[number];
 

@@ -12,8 +12,14 @@ export type EnterpriseConnection = { id: string; organizationId: string; organiz
 /** A protocol's connections for a domain the organization verified (lower-case, no trailing dot). */
 export type ConnectionFinder = (domain: string) => Promise<EnterpriseConnection[]>;
 
-/** A protocol: its finder, and the session method its sign-ins record (Session.method). */
-export type ConnectionKind = { method: string; forDomain: ConnectionFinder };
+/** Identity ids of one kind → the name of the organization whose connection each identity belongs to. */
+export type OrganizationNameReader = (identityIds: string[]) => Promise<Map<string, string>>;
+
+/**
+ * A protocol: its finder, the session method its sign-ins record (Session.method; their
+ * credentialRef is "<method>:<identity id>"), and how the account page names such a sign-in.
+ */
+export type ConnectionKind = { method: string; forDomain: ConnectionFinder; organizationNames: OrganizationNameReader };
 
 const kinds = new Map<string, ConnectionKind>();
 
@@ -25,6 +31,11 @@ export function registerConnectionKind(kind: ConnectionKind): void {
 /** Whether a session method is a sign-in through an organization's connection (SAML, OpenID Connect). */
 export function isConnectionMethod(method: string | null | undefined): boolean {
   return Boolean(method && kinds.has(method));
+}
+
+/** The registered kind whose sign-ins record `method`, if any. */
+export function connectionKind(method: string): ConnectionKind | undefined {
+  return kinds.get(method);
 }
 
 /** The session methods of every registered kind. */

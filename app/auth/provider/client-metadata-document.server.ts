@@ -16,10 +16,7 @@
 //
 // The engine (app/auth/provider) calls clientMetadataForEngine(clientId) where it looks a client
 // up; see that function.
-import { lookup as dnsLookup } from "node:dns/promises";
-import http from "node:http";
-import https from "node:https";
-import { BlockList, isIP, type LookupFunction } from "node:net";
+import { fetchPublic, isPublicAddress, PublicFetchError, type PublicFetched, type PublicFetchSeam, type ResolvedAddress, type Resolver } from "../core/public-fetch.server";
 import { z } from "zod";
 import { applicationTypeFor, checkRedirectUri } from "./clients.server";
 
@@ -60,59 +57,9 @@ export class ClientMetadataDocumentError extends Error {
 
 // ---- Addresses ---------------------------------------------------------------------------------
 
-/** IPv4 ranges that are not the public internet (IANA special-purpose registry and multicast). */
-const BLOCKED_V4: ReadonlyArray<[string, number]> = [
-  ["0.0.0.0", 8], // "this network", 0.0.0.0
-  ["10.0.0.0", 8], // private
-  ["100.64.0.0", 10], // shared address space (carrier-grade NAT)
-  ["127.0.0.0", 8], // loopback
-  ["169.254.0.0", 16], // link-local (cloud metadata services live here)
-  ["172.16.0.0", 12], // private
-  ["192.0.0.0", 24], // IETF protocol assignments
-  ["192.0.2.0", 24], // documentation
-  ["192.31.196.0", 24], // AS112
-  ["192.52.193.0", 24], // AMT
-  ["192.88.99.0", 24], // 6to4 relay anycast
-  ["192.168.0.0", 16], // private
-  ["192.175.48.0", 24], // AS112
-  ["198.18.0.0", 15], // benchmarking
-  ["198.51.100.0", 24], // documentation
-  ["203.0.113.0", 24], // documentation
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved, and 255.255.255.255
-];
-
-/** Inside IPv6 global unicast (2000::/3, the only block allowed), the parts that are not public. */
-const BLOCKED_V6_IN_GLOBAL: ReadonlyArray<[string, number]> = [
-  ["2001::", 23], // IETF protocol assignments (Teredo 2001::/32, benchmarking, ORCHID, …)
-  ["2001:db8::", 32], // documentation
-  ["2002::", 16], // 6to4: embeds an IPv4 address that may be private
-  ["2620:4f:8000::", 48], // AS112
-  ["3fff::", 20], // documentation
-];
-
-const blockedV4 = new BlockList();
-for (const [net, prefix] of BLOCKED_V4) blockedV4.addSubnet(net, prefix, "ipv4");
-const globalV6 = new BlockList();
-globalV6.addSubnet("2000::", 3, "ipv6");
-const blockedV6 = new BlockList();
-for (const [net, prefix] of BLOCKED_V6_IN_GLOBAL) blockedV6.addSubnet(net, prefix, "ipv6");
-
-/**
- * True only for a public unicast address. IPv6 outside 2000::/3 (loopback ::1, unspecified ::,
- * IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96, discard 100::/64, unique-local fc00::/7,
- * link-local fe80::/10, multicast ff00::/8, …) is never public.
- */
-export function isPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return !blockedV4.check(address, "ipv4");
-  if (family === 6) {
-    const bare = address.split("%")[0]!; // a zone index (fe80::1%eth0) is link-local anyway
-    if (isIP(bare) !== 6) return false;
-    return globalV6.check(bare, "ipv6") && !blockedV6.check(bare, "ipv6");
-  }
-  return false;
-}
+// The address rule and the guarded fetch are shared with the SAML IdP metadata fetch
+// (core/public-fetch.server.ts); this module keeps its own error type, limits and seam.
+export { isPublicAddress };
 
 // ---- The URL -----------------------------------------------------------------------------------
 
@@ -281,8 +228,7 @@ export function clientMetadataFromDocument(doc: ClientMetadataDocument): EngineC
 
 // ---- Test seam ---------------------------------------------------------------------------------
 
-export type ResolvedAddress = { address: string; family: 4 | 6 };
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+export type { ResolvedAddress, Resolver };
 
 /**
  * What tests may change, and only outside production (setClientMetadataDocumentTestSeam throws
@@ -294,13 +240,7 @@ export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
  * - `timeoutMs`: a shorter deadline than 5 s, so a slow-body test ends soon;
  * - `ca`: the certificate authority trusted instead of the system's (a local https: server's test CA).
  */
-export type ClientMetadataDocumentTestSeam = {
-  resolve?: Resolver;
-  allowHttp?: boolean;
-  connectTo?: (checked: ResolvedAddress) => ResolvedAddress;
-  timeoutMs?: number;
-  ca?: string;
-};
+export type ClientMetadataDocumentTestSeam = PublicFetchSeam;
 
 let seam: ClientMetadataDocumentTestSeam | null = null;
 
@@ -315,31 +255,6 @@ export function setClientMetadataDocumentTestSeam(next: ClientMetadataDocumentTe
 
 // ---- Fetching ----------------------------------------------------------------------------------
 
-const systemResolver: Resolver = async (hostname) => {
-  const answers = await dnsLookup(hostname, { all: true, verbatim: true });
-  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
-};
-
-async function resolveChecked(hostname: string): Promise<ResolvedAddress> {
-  const literal = hostname.startsWith("[") ? hostname.slice(1, -1) : hostname;
-  const family = isIP(literal);
-  let answers: ResolvedAddress[];
-  if (family) {
-    answers = [{ address: literal, family: family as 4 | 6 }];
-  } else {
-    try {
-      answers = await (seam?.resolve ?? systemResolver)(hostname);
-    } catch {
-      throw new ClientMetadataDocumentError("unresolvable", hostname);
-    }
-  }
-  if (answers.length === 0) throw new ClientMetadataDocumentError("unresolvable", hostname);
-  // Every answer must be public: an attacker's name could list a public and a private address.
-  const refused = answers.find((a) => !isPublicAddress(a.address));
-  if (refused) throw new ClientMetadataDocumentError("forbidden_address", refused.address);
-  return answers[0]!;
-}
-
 type Fetched = { json: unknown; cacheSeconds: number };
 
 /** Seconds a document may be kept: its max-age, at most the cap; none for no-store, no-cache or max-age=0; the default without a max-age. */
@@ -353,83 +268,26 @@ export function cacheSecondsFrom(cacheControl: string | null): number {
 }
 
 async function fetchDocument(clientId: string): Promise<Fetched> {
-  const url = new URL(clientId);
-  const secure = url.protocol === "https:";
-  if (!secure && !(seam?.allowHttp && url.protocol === "http:")) throw new ClientMetadataDocumentError("invalid_url");
-
-  const timeoutMs = seam?.timeoutMs ?? CLIENT_METADATA_DOCUMENT_TIMEOUT_MS;
-  const deadline = AbortSignal.timeout(timeoutMs);
-  const checked = await Promise.race([
-    resolveChecked(url.hostname),
-    new Promise<never>((_, reject) => deadline.addEventListener("abort", () => reject(new ClientMetadataDocumentError("timeout")), { once: true })),
-  ]);
-  const target = seam?.connectTo ? seam.connectTo(checked) : checked;
-  // The connection goes to the checked address only: this lookup answers the socket's own
-  // resolution (TLS still verifies the certificate for url.hostname, which is also the SNI name).
-  const lookup: LookupFunction = (_host, options, callback) => {
-    if (options.all) (callback as (e: null, a: ResolvedAddress[]) => void)(null, [target]);
-    else callback(null, target.address, target.family);
-  };
-
-  return await new Promise<Fetched>((resolve, reject) => {
-    deadline.addEventListener("abort", () => reject(new ClientMetadataDocumentError("timeout")), { once: true });
-    const request = (secure ? https : http).request(
-      {
-        protocol: url.protocol,
-        host: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
-        port: url.port || (secure ? 443 : 80),
-        path: `${url.pathname}${url.search}`,
-        method: "GET",
-        headers: { Accept: "application/json", Host: url.host, "User-Agent": "Vestibule (client metadata document fetcher)" },
-        servername: isIP(url.hostname) ? undefined : url.hostname,
-        ...(secure && seam?.ca ? { ca: seam.ca } : {}),
-        lookup,
-        agent: false,
-        signal: deadline,
-      },
-      (response) => {
-        const status = response.statusCode ?? 0;
-        if (status >= 300 && status < 400) {
-          response.destroy();
-          return reject(new ClientMetadataDocumentError("redirect", String(status)));
-        }
-        if (status !== 200) {
-          response.destroy();
-          return reject(new ClientMetadataDocumentError("bad_status", String(status)));
-        }
-        const declared = Number(response.headers["content-length"]);
-        if (Number.isFinite(declared) && declared > CLIENT_METADATA_DOCUMENT_MAX_BYTES) {
-          response.destroy();
-          return reject(new ClientMetadataDocumentError("too_large"));
-        }
-        const chunks: Buffer[] = [];
-        let length = 0;
-        response.on("data", (chunk: Buffer) => {
-          length += chunk.length;
-          if (length > CLIENT_METADATA_DOCUMENT_MAX_BYTES) {
-            response.destroy();
-            reject(new ClientMetadataDocumentError("too_large"));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        response.on("error", () => reject(deadline.aborted ? new ClientMetadataDocumentError("timeout") : new ClientMetadataDocumentError("network")));
-        response.on("end", () => {
-          let json: unknown;
-          try {
-            json = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-          } catch {
-            return reject(new ClientMetadataDocumentError("not_json"));
-          }
-          resolve({ json, cacheSeconds: cacheSecondsFrom(response.headers["cache-control"] ?? null) });
-        });
-      },
-    );
-    request.on("error", (error) =>
-      reject(deadline.aborted ? new ClientMetadataDocumentError("timeout") : new ClientMetadataDocumentError("network", error.message)),
-    );
-    request.end();
-  });
+  let fetched: PublicFetched;
+  try {
+    fetched = await fetchPublic(clientId, {
+      maxBytes: CLIENT_METADATA_DOCUMENT_MAX_BYTES,
+      timeoutMs: CLIENT_METADATA_DOCUMENT_TIMEOUT_MS,
+      accept: "application/json",
+      userAgent: "Vestibule (client metadata document fetcher)",
+      seam,
+    });
+  } catch (error) {
+    if (error instanceof PublicFetchError) throw new ClientMetadataDocumentError(error.reason, error.message.includes(": ") ? error.message.slice(error.message.indexOf(": ") + 2) : undefined);
+    throw error;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(fetched.body.toString("utf8"));
+  } catch {
+    throw new ClientMetadataDocumentError("not_json");
+  }
+  return { json, cacheSeconds: cacheSecondsFrom(fetched.cacheControl) };
 }
 
 // ---- Cache -------------------------------------------------------------------------------------

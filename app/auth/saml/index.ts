@@ -1,4 +1,18 @@
 // SAML 2.0 connections of organizations (docs/features/saml.md): the routes' entry points.
-export { ACS_BODY_LIMIT, connectionFor, consumeAssertion, metadataResponse, startSignIn } from "./sp.server";
+export { ACS_BODY_LIMIT, acsRateLimited, connectionFor, consumeAssertion, metadataResponse, startSignIn } from "./sp.server";
 export { ACS_PATH_PATTERN, acsPath, metadataPath, startPath } from "./paths";
-export { addConnection, addConnectionAs, listConnections, removeConnection, removeConnectionAs } from "./connections.server";
+export {
+  addCertificates,
+  addCertificatesAs,
+  addConnection,
+  addConnectionAs,
+  idpSettingsFrom,
+  listConnections,
+  removeCertificate,
+  removeCertificateAs,
+  removeConnection,
+  removeConnectionAs,
+  setIdpInitiatedAs,
+  type ConnectionRefusal,
+} from "./connections.server";
+export { IDP_METADATA_MAX_BYTES, setIdpMetadataFetchTestSeam, type IdpMetadataFailure } from "./idp-metadata.server";

@@ -17,3 +17,5 @@ export const ACS_PATH_PATTERN = /^\/sso\/[^/]+\/acs\/?$/;
 /** The session's method (Session.method) of every SAML sign-in, and how pages name it. */
 export const SAML_METHOD = "saml";
 export const SAML_METHOD_LABEL = "SAML";
+/** A SAML session's credentialRef: this prefix and the SamlIdentity id (ADR 155). */
+export const SAML_CREDENTIAL_PREFIX = "saml:";

@@ -3,6 +3,7 @@
 // its sessions' credentialRef `saml:<identityId>` (requireSso reads that prefix).
 import { provisionPerson as provision, type AssertedPerson, type IdentityStore, type Provisioned } from "../organizations/enterprise-provision.server";
 import type { SamlConnectionRow } from "./connections.server";
+import { SAML_CREDENTIAL_PREFIX } from "./paths";
 
 export type { AssertedPerson, Provisioned, ProvisionRefusal } from "../organizations/enterprise-provision.server";
 
@@ -10,7 +11,7 @@ const samlIdentities: IdentityStore = {
   via: "saml",
   find: (client, connectionId, subject) => client.samlIdentity.findUnique({ where: { connectionId_subject: { connectionId, subject } }, select: { id: true, userId: true } }),
   create: (client, data) => client.samlIdentity.create({ data, select: { id: true } }),
-  credentialRef: (identityId) => `saml:${identityId}`,
+  credentialRef: (identityId) => `${SAML_CREDENTIAL_PREFIX}${identityId}`,
 };
 
 export function provisionPerson(connection: SamlConnectionRow, person: AssertedPerson, startedBy: string | null): Promise<Provisioned> {

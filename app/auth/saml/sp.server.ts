@@ -10,7 +10,9 @@ import { SAML, ValidateInResponseTo, type Profile } from "@node-saml/node-saml";
 import { validateCallbackUrl } from "../core/callback-url.server";
 import { AuthError } from "../core/errors";
 import { log } from "../core/log.server";
-import type { AuthRequest } from "../core/request.server";
+import { eventSource, recordEvent } from "../accounts/audit.server";
+import { clientSubject, countHit } from "../core/limits.server";
+import { clientAddress, type AuthRequest } from "../core/request.server";
 import { redirectResponse } from "../core/respond.server";
 import { getSession } from "../core/session.server";
 import { completeSignIn, failureResponse } from "../signin/flow.server";
@@ -18,7 +20,8 @@ import { findConnection, type SamlConnectionRow } from "./connections.server";
 import { acsPath, metadataPath, SAML_METHOD } from "./paths";
 import { provisionPerson } from "./provision.server";
 import { findRequest, recordRequest, requestCache, SAML_REQUEST_MAX_AGE_MS, useAssertionOnce } from "./store.server";
-import { guardResponse, SAML_RESPONSE_MAX_BYTES } from "./xml-guard.server";
+import { spKeysOf, type SpKeyPair } from "./sp-keys.server";
+import { decryptAssertion, guardAssertion, guardResponse, SAML_RESPONSE_MAX_BYTES } from "./xml-guard.server";
 
 /** Clock skew accepted on every time of an assertion. */
 export const SAML_CLOCK_SKEW_MS = 60_000;
@@ -31,8 +34,11 @@ const SAML_NS = "urn:oasis:names:tc:SAML:2.0:assertion";
 export const spEntityId = (origin: string, connectionId: string) => `${origin}${metadataPath(connectionId)}`;
 export const acsUrl = (origin: string, connectionId: string) => `${origin}${acsPath(connectionId)}`;
 
-function samlFor(connection: SamlConnectionRow, origin: string, solicited: boolean): SAML {
+function samlFor(connection: SamlConnectionRow, origin: string, solicited: boolean, keys: SpKeyPair | null = null): SAML {
   return new SAML({
+    // Encrypted assertions (ADR 168): node-saml decrypts with the connection's own key, then
+    // verifies the decrypted assertion's signature as for a plain one (wantAssertionsSigned).
+    ...(keys ? { decryptionPvk: keys.privateKey } : {}),
     issuer: spEntityId(origin, connection.id),
     audience: spEntityId(origin, connection.id),
     callbackUrl: acsUrl(origin, connection.id),
@@ -63,9 +69,18 @@ export async function connectionFor(ar: AuthRequest, id: string | undefined): Pr
   return findConnection(id);
 }
 
-/** GET /sso/<id>/metadata: the service provider's metadata XML. */
-export function metadataResponse(ar: AuthRequest, connection: SamlConnectionRow): Response {
-  const xml = samlFor(connection, ar.origin, true).generateServiceProviderMetadata(null, null);
+/** The connection's encryption key pair (made now for a connection older than ADR 168). */
+function keysOf(ar: AuthRequest, connection: SamlConnectionRow): Promise<SpKeyPair | null> {
+  return spKeysOf(connection.id, ar.config.secrets);
+}
+
+/**
+ * GET /sso/<id>/metadata: the service provider's metadata XML, with its encryption certificate
+ * (KeyDescriptor use="encryption") for IdPs that encrypt assertions.
+ */
+export async function metadataResponse(ar: AuthRequest, connection: SamlConnectionRow): Promise<Response> {
+  const keys = await keysOf(ar, connection);
+  const xml = samlFor(connection, ar.origin, true, keys).generateServiceProviderMetadata(keys?.certificate ?? null, null);
   return new Response(xml, { headers: { "Content-Type": "application/samlmetadata+xml; charset=utf-8", "Cache-Control": "no-store" } });
 }
 
@@ -119,6 +134,20 @@ function attribute(profile: Profile, name: string | undefined): string | null {
 class Refused extends Error {}
 
 /**
+ * The assertion consumer's limits (ADR 167), before the body is read: the client address's budget
+ * first (a client over it stops charging the connection's), then the connection's. Over either,
+ * the sign-in page's limit message (a RateLimited redirect with Retry-After).
+ */
+export async function acsRateLimited(ar: AuthRequest, connection: SamlConnectionRow): Promise<Response | null> {
+  const refused =
+    (await countHit(ar.config.rateLimits, "SAML_ACS_CLIENT", clientSubject(clientAddress(ar)))) ??
+    (await countHit(ar.config.rateLimits, "SAML_ACS_CONNECTION", `saml-acs:${connection.id}`));
+  if (!refused) return null;
+  await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: refused.limit } });
+  return failureResponse(ar, new AuthError("RateLimited", { log: `SAML ACS limit ${refused.limit}`, retryAfterSeconds: refused.retryAfterSeconds, limit: refused.limit }), false);
+}
+
+/**
  * POST /sso/<id>/acs: the IdP's answer. No cookie is needed (the browser's cross-site POST
  * carries no SameSite=Lax cookie): the stored request the response answers binds it.
  */
@@ -127,13 +156,18 @@ export async function consumeAssertion(ar: AuthRequest, connection: SamlConnecti
     if (typeof samlResponse !== "string" || samlResponse.length > Math.ceil((SAML_RESPONSE_MAX_BYTES * 4) / 3) + 4) throw new Refused("missing or too large SAMLResponse");
     const xml = Buffer.from(samlResponse, "base64").toString("utf8");
     const shape = guardResponse(xml);
+    const keys = shape.encrypted ? await keysOf(ar, connection) : null;
+    if (shape.encrypted && !keys) throw new Refused("encrypted assertion, and no key of this connection opens it");
+    // The second wall inside the encryption too: the decrypted assertion gets the same shape
+    // checks as a plain one (comments, processing instructions, duplicate ids, the signature's form).
+    if (shape.encrypted) guardAssertion(await decryptAssertion(xml, keys!.privateKey));
     const acs = acsUrl(ar.origin, connection.id);
     if (shape.destination !== acs) throw new Refused("wrong destination");
     const stored = shape.inResponseTo ? await findRequest(shape.inResponseTo, connection.id) : null;
     if (shape.inResponseTo && !stored) throw new Refused("InResponseTo names no waiting request of this connection");
     if (!shape.inResponseTo && !connection.allowIdpInitiated) throw new Refused("unsolicited response; IdP-initiated sign-in is off");
 
-    const { profile } = await samlFor(connection, ar.origin, stored !== null).validatePostResponseAsync({ SAMLResponse: samlResponse });
+    const { profile } = await samlFor(connection, ar.origin, stored !== null, keys).validatePostResponseAsync({ SAMLResponse: samlResponse });
     if (!profile) throw new Refused("no profile");
     if (profile.issuer !== connection.idpEntityId) throw new Refused("wrong issuer");
     const facts = signedFacts(profile);

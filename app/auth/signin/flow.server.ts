@@ -106,7 +106,9 @@ export async function startSession(ctx: FinishContext, providerId: string, resul
   await recordEvent("signin", {
     userId: result.user.id,
     ...eventSource(ar),
-    detail: { provider: providerId, isNewUser: result.isNewUser, strategy: ar.config.sessionStrategy, factors },
+    // The credentialRef too (opaque here), so the activity list can name a sign-in through an
+    // organization's connection by its organization.
+    detail: { provider: providerId, isNewUser: result.isNewUser, strategy: ar.config.sessionStrategy, factors, ...(result.credentialRef ? { credentialRef: result.credentialRef } : {}) },
   });
   // A browser that never signed in to this account (no device cookie naming it): the owner is told,
   // coalesced per account and hour (ADR 109). Not for the sign-in that

@@ -10,8 +10,8 @@ import { passkeysMethod } from "../passkeys/strategy.server";
 import type { BeforeUnlinkHook, Provider, SignInMethod, SignOutHook } from "./provider";
 import { SAML_METHOD, SAML_METHOD_LABEL } from "../saml/paths";
 import { OIDC_CONNECTION_METHOD, OIDC_CONNECTION_METHOD_LABEL } from "../oidc-connections/paths";
-import { samlConnectionsForDomain } from "../saml/connections.server";
-import { oidcConnectionsForDomain } from "../oidc-connections/connections.server";
+import { samlConnectionsForDomain, samlIdentityOrganizations } from "../saml/connections.server";
+import { oidcConnectionsForDomain, oidcIdentityOrganizations } from "../oidc-connections/connections.server";
 import { enterpriseConnectionsForDomain, registerConnectionKind, type EnterpriseConnection } from "../organizations/connections.server";
 import { organizationRequiresMfa, organizationSessionLimits, signInVerdict } from "../organizations/policy.server";
 import { registerMfaRequirement } from "../accounts/second-factor-gate.server";
@@ -22,8 +22,8 @@ const METHODS: readonly SignInMethod[] = [oauthMethod, emailMethod, credentialsM
 
 // The enterprise connection kinds (ADR 152): the address step's finders and the session methods the
 // organization policy counts as its own sign-in (ADR 165). The one place a protocol is added:
-registerConnectionKind({ method: SAML_METHOD, forDomain: samlConnectionsForDomain });
-registerConnectionKind({ method: OIDC_CONNECTION_METHOD, forDomain: oidcConnectionsForDomain });
+registerConnectionKind({ method: SAML_METHOD, forDomain: samlConnectionsForDomain, organizationNames: samlIdentityOrganizations });
+registerConnectionKind({ method: OIDC_CONNECTION_METHOD, forDomain: oidcConnectionsForDomain, organizationNames: oidcIdentityOrganizations });
 
 // The organization policy (ADR 165, 166), wired where the flow, the second-factor gate and the
 // session read it: none of them imports organizations.

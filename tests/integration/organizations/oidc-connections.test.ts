@@ -142,8 +142,11 @@ describe(`OpenID Connect connections on ${dbLabel}`, () => {
     // The account page names the method.
     const jar = new CookieJar().apply(res);
     const page = await callRoute(account.loader, get("/account", { jar }));
-    const { sessions } = (await page.json()) as { sessions: { method: string | null }[] };
-    expect(sessions.map((s) => s.method)).toEqual(["OpenID Connect"]);
+    const { sessions } = (await page.json()) as { sessions: { method: string | null; methodType: string | null }[] };
+    // By its organization, as a SAML sign-in is ("<organization> (company sign-in)"), never the protocol.
+    expect(sessions).toEqual([expect.objectContaining({ method: "ACME", methodType: "organization" })]);
+    const html = await (await send(get("/account", { jar, headers: { Accept: "text/html" } }))).text();
+    expect(html).toContain("Signed in through ACME (company sign-in)");
 
     const again = await signInAs(CONN_A, ADA);
     signedIn(again);

@@ -87,3 +87,62 @@ export function resign(xml: string, options: { key?: string; cert?: string; sha1
 }
 
 export const b64 = (xml: string) => Buffer.from(xml, "utf8").toString("base64");
+
+/** samlify's view of our SP read from our own metadata (its encryption certificate included). */
+export function spFromMetadata(metadataXml: string) {
+  return samlify.ServiceProvider({ metadata: metadataXml, wantAssertionsSigned: true });
+}
+
+/** An IdP that encrypts its assertions to the SP's encryption certificate (samlify's own way). */
+export function encryptingIdp(entityID: string) {
+  return samlify.IdentityProvider({
+    entityID,
+    privateKey: IDP_KEY,
+    signingCert: IDP_CERT,
+    isAssertionEncrypted: true,
+    singleSignOnService: [{ Binding: samlify.Constants.namespace.binding.redirect, Location: `${entityID}/sso` }],
+    nameIDFormat: ["urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"],
+  });
+}
+
+const AES256_CBC = "http://www.w3.org/2001/04/xmlenc#aes256-cbc";
+const RSA_OAEP = "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p";
+const RSA_1_5 = "http://www.w3.org/2001/04/xmlenc#rsa-1_5";
+
+/**
+ * The response's assertion (as it is: signed or not) replaced by an EncryptedAssertion to `cert`,
+ * with xml-encryption (what samlify and node-saml use); RSA PKCS#1 v1.5 key transport when asked.
+ */
+export async function encryptAssertion(xml: string, cert: string, options: { rsa15?: boolean } = {}): Promise<string> {
+  const xmlenc = (await import("xml-encryption")).default as unknown as {
+    encrypt: (content: string, options: Record<string, unknown>, callback: (error: Error | null, result: string) => void) => void;
+  };
+  const assertion = xml.match(/<saml:Assertion[\s\S]*<\/saml:Assertion>/)![0];
+  // The assertion alone must declare the namespaces it uses (they were on the Response).
+  const startTag = assertion.slice(0, assertion.indexOf(">"));
+  const declarations = [
+    ["saml", "urn:oasis:names:tc:SAML:2.0:assertion"],
+    ["xs", "http://www.w3.org/2001/XMLSchema"],
+    ["xsi", "http://www.w3.org/2001/XMLSchema-instance"],
+  ]
+    .filter(([prefix]) => !startTag.includes(`xmlns:${prefix}=`))
+    .map(([prefix, uri]) => `xmlns:${prefix}="${uri}" `)
+    .join("");
+  const standalone = assertion.replace("<saml:Assertion ", `<saml:Assertion ${declarations}`);
+  const { X509Certificate } = await import("node:crypto");
+  const encrypted = await new Promise<string>((resolve, reject) =>
+    xmlenc.encrypt(
+      standalone,
+      {
+        rsa_pub: new X509Certificate(cert).publicKey.export({ type: "spki", format: "pem" }),
+        pem: cert,
+        encryptionAlgorithm: AES256_CBC,
+        keyEncryptionAlgorithm: options.rsa15 ? RSA_1_5 : RSA_OAEP,
+        disallowEncryptionWithInsecureAlgorithm: false,
+        warnInsecureAlgorithm: false,
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    ),
+  );
+  return xml.replace(assertion, `<saml:EncryptedAssertion>${encrypted}</saml:EncryptedAssertion>`);
+}

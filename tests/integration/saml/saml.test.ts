@@ -105,13 +105,13 @@ describe(`SAML connections on ${dbLabel}`, () => {
     expect(await testDb().samlIdentity.findFirst({ where: { connectionId: connA, subject: "ada@acme.test" } })).toMatchObject({ userId: user.id });
     const session = await testDb().session.findFirstOrThrow({ where: { userId: user.id } });
     expect(session.method).toBe("saml");
-    // The session works, and the account page names its method "SAML".
+    // The session works, and the account page names its method by the organization (ADR 167).
     const jar = new CookieJar();
     jar.apply(res);
     const page = await callRoute(account.loader, get("/account", { jar }));
     expect(page.status).toBe(200);
-    const { sessions } = (await page.json()) as { sessions: { method: string | null }[] };
-    expect(sessions.map((s) => s.method)).toEqual(["SAML"]);
+    const { sessions } = (await page.json()) as { sessions: { method: string | null; methodType: string | null }[] };
+    expect(sessions.map((s) => [s.method, s.methodType])).toEqual([["ACME", "organization"]]);
     // The request is used up: the same request id cannot be answered twice.
     expect(await testDb().samlRequest.count()).toBe(0);
   });
@@ -265,7 +265,7 @@ describe(`npm run saml:connection on ${dbLabel}`, () => {
   it("adds a connection for a verified domain, refuses an unverified one, and removes it", async () => {
     const cert = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../fixtures/saml/idp-cert.pem");
     const added = await runInProcess("scripts/saml-connection.ts", ["--org", "acme", "--entity-id", "https://idp2.acme.test", "--sso-url", "https://idp2.acme.test/sso", "--cert", cert, "--domains", "acme.test"]);
-    expect(added.code).toBe(0);
+    expect(added).toMatchObject({ code: 0 });
     const id = /added SAML connection (\S+)/.exec(added.stdout)![1]!;
     expect(await testDb().samlConnection.findUniqueOrThrow({ where: { id } })).toMatchObject({ allowIdpInitiated: false, domains: "acme.test" });
     const foreign = await runInProcess("scripts/saml-connection.ts", ["--org", "acme", "--entity-id", "x", "--sso-url", "https://x.test/sso", "--cert", cert, "--domains", "beta.test"]);

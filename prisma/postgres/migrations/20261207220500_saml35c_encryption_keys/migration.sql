@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "SamlConnection" ADD COLUMN     "decryptionKey" TEXT,
+ADD COLUMN     "encryptionCert" TEXT;
