@@ -183,6 +183,23 @@ export async function clearConsecutiveFailures(limits: LimitTable, address: stri
   await limiter("CREDENTIALS_CONSECUTIVE", limits.CREDENTIALS_CONSECUTIVE).delete(consecutiveSubject(address));
 }
 
+/**
+ * A password reset proved the mailbox (ADR 159): the wrong passwords counted against the account
+ * end with the old password. Cleared: the account's own count, this client's and this browser's
+ * counts for it, and the consecutive-failure count. Left: the client's count over every address
+ * (it is about the network, not this account) and other clients' counts for this address.
+ */
+export async function clearPasswordFailures(limits: LimitTable, attempt: CredentialsAttempt): Promise<void> {
+  const { address, client, deviceId } = attempt;
+  const counters: Counter[] = [
+    { name: "CREDENTIALS_ACCOUNT_CLIENT", subject: subjectKey(address, clientSubject(client)) },
+    { name: "CREDENTIALS_ACCOUNT", subject: subjectKey(address) },
+    ...(deviceId !== null ? [{ name: "CREDENTIALS_DEVICE" as const, subject: subjectKey(deviceId, address) }] : []),
+  ];
+  await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).delete(c.subject)));
+  await clearConsecutiveFailures(limits, address);
+}
+
 export function isLimitRefusal(value: LimitRefusal | CredentialsReservation): value is LimitRefusal {
   return "limit" in value;
 }
