@@ -204,6 +204,7 @@ export const de: Catalogue = {
   "password.tooShort": "Verwenden Sie mindestens {min} Zeichen.",
   "password.tooLong": "Verwenden Sie höchstens {max} Zeichen.",
   "password.tooCommon": "Dieses Passwort ist zu verbreitet und leicht zu erraten. Wählen Sie ein anderes, zum Beispiel einige Wörter ohne Zusammenhang.",
+  "password.commonWord": "Dieses Passwort ist ein häufiges Wort mit angehängten Ziffern, einer Jahreszahl oder Zeichen (etwa „passwort2024!“ oder „p@ssw0rt“) und leicht zu erraten. Wählen Sie ein anderes, zum Beispiel einige Wörter ohne Zusammenhang.",
   "password.simplePattern": "Dieses Passwort ist ein einfaches Muster – ein wiederholtes Zeichen, eine Folge wie „abcdef“ oder „123456“ oder eine Tastenreihe – und leicht zu erraten. Wählen Sie ein anderes, etwa einige Wörter ohne Zusammenhang.",
   "password.yourAddress": "Verwenden Sie nicht Ihre E-Mail-Adresse (oder deren Teil vor dem @) als Passwort.",
   "password.breached": "Dieses Passwort ist bei einem Datenleck aufgetaucht, daher probieren Angreifer es aus. Wählen Sie ein anderes.",

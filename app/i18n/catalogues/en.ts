@@ -210,6 +210,7 @@ export const en = {
   "password.tooShort": "Use at least {min} characters.",
   "password.tooLong": "Use at most {max} characters.",
   "password.tooCommon": "This password is too common and easy to guess. Choose another one, such as a few unrelated words.",
+  "password.commonWord": "This password is a common word with digits, a year or symbols added (such as “password2024!” or “p@ssw0rd”), and is easy to guess. Choose another one, such as a few unrelated words.",
   "password.simplePattern": "This password is a simple pattern — one character repeated, a sequence such as “abcdef” or “123456”, or a row of keys — and is easy to guess. Choose another one, such as a few unrelated words.",
   "password.yourAddress": "Do not use your e-mail address (or its part before the @) as your password.",
   "password.breached": "This password has appeared in a data breach, so attackers try it. Choose another one.",

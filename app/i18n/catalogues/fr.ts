@@ -204,6 +204,7 @@ export const fr: Catalogue = {
   "password.tooShort": "Utilisez au moins {min} caractères.",
   "password.tooLong": "Utilisez au plus {max} caractères.",
   "password.tooCommon": "Ce mot de passe est trop courant et facile à deviner. Choisissez-en un autre, par exemple quelques mots sans rapport entre eux.",
+  "password.commonWord": "Ce mot de passe est un mot courant auquel on a ajouté des chiffres, une année ou des symboles (comme « motdepasse2024! » ou « p@ssw0rd ») ; il est facile à deviner. Choisissez-en un autre, par exemple quelques mots sans rapport entre eux.",
   "password.simplePattern": "Ce mot de passe est un motif simple — un caractère répété, une suite comme « abcdef » ou « 123456 », ou une rangée de touches — et il est facile à deviner. Choisissez-en un autre, par exemple quelques mots sans rapport entre eux.",
   "password.yourAddress": "N’utilisez pas votre adresse e-mail (ni sa partie avant le @) comme mot de passe.",
   "password.breached": "Ce mot de passe figure dans une fuite de données : les attaquants l’essaient. Choisissez-en un autre.",
