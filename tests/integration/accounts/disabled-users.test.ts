@@ -40,12 +40,14 @@ async function seen(res: Response) {
   return { status: res.status, location: res.headers.get("Location"), body, session };
 }
 
+/** Each attempt from its own client address: a refusal near the pause says how many tries are left (ADR 160), which would tell two attempts apart by their order alone. */
+let clients = 0;
 async function passwordSignIn(email: string, password: string, { json = false } = {}) {
   const jar = new CookieJar();
   const csrfToken = await fetchCsrf(jar);
   const res = await callRoute(
     callbackRoute.action,
-    post("/auth/callback/credentials", { csrfToken, email, password, ...(json ? { json: "true" } : {}) }, { jar }),
+    post("/auth/callback/credentials", { csrfToken, email, password, ...(json ? { json: "true" } : {}) }, { jar, headers: { "X-Vestibule-Remote-Addr": `192.0.2.${++clients % 250}` } }),
     { provider: "credentials" },
   );
   return seen(res);
