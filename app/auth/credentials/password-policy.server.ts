@@ -105,8 +105,6 @@ export function checkPasswordLocally(password: string, owner: PasswordOwner, con
   if (commonPasswords().has(lower)) return refused("tooCommon", min);
   const listed = (unit: string) => commonPasswords().has(unit);
   if (isSimplePattern(normalized, listed)) return refused("simplePattern", min);
-  const decorated = decoratedWeakness(normalized, listed);
-  if (decorated) return refused(decorated, min);
   if (owner.email) {
     const address = owner.email.toLowerCase();
     const local = address.slice(0, address.lastIndexOf("@"));
@@ -114,6 +112,9 @@ export function checkPasswordLocally(password: string, owner: PasswordOwner, con
   }
   if (config.passwordContextWords.some((word) => lower.includes(word))) return refused("contextWord", min);
   if (nameWords(owner.name).some((word) => lower.includes(word))) return refused("yourName", min);
+  // After the owner's own words: "lovelace#42" for Ada Lovelace is her name, said as such.
+  const decorated = decoratedWeakness(normalized, listed);
+  if (decorated) return refused(decorated, min);
   return { ok: true, password: normalized };
 }
 
