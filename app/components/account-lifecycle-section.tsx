@@ -1,5 +1,5 @@
 import { Form, useNavigation } from "react-router";
-import { ACCOUNT_SECTION } from "./account-sections";
+import { ACCOUNT_SECTION, ACCOUNT_FORM_ACTION } from "./account-sections";
 import { useT } from "~/i18n/react";
 import { CsrfField, Field } from "./auth-forms";
 
@@ -16,7 +16,7 @@ export function AccountLifecycleSection({ csrfToken, deleteWord, confirmError }:
         <h2 id="export-heading">{t("lifecycle.exportHeading")}</h2>
         <p className="muted">{t("lifecycle.exportIntro")}</p>
         {/* A document form, never a fetch: the answer is a file the browser saves. */}
-        <form method="post" action="/account" id="account-export-form">
+        <form method="post" action={ACCOUNT_FORM_ACTION} id="account-export-form">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="account-export" />
           <button type="submit" className="button inline">
@@ -28,7 +28,7 @@ export function AccountLifecycleSection({ csrfToken, deleteWord, confirmError }:
       <section className="card" aria-labelledby="delete-heading" id={ACCOUNT_SECTION.deleteAccount}>
         <h2 id="delete-heading">{t("lifecycle.deleteHeading")}</h2>
         <p>{t("lifecycle.deleteIntro")}</p>
-        <Form method="post" id="account-delete-form">
+        <Form method="post" action={ACCOUNT_FORM_ACTION} id="account-delete-form">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="account-delete" />
           <DeleteWordField id="account-delete-confirm" word={deleteWord} error={confirmError} />

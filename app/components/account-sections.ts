@@ -17,6 +17,13 @@ export const ACCOUNT_SECTION = {
 
 export type AccountSection = (typeof ACCOUNT_SECTION)[keyof typeof ACCOUNT_SECTION];
 
+/**
+ * Where every form of /account posts: the path alone. A form without an action posts to the URL
+ * it is on, query included, so the `?updated=` notice of an earlier change would show again beside
+ * the answer to this one; with the path alone a notice shows once, for the change that caused it.
+ */
+export const ACCOUNT_FORM_ACTION = "/account";
+
 /** `/account?<query>#<section>`: where a change reported inside `section` lands. */
 export function accountAt(section: AccountSection, query: Record<string, string> = {}): string {
   const search = new URLSearchParams(query).toString();

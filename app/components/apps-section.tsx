@@ -1,4 +1,5 @@
 import { Form } from "react-router";
+import { ACCOUNT_FORM_ACTION } from "./account-sections";
 import { useT } from "~/i18n/react";
 import type { AppWithAccess } from "~/auth/provider";
 import { CsrfField } from "./auth-forms";
@@ -29,7 +30,7 @@ export function AppsSection({ csrfToken, apps }: { csrfToken: string; apps: AppW
                 </div>
                 {app.scopes.length ? <div className="muted">{t("apps.scopes", { scopes: app.scopes.join(", ") })}</div> : null}
               </div>
-              <Form method="post">
+              <Form method="post" action={ACCOUNT_FORM_ACTION}>
                 <CsrfField token={csrfToken} />
                 <input type="hidden" name="intent" value="revoke-app" />
                 <input type="hidden" name="clientId" value={app.clientId} />

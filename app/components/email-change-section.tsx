@@ -1,5 +1,5 @@
 import { Form, useNavigation } from "react-router";
-import { ACCOUNT_SECTION } from "./account-sections";
+import { ACCOUNT_SECTION, ACCOUNT_FORM_ACTION } from "./account-sections";
 import { MAX_EMAIL_ADDRESS_LENGTH } from "~/auth/core/email-address";
 import { CsrfField, Field } from "./auth-forms";
 import { useT } from "~/i18n/react";
@@ -38,7 +38,7 @@ export function EmailChangeSection({
       {!available ? (
         <p className="muted">{t("emailChange.unavailable")}</p>
       ) : (
-        <Form method="post" id="email-change-form">
+        <Form method="post" action={ACCOUNT_FORM_ACTION} id="email-change-form">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="change-email" />
           {current && !verified ? (

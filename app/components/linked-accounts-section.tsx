@@ -1,5 +1,5 @@
 import { Form } from "react-router";
-import { ACCOUNT_SECTION, accountAt } from "./account-sections";
+import { ACCOUNT_SECTION, accountAt, ACCOUNT_FORM_ACTION } from "./account-sections";
 import { CsrfField, DocumentForm } from "./auth-forms";
 import { useT } from "~/i18n/react";
 
@@ -33,7 +33,7 @@ export function LinkedAccountsSection({ csrfToken, password, emailLink, linked, 
           <li key={a.provider} data-provider={a.provider}>
             <span>{a.name}</span>{" "}
             {a.canUnlink ? (
-              <Form method="post" className="inline-form">
+              <Form method="post" action={ACCOUNT_FORM_ACTION} className="inline-form">
                 <CsrfField token={csrfToken} />
                 <input type="hidden" name="intent" value="unlink-account" />
                 <input type="hidden" name="provider" value={a.provider} />

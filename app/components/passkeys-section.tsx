@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "react";
-import { ACCOUNT_SECTION, accountAt } from "./account-sections";
+import { ACCOUNT_SECTION, accountAt, ACCOUNT_FORM_ACTION } from "./account-sections";
 import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
 import { CsrfField } from "./auth-forms";
@@ -129,7 +129,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
                     })}
                   </div>
                 </div>
-                <Form method="post" className="inline-form">
+                <Form method="post" action={ACCOUNT_FORM_ACTION} className="inline-form">
                   <CsrfField token={csrfToken} />
                   <input type="hidden" name="intent" value="passkey-rename" />
                   <input type="hidden" name="passkeyId" value={p.id} />
@@ -152,7 +152,7 @@ export function PasskeysSection({ csrfToken, enabled, maxName, passkeys, offer, 
                     {t("passkey.rename")}
                   </button>
                 </Form>
-                <Form method="post" className="inline-form">
+                <Form method="post" action={ACCOUNT_FORM_ACTION} className="inline-form">
                   <CsrfField token={csrfToken} />
                   <input type="hidden" name="intent" value="passkey-remove" />
                   <input type="hidden" name="passkeyId" value={p.id} />

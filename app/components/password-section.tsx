@@ -1,5 +1,5 @@
 import { Form, useNavigation } from "react-router";
-import { ACCOUNT_SECTION } from "./account-sections";
+import { ACCOUNT_SECTION, ACCOUNT_FORM_ACTION } from "./account-sections";
 import { CsrfField, Field } from "./auth-forms";
 import { useT } from "~/i18n/react";
 
@@ -36,7 +36,7 @@ export function PasswordSection({
     <section className="card" aria-labelledby="password-heading" id={ACCOUNT_SECTION.password}>
       <h2 id="password-heading">{t("password.heading")}</h2>
       {!hasPassword ? (
-        <Form method="post" id="password-set-form">
+        <Form method="post" action={ACCOUNT_FORM_ACTION} id="password-set-form">
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="password-set" />
           <p className="muted">{t("password.noneYet")}</p>
@@ -48,7 +48,7 @@ export function PasswordSection({
         </Form>
       ) : (
         <>
-          <Form method="post" id="password-change-form">
+          <Form method="post" action={ACCOUNT_FORM_ACTION} id="password-change-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="password-change" />
             <h3>{t("password.changeHeading")}</h3>
@@ -61,7 +61,7 @@ export function PasswordSection({
               {busy("password-change") ? t("common.saving") : t("password.change")}
             </button>
           </Form>
-          <Form method="post" id="password-remove-form">
+          <Form method="post" action={ACCOUNT_FORM_ACTION} id="password-remove-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="password-remove" />
             <h3>{t("password.removeHeading")}</h3>

@@ -1,6 +1,6 @@
 import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
-import { ACCOUNT_SECTION } from "./account-sections";
+import { ACCOUNT_SECTION, ACCOUNT_FORM_ACTION } from "./account-sections";
 import { CsrfField } from "./auth-forms";
 import { useDescribeDevice } from "./device";
 import { LocalTime } from "./local-time";
@@ -49,7 +49,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
                 </div>
               ) : null}
             </div>
-            <Form method="post">
+            <Form method="post" action={ACCOUNT_FORM_ACTION}>
               <CsrfField token={csrfToken} />
               <input type="hidden" name="intent" value="revoke-session" />
               <input type="hidden" name="sessionId" value={s.id} />
@@ -61,7 +61,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
         ))}
       </ul>
       {others ? (
-        <Form method="post">
+        <Form method="post" action={ACCOUNT_FORM_ACTION}>
           <CsrfField token={csrfToken} />
           <input type="hidden" name="intent" value="revoke-others" />
           <button type="submit" className="button danger inline">
@@ -69,7 +69,7 @@ export function SessionsSection({ csrfToken, sessions }: Props) {
           </button>
         </Form>
       ) : null}
-      <Form method="post">
+      <Form method="post" action={ACCOUNT_FORM_ACTION}>
         <CsrfField token={csrfToken} />
         <input type="hidden" name="intent" value="revoke-all" />
         <button type="submit" className="button danger inline">

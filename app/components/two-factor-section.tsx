@@ -1,6 +1,6 @@
 import { useEffect, useRef } from "react";
 import { Form } from "react-router";
-import { ACCOUNT_SECTION } from "./account-sections";
+import { ACCOUNT_SECTION, ACCOUNT_FORM_ACTION } from "./account-sections";
 import { CsrfField, Field } from "./auth-forms";
 import { CopyButton } from "./copy-button";
 import { useT } from "~/i18n/react";
@@ -50,7 +50,7 @@ function inGroups(secret: string): string {
 /** A code and a button; `danger` when the button turns something off. */
 function CodeForm({ csrfToken, intent, id, label, button, error, danger }: { csrfToken: string; intent: string; id: string; label: string; button: string; error: string | null; danger?: boolean }) {
   return (
-    <Form method="post" id={`${id}-form`}>
+    <Form method="post" action={ACCOUNT_FORM_ACTION} id={`${id}-form`}>
       <CsrfField token={csrfToken} />
       <input type="hidden" name="intent" value={intent} />
       <Field id={id} label={label} name="code" type="text" inputMode="numeric" autoComplete="one-time-code" maxLength={64} required error={error} />
@@ -114,7 +114,7 @@ export function TwoFactorSection({ csrfToken, enabled, recoveryCodesLeft, setup,
       ) : (
         <>
           <p id="two-factor-status">{t("twoFactor.off")}</p>
-          <Form method="post" id="totp-start-form">
+          <Form method="post" action={ACCOUNT_FORM_ACTION} id="totp-start-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="totp-start" />
             <button type="submit" className="button inline">

@@ -1,5 +1,5 @@
 import { data, Form, useNavigation } from "react-router";
-import { ACCOUNT_SECTION, noticeAnchor, type AccountSection } from "~/components/account-sections";
+import { ACCOUNT_SECTION, noticeAnchor, type AccountSection, ACCOUNT_FORM_ACTION } from "~/components/account-sections";
 import { CsrfField, Field } from "~/components/auth-forms";
 import { EmailChangeSection } from "~/components/email-change-section";
 import { ActivitySection } from "~/components/activity-section";
@@ -141,7 +141,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
                 <LocalTime value={profile.memberSince} />
               </dd>
             </dl>
-            <Form method="post" id="profile-form">
+            <Form method="post" action={ACCOUNT_FORM_ACTION} id="profile-form">
               <CsrfField token={csrfToken} />
               <input type="hidden" name="intent" value="update-profile" />
               <Field id="profile-name-input" label={t("account.displayName")} name="name" type="text" defaultValue={profile.name ?? ""} required autoComplete="name" error={nameError} />

@@ -8,8 +8,10 @@
 import { db, type Db } from "../../db/client.server";
 import { eventSource, recordEvent } from "./audit.server";
 import { notifySecurityChange } from "./security-notices.server";
-import { wasntMeLinks } from "./wasnt-me.server";
-import type { AuthRequest } from "../core/request.server";
+import { devicesResetAt, wasntMeLinks } from "./wasnt-me.server";
+import { clientAddress, type AuthRequest } from "../core/request.server";
+import { clearPasswordFailures } from "../core/limits.server";
+import { deviceIdFor } from "../core/device-cookie.server";
 import { revokeUserSessions } from "../core/session.server";
 import type { AuthConfig } from "../core/config.server";
 
@@ -80,6 +82,12 @@ export async function applyPasswordReset(ar: AuthRequest, userId: string, hash: 
     await endPendingRequests(tx, userId);
   });
   const count = await revokeUserSessions(userId);
+  // The wrong passwords that locked the account out were guesses at the old one (ADR 159).
+  const email = (await db().user.findUnique({ where: { id: userId }, select: { email: true } }))?.email;
+  if (email) {
+    const deviceId = await deviceIdFor({ cookies: ar.cookies, secure: ar.secure, secrets: ar.config.secrets }, email, () => devicesResetAt(userId));
+    await clearPasswordFailures(ar.config.rateLimits, { address: email, client: clientAddress(ar), deviceId });
+  }
   await recordEvent("password-reset", { userId, ...eventSource(ar), detail: { count } });
   await notifySecurityChange(ar, userId, { kind: "password-reset" });
 }

@@ -139,4 +139,4 @@ export const WEBAUTHN_OPTIONS_ERRORS = {
 } as const;
 
 /** Refused password-policy reasons, in the order they are checked (texts: password.* in the catalogue). */
-export type PasswordRefusal = "tooShort" | "tooLong" | "tooCommon" | "simplePattern" | "yourAddress" | "contextWord" | "yourName" | "breached";
+export type PasswordRefusal = "tooShort" | "tooLong" | "tooCommon" | "commonWord" | "simplePattern" | "yourAddress" | "contextWord" | "yourName" | "breached";

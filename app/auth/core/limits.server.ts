@@ -82,10 +82,12 @@ async function firstExhausted(limits: LimitTable, counters: Counter[]): Promise<
  * the first counter had granted. Granted attempts still hold their points, so no more than the
  * limit get through.
  */
-async function countOn(limits: LimitTable, counters: Counter[], points = 1): Promise<LimitRefusal | null> {
+async function countOn(limits: LimitTable, counters: Counter[], points = 1, left?: TriesLeft): Promise<LimitRefusal | null> {
   for (let i = 0; i < counters.length; i++) {
     const c = counters[i];
     const state = await limiter(c.name, limits[c.name]).penalty(c.subject, points);
+    const remaining = limits[c.name].count - state.consumedPoints;
+    if (left && remaining < left.tries) Object.assign(left, { tries: Math.max(0, remaining), limit: c.name, retryAfterSeconds: secondsLeft(state.msBeforeNext, limits[c.name]) });
     if (state.consumedPoints > limits[c.name].count) {
       const refusal: LimitRefusal = { limit: c.name, retryAfterSeconds: secondsLeft(state.msBeforeNext, limits[c.name]) };
       const reached = counters.slice(0, i + 1);
@@ -103,8 +105,18 @@ async function countOn(limits: LimitTable, counters: Counter[], points = 1): Pro
  */
 export type CredentialsAttempt = { address: string; client: string | null; deviceId: string | null };
 
-/** A granted attempt: call `settle` with the password check's outcome. */
-export type CredentialsReservation = { settle(succeeded: boolean): Promise<void> };
+/**
+ * How many more attempts the counters of an attempt allow once it failed (its own counted), and
+ * the counter nearest to its limit: the one whose wait a visitor meets when none are left.
+ */
+export type TriesLeft = { tries: number; limit: LimitName | null; retryAfterSeconds: number };
+
+/**
+ * A granted attempt: call `settle` with the password check's outcome. `left`: the tries the
+ * counters allow after this one if it fails — the same numbers for every address typed, known or
+ * not, since no counter depends on whether the account exists (ADR 160).
+ */
+export type CredentialsReservation = { settle(succeeded: boolean): Promise<void>; left: TriesLeft };
 
 function credentialsCounters({ address, client, deviceId }: CredentialsAttempt): { counted: Counter[]; resetOnSuccess: number } {
   // A browser that has signed in to this account before spends only its own budget, so failures
@@ -147,9 +159,11 @@ export async function reserveCredentialsAttempt(limits: LimitTable, attempt: Cre
 async function reserveFailure(limits: LimitTable, counted: Counter[], resetOnSuccess: number): Promise<LimitRefusal | CredentialsReservation> {
   const exhausted = await firstExhausted(limits, counted);
   if (exhausted) return exhausted;
-  const raced = await countOn(limits, counted);
+  const left: TriesLeft = { tries: Number.POSITIVE_INFINITY, limit: null, retryAfterSeconds: 0 };
+  const raced = await countOn(limits, counted, 1, left);
   if (raced) return raced;
   return {
+    left,
     async settle(succeeded) {
       if (!succeeded) return;
       const reset = counted.slice(0, resetOnSuccess);
@@ -181,6 +195,23 @@ export async function countConsecutiveFailure(limits: LimitTable, address: strin
 /** A sign-in to the account succeeded: the count starts again. */
 export async function clearConsecutiveFailures(limits: LimitTable, address: string): Promise<void> {
   await limiter("CREDENTIALS_CONSECUTIVE", limits.CREDENTIALS_CONSECUTIVE).delete(consecutiveSubject(address));
+}
+
+/**
+ * A password reset proved the mailbox (ADR 159): the wrong passwords counted against the account
+ * end with the old password. Cleared: the account's own count, this client's and this browser's
+ * counts for it, and the consecutive-failure count. Left: the client's count over every address
+ * (it is about the network, not this account) and other clients' counts for this address.
+ */
+export async function clearPasswordFailures(limits: LimitTable, attempt: CredentialsAttempt): Promise<void> {
+  const { address, client, deviceId } = attempt;
+  const counters: Counter[] = [
+    { name: "CREDENTIALS_ACCOUNT_CLIENT", subject: subjectKey(address, clientSubject(client)) },
+    { name: "CREDENTIALS_ACCOUNT", subject: subjectKey(address) },
+    ...(deviceId !== null ? [{ name: "CREDENTIALS_DEVICE" as const, subject: subjectKey(deviceId, address) }] : []),
+  ];
+  await Promise.all(counters.map((c) => limiter(c.name, limits[c.name]).delete(c.subject)));
+  await clearConsecutiveFailures(limits, address);
 }
 
 export function isLimitRefusal(value: LimitRefusal | CredentialsReservation): value is LimitRefusal {

@@ -4,7 +4,7 @@
 import { t, type MessageKey } from "../../i18n/t.server";
 import type { NameRefusal } from "./display-text";
 import { ERROR_PAGES, parseRetryMinutes, SIGNIN_ERROR_MESSAGES, SIGNIN_NOTICE_MESSAGES, type ErrorPageCode, type SigninNoticeCode } from "./errors";
-import { LIMIT_KIND, LIMIT_KINDS, retryAfterMinutes, type LimitKind, type LimitRefusal } from "./limit-table";
+import { LIMIT_KIND, LIMIT_KINDS, retryAfterMinutes, type LimitKind, type LimitName, type LimitRefusal } from "./limit-table";
 
 /** Why a typed name is refused (display-text.ts's one rule); `empty`: the form's own sentence for none. */
 export function nameRefusalMessage(refusal: NameRefusal, empty: MessageKey, translate: (key: MessageKey, values?: Record<string, string | number>) => string = t): string {
@@ -43,6 +43,43 @@ export function limitMessage(refusal: LimitRefusal): string {
  * page then adds how a recovery code stands in for the authenticator's code next time.
  */
 export const SECOND_STEP_PARAM = "step";
+
+/**
+ * A refused password with few tries left (ADR 160): CredentialsSignin's `tries` query parameter,
+ * set when the attempt's counters allow PASSWORD_TRIES_WARNING more or fewer; at none, also the
+ * `minutes` and `limit` of the pause it ran into. A RateLimited that refused a password carries
+ * `for=password`: the sign-in page then names the ways in that need no password.
+ */
+export const TRIES_PARAM = "tries";
+export const LIMITED_FOR_PARAM = "for";
+const PASSWORD_TRIES_WARNING = 2;
+
+/** The query parameters that warn of the pause after a wrong password (none while it is far). */
+export function passwordTriesParams(left: { tries: number; limit: LimitName | null; retryAfterSeconds: number }): Record<string, string> {
+  if (left.tries > PASSWORD_TRIES_WARNING || left.limit === null) return {};
+  if (left.tries > 0) return { [TRIES_PARAM]: String(left.tries) };
+  const kind = LIMIT_KIND[left.limit];
+  return { [TRIES_PARAM]: "0", minutes: String(retryAfterMinutes(left.retryAfterSeconds)), ...(kind !== "own" ? { limit: kind } : {}) };
+}
+
+/** The query parameters of a RateLimited that refused a password. */
+export const PASSWORD_LIMITED_PARAMS = { [LIMITED_FOR_PARAM]: "password" } as const;
+
+/**
+ * The words added to a password refusal or pause for `params`: the tries left, or the pause now
+ * begun and the ways in that need no password (`otherWays`: this site sends sign-in e-mails).
+ */
+export function passwordLimitWords(code: string, params: URLSearchParams, otherWays: boolean): string | null {
+  const hint = otherWays ? t("limit.passwordOtherWays") : null;
+  if (code === "RateLimited") return params.get(LIMITED_FOR_PARAM) === "password" ? hint : null;
+  if (code !== "CredentialsSignin") return null;
+  const tries = params.get(TRIES_PARAM);
+  if (tries === "1" || tries === "2") return t("limit.passwordTriesLeft", { tries: Number(tries) });
+  if (tries !== "0") return null;
+  const minutes = parseRetryMinutes(params.get("minutes"));
+  const paused = minutes === null ? t("limit.passwordPausedLater") : t("limit.passwordPaused", { minutes });
+  return hint ? `${paused} ${hint}` : paused;
+}
 
 export function signinErrorMessage(code: string | null | undefined, params?: URLSearchParams): string | null {
   if (!code) return null;

@@ -91,3 +91,53 @@ export function isSimplePattern(normalized: string, listed: (lower: string) => b
   if (!unit) return false;
   return unit.length <= SHORT_UNIT || listed(unit.join("")) || isSequence(unit) || isKeyboardRun(unit);
 }
+
+/**
+ * What people put around a word to meet a rule or to make it "different" (zxcvbn's dictionary
+ * matcher with its l33t and affix variants): digits, years and symbols before or after it.
+ */
+const AFFIX = /^([\p{N}\p{P}\p{S}\s]*)(.*?)([\p{N}\p{P}\p{S}\s]*)$/su;
+/** An affix this long or shorter is a decoration whatever it is ("2024", "!!", "007", "1"). */
+const SHORT_AFFIX = 4;
+/** The shortest word the affix rule judges: shorter ones are common parts of any passphrase. */
+const MIN_WORD = 4;
+/** The l33t people use most, both readings of "1" and "!" (an "i" or an "l"). */
+const LEET_I: Readonly<Record<string, string>> = { "4": "a", "@": "a", "3": "e", "1": "i", "!": "i", "0": "o", $: "s", "5": "s", "7": "t", "+": "t" };
+const LEET_L: Readonly<Record<string, string>> = { ...LEET_I, "1": "l", "!": "l" };
+
+const unleet = (word: string, table: Readonly<Record<string, string>>) => [...word].map((c) => table[c] ?? c).join("");
+
+/**
+ * An affix that adds next to nothing: its digits and its other characters each short ("2024!"),
+ * or one simple pattern ("1234567", "!!!!!!").
+ */
+function isDecoration(affix: string, listed: (lower: string) => boolean): boolean {
+  const part = (chars: string) => [...chars].length <= SHORT_AFFIX || isSimplePattern(chars, listed);
+  const trimmed = affix.replace(/\s/gu, "");
+  return part(trimmed.replace(/\P{N}/gu, "")) && part(trimmed.replace(/\p{N}/gu, ""));
+}
+
+/**
+ * Whether `normalized` is a listed word, or one simple pattern, dressed up (issue: "password1234567"
+ * was accepted): decorations stripped from either end, l33t read back ("p@ssw0rd"), what is left
+ * is on the common-password list (`commonWord`) or a simple pattern (`simplePattern`). A long
+ * random number beside a word is no decoration, and words of a passphrase are never stripped.
+ */
+export function decoratedWeakness(normalized: string, listed: (lower: string) => boolean): "commonWord" | "simplePattern" | null {
+  const lower = normalized.toLowerCase();
+  const candidates = new Set<string>();
+  // The affixes first (a trailing "1" or "!" is a decoration), then l33t in what is left; and l33t
+  // first for a word that starts or ends with one ("@dmin", "hell0").
+  for (const text of [lower, unleet(lower, { "@": "a", $: "s" })]) {
+    const [, before = "", core = "", after = ""] = AFFIX.exec(text) ?? [];
+    if ((before && !isDecoration(before, listed)) || (after && !isDecoration(after, listed))) continue;
+    candidates.add(core);
+    candidates.add(unleet(core, LEET_I));
+    candidates.add(unleet(core, LEET_L));
+  }
+  candidates.delete(lower);
+  const words = [...candidates].filter((word) => [...word].length >= MIN_WORD);
+  if (words.some(listed)) return "commonWord";
+  if (words.some((word) => isSimplePattern(word, listed))) return "simplePattern";
+  return null;
+}

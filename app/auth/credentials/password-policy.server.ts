@@ -3,7 +3,8 @@
 //   length in code points after NFKC, AUTH_PASSWORD_MIN_LENGTH..256 (8..256 while the account's
 //   second factor is on: ADR 075), every code point counts; no composition rules;
 //   refused when in the bundled common-password list (case-insensitive), when it is one simple
-//   pattern — a repeat, a sequence or a keyboard run (./password-patterns.server.ts) —, when it is the e-mail
+//   pattern — a repeat, a sequence or a keyboard run (./password-patterns.server.ts) —, when it is a
+//   listed word or such a pattern with digits, a year or symbols around it or in l33t, when it is the e-mail
 //   address or its local part, when it contains a context word (AUTH_PASSWORD_CONTEXT_WORDS, the
 //   site's name and host) or a word of the user's name of 4 characters or more, and
 //   (AUTH_PASSWORD_BREACH_CHECK=hibp) when the Have I Been Pwned range API lists it. Each reason
@@ -16,7 +17,7 @@ import { CONTEXT_WORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_SECOND_FACTOR, type A
 import type { PasswordRefusal } from "../core/errors";
 import { log } from "../core/log.server";
 import { outboundFetch } from "../core/outbound-fetch.server";
-import { isSimplePattern } from "./password-patterns.server";
+import { decoratedWeakness, isSimplePattern } from "./password-patterns.server";
 import { t } from "../../i18n/t.server";
 import { DEFAULT_SITE_NAME } from "../../site";
 
@@ -102,7 +103,8 @@ export function checkPasswordLocally(password: string, owner: PasswordOwner, con
   if (length > POLICY_MAX_LENGTH) return refused("tooLong", min);
   const lower = normalized.toLowerCase();
   if (commonPasswords().has(lower)) return refused("tooCommon", min);
-  if (isSimplePattern(normalized, (unit) => commonPasswords().has(unit))) return refused("simplePattern", min);
+  const listed = (unit: string) => commonPasswords().has(unit);
+  if (isSimplePattern(normalized, listed)) return refused("simplePattern", min);
   if (owner.email) {
     const address = owner.email.toLowerCase();
     const local = address.slice(0, address.lastIndexOf("@"));
@@ -110,6 +112,9 @@ export function checkPasswordLocally(password: string, owner: PasswordOwner, con
   }
   if (config.passwordContextWords.some((word) => lower.includes(word))) return refused("contextWord", min);
   if (nameWords(owner.name).some((word) => lower.includes(word))) return refused("yourName", min);
+  // After the owner's own words: "lovelace#42" for Ada Lovelace is her name, said as such.
+  const decorated = decoratedWeakness(normalized, listed);
+  if (decorated) return refused(decorated, min);
   return { ok: true, password: normalized };
 }
 

@@ -8,7 +8,7 @@ import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { verifyPassword, MAX_PASSWORD_LENGTH } from "./password.server";
 import type { Provider, ReauthContext, ReauthOutcome, SignInMethod } from "../signin/provider";
 import { passwordHashOf } from "../accounts/passwords.server";
-import { limitMessage } from "../core/messages.server";
+import { limitMessage, PASSWORD_LIMITED_PARAMS, passwordTriesParams } from "../core/messages.server";
 import { t } from "../../i18n/t.server";
 import { deviceIdFor } from "../core/device-cookie.server";
 import { devicesResetAt } from "../accounts/wasnt-me.server";
@@ -38,7 +38,7 @@ export function credentialsStrategy(config: AuthConfig) {
     const reservation = await reserveCredentialsAttempt(config.rateLimits, { address: email, client: ip, deviceId });
     if (isLimitRefusal(reservation)) {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: reservation.limit } });
-      throw new AuthError("RateLimited", { log: `credentials limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds, limit: reservation.limit });
+      throw new AuthError("RateLimited", { log: `credentials limit ${reservation.limit}`, retryAfterSeconds: reservation.retryAfterSeconds, limit: reservation.limit, params: PASSWORD_LIMITED_PARAMS });
     }
     // Past the consecutive-failure ceiling a browser without the account's device cookie must also
     // give a code e-mailed to the address (ADR 083). Read for every address, known or not.
@@ -58,7 +58,8 @@ export function credentialsStrategy(config: AuthConfig) {
     }
     // Right or wrong, the same answer: only a right password's code is sent.
     if (stepUp) throw new EmailStepUpRequired(email, ok);
-    if (!user || !ok) throw new AuthError("CredentialsSignin", { log: "wrong credentials" });
+    // The tries left come from counters kept for every address typed: the same for an unknown one (ADR 160).
+    if (!user || !ok) throw new AuthError("CredentialsSignin", { log: "wrong credentials", params: passwordTriesParams(reservation.left) });
     // The count starts again when the session starts (signin/flow.server.ts), after any second factor.
     return { user: toSessionUser(user), isNewUser: false };
   });

@@ -20,7 +20,8 @@ import { hashPassword } from "../credentials/password.server";
 import { checkPassword } from "../credentials/password-policy.server";
 import { signInByEmail } from "../email/strategy.server";
 import { completeSignIn, failureResponse } from "./flow.server";
-import { codeFormFor, type CodeForm } from "./verify-request-page.server";
+import { codeFormFor, codeRefusedUrl, type CodeForm } from "./verify-request-page.server";
+import { redirectResponse } from "../core/respond.server";
 
 export type EmailConfirmPage = {
   address: string;
@@ -70,6 +71,8 @@ export type EmailCodeRefusal = {
   type: "code-refused";
   /** The 400 JSON answer itself (what JSON-mode clients get, through the route's middleware). */
   response: Response;
+  /** A browser's answer while the form lives: the check-your-e-mail page again, its refusal in the query. */
+  again: Response | null;
   message: string;
   form: CodeForm | null;
 };
@@ -151,7 +154,8 @@ export async function emailCallbackAction(request: Request): Promise<{ type: "re
   // sign-in request, so naming it would tell an attacker who signed up an address that it has an
   // account. The form is the same for both.
   const { form } = await codeFormFor(request, "email");
-  return { type: "code-refused", response, message: refusal.message, form };
+  const again = form ? redirectResponse(codeRefusedUrl(ar, refusal.triesLeft), { setCookies: response.headers.getSetCookie() }) : null;
+  return { type: "code-refused", response, again, message: refusal.message, form };
 }
 
 /** JSON-mode clients always get the flow's Response itself: `{url}`, or a refused code's 400 JSON. */

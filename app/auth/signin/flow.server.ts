@@ -45,7 +45,7 @@ export function failureResponse(ar: AuthRequest, error: unknown, json: boolean, 
   if (error instanceof AuthError) {
     log("warn", "auth-failure", { code: error.code, reason: error.message, cause: error.cause, path: ar.url.pathname });
     if (error.landing !== null) return redirectResponse(`${ar.origin}${error.landing}`, { json, setCookies });
-    const extra: Record<string, string> = error.code === "CredentialsSignin" ? { code: "credentials" } : { ...error.params };
+    const extra: Record<string, string> = error.code === "CredentialsSignin" ? { code: "credentials", ...error.params } : { ...error.params };
     if (error.code === "RateLimited" && error.retryAfterSeconds !== null) {
       extra.minutes = String(retryAfterMinutes(error.retryAfterSeconds));
       if (error.limit !== null && LIMIT_KIND[error.limit] !== "own") extra.limit = LIMIT_KIND[error.limit];

@@ -3,7 +3,7 @@ import { resolveCallbackUrl, toRelative, validateCallbackUrl } from "../core/cal
 import { expireCookie } from "../core/cookies.server";
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { MAX_EMAIL_ADDRESS_LENGTH, normalizeEmailAddress } from "../core/email-address";
-import { signinErrorMessage, signinNoticeMessage } from "../core/messages.server";
+import { passwordLimitWords, signinErrorMessage, signinNoticeMessage } from "../core/messages.server";
 import { errorPageData, headersWith, optionalSession } from "../core/page-session.server";
 import { t } from "../../i18n/t.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
@@ -73,7 +73,10 @@ function pageErrorMessage(error: string, params: URLSearchParams, providers: rea
     const provider = providers.find((p) => p.id === params.get("provider") && (p.type === "oauth" || p.type === "oidc"));
     return provider ? t("error.OAuthCancelled", { provider: provider.name }) : t("error.OAuthCancelledAny");
   }
-  return signinErrorMessage(error, params)!;
+  const text = signinErrorMessage(error, params)!;
+  // A password refused near or at its pause (ADR 160): how many tries are left, or the ways in without one.
+  const limitWords = passwordLimitWords(error, params, providers.some((p) => p.type === "email"));
+  return limitWords ? `${text} ${limitWords}` : text;
 }
 
 export async function signinPageData(request: Request) {

@@ -85,8 +85,31 @@ export async function twoFactorPageData(request: Request): Promise<TwoFactorOutc
     return { type: "response", response: pendingGone(ar, false) };
   }
   const csrf = ensureCsrfToken(ar);
-  const page = { csrfToken: csrf.token, error: null, ...(await stepOf(ar, pending.userId)) };
+  const page = { csrfToken: csrf.token, error: refusalText(ar.url.searchParams), ...(await stepOf(ar, pending.userId)) };
   return { type: "page", status: 200, page, setCookies: csrf.setCookie ? [csrf.setCookie] : [] };
+}
+
+/**
+ * A refused code or passkey answers with a redirect to this page (Post/Redirect/Get), its refusal
+ * in the query: `refused` (which kind) and `tries` (how many are left). Back, after the right code,
+ * then lands on a page, never on the answer to a POST (Chromium's "Confirm form resubmission").
+ * The query only picks the words; what is counted stays on the server.
+ */
+const REFUSED_PARAM = "refused";
+const TRIES_PARAM = "tries";
+const REFUSAL_KEYS = { code: "twoFactor.refused", used: "twoFactor.refusedUsed", passkey: "twoFactor.passkeyRefused" } as const;
+type RefusalKind = keyof typeof REFUSAL_KEYS;
+
+function refusedUrl(ar: AuthRequest, kind: RefusalKind, triesLeft: number): string {
+  return `${ar.origin}${ar.config.basePath}/two-factor?${new URLSearchParams({ [REFUSED_PARAM]: kind, [TRIES_PARAM]: String(triesLeft) })}`;
+}
+
+function refusalText(params: URLSearchParams): string | null {
+  const kind = params.get(REFUSED_PARAM);
+  if (!kind || !Object.hasOwn(REFUSAL_KEYS, kind)) return null;
+  const tries = Number(params.get(TRIES_PARAM));
+  const triesLeft = Number.isSafeInteger(tries) && tries >= 0 && tries <= 100 ? tries : 0;
+  return t(REFUSAL_KEYS[kind as RefusalKind], { triesLeft });
 }
 
 /** The passkey answer of the second step (`action=second-step`, `data`), checked by the method that has one. */
@@ -188,14 +211,9 @@ async function checkCode(ar: AuthRequest, body: Body, json: boolean): Promise<Tw
     const url = `${ar.origin}${ar.config.basePath}/two-factor?${new URLSearchParams({ error: "TwoFactorRequired" })}`;
     return { type: "response", response: redirectResponse(url, { json, setCookies: challengeCookies }) };
   }
-  const csrf = ensureCsrfToken(ar);
   const used = !passkeyAnswer && code !== "" && (await isUsedTotpCode(pending.userId, code, ar.config.secrets));
-  const error = passkeyAnswer
-    ? t("twoFactor.passkeyRefused", { triesLeft })
-    : used
-      ? t("twoFactor.refusedUsed", { triesLeft })
-      : t("twoFactor.refused", { triesLeft });
-  return { type: "page", status: 400, page: { csrfToken: csrf.token, error, ...(await stepOf(ar, pending.userId)) }, setCookies: challengeCookies };
+  const kind: RefusalKind = passkeyAnswer ? "passkey" : used ? "used" : "code";
+  return { type: "response", response: redirectResponse(refusedUrl(ar, kind, triesLeft), { setCookies: challengeCookies }) };
 }
 
 /**

@@ -9,6 +9,8 @@ import { authRequest } from "../core/request.server";
 import { pendingRequestAddress, readEmailCodeCookie } from "../email/email-code.server";
 import { getSession } from "../core/session.server";
 import { EMAIL_PROVIDER_ID } from "../email/strategy.server";
+import type { AuthRequest } from "../core/request.server";
+import { t } from "../../i18n/t.server";
 
 export type VerifyRequestType = "email" | "signup" | "reset";
 
@@ -73,10 +75,36 @@ export async function codeFormFor(
   };
 }
 
+/**
+ * A refused e-mailed code (sign-in or sign-up) answers with a redirect to this page
+ * (Post/Redirect/Get), the refusal in the query: `refused` (no code typed, or a wrong one) and
+ * `tries` (how many are left). Back, after the right code, then lands on a page, never on the
+ * answer to a POST (Chromium's "Confirm form resubmission"). The query only picks the words; the
+ * tries are counted on the server. No `type`: the page does not say whether it was a sign-in or a
+ * sign-up, as the refusal never did (a sign-up for an address with an account is a sign-in).
+ */
+const REFUSED_PARAM = "refused";
+const TRIES_PARAM = "tries";
+
+export function codeRefusedUrl(ar: AuthRequest, triesLeft: number | null): string {
+  const query = new URLSearchParams(triesLeft === null ? { [REFUSED_PARAM]: "required" } : { [REFUSED_PARAM]: "wrong", [TRIES_PARAM]: String(triesLeft) });
+  return `${ar.origin}${ar.config.basePath}/verify-request?${query}`;
+}
+
+function codeRefusalText(params: URLSearchParams): string | null {
+  const refused = params.get(REFUSED_PARAM);
+  if (refused === "required") return t("emailCode.required");
+  if (refused !== "wrong") return null;
+  const tries = Number(params.get(TRIES_PARAM));
+  return t("emailCode.wrong", { triesLeft: Number.isSafeInteger(tries) && tries >= 0 && tries <= 100 ? tries : 0 });
+}
+
 export async function verifyRequestPageData(request: Request) {
   const ar = authRequest(request);
   const type = verifyRequestType(ar.url.searchParams.get("type"));
   const { form, address, resend, sentAgain, setCookies } = await codeFormFor(request, type);
+  // Shown only beside the form it is about (a request used or ended since has none).
+  const codeError = form && type !== "reset" ? codeRefusalText(ar.url.searchParams) : null;
   // Back to this page once the sign-in it waited for is done (the link used in another tab, the
   // code typed): a signed-in visitor with nothing left to wait for reads that, with the way on —
   // never "check your e-mail" beside the header of a signed-in page.
@@ -92,6 +120,7 @@ export async function verifyRequestPageData(request: Request) {
       linkMaxAge: type === "reset" ? ar.config.passwordResetLinkMaxAge : ar.config.emailTokenMaxAge,
       codeMaxAge: ar.config.emailCodeMaxAge,
       codeForm: form,
+      codeError,
     },
     headers: headersWith(setCookies),
   };

@@ -1,6 +1,5 @@
 import { data, isRouteErrorResponse, useRouteError } from "react-router";
 import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
-import { EmailCodeForm, type CodeFormProps } from "~/components/email-code-form";
 import { headersWith, jsonRedirectMiddleware } from "~/auth/core";
 import { emailCallbackAction, emailCallbackJsonAction, emailCallbackLoader, type ChoosePasswordPage } from "~/auth/signin";
 import type { Route } from "./+types/callback-email";
@@ -32,11 +31,10 @@ export async function action({ request }: Route.ActionArgs) {
   const outcome = await emailCallbackAction(request);
   if (outcome.type === "response") return passOn(outcome.response);
   if (outcome.type === "password-refused") throw data({ choosePassword: outcome.page, passwordError: outcome.message }, { status: 400 });
-  // A wrong code: the code form again, 400, with how many tries are left.
-  // Thrown, so the ErrorBoundary draws it: a returned 400 would have React Router run this route's
-  // loader for the document, and a GET of this URL without a link is the Verification redirect.
-  if (!outcome.form) throw outcome.response;
-  throw data({ codeRefused: { message: outcome.message, form: outcome.form } }, { status: 400 });
+  // A wrong code: back to the code form (a redirect, so Back never lands on this POST's answer),
+  // which says how many tries are left.
+  if (!outcome.again) throw outcome.response;
+  return outcome.again;
 }
 
 export function ErrorBoundary() {
@@ -45,18 +43,7 @@ export function ErrorBoundary() {
     const { choosePassword, passwordError } = error.data as { choosePassword: ChoosePasswordPage; passwordError: string };
     return <ChoosePassword page={choosePassword} error={passwordError} />;
   }
-  if (!isRouteErrorResponse(error) || !error.data || typeof error.data !== "object" || !("codeRefused" in error.data)) throw error;
-  const t = useT();
-  const { message, form } = (error.data as { codeRefused: { message: string; form: CodeFormProps } }).codeRefused;
-  return (
-    <AuthCard title={t("emailCode.checkTitle")}>
-      <p>{t("emailCode.enterHere")}</p>
-      <EmailCodeForm form={form} codeError={message} />
-      <p>
-        <a href="/">{t("common.backHome")}</a>
-      </p>
-    </AuthCard>
-  );
+  throw error;
 }
 
 export function headers({ parentHeaders }: Route.HeadersArgs) {

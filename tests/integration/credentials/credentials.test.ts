@@ -114,7 +114,7 @@ describe("POST /auth/callback/credentials", () => {
       expect((await signIn(new CookieJar(), "ada@example.com", `guess-${i}`)).res).toHaveErrorRedirect("CredentialsSignin");
     }
     const blocked = (await signIn(new CookieJar(), "ada@example.com", PASSWORD)).res;
-    expect(blocked.headers.get("Location")).toBe("http://localhost:3000/auth/signin?error=RateLimited&minutes=15");
+    expect(blocked.headers.get("Location")).toBe("http://localhost:3000/auth/signin?error=RateLimited&for=password&minutes=15");
     expect(Number(blocked.headers.get("Retry-After"))).toBeGreaterThan(14 * 60);
     expect(blocked).not.toHaveSessionCookie();
     expect(await testDb().authEvent.count({ where: { type: "rate-limited" } })).toBe(1);

@@ -140,7 +140,7 @@ describe(`RateLimited for known and unknown accounts (${dbLabel})`, () => {
       refusals.push(await attempt(new CookieJar(), email, "wrong password", clientFor(failures)));
     }
     const [known, unknown] = refusals.map(shape);
-    expect(known!.location).toMatch(/\/auth\/signin\?error=RateLimited&minutes=\d+(&limit=account)?$/);
+    expect(known!.location).toMatch(/\/auth\/signin\?error=RateLimited&for=password&minutes=\d+(&limit=account)?$/);
     expect(Number(known!.retryAfter)).toBeGreaterThan(0);
     expect(unknown).toEqual(known);
     expect(await refusals[1]!.text()).toBe(await refusals[0]!.text());

@@ -271,6 +271,21 @@ describe(`forgotten password (${dbLabel})`, () => {
     expect((await signIn(new CookieJar(), "ada@example.com", NEW)).res).toHaveSessionCookie();
   });
 
+  it("a visitor locked out by wrong passwords resets hers: the new password signs her in at once, from the same browser", async () => {
+    await createUser();
+    let locked: Response | null = null;
+    for (let i = 0; i < 10 && !locked; i++) {
+      const { res } = await signIn(new CookieJar(), "ada@example.com", `wrong guess ${i}`);
+      if (new URL(res.headers.get("Location")!).searchParams.get("error") === "RateLimited") locked = res;
+    }
+    expect(locked).not.toBeNull();
+    expect((await signIn(new CookieJar(), "ada@example.com", PASSWORD)).res).toHaveErrorRedirect("RateLimited");
+    const { link } = await asked();
+    const res = await postReset(new CookieJar(), { token: link.searchParams.get("token")!, email: "ada@example.com", password: NEW });
+    expect(res).toHaveRedirect(`${ORIGIN}/account?updated=password-reset`);
+    expect((await signIn(new CookieJar(), "ada@example.com", NEW)).res).toHaveSessionCookie();
+  });
+
   it("a user who has no password yet (e-mail sign-in only) sets one by reset", async () => {
     await testDb().user.create({ data: { email: "link@example.com", emailVerified: new Date() } });
     const { link } = await asked("link@example.com");

@@ -140,6 +140,24 @@ export async function submitCode(jar: CookieJar, code: string, { csrf = true, js
   return res;
 }
 
+/** A refused code's answer (Post/Redirect/Get): a redirect back to /auth/two-factor, whose page says why. */
+export function isRefusal(res: Response): boolean {
+  const location = res.headers.get("Location");
+  if (res.status !== 302 || location === null) return false;
+  const url = new URL(location);
+  return url.pathname === "/auth/two-factor" && url.searchParams.has("refused");
+}
+
+/** The text of the page a refused code's redirect leads to, as its loader answers in this browser. */
+export async function refusalText(jar: CookieJar, res: Response): Promise<string> {
+  expect(isRefusal(res)).toBe(true);
+  const location = new URL(res.headers.get("Location")!);
+  const page = await callRoute(twoFactorRoute.loader, get(location.pathname + location.search, { jar }));
+  jar.apply(page);
+  expect(page.status).toBe(200);
+  return ((await page.json()) as { error: string }).error;
+}
+
 export async function twoFactorPage(jar: CookieJar) {
   const res = await callRoute(twoFactorRoute.loader, get("/auth/two-factor", { jar }));
   jar.apply(res);

@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import fc from "fast-check";
 import { dictionary } from "@zxcvbn-ts/language-common";
 import { ConfigError, loadConfig } from "../../../app/auth/core/config.server";
 import { cookieNames } from "../../../app/auth/core/cookies.server";
@@ -72,6 +73,56 @@ describe("the password policy", () => {
       const result = await runWithLocale(locale, () => checkPassword("aaaaaaaaaaaaaaaaaaaa", { email: null }, config));
       expect(result.ok ? null : result.message).toBe(runWithLocale(locale, () => t("password.simplePattern")));
     }
+  });
+
+  it("a visitor who signs up with a common word and some digits, a year, '123' or '!' around it, or in l33t, is refused with its own text; passphrases and random passwords pass", async () => {
+    const decorated = [
+      "password1234567",
+      "1234567password",
+      "password2024",
+      "2024password!",
+      "P@ssw0rd2024!",
+      "p4ssw0rd",
+      "dr@g0n1999",
+      "iloveyou!!!",
+      "iloveyou123",
+      "monkey1999!",
+      "sunshine 2024",
+      "baseball11111",
+      "football-2023",
+      "123456dragon",
+    ];
+    // Some are on the list themselves ("p4ssw0rd"): refused as listed.
+    for (const p of decorated) expect(await reasonOf(p), p).toMatch(/^(commonWord|tooCommon)$/);
+    for (const p of ["password1234567", "P@ssw0rd2024!", "dr@g0n1999", "sunshine 2024"]) expect(await reasonOf(p), p).toBe("commonWord");
+    // The word alone is a simple pattern: said as one.
+    for (const p of ["abcdefgh2024", "aaaaaaaa1999"]) expect(await reasonOf(p), p).toBe("simplePattern");
+    expect(await reasonOf("qwertyuiop2024!")).toMatch(/^(commonWord|simplePattern)$/);
+    // Not a word with a decoration: a long random number after it, words of a passphrase, random characters.
+    for (const p of ["dragon83920571", "velvet lantern orbit 2024", "hfT9$kq2!mZp", "lantern7velvet", "Tür-Klinke 7 Regenschirm"]) expect(await reasonOf(p), p).toBe("ok");
+    for (const locale of ["en", "de", "fr", "ar"] as const) {
+      const result = await runWithLocale(locale, () => checkPassword("password1234567", { email: null }, config));
+      expect(result.ok ? null : result.message).toBe(runWithLocale(locale, () => t("password.commonWord")));
+    }
+  });
+
+  it("any listed word of four letters or more, with a year, up to four digits or symbols, or a run of digits around it, is refused (property)", () => {
+    const words = [...commonPasswords()].filter((w) => /^[a-z]{4,}$/.test(w));
+    const word = fc.constantFrom(...words);
+    const affix = fc.oneof(
+      fc.integer({ min: 1900, max: 2099 }).map(String),
+      fc.stringMatching(/^[0-9!?.*#$]{1,4}$/),
+      fc.integer({ min: 0, max: 9 }).chain((start) => fc.integer({ min: 3, max: 10 }).map((n) => Array.from({ length: n }, (_, i) => String((start + i) % 10)).join(""))),
+    );
+    fc.assert(
+      fc.property(word, affix, fc.boolean(), fc.boolean(), (w, a, before, capital) => {
+        const core = capital ? w[0]!.toUpperCase() + w.slice(1) : w;
+        const password = before ? `${a}${core}` : `${core}${a}`;
+        const result = checkPasswordLocally(password, { email: null }, { passwordMinLength: 8, passwordContextWords: [] });
+        return !result.ok;
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("counts code points after NFKC, never UTF-16 units or bytes, and never truncates", async () => {
