@@ -42,6 +42,8 @@ function refusalOf(reason: PolicyRefusal | "bad-request"): { status: number; cod
       return { status: 400, code: "BreakGlassNotOwner", message: t("org.error.breakGlassOwner") };
     case "break-glass-count":
       return { status: 400, code: "TooManyBreakGlassOwners", message: t("org.error.breakGlassCount") };
+    case "sso-without-connection":
+      return { status: 409, code: "SsoWithoutConnection", message: t("org.error.ssoWithoutConnection") };
     case "invalid":
     case "bad-request":
       return { status: 400, code: "InvalidInput", message: t("org.error.invalid") };

@@ -18,7 +18,7 @@ import { log } from "../core/log.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
 import { endSessionsWhere } from "../core/session.server";
 import { recordOrgEvent } from "./audit.server";
-import { connectionMethods, domainOf, isConnectionMethod } from "./connections.server";
+import { connectionMethods, domainOf, enterpriseConnectionsForDomain, isConnectionMethod } from "./connections.server";
 import type { MemberContext } from "./organizations.server";
 import { atLeast } from "./roles";
 
@@ -79,7 +79,7 @@ export async function policySection(organizationId: string) {
 // Changing the policy
 
 /** Each bad input has its own refusal (one error code each on the page, orgs.server.ts). */
-export type PolicyRefusal = "forbidden" | "invalid" | "idle-limit" | "absolute-limit" | "break-glass-owner" | "break-glass-count";
+export type PolicyRefusal = "forbidden" | "invalid" | "idle-limit" | "absolute-limit" | "break-glass-owner" | "break-glass-count" | "sso-without-connection";
 
 export type PolicyInput = { requireSso: boolean; requireMfa: boolean; breakGlassOwners: string[]; sessionIdleMinutes: string; sessionAbsoluteMinutes: string };
 
@@ -107,6 +107,9 @@ export async function updatePolicy(ar: AuthRequest, ctx: MemberContext, input: P
   const breakGlass = [...new Set(input.breakGlassOwners.filter(Boolean))];
   if (breakGlass.length > BREAK_GLASS_MAX) return { ok: false, reason: "break-glass-count" };
   const organizationId = ctx.organization.id;
+  // requireSso over a verified domain no connection of this organization serves would leave its
+  // people no way in at all (only the break-glass owners): refused, naming nothing but the rule.
+  if (input.requireSso && (await domainsWithoutConnection(organizationId)).length > 0) return { ok: false, reason: "sso-without-connection" };
   const result = await db().$transaction(async (tx) => {
     // Inside the transaction: an owner demoted a moment ago is not an owner here.
     const owners = await tx.membership.count({ where: { organizationId, role: "owner", userId: { in: breakGlass } } });
@@ -124,6 +127,17 @@ export async function updatePolicy(ar: AuthRequest, ctx: MemberContext, input: P
   let endedSessions = 0;
   if (result.after.requireSso && !result.before.requireSso) endedSessions = await endSessionsOutsideConnections(organizationId, result.after.breakGlassOwners);
   return { ok: true, endedSessions };
+}
+
+/** The organization's verified domains that none of its connections serves (any kind). */
+export async function domainsWithoutConnection(organizationId: string): Promise<string[]> {
+  const domains = await db().organizationDomain.findMany({ where: { organizationId, verifiedDomain: { not: null } }, select: { verifiedDomain: true } });
+  const uncovered: string[] = [];
+  for (const { verifiedDomain } of domains) {
+    const served = (await enterpriseConnectionsForDomain(verifiedDomain!)).some((c) => c.organizationId === organizationId);
+    if (!served) uncovered.push(verifiedDomain!);
+  }
+  return uncovered;
 }
 
 /**

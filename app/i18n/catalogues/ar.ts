@@ -994,6 +994,7 @@ export const ar: Catalogue = {
   "org.error.policyLimit": "يجب أن يكون حد الجلسة عددًا صحيحًا من الدقائق من 1 إلى {max}.",
   "org.error.breakGlassOwner": "يجب أن يكون المالكون للطوارئ من المالكين الحاليين لهذه المؤسسة.",
   "org.error.breakGlassCount": "اختر مالكَين للطوارئ على الأكثر.",
+  "org.error.ssoWithoutConnection": "أضف تسجيل دخول للشركة (SAML أو OpenID Connect) لكل نطاق موثّق للمؤسسة قبل أن تفرضه، وإلا فلن يتمكن أفرادها من تسجيل الدخول إطلاقًا.",
   "org.event.policyChanged": "تم تغيير سياسة تسجيل الدخول",
   "org.event.breakGlassUsed": "تسجيل دخول للطوارئ",
   "notice.break-glass-used.subject": "{site}: تسجيل دخول للطوارئ",

@@ -994,6 +994,7 @@ export const de: Catalogue = {
   "org.error.policyLimit": "Eine Sitzungsgrenze muss eine ganze Zahl von Minuten zwischen 1 und {max} sein.",
   "org.error.breakGlassOwner": "Notfall-Inhaber müssen aktuelle Inhaber dieser Organisation sein.",
   "org.error.breakGlassCount": "Wählen Sie höchstens zwei Notfall-Inhaber.",
+  "org.error.ssoWithoutConnection": "Richten Sie für jede bestätigte Domain der Organisation eine Firmenanmeldung (SAML oder OpenID Connect) ein, bevor Sie sie vorschreiben: Sonst könnten sich deren Personen gar nicht mehr anmelden.",
   "org.event.policyChanged": "Anmelderichtlinie geändert",
   "org.event.breakGlassUsed": "Notfall-Anmeldung",
   "notice.break-glass-used.subject": "{site}: eine Notfall-Anmeldung",

@@ -1000,6 +1000,7 @@ export const en = {
   "org.error.policyLimit": "A session limit must be a whole number of minutes from 1 to {max}.",
   "org.error.breakGlassOwner": "Break-glass owners must be current owners of this organization.",
   "org.error.breakGlassCount": "Choose at most two break-glass owners.",
+  "org.error.ssoWithoutConnection": "Add a company sign-in (SAML or OpenID Connect) for each of the organization's verified domains before requiring it: otherwise their people could not sign in at all.",
   "org.event.policyChanged": "Sign-in policy changed",
   "org.event.breakGlassUsed": "Break-glass sign-in",
   "notice.break-glass-used.subject": "{site}: a break-glass sign-in",

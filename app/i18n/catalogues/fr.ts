@@ -994,6 +994,7 @@ export const fr: Catalogue = {
   "org.error.policyLimit": "Une limite de session doit être un nombre entier de minutes de 1 à {max}.",
   "org.error.breakGlassOwner": "Les propriétaires de secours doivent être des propriétaires actuels de cette organisation.",
   "org.error.breakGlassCount": "Choisissez au plus deux propriétaires de secours.",
+  "org.error.ssoWithoutConnection": "Ajoutez une connexion d’entreprise (SAML ou OpenID Connect) pour chaque domaine vérifié de l’organisation avant de l’exiger : sinon ses personnes ne pourraient plus se connecter du tout.",
   "org.event.policyChanged": "Règles de connexion modifiées",
   "org.event.breakGlassUsed": "Connexion de secours",
   "notice.break-glass-used.subject": "{site} : une connexion de secours",

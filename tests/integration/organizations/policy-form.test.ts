@@ -101,6 +101,34 @@ describe(`the Policy section (${dbLabel})`, () => {
     expect(await testDb().organizationAuditEvent.count({ where: { organizationId: org.id, type: "policy-changed" } })).toBe(0);
   });
 
+  it("requireSso over a verified domain no connection of the organization serves is refused (nobody could sign in); with a connection, saved", async () => {
+    const owner = await member("owner@example.com");
+    const org = await createOrg(owner.jar, "acme");
+    const domain = async (name: string) =>
+      testDb().organizationDomain.create({ data: { organizationId: org.id, domain: name, verificationToken: "t", state: "verified", verifiedDomain: name, verifiedAt: new Date() } });
+    await domain("acme.test");
+    await domain("acme-labs.test");
+    const refused = await jsonPost(owner.jar, "/orgs/acme", { intent: "policy", requireSso: "on" });
+    expect(refused.status).toBe(409);
+    expect((await refused.json()).error).toBe("SsoWithoutConnection");
+    // One domain served is not enough: the other's people would be locked out.
+    await testDb().oidcConnection.create({ data: { organizationId: org.id, issuer: "https://login.acme.test", clientId: "c", clientSecretSealed: "x", domains: "acme.test" } });
+    expect((await jsonPost(owner.jar, "/orgs/acme", { intent: "policy", requireSso: "on" })).status).toBe(409);
+    const form = await formPost(owner.jar, "/orgs/acme", { intent: "policy", requireSso: "on" });
+    expect(await form.text()).toContain("for each of the organization&#x27;s verified domains");
+    expect((await policyOf(org.id)).requireSso).toBe(false);
+    // Another organization's connection listing the domain does not count.
+    const other = await testDb().organization.create({ data: { name: "Other", slug: "other" } });
+    await testDb().oidcConnection.create({ data: { organizationId: other.id, issuer: "https://login.other.test", clientId: "c", clientSecretSealed: "x", domains: "acme-labs.test" } });
+    expect((await jsonPost(owner.jar, "/orgs/acme", { intent: "policy", requireSso: "on" })).status).toBe(409);
+    await testDb().oidcConnection.create({ data: { organizationId: org.id, issuer: "https://login2.acme.test", clientId: "c", clientSecretSealed: "x", domains: "acme-labs.test" } });
+    expect((await jsonPost(owner.jar, "/orgs/acme", { intent: "policy", requireSso: "on" })).status).toBe(200);
+    expect((await policyOf(org.id)).requireSso).toBe(true);
+    // Turning it off needs no connection.
+    await testDb().oidcConnection.deleteMany({});
+    expect((await jsonPost(owner.jar, "/orgs/acme", { intent: "policy" })).status).toBe(200);
+  });
+
   it("needs a recent sign-in: past it, 403 ReauthRequired and nothing changes", async () => {
     const owner = await member("owner@example.com");
     const org = await createOrg(owner.jar, "acme");
