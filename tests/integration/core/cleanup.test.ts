@@ -74,7 +74,7 @@ describe(`cleanup (${dbLabel})`, () => {
     const result = await runCleanup(NOW);
     expect(result).toEqual({
       ran: true,
-      counts: { sessions: 4, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 1, authEvents: 1, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, samlRows: 0 },
+      counts: { sessions: 4, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 1, authEvents: 1, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, backchannelLogouts: 0, oauthSessionApps: 0, samlRows: 0 },
     });
     const db = testDb();
     expect((await db.session.findMany({ orderBy: { id: "asc" } })).map((s) => s.id)).toEqual(["s-jwt-revoked-live", "s-live-1ms"]);
@@ -87,7 +87,7 @@ describe(`cleanup (${dbLabel})`, () => {
     expect((await db.mailQueue.findMany({ orderBy: { id: "asc" } })).map((m) => m.id)).toEqual(["m-sent-recent", "m-unsent-due"]);
 
     // A second run finds nothing more.
-    expect(await runCleanup(NOW)).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, samlRows: 0 } });
+    expect(await runCleanup(NOW)).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, backchannelLogouts: 0, oauthSessionApps: 0, samlRows: 0 } });
   });
 
   it("deletes in batches: a backlog larger than one batch goes in one run, the live rows stay", async () => {
@@ -101,7 +101,7 @@ describe(`cleanup (${dbLabel})`, () => {
     const result = await runCleanup(NOW, { batch: 2 });
     expect(result).toEqual({
       ran: true,
-      counts: { sessions: 11, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 8, authEvents: 8, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, samlRows: 0 },
+      counts: { sessions: 11, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 8, authEvents: 8, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, backchannelLogouts: 0, oauthSessionApps: 0, samlRows: 0 },
     });
     expect((await db.session.findMany({ orderBy: { id: "asc" } })).map((s) => s.id)).toEqual(["s-jwt-revoked-live", "s-live-1ms"]);
     expect(await db.limitCounter.count()).toBe(2);
@@ -137,7 +137,7 @@ describe(`cleanup (${dbLabel})`, () => {
     expect(sessionsBefore).toBe(3);
 
     const result = await runCleanup();
-    expect(result).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, samlRows: 0 } });
+    expect(result).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, backchannelLogouts: 0, oauthSessionApps: 0, samlRows: 0 } });
     expect(await testDb().session.count()).toBe(3);
     expect(await testDb().limitCounter.findMany({ orderBy: { key: "asc" } })).toEqual(countersBefore);
   });
