@@ -168,7 +168,7 @@ describe(`cleanup (${dbLabel})`, () => {
     // Only the line naming the database it used (ADR 107).
     expect(result.stderr).toMatch(/^db:cleanup: database: (SQLite|PostgreSQL) .*\n$/);
     expect(result.status).toBe(0);
-    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ expired session revocation notes, \d+ sent or abandoned queued e-mails, \d+ expired OAuth codes, tokens and grants, \d+ retired OAuth signing keys, \d+ unused OAuth registrations, \d+ auth events older than 90 days/);
+    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ expired session revocation notes, \d+ sent or abandoned queued e-mails, \d+ expired OAuth codes, tokens and grants, \d+ retired OAuth signing keys, \d+ unused OAuth registrations, \d+ sent or given-up back-channel logouts, \d+ expired records of apps in sessions, \d+ auth events older than 90 days/);
     expect(await testDb().session.count({ where: { id: "s-script" } })).toBe(0);
     // A Node process that compiles the script with tsx and opens the database: on a loaded
     // machine it can take longer than the default test time.

@@ -7,14 +7,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, SignJWT } from "jose";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { deleteAccount } from "../../../app/auth/accounts/deletion.server";
 import { disableUser, endAllSessions, endUserSessions } from "../../../app/auth/accounts/admin.server";
 import { applyPasswordReset } from "../../../app/auth/accounts/passwords.server";
 import { runCleanup } from "../../../app/auth/core/cleanup.server";
 import { metricsResponse } from "../../../app/auth/core/metrics.server";
 import { authRequest } from "../../../app/auth/core/request.server";
-import { revokeSession, revokeUserSessions } from "../../../app/auth/core/session.server";
+import { getSession, renewAuthentication, revokeSession, revokeUserSessions } from "../../../app/auth/core/session.server";
 import {
   BACKCHANNEL_LOGOUT_EVENT,
   BACKCHANNEL_MAX_ATTEMPTS,
@@ -189,6 +189,25 @@ describe(`back-channel logout on ${dbLabel}`, () => {
     expect(await queued()).toEqual([]);
     await signOut(other);
     expect(await queued()).toHaveLength(1);
+  });
+
+  it.each(["jwt", "database"])("a re-authentication renews the session under a new id (%s): the apps stay signed in, and are told when that session ends", async (strategy) => {
+    const undo = withEnv({ AUTH_SESSION_STRATEGY: strategy });
+    onTestFinished(undo);
+    const tc = await backchannelClient();
+    const { jar, claims } = await signedInToApp(tc);
+    const ar = () => authRequest(new Request(`${server.url}/account`, { headers: { cookie: jar.header() } }));
+    const { session } = await getSession(ar(), { roll: false });
+    const before = session!.sessionId;
+    const cookies = await renewAuthentication(ar(), session!, { factors: ["pwd"] });
+    expect(cookies).not.toBeNull();
+    jar.apply(cookies!);
+    const after = (await getSession(ar(), { roll: false })).session!.sessionId;
+    expect(after).not.toBe(before);
+    expect(await queued()).toEqual([]);
+    expect(await testDb().oAuthSessionApp.findMany()).toEqual([expect.objectContaining({ sessionId: after, sid: claims.sid })]);
+    await signOut(jar);
+    expect((await queued()).map((r) => r.sid)).toEqual([claims.sid]);
   });
 
   it("two senders at once deliver each logout once (a claim is one conditional UPDATE)", async () => {
