@@ -44,10 +44,12 @@ describe(`dynamic registration on ${dbLabel}`, () => {
     expect(page.html).toContain("MCP Inspector");
   });
 
-  it("refuses a confidential client and a redirect URI that is neither https: nor loopback", async () => {
+  it("refuses a confidential client, a redirect URI that is neither https: nor loopback, and a back-channel logout URI", async () => {
     for (const metadata of [
       { redirect_uris: ["https://app.example.com/cb"] },
       { redirect_uris: ["http://app.example.com/cb"], token_endpoint_auth_method: "none" },
+      // Only an operator names where logout tokens are POSTed (ADR 145).
+      { redirect_uris: ["https://app.example.com/cb"], token_endpoint_auth_method: "none", backchannel_logout_uri: "https://app.example.com/bc" },
     ]) {
       const res = await register(metadata);
       expect(res.status).toBe(400);
