@@ -27,6 +27,8 @@ import { call } from "../../support/app-client";
 import { createUser, PASSWORD, withEnv } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 import { CookieJar } from "../../support/http";
+import { otherInstance } from "../../support/other-instance";
+import { postgresUnreachable } from "../../support/postgres-required";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
 import { authorizationUrl, authorize, codeFlow, discover, follow, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
 
@@ -225,6 +227,20 @@ describe(`back-channel logout on ${dbLabel}`, () => {
     const sids = await Promise.all(receiver.received.map(async (t) => (await verifiedLogoutToken(t, tc.client.client_id)).payload.sid));
     expect(new Set(sids).size).toBe(6);
   });
+
+  it.skipIf(dbLabel !== "postgres")("two instances (two processes on one PostgreSQL database) sending at once deliver each logout once", async () => {
+    if (await postgresUnreachable("two provider instances")) return;
+    const tc = await backchannelClient();
+    await testDb().backchannelLogout.createMany({
+      data: Array.from({ length: 12 }, (_, i) => ({ clientId: tc.client.client_id, userId, sub: userId, sid: `sid-${i}` })),
+    });
+    const other = await otherInstance<{ sent: number; failed: number }>({ SEND_LOGOUTS: "1" });
+    const [there, here] = await Promise.all([other.go(), sendDueLogouts()]);
+    expect(there.sent + here.sent).toBe(12);
+    expect(there.failed + here.failed).toBe(0);
+    expect(receiver.received).toHaveLength(12);
+    expect(await testDb().backchannelLogout.count({ where: { sentAt: null } })).toBe(0);
+  }, 60_000);
 
   it("a 500 is retried after the backoff; after the last try the row is given up, logged and counted; cleanup sweeps the queue", async () => {
     const tc = await backchannelClient();
