@@ -5,6 +5,7 @@
 // And RP-initiated logout: a valid id_token_hint naming the current session signs out at once,
 // anything else asks.
 import { createServer, type Server } from "node:http";
+import * as oauth from "oauth4webapi";
 import type { AddressInfo } from "node:net";
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from "vitest";
@@ -30,7 +31,7 @@ import { CookieJar } from "../../support/http";
 import { otherInstance } from "../../support/other-instance";
 import { postgresUnreachable } from "../../support/postgres-required";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
-import { authorizationUrl, authorize, codeFlow, discover, follow, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
+import { allowDevice, authorizationUrl, authorize, codeFlow, discover, follow, insecure, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
 
 /** An app's back-channel logout endpoint: records each POST, answers `status` (a queue of answers, then 200). */
 type Receiver = { url: string; received: string[]; answers: number[]; stop: () => Promise<void> };
@@ -173,6 +174,20 @@ describe(`back-channel logout on ${dbLabel}`, () => {
         undo();
       }
     }
+  });
+
+  it("a device that got an ID token through /device is told when the session that allowed it ends", async () => {
+    const as = await discover(server);
+    const tc = await testClient({ redirectUris: [], grants: ["device_code"], public: true, backchannelLogoutUri: receiver.url });
+    const started = await oauth.processDeviceAuthorizationResponse(as, tc.client, await oauth.deviceAuthorizationRequest(as, tc.client, tc.auth, { scope: "openid" }, insecure));
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    expect((await allowDevice(server, jar, started.user_code)).html).toContain("Device connected");
+    const tokens = await oauth.processDeviceCodeResponse(as, tc.client, await oauth.deviceCodeGrantRequest(as, tc.client, tc.auth, started.device_code, insecure));
+    const sid = decodeJwt(tokens.id_token!).sid;
+    expect(sid).toEqual(expect.any(String));
+    await signOut(jar);
+    expect(await sendDueLogouts()).toEqual({ sent: 1, failed: 0 });
+    expect((await verifiedLogoutToken(receiver.received[0]!, tc.client.client_id)).payload).toMatchObject({ sub: userId, sid });
   });
 
   it("an app with no back-channel URI, or one that got no ID token, is not told; another session's end does not tell this one's apps", async () => {
