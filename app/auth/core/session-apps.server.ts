@@ -30,19 +30,25 @@ export function wakeAppLogouts(): void {
  * sessions did not end for the apps: a re-authentication renews the session under a new id
  * (renewAuthentication), and the records follow it. Returns how many logouts were queued.
  */
-export async function queueAppLogouts(writer: Writer, sessionIds: readonly string[], { continuedAs = null as string | null } = {}): Promise<number> {
+export async function queueAppLogouts(writer: Writer, sessionIds: readonly string[] | "all", { continuedAs = null as string | null } = {}): Promise<number> {
   let queued = 0;
-  for (let i = 0; i < sessionIds.length; i += CHUNK) {
-    const ids = sessionIds.slice(i, i + CHUNK);
-    if (continuedAs) {
+  // "all": every session ended (revokeAllSessions), read a page at a time rather than by id.
+  const pages = sessionIds === "all" ? null : sessionIds;
+  for (let i = 0; pages === null || i < pages.length; i += CHUNK) {
+    const ids = pages?.slice(i, i + CHUNK);
+    if (continuedAs && ids) {
       await writer.oAuthSessionApp.updateMany({ where: { sessionId: { in: ids } }, data: { sessionId: continuedAs } });
       continue;
     }
     const links = await writer.oAuthSessionApp.findMany({
-      where: { sessionId: { in: ids } },
+      where: ids ? { sessionId: { in: ids } } : {},
       select: { id: true, userId: true, clientId: true, sub: true, sid: true, engineSessionUid: true, idTokenAt: true },
+      ...(ids ? {} : { take: CHUNK }),
     });
-    if (links.length === 0) continue;
+    if (links.length === 0) {
+      if (!ids) break;
+      continue;
+    }
     const told = links.filter((l) => l.idTokenAt !== null);
     if (told.length) await writer.backchannelLogout.createMany({ data: told.map((l) => ({ clientId: l.clientId, userId: l.userId, sub: l.sub, sid: l.sid })) });
     queued += told.length;

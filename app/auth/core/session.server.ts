@@ -645,12 +645,11 @@ export async function revokeAllSessions(now = new Date()): Promise<number> {
   await db().globalSessionCutoff.upsert({ where: { id: EVERYONE_CUTOFF_ID }, create: { id: EVERYONE_CUTOFF_ID, notBefore, expires }, update: { notBefore, expires } });
   everyoneCutHere({ notBefore, expires });
   const database = await endDatabaseSessions({}, now);
-  const live = { kind: "jwt", revokedAt: null, expires: { gt: now } };
   const jwt = await db().$transaction(async (tx) => {
-    const ids = (await tx.session.findMany({ where: live, select: { id: true } })).map((r) => r.id);
-    await tx.session.updateMany({ where: live, data: { revokedAt: now } });
-    await queueAppLogouts(tx, ids);
-    return ids.length;
+    const { count } = await tx.session.updateMany({ where: { kind: "jwt", revokedAt: null, expires: { gt: now } }, data: { revokedAt: now } });
+    // Every session ended: every app recorded in one is told (ADR 145).
+    await queueAppLogouts(tx, "all");
+    return count;
   });
   wakeAppLogouts();
   await revokeProviderGrants({ accountId: { not: null } });

@@ -9,7 +9,9 @@
 // are never used (the start refuses them: assertEngineSafe); PKCE S256 is required of every
 // client; `offline_access` is kept on consent alone, without the client having to send
 // prompt=consent; the engine's own session is only believed while the Vestibule session it was
-// made from lives (the `vestibule_session` login check).
+// made from lives (the `vestibule_session` login check); every ID token carries `sid`, and
+// back-channel logout tokens come from Vestibule's queue when any session ends, never from the
+// engine's own inline send (ADR 145).
 import { hkdfSync } from "node:crypto";
 import { decodeJwt } from "jose";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -142,7 +144,7 @@ async function signOutWithoutAsking(ctx: KoaContextWithOIDC): Promise<boolean> {
   const ended = await endSession(authRequest(new Request(`${issuerUrl()}${ENGINE_ROUTES.end_session}`, { headers: vestibuleHeaders(ctx.req) })));
   for (const cookie of ended.setCookies) ctx.append("Set-Cookie", cookie);
   // What the engine's confirmed logout does: grants that do not outlive the session go with it.
-  for (const [clientId, authorization] of Object.entries(session.authorizations ?? {})) {
+  for (const authorization of Object.values(session.authorizations ?? {})) {
     if (authorization.grantId && !authorization.persistsLogout) await removeGrantRows(authorization.grantId);
   }
   const { state, postLogoutRedirectUri } = (session.state ?? {}) as { state?: string; postLogoutRedirectUri?: string };
