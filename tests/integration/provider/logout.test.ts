@@ -118,7 +118,10 @@ describe(`back-channel logout on ${dbLabel}`, () => {
     const { jar, claims } = await signedInToApp(tc);
     expect(claims.sid).toEqual(expect.any(String));
     expect(await queued()).toEqual([]);
+    expect(await testDb().oAuthPayload.count({ where: { kind: "Session" } })).toBe(1);
     await signOut(jar);
+    // The engine's session of that browser ended with it: a new sign-in there gets new sids.
+    expect(await testDb().oAuthPayload.count({ where: { kind: "Session" } })).toBe(0);
     expect(await sendDueLogouts()).toEqual({ sent: 1, failed: 0 });
     expect(receiver.received).toHaveLength(1);
     const { payload, protectedHeader } = await verifiedLogoutToken(receiver.received[0]!, tc.client.client_id);
