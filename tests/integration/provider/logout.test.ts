@@ -14,6 +14,7 @@ import { disableUser, endAllSessions, endUserSessions } from "../../../app/auth/
 import { applyPasswordReset } from "../../../app/auth/accounts/passwords.server";
 import { runCleanup } from "../../../app/auth/core/cleanup.server";
 import { metricsResponse } from "../../../app/auth/core/metrics.server";
+import { closeOutboundProxies } from "../../../app/auth/core/outbound-fetch.server";
 import { authRequest } from "../../../app/auth/core/request.server";
 import { getSession, renewAuthentication, revokeSession, revokeUserSessions } from "../../../app/auth/core/session.server";
 import {
@@ -27,6 +28,7 @@ import { signingKey } from "../../support/access-token";
 import { call } from "../../support/app-client";
 import { createUser, PASSWORD, withEnv } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
+import { startRecordingProxy } from "../../support/connect-proxy";
 import { CookieJar } from "../../support/http";
 import { otherInstance } from "../../support/other-instance";
 import { postgresUnreachable } from "../../support/postgres-required";
@@ -289,6 +291,22 @@ describe(`back-channel logout on ${dbLabel}`, () => {
     const result = await runCleanup(new Date(Date.now() + 8 * 24 * 3_600_000));
     expect(result.ran && result.counts.backchannelLogouts).toBe(2);
     expect(await queued()).toEqual([]);
+  });
+
+  it("the POST goes through the outbound proxy (HTTP_PROXY)", async () => {
+    const proxy = await startRecordingProxy();
+    const undo = withEnv({ HTTP_PROXY: proxy.url, http_proxy: undefined, NO_PROXY: undefined, no_proxy: undefined });
+    try {
+      const tc = await backchannelClient();
+      await testDb().backchannelLogout.create({ data: { clientId: tc.client.client_id, userId, sub: userId, sid: "via-proxy" } });
+      expect(await sendDueLogouts()).toEqual({ sent: 1, failed: 0 });
+      expect(proxy.tunnels).toEqual([new URL(receiver.url).host]);
+      expect(proxy.requests).toEqual(["POST /backchannel-logout"]);
+    } finally {
+      undo();
+      await closeOutboundProxies();
+      await proxy.stop();
+    }
   });
 
   it("a receiver that does not answer within 5 s is a failure, retried later", async () => {
