@@ -280,6 +280,12 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
     // Pairwise subjects (ADR 163): the client's metadata says which it has (adapter.server.ts).
     subjectTypes: settings.subject === "pairwise" ? ["public", "pairwise"] : ["public"],
     pairwiseIdentifier: async (_ctx: unknown, accountId: string, client: EngineClient) => pairwiseSubject(client.sectorIdentifier!, accountId),
+    // The engine GETs a sector_identifier_uri to check it: only an operator's (oauth:client:add)
+    // is fetched; anyone's, at dynamic registration, would make it fetch any address (ADR 163).
+    sectorIdentifierUriValidate: () => {
+      if (Provider.ctx?.oidc?.route === "registration") throw new errors.InvalidClientMetadata!("sector_identifier_uri may only be set by an operator (oauth:client:add)");
+      return true;
+    },
     allowOmittingSingleRegisteredRedirectUri: false,
     clientBasedCORS: () => true,
     // A user's access token names the grant it came from (`gid`): requireBearer refuses it once
