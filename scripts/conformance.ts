@@ -13,6 +13,7 @@
 // The package (0.1.16) has no authorization-server scenarios; its auth scenarios test a client
 // against its own mock servers.
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -28,6 +29,8 @@ const CLI = path.join(root, "node_modules/@modelcontextprotocol/conformance/dist
 const BASELINE = path.join(root, "conformance-baseline.yml");
 /** Long enough for a full run on a slow machine; the token is for this run only. */
 const TOKEN_LIFETIME_SECONDS = 30 * 60;
+/** The client the run's token names (a client credentials token's subject when no --email is given). */
+const CLIENT_ID = "conformance";
 
 /** Forwards every request to `target`, adding the bearer token; the target's own Host. */
 function forwarder(target: URL, token: string) {
@@ -63,13 +66,20 @@ runCommand(
     const config = getConfig();
     if (!config.provider) throw new Refused("the OAuth provider is off (AUTH_PROVIDER=true turns it on, with AUTH_URL)");
     const target = new URL(typeof values.url === "string" ? values.url : config.provider.issuer);
-    let sub = "conformance";
+    let sub = CLIENT_ID;
+    // A user's token is refused unless the user has a grant for its client (requireBearer): the
+    // grant consent would leave, for this run only, removed at the end.
+    let grantId: string | null = null;
     if (typeof values.email === "string") {
       const user = await db().user.findUnique({ where: { email: values.email.trim().toLowerCase() }, select: { id: true } });
       if (!user) throw new Refused(`no user with the address ${values.email}`);
       sub = user.id;
+      grantId = `conformance-${randomUUID()}`;
+      await db().oAuthPayload.create({
+        data: { kind: "Grant", id: grantId, payload: "{}", accountId: user.id, clientId: CLIENT_ID, expiresAt: new Date(Date.now() + TOKEN_LIFETIME_SECONDS * 1000) },
+      });
     }
-    const token = await signAccessToken({ resourcePath: "/mcp", sub, clientId: "conformance", scope: "openid email profile", lifetimeSeconds: TOKEN_LIFETIME_SECONDS });
+    const token = await signAccessToken({ resourcePath: "/mcp", sub, clientId: CLIENT_ID, scope: "openid email profile", lifetimeSeconds: TOKEN_LIFETIME_SECONDS });
     const proxy = forwarder(target, token);
     await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
     const port = (proxy.address() as AddressInfo).port;
@@ -87,6 +97,7 @@ runCommand(
     } finally {
       proxy.closeAllConnections();
       await new Promise((resolve) => proxy.close(resolve));
+      if (grantId) await db().oAuthPayload.deleteMany({ where: { kind: "Grant", id: grantId } });
     }
   },
   { migrate: false },

@@ -1,7 +1,7 @@
 // npm run secret:reseal
 // After an AUTH_SECRET rotation (deploy/README.md, "Rotating AUTH_SECRET"; ADR 109): re-seals
 // every value sealed at rest — TOTP secrets, OAuth tokens on Account rows, the OAuth provider's
-// signing keys — with the first
+// signing keys and client secrets, organizations' OpenID Connect client secrets — with the first
 // configured value, so the old one can be dropped without breaking anyone's second factor or
 // provider tokens. Rows are walked in batches; each is replaced by one UPDATE conditional on the
 // value it read, so it is safe while instances serve (a row they changed meanwhile is read again,
@@ -13,6 +13,7 @@ import { actorEventFields } from "../app/auth/accounts/actor";
 import { getConfig } from "../app/auth/core/config.server";
 import { resealColumn, type ResealCount } from "../app/auth/core/sealed-at-rest.server";
 import { tokenColumns } from "../app/auth/oauth/tokens.server";
+import { oidcConnectionSecretColumn } from "../app/auth/oidc-connections/connections.server";
 import { clientSecretColumn } from "../app/auth/provider/clients.server";
 import { signingKeyColumn } from "../app/auth/provider/signing-keys.server";
 import { totpSecretColumn } from "../app/auth/two-factor/store.server";
@@ -21,7 +22,7 @@ import { runCommand } from "./admin-cli";
 runCommand("secret:reseal", "npm run secret:reseal", {}, async (_values, io) => {
   const { secrets } = getConfig();
   const counts: ResealCount[] = [];
-  for (const column of [totpSecretColumn, ...tokenColumns, signingKeyColumn, clientSecretColumn]) counts.push(await resealColumn(column, secrets));
+  for (const column of [totpSecretColumn, ...tokenColumns, signingKeyColumn, clientSecretColumn, oidcConnectionSecretColumn]) counts.push(await resealColumn(column, secrets));
   const unopenable = counts.flatMap((c) => c.unopenable.map((id) => `${c.kind} ${id}`));
   const { detail, ...fields } = actorEventFields({ source: "cli" }, "", {
     kinds: Object.fromEntries(counts.map((c) => [c.kind, { resealed: c.resealed, current: c.current, unopenable: c.unopenable.length }])),

@@ -5,7 +5,9 @@ import { useT, type Translate } from "~/i18n/react";
 import type { MessageKey } from "~/i18n/catalogues/en";
 import { AuthCard, CsrfField, Field } from "./auth-forms";
 import { LocalTime } from "./local-time";
+import { OidcConnectionsSection, type OidcConnectionsData } from "./oidc-connections-section";
 import { PageTitle } from "./site-name";
+import { PolicySection, type PolicyData } from "./organization-policy";
 
 type Role = "owner" | "admin" | "member";
 type ActionData = { formError?: string; reauthUrl?: string; scimToken?: { name: string; secret: string } } | undefined;
@@ -161,6 +163,8 @@ type OrgData = {
   domains: Domain[] | null;
   scim: { tokens: ScimToken[]; url: string } | null;
   samlConnections: SamlConnection[] | null;
+  oidcConnections: OidcConnectionsData | null;
+  policy: PolicyData | null;
   recentAuth: { recent: boolean; url: string };
   notice: string | null;
 };
@@ -430,6 +434,9 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
         </section>
       ) : null}
 
+      {data.oidcConnections ? <OidcConnectionsSection data={data.oidcConnections} csrfToken={csrfToken} /> : null}
+      <PolicySection csrfToken={csrfToken} data={data.policy} />
+
       {admin ? (
         <p>
           <a href={`/orgs/${encodeURIComponent(organization.slug)}/audit`}>{t("org.audit.link")}</a>
@@ -500,6 +507,10 @@ const EVENT_KEYS: Record<string, MessageKey> = {
   "scim-group-created": "org.event.scimGroupCreated",
   "scim-group-updated": "org.event.scimGroupUpdated",
   "scim-group-deleted": "org.event.scimGroupDeleted",
+  "oidc-connection-added": "org.event.oidcConnectionAdded",
+  "oidc-connection-removed": "org.event.oidcConnectionRemoved",
+  "policy-changed": "org.event.policyChanged",
+  "break-glass-used": "org.event.breakGlassUsed",
 };
 
 export function OrganizationAudit({ data }: { data: AuditData }) {
@@ -536,7 +547,7 @@ export function OrganizationAudit({ data }: { data: AuditData }) {
                   <LocalTime value={e.at} />
                 </td>
                 <td data-label={t("org.audit.what")}>{Object.hasOwn(EVENT_KEYS, e.type) ? t(EVENT_KEYS[e.type]!) : e.type}</td>
-                <td data-label={t("org.audit.who")} className="wrap">{e.actorEmail ?? e.actorId ?? t("org.audit.system")}</td>
+                <td data-label={t("org.audit.who")} className="wrap">{e.actorEmail ?? e.actorId ?? (e.detail.source === "cli" ? t("org.audit.operator") : t("org.audit.system"))}</td>
                 <td data-label={t("org.audit.details")} className="wrap">
                   <code dir="ltr">{Object.keys(e.detail).length ? JSON.stringify(e.detail) : ""}</code>
                 </td>

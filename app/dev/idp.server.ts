@@ -22,6 +22,12 @@ export type IdpUser = {
   name: string;
   password: string;
   picture?: string;
+  /**
+   * Entra ID's claims, for tests of IdPs shaped like it: the tenant (`tid`) and whether the
+   * tenant verified the address's domain (`xms_edov`). Absent from every token unless set.
+   */
+  tid?: string;
+  xmsEdov?: boolean;
 };
 
 export type IdpClient = {
@@ -175,7 +181,7 @@ export async function startDevIdp(options: IdpOptions = {}): Promise<RunningIdp>
     jwks: { keys: [signingKey as never] },
     cookies: { keys: [randomBytes(32).toString("hex")] },
     scopes: ["openid", "offline_access", "email", "profile"],
-    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name", "picture"] },
+    claims: { openid: ["sub", "tid"], email: ["email", "email_verified", "xms_edov"], profile: ["name", "picture"] },
     // Profile claims in the ID token too, as most hosted IdPs do.
     conformIdTokenClaims: false,
     responseTypes: ["code"],
@@ -221,6 +227,8 @@ export async function startDevIdp(options: IdpOptions = {}): Promise<RunningIdp>
           email_verified: user.emailVerified,
           name: user.name,
           ...(user.picture ? { picture: user.picture } : {}),
+          ...(user.tid ? { tid: user.tid } : {}),
+          ...(user.xmsEdov !== undefined ? { xms_edov: user.xmsEdov } : {}),
         }),
       };
     },

@@ -67,6 +67,8 @@ declare module "oidc-provider" {
       };
       urlFor(route: string): string;
       result?: { consent?: { grantId?: string } };
+      /** The device code a /device request is about (RFC 8628), else undefined. */
+      deviceCode?: { jti: string };
       requestParamScopes: Set<string>;
       entities: Record<string, unknown>;
     };
@@ -106,6 +108,8 @@ declare module "oidc-provider" {
     prompt: { name: string; reasons: string[]; details: Record<string, unknown> };
     session?: { accountId?: string; uid?: string };
     grantId?: string;
+    /** Set when the interaction approves a device (RFC 8628): the device code it is for. */
+    deviceCode?: string;
     result?: Record<string, unknown>;
     lastSubmission?: Record<string, unknown>;
     save(ttl: number): Promise<string>;

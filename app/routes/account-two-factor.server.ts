@@ -7,7 +7,7 @@ import { t } from "~/i18n/t.server";
 import { addSessionFactors, type AuthRequest, type CurrentSession } from "~/auth/core";
 import { confirmTotp, disableTotp, replaceRecoveryCodes, startTotp, type EnrolmentOutcome } from "~/auth/two-factor";
 import { db } from "~/db/client.server";
-import { passwordBelowSingleFactorFloor } from "~/auth/accounts";
+import { mfaRequiredFor, passwordBelowSingleFactorFloor } from "~/auth/accounts";
 
 export const TWO_FACTOR_INTENTS = ["totp-start", "totp-confirm", "totp-disable", "recovery-codes"] as const;
 type TwoFactorIntent = (typeof TWO_FACTOR_INTENTS)[number];
@@ -52,7 +52,7 @@ export async function twoFactorIntent(ar: AuthRequest, session: CurrentSession, 
   // Under AUTH_REQUIRE_MFA the session that turned the second factor on proved it with the code:
   // it goes on as a two-factor session (ADR 104). In place, not renewed under a new id: this same
   // request renders the page with the recovery codes, and its loader reads the session it carries.
-  if (intent === "totp-confirm" && ar.config.requireMfa) await addSessionFactors(session, ["otp", "mfa"]);
+  if (intent === "totp-confirm" && (await mfaRequiredFor(ar.config, session.userId, session.sessionId))) await addSessionFactors(session, ["otp", "mfa"]);
   // The setup and the recovery codes are answered in this response only: never stored for a GET.
   return data({ formError: null, fieldErrors: {}, twoFactorIntent: intent, totpSetup: outcome.setup ?? null, recoveryCodes: outcome.recoveryCodes ?? null });
 }

@@ -3,7 +3,7 @@ import { data, redirect } from "react-router";
 import { accountNoticeAt, noticeSectionOf } from "~/components/account-sections";
 import { z } from "zod";
 import { db } from "~/db/client.server";
-import { eventSource, notifySecurityChange, recentEvents, recordEvent, secondFactorSetupPending, updateSessionData } from "~/auth/accounts";
+import { eventSource, mfaRequiredFor, notifySecurityChange, recentEvents, recordEvent, secondFactorSetupPending, updateSessionData } from "~/auth/accounts";
 import {
   BadRequestError,
   endSession,
@@ -64,7 +64,8 @@ export async function accountPageData(request: Request) {
     recentEvents(session.userId),
     twoFactorStatus(session.userId),
     // AUTH_REQUIRE_MFA and no second factor yet: the page shows only its set-up (ADR 082).
-    secondFactorSetupPending(ar.config.requireMfa, session.userId),
+    // An organization's requireMfa means the same for its people (ADR 166).
+    mfaRequiredFor(ar.config, session.userId, session.sessionId).then((required) => secondFactorSetupPending(required, session.userId)),
     // The apps allowed through Vestibule's OAuth provider, while it is on (docs/features/provider.md).
     ar.config.provider ? appsWithAccess(session.userId) : Promise.resolve(null),
   ]);

@@ -20,6 +20,7 @@ import { activeOrganization, makeActive, switchOrganization } from "~/auth/organ
 import { AUDIT_CSV_COLUMNS, orgEventPage, orgEventsCsv, orgEventsForDownload, type OrgActor } from "~/auth/organizations/audit.server";
 import { addDomain, listDomains, removeDomain, verifyDomain } from "~/auth/organizations/domains.server";
 import { addConnectionAs, listConnections, removeConnectionAs } from "~/auth/saml";
+import { OIDC_INTENTS, oidcConnectionIntent, oidcConnectionsSection } from "./orgs-oidc.server";
 import { acceptInvitation, invitationFor, INVITATION_PATH, inviteMember, listOpenInvitations, resendInvitation, revokeInvitation, type InvitationResult } from "~/auth/organizations/invitations.server";
 import {
   changeMemberRole,
@@ -40,6 +41,8 @@ import { atLeast, ORG_ROLES } from "~/auth/organizations/roles";
 import { SCIM_BASE_PATH } from "~/auth/organizations/scim/service.server";
 import { createScimToken, listScimTokens, revokeScimToken, SCIM_TOKEN_NAME_MAX } from "~/auth/organizations/scim/tokens.server";
 import { db } from "~/db/client.server";
+import { policyData, policyIntent } from "./orgs-policy.server";
+import { sessionOutsideSso } from "~/auth/organizations/policy.server";
 import { t } from "~/i18n/t.server";
 import type { MessageKey } from "~/i18n/catalogues/en";
 
@@ -176,7 +179,7 @@ function csrfHeaders(ar: AuthRequest, setCookies: string[]) {
   return { token: csrf.token, headers: headersWith([...setCookies, csrf.setCookie]) };
 }
 
-const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked", "saml-added", "saml-removed"] as const;
+const DONE = ["created", "renamed", "role-changed", "removed", "invited", "resent", "revoked", "domain-added", "domain-verified", "domain-removed", "joined", "switched", "left", "deleted", "scim-token-revoked", "saml-added", "saml-removed", "oidc-added", "oidc-removed", "policy-saved"] as const;
 type Done = (typeof DONE)[number];
 const DONE_KEYS: Record<Done, MessageKey> = {
   created: "org.done.created",
@@ -191,6 +194,9 @@ const DONE_KEYS: Record<Done, MessageKey> = {
   "domain-removed": "org.done.domainRemoved",
   "saml-added": "org.done.samlAdded",
   "saml-removed": "org.done.samlRemoved",
+  "oidc-added": "org.done.oidcAdded",
+  "oidc-removed": "org.done.oidcRemoved",
+  "policy-saved": "org.done.policySaved",
   joined: "org.done.joined",
   switched: "org.done.switched",
   left: "org.done.left",
@@ -291,13 +297,15 @@ export async function orgPage(request: Request, slug: string | undefined) {
   const ctx = await memberContext(ar, session, slug);
   const csrf = csrfHeaders(ar, setCookies);
   const admin = atLeast(ctx.membership.role, "admin");
-  const [members, invitations, domains, scimTokens, samlConnections, active] = await Promise.all([
+  const [members, invitations, domains, scimTokens, samlConnections, active, oidcConnections, policy] = await Promise.all([
     listMembers(ctx.organization.id),
     admin ? listOpenInvitations(ctx.organization.id) : Promise.resolve(null),
     admin ? listDomains(ctx.organization.id) : Promise.resolve(null),
     admin ? listScimTokens(ctx.organization.id) : Promise.resolve(null),
     admin ? listConnections(ctx.organization.id, ar.origin) : Promise.resolve(null),
     activeOrganization(session),
+    admin ? oidcConnectionsSection(ctx.organization.id, ar.origin) : Promise.resolve(null),
+    policyData(ctx),
   ]);
   return {
     data: {
@@ -311,6 +319,9 @@ export async function orgPage(request: Request, slug: string | undefined) {
       domains,
       scim: scimTokens ? { tokens: scimTokens, url: new URL(SCIM_BASE_PATH, ar.origin).href } : null,
       samlConnections,
+      oidcConnections,
+      // The Policy section (orgs-policy.server.ts): admins and owners only.
+      policy,
       recentAuth: { recent: await isRecentAuth(ar, session), url: reauthUrl(ar, orgPath(ctx.organization.slug)) },
       notice: noticeOf(ar.url),
     },
@@ -354,10 +365,21 @@ export async function orgAction(request: Request, slug: string | undefined) {
   const page = orgPath(ctx.organization.slug);
   const stale = await recentAuthGate(request, ar, session, body, page);
   if (stale) return stale;
+  // The Policy section's intent lives in its own module (orgs-policy.server.ts).
+  if (body.intent === "policy") {
+    const outcome = await policyIntent(ar, ctx, body);
+    return answer(request, body, outcome.ok ? { ok: true, location: `${page}?done=policy-saved#policy-heading`, json: outcome.json } : outcome);
+  }
+  const done = (what: Done, json: Record<string, unknown> = {}): Outcome => ({ ok: true, location: `${page}?done=${what}`, json });
+  // The OpenID Connect connections section's intents (orgs-oidc.server.ts).
+  if ((OIDC_INTENTS as readonly unknown[]).includes(body.intent)) {
+    if (!atLeast(ctx.membership.role, "admin")) return answer(request, body, { ok: false, refusal: ORG_REFUSALS.forbidden() });
+    const oidc = await oidcConnectionIntent(ctx, body);
+    return answer(request, body, oidc.ok ? done(oidc.done, oidc.json) : oidc);
+  }
   const parsed = OrgIntent.safeParse(body);
   if (!parsed.success) return answer(request, body, { ok: false, refusal: refusal(400, "BadRequest", "common.unknownRequest") });
   const input = parsed.data;
-  const done = (what: Done, json: Record<string, unknown> = {}): Outcome => ({ ok: true, location: `${page}?done=${what}`, json });
   const orgOutcome = (r: { ok: true } | { ok: false; reason: OrgRefusal }, what: Done): Outcome => (r.ok ? done(what) : { ok: false, refusal: ORG_REFUSALS[r.reason]() });
   const invitationOutcome = (r: InvitationResult, what: Done): Outcome => (r.ok ? done(what) : { ok: false, refusal: invitationRefusal(r) });
   const domainOutcome = (r: { ok: true } | { ok: false; reason: keyof typeof DOMAIN_REFUSALS }, what: Done): Outcome => (r.ok ? done(what) : { ok: false, refusal: DOMAIN_REFUSALS[r.reason]() });
@@ -474,6 +496,10 @@ export async function invitationAction(request: Request) {
   const post = await postOf(request);
   if (post.refused) return post.refused;
   const { ar, session, body } = post;
+  // A person whose organization requires its connection joins only from a session that came
+  // through it (ADR 165): the refusal names that organization's sign-in.
+  const outside = await sessionOutsideSso(session.userId, session.sessionId);
+  if (outside) return answer(request, body, { ok: false, refusal: { status: 403, code: "SsoRequired", message: t("error.SsoRequiredBy", { organization: outside.organizationName }) } });
   const result = await acceptInvitation(body.token, session.userId, actorOf(ar, session), ar.config.secrets);
   if (!result.ok) {
     const r =

@@ -1,8 +1,10 @@
-// The /sso/<connectionId>/… routes (docs/features/saml.md): parse, call app/auth/saml, answer.
+// The /sso/<connectionId>/… routes (docs/features/saml.md) and /sso/oidc/<connectionId>/…
+// (docs/features/oidc-connections.md): parse, call app/auth/saml or app/auth/oidc-connections, answer.
 import { data } from "react-router";
 import { BadRequestError, readBody, refusedBodyResponse } from "~/auth/core/body.server";
 import { authRequest } from "~/auth/core/request.server";
 import { ACS_BODY_LIMIT, connectionFor, consumeAssertion, metadataResponse, startSignIn } from "~/auth/saml";
+import { finishOidcSignIn, oidcConnectionFor, startOidcSignIn } from "~/auth/oidc-connections";
 
 const notFound = () => data("Not found", { status: 404 });
 
@@ -31,4 +33,20 @@ export async function ssoAcs(request: Request, id: string | undefined): Promise<
     if (error instanceof BadRequestError) return refusedBodyResponse(error);
     throw error;
   }
+}
+
+// ── OpenID Connect connections: /sso/oidc/<connectionId>/signin and /callback (ADR 151) ──────────
+
+export async function ssoOidcStart(request: Request, id: string | undefined): Promise<Response> {
+  const ar = authRequest(request);
+  const connection = await oidcConnectionFor(ar, id);
+  if (!connection) throw notFound();
+  return startOidcSignIn(ar, connection);
+}
+
+export async function ssoOidcCallback(request: Request, id: string | undefined): Promise<Response> {
+  const ar = authRequest(request);
+  const connection = await oidcConnectionFor(ar, id);
+  if (!connection) throw notFound();
+  return finishOidcSignIn(ar, connection);
 }

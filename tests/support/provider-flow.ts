@@ -120,18 +120,22 @@ export async function codeFlow(server: ProviderServer, as: oauth.AuthorizationSe
   return { tokens, consentShown, callback, request };
 }
 
-/** The named fields of the form `id` in a page (hidden inputs and their values). */
-export function formFields(html: string, id: string): Record<string, string> {
-  const part = html.slice(html.indexOf(`id="${id}"`));
+/** The fields of the form `formId` in a page (name → value), hidden ones included. */
+export function formFields(html: string, formId: string): Record<string, string> {
+  const part = html.slice(html.indexOf(`id="${formId}"`));
   return Object.fromEntries([...part.slice(0, part.indexOf("</form>")).matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
 }
 
-/** The signed-in browser types `userCode` at /device, confirms it and allows the app: the device may then redeem its code. */
-export async function allowDevice(server: ProviderServer, jar: CookieJar, userCode: string): Promise<Step> {
+/**
+ * At /device, types `userCode` and confirms it as the page asks (JS off); the step the browser
+ * reaches after the confirmation (the consent page, or the re-authentication page).
+ */
+export async function confirmDeviceCode(server: ProviderServer, jar: CookieJar, userCode: string): Promise<Step> {
   const entry = await follow(server, jar, "/device");
-  const typed = await call(server.url, jar, "/device", { body: { ...formFields(entry.html!, "device-code-form"), user_code: userCode } });
-  const confirmed = await call(server.url, jar, "/device", { body: formFields(await typed.text(), "device-confirm-form") });
-  if (confirmed.status !== 303) throw new Error(`device confirmation answered ${confirmed.status}`);
-  const consent = await follow(server, jar, new URL(confirmed.headers.get("location")!, server.url));
-  return consent.url.pathname.startsWith("/oauth/consent/") ? answerConsent(server, jar, consent, "allow") : consent;
+  const typed = await call(server.url, jar, "/device", { body: { ...formFields(entry.html ?? "", "device-code-form"), user_code: userCode } });
+  const confirmHtml = await typed.text();
+  const confirmed = await call(server.url, jar, "/device", { body: formFields(confirmHtml, "device-confirm-form") });
+  await confirmed.body?.cancel();
+  if (confirmed.status !== 303) throw new Error(`the device confirmation answered ${confirmed.status}`);
+  return follow(server, jar, new URL(confirmed.headers.get("location")!, server.url));
 }

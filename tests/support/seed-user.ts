@@ -34,7 +34,14 @@ export async function seedUser(server: ServerDatabase, user: { email: string; pa
 
 const seeding = new Map<string, Promise<unknown>>();
 
-async function seedNow(url: string | undefined, dataDir: string | undefined, { verified = false, ...user }: { email: string; password: string; name?: string; verified?: boolean }) {
+/**
+ * Runs `work` with a client of the server's own database (a RunningApp's, a deploy Instance's),
+ * then disconnects: for a test that writes rows no command writes (an organization's verified
+ * domain and connection, say).
+ */
+export async function withServerDatabase<T>(server: ServerDatabase, work: (client: Db) => Promise<T>): Promise<T> {
+  const { DATABASE_URL: url, VESTIBULE_DATA_DIR: dataDir } = server.env;
+  if (!url && !dataDir) throw new Error("withServerDatabase: the server's env names neither DATABASE_URL nor VESTIBULE_DATA_DIR");
   // Same models and delegates on both: only the SQL dialect differs (as app/db/client.server.ts).
   // With the app's own extension, so the user's folded name (the /admin search, ADR 085) is written too.
   const client = withNameSearch(
@@ -43,11 +50,17 @@ async function seedNow(url: string | undefined, dataDir: string | undefined, { v
       : new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: sqliteFile(dataDir!), timeout: SQLITE_BUSY_TIMEOUT_MS }) })) as unknown as Db,
   );
   try {
+    return await work(client);
+  } finally {
+    await client.$disconnect();
+  }
+}
+
+async function seedNow(url: string | undefined, dataDir: string | undefined, { verified = false, ...user }: { email: string; password: string; name?: string; verified?: boolean }) {
+  return withServerDatabase({ env: { DATABASE_URL: url, VESTIBULE_DATA_DIR: dataDir } }, async (client) => {
     const created = (await upsertCredentialsUser(user, client)).user;
     // `verified`: the address counts as proved (what creating an organization needs).
     if (verified) await client.user.update({ where: { id: created.id }, data: { emailVerified: new Date() } });
     return created;
-  } finally {
-    await client.$disconnect();
-  }
+  });
 }

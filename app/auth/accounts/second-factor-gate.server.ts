@@ -23,6 +23,27 @@ import { reauthUrl } from "../core/recent-auth.server";
 import { pageOfRequest } from "../core/callback-url.server";
 import type { CurrentSession } from "../core/session.server";
 
+/**
+ * A second factor asked of some users beyond AUTH_REQUIRE_MFA (an organization's requireMfa, ADR
+ * 166), registered from outside accounts/: whether the session `sessionId` of `userId` is held to
+ * it. The same machinery then applies to them as to everyone under AUTH_REQUIRE_MFA.
+ */
+export type MfaRequirement = (userId: string, sessionId: string | null) => Promise<boolean>;
+let extraRequirement: MfaRequirement | null = null;
+// Whether the requirement can hold at all (organizations on): when not, a request reads nothing more.
+let requirementActive: () => boolean = () => false;
+
+export function registerMfaRequirement(requirement: MfaRequirement | null, active: () => boolean = () => true): void {
+  extraRequirement = requirement;
+  requirementActive = requirement ? active : () => false;
+}
+
+/** Whether this session of this user must prove two factors: AUTH_REQUIRE_MFA, or the registered requirement. */
+export async function mfaRequiredFor(config: Pick<AuthConfig, "requireMfa">, userId: string, sessionId: string | null): Promise<boolean> {
+  if (config.requireMfa) return true;
+  return extraRequirement ? extraRequirement(userId, sessionId) : false;
+}
+
 /** The JSON error code of the refusal: `403 {"error":"SecondFactorSetupRequired","url":…}`. */
 export const SECOND_FACTOR_SETUP_REQUIRED = "SecondFactorSetupRequired";
 
@@ -83,8 +104,9 @@ async function standingOf(session: CurrentSession): Promise<Standing> {
  * "SecondFactorRequired","url":…}`.
  */
 export async function secondFactorSetupRefusal(request: Request): Promise<Response | null> {
-  // Off (the default): nothing is read or built for the request.
-  if (!getConfig().requireMfa) return null;
+  // Off (the default, and no requirement registered): nothing is read or built for the request.
+  const everyone = getConfig().requireMfa;
+  if (!everyone && !requirementActive()) return null;
   const ar = authRequest(request);
   const { pathname } = ar.url;
   const post = request.method.toUpperCase() === "POST";
@@ -92,14 +114,11 @@ export async function secondFactorSetupRefusal(request: Request): Promise<Respon
   // while the factors are short, so it is no way round it. GET /auth/session still answers.
   const sessionUpdate = post && (pathname === `${ar.config.basePath}/session` || pathname === `${ar.config.basePath}/session.data`);
   if (!sessionUpdate && answersAnyway(pathname, ar.config.basePath)) return null;
-  let body: Record<string, unknown> | undefined;
-  // The body is read once per request and shared with the action (body.server.ts); an unreadable
-  // one is left to the action's own refusal.
-  if (post) body = await readBody(request).catch(() => undefined);
   let standing: Standing;
   try {
     const { session } = await getSession(ar, { roll: false });
     if (!session) return null;
+    if (!everyone && !(await mfaRequiredFor({ requireMfa: false }, session.userId, session.sessionId))) return null;
     standing = await standingOf(session);
   } catch (error) {
     // The page itself meets the outage and answers it (ADR 052).
@@ -107,6 +126,12 @@ export async function secondFactorSetupRefusal(request: Request): Promise<Respon
     throw error;
   }
   if (standing === "met") return null;
+  // Only now, for a session held to two factors: the body is read once per request and shared
+  // with the action (body.server.ts), with the default limits — a request without such a session
+  // (a SCIM client's bearer token, an identity provider's assertion) keeps its own reading. An
+  // unreadable one is left to the action's own refusal.
+  let body: Record<string, unknown> | undefined;
+  if (post) body = await readBody(request).catch(() => undefined);
   const json = sessionUpdate || wantsJsonRedirect(request, body) || /\bapplication\/json\b/.test(request.headers.get("Accept") ?? "");
   if (standing === "prove") {
     const url = reauthUrl(ar, pageOfRequest(ar.url));

@@ -35,7 +35,10 @@ export type SecurityChange =
   | { kind: "signin-new-device"; more: true }
   | { kind: "recovery-code-used"; left: number }
   // The first grant to an app through Vestibule's OAuth provider (docs/features/provider.md).
-  | { kind: "app-allowed"; name: string; host: string };
+  | { kind: "app-allowed"; name: string; host: string }
+  // To every owner of an organization: one of its break-glass owners signed in another way than
+  // its connection while it requires one (docs/features/organizations.md#policy).
+  | { kind: "break-glass-used"; organization: string; person: string };
 
 /** The subject and the one sentence of each change, in the current language (the owner's, queueNotices). */
 function describe(change: SecurityChange): { subject: string; what: string } {
@@ -66,6 +69,12 @@ function describe(change: SecurityChange): { subject: string; what: string } {
     case "app-allowed":
       // The app's name is whoever registered it's words: plain text, no link, and its host beside it.
       return { subject: t("notice.app-allowed.subject", { site }), what: t("notice.app-allowed.what", { name: mailSafeName(change.name) ?? change.host, host: change.host }) };
+    case "break-glass-used":
+      // The organization's and the person's names are others' words: plain text, no link.
+      return {
+        subject: t("notice.break-glass-used.subject", { site }),
+        what: t("notice.break-glass-used.what", { organization: mailSafeName(change.organization) ?? "?", person: mailSafeName(change.person) ?? "?" }),
+      };
     default:
       return { subject: t(`notice.${change.kind}.subject`, { site }), what: t(`notice.${change.kind}.what`) };
   }

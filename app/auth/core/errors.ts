@@ -25,6 +25,9 @@ export const SIGNIN_ERROR_MESSAGES = {
   // Not in Auth.js: the visitor pressed Cancel at the provider (error=access_denied); the page
   // names the provider (`provider=<id>`, a configured one only), see signin/pages.server.ts.
   OAuthCancelled: "error.OAuthCancelled",
+  // Not in Auth.js: an organization's policy (requireSso) lets this person sign in only through its
+  // connection; `domain=<domain>` lets the page name the organization and offer it (ADR 165).
+  SsoRequired: "error.SsoRequired",
 } as const satisfies Record<string, MessageKey>;
 
 /**

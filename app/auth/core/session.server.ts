@@ -56,6 +56,39 @@ export type CurrentSession = {
 
 export type SessionResult = { session: CurrentSession | null; setCookies: string[] };
 
+/**
+ * Limits shorter than the deployment's for one user's sessions, in seconds (an organization's
+ * policy, ADR 166): registered from outside core, which knows no organization. Null: none.
+ */
+export type SessionLimits = { idleSeconds: number | null; absoluteSeconds: number | null };
+export type SessionLimitLookup = (userId: string) => Promise<SessionLimits | null>;
+let limitLookup: SessionLimitLookup | null = null;
+
+export function registerSessionLimits(lookup: SessionLimitLookup | null): void {
+  limitLookup = lookup;
+}
+
+function limitsOf(userId: string): Promise<SessionLimits | null> {
+  return limitLookup ? limitLookup(userId) : Promise.resolve(null);
+}
+
+/** Past a limit: idle since `lastUsedMs` longer than allowed, or signed in (`signedInAt`, seconds) longer ago. */
+function pastLimits(limits: SessionLimits | null, signedInAt: number, lastUsedMs: number, now: Date): boolean {
+  if (!limits) return false;
+  const nowMs = now.getTime();
+  if (limits.absoluteSeconds !== null && nowMs / 1000 - signedInAt >= limits.absoluteSeconds) return true;
+  return limits.idleSeconds !== null && nowMs - lastUsedMs > limits.idleSeconds * 1000;
+}
+
+/** The expiry a session's data shows under `limits`: no later than its idle end from now, nor its absolute end. */
+function limitedExpiry(expires: Date, limits: SessionLimits | null, signedInAt: number, now: Date): Date {
+  if (!limits) return expires;
+  let end = expires.getTime();
+  if (limits.idleSeconds !== null) end = Math.min(end, now.getTime() + limits.idleSeconds * 1000);
+  if (limits.absoluteSeconds !== null) end = Math.min(end, (signedInAt + limits.absoluteSeconds) * 1000);
+  return new Date(end);
+}
+
 const DB_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 /** How stale `lastUsedAt` may get before a read writes it (the expiry itself rolls daily). */
 const LAST_USED_PRECISION_MS = 60 * 60 * 1000;
@@ -274,11 +307,19 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
     ? isRevoked(sid, sub, issuedAtMs, { cutoff: !kept }) || (!kept && (await isOrphaned(sid, sub, issuedAtMs)))
     : await endedInDatabase(sid, sub, issuedAtMs, { cutoff: !kept, failClosed: true });
   if (ended || pastMaxAge(ar, iat, now) || pastAbsoluteMaxAge(ar, signedInAt, now)) return { session: null, setCookies: clearSessionCookies(ar) };
+  // An organization's shorter limits (ADR 166): idle counts from the cookie's last issue, which
+  // is re-issued at least every half of the idle limit while the session is used.
+  const limits = await limitsOf(sub);
+  if (pastLimits(limits, signedInAt, iat * 1000, now)) {
+    if (sid) await revokeJwtSessions({ id: sid, userId: sub }, now);
+    return { session: null, setCookies: clearSessionCookies(ar) };
+  }
+  const updateAge = limits?.idleSeconds ? Math.min(ar.config.sessionUpdateAge, Math.floor(limits.idleSeconds / 2)) : ar.config.sessionUpdateAge;
 
   let exp = payload.exp;
   let setCookies: string[] = [];
   let claimsNow: Record<string, unknown> = payload;
-  if (roll === "now" || (roll && now.getTime() / 1000 - iat >= ar.config.sessionUpdateAge)) {
+  if (roll === "now" || (roll && now.getTime() / 1000 - iat >= updateAge)) {
     if (await endedInDatabase(sid, sub, issuedAtMs, { cutoff: !kept })) return { session: null, setCookies: clearSessionCookies(ar) };
     sid ??= randomUUID();
     // The app's extra claims are read again at each re-issue: a change to the user shows by the next one.
@@ -305,7 +346,7 @@ async function getJwtSession(ar: AuthRequest, roll: boolean | "now", now: Date, 
     session: {
       data: {
         user: sessionUserData({ name: str(payload.name), email: str(payload.email), image: str(payload.picture) }, claimsNow[EXTRA_CLAIM]),
-        expires: new Date(exp * 1000).toISOString(),
+        expires: limitedExpiry(new Date(exp * 1000), limits, signedInAt, now).toISOString(),
       },
       userId: sub,
       sessionId: sid,
@@ -352,6 +393,17 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
     countEvent("sessions-expired", { count, strategy: "database" });
     return { session: null, setCookies: clearSessionCookies(ar) };
   }
+  // An organization's shorter limits (ADR 166): ended as an expired session is.
+  const signedInAt = Math.floor(row.createdAt.getTime() / 1000);
+  const limits = await limitsOf(row.userId);
+  if (pastLimits(limits, signedInAt, row.lastUsedAt.getTime(), now)) {
+    forgetSession(tokenHash);
+    const { count } = await client.session.deleteMany({ where: { id: row.id } });
+    countEvent("sessions-expired", { count, strategy: "database" });
+    return { session: null, setCookies: clearSessionCookies(ar) };
+  }
+  // Under an idle limit the last use is written often enough to measure it (a tenth of it).
+  const lastUsedPrecision = limits?.idleSeconds ? Math.min(LAST_USED_PRECISION_MS, limits.idleSeconds * 100) : LAST_USED_PRECISION_MS;
   let expires = row.expires;
   let setCookies: string[] = [];
   const { sessionMaxAge, sessionUpdateAge } = ar.config;
@@ -362,7 +414,7 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
     cacheSession(tokenHash, { ...row, expires, lastUsedAt: now }, now.getTime());
     setCookies = [dbCookie(ar, token, expires)];
     await resealLongLivedCookies(ar);
-  } else if (now.getTime() - row.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
+  } else if (now.getTime() - row.lastUsedAt.getTime() > lastUsedPrecision) {
     await client.session.update({ where: { id: row.id }, data: { lastUsedAt: now } });
     cacheSession(tokenHash, { ...row, lastUsedAt: now }, now.getTime());
   }
@@ -370,10 +422,10 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
   const extras = await extrasForUser(row.userId);
   return {
     session: {
-      data: { user: sessionUserData(row.user, extras), expires: expires.toISOString() },
+      data: { user: sessionUserData(row.user, extras), expires: limitedExpiry(expires, limits, signedInAt, now).toISOString() },
       userId: row.userId,
       sessionId: row.id,
-      signedInAt: Math.floor(row.createdAt.getTime() / 1000),
+      signedInAt,
     },
     setCookies,
   };
@@ -384,7 +436,7 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
  * each tells every instance to drop a copy it may hold (this one at once). Returns how many.
  */
 async function endDatabaseSessions(
-  where: { userId?: string; id?: string | { not: string }; tokenHash?: string; credentialRef?: string },
+  where: { userId?: string; id?: string | { not: string } | { in: string[] }; tokenHash?: string; credentialRef?: string },
   now: Date,
   { continuedAs = null as string | null } = {},
 ): Promise<{ id: string }[]> {
@@ -676,6 +728,25 @@ export async function reissueSession(ar: AuthRequest, now = new Date()): Promise
 export async function endSessionsStartedWith(userId: string, credentialRef: string, now = new Date()): Promise<string[]> {
   const database = await endDatabaseSessions({ userId, credentialRef }, now);
   const jwt = await revokeJwtSessions({ userId, credentialRef }, now);
+  return [...database, ...jwt].map((r) => r.id);
+}
+
+/**
+ * Ends every session of the user whose method is not one of `notMethods` (a session of unknown
+ * method too), of both strategies, on every instance: an organization's requireSso turned on
+ * ends the sessions that did not come through its connections (ADR 165). Returns the ended ids.
+ */
+export async function endSessionsWhere(where: { userId: string; notMethods: readonly string[] }, now = new Date()): Promise<string[]> {
+  const ids = (
+    await db().session.findMany({
+      where: { userId: where.userId, OR: [{ method: null }, { method: { notIn: [...where.notMethods] } }] },
+      select: { id: true },
+    })
+  ).map((r) => r.id);
+  if (ids.length === 0) return [];
+  const database = await endDatabaseSessions({ userId: where.userId, id: { in: ids } }, now);
+  const jwt = await revokeJwtSessions({ userId: where.userId, id: { in: ids } }, now);
+  forgetUserSessions(where.userId);
   return [...database, ...jwt].map((r) => r.id);
 }
 

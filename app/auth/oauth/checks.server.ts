@@ -38,6 +38,12 @@ type Entry = {
   reauth?: ReauthFlow;
   /** The browser that started the flow carried a session cookie (form-post-return.server.ts). */
   signedIn?: boolean;
+  /**
+   * The user signed in when the flow started, kept only by flows that need it: an organization's
+   * OpenID Connect connection links an existing account only for its owner who started the
+   * sign-in (ADR 164).
+   */
+  startedBy?: string;
 };
 
 /**
@@ -66,6 +72,8 @@ export type Flow = {
   reauth: ReauthFlow | null;
   /** The browser that started it carried a session cookie. */
   signedIn: boolean;
+  /** The signed-in user who started it, when the flow kept one (Entry.startedBy). */
+  startedBy: string | null;
 };
 
 type Sealed = Entry & { earlier?: Entry[] };
@@ -99,6 +107,7 @@ async function readEntries(ar: AuthRequest, kind: CheckKind): Promise<Entry[]> {
     ...(typeof payload.maxAge === "number" ? { maxAge: payload.maxAge } : {}),
     ...(isReauthFlow(payload.reauth) ? { reauth: payload.reauth } : {}),
     ...(payload.signedIn === true ? { signedIn: true } : {}),
+    ...(typeof payload.startedBy === "string" ? { startedBy: payload.startedBy } : {}),
   };
   const earlier = Array.isArray(payload.earlier) ? payload.earlier : [];
   const t = now();
@@ -158,6 +167,7 @@ export async function storeFlow(
     maxAge: number | null;
     reauth?: ReauthFlow | null;
     signedIn?: boolean;
+    startedBy?: string | null;
   },
   options: { formPost: boolean },
 ): Promise<string[]> {
@@ -188,6 +198,7 @@ export async function storeFlow(
       ...(kind === "state" && values.maxAge !== null ? { maxAge: values.maxAge } : {}),
       ...(kind === "state" && values.reauth ? { reauth: values.reauth } : {}),
       ...(kind === "state" && values.signedIn ? { signedIn: true } : {}),
+      ...(kind === "state" && values.startedBy ? { startedBy: values.startedBy } : {}),
     };
     const next = value === null ? current : [entry, ...current];
     const { setCookie, kept } = await writeEntries(ar, kind, next.slice(0, MAX_PENDING_FLOWS), at);
@@ -254,6 +265,7 @@ export async function consumeFlow(ar: AuthRequest, provider: string, state: stri
           maxAge: match.maxAge ?? null,
           reauth: isReauthFlow(match.reauth) ? match.reauth : null,
           signedIn: match.signedIn === true,
+          startedBy: typeof match.startedBy === "string" ? match.startedBy : null,
         },
       };
     }

@@ -201,41 +201,9 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
     return this.verify({ request, config: this.config, provider: d, profile, tokens, flow, authTime: typeof authTime === "number" ? authTime : null });
   }
 
-  /**
-   * OIDC: processTokenResponse has checked the ID token's claims (iss, aud, azp, exp, nonce,
-   * 10 s tolerance); its signature is checked here against the provider's JWKS, as is an `iat` in the
-   * future. Then userinfo, whose `sub` must be the ID token's.
-   */
+  /** OIDC: the checked claims (oidcClaims below) as the preset maps them. */
   private async oidcProfile(pc: ProviderClient, tokenResponse: oauth.TokenEndpointResponse, answer: URLSearchParams): Promise<OAuthProfile> {
-    const claims = oauth.getValidatedIdTokenClaims(tokenResponse)!;
-    if (!pc.as.jwks_uri) throw new AuthError("OAuthCallback", { log: "provider metadata has no jwks_uri" });
-    try {
-      await verifyJwtSignature(pc.as.jwks_uri, tokenResponse.id_token!, {
-        issuer: expectedIdTokenIssuer(pc, claims as Claims),
-        audience: pc.definition.clientId,
-        algorithms: pc.as.id_token_signing_alg_values_supported,
-      }, pc.budget);
-    } catch (error) {
-      if (error instanceof OutboundError) throw error;
-      throw new AuthError("OAuthCallback", { log: `id_token rejected: ${(error as Error).message}`, cause: error });
-    }
-    const now = Math.floor(Date.now() / 1000);
-    if (claims.iat > now + OAUTH_CLOCK_TOLERANCE) {
-      throw new AuthError("OAuthCallback", { log: `id_token iat is ${claims.iat - now} s in the future` });
-    }
-
-    let merged: Claims = { ...claims };
-    if (pc.as.userinfo_endpoint) {
-      const userinfo = await outbound("userinfo", async () =>
-        oauth.processUserInfoResponse(
-          pc.as,
-          pc.client,
-          claims.sub,
-          await oauth.userInfoRequest(pc.as, pc.client, tokenResponse.access_token, requestOptions(pc.as.userinfo_endpoint, pc.budget, pc.definition.apiHeaders)),
-        ),
-      );
-      merged = { ...merged, ...userinfo, sub: claims.sub };
-    }
+    const merged = await oidcClaims(pc, tokenResponse);
     return mapProfile(() => (pc.definition.profile ?? standardProfile)(merged, answer));
   }
 
@@ -267,7 +235,47 @@ export class OAuthStrategy<User> extends Strategy<User, OAuthVerifyParams> {
   }
 }
 
-function mapProfile(build: () => OAuthProfile): OAuthProfile {
+/**
+ * OIDC: processTokenResponse has checked the ID token's claims (iss, aud, azp, exp, nonce,
+ * 10 s tolerance); its signature is checked here against the provider's JWKS, as is an `iat` in the
+ * future. Then userinfo, whose `sub` must be the ID token's. Returns the ID token's claims with
+ * userinfo's merged in (`sub` always the ID token's). Also the organizations' OpenID Connect
+ * connections' check (app/auth/oidc-connections, ADR 151).
+ */
+export async function oidcClaims(pc: ProviderClient, tokenResponse: oauth.TokenEndpointResponse): Promise<Claims> {
+  const claims = oauth.getValidatedIdTokenClaims(tokenResponse)!;
+  if (!pc.as.jwks_uri) throw new AuthError("OAuthCallback", { log: "provider metadata has no jwks_uri" });
+  try {
+    await verifyJwtSignature(pc.as.jwks_uri, tokenResponse.id_token!, {
+      issuer: expectedIdTokenIssuer(pc, claims as Claims),
+      audience: pc.definition.clientId,
+      algorithms: pc.as.id_token_signing_alg_values_supported,
+    }, pc.budget);
+  } catch (error) {
+    if (error instanceof OutboundError) throw error;
+    throw new AuthError("OAuthCallback", { log: `id_token rejected: ${(error as Error).message}`, cause: error });
+  }
+  const now = Math.floor(Date.now() / 1000);
+  if (claims.iat > now + OAUTH_CLOCK_TOLERANCE) {
+    throw new AuthError("OAuthCallback", { log: `id_token iat is ${claims.iat - now} s in the future` });
+  }
+
+  let merged: Claims = { ...claims };
+  if (pc.as.userinfo_endpoint) {
+    const userinfo = await outbound("userinfo", async () =>
+      oauth.processUserInfoResponse(
+        pc.as,
+        pc.client,
+        claims.sub,
+        await oauth.userInfoRequest(pc.as, pc.client, tokenResponse.access_token, requestOptions(pc.as.userinfo_endpoint, pc.budget, pc.definition.apiHeaders)),
+      ),
+    );
+    merged = { ...merged, ...userinfo, sub: claims.sub };
+  }
+  return merged;
+}
+
+export function mapProfile(build: () => OAuthProfile): OAuthProfile {
   let profile: OAuthProfile;
   try {
     profile = build();

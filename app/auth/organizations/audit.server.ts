@@ -36,6 +36,10 @@ export const ORG_EVENT_TYPES = [
   "scim-group-deleted",
   "saml-connection-added",
   "saml-connection-removed",
+  "oidc-connection-added",
+  "oidc-connection-removed",
+  "policy-changed",
+  "break-glass-used",
 ] as const;
 export type OrgEventType = (typeof ORG_EVENT_TYPES)[number];
 

@@ -20,6 +20,7 @@ import { actorEventFields, type Actor } from "../accounts/actor";
 import { resolveUser, type UserKey } from "../accounts/admin.server";
 import { toSessionUser } from "../accounts/users.server";
 import { normalizeEmailAddress } from "../core/email-address";
+import { ssoRequiredForAddress } from "../organizations/policy.server";
 import { limitMessage } from "../core/messages.server";
 import { countEmailSend } from "../core/limits.server";
 import { authRequest, clientAddress, type AuthRequest } from "../core/request.server";
@@ -62,6 +63,10 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   const address = normalizeEmailAddress(body.email);
   if (!address.ok) return form(400, { formError: null, fieldErrors: { email: t("address.invalid") } }, values);
 
+  // An organization that requires its connection resets no password on its domain (by the domain
+  // alone, ADR 165): the sign-in page names its sign-in instead.
+  const ssoDomain = await ssoRequiredForAddress(address.address);
+  if (ssoDomain) return { kind: "response", response: errorRedirect(ar, "SsoRequired", { json, extra: { domain: ssoDomain } }) };
   const refused = await countEmailSend(ar.config.rateLimits, address.address, clientAddress(ar));
   if (refused) {
     await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: refused.limit } });

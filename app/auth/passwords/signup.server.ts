@@ -15,6 +15,7 @@ import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
 import { resolveCallbackUrl } from "../core/callback-url.server";
 import { normalizeEmailAddress } from "../core/email-address";
+import { ssoRequiredForAddress } from "../organizations/policy.server";
 import { AuthError } from "../core/errors";
 import { limitMessage } from "../core/messages.server";
 import { countEmailSend } from "../core/limits.server";
@@ -59,6 +60,10 @@ export async function signupAction(request: Request): Promise<Answer<SignupValue
   // The address and the policy first: the same refusal whether or not the address has an account.
   const address = normalizeEmailAddress(body.email);
   if (!address.ok) return form(400, { formError: null, fieldErrors: { email: t("address.invalid") } }, values);
+  // An organization that requires its connection: its people arrive through it (ADR 165), by the
+  // domain alone, so the answer is the same for every address of the domain.
+  const ssoDomain = await ssoRequiredForAddress(address.address);
+  if (ssoDomain) return { kind: "response", response: errorRedirect(ar, "SsoRequired", { json, extra: { domain: ssoDomain } }) };
   const name = readName(body.name);
   if (!name.ok) return form(400, { formError: null, fieldErrors: { name: name.message } }, values);
   const policy = await checkPassword(body.password, { email: address.address, name: name.name }, ar.config);

@@ -25,11 +25,13 @@ import { retryAfterMinutes } from "../core/limit-table";
 import { clientSubject, countHit } from "../core/limits.server";
 import { openAtRest, sealAtRest } from "../core/sealed-at-rest.server";
 import { authRequest } from "../core/request.server";
+import { isRecentAuth } from "../core/recent-auth.server";
 import { endSession, getSession, type CurrentSession } from "../core/session.server";
 import { db } from "../../db/client.server";
 import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE, removeGrantRows } from "./adapter.server";
 import { markIdTokenIssued, recordSessionApp } from "./backchannel.server";
 import { pairwiseSubject } from "./pairwise.server";
+import { pollTooSoon } from "./device-poll.server";
 import { isFirstParty } from "./clients.server";
 import { continueToClientPage, deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
 import {
@@ -176,6 +178,13 @@ async function hintIsValid(provider: Provider, hint: string): Promise<boolean> {
   }
 }
 
+/** Whether the browser behind an engine request proved who it is within AUTH_REAUTH_MAX_AGE. */
+async function recentSignInOf(req: IncomingMessage): Promise<boolean> {
+  const ar = authRequest(new Request(`${issuerUrl()}/device`, { headers: vestibuleHeaders(req) }));
+  const { session } = await getSession(ar, { roll: false });
+  return session !== null && (await isRecentAuth(ar, session));
+}
+
 /** What the ID token says about how the user signed in (RFC 8176 `amr`, and `acr` as aal1/aal2). */
 export function authenticationOf(factors: readonly string[]): { amr: string[]; acr: "aal1" | "aal2" } {
   const known = new Set(["pwd", "otp", "hwk", "swk", "mfa", "email"]);
@@ -249,6 +258,15 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
       if (!session || session.userId !== accountId) return interactionPolicy.Check.REQUEST_PROMPT;
       if ((ctx.oidc.session?.loginTs ?? 0) < session.signedInAt) return interactionPolicy.Check.REQUEST_PROMPT;
       return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+    }),
+  );
+  // A device is approved only after a recent sign-in (ADR 171): whoever holds the device gets the
+  // tokens, so even a remembered consent or a first-party app goes by Vestibule's page, which
+  // sends an old session through /auth/reauth first.
+  policy.get("login")!.checks.add(
+    new interactionPolicy.Check("vestibule_recent_device", "approving a device needs a recent sign-in", "login_required", async (ctx) => {
+      if (!ctx.oidc.deviceCode || !ctx.oidc.session?.accountId) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+      return (await recentSignInOf(ctx.req)) ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT;
     }),
   );
   return {
@@ -385,6 +403,17 @@ async function storedRefreshAnswer(id: string): Promise<unknown> {
   }
 }
 
+/** A device's poll the engine found pending, answered `slow_down` when it came too soon (device-poll.server.ts). */
+async function answeredSlowDown(ctx: KoaContextWithOIDC): Promise<boolean> {
+  const body = ctx.body as { error?: unknown } | undefined;
+  const deviceCode = ctx.oidc.params?.device_code;
+  if (ctx.status !== 400 || body?.error !== "authorization_pending" || typeof deviceCode !== "string") return false;
+  if (!(await pollTooSoon(deviceCode, ctx.oidc.client?.clientId ?? null))) return false;
+  const slowDown = new errors.SlowDown!() as Error & { error_description?: string };
+  ctx.body = { error: "slow_down", error_description: slowDown.error_description };
+  return true;
+}
+
 function build(settings: ProviderConfig, config: Configuration): Provider {
   const provider = new Provider(settings.issuer, config);
   const clientMethods = provider.Client.prototype as unknown as { includeSid: () => boolean; backchannelLogout: () => Promise<void> };
@@ -459,6 +488,7 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
       return;
     }
     if (ctx.oidc?.route !== "token") return;
+    if (await answeredSlowDown(ctx)) return;
     const replayOf = ctx.state[REPLAY_STATE];
     if (typeof replayOf === "string") {
       const answer = await storedRefreshAnswer(replayOf);

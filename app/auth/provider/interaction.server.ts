@@ -16,7 +16,7 @@ import { readBody, BadRequestError, refusedBodyResponse } from "../core/body.ser
 import { ensureCsrfToken, verifyCsrf } from "../core/csrf.server";
 import { authRequest, type AuthRequest } from "../core/request.server";
 import { redirectResponse } from "../core/respond.server";
-import { reauthUrl } from "../core/recent-auth.server";
+import { isRecentAuth, reauthUrl } from "../core/recent-auth.server";
 import { getSession, sessionAuthenticatedAt, type CurrentSession } from "../core/session.server";
 import { db } from "../../db/client.server";
 import { findClient } from "./clients.server";
@@ -184,10 +184,16 @@ export async function interactionPage(request: Request, uid: string, now = new D
   const { interaction } = found;
   const { session, setCookies } = await getSession(ar, { roll: false });
   if (!session) return { type: "response", response: redirectResponse(signInUrl(ar, interaction), { setCookies }) };
+  // A device is approved only after a recent sign-in (ADR 171), whatever the engine asks for.
+  if (interaction.deviceCode && !(await isRecentAuth(ar, session, { now }))) {
+    return { type: "response", response: redirectResponse(reauthUrl(ar, pageOf(uid)), { setCookies }) };
+  }
 
   if (interaction.prompt.name === "login") {
     const authenticated = (await sessionAuthenticatedAt(session, now)) ?? new Date(session.signedInAt * 1000);
-    const at = Math.floor(authenticated.getTime() / 1000);
+    // Never older than the session's sign-in: the engine asks again for a login older than that
+    // (the vestibule_session check), which would send the visitor round in a loop.
+    const at = Math.max(Math.floor(authenticated.getTime() / 1000), session.signedInAt);
     if (await needsReauth(interaction, authenticated, now)) {
       return { type: "response", response: redirectResponse(reauthUrl(ar, pageOf(uid))) };
     }
@@ -202,7 +208,16 @@ export async function interactionPage(request: Request, uid: string, now = new D
   }
   const clientId = String(interaction.params.client_id);
   const client = await findClient(clientId);
-  if (client?.firstParty || nothingNew(interaction)) return { type: "response", response: await allow(request, ar, interaction, accountId) };
+  const asked = !(client?.firstParty || nothingNew(interaction));
+  // Allowing an app is a change and needs a recent sign-in (ADR 171), so a copied session cookie
+  // cannot approve one; a sign-in made for this authorization is recent, so the usual flow asks
+  // nothing more. A remembered consent or a first-party app in the code flow is a sign-in to an
+  // app already allowed and goes on (a device never gets here unless recent: see above). The
+  // visitor comes back to this page, the interaction intact.
+  if (asked && !(await isRecentAuth(ar, session, { now }))) {
+    return { type: "response", response: redirectResponse(reauthUrl(ar, pageOf(uid)), { setCookies }) };
+  }
+  if (!asked) return { type: "response", response: await allow(request, ar, interaction, accountId) };
 
   const { token, setCookie } = ensureCsrfToken(ar);
   return {
@@ -242,7 +257,11 @@ export async function interactionAction(request: Request, uid: string): Promise<
   if (interaction.prompt.name !== "consent" || interaction.session?.accountId !== session.userId) {
     return { type: "response", response: redirectResponse(pageOf(uid)) };
   }
-  if (body.decision === "allow") return { type: "response", response: await allow(request, ar, interaction, session.userId) };
+  if (body.decision === "allow") {
+    // Allowing is a change (ADR 171): a copied session cookie alone cannot approve an app.
+    if (!(await isRecentAuth(ar, session))) return { type: "response", response: redirectResponse(reauthUrl(ar, pageOf(uid))) };
+    return { type: "response", response: await allow(request, ar, interaction, session.userId) };
+  }
   return {
     type: "response",
     response: await finish(request, { error: "access_denied", error_description: "The user denied the request." }),

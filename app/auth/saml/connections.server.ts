@@ -151,3 +151,18 @@ export async function listConnections(organizationId: string, origin: string): P
     signinUrl: `${origin}${startPath(r.id)}`,
   }));
 }
+
+/**
+ * The SAML connections covering `domain` (lower-case) whose organization holds it verified — the
+ * address step's finder (organizations/connections.server.ts, ADR 152). A domain the organization
+ * no longer holds verified offers nothing, even if a connection still lists it.
+ */
+export async function samlConnectionsForDomain(domain: string): Promise<{ id: string; organizationId: string; organizationName: string; signInPath: string }[]> {
+  const rows = await db().samlConnection.findMany({
+    where: { domains: { contains: domain }, organization: { domains: { some: { verifiedDomain: domain } } } },
+    select: { id: true, organizationId: true, domains: true, organization: { select: { name: true } } },
+  });
+  return rows
+    .filter((r) => r.domains.split(/\s+/).includes(domain))
+    .map((r) => ({ id: r.id, organizationId: r.organizationId, organizationName: r.organization.name, signInPath: startPath(r.id) }));
+}

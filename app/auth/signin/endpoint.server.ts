@@ -8,6 +8,8 @@ import { WEBAUTHN_OPTIONS_ERRORS } from "../core/errors";
 import { log } from "../core/log.server";
 import { authBaseUrl, authRequest, type AuthRequest } from "../core/request.server";
 import { badRequest, errorRedirect, jsonResponse, jsonTextResponse, wantsJsonRedirect } from "../core/respond.server";
+import { normalizeEmailAddress } from "../core/email-address";
+import { ssoRequiredForAddress } from "../organizations/policy.server";
 import { getAuthenticator } from "./authenticator.server";
 import { failureResponse, parsePost } from "./flow.server";
 import { keepAddressOnRefusal } from "./kept-address.server";
@@ -105,6 +107,13 @@ export async function providerFlow(request: Request, providerId: string | undefi
   const needsCsrf = leg === "signIn" || provider.callbackRequiresCsrf;
   if (needsCsrf && !verifyCsrf(ar, body.csrfToken)) return errorRedirect(ar, "MissingCSRF", { json });
 
+  // An organization that requires its connection: no e-mail link or code is sent to its domain's
+  // addresses (by the domain alone: the same answer for each, ADR 165).
+  if (leg === "signIn" && provider.type === "email") {
+    const address = normalizeEmailAddress(body.email);
+    const domain = address.ok ? await ssoRequiredForAddress(address.address) : null;
+    if (domain) return errorRedirect(ar, "SsoRequired", { json, extra: { domain } });
+  }
   const { url: callbackUrl, setCookie } = resolveCallbackUrl(ar, leg === "signIn" || method === "POST" ? body : undefined);
   const ctx: FlowContext = {
     ar,

@@ -133,6 +133,32 @@ const DISABLED_ANSWER: Record<ProviderType, AuthErrorCode> = {
 };
 
 /**
+ * A rule every sign-in and re-authentication meets once its first factor is proved, before any
+ * second factor and before a password reset is written: an organization's policy (ADR 165, 166),
+ * registered by the composition root (registry.server.ts) so the flow imports no organization.
+ * `refuse`: the answer instead of a session; `requireMfa`: a second factor as AUTH_REQUIRE_MFA asks one.
+ */
+export type SignInRule = (ar: AuthRequest, attempt: { userId: string; method: string; purpose: "signin" | "reauth" | "second-factor" }) => Promise<{ refuse: AuthError } | { requireMfa: boolean }>;
+let signInRule: SignInRule | null = null;
+
+export function registerSignInRule(rule: SignInRule | null): void {
+  signInRule = rule;
+}
+
+async function ruleVerdict(ar: AuthRequest, attempt: Parameters<SignInRule>[1]): Promise<{ refuse: AuthError } | { requireMfa: boolean }> {
+  return signInRule ? signInRule(ar, attempt) : { requireMfa: false };
+}
+
+/**
+ * The rule again when the second factor completes a pending sign-in (the two-factor page): a
+ * policy turned on between the two factors refuses it. Null: it may go on.
+ */
+export async function secondFactorRefusal(ar: AuthRequest, userId: string, method: string): Promise<AuthError | null> {
+  const verdict = await ruleVerdict(ar, { userId, method, purpose: "second-factor" });
+  return "refuse" in verdict ? verdict.refuse : null;
+}
+
+/**
  * The first factor succeeded. A user who turned the second factor on — or, under AUTH_REQUIRE_MFA,
  * who has a passkey (ADR 104) — gets no session yet: a sealed pending sign-in and the
  * second-factor page (`{url}` of it in JSON mode) — unless the method proves two factors by itself
@@ -159,7 +185,14 @@ export async function completeSignIn(
   // An account linked to the signed-in user: no sign-in happened, the owner keeps this session
   // (a new one would end it, and a copy of it would decide who stays signed in).
   if (result.linked) return redirectResponse(ctx.callbackUrl, { json: ctx.json, setCookies: ctx.setCookies });
-  if (needsSecondFactor(ctx.providerType) && (await secondStepOf(result.user.id, ar.config))) {
+  // The organization's policy: refused here, nothing is written (a reset's new password neither).
+  const verdict = await ruleVerdict(ar, { userId: result.user.id, method: providerId, purpose: "signin" });
+  if ("refuse" in verdict) {
+    await recordEvent("signin-failed", { userId: result.user.id, ...eventSource(ar), detail: { provider: providerId, reason: "policy" } });
+    return failureResponse(ar, verdict.refuse, ctx.json, ctx.setCookies);
+  }
+  const stepConfig = verdict.requireMfa ? { ...ar.config, requireMfa: true } : ar.config;
+  if (needsSecondFactor(ctx.providerType) && (await secondStepOf(result.user.id, stepConfig))) {
     const pending = await issuePendingSignIn(ar, {
       userId: result.user.id,
       method: providerId,
@@ -258,7 +291,16 @@ export async function renewReauthenticated(ctx: ReauthFinish, session: CurrentSe
  */
 export async function completeReauthentication(ctx: ReauthFinish, session: CurrentSession, method: string, providerType: ProviderType): Promise<Response> {
   const firstFactor = firstFactorOf(providerType);
-  if (needsSecondFactor(providerType) && (await secondStepOf(session.userId, ctx.ar.config))) {
+  // A re-authentication is a sign-in for the policy: requireSso refuses one by another way.
+  const verdict = await ruleVerdict(ctx.ar, { userId: session.userId, method, purpose: "reauth" });
+  if ("refuse" in verdict) {
+    // Back to the re-authentication page with the refusal: the visitor is signed in, and the
+    // sign-in page would show only that.
+    const landing = `${ctx.ar.config.basePath}/reauth?${new URLSearchParams({ callbackUrl: toRelative(ctx.callbackUrl), error: verdict.refuse.code })}`;
+    return failureResponse(ctx.ar, new AuthError(verdict.refuse.code, { log: verdict.refuse.message, landing }), ctx.json, ctx.setCookies);
+  }
+  const stepConfig = verdict.requireMfa ? { ...ctx.ar.config, requireMfa: true } : ctx.ar.config;
+  if (needsSecondFactor(providerType) && (await secondStepOf(session.userId, stepConfig))) {
     const pending = await issuePendingSignIn(ctx.ar, {
       userId: session.userId,
       method,

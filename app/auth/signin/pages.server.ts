@@ -13,7 +13,8 @@ import { KEPT_ADDRESS_MAX_AGE, keepAddressCookie, SIGNIN_STEP_MAX_AGE, takeKeptA
 import { parsePost } from "./flow.server";
 import { readPendingSignIn } from "../two-factor/pending.server";
 import type { ProviderType } from "./provider";
-import { getProviders, passwordPagesOffered } from "./registry.server";
+import { connectionsForDomain, getProviders, passwordPagesOffered } from "./registry.server";
+import { domainOf } from "../organizations/connections.server";
 
 export type PageProvider = { id: string; name: string; type: ProviderType; signinUrl: string; callbackUrl: string };
 
@@ -94,12 +95,19 @@ export async function signinPageData(request: Request) {
   // The address of the second step, or after a refused password: carried by a cookie, never
   // by the URL (ADR 087). Not looked up: the page is the same for every address.
   const kept = chooseStep(ar, error);
+  // Step two, or a refusal naming the organization's sign-in (SsoRequired with `domain`): the
+  // connections of the address's domain — the domain alone, never the account (ADR 152).
+  const ssoDomain = error === "SsoRequired" ? ar.url.searchParams.get("domain") : null;
+  const connectionDomain = kept.step === "methods" && kept.address ? domainOf(kept.address) : ssoDomain ? domainOf(`x@${ssoDomain}`) : null;
+  const connections = connectionDomain ? await offeredConnections(connectionDomain, toRelative(callback.url)) : [];
+  const refusal = error === "SsoRequired" && connections.length ? t("error.SsoRequiredBy", { organization: connections[0]!.organizationName }) : null;
   return {
     data: {
       csrfToken: csrf.token,
       callbackUrl: toRelative(callback.url),
       providers,
-      error: error ? { code: error.slice(0, 64), message: pageErrorMessage(error, ar.url.searchParams, providers) } : null,
+      error: error ? { code: error.slice(0, 64), message: refusal ?? pageErrorMessage(error, ar.url.searchParams, providers) } : null,
+      connections,
       notice: signinNoticeMessage(ar.url.searchParams.get("notice")),
       email: kept.address ?? "",
       step: kept.step,
@@ -153,7 +161,20 @@ export async function signinRootAction(request: Request): Promise<Response> {
   // JavaScript keeps it: the second step shows what the visitor wrote.
   const next = `${page}?${new URLSearchParams({ step: "methods", callbackUrl })}`;
   const kept = keepAddressCookie(ar, (body.email as string).trim(), SIGNIN_STEP_MAX_AGE);
-  return redirectResponse(next, { json, setCookies: [callback.setCookie, kept] });
+  const response = redirectResponse(next, { json, setCookies: [callback.setCookie, kept] });
+  if (!json) return response;
+  // A JSON client (and the page with JavaScript) reads the domain's connections with the step:
+  // `{"url", "connections": [{"id", "organizationName", "url"}]}`, [] for most domains (ADR 152).
+  const connections = await offeredConnections(domainOf(check.address)!, callbackUrl);
+  return new Response(JSON.stringify({ url: next, connections }), { status: 200, headers: response.headers });
+}
+
+/** An address step's connections as the page and a JSON client read them: "Continue with <organizationName>" at `url`. */
+export type OfferedConnection = { id: string; organizationName: string; url: string };
+
+async function offeredConnections(domain: string, callbackUrl: string): Promise<OfferedConnection[]> {
+  const found = await connectionsForDomain(domain);
+  return found.map((c) => ({ id: c.id, organizationName: c.organizationName, url: `${c.signInPath}?${new URLSearchParams({ callbackUrl })}` }));
 }
 
 /** Where the error page sends the visitor on: a link with its words, or null for the default. */

@@ -25,7 +25,7 @@ import { withSecondFactor } from "../two-factor/policy.server";
 import { isUsedTotpCode, secondStepOf, spendSecondFactorCode, type SecondFactor, type SecondStep } from "../two-factor/store.server";
 import type { Body } from "../core/body.server";
 import { getProviders } from "./registry.server";
-import { failureResponse, parsePost, reauthenticatingSession, renewReauthenticated, startSession } from "./flow.server";
+import { failureResponse, parsePost, reauthenticatingSession, renewReauthenticated, secondFactorRefusal, startSession } from "./flow.server";
 import { t } from "../../i18n/t.server";
 import { SECOND_STEP_PARAM } from "../core/messages.server";
 
@@ -153,6 +153,10 @@ async function checkCode(ar: AuthRequest, body: Body, json: boolean): Promise<Tw
       await recordEvent("recovery-code-used", { userId: user.id, ...eventSource(ar), detail: { provider: pending.method, left: factor.left } });
       await notifySecurityChange(ar, user.id, { kind: "recovery-code-used", left: factor.left });
     }
+    // The organization's policy again (ADR 165): turned on since the first factor, it refuses here,
+    // before a waiting reset is written.
+    const refusal = await secondFactorRefusal(ar, user.id, pending.method);
+    if (refusal) return { type: "response", response: failureResponse(ar, refusal, json, [...challengeCookies, ...clearPendingSignIn(ar)]) };
     // A reset waiting for this code (ADR 062): only now is the password written and every session ended.
     if (pending.passwordHash) await applyPasswordReset(ar, user.id, pending.passwordHash, pending.passwordFloorMet);
     let callbackUrl = validateCallbackUrl(pending.callbackUrl, ar.origin) ?? `${ar.origin}/`;

@@ -5,6 +5,7 @@ import { PasskeySignIn } from "~/components/passkey-signin";
 import { normalizeEmailAddress } from "~/auth/core/email-address";
 import { jsonRedirectMiddleware } from "~/auth/core";
 import { signinPageData, signinRootAction } from "~/auth/signin";
+import { ConnectionChoice, fetchConnections, type OfferedConnection } from "~/components/connection-choice";
 import { useT } from "~/i18n/react";
 import type { Route } from "./+types/signin";
 
@@ -33,7 +34,7 @@ export default function SignIn({ loaderData }: Route.ComponentProps) {
   return <SignInSteps key={key} {...loaderData} />;
 }
 
-function SignInSteps({ csrfToken, callbackUrl, providers, error, notice, email, step, signedInAs, passwordPages }: Route.ComponentProps["loaderData"]) {
+function SignInSteps({ csrfToken, callbackUrl, providers, error, notice, email, step, signedInAs, passwordPages, connections: loadedConnections }: Route.ComponentProps["loaderData"]) {
   const t = useT();
   const oauth = providers.filter((p) => p.type === "oauth" || p.type === "oidc");
   const emailProvider = providers.find((p) => p.type === "email");
@@ -54,6 +55,9 @@ function SignInSteps({ csrfToken, callbackUrl, providers, error, notice, email, 
   const emailButton = useRef<HTMLButtonElement>(null);
   // A refusal after a swap belongs to the page that showed it, not to the next step.
   const [shownError, setShownError] = useState(error);
+  // The address's organization sign-in ("Continue with …"), by its domain alone (ADR 152): from
+  // the loader, or from the address step's JSON answer when the page swaps in place.
+  const [connections, setConnections] = useState<OfferedConnection[]>(loadedConnections);
 
   useEffect(() => {
     const target = focusNext.current;
@@ -67,12 +71,21 @@ function SignInSteps({ csrfToken, callbackUrl, providers, error, notice, email, 
     // A malformed address goes to the server, whose answer says what to change (as without JavaScript).
     if (!normalizeEmailAddress(value).ok) return;
     event.preventDefault();
+    const form = event.currentTarget;
     const shown = value.trim();
-    setTyped(shown);
-    setShownError(null);
-    focusNext.current = "methods";
-    setAddress(shown);
-    setAnnouncement(t("signin.chooseMethod", { address: shown }));
+    const swap = (found: OfferedConnection[]) => {
+      setTyped(shown);
+      setShownError(null);
+      setConnections(found);
+      focusNext.current = "methods";
+      setAddress(shown);
+      setAnnouncement(t("signin.chooseMethod", { address: shown }));
+    };
+    // The server knows which domains have a connection: ask it (the same answer for every address
+    // of a domain); if it cannot answer, the form goes as without JavaScript.
+    void fetchConnections(form)
+      .then(swap)
+      .catch(() => form.submit());
   };
   const toAddress = (event: React.MouseEvent<HTMLAnchorElement>) => {
     event.preventDefault();
@@ -114,6 +127,8 @@ function SignInSteps({ csrfToken, callbackUrl, providers, error, notice, email, 
 
   const sections: React.ReactNode[] = [];
   if (address === null) {
+    // A refusal naming the organization's sign-in (SsoRequired) offers it first.
+    if (connections.length) sections.push(<ConnectionChoice key="connections" connections={connections} />);
     if (asksAddress) {
       sections.push(
         <form key="address" method="post" action="/auth/signin" id="address-form" onSubmit={toMethods}>
@@ -152,6 +167,7 @@ function SignInSteps({ csrfToken, callbackUrl, providers, error, notice, email, 
       );
     }
   } else {
+    if (connections.length) sections.push(<ConnectionChoice key="connections" connections={connections} />);
     if (credentials) {
       // The password form and its "Forgot your password?" are one section: no "or" between them.
       sections.push(

@@ -310,6 +310,10 @@ describe(`models on ${dbLabel}`, () => {
     await db().samlIdentity.create({ data: { connectionId: saml.id, subject: "ada", userId: ada.id } });
     await db().samlRequest.create({ data: { id: "_r", connectionId: saml.id, callbackUrl: "/", expires: new Date() } });
     await db().samlAssertionUse.create({ data: { id: "_a", connectionId: saml.id, expires: new Date() } });
+    const oidc = await db().oidcConnection.create({
+      data: { organizationId: org.id, issuer: "https://idp.example", clientId: "c", clientSecretSealed: "s", domains: "acme.example" },
+    });
+    await db().oidcIdentity.create({ data: { connectionId: oidc.id, subject: "ada", userId: ada.id } });
 
     await resetDatabase();
 
@@ -349,6 +353,8 @@ describe(`models on ${dbLabel}`, () => {
       db().samlIdentity.count(),
       db().samlRequest.count(),
       db().samlAssertionUse.count(),
+      db().oidcConnection.count(),
+      db().oidcIdentity.count(),
     ]);
     expect(counts).toEqual(counts.map(() => 0));
     expect(Object.values(Prisma.ModelName)).toHaveLength(counts.length);

@@ -13,7 +13,7 @@ import { call } from "../../support/app-client";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 import { CookieJar } from "../../support/http";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
-import { answerConsent, authorizationUrl, authorize, codeFlow, discover, follow, insecure, signedInBrowser, testClient } from "../../support/provider-flow";
+import { answerConsent, authorizationUrl, authorize, codeFlow, discover, follow, formFields, insecure, signedInBrowser, testClient } from "../../support/provider-flow";
 
 let server: ProviderServer;
 beforeAll(async () => {
@@ -173,17 +173,13 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
     const entry = await follow(server, jar, "/device");
     expect(entry.html).toContain('id="device-code-form"');
-    const fields = (html: string, form: string) => {
-      const part = html.slice(html.indexOf(`id="${form}"`));
-      return Object.fromEntries([...part.slice(0, part.indexOf("</form>")).matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
-    };
-    const wrong = await call(server.url, jar, "/device", { body: { ...fields(entry.html!, "device-code-form"), user_code: "BCDF-GHJK" } });
+    const wrong = await call(server.url, jar, "/device", { body: { ...formFields(entry.html!, "device-code-form"), user_code: "BCDF-GHJK" } });
     const retry = await wrong.text();
     expect(retry).toContain('id="device-error"');
-    const typed = await call(server.url, jar, "/device", { body: { ...fields(retry, "device-code-form"), user_code: started.user_code.toLowerCase() } });
+    const typed = await call(server.url, jar, "/device", { body: { ...formFields(retry, "device-code-form"), user_code: started.user_code.toLowerCase() } });
     const confirmHtml = await typed.text();
     expect(confirmHtml).toContain(started.user_code);
-    const confirmed = await call(server.url, jar, "/device", { body: fields(confirmHtml, "device-confirm-form") });
+    const confirmed = await call(server.url, jar, "/device", { body: formFields(confirmHtml, "device-confirm-form") });
     expect(confirmed.status).toBe(303);
     const consent = await follow(server, jar, new URL(confirmed.headers.get("location")!, server.url));
     const done = await answerConsent(server, jar, consent, "allow");
@@ -192,7 +188,7 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     const tokens = await oauth.processDeviceCodeResponse(as, tc.client, await oauth.deviceCodeGrantRequest(as, tc.client, tc.auth, started.device_code, insecure));
     expect(tokens.access_token).toEqual(expect.any(String));
     // Codes typed at /device are limited per client address (DEVICE_CODE_CLIENT): the fourth is refused.
-    const tooMany = await call(server.url, jar, "/device", { body: { ...fields(retry, "device-code-form"), user_code: "BCDF-GHJK" } });
+    const tooMany = await call(server.url, jar, "/device", { body: { ...formFields(retry, "device-code-form"), user_code: "BCDF-GHJK" } });
     expect(tooMany.status).toBe(429);
     expect(tooMany.headers.get("Retry-After")).toMatch(/^\d+$/);
     expect(await tooMany.text()).toContain("Too many codes");

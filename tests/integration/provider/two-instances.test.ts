@@ -1,6 +1,7 @@
 // Two instances of the provider on one PostgreSQL database (this process and another one,
 // tests/support/provider-instance.ts) redeeming the same code, then the same refresh token, at
 // the same moment: one conditional UPDATE decides, so there is never a second live token family.
+// And a device polling both instances is measured as one: its poll times are in the database.
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, PASSWORD } from "../../support/auth";
@@ -60,6 +61,18 @@ describe.skipIf(skip)("two provider instances on PostgreSQL", () => {
     // The winner's refresh token belongs to a revoked grant: no live family is left.
     const r = await oauth.refreshTokenGrantRequest(as, tc.client, tc.auth, winner.body.refresh_token as string, { [oauth.allowInsecureRequests]: true });
     await expect(oauth.processRefreshTokenResponse(as, tc.client, r)).rejects.toMatchObject({ error: "invalid_grant" });
+  });
+
+  it("a device polling one instance right after the other is told slow_down: the poll times are shared", async () => {
+    const as = await discover(server);
+    const tc = await testClient({ name: "TV", redirectUris: [], grants: ["device_code"] });
+    const started = await oauth.processDeviceAuthorizationResponse(as, tc.client, await oauth.deviceAuthorizationRequest(as, tc.client, tc.auth, { scope: "openid" }, { [oauth.allowInsecureRequests]: true }));
+    const body = new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: started.device_code });
+    const other = await otherTokenInstance(body, tc);
+    expect((await here(as, body, tc)).body.error).toBe("authorization_pending");
+    const there = await other.go();
+    expect(there.status).toBe(400);
+    expect(there.body.error).toBe("slow_down");
   });
 
   it("race the same refresh token: both get the one answer, one refresh token lives", async () => {
