@@ -26,6 +26,7 @@ import { recheckDomainsLogged } from "./auth/organizations";
 export const scheduleCleanup = () => scheduleCoreCleanup({ also: [recheckDomainsLogged] });
 // …and the security e-mails' sender, which sends what the queue holds, a restart's leftovers first (ADR 059).
 export { startMailSender } from "./mail/queue.server";
+export { startBackchannelSender } from "./auth/provider/backchannel.server";
 // The OAuth provider's engine, answered by the server before React Router (docs/features/provider.md).
 export { assertEngineSafe, handleEngineRequest, isEnginePath } from "./auth/provider/engine.server";
 export { log };

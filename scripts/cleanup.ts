@@ -25,6 +25,8 @@ runCommand(
       `${c.oauthPayloads} expired OAuth codes, tokens and grants`,
       `${c.oauthSigningKeys} retired OAuth signing keys`,
       `${c.oauthRegistrations} unused OAuth registrations`,
+      `${c.backchannelLogouts} sent or given-up back-channel logouts`,
+      `${c.oauthSessionApps} expired records of apps in sessions`,
       `${c.authEvents} auth events older than ${getConfig().authEventRetentionDays} days`,
     ].join(", ");
   },

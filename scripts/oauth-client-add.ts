@@ -1,5 +1,5 @@
 // npm run oauth:client:add -- --name N --redirect-uri U [...] [--public] [--first-party]
-//   [--grant client_credentials|device_code] [--post-logout-redirect-uri U] [--backchannel-logout-uri U]
+//   [--grant client_credentials|device_code] [--post-logout-redirect-uri U] [--backchannel-logout-uri U] [--sector-identifier-uri U]
 // Adds an app that may sign its users in with Vestibule (docs/features/provider.md). Prints the
 // client id and, for a confidential client, its secret: once, it is kept sealed and never shown
 // again. Audited as "oauth-client-added" with source "cli".
@@ -11,7 +11,7 @@ const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(Str
 
 runCommand(
   "oauth:client:add",
-  "npm run oauth:client:add -- --name N --redirect-uri U [--redirect-uri U …] [--public] [--first-party] [--grant client_credentials|device_code] [--post-logout-redirect-uri U] [--backchannel-logout-uri U]",
+  "npm run oauth:client:add -- --name N --redirect-uri U [--redirect-uri U …] [--public] [--first-party] [--grant client_credentials|device_code] [--post-logout-redirect-uri U] [--backchannel-logout-uri U] [--sector-identifier-uri U]",
   {
     name: { type: "string" },
     "redirect-uri": { type: "string", multiple: true },
@@ -20,6 +20,7 @@ runCommand(
     grant: { type: "string", multiple: true },
     "post-logout-redirect-uri": { type: "string", multiple: true },
     "backchannel-logout-uri": { type: "string" },
+    "sector-identifier-uri": { type: "string" },
   },
   async (values) => {
     if (!getConfig().provider) throw new Refused("the OAuth provider is off (AUTH_PROVIDER=true turns it on)");
@@ -37,6 +38,7 @@ runCommand(
           grants: grants as ExtraGrant[],
           postLogoutRedirectUris: list(values["post-logout-redirect-uri"]),
           backchannelLogoutUri: typeof values["backchannel-logout-uri"] === "string" ? values["backchannel-logout-uri"] : null,
+          sectorIdentifierUri: typeof values["sector-identifier-uri"] === "string" ? values["sector-identifier-uri"] : null,
         },
       );
       return [

@@ -315,6 +315,7 @@ server.once("error", (error) => {
 let migrated = false;
 let stopCleanup = () => {};
 let stopMailSender = () => {};
+let stopBackchannelSender = () => {};
 const MIGRATE_RETRY_FIRST_MS = 500;
 const MIGRATE_RETRY_MAX_MS = 5_000;
 let waitingSince: number | null = null;
@@ -342,6 +343,8 @@ async function migrateWhenTheDatabaseAnswers({ firstTryOnly = false } = {}): Pro
   stopCleanup = entry.scheduleCleanup();
   // Queued security e-mails go out from every instance, each row from one (docs/decisions/059).
   stopMailSender = entry.startMailSender();
+  // Back-channel logout tokens go out the same way, while the OAuth provider is on (docs/decisions/145).
+  stopBackchannelSender = entry.startBackchannelSender();
 }
 async function notMigratedYet(): Promise<Awaited<ReturnType<typeof entry.checkReadiness>>> {
   const result = await entry.checkReadiness();
@@ -431,6 +434,7 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   shuttingDown = true;
   stopCleanup();
   stopMailSender();
+  stopBackchannelSender();
   entry.log("info", "shutdown-started", { signal, inFlight: inFlight.size, timeoutMs: shutdownTimeoutMs });
   await drainBeforeClosing();
   const closed = new Promise((resolve) => server.close(resolve));

@@ -29,6 +29,9 @@ declare module "oidc-provider" {
     clientName?: string;
     applicationType?: string;
     redirectUris?: string[];
+    subjectType?: string;
+    sectorIdentifier?: string;
+    backchannelLogoutUri?: string;
     grantTypeAllowed(type: string): boolean;
     metadata(): Record<string, unknown>;
   };
@@ -46,12 +49,23 @@ declare module "oidc-provider" {
     get(header: string): string;
     set(header: string, value: string): void;
     append(header: string, value: string): void;
+    redirect(url: string): void;
+    cookies: { set(name: string, value: string | null, options?: Record<string, unknown>): void };
     oidc: {
       provider: Provider;
       route?: string;
       params: Record<string, unknown>;
       client?: OidcClient;
-      session?: { accountId?: string; loginTs?: number; grantIdFor(clientId: string): string | undefined };
+      session?: {
+        accountId?: string;
+        loginTs?: number;
+        state?: Record<string, unknown>;
+        authorizations?: Record<string, { sid?: string; grantId?: string; persistsLogout?: boolean }>;
+        grantIdFor(clientId: string): string | undefined;
+        sidFor(clientId: string): string | undefined;
+        destroy(): Promise<void>;
+      };
+      urlFor(route: string): string;
       result?: { consent?: { grantId?: string } };
       /** The device code a /device request is about (RFC 8628), else undefined. */
       deviceCode?: { jti: string };
@@ -126,7 +140,9 @@ declare module "oidc-provider" {
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
     interactionResult(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<string>;
     interactionFinished(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
-    Client: { find(id: string): Promise<OidcClient | undefined> };
+    cookieName(type: string): string;
+    Client: { find(id: string): Promise<OidcClient | undefined>; prototype: object };
+    IdToken: { validate(jwt: string, client: OidcClient): Promise<unknown> };
     Interaction: { find(id: string): Promise<Interaction | undefined> };
     Session: { findByUid(uid: string): Promise<{ accountId?: string } | undefined> };
     Grant: {

@@ -17,6 +17,7 @@ import { log } from "../core/log.server";
 import type { AuthRequest } from "../core/request.server";
 import { announceUserEnded, revokedHere } from "../core/revocation.server";
 import { forgetUserSessions } from "../core/session-cache.server";
+import { queueAppLogouts, wakeAppLogouts } from "../core/session-apps.server";
 import { actorEventFields, isOperator, type Actor } from "./actor";
 import { recordEvent } from "./audit.server";
 import { holdRoleLock, isLastAdminIn } from "./roles.server";
@@ -93,6 +94,9 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
     // provider's rows name the user in accountId.
     const grants = (await tx.oAuthPayload.findMany({ where: { kind: "Grant", accountId: userId }, select: { id: true } })).map((g) => g.id);
     await tx.oAuthPayload.deleteMany({ where: { OR: [{ accountId: userId }, ...(grants.length ? [{ grantId: { in: grants } }] : [])] } });
+    // The apps that got an ID token in one of the user's sessions are told (ADR 145).
+    await queueAppLogouts(tx, user.sessions.filter((s) => s.revokedAt === null).map((s) => s.id));
+    await tx.oAuthPairwiseSubject.deleteMany({ where: { userId } });
     await tx.authEvent.updateMany({ where: { userId }, data: { ip: null, userAgent: null } });
     await tx.user.delete({ where: { id: userId } });
     return user;
@@ -100,6 +104,7 @@ export async function deleteAccount(userId: string, actor: Actor, { hooks, ar, n
   if (!deleted) return { ok: false, reason: "not-found" };
   if (deleted === "last-admin" || deleted === "last-owner") return { ok: false, reason: deleted };
 
+  wakeAppLogouts();
   revokedHere(deleted.sessions);
   forgetUserSessions(userId);
   announceUserEnded("user-deleted", userId);

@@ -52,6 +52,9 @@ export type CleanupCounts = {
   oauthSigningKeys: number;
   /** Clients registered dynamically that no user allowed within OAUTH_UNUSED_REGISTRATION_DAYS. */
   oauthRegistrations: number;
+  /** Back-channel logouts sent or given up (ADR 145), and expired records of apps in sessions. */
+  backchannelLogouts: number;
+  oauthSessionApps: number;
   // Expired SAML requests and assertion ids (ADR 154).
   samlRows: number;
 };
@@ -155,9 +158,26 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
       );
       const unused = stale.map((c) => c.clientId).filter((id) => !granted.has(id));
       const oauthRegistrations = unused.length ? (await tx.oAuthClient.deleteMany({ where: { clientId: { in: unused } } })).count : 0;
+      // Back-channel logouts (ADR 145): sent or given up a week ago; never either after a month
+      // (a retry outlives no such span). And records of apps in sessions that outlived their bound.
+      const logoutsBefore = new Date(now.getTime() - SENT_MAIL_KEPT_DAYS * DAY_MS);
+      const abandonedBefore = new Date(now.getTime() - UNSENT_MAIL_KEPT_DAYS * DAY_MS);
+      const backchannelLogouts = await inBatches(
+        batch,
+        async (take) =>
+          (
+            await tx.backchannelLogout.findMany({
+              where: { OR: [{ sentAt: { lte: logoutsBefore } }, { givenUpAt: { lte: logoutsBefore } }, { createdAt: { lte: abandonedBefore } }] },
+              select: { id: true },
+              take,
+            })
+          ).map((r) => r.id),
+        (ids) => tx.backchannelLogout.deleteMany({ where: { id: { in: ids } } }),
+      );
+      const oauthSessionApps = (await tx.oAuthSessionApp.deleteMany({ where: { expiresAt: { lte: now } } })).count;
       return {
         ran: true,
-        counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges, sessionRevocations, mailQueue, oauthPayloads, oauthSigningKeys, oauthRegistrations, samlRows },
+        counts: { sessions, sessionCutoffs, verificationTokens, limitCounters, authEvents, passkeyChallenges, sessionRevocations, mailQueue, oauthPayloads, oauthSigningKeys, oauthRegistrations, backchannelLogouts, oauthSessionApps, samlRows },
       } as const;
     },
     { maxWait: config.databaseTimeoutMs, timeout: CLEANUP_TRANSACTION_MS },

@@ -162,6 +162,8 @@ export type ProviderConfig = {
   accessTokenTtl: number;
   /** AUTH_PROVIDER_REFRESH_GRACE, seconds during which a rotated refresh token gets the same answer again; 0: off. */
   refreshGrace: number;
+  /** AUTH_PROVIDER_SUBJECT: `public` (every app sees the user's id) or `pairwise` (one `sub` per app host, ADR 163). */
+  subject: "public" | "pairwise";
 };
 /** AUTH_PROVIDER_ACCESS_TOKEN_TTL's default and bounds, in seconds. */
 export const PROVIDER_ACCESS_TOKEN_TTL = 600;
@@ -292,6 +294,9 @@ const EnvSchema = z.object({
     .optional(),
   AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS: bool("AUTH_PROVIDER_CLIENT_METADATA_DOCUMENTS"),
   AUTH_PROVIDER_RESOURCES: z.string().optional(),
+  AUTH_PROVIDER_SUBJECT: z
+    .enum(["public", "pairwise", ""], { error: 'AUTH_PROVIDER_SUBJECT must be "public" or "pairwise" (default public)' })
+    .optional(),
 });
 
 /**
@@ -469,6 +474,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         resources: [...new Set(resources)],
         accessTokenTtl,
         refreshGrace,
+        subject: e.AUTH_PROVIDER_SUBJECT === "pairwise" ? "pairwise" : "public",
       };
     }
   }

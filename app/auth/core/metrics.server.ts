@@ -22,6 +22,7 @@ type Metrics = {
   sessionsEnded: client.Counter<"strategy" | "reason">;
   cookiesRefused: client.Counter<"cookie" | "reason">;
   oauthTokens: client.Counter<"grant" | "outcome">;
+  backchannelLogouts: client.Counter<"outcome">;
   requestDuration: RequestDurations;
 };
 
@@ -105,6 +106,12 @@ function create(): Metrics {
       name: `${PREFIX}oauth_tokens_total`,
       help: "Token endpoint answers of the OAuth provider, by grant (authorization_code, refresh_token, client_credentials, device_code, other) and outcome (issued, refused).",
       labelNames: ["grant", "outcome"],
+      registers,
+    }),
+    backchannelLogouts: new client.Counter({
+      name: `${PREFIX}oauth_backchannel_logouts_total`,
+      help: "Back-channel logout tokens of the OAuth provider, by outcome (sent, retry, given_up).",
+      labelNames: ["outcome"],
       registers,
     }),
     requestDuration: new RequestDurations(`${PREFIX}http_request_duration_seconds`),
@@ -212,6 +219,11 @@ const OAUTH_GRANTS: Record<string, string> = {
 /** One answer of the OAuth provider's token endpoint (docs/features/provider.md): tokens issued or refused. */
 export function countOAuthToken(grantType: unknown, outcome: "issued" | "refused") {
   metrics().oauthTokens.inc({ grant: (typeof grantType === "string" && OAUTH_GRANTS[grantType]) || "other", outcome });
+}
+
+/** One try of a back-channel logout token (provider/backchannel.server.ts). */
+export function countBackchannelLogout(outcome: "sent" | "retry" | "given_up") {
+  metrics().backchannelLogouts.inc({ outcome });
 }
 
 export function countCookieRefused(cookie: string, reason: string) {

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { JWTPayload } from "jose";
 import { db } from "../../db/client.server";
+import { queueAppLogouts, wakeAppLogouts } from "./session-apps.server";
 import { findSessionByTokenHash, type SessionLookupRow } from "../../db/session-lookup.server";
 import { extrasOf, hasSessionExtras, sessionExtrasFor, type SessionExtras } from "./app-config.server";
 import type { JsonValue } from "./app-config";
@@ -437,6 +438,7 @@ async function getDatabaseSession(ar: AuthRequest, roll: boolean, now: Date): Pr
 async function endDatabaseSessions(
   where: { userId?: string; id?: string | { not: string } | { in: string[] }; tokenHash?: string; credentialRef?: string },
   now: Date,
+  { continuedAs = null as string | null } = {},
 ): Promise<{ id: string }[]> {
   const ended = await db().$transaction(async (tx) => {
     const rows = await tx.session.findMany({ where: { ...where, kind: "database" }, select: { id: true, userId: true, expires: true } });
@@ -449,8 +451,11 @@ async function endDatabaseSessions(
         update: { revokedAt: now, expires: r.expires },
       });
     }
+    // The apps that got an ID token in these sessions are told, with the end (ADR 145).
+    await queueAppLogouts(tx, rows.map((r) => r.id), { continuedAs });
     return rows;
   });
+  if (ended.length && !continuedAs) wakeAppLogouts();
   revokedHere(ended);
   for (const userId of new Set(ended.map((r) => r.userId))) forgetUserSessions(userId);
   return ended;
@@ -462,15 +467,26 @@ async function carriedJwt(ar: AuthRequest, now: Date) {
   return raw ? tryDecodeJwt({ token: raw, secrets: ar.config.secrets, salt: ar.names.sessionToken, now }) : null;
 }
 
-/** Ends one jwt session everywhere: its row is marked, and this process refuses it at once. */
-async function revokeJwtSessions(where: { userId?: string; id?: string | { in: string[] } | { not: string }; credentialRef?: string }, now: Date) {
+/**
+ * Ends jwt sessions everywhere: their rows are marked, this process refuses them at once, and the
+ * apps that got an ID token in them are told (ADR 145) — unless the sign-in goes on as `continuedAs`.
+ */
+async function revokeJwtSessions(
+  where: { userId?: string; id?: string | { in: string[] } | { not: string }; credentialRef?: string },
+  now: Date,
+  { continuedAs = null as string | null } = {},
+) {
   const client = db();
   const rows = await client.session.findMany({
     where: { ...where, kind: "jwt", revokedAt: null, expires: { gt: now } },
     select: { id: true, expires: true },
   });
   if (rows.length === 0) return rows;
-  await client.session.updateMany({ where: { id: { in: rows.map((r) => r.id) }, revokedAt: null }, data: { revokedAt: now } });
+  await client.$transaction(async (tx) => {
+    await tx.session.updateMany({ where: { id: { in: rows.map((r) => r.id) }, revokedAt: null }, data: { revokedAt: now } });
+    await queueAppLogouts(tx, rows.map((r) => r.id), { continuedAs });
+  });
+  if (!continuedAs) wakeAppLogouts();
   revokedHere(rows);
   return rows;
 }
@@ -683,9 +699,15 @@ export async function revokeAllSessions(now = new Date()): Promise<number> {
   await db().globalSessionCutoff.upsert({ where: { id: EVERYONE_CUTOFF_ID }, create: { id: EVERYONE_CUTOFF_ID, notBefore, expires }, update: { notBefore, expires } });
   everyoneCutHere({ notBefore, expires });
   const database = await endDatabaseSessions({}, now);
-  const jwt = await db().session.updateMany({ where: { kind: "jwt", revokedAt: null, expires: { gt: now } }, data: { revokedAt: now } });
+  const jwt = await db().$transaction(async (tx) => {
+    const { count } = await tx.session.updateMany({ where: { kind: "jwt", revokedAt: null, expires: { gt: now } }, data: { revokedAt: now } });
+    // Every session ended: every app recorded in one is told (ADR 145).
+    await queueAppLogouts(tx, "all");
+    return count;
+  });
+  wakeAppLogouts();
   await revokeProviderGrants({ accountId: { not: null } });
-  return database.length + jwt.count;
+  return database.length + jwt;
 }
 
 /**
@@ -790,11 +812,12 @@ export async function renewAuthentication(
       : null;
     // An ended session, or another's, is not continued. A cookie naming no row goes on as one without a sid.
     if (old && (old.userId !== session.userId || old.kind !== "jwt" || old.revokedAt)) return null;
-    if (old) await revokeJwtSessions({ id: session.sessionId!, userId: session.userId }, now);
+    const sid = randomUUID();
+    // The sign-in goes on under the new sid: the apps it signed in to stay signed in (ADR 145).
+    if (old) await revokeJwtSessions({ id: session.sessionId!, userId: session.userId }, now, { continuedAs: sid });
     // Copies of cookies naming no live row (no sid; a sid without its row) have no id to end: a
     // cut-off ends them all, before the renewed cookie is issued (ADR 103).
     await cutOffOrphanCookies(session.userId, now);
-    const sid = randomUUID();
     const signedInAt = session.signedInAt;
     const proved = withProved(old?.factors ?? factorsText(payload.amr));
     const amr = proved ? { amr: proved.split(" ") } : {};
@@ -823,7 +846,7 @@ export async function renewAuthentication(
   if (!old || old.expires.getTime() <= now.getTime()) return null;
   const fresh = randomToken(32);
   // The new row first: a failure leaves the old session as it was.
-  await client.session.create({
+  const renewed = await client.session.create({
     data: {
       kind: "database",
       tokenHash: sha256hex(fresh),
@@ -838,6 +861,6 @@ export async function renewAuthentication(
       credentialRef: old.credentialRef,
     },
   });
-  await endDatabaseSessions({ id: old.id }, now);
+  await endDatabaseSessions({ id: old.id }, now, { continuedAs: renewed.id });
   return [dbCookie(ar, fresh, old.expires)];
 }

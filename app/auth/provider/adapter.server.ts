@@ -13,7 +13,7 @@ import Provider, { errors, type Adapter, type AdapterPayload } from "oidc-provid
 import { getConfig } from "../core/config.server";
 import { log } from "../core/log.server";
 import { db } from "../../db/client.server";
-import { findClientMetadata, saveRegisteredClient, removeClientRows } from "./clients.server";
+import { EXTRA_GRANTS, findClientMetadata, saveRegisteredClient, removeClientRows } from "./clients.server";
 import { ClientMetadataDocumentError, clientMetadataForEngine } from "./client-metadata-document.server";
 
 /** The kinds consumed once (their rows carry consumedAt). */
@@ -32,6 +32,22 @@ const str = (value: unknown) => (typeof value === "string" && value ? value : nu
  * engine's invalid_client error page, never a redirect), its reason logged.
  */
 async function clientOf(id: string): Promise<AdapterPayload | undefined> {
+  const metadata = await clientMetadataOf(id);
+  return metadata && withSubjectType(metadata);
+}
+
+/**
+ * Under AUTH_PROVIDER_SUBJECT=pairwise every client has pairwise subjects, whatever it registered
+ * (ADR 163) — but a device-flow client: the engine takes such a client's sector from a jwks_uri,
+ * which Vestibule's clients do not have, so it keeps the public `sub`.
+ */
+function withSubjectType(metadata: AdapterPayload): AdapterPayload {
+  if (getConfig().provider?.subject !== "pairwise") return metadata;
+  const grants = Array.isArray(metadata.grant_types) ? metadata.grant_types : [];
+  return { ...metadata, subject_type: grants.includes(EXTRA_GRANTS.device_code) ? "public" : "pairwise" };
+}
+
+async function clientMetadataOf(id: string): Promise<AdapterPayload | undefined> {
   if (getConfig().provider?.clientMetadataDocuments) {
     try {
       const fromDocument = await clientMetadataForEngine(id);

@@ -13,6 +13,7 @@
 // browser reaching such a URL gets the same small document.
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { db } from "../../db/client.server";
+import { userOfPairwiseSubject } from "./pairwise.server";
 import { getConfig, normalizeResource, OAUTH_CLOCK_TOLERANCE } from "../core/config.server";
 import { endedInDatabase, isRevoked, revocationsComplete, revocationsReady } from "../core/revocation.server";
 import { NO_CACHE_HEADERS } from "../core/respond.server";
@@ -266,10 +267,11 @@ export async function requireBearer(request: Request, options: BearerOptions = {
     if (!grant.live) throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
     userId = grant.accountId;
   } else if (sub !== clientId) {
-    // Subjects are public (the user's id); a client credentials token's subject is the client and
-    // has no grant. A user's token lives as long as the user has a grant for its client.
-    userId = sub;
-    if (!(await pairHasGrant(sub, clientId, now))) throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
+    // A user's subject is their id, or a pairwise one mapped back (ADR 163); a client credentials
+    // token's subject is the client and has no grant. A user's token lives as long as the user has
+    // a grant for its client.
+    userId = getConfig().provider!.subject === "pairwise" ? ((await userOfPairwiseSubject(sub)) ?? sub) : sub;
+    if (!(await pairHasGrant(userId, clientId, now))) throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
   }
   if (userId && (await userCutOff(userId, claims.iat! * 1000))) {
     throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });

@@ -9,6 +9,7 @@ import { randomToken } from "../core/crypto.server";
 import { getConfig } from "../core/config.server";
 import { openAtRest, sealAtRest, type SealedColumn, type SealPlace } from "../core/sealed-at-rest.server";
 import { db } from "../../db/client.server";
+import { redirectHosts } from "./pairwise.server";
 
 export const CLIENT_SOURCES = ["cli", "admin", "registration"] as const;
 export type ClientSource = (typeof CLIENT_SOURCES)[number];
@@ -61,6 +62,8 @@ export type NewClient = {
   grants?: ExtraGrant[];
   postLogoutRedirectUris?: string[];
   backchannelLogoutUri?: string | null;
+  /** OpenID Connect Core 8.1: the sector of a client whose redirect URIs have several hosts, under pairwise subjects. */
+  sectorIdentifierUri?: string | null;
   source: Exclude<ClientSource, "registration">;
 };
 
@@ -107,6 +110,19 @@ export async function addClient(input: NewClient): Promise<{ client: ClientSumma
     }
     backchannel = input.backchannelLogoutUri;
   }
+  let sector: string | null = null;
+  if (input.sectorIdentifierUri) {
+    const url = URL.parse(input.sectorIdentifierUri);
+    if (!url || url.protocol !== "https:" || input.sectorIdentifierUri.includes("#")) throw new ClientInputError(`the sector identifier URI must be an https: URL: ${input.sectorIdentifierUri}`);
+    sector = input.sectorIdentifierUri;
+  }
+  // Pairwise subjects are per host (ADR 163): one client on several hosts is one sector only when
+  // a sector_identifier_uri lists its redirect URIs (OpenID Connect Core 8.1).
+  if (getConfig().provider?.subject === "pairwise" && !sector && !grants.includes("device_code") && redirectHosts(redirectUris).length > 1) {
+    throw new ClientInputError(
+      `under pairwise subjects (AUTH_PROVIDER_SUBJECT=pairwise) the redirect URIs of one client must share one host, or --sector-identifier-uri must name an https: JSON list of them (got hosts ${redirectHosts(redirectUris).join(", ")})`,
+    );
+  }
   const clientId = randomToken(16);
   const secret = input.public ? null : randomToken(32);
   const grantTypes = [...(codeFlow ? ["authorization_code", "refresh_token"] : []), ...grants.map((g) => EXTRA_GRANTS[g])];
@@ -119,6 +135,7 @@ export async function addClient(input: NewClient): Promise<{ client: ClientSumma
     response_types: codeFlow ? ["code"] : [],
     token_endpoint_auth_method: secret ? "client_secret_basic" : "none",
     ...(backchannel ? { backchannel_logout_uri: backchannel, backchannel_logout_session_required: true } : {}),
+    ...(sector ? { sector_identifier_uri: sector } : {}),
   };
   const secretSealed = secret ? await sealAtRest(secret, placeOf(clientId), getConfig().secrets) : null;
   const row = await db().oAuthClient.create({
@@ -196,6 +213,8 @@ export async function saveRegisteredClient(clientId: string, payload: Record<str
   const { client_secret: _secret, client_id: _id, ...metadata } = payload;
   const existing = await db().oAuthClient.findUnique({ where: { clientId }, select: { source: true } });
   if (existing && existing.source !== "registration") throw new errors.InvalidClientMetadata!("this client cannot be changed here");
+  // Only an operator names where logout tokens go (ADR 145): Vestibule POSTs there without an address check.
+  if (metadata.backchannel_logout_uri !== undefined) throw new errors.InvalidClientMetadata!("backchannel_logout_uri may only be set by an operator (oauth:client:add)");
   if (metadata.token_endpoint_auth_method !== "none") throw new errors.InvalidClientMetadata!("only public clients may register: token_endpoint_auth_method must be none");
   const redirectUris = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris.map(String) : [];
   for (const uri of redirectUris) {

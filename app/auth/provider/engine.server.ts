@@ -9,8 +9,11 @@
 // are never used (the start refuses them: assertEngineSafe); PKCE S256 is required of every
 // client; `offline_access` is kept on consent alone, without the client having to send
 // prompt=consent; the engine's own session is only believed while the Vestibule session it was
-// made from lives (the `vestibule_session` login check).
+// made from lives (the `vestibule_session` login check); every ID token carries `sid`, and
+// back-channel logout tokens come from Vestibule's queue when any session ends, never from the
+// engine's own inline send (ADR 145).
 import { hkdfSync } from "node:crypto";
+import { decodeJwt } from "jose";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from "oidc-provider";
 import { selectClientAddress } from "../core/client-address.server";
@@ -25,7 +28,9 @@ import { authRequest } from "../core/request.server";
 import { isRecentAuth } from "../core/recent-auth.server";
 import { endSession, getSession, type CurrentSession } from "../core/session.server";
 import { db } from "../../db/client.server";
-import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE } from "./adapter.server";
+import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE, removeGrantRows } from "./adapter.server";
+import { markIdTokenIssued, recordSessionApp } from "./backchannel.server";
+import { pairwiseSubject } from "./pairwise.server";
 import { pollTooSoon } from "./device-poll.server";
 import { isFirstParty } from "./clients.server";
 import { continueToClientPage, deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
@@ -67,6 +72,9 @@ export const OFFLINE_CONSENT_PARAM = "vestibule_offline";
 const REFRESH_ANSWER_WAIT_MS = 5_000;
 const REFRESH_ANSWER_POLL_MS = 25;
 
+/** The engine's long-lived cookies (its session): the same options where they are set and cleared. */
+const LONG_COOKIE = { httpOnly: true, sameSite: "lax" } as const;
+
 /** Whether a request path is the engine's to answer (while the provider is on). */
 export function isEnginePath(pathname: string): boolean {
   if (!getConfig().provider) return false;
@@ -95,6 +103,79 @@ export async function vestibuleSessionOf(req: IncomingMessage): Promise<CurrentS
   const request = new Request(`${issuerUrl()}/oauth/authorize`, { headers: vestibuleHeaders(req) });
   const { session } = await getSession(authRequest(request), { roll: false });
   return session;
+}
+
+type EngineClient = { clientId: string; subjectType?: string; sectorIdentifier?: string; backchannelLogoutUri?: string };
+
+/** The `sub` a client sees for a user: pairwise per sector when the client has pairwise subjects (ADR 163), else the user's id. */
+export async function subjectFor(client: EngineClient, userId: string): Promise<string> {
+  return client.subjectType === "pairwise" && client.sectorIdentifier ? pairwiseSubject(client.sectorIdentifier, userId) : userId;
+}
+
+/**
+ * A code (or a device's confirmation) was just issued in a browser's Vestibule session: the app is
+ * recorded in that session, to be told when it ends (back-channel logout, ADR 145).
+ */
+async function recordAppOfSession(ctx: KoaContextWithOIDC): Promise<void> {
+  const entities = ctx.oidc.entities as Record<string, { sid?: string; sessionUid?: string; accountId?: string; scope?: string } | undefined>;
+  const code = entities.AuthorizationCode ?? entities.DeviceCode;
+  const client = ctx.oidc.client as EngineClient | undefined;
+  if (!code?.sid || !client?.backchannelLogoutUri) return;
+  const session = await vestibuleSessionOf(ctx.req);
+  if (!session?.sessionId) return;
+  await recordSessionApp({ code, client, sessionId: session.sessionId, userId: session.userId, sub: await subjectFor(client, session.userId) });
+}
+
+/**
+ * RP-initiated logout without the question (ADR 162): a valid, unexpired id_token_hint whose `sid`
+ * is the engine's sid for that client in this browser's session, while the Vestibule session it
+ * came from lives, is the app asking for the sign-out it may ask for. Vestibule's session ends
+ * (its apps are told), then the engine's as the confirmed question ends it, and the browser goes
+ * to the registered post_logout_redirect_uri with `state`. False: the question is asked.
+ */
+async function signOutWithoutAsking(ctx: KoaContextWithOIDC): Promise<boolean> {
+  const hint = (ctx.oidc.entities.IdTokenHint as { payload?: { sid?: unknown; exp?: unknown } } | undefined)?.payload;
+  const client = ctx.oidc.client;
+  const session = ctx.oidc.session;
+  if (!hint || !client || !session?.accountId) return false;
+  if (typeof hint.exp !== "number" || hint.exp * 1000 <= Date.now()) return false;
+  const sid = session.sidFor(client.clientId);
+  if (!sid || hint.sid !== sid) return false;
+  const vestibule = await vestibuleSessionOf(ctx.req);
+  if (!vestibule || vestibule.userId !== session.accountId || (session.loginTs ?? 0) < vestibule.signedInAt) return false;
+  const ended = await endSession(authRequest(new Request(`${issuerUrl()}${ENGINE_ROUTES.end_session}`, { headers: vestibuleHeaders(ctx.req) })));
+  for (const cookie of ended.setCookies) ctx.append("Set-Cookie", cookie);
+  // What the engine's confirmed logout does: grants that do not outlive the session go with it.
+  for (const authorization of Object.values(session.authorizations ?? {})) {
+    if (authorization.grantId && !authorization.persistsLogout) await removeGrantRows(authorization.grantId);
+  }
+  const { state, postLogoutRedirectUri } = (session.state ?? {}) as { state?: string; postLogoutRedirectUri?: string };
+  await session.destroy();
+  ctx.cookies.set(ctx.oidc.provider.cookieName("session"), null, LONG_COOKIE);
+  const target = new URL(postLogoutRedirectUri ?? ctx.oidc.urlFor("end_session_success"));
+  if (postLogoutRedirectUri && state != null) target.searchParams.set("state", state);
+  ctx.status = 303;
+  ctx.redirect(target.href);
+  return true;
+}
+
+/**
+ * Whether an id_token_hint is one of this provider's ID tokens for a known client, signature
+ * checked (its expiry is not: signOutWithoutAsking reads it). A hint that is not is left out, so
+ * the visitor is asked rather than shown an error (ADR 162).
+ */
+async function hintIsValid(provider: Provider, hint: string): Promise<boolean> {
+  try {
+    const aud = decodeJwt(hint).aud;
+    const clientId = Array.isArray(aud) ? aud[0] : aud;
+    if (typeof clientId !== "string") return false;
+    const client = await provider.Client.find(clientId);
+    if (!client) return false;
+    await provider.IdToken.validate(hint, client);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether the browser behind an engine request proved who it is within AUTH_REAUTH_MAX_AGE. */
@@ -194,7 +275,7 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
     jwks,
     cookies: {
       keys: cookieKeys(getConfig().secrets),
-      long: { httpOnly: true, sameSite: "lax" },
+      long: LONG_COOKIE,
       short: { httpOnly: true, sameSite: "lax" },
     },
     routes: ENGINE_ROUTES,
@@ -214,6 +295,15 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
       id_token_signed_response_alg: "RS256",
     },
     enabledJWA: { idTokenSigningAlgValues: ["RS256", "ES256"] },
+    // Pairwise subjects (ADR 163): the client's metadata says which it has (adapter.server.ts).
+    subjectTypes: settings.subject === "pairwise" ? ["public", "pairwise"] : ["public"],
+    pairwiseIdentifier: async (_ctx: unknown, accountId: string, client: EngineClient) => pairwiseSubject(client.sectorIdentifier!, accountId),
+    // The engine GETs a sector_identifier_uri to check it: only an operator's (oauth:client:add)
+    // is fetched; anyone's, at dynamic registration, would make it fetch any address (ADR 163).
+    sectorIdentifierUriValidate: () => {
+      if (Provider.ctx?.oidc?.route === "registration") throw new errors.InvalidClientMetadata!("sector_identifier_uri may only be set by an operator (oauth:client:add)");
+      return true;
+    },
     allowOmittingSingleRegisteredRedirectUri: false,
     clientBasedCORS: () => true,
     // A user's access token names the grant it came from (`gid`): requireBearer refuses it once
@@ -238,7 +328,13 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
         successSource: deviceSuccessPage,
       },
       backchannelLogout: { enabled: true },
-      rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: logoutDonePage },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (ctx: KoaContextWithOIDC, form: string) => {
+          if (!(await signOutWithoutAsking(ctx))) await logoutPage(ctx, form);
+        },
+        postLogoutSuccessSource: logoutDonePage,
+      },
       registration: { enabled: settings.registration === "open", initialAccessToken: false, issueRegistrationAccessToken: false },
       resourceIndicators: {
         enabled: true,
@@ -320,6 +416,13 @@ async function answeredSlowDown(ctx: KoaContextWithOIDC): Promise<boolean> {
 
 function build(settings: ProviderConfig, config: Configuration): Provider {
   const provider = new Provider(settings.issuer, config);
+  const clientMethods = provider.Client.prototype as unknown as { includeSid: () => boolean; backchannelLogout: () => Promise<void> };
+  // Every ID token names its session (`sid`), not only a back-channel client's: the logout's
+  // id_token_hint is matched by it (ADR 162).
+  clientMethods.includeSid = () => true;
+  // The engine would POST logout tokens itself, once, inline, at its own logout only: Vestibule
+  // sends them from its durable queue when any session ends (backchannel.server.ts, ADR 145).
+  clientMethods.backchannelLogout = async () => {};
   // The server sets the forwarded headers from AUTH_URL itself (handleEngineRequest): the engine
   // builds every URL from the issuer, never from what a client sent.
   provider.proxy = true;
@@ -340,6 +443,11 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
     continueToClientPage(ctx, target.href, target.host || target.protocol.replace(/:$/, ""));
   });
   provider.use(async (ctx, next) => {
+    // A logout's id_token_hint that is not a valid ID token of ours is left out: the visitor is asked (ADR 162).
+    if (ctx.path === ENGINE_ROUTES.end_session && ctx.method === "GET" && typeof ctx.query.id_token_hint === "string" && !(await hintIsValid(provider, ctx.query.id_token_hint))) {
+      const { id_token_hint: _invalid, ...rest } = ctx.query;
+      ctx.query = rest;
+    }
     // Anyone may register (when open) or type codes at /device: both are counted per client address.
     if (ctx.method === "POST" && (ctx.path === ENGINE_ROUTES.registration || ctx.path === ENGINE_ROUTES.code_verification)) {
       const name = ctx.path === ENGINE_ROUTES.registration ? "OAUTH_REGISTRATION_CLIENT" : "DEVICE_CODE_CLIENT";
@@ -364,6 +472,10 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
       }
     }
     await next();
+    const route = ctx.oidc?.route;
+    if ((route === "authorization" || route === "resume" || route === "code_verification" || route === "device_resume") && ctx.status < 400) {
+      await recordAppOfSession(ctx);
+    }
     // RP-initiated logout the user confirmed: they are signed out of Vestibule too, not only of the engine.
     if (ctx.oidc?.route === "end_session_confirm" && ctx.oidc.params.logout && ctx.status < 400) {
       const ended = await endSession(authRequest(new Request(`${settings.issuer}${ENGINE_ROUTES.end_session}`, { headers: vestibuleHeaders(ctx.req) })));
@@ -388,6 +500,7 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
       return;
     }
     await keepRefreshAnswer(ctx, settings);
+    if (ctx.status === 200 && (ctx.body as { id_token?: unknown } | undefined)?.id_token) await markIdTokenIssued(ctx);
   });
   return provider;
 }

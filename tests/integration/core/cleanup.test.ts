@@ -74,7 +74,7 @@ describe(`cleanup (${dbLabel})`, () => {
     const result = await runCleanup(NOW);
     expect(result).toEqual({
       ran: true,
-      counts: { sessions: 4, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 1, authEvents: 1, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, samlRows: 0 },
+      counts: { sessions: 4, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 1, authEvents: 1, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, backchannelLogouts: 0, oauthSessionApps: 0, samlRows: 0 },
     });
     const db = testDb();
     expect((await db.session.findMany({ orderBy: { id: "asc" } })).map((s) => s.id)).toEqual(["s-jwt-revoked-live", "s-live-1ms"]);
@@ -87,7 +87,7 @@ describe(`cleanup (${dbLabel})`, () => {
     expect((await db.mailQueue.findMany({ orderBy: { id: "asc" } })).map((m) => m.id)).toEqual(["m-sent-recent", "m-unsent-due"]);
 
     // A second run finds nothing more.
-    expect(await runCleanup(NOW)).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, samlRows: 0 } });
+    expect(await runCleanup(NOW)).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, backchannelLogouts: 0, oauthSessionApps: 0, samlRows: 0 } });
   });
 
   it("deletes in batches: a backlog larger than one batch goes in one run, the live rows stay", async () => {
@@ -101,7 +101,7 @@ describe(`cleanup (${dbLabel})`, () => {
     const result = await runCleanup(NOW, { batch: 2 });
     expect(result).toEqual({
       ran: true,
-      counts: { sessions: 11, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 8, authEvents: 8, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, samlRows: 0 },
+      counts: { sessions: 11, sessionCutoffs: 1, verificationTokens: 1, limitCounters: 8, authEvents: 8, passkeyChallenges: 1, sessionRevocations: 1, mailQueue: 2, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, backchannelLogouts: 0, oauthSessionApps: 0, samlRows: 0 },
     });
     expect((await db.session.findMany({ orderBy: { id: "asc" } })).map((s) => s.id)).toEqual(["s-jwt-revoked-live", "s-live-1ms"]);
     expect(await db.limitCounter.count()).toBe(2);
@@ -137,7 +137,7 @@ describe(`cleanup (${dbLabel})`, () => {
     expect(sessionsBefore).toBe(3);
 
     const result = await runCleanup();
-    expect(result).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, samlRows: 0 } });
+    expect(result).toEqual({ ran: true, counts: { sessions: 0, sessionCutoffs: 0, verificationTokens: 0, limitCounters: 0, authEvents: 0, passkeyChallenges: 0, sessionRevocations: 0, mailQueue: 0, oauthPayloads: 0, oauthSigningKeys: 0, oauthRegistrations: 0, backchannelLogouts: 0, oauthSessionApps: 0, samlRows: 0 } });
     expect(await testDb().session.count()).toBe(3);
     expect(await testDb().limitCounter.findMany({ orderBy: { key: "asc" } })).toEqual(countersBefore);
   });
@@ -168,7 +168,7 @@ describe(`cleanup (${dbLabel})`, () => {
     // Only the line naming the database it used (ADR 107).
     expect(result.stderr).toMatch(/^db:cleanup: database: (SQLite|PostgreSQL) .*\n$/);
     expect(result.status).toBe(0);
-    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ expired session revocation notes, \d+ sent or abandoned queued e-mails, \d+ expired OAuth codes, tokens and grants, \d+ retired OAuth signing keys, \d+ unused OAuth registrations, \d+ auth events older than 90 days/);
+    expect(result.stdout).toMatch(/deleted \d+ expired sessions, \d+ expired verification tokens, \d+ ended rate-limit windows, \d+ expired revocations, \d+ spent passkey challenges, \d+ expired session revocation notes, \d+ sent or abandoned queued e-mails, \d+ expired OAuth codes, tokens and grants, \d+ retired OAuth signing keys, \d+ unused OAuth registrations, \d+ sent or given-up back-channel logouts, \d+ expired records of apps in sessions, \d+ auth events older than 90 days/);
     expect(await testDb().session.count({ where: { id: "s-script" } })).toBe(0);
     // A Node process that compiles the script with tsx and opens the database: on a loaded
     // machine it can take longer than the default test time.

@@ -297,6 +297,9 @@ describe(`models on ${dbLabel}`, () => {
     await db().oAuthSigningKey.create({ data: { kid: "k1", alg: "RS256", privateJwk: "sealed", activeFrom: new Date() } });
     await db().oAuthPayload.create({ data: { kind: "Grant", id: "g1", payload: "{}", accountId: ada.id } });
     await db().oAuthClient.create({ data: { clientId: "c1", name: "App", metadata: "{}", source: "cli" } });
+    await db().oAuthSessionApp.create({ data: { sessionId: "s1", userId: ada.id, clientId: "c1", sub: ada.id, sid: "sid", engineSessionUid: "u", expiresAt: new Date() } });
+    await db().backchannelLogout.create({ data: { clientId: "c1", userId: ada.id, sub: ada.id, sid: "sid" } });
+    await db().oAuthPairwiseSubject.create({ data: { sub: "p1", sector: "app.example.com", userId: ada.id } });
     await db().scimToken.create({ data: { organizationId: org.id, name: "Okta", tokenHash: "scim-hash" } });
     const scimUser = await db().scimUser.create({ data: { organizationId: org.id, userId: ada.id, userName: "Ada@acme.example", userNameKey: "ada@acme.example", resource: "{}" } });
     const scimGroup = await db().scimGroup.create({ data: { organizationId: org.id, displayName: "Admins", role: "admin" } });
@@ -339,6 +342,9 @@ describe(`models on ${dbLabel}`, () => {
       db().oAuthSigningKey.count(),
       db().oAuthPayload.count(),
       db().oAuthClient.count(),
+      db().oAuthSessionApp.count(),
+      db().backchannelLogout.count(),
+      db().oAuthPairwiseSubject.count(),
       db().scimToken.count(),
       db().scimUser.count(),
       db().scimGroup.count(),

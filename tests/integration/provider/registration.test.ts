@@ -11,7 +11,7 @@ import { authorizationUrl, discover, follow, signedInBrowser } from "../../suppo
 
 let server: ProviderServer;
 beforeAll(async () => {
-  server = await startProviderServer({ AUTH_PROVIDER_REGISTRATION: "open", AUTH_RATE_LIMIT_OAUTH_REGISTRATION_CLIENT: "3/3600" });
+  server = await startProviderServer({ AUTH_PROVIDER_REGISTRATION: "open", AUTH_RATE_LIMIT_OAUTH_REGISTRATION_CLIENT: "4/3600" });
 });
 afterAll(async () => {
   await server.stop();
@@ -44,15 +44,21 @@ describe(`dynamic registration on ${dbLabel}`, () => {
     expect(page.html).toContain("MCP Inspector");
   });
 
-  it("refuses a confidential client and a redirect URI that is neither https: nor loopback", async () => {
+  it("refuses a confidential client, a redirect URI that is neither https: nor loopback, and a back-channel logout URI", async () => {
     for (const metadata of [
       { redirect_uris: ["https://app.example.com/cb"] },
       { redirect_uris: ["http://app.example.com/cb"], token_endpoint_auth_method: "none" },
+      // Only an operator names where logout tokens are POSTed (ADR 145).
+      { redirect_uris: ["https://app.example.com/cb"], token_endpoint_auth_method: "none", backchannel_logout_uri: "https://app.example.com/bc" },
     ]) {
       const res = await register(metadata);
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: string }).error).toBe("invalid_client_metadata");
     }
+    // Nor which URL the engine fetches to check a sector (ADR 163): refused before any fetch.
+    const sector = await register({ redirect_uris: ["https://app.example.com/cb"], token_endpoint_auth_method: "none", sector_identifier_uri: "https://10.0.0.1/sector.json" });
+    expect(sector.status).toBe(400);
+    expect(await sector.json()).toMatchObject({ error: "invalid_client_metadata", error_description: expect.stringContaining("operator") });
     expect(await testDb().oAuthClient.count()).toBe(0);
   });
 
@@ -74,10 +80,10 @@ describe(`dynamic registration on ${dbLabel}`, () => {
 
   it("registrations are limited per client address (OAUTH_REGISTRATION_CLIENT): then 429 with Retry-After", async () => {
     const metadata = { client_name: "Tool", redirect_uris: ["http://127.0.0.1/cb"], token_endpoint_auth_method: "none" };
-    for (let i = 0; i < 3; i++) expect((await register(metadata)).status).toBe(201);
+    for (let i = 0; i < 4; i++) expect((await register(metadata)).status).toBe(201);
     const refused = await register(metadata);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
-    expect(await testDb().oAuthClient.count()).toBe(3);
+    expect(await testDb().oAuthClient.count()).toBe(4);
   });
 });

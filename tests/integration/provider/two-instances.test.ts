@@ -2,19 +2,15 @@
 // tests/support/provider-instance.ts) redeeming the same code, then the same refresh token, at
 // the same moment: one conditional UPDATE decides, so there is never a second live token family.
 // And a device polling both instances is measured as one: its poll times are in the database.
-import { spawn } from "node:child_process";
-import path from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, PASSWORD } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
+import { otherInstance } from "../../support/other-instance";
 import { postgresUnreachable } from "../../support/postgres-required";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
 import { authorizationUrl, authorize, codeFlow, discover, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const skip = dbLabel !== "postgres" || (await postgresUnreachable("two provider instances")) !== null;
 
 let server: ProviderServer;
@@ -31,40 +27,11 @@ afterAll(async () => {
 type Answer = { status: number; body: Record<string, unknown> };
 
 /** Starts the other instance; `go()` makes it send its token request and resolves with the answer. */
-async function otherInstance(body: URLSearchParams, tc: TestClient): Promise<{ go: () => Promise<Answer> }> {
-  const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "tests/support/provider-instance.ts")], {
-    cwd: root,
-    env: {
-      ...process.env,
-      VESTIBULE_LOG: "silent",
-      TOKEN_BODY: body.toString(),
-      TOKEN_AUTHORIZATION: `Basic ${Buffer.from(`${encodeURIComponent(tc.client.client_id)}:${encodeURIComponent(tc.secret!)}`).toString("base64")}`,
-    },
-    stdio: ["pipe", "pipe", "pipe"],
+function otherTokenInstance(body: URLSearchParams, tc: TestClient): Promise<{ go: () => Promise<Answer> }> {
+  return otherInstance<Answer>({
+    TOKEN_BODY: body.toString(),
+    TOKEN_AUTHORIZATION: `Basic ${Buffer.from(`${encodeURIComponent(tc.client.client_id)}:${encodeURIComponent(tc.secret!)}`).toString("base64")}`,
   });
-  let err = "";
-  child.stderr.on("data", (d) => (err += d));
-  const lines = createInterface({ input: child.stdout });
-  const seen: string[] = [];
-  const next = () =>
-    new Promise<Record<string, unknown>>((resolve, reject) => {
-      const onLine = (line: string) => {
-        seen.push(line);
-        if (!line.startsWith("{")) return;
-        lines.off("line", onLine);
-        resolve(JSON.parse(line));
-      };
-      lines.on("line", onLine);
-      child.once("exit", (code) => reject(new Error(`instance exited ${code}: ${err}${seen.join("\n")}`)));
-    });
-  await next();
-  return {
-    go: async () => {
-      const answer = next();
-      child.stdin.write("go\n");
-      return (await answer) as Answer;
-    },
-  };
 }
 
 async function here(as: oauth.AuthorizationServer, body: URLSearchParams, tc: TestClient): Promise<Answer> {
@@ -84,7 +51,7 @@ describe.skipIf(skip)("two provider instances on PostgreSQL", () => {
     const request = await authorizationUrl(as, tc);
     const { callback } = await authorize(server, jar, request);
     const body = new URLSearchParams({ grant_type: "authorization_code", code: callback.searchParams.get("code")!, redirect_uri: tc.redirectUri, code_verifier: request.verifier });
-    const other = await otherInstance(body, tc);
+    const other = await otherTokenInstance(body, tc);
     const [a, b] = await Promise.all([other.go(), here(as, body, tc)]);
     const statuses = [a.status, b.status].sort();
     expect(statuses).toEqual([200, 400]);
@@ -101,7 +68,7 @@ describe.skipIf(skip)("two provider instances on PostgreSQL", () => {
     const tc = await testClient({ name: "TV", redirectUris: [], grants: ["device_code"] });
     const started = await oauth.processDeviceAuthorizationResponse(as, tc.client, await oauth.deviceAuthorizationRequest(as, tc.client, tc.auth, { scope: "openid" }, { [oauth.allowInsecureRequests]: true }));
     const body = new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: started.device_code });
-    const other = await otherInstance(body, tc);
+    const other = await otherTokenInstance(body, tc);
     expect((await here(as, body, tc)).body.error).toBe("authorization_pending");
     const there = await other.go();
     expect(there.status).toBe(400);
@@ -114,7 +81,7 @@ describe.skipIf(skip)("two provider instances on PostgreSQL", () => {
     const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
     const { tokens } = await codeFlow(server, as, tc, jar);
     const body = new URLSearchParams({ grant_type: "refresh_token", refresh_token: tokens.refresh_token! });
-    const other = await otherInstance(body, tc);
+    const other = await otherTokenInstance(body, tc);
     const [a, b] = await Promise.all([other.go(), here(as, body, tc)]);
     expect([a.status, b.status]).toEqual([200, 200]);
     expect(a.body.refresh_token).toBe(b.body.refresh_token);
