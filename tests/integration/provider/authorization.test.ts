@@ -215,6 +215,20 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     expect(session).toBeNull();
   });
 
+  it("RP-initiated logout with no sign-in through an app asks on Vestibule's page too, in the app's shell, not the engine's page that submits itself", async () => {
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const page = await follow(server, jar, "/oauth/end_session");
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('id="provider-logout-form"');
+    expect(page.html).toContain('class="site-header"');
+    expect(page.html).toMatch(/<link rel="stylesheet" href="[^"]+\.css"/);
+    expect(page.html).not.toContain("Submitting Callback");
+    expect(page.html).not.toContain("<script");
+    // Nothing ended before the answer.
+    const session = await (await call(server.url, jar, "/auth/session")).json();
+    expect(session).not.toBeNull();
+  });
+
   it("an answer the visitor denies goes back with access_denied, state and iss", async () => {
     const as = await discover(server);
     const tc = await testClient();
