@@ -72,7 +72,7 @@ export function Field({
         aria-describedby={error ? errorId : undefined}
         autoFocus={error ? true : undefined}
         {...input}
-        type={isPassword ? password.type : input.type}
+        type={isPassword ? password.type : (input.type ?? "text")}
       />
       {isPassword ? <ShowPasswordButton controls={id} shown={password.shown} onToggle={password.toggle} onHide={password.hide} /> : null}
       {error ? (

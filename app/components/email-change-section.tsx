@@ -1,7 +1,9 @@
+import { useEffect, useRef } from "react";
 import { Form, useNavigation } from "react-router";
 import { ACCOUNT_SECTION, ACCOUNT_FORM_ACTION } from "./account-sections";
 import { MAX_EMAIL_ADDRESS_LENGTH } from "~/auth/core/email-address";
 import { CsrfField, Field } from "./auth-forms";
+import { Ltr } from "./ltr";
 import { useT } from "~/i18n/react";
 
 /**
@@ -27,12 +29,19 @@ export function EmailChangeSection({
   const navigation = useNavigation();
   const busy = navigation.state !== "idle" && navigation.formData?.get("intent") === "change-email";
   const title = current ? t("emailChange.changeTitle") : t("emailChange.addTitle");
+  // The notice is this card's answer, rendered in place above the form the visitor just used: it
+  // takes the focus, which scrolls it into view (ADR 114). Without JavaScript the new page's
+  // autofocus does it; with it, React focuses only form fields by autoFocus, so the effect does.
+  const sent = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (sentTo) sent.current?.focus();
+  }, [sentTo]);
   return (
     <section className="card" aria-labelledby="email-change-heading" id={ACCOUNT_SECTION.email}>
       <h2 id="email-change-heading">{title}</h2>
       {sentTo ? (
-        <p className="notice" role="status" id="email-change-sent">
-          {current ? t("emailChange.sentSwitch", { address: sentTo }) : t("emailChange.sentAdd", { address: sentTo })}
+        <p className="notice" role="status" id="email-change-sent" tabIndex={-1} autoFocus ref={sent}>
+          {t.rich(current ? "emailChange.sentSwitch" : "emailChange.sentAdd", { address: <Ltr>{sentTo}</Ltr> })}
         </p>
       ) : null}
       {!available ? (

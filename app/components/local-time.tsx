@@ -17,15 +17,15 @@ export function useTimeZone(): string {
 export function formatDateTime(value: string | Date, locale: string, timeZone: string): string {
   const date = typeof value === "string" ? new Date(value) : value;
   if (Number.isNaN(date.getTime())) return "";
-  return new Intl.DateTimeFormat(locale, {
-    year: "numeric",
-    month: "short",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-    timeZone,
-    timeZoneName: "short",
-  }).format(date);
+  const options: Intl.DateTimeFormatOptions = { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZone };
+  const short = new Intl.DateTimeFormat(locale, { ...options, timeZoneName: "short" });
+  // A zone's short name in another script than the date's ("UTC" in an Arabic date) reads as a
+  // stray Latin token: the language's own long name says it in words ("التوقيت العالمي المنسق", ADR 161).
+  const parts = short.formatToParts(date);
+  const zone = parts.find((p) => p.type === "timeZoneName")?.value ?? "";
+  const month = parts.find((p) => p.type === "month")?.value ?? "";
+  if (/[A-Za-z]/.test(zone) && !/[A-Za-z]/.test(month)) return new Intl.DateTimeFormat(locale, { ...options, timeZoneName: "long" }).format(date);
+  return short.format(date);
 }
 
 /** `<time>` for an ISO date: machine-readable in `dateTime`, written for the visitor. */

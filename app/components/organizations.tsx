@@ -7,6 +7,7 @@ import { AuthCard, CsrfField, Field } from "./auth-forms";
 import { LocalTime } from "./local-time";
 import { OidcConnectionsSection, type OidcConnectionsData } from "./oidc-connections-section";
 import { SamlSection, type SamlConnection } from "./saml-section";
+import { Ltr } from "./ltr";
 import { PageTitle } from "./site-name";
 import { PolicySection, type PolicyData } from "./organization-policy";
 
@@ -138,7 +139,7 @@ export function NewOrganization({ data, actionData }: { data: NewData; actionDat
         <Field id="org-name" name="name" label={t("org.new.name")} required maxLength={100} autoComplete="organization" />
         <Field id="org-slug" name="slug" label={t("org.new.slug")} required minLength={2} maxLength={40} pattern="[a-z0-9]+(-[a-z0-9]+)*" aria-describedby="org-slug-help" autoCapitalize="none" spellCheck={false} />
         <p className="muted" id="org-slug-help">
-          {t("org.new.slugHelp")}
+          {t.rich("org.new.slugHelp", { path: (c) => <bdi dir="ltr">{c}</bdi> })}
         </p>
         <button type="submit" className="button">
           {t("org.new.submit")}
@@ -219,7 +220,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
             {data.members.map((m) => (
               <tr key={m.id} data-member={m.id}>
                 <td data-label={t("org.members.person")}>
-                  {person(m)} {m.email && m.name ? <span className="muted">{m.email}</span> : null} {m.id === membership.id ? <span className="badge">{t("org.members.you")}</span> : null}
+                  {m.name ? <bdi>{m.name}</bdi> : m.email ? <Ltr>{m.email}</Ltr> : m.userId} {m.email && m.name ? <Ltr className="muted">{m.email}</Ltr> : null} {m.id === membership.id ? <span className="badge">{t("org.members.you")}</span> : null}
                 </td>
                 <td data-label={t("org.members.role")}>{roleName(t, m.role)}</td>
                 <td data-label={t("org.members.since")}>
@@ -264,7 +265,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
             {data.invitations.map((i) => (
               <li key={i.id} data-invitation={i.id}>
                 <div>
-                  {i.email} · {roleName(t, i.role)}
+                  <Ltr>{i.email}</Ltr> · {roleName(t, i.role)}
                   <div className="muted">{t.rich("org.invite.expires", { time: <LocalTime value={i.expires} /> })}</div>
                 </div>
                 {i.canResend ? <IntentForm csrfToken={csrfToken} intent="invitation-resend" fields={{ invitationId: i.id }} label={t("org.invite.resend", { address: i.email })} /> : null}
@@ -401,7 +402,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
             </button>
           </Form>
           <h3>{t("org.delete.title")}</h3>
-          <p>{t("org.delete.intro", { slug: organization.slug })}</p>
+          <p>{t.rich("org.delete.intro", { slug: <Ltr>{organization.slug}</Ltr> })}</p>
           <Form method="post" reloadDocument id="org-delete-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="delete" />
@@ -498,7 +499,7 @@ export function OrganizationAudit({ data }: { data: AuditData }) {
                   <LocalTime value={e.at} />
                 </td>
                 <td data-label={t("org.audit.what")}>{Object.hasOwn(EVENT_KEYS, e.type) ? t(EVENT_KEYS[e.type]!) : e.type}</td>
-                <td data-label={t("org.audit.who")} className="wrap">{e.actorEmail ?? e.actorId ?? (e.detail.source === "cli" ? t("org.audit.operator") : t("org.audit.system"))}</td>
+                <td data-label={t("org.audit.who")} className="wrap">{e.actorEmail ? <Ltr>{e.actorEmail}</Ltr> : (e.actorId ?? (e.detail.source === "cli" ? t("org.audit.operator") : t("org.audit.system")))}</td>
                 <td data-label={t("org.audit.details")} className="wrap">
                   <code dir="ltr">{Object.keys(e.detail).length ? JSON.stringify(e.detail) : ""}</code>
                 </td>

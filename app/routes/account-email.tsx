@@ -1,5 +1,6 @@
 import { data, redirect } from "react-router";
 import { AuthCard, CsrfField, DocumentForm } from "~/components/auth-forms";
+import { Ltr } from "~/components/ltr";
 import { EMAIL_CHANGE_PATH } from "~/auth/email/change";
 import { BadRequestError, headersWith, readBody, REAUTH_REQUIRED } from "~/auth/core";
 import { confirmEmailChange, emailChangePageData } from "~/auth/email";
@@ -62,7 +63,7 @@ export default function ConfirmEmailChange({ loaderData, actionData }: Route.Com
     if (actionData.state === "changed" && "address" in actionData) {
       return (
         <AuthCard title={t("emailChange.changedTitle")}>
-          <p role="status">{t.rich("emailChange.nowUses", { address: actionData.address, strong: (c) => <strong>{c}</strong> })}</p>
+          <p role="status">{t.rich("emailChange.nowUses", { address: <Ltr>{actionData.address}</Ltr>, strong: (c) => <strong>{c}</strong> })}</p>
           <p>
             <a className="button inline" href="/auth/signin">
               {t("common.signIn")}

@@ -1,4 +1,5 @@
-import { data, Form, useNavigation } from "react-router";
+import { useEffect, useRef } from "react";
+import { data, Form, useLocation, useNavigation } from "react-router";
 import { ACCOUNT_SECTION, noticeAnchor, type AccountSection, ACCOUNT_FORM_ACTION } from "~/components/account-sections";
 import { CsrfField, Field } from "~/components/auth-forms";
 import { EmailChangeSection } from "~/components/email-change-section";
@@ -10,6 +11,7 @@ import { SessionsSection } from "~/components/sessions-section";
 import { AppsSection } from "~/components/apps-section";
 import { TwoFactorSection } from "~/components/two-factor-section";
 import { LocalTime } from "~/components/local-time";
+import { Ltr } from "~/components/ltr";
 import { useT } from "~/i18n/react";
 import { PageTitle } from "~/components/site-name";
 import type { Route } from "./+types/account";
@@ -61,9 +63,19 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
 
 /** A section's notice, just above its card: where `#<section>-notice` lands. */
 function SectionNotice({ section, notice }: { section: AccountSection; notice: { section: AccountSection | null; text: string | null } }) {
-  if (!notice.text || notice.section !== section) return null;
+  const id = noticeAnchor(section);
+  const shown = Boolean(notice.text) && notice.section === section;
+  const { hash, key } = useLocation();
+  const element = useRef<HTMLParagraphElement>(null);
+  // Without JavaScript the browser focuses the fragment's focusable target as it scrolls to it;
+  // React Router only scrolls, so with JavaScript the notice the address names is focused here —
+  // read out, and the place the keyboard goes on from (ADR 114).
+  useEffect(() => {
+    if (shown && hash === `#${id}`) element.current?.focus();
+  }, [shown, hash, id, key]);
+  if (!shown) return null;
   return (
-    <p className="notice" role="status" id={noticeAnchor(section)} tabIndex={-1}>
+    <p className="notice" role="status" id={id} tabIndex={-1} ref={element}>
       {notice.text}
     </p>
   );
@@ -131,7 +143,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
             <dl className="profile">
               <dt>{t("account.email")}</dt>
               <dd id="profile-email">
-                {profile.email ? <bdi dir="ltr">{profile.email}</bdi> : t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
+                {profile.email ? <Ltr>{profile.email}</Ltr> : t("account.emailNone")} {profile.email ? (profile.emailVerified ? t("account.verified") : t("account.notVerified")) : null}
               </dd>
               <dt>{t("account.name")}</dt>
               {/* A name reads in its own direction inside a page of the other (<bdi>: "Ada L." in Arabic). */}

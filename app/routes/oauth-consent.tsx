@@ -3,6 +3,7 @@ import { AuthCard, CsrfField } from "~/components/auth-forms";
 import { headersWith } from "~/auth/core";
 import { interactionAction, interactionPage, type InteractionOutcome } from "~/auth/provider";
 import { useT } from "~/i18n/react";
+import { Ltr } from "~/components/ltr";
 import type { Route } from "./+types/oauth-consent";
 
 // An authorization in progress (docs/features/provider.md): sign-in on Vestibule's pages, then
@@ -40,13 +41,13 @@ export default function OAuthConsent({ loaderData, actionData }: Route.Component
   }
   return (
     <AuthCard title={t("consent.title", { app: page.clientName })}>
-      <p id="consent-host">{t("consent.host", { host: page.clientHost })}</p>
+      <p id="consent-host">{t.rich("consent.host", { host: <Ltr>{page.clientHost}</Ltr> })}</p>
       {page.unverified ? (
         <p className="alert" role="note" id="consent-unverified">
-          {t("consent.unverified", { host: page.clientHost })}
+          {t.rich("consent.unverified", { host: <Ltr>{page.clientHost}</Ltr> })}
         </p>
       ) : null}
-      {page.userEmail ? <p className="muted">{t("consent.signedInAs", { email: page.userEmail })}</p> : null}
+      {page.userEmail ? <p className="muted" id="consent-signed-in-as">{t.rich("consent.signedInAs", { email: <Ltr>{page.userEmail}</Ltr> })}</p> : null}
       {page.scopes.length ? (
         <>
           <p id="consent-asks">{t("consent.asks")}</p>

@@ -23,7 +23,7 @@ const USER = { email: "ada@example.com", password: "correct horse battery", name
 const TOTP_USER = { email: "tess@example.com", password: "correct horse battery", name: "Tess" };
 
 /** Addresses found while setting up: links that arrive by e-mail. */
-type Links = { emailSignIn: string; emailChange: string; resetPassword: string; adminUser: string; wasntMe: string; invitation: string };
+type Links = { emailSignIn: string; emailChange: string; resetPassword: string; adminUser: string; wasntMe: string; invitation: string; authorize: string };
 
 type Sessions = "database" | "jwt";
 
@@ -40,6 +40,8 @@ type PageCase = {
   prepare?: (page: Page) => Promise<void>;
   /** Opened in a fresh browser that has just given TOTP_USER's password (a pending sign-in). */
   pendingSecondFactor?: boolean;
+  /** Written by the OAuth engine, not React Router: no script, nothing hydrates. */
+  scriptless?: boolean;
 };
 
 // Every page of the app, once per state worth checking. /dev/outbox exists only in development.
@@ -340,6 +342,26 @@ const PAGES: PageCase[] = [
   { name: "an organization, as its owner", path: "/orgs/acme", signedIn: true, status: 200, title: "Acme · Vestibule", heading: "Acme" },
   { name: "an organization's audit log", path: "/orgs/acme/audit", signedIn: true, status: 200, title: "Audit log of Acme · Vestibule", heading: "Audit log of Acme" },
   { name: "an invitation for another address", path: (links) => links.invitation, signedIn: true, status: 403, title: "Invitation · Vestibule", heading: "Invitation" },
+  // The OAuth provider's pages (AUTH_PROVIDER=true on the database site): an app's authorization
+  // request opens the consent page of a real interaction; /device and the app's "sign out?" are the
+  // engine's own pages, in the app's shell.
+  { name: "provider, the consent page", path: (links) => links.authorize, signedIn: true, status: 200, title: "Allow Inspector to use your account? · Vestibule", heading: "Allow Inspector to use your account?" },
+  { name: "provider, a device's code", path: "/device", signedIn: true, scriptless: true, status: 200, title: "Connect a device · Vestibule", heading: "Connect a device" },
+  {
+    name: "provider, a device's wrong code",
+    path: "/device",
+    signedIn: true,
+    scriptless: true,
+    status: 200,
+    title: "Connect a device · Vestibule",
+    heading: "Connect a device",
+    prepare: async (page) => {
+      await page.locator("#device-code").fill("BCDF-GHJK");
+      await page.locator("#device-code-form [type=submit]").click();
+      await page.locator("#device-error").waitFor();
+    },
+  },
+  { name: "provider, an app's sign out?", path: "/oauth/end_session", signedIn: true, scriptless: true, status: 200, title: "Sign out? · Vestibule", heading: "Sign out?" },
   { name: "not found (404)", path: "/no-such-page", signedIn: false, status: 404, title: "Page not found · Vestibule", heading: "Page not found" },
 ];
 
@@ -370,7 +392,7 @@ type StorageState = Awaited<ReturnType<BrowserContext["storageState"]>>;
 /** One app per session strategy, each with a user signed in (the state a context starts from). */
 const sites = {} as Record<Sessions, { app: RunningApp; signedIn: StorageState }>;
 const started: RunningApp[] = [];
-const links: Links = { emailSignIn: "", emailChange: "", resetPassword: "", adminUser: "", wasntMe: "", invitation: "" };
+const links: Links = { emailSignIn: "", emailChange: "", resetPassword: "", adminUser: "", wasntMe: "", invitation: "", authorize: "" };
 
 /** Signs `user` (USER by default) in with JavaScript off; returns the open context. */
 async function signInContext(url: string, user = USER, landing = `${url}/`): Promise<BrowserContext> {
@@ -394,6 +416,8 @@ beforeAll(async () => {
     AUTH_OIDC_NAME: "Test IdP",
     AUTH_SIGNUP: "true",
     AUTH_ORGANIZATIONS: "true",
+    AUTH_PROVIDER: "true",
+    AUTH_PROVIDER_REGISTRATION: "open",
   };
   const start = (strategy: Sessions) => startApp({ ...env, AUTH_SESSION_STRATEGY: strategy }).then((a) => (started.push(a), a));
   const [database, jwt] = await Promise.all([start("database"), start("jwt")]);
@@ -450,6 +474,25 @@ beforeAll(async () => {
   await orgPage.waitForURL(/done=invited/);
   links.invitation = await linkTo("/orgs/invitation");
   await orgDevice.close();
+
+  // An app registered on the database site (a public loopback client, as an MCP client registers):
+  // each visit of its authorization URL opens a fresh interaction's consent page.
+  const registered = await fetch(`${database.url}/oauth/register`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ client_name: "Inspector", redirect_uris: ["http://127.0.0.1/callback"], token_endpoint_auth_method: "none" }),
+  });
+  expect(registered.status).toBe(201);
+  const { client_id } = (await registered.json()) as { client_id: string };
+  links.authorize = `/oauth/authorize?${new URLSearchParams({
+    client_id,
+    response_type: "code",
+    redirect_uri: "http://127.0.0.1:61234/callback",
+    scope: "openid email profile",
+    state: "a11y-state",
+    code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+    code_challenge_method: "S256",
+  })}`;
 
   const jwtDevice = await signInContext(jwt.url);
   sites.jwt = { app: jwt, signedIn: await jwtDevice.storageState() };
@@ -720,7 +763,7 @@ async function openEntry(
   const path = typeof entry.path === "function" ? entry.path(links) : entry.path;
   const response = await page.goto(new URL(path, sites[sessions].app.url).href);
   expect(response!.status(), entry.name).toBe(entry.status);
-  if (javaScriptEnabled) await waitForHydration(page);
+  if (javaScriptEnabled && !entry.scriptless) await waitForHydration(page);
   return page;
 }
 

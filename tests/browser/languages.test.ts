@@ -47,9 +47,9 @@ describe("languages in the browser", () => {
     const brand = await page.locator(".brand").boundingBox();
     const menu = await page.locator("#language-menu").boundingBox();
     expect(brand!.x).toBeGreaterThan(menu!.x);
-    // Without JavaScript, dates are in UTC with the zone named.
+    // Without JavaScript, dates are in UTC with the zone named, in Arabic words (ADR 161).
     await signIn(page);
-    await expect(page.locator("#profile-heading + dl time").textContent()).resolves.toMatch(/UTC/);
+    await expect(page.locator("#profile-heading + dl time").textContent()).resolves.toMatch(/التوقيت العالمي المنسق$/);
     await context.close();
   });
 

@@ -25,11 +25,16 @@ export function renderPage(route: { default: unknown }, path: string, locale: Lo
   );
 }
 
-/** The page's text: tags, comments and direction isolates stripped, entities React writes turned back, spaces collapsed. */
+/**
+ * The page's text: tags, comments and direction isolates stripped, entities React writes turned
+ * back, spaces collapsed. <wbr> and <bdi> (an address inside a sentence, ADR 161) are inline and
+ * add no space: "ada@<wbr/>example.com</bdi>." reads "ada@example.com.".
+ */
 export function textOf(html: string): string {
   return html
     .replace(/<!--.*?-->/g, "")
-    .replace(/[\u2068\u2069]/g, "")
+    .replace(/[\u2066\u2068\u2069]/g, "")
+    .replace(/<wbr\/?>|<\/?bdi[^>]*>/g, "")
     .replace(/<[^>]+>/g, " ")
     .replace(/&#x27;/g, "'")
     .replace(/&quot;/g, '"')

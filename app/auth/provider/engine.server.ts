@@ -476,6 +476,14 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
     if ((route === "authorization" || route === "resume" || route === "code_verification" || route === "device_resume") && ctx.status < 400) {
       await recordAppOfSession(ctx);
     }
+    // RP-initiated logout without a sign-in at the engine (the visitor signed in to Vestibule, not
+    // through an app): the engine answers with its own page that submits itself — in English,
+    // unstyled, "Continue" without JavaScript, and with it the visitor is signed out unasked. The
+    // visitor is asked on Vestibule's page instead, the same form as when there is a sign-in to end.
+    if (ctx.oidc?.route === "end_session" && ctx.status === 200 && typeof ctx.body === "string" && ctx.body.includes("<title>Submitting Callback</title>")) {
+      await logoutPage(ctx, ctx.body);
+      return;
+    }
     // RP-initiated logout the user confirmed: they are signed out of Vestibule too, not only of the engine.
     if (ctx.oidc?.route === "end_session_confirm" && ctx.oidc.params.logout && ctx.status < 400) {
       const ended = await endSession(authRequest(new Request(`${settings.issuer}${ENGINE_ROUTES.end_session}`, { headers: vestibuleHeaders(ctx.req) })));

@@ -1,17 +1,39 @@
 // The pages the engine itself answers — an error, the device flow's code entry and confirmation,
-// RP-initiated logout — written by Vestibule: in the visitor's language (their `lang` cookie, else
-// Accept-Language), plain forms that work without JavaScript, no inline script or outside font.
+// RP-initiated logout, the way back to the app — written by Vestibule: in the visitor's language
+// (their `lang` cookie, else Accept-Language), plain forms that work without JavaScript, no inline
+// script or outside font. They wear the app's shell — its stylesheet, the header with the site's
+// name, one card, the same fields and buttons as /auth/signin — so a visitor sent here by an app
+// sees the site they signed in to, at 320 px and right to left as every other page.
 // The engine's own forms are not used: only their action URL and anti-forgery token are taken.
 import type { KoaContextWithOIDC } from "oidc-provider";
+import stylesheet from "../../app.css?url";
 import { getConfig } from "../core/config.server";
 import { escapeHtml } from "../../html";
 import { fromAcceptLanguage, fromLanguageCookie } from "../../i18n/negotiate.server";
 import { DEFAULT_LOCALE, directionOf } from "../../i18n/languages.server";
-import { runWithLocale, t } from "../../i18n/t.server";
+import { runWithLocale, t, type MessageKey } from "../../i18n/t.server";
+import type { MessageValues } from "../../i18n/format";
 import { pageTitle } from "../../site";
 
-/** Writes a page into the engine's answer, its text made by `body` in the visitor's language. */
-function writePage(ctx: KoaContextWithOIDC, heading: () => string, body: () => string): void {
+/**
+ * The sentence `key` as HTML, each of `ltr`'s values (a host, an address) isolated left to right
+ * as <bdi dir="ltr"> (app/components/ltr.tsx does the same in the React pages, ADR 161).
+ */
+function sentence(key: MessageKey, ltr: Record<string, string>): string {
+  const marks = Object.fromEntries(Object.keys(ltr).map((name, i) => [name, `\u0000${i}\u0000`]));
+  let html = escapeHtml(t(key, marks as MessageValues));
+  Object.values(ltr).forEach((value, i) => {
+    html = html.replaceAll(`\u0000${i}\u0000`, `<bdi dir="ltr" class="ltr">${escapeHtml(value)}</bdi>`);
+  });
+  return html;
+}
+
+/**
+ * Writes a page into the engine's answer: the app's shell (stylesheet, header, one card headed by
+ * `heading`), its content made by `body`, both in the visitor's language. `headingHtml` when the
+ * heading carries a name that reads in its own direction (an app's name, in <bdi>).
+ */
+function writePage(ctx: KoaContextWithOIDC, heading: () => string, body: () => string, headingHtml?: () => string): void {
   const locale = fromLanguageCookie(ctx.get("cookie")) ?? fromAcceptLanguage(ctx.get("accept-language")) ?? DEFAULT_LOCALE;
   ctx.type = "html";
   ctx.set("Content-Language", locale);
@@ -19,10 +41,15 @@ function writePage(ctx: KoaContextWithOIDC, heading: () => string, body: () => s
   ctx.set("X-Frame-Options", "DENY");
   ctx.body = runWithLocale(locale, () => {
     const title = heading();
+    const { siteName } = getConfig();
     return (
       `<!DOCTYPE html><html lang="${locale}" dir="${directionOf(locale)}"><head><meta charset="utf-8">` +
-      `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(pageTitle(getConfig().siteName, title))}</title></head>` +
-      `<body><main><h1>${escapeHtml(title)}</h1>${body()}</main></body></html>`
+      `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(pageTitle(siteName, title))}</title>` +
+      `<link rel="stylesheet" href="${escapeHtml(stylesheet)}"><link rel="icon" href="/favicon.ico" sizes="32x32"><link rel="icon" href="/favicon.svg" type="image/svg+xml"></head>` +
+      `<body><a class="skip-link" href="#content">${escapeHtml(t("layout.skipToContent"))}</a>` +
+      `<header class="site-header"><a href="/" class="brand">${escapeHtml(siteName)}</a></header>` +
+      `<div id="content"><main class="auth-page"><section class="card" aria-labelledby="card-title">` +
+      `<h1 id="card-title">${headingHtml ? headingHtml() : escapeHtml(title)}</h1>${body()}</section></main></div></body></html>`
     );
   });
 }
@@ -42,7 +69,7 @@ export async function errorPage(ctx: KoaContextWithOIDC, out: Record<string, unk
   writePage(
     ctx,
     () => t("provider.error.heading"),
-    () => `<p role="alert">${escapeHtml(t("provider.error.message"))}</p><p><code>${escapeHtml(code)}</code></p>`,
+    () => `<p class="alert" role="alert">${escapeHtml(t("provider.error.message"))}</p><p class="muted" id="provider-error-code">${sentence("provider.error.code", { code })}</p>`,
   );
 }
 
@@ -53,11 +80,12 @@ export async function userCodeInputPage(ctx: KoaContextWithOIDC, form: string, _
     ctx,
     () => t("device.title"),
     () =>
-      `${error ? `<p role="alert" id="device-error">${escapeHtml(t(error.name === "AbortedError" ? "device.aborted" : "device.wrongCode"))}</p>` : ""}` +
+      `${error ? `<p class="alert" role="alert" id="device-error">${escapeHtml(t(error.name === "AbortedError" ? "device.aborted" : "device.wrongCode"))}</p>` : ""}` +
       `<form method="post" action="${escapeHtml(action)}" id="device-code-form">${hidden("xsrf", xsrf)}` +
-      `<label for="device-code">${escapeHtml(t("device.codeLabel"))}</label>` +
-      `<input id="device-code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" spellcheck="false" required>` +
-      `<button type="submit">${escapeHtml(t("device.continue"))}</button></form>`,
+      `<div class="field"><label for="device-code">${escapeHtml(t("device.codeLabel"))}</label>` +
+      // The code is machine text: typed left to right, from the left edge, in any language (as the one-time codes).
+      `<input id="device-code" name="user_code" type="text" dir="ltr" autocomplete="off" autocapitalize="characters" spellcheck="false" required${error ? ' aria-invalid="true" aria-describedby="device-error" autofocus' : ""}></div>` +
+      `<button type="submit" class="button">${escapeHtml(t("device.continue"))}</button></form>`,
   );
 }
 
@@ -65,15 +93,18 @@ export async function userCodeInputPage(ctx: KoaContextWithOIDC, form: string, _
 export async function userCodeConfirmPage(ctx: KoaContextWithOIDC, form: string, client: { clientName?: string; clientId: string }, _info: unknown, userCode: string): Promise<void> {
   const { action, xsrf } = formParts(form);
   const fields = hidden("xsrf", xsrf) + hidden("user_code", userCode);
+  const app = client.clientName ?? client.clientId;
   writePage(
     ctx,
-    () => t("device.confirmTitle", { app: client.clientName ?? client.clientId }),
+    () => t("device.confirmTitle", { app }),
     () =>
-      `<p>${escapeHtml(t("device.compare"))}</p><p><code id="device-user-code">${escapeHtml(userCode)}</code></p>` +
+      `<p>${escapeHtml(t("device.compare"))}</p><p><code id="device-user-code" class="setup-key">${escapeHtml(userCode)}</code></p>` +
       `<form method="post" action="${escapeHtml(action)}" id="device-confirm-form">${fields}${hidden("confirm", "yes")}` +
-      `<button type="submit">${escapeHtml(t("consent.allow"))}</button></form>` +
+      `<button type="submit" class="button">${escapeHtml(t("consent.allow"))}</button></form>` +
       `<form method="post" action="${escapeHtml(action)}" id="device-abort-form">${fields}${hidden("abort", "yes")}` +
-      `<button type="submit">${escapeHtml(t("consent.deny"))}</button></form>`,
+      `<button type="submit" class="button secondary">${escapeHtml(t("consent.deny"))}</button></form>`,
+    // The app's name reads in its own direction inside a sentence of the other.
+    () => escapeHtml(t("device.confirmTitle", { app: "\u0000" })).replace("\u0000", `<bdi>${escapeHtml(app)}</bdi>`),
   );
 }
 
@@ -81,7 +112,7 @@ export async function deviceSuccessPage(ctx: KoaContextWithOIDC): Promise<void> 
   writePage(
     ctx,
     () => t("device.doneTitle"),
-    () => `<p role="status">${escapeHtml(t("device.done"))}</p>`,
+    () => `<p class="notice" role="status">${escapeHtml(t("device.done"))}</p>`,
   );
 }
 
@@ -92,9 +123,9 @@ export async function logoutPage(ctx: KoaContextWithOIDC, form: string): Promise
     ctx,
     () => t("provider.logout.title"),
     () =>
-      `<form method="post" action="${escapeHtml(action)}" id="provider-logout-form">${hidden("xsrf", xsrf)}` +
-      `<button type="submit" name="logout" value="yes" id="provider-logout">${escapeHtml(t("provider.logout.yes"))}</button>` +
-      `<button type="submit" id="provider-stay">${escapeHtml(t("provider.logout.no"))}</button></form>`,
+      `<form method="post" action="${escapeHtml(action)}" id="provider-logout-form" class="stack">${hidden("xsrf", xsrf)}` +
+      `<button type="submit" name="logout" value="yes" id="provider-logout" class="button">${escapeHtml(t("provider.logout.yes"))}</button>` +
+      `<button type="submit" id="provider-stay" class="button secondary">${escapeHtml(t("provider.logout.no"))}</button></form>`,
   );
 }
 
@@ -108,7 +139,10 @@ export function continueToClientPage(ctx: KoaContextWithOIDC, href: string, host
   writePage(
     ctx,
     () => t("provider.continue.title", { host }),
-    () => `<p role="status">${escapeHtml(t("provider.continue.message", { host }))}</p><p><a href="${escapeHtml(href)}" id="provider-continue">${escapeHtml(t("provider.continue.link", { host }))}</a></p>`,
+    () =>
+      `<p class="notice" role="status">${sentence("provider.continue.message", { host })}</p>` +
+      `<p><a href="${escapeHtml(href)}" id="provider-continue" class="button">${sentence("provider.continue.link", { host })}</a></p>`,
+    () => sentence("provider.continue.title", { host }),
   );
   // The page carries the code in its link: never cached, never sent on as a Referer.
   ctx.set("Referrer-Policy", "no-referrer");
@@ -119,7 +153,7 @@ export async function logoutDonePage(ctx: KoaContextWithOIDC): Promise<void> {
   writePage(
     ctx,
     () => t("provider.logout.doneTitle"),
-    () => `<p role="status">${escapeHtml(t("provider.logout.done"))}</p>`,
+    () => `<p class="notice" role="status">${escapeHtml(t("provider.logout.done"))}</p>`,
   );
 }
 
@@ -128,6 +162,6 @@ export function deviceTooManyPage(ctx: KoaContextWithOIDC, minutes: number): voi
   writePage(
     ctx,
     () => t("device.title"),
-    () => `<p role="alert" id="device-error">${escapeHtml(t("device.tooMany", { minutes }))}</p>`,
+    () => `<p class="alert" role="alert" id="device-error">${escapeHtml(t("device.tooMany", { minutes }))}</p>`,
   );
 }

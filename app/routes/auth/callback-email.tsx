@@ -1,5 +1,7 @@
 import { data, isRouteErrorResponse, useRouteError } from "react-router";
 import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
+import { Ltr } from "~/components/ltr";
+import { EmailCodeForm, type CodeFormProps } from "~/components/email-code-form";
 import { headersWith, jsonRedirectMiddleware } from "~/auth/core";
 import { emailCallbackAction, emailCallbackJsonAction, emailCallbackLoader, type ChoosePasswordPage } from "~/auth/signin";
 import type { Route } from "./+types/callback-email";
@@ -63,7 +65,7 @@ function ChoosePassword({ page, error }: { page: ChoosePasswordPage; error?: str
   const t = useT();
   return (
     <AuthCard title={t("choosePassword.title")}>
-      <p>{t.rich("choosePassword.intro", { address: <strong>{page.address}</strong> })}</p>
+      <p>{t.rich("choosePassword.intro", { address: <strong><Ltr>{page.address}</Ltr></strong> })}</p>
       <DocumentForm action={page.action} label={t("signup.submit")} pendingLabel={t("choosePassword.creating")} id="signup-password-form">
         <CsrfField token={page.csrfToken} />
         <input type="hidden" name="token" value={page.token} />
@@ -82,7 +84,7 @@ export default function ConfirmEmailSignIn({ loaderData }: Route.ComponentProps)
   const { address, token, callbackUrl, csrfToken, action } = loaderData;
   return (
     <AuthCard title={t("signin.title")}>
-      <p>{t.rich("signin.confirm", { address: <strong id="confirm-address">{address}</strong> })}</p>
+      <p>{t.rich("signin.confirm", { address: <strong id="confirm-address"><Ltr>{address}</Ltr></strong> })}</p>
       <DocumentForm action={action} label={t("signin.confirmButton", { address })} pendingLabel={t("common.signingIn")} id="email-confirm-form">
         <CsrfField token={csrfToken} />
         <input type="hidden" name="token" value={token} />

@@ -1,5 +1,6 @@
 import { data } from "react-router";
 import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
+import { Ltr } from "~/components/ltr";
 import { PasskeyReauth } from "~/components/passkey-reauth";
 import { headersWith, jsonRedirectMiddleware } from "~/auth/core";
 import { reauthAction, reauthJsonAction, reauthPageData, type ReauthPageOutcome } from "~/auth/signin";
@@ -44,7 +45,7 @@ export default function Reauth({ loaderData, actionData }: Route.ComponentProps)
   if (step === "code" && methods.email) {
     sections.push(
       <div key="code" className="stack">
-        <p id="reauth-code-help">{t("reauth.codeSent", { address: email ?? "" })}</p>
+        <p id="reauth-code-help">{t.rich("reauth.codeSent", { address: <Ltr>{email ?? ""}</Ltr> })}</p>
         <DocumentForm action={action} label={t("reauth.confirmCode")} pendingLabel={t("common.checking")} id="reauth-code-form">
           {hidden}
           <input type="hidden" name="provider" value={methods.email} />
@@ -101,7 +102,7 @@ export default function Reauth({ loaderData, actionData }: Route.ComponentProps)
           {hidden}
           <input type="hidden" name="provider" value={methods.email} />
           <input type="hidden" name="step" value="send" />
-          <p className="muted">{t("reauth.emailIntro", { address: email ?? "" })}</p>
+          <p className="muted">{t.rich("reauth.emailIntro", { address: <Ltr>{email ?? ""}</Ltr> })}</p>
         </DocumentForm>,
       );
     }

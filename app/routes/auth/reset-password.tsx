@@ -1,4 +1,5 @@
 import { CsrfField, DocumentForm, Field } from "~/components/auth-forms";
+import { Ltr } from "~/components/ltr";
 import { PasswordPageFrame, passwordPageErrorBoundary, type PasswordPage } from "~/components/password-page";
 import { resetPasswordAction, resetPasswordPageData, type ResetValues } from "~/auth/passwords";
 import { passwordPageData, passwordPageHeaders, passwordPagePost } from "../password-page.server";
@@ -28,7 +29,7 @@ function View({ page }: { page: PasswordPage<ResetValues> }) {
   const t = useT();
   return (
     <PasswordPageFrame title={t("reset.title")} formError={formError}>
-      {values.email ? <p>{t("reset.for", { address: values.email })}</p> : null}
+      {values.email ? <p>{t.rich("reset.for", { address: <Ltr>{values.email}</Ltr> })}</p> : null}
       <DocumentForm action="/auth/reset-password" label={t("reset.submit")} pendingLabel={t("common.saving")} id="reset-password-form">
         <CsrfField token={csrfToken} />
         {values.token ? <input type="hidden" name="token" value={values.token} /> : null}

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import { data } from "react-router";
 import { AuthCard, CsrfField, DocumentForm, Field } from "~/components/auth-forms";
+import { Ltr } from "~/components/ltr";
 import { PasskeySignIn } from "~/components/passkey-signin";
 import { normalizeEmailAddress } from "~/auth/core/email-address";
 import { jsonRedirectMiddleware } from "~/auth/core";
@@ -237,7 +238,7 @@ function SignInSteps({ csrfToken, callbackUrl, providers, error, notice, email, 
     <AuthCard title={t("signin.title")}>
       {signedInAs ? (
         <p className="notice">
-          {t("signin.signedInAs", { address: signedInAs })} <a href={callbackUrl}>{t("common.continue")}</a>
+          {t.rich("signin.signedInAs", { address: <Ltr>{signedInAs}</Ltr> })} <a href={callbackUrl}>{t("common.continue")}</a>
         </p>
       ) : null}
       {notice ? (

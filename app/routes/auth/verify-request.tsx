@@ -6,6 +6,7 @@ import { verifyRequestPageData } from "~/auth/signin";
 import { describeLifetime } from "~/mail/templates.server";
 import type { Route } from "./+types/verify-request";
 import { useT } from "~/i18n/react";
+import { Ltr } from "~/components/ltr";
 
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await verifyRequestPageData(request);
@@ -28,7 +29,7 @@ export default function VerifyRequest({ loaderData }: Route.ComponentProps) {
     return (
       <AuthCard title={t("verify.signedInTitle")}>
         <p className="notice" id="verify-signed-in">
-          {signedInAs ? t("signin.signedInAs", { address: signedInAs }) : t("verify.signedIn")} {t("verify.nothingToWaitFor")}
+          {signedInAs ? t.rich("signin.signedInAs", { address: <Ltr>{signedInAs}</Ltr> }) : t("verify.signedIn")} {t("verify.nothingToWaitFor")}
         </p>
         <p className="actions">
           <a href="/" className="button inline">
@@ -49,7 +50,7 @@ export default function VerifyRequest({ loaderData }: Route.ComponentProps) {
       {codeError ? <p>{t("emailCode.enterHere")}</p> : type === "reset" ? <p>{t("verify.reset")}</p> : type === "signup" ? <p>{t("verify.signup")}</p> : <p>{t("verify.signin")}</p>}
       {address ? (
         <p id="verify-address">
-          {t.rich("verify.sentTo", { address, b: (c) => <bdi dir="ltr">{c}</bdi> })}
+          {t.rich("verify.sentTo", { address: <Ltr>{address}</Ltr>, b: (c) => c })}
         </p>
       ) : null}
       <p className="muted">{t("verify.linkLifetime", { lifetime: linkLifetime })}</p>

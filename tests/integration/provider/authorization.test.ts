@@ -80,6 +80,11 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     expect(onward.href.startsWith(tc.redirectUri)).toBe(true);
     expect(onward.searchParams.get("code")).toEqual(expect.any(String));
     expect(onward.searchParams.get("iss")).toBe(server.url);
+    // In the app's shell, the app's host isolated left to right in its sentences (ADR 161).
+    expect(html).toContain('<header class="site-header">');
+    expect(html).toMatch(/<link rel="stylesheet" href="[^"]+\.css">/);
+    expect(html).toContain(`<bdi dir="ltr" class="ltr">${new URL(tc.redirectUri).host}</bdi>`);
+    expect(html).toMatch(/class="button" id="provider-continue"|id="provider-continue" class="button"/);
   });
 
   it("code + PKCE through the sign-in and consent pages: tokens, a refresh token for offline_access without prompt=consent, amr/acr in the ID token; consent remembered", async () => {
@@ -179,6 +184,10 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     const typed = await call(server.url, jar, "/device", { body: { ...formFields(retry, "device-code-form"), user_code: started.user_code.toLowerCase() } });
     const confirmHtml = await typed.text();
     expect(confirmHtml).toContain(started.user_code);
+    // The confirmation in the app's shell: the card, Allow primary and Deny secondary (ADR 161).
+    expect(confirmHtml).toContain('<section class="card" aria-labelledby="card-title">');
+    expect(confirmHtml).toMatch(/<form[^>]*id="device-confirm-form">.*<button type="submit" class="button">/);
+    expect(confirmHtml).toMatch(/<form[^>]*id="device-abort-form">.*<button type="submit" class="button secondary">/);
     const confirmed = await call(server.url, jar, "/device", { body: formFields(confirmHtml, "device-confirm-form") });
     expect(confirmed.status).toBe(303);
     const consent = await follow(server, jar, new URL(confirmed.headers.get("location")!, server.url));
@@ -209,6 +218,20 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     await res.body?.cancel();
     const session = await (await call(server.url, jar, "/auth/session")).json();
     expect(session).toBeNull();
+  });
+
+  it("RP-initiated logout with no sign-in through an app asks on Vestibule's page too, in the app's shell, not the engine's page that submits itself", async () => {
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const page = await follow(server, jar, "/oauth/end_session");
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('id="provider-logout-form"');
+    expect(page.html).toContain('class="site-header"');
+    expect(page.html).toMatch(/<link rel="stylesheet" href="[^"]+\.css"/);
+    expect(page.html).not.toContain("Submitting Callback");
+    expect(page.html).not.toContain("<script");
+    // Nothing ended before the answer.
+    const session = await (await call(server.url, jar, "/auth/session")).json();
+    expect(session).not.toBeNull();
   });
 
   it("an answer the visitor denies goes back with access_denied, state and iss", async () => {
