@@ -189,9 +189,9 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
   // depends on the account is read or said — not whether it exists, its name, nor its floor.
   if (byCode) {
     const code = typedCode(body.code);
-    if (code === null) return { ...form(400, { formError: null, fieldErrors: { code: t("emailCode.required") } }, values), again: codeAgain(ar, read, { code: true, triesLeft: null }) };
+    if (code === null) return { ...form(400, { formError: null, fieldErrors: { code: t("emailCode.required") } }, values), ...codeAgain(ar, read, { code: true, triesLeft: null }) };
     const attempt = await proveEmailCode(ar, code, ["reset"]);
-    if (attempt.result === "wrong") return { ...form(400, { formError: null, fieldErrors: { code: attempt.message } }, values), again: codeAgain(ar, read, { code: true, triesLeft: attempt.triesLeft }) };
+    if (attempt.result === "wrong") return { ...form(400, { formError: null, fieldErrors: { code: attempt.message } }, values), ...codeAgain(ar, read, { code: true, triesLeft: attempt.triesLeft }) };
     if (attempt.result === "limited") {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: attempt.refusal.limit } });
       const retryAfterSeconds = attempt.refusal.retryAfterSeconds;
@@ -204,7 +204,7 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
       // The try the proof took stays counted: a refused password is one of the code's five.
       if (!(await attempt.refuse())) return verification([clearEmailCodeCookie(ar)]);
       const refused = form(400, { formError: null, fieldErrors: { password: judged.message } }, { ...values, minLength: judged.minLength });
-      return { ...refused, again: codeAgain(ar, read, { code: false, reason: judged.reason, min: judged.minLength }) };
+      return { ...refused, ...codeAgain(ar, read, { code: false, reason: judged.reason, min: judged.minLength }) };
     }
     if (!(await attempt.use())) return verification();
     return { kind: "response", response: await setNewPassword(ar, address, judged.password, json) };
@@ -219,8 +219,8 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
     // Back to the link's own page (its token was in that URL already): the loader reads the
     // account's floor again, so only the reason is named.
     const link = `${ar.origin}${ar.config.basePath}/reset-password?${new URLSearchParams({ token: values.token ?? "", email: address, [REFUSED_PARAM]: "password", ...passwordRefusalQuery(judged.reason) })}`;
-    const again = redirectResponse(link, { setCookies: read.setCookies });
-    return { ...form(400, { formError: null, fieldErrors: { password: judged.message } }, { ...values, minLength: judged.minLength }), again };
+    const again = json ? {} : { again: redirectResponse(link, { setCookies: read.setCookies }) };
+    return { ...form(400, { formError: null, fieldErrors: { password: judged.message } }, { ...values, minLength: judged.minLength }), ...again };
   }
   if (!(await consumeTokenRow({ identifier: address, token: body.token, purposes: ["reset"], secrets: ar.config.secrets }))) return verification();
   return { kind: "response", response: await setNewPassword(ar, address, judged.password, json) };
@@ -233,9 +233,9 @@ async function judgePassword(password: unknown, address: string, config: AuthCon
   return policy.ok ? policy : { ok: false, reason: policy.reason, message: policy.message, minLength: minimumLength(owner, config) };
 }
 
-/** A refused reset by code, for a browser: back to the code form (/auth/verify-request), which says why. */
-function codeAgain(ar: AuthRequest, read: { setCookies: string[] }, refusal: ResetRefusal): Response {
-  return redirectResponse(resetRefusedUrl(ar, refusal), { setCookies: read.setCookies });
+/** A refused reset by code, for a browser: back to the code form (/auth/verify-request), which says why. JSON clients: the form answer alone. */
+function codeAgain(ar: AuthRequest, read: { setCookies: string[]; json: boolean }, refusal: ResetRefusal): { again?: Response } {
+  return read.json ? {} : { again: redirectResponse(resetRefusedUrl(ar, refusal), { setCookies: read.setCookies }) };
 }
 
 /** `?refused=password` on the link's page: the new password was refused, by the reason beside it. */

@@ -91,6 +91,20 @@ async function expectRefused(res: Response, shape: Shape, status: number, field:
   if (field) expect(JSON.parse(body)).toMatchObject({ fieldErrors: { [field]: expect.any(String) } });
 }
 
+/**
+ * A refusal of what was typed on a page of its own (the reset's code form, the link's form): for a
+ * form post, a redirect back to that page (Back never lands on a POST), which draws the refusal;
+ * for a JSON client, the 400 as before.
+ */
+async function expectRefusedAgain(jar: CookieJar, res: Response, shape: Shape, field: string, text: RegExp) {
+  if (shape !== "form") return expectRefused(res, shape, 400, field, text);
+  expect(res.status).toBe(302);
+  const location = new URL(res.headers.get("Location")!);
+  expect(location.searchParams.get("refused")).toMatch(/^(wrong|required|password)$/);
+  const page = await send(jar, location.pathname + location.search);
+  await expectRefused(page, shape, 200, field, text);
+}
+
 async function signInRequest(jar: CookieJar, email = "sam@example.com"): Promise<ReceivedMessage> {
   const before = smtp.sink.messages.length;
   const res = await send(jar, "/auth/signin/email", { csrfToken: await csrf(jar), email, callbackUrl: "/account" });
@@ -206,9 +220,11 @@ describe(`the password pages' POSTs in JSON mode (${dbLabel})`, () => {
       const byLink = { token: link.searchParams.get("token")!, email: "reset@example.com" };
       const other = new CookieJar();
       const weak = await send(other, "/auth/reset-password", { csrfToken: await csrf(other), ...byLink, password: "passwordpassword" }, shape);
-      await expectRefused(weak, shape, 400, "password", /too common/);
+      await expectRefusedAgain(other, weak, shape, "password", /too common/);
       const wrong = await send(jar, "/auth/reset-password", { csrfToken: await csrf(jar), code: otherCode(codeIn(message!)), password: CHOSEN }, shape);
-      await expectRefused(wrong, shape, 400, "code", /4 tries are left/);
+      await expectRefusedAgain(jar, wrong, shape, "code", /4 tries are left/);
+      const weakByCode = await send(jar, "/auth/reset-password", { csrfToken: await csrf(jar), code: codeIn(message!), password: "passwordpassword" }, shape);
+      await expectRefusedAgain(jar, weakByCode, shape, "password", /too common/);
       const ok = await send(jar, "/auth/reset-password", { csrfToken: await csrf(jar), code: codeIn(message!), password: CHOSEN }, shape);
       await expectLanding(ok, shape, `${ORIGIN}/account?updated=password-reset`);
       expect(ok).toHaveSessionCookie();
