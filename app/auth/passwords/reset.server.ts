@@ -40,15 +40,31 @@ import { completeSignIn } from "../signin/flow.server";
 import { passwordPagesOffered } from "../signin/registry.server";
 import { FORM_EXPIRED, formAnswerFor, readPost, typed, UNREADABLE, type Answer } from "./forms.server";
 import { t } from "../../i18n/t.server";
+import { KEPT_ADDRESS_MAX_AGE, keepAddressCookie, takeKeptAddress } from "../signin/kept-address.server";
 
 export type ForgotValues = { email: string };
+
+/**
+ * A refusal a redirect back to the form's page names (Post/Redirect/Get): `?refused=address` on the
+ * forgotten-password page, `?refused=password` (with its `reason`) on the link's new-password page.
+ */
+const REFUSED_PARAM = "refused";
 
 export function forgotPasswordPageData(request: Request) {
   const ar = authRequest(request);
   if (!passwordPagesOffered(ar.config).forgotPassword) return null;
   const csrf = ensureCsrfToken(ar);
-  const email = ar.url.searchParams.get("email");
-  return { csrfToken: csrf.token, setCookies: csrf.setCookie ? [csrf.setCookie] : [], values: { email: typed(email) } satisfies ForgotValues };
+  // A refused address comes back here (Post/Redirect/Get) with `?refused=address`; what was typed
+  // rides in the kept-address cookie (read once), never in the URL.
+  const refused = ar.url.searchParams.get(REFUSED_PARAM) === "address";
+  const kept = refused ? takeKeptAddress(ar) : { address: null, setCookie: null };
+  const email = kept.address ?? ar.url.searchParams.get("email");
+  return {
+    csrfToken: csrf.token,
+    setCookies: [csrf.setCookie, kept.setCookie].filter((c): c is string => c !== null),
+    values: { email: typed(email) } satisfies ForgotValues,
+    fieldErrors: (refused ? { email: t("address.invalid") } : {}) as Record<string, string>,
+  };
 }
 
 export async function forgotPasswordAction(request: Request): Promise<Answer<ForgotValues>> {
@@ -64,7 +80,15 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   if (body.intent === "start") return form(200, { formError: null, fieldErrors: {} }, values);
   if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED(), fieldErrors: {} }, values);
   const address = normalizeEmailAddress(body.email);
-  if (!address.ok) return form(400, { formError: null, fieldErrors: { email: t("address.invalid") } }, values);
+  if (!address.ok) {
+    const refused = form(400, { formError: null, fieldErrors: { email: t("address.invalid") } }, values);
+    if (json) return refused;
+    // A browser: back to the form (a redirect, so Back after the next try never lands on this
+    // POST's answer), the address as typed kept the way the sign-in page keeps it.
+    const keep = values.email.trim() === "" ? [] : [keepAddressCookie(ar, values.email, KEPT_ADDRESS_MAX_AGE)];
+    const again = `${ar.origin}${ar.config.basePath}/forgot-password?${new URLSearchParams({ [REFUSED_PARAM]: "address" })}`;
+    return { ...refused, again: redirectResponse(again, { setCookies: [...read.setCookies, ...keep] }) };
+  }
 
   // An organization that requires its connection resets no password on its domain (by the domain
   // alone, ADR 165): the sign-in page names its sign-in instead.
@@ -238,8 +262,7 @@ function codeAgain(ar: AuthRequest, read: { setCookies: string[]; json: boolean 
   return read.json ? {} : { again: redirectResponse(resetRefusedUrl(ar, refusal), { setCookies: read.setCookies }) };
 }
 
-/** `?refused=password` on the link's page: the new password was refused, by the reason beside it. */
-const REFUSED_PARAM = "refused";
+
 
 /**
  * Sets the password, ends every pending link and code and every session of the user, and signs

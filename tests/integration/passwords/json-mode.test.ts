@@ -96,12 +96,13 @@ async function expectRefused(res: Response, shape: Shape, status: number, field:
  * form post, a redirect back to that page (Back never lands on a POST), which draws the refusal;
  * for a JSON client, the 400 as before.
  */
-async function expectRefusedAgain(jar: CookieJar, res: Response, shape: Shape, field: string, text: RegExp) {
+async function expectRefusedAgain(jar: CookieJar, res: Response, shape: Shape, field: string, text: RegExp, shows?: RegExp) {
   if (shape !== "form") return expectRefused(res, shape, 400, field, text);
   expect(res.status).toBe(302);
   const location = new URL(res.headers.get("Location")!);
-  expect(location.searchParams.get("refused")).toMatch(/^(wrong|required|password)$/);
+  expect(location.searchParams.get("refused")).toMatch(/^(wrong|required|password|address)$/);
   const page = await send(jar, location.pathname + location.search);
+  if (shows) expect(await page.clone().text()).toMatch(shows);
   await expectRefused(page, shape, 200, field, text);
 }
 
@@ -202,7 +203,12 @@ describe(`the password pages' POSTs in JSON mode (${dbLabel})`, () => {
       const ok = await send(jar, "/auth/forgot-password", { csrfToken: await csrf(jar), email: "ada@example.com" }, shape);
       await expectLanding(ok, shape, `${ORIGIN}/auth/verify-request?provider=email&type=reset`);
       const bad = await send(jar, "/auth/forgot-password", { csrfToken: await csrf(jar), email: "two@@example.com" }, shape);
-      await expectRefused(bad, shape, 400, "email", /e-mail address/);
+      await expectRefusedAgain(jar, bad, shape, "email", /e-mail address/, /id="forgot-email"[^>]*value="two@@example.com"/);
+      if (shape === "form") {
+        // The address as typed is kept by a cookie, never the URL, and shown once.
+        expect(bad.headers.get("Location")).not.toContain("example.com");
+        expect(jar.get("authjs.signin-email")).toBeUndefined();
+      }
       let limited = ok;
       for (let i = 0; i < 6 && limited.status !== 429; i++) {
         limited = await send(jar, "/auth/forgot-password", { csrfToken: await csrf(jar), email: "ada@example.com" }, shape);
