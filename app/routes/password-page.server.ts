@@ -1,7 +1,8 @@
 // The sign-up, forgotten-password and new-password pages, answered in one way:
 //
 // - GET: the form, with the CSRF token and what the page's data function gave.
-// - A form POST: a Response (redirect, or the unknown-action 400) as it is, or the form again with
+// - A form POST: a Response (redirect, or the unknown-action 400) as it is, a refusal's redirect
+//   back to its page when it has one (`again`), or the form again with
 //   its status — thrown, so that the page is drawn by the route's ErrorBoundary from this answer
 //   alone. A returned 400 would have React Router run the route's loader again for the document
 //   (a GET of the action's URL), and /auth/reset-password's loader sends a request without a live
@@ -19,12 +20,13 @@ function answerHeaders(answer: FormAnswer<unknown>, headers = headersWith(answer
 }
 
 function pageOf<Values>(answer: FormAnswer<Values>) {
-  const { kind: _kind, setCookies: _setCookies, status: _status, retryAfterSeconds: _retry, ...page } = answer;
+  const { kind: _kind, setCookies: _setCookies, status: _status, retryAfterSeconds: _retry, again: _again, ...page } = answer;
   return page;
 }
 
 export function passwordPageAnswer<Values>(answer: Answer<Values>) {
   if (answer.kind === "response") return answer.response;
+  if (answer.again) return answer.again;
   throw data(pageOf(answer), { status: answer.status, headers: answerHeaders(answer) });
 }
 
@@ -49,9 +51,9 @@ export function passwordPageHeaders({ parentHeaders, errorHeaders }: { parentHea
   return headers;
 }
 
-/** The GET's data: the form with nothing refused yet. */
-export function passwordPageData<Values>(page: { csrfToken: string; setCookies: string[]; values: Values }) {
-  return data({ csrfToken: page.csrfToken, values: page.values, formError: null as string | null, fieldErrors: {} as Record<string, string> }, { headers: headersWith(page.setCookies) });
+/** The GET's data: the form, with a refusal a redirect named (`fieldErrors`) or nothing refused yet. */
+export function passwordPageData<Values>(page: { csrfToken: string; setCookies: string[]; values: Values }, fieldErrors: Record<string, string> = {}) {
+  return data({ csrfToken: page.csrfToken, values: page.values, formError: null as string | null, fieldErrors }, { headers: headersWith(page.setCookies) });
 }
 
 /** A password page's POST handlers: the action (form posts) and the middleware (JSON-mode posts). */

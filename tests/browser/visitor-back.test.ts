@@ -1,7 +1,8 @@
 // What a visitor met on a walk (issue "every page tells the visitor the truth"), done again in a
 // real Chromium, JavaScript off and on:
 // - a wrong code, then the right one, then Back: the page before is a page, never Chromium's
-//   "Confirm form resubmission" (ERR_CACHE_MISS), on /auth/two-factor and for an e-mailed code;
+//   "Confirm form resubmission" (ERR_CACHE_MISS), on /auth/two-factor, for an e-mailed code, for a
+//   reset by code (a wrong code, then a refused new password) and on /auth/reauth;
 // - a notice of one change ("Your name was changed") does not stay on /account after another form.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -118,6 +119,74 @@ for (const javaScriptEnabled of [false, true]) {
       await page.locator("#email-code-input").fill(code);
       await page.locator('#email-code-form button[type="submit"]').click();
       await page.waitForURL(`${app.url}/`);
+
+      const { error, url } = await back(page);
+      expect(error).toBeNull();
+      expect(url.startsWith(app.url)).toBe(true);
+      await page.locator("h1").first().waitFor();
+    });
+
+    it("a reset by code: a wrong code, then a refused new password, then the right ones, then Back: a page, not 'Confirm form resubmission'", async () => {
+      const email = `back-reset-${javaScriptEnabled ? "js" : "nojs"}@example.com`;
+      await seedUser(app, { email, password: PASSWORD, name: "Grace" });
+      const page = await newPage(javaScriptEnabled);
+      await page.goto(`${app.url}/auth/forgot-password`);
+      if (javaScriptEnabled) await waitForHydration(page);
+      await page.locator("#forgot-email").fill(email);
+      await page.locator("#forgot-password-form [type=submit]").click();
+      await page.waitForURL((url) => url.pathname === "/auth/verify-request");
+      const mailed = () => sink.messages.find((m) => m.to.includes(email) && CODE.test(m.text ?? ""));
+      await expect.poll(mailed, { timeout: 10_000 }).toBeTruthy();
+      const code = codeIn(mailed()!);
+      if (javaScriptEnabled) await waitForHydration(page);
+      await page.locator("#email-code-input").fill(wrong(code));
+      await page.locator("#email-code-password").fill("a long and quiet harbour at dawn");
+      await page.locator("#email-code-form [type=submit]").click();
+      await page.locator("#email-code-input-error").waitFor();
+      await expect(page.locator("#email-code-input-error").textContent()).resolves.toMatch(/\b4 tries\b/);
+      // Nothing typed is in the address of the page that says why.
+      expect(page.url()).not.toContain(wrong(code));
+      const reloaded = await page.reload();
+      expect(reloaded?.request().method()).toBe("GET");
+      if (javaScriptEnabled) await waitForHydration(page);
+      // The right code with a password the policy refuses: the reason survives the redirect.
+      await page.locator("#email-code-input").fill(code);
+      await page.locator("#email-code-password").fill("passwordpassword");
+      await page.locator("#email-code-form [type=submit]").click();
+      await page.locator("#email-code-password-error").waitFor();
+      await expect(page.locator("#email-code-password-error").textContent()).resolves.toMatch(/too common/);
+      expect(page.url()).not.toContain("passwordpassword");
+      if (javaScriptEnabled) await waitForHydration(page);
+      await page.locator("#email-code-input").fill(code);
+      await page.locator("#email-code-password").fill("a long and quiet harbour at dawn");
+      await page.locator("#email-code-form [type=submit]").click();
+      await page.waitForURL((url) => url.pathname === "/account");
+
+      const { error, url } = await back(page);
+      expect(error).toBeNull();
+      expect(url.startsWith(app.url)).toBe(true);
+      await page.locator("h1").first().waitFor();
+    });
+
+    it("re-authentication: a wrong password, the right one, then Back: a page, not 'Confirm form resubmission'", async () => {
+      const email = `back-reauth-${javaScriptEnabled ? "js" : "nojs"}@example.com`;
+      await seedUser(app, { email, password: PASSWORD, name: "Hedy" });
+      const page = await newPage(javaScriptEnabled);
+      await signIn(page, email, javaScriptEnabled);
+      await page.waitForURL(`${app.url}/account`);
+      await page.goto(`${app.url}/auth/reauth?callbackUrl=%2Faccount`);
+      if (javaScriptEnabled) await waitForHydration(page);
+      await page.locator("#reauth-password").fill("not the password");
+      await page.locator("#reauth-password-form [type=submit]").click();
+      await page.locator("#reauth-error").waitFor();
+      await expect(page.locator("#reauth-error").textContent()).resolves.toMatch(/not right/);
+      expect(page.url()).not.toContain("not%20the%20password");
+      const reloaded = await page.reload();
+      expect(reloaded?.request().method()).toBe("GET");
+      if (javaScriptEnabled) await waitForHydration(page);
+      await page.locator("#reauth-password").fill(PASSWORD);
+      await page.locator("#reauth-password-form [type=submit]").click();
+      await page.waitForURL(`${app.url}/account`);
 
       const { error, url } = await back(page);
       expect(error).toBeNull();

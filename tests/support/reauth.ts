@@ -72,3 +72,20 @@ export async function reauthenticate(
   jar.apply(res);
   return res;
 }
+
+/** A refused factor's answer to a browser (Post/Redirect/Get): a redirect back to /auth/reauth, naming the refusal. */
+export function isReauthRefusal(res: Response): boolean {
+  const location = res.headers.get("Location");
+  if (res.status !== 302 || location === null) return false;
+  const url = new URL(location, "http://localhost");
+  return url.pathname === "/auth/reauth" && (url.searchParams.has("refused") || url.searchParams.has("error"));
+}
+
+/** The page a refused factor's redirect leads to, as its loader answers in this browser. */
+export async function reauthRefusalPage(jar: CookieJar, res: Response): Promise<ReauthPageData> {
+  if (!isReauthRefusal(res)) throw new Error(`not a refusal: ${res.status} ${res.headers.get("Location")}`);
+  const location = new URL(res.headers.get("Location")!, "http://localhost");
+  const page = await callRoute(reauthRoute.loader, get(location.pathname + location.search, { jar }));
+  jar.apply(page);
+  return (await page.json()) as ReauthPageData;
+}

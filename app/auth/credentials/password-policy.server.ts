@@ -75,14 +75,42 @@ export function singleFactorFloorMet(password: string, config: Pick<AuthConfig, 
   return codePointLength(normalizePassword(password)) >= config.passwordMinLength ? config.passwordMinLength : 0;
 }
 
+const PASSWORD_REFUSALS: readonly PasswordRefusal[] = ["tooShort", "tooLong", "tooCommon", "commonWord", "simplePattern", "yourAddress", "contextWord", "yourName", "breached"];
+
+/** A reason read back from a URL (a refused form's redirect names it): one of the policy's, or null. */
+export function passwordRefusalOf(value: string | null): PasswordRefusal | null {
+  return PASSWORD_REFUSALS.find((r) => r === value) ?? null;
+}
+
+/** The words of a refusal: the only place they are chosen, for the answer and for the page a redirect leads to. */
+export function passwordRefusalMessage(reason: PasswordRefusal, min: number): string {
+  return reason === "tooShort" ? t("password.tooShort", { min }) : reason === "tooLong" ? t("password.tooLong", { max: POLICY_MAX_LENGTH }) : t(`password.${reason}`);
+}
+
+/**
+ * A refused new password named in a redirect's query (Post/Redirect/Get): `reason`, and `min` when
+ * the shortest length differs from the page's own. Only the words are chosen by it; the password
+ * itself is never in a URL.
+ */
+const REASON_PARAM = "reason";
+const MIN_PARAM = "min";
+
+export function passwordRefusalQuery(reason: PasswordRefusal, min?: number): Record<string, string> {
+  return min === undefined ? { [REASON_PARAM]: reason } : { [REASON_PARAM]: reason, [MIN_PARAM]: String(min) };
+}
+
+/** The refusal a page's query names: its words, and the shortest length (`floor` unless a smaller one is named). */
+export function passwordRefusalFromQuery(params: URLSearchParams, floor: number): { message: string; min: number } | null {
+  const reason = passwordRefusalOf(params.get(REASON_PARAM));
+  if (!reason) return null;
+  const named = Number(params.get(MIN_PARAM));
+  // Never above the page's floor, never below the least any account may have.
+  const min = params.has(MIN_PARAM) && Number.isSafeInteger(named) ? Math.max(Math.min(named, floor), Math.min(PASSWORD_MIN_LENGTH_WITH_SECOND_FACTOR, floor)) : floor;
+  return { message: passwordRefusalMessage(reason, min), min };
+}
+
 function refused(reason: PasswordRefusal, min: number): PolicyResult {
-  const message =
-    reason === "tooShort"
-      ? t("password.tooShort", { min })
-      : reason === "tooLong"
-        ? t("password.tooLong", { max: POLICY_MAX_LENGTH })
-        : t(`password.${reason}`);
-  return { ok: false, reason, message };
+  return { ok: false, reason, message: passwordRefusalMessage(reason, min) };
 }
 
 /** The words of a name that count (letters and digits, 4 characters or more), lower case. */

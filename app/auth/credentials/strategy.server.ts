@@ -96,8 +96,8 @@ async function reauthenticateWithPassword(ctx: ReauthContext): Promise<ReauthOut
     await recordEvent("signin-failed", { userId: user.id, ...eventSource(ar), detail: { provider: "credentials", intent: "reauth" } });
   }
   // Right or wrong, the same answer: the e-mailed code on this page is the way on.
-  if (stepUp) return { type: "page", status: 400, error: { code: "CredentialsSignin", message: t("reauth.passwordNeedsCode") }, step: "choose" };
-  if (!ok) return { type: "page", status: 400, error: { code: "CredentialsSignin", message: t("reauth.passwordWrong") }, step: "choose" };
+  if (stepUp) return { type: "page", status: 400, error: { code: "CredentialsSignin", message: t("reauth.passwordNeedsCode"), refused: { kind: "passwordNeedsCode" } }, step: "choose" };
+  if (!ok) return { type: "page", status: 400, error: { code: "CredentialsSignin", message: t("reauth.passwordWrong"), refused: { kind: "password" } }, step: "choose" };
   return { type: "proved", providerType: "credentials" };
 }
 

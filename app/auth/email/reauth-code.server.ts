@@ -11,17 +11,17 @@ import { countEmailSend } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { limitMessage } from "../core/messages.server";
 import { clientAddress } from "../core/request.server";
-import type { ReauthContext, ReauthOutcome } from "../signin/provider";
+import type { ReauthContext, ReauthOutcome, ReauthRefusal } from "../signin/provider";
 import { reauthSubject } from "../signin/flow.server";
 import { t } from "../../i18n/t.server";
 import { inRecipientLanguage } from "../../i18n/user-locale.server";
 import { attemptEmailCode, emailCodeCookie, typedCode } from "./email-code.server";
 import { discardToken, issueToken } from "./verification-token.server";
 
-const codeStep = (status: number, code: "Verification" | "RateLimited", message: string, retryAfterSeconds?: number): ReauthOutcome => ({
+const codeStep = (status: number, code: "Verification" | "RateLimited", message: string, retryAfterSeconds?: number, refused?: ReauthRefusal): ReauthOutcome => ({
   type: "page",
   status,
-  error: { code, message },
+  error: { code, message, ...(refused ? { refused } : {}) },
   step: "code",
   ...(retryAfterSeconds ? { retryAfterSeconds } : {}),
 });
@@ -61,11 +61,11 @@ async function sendCode(ctx: ReauthContext, address: string): Promise<ReauthOutc
 /** POST /auth/reauth with `provider=email`: `step=send` mails a code, `step=code` checks one. */
 export async function reauthenticateByEmail(ctx: ReauthContext): Promise<ReauthOutcome> {
   const address = ctx.user.email;
-  if (!address) return { type: "page", status: 400, error: { code: "Verification", message: t("reauth.codeEnded") }, step: "choose" };
+  if (!address) return { type: "page", status: 400, error: { code: "Verification", message: t("reauth.codeEnded"), refused: { kind: "codeEnded" } }, step: "choose" };
   if (ctx.body.step === "send") return sendCode(ctx, address);
 
   const typed = typedCode(ctx.body.code);
-  if (!typed) return codeStep(400, "Verification", t("emailCode.required"));
+  if (!typed) return codeStep(400, "Verification", t("emailCode.required"), undefined, { kind: "codeRequired" });
   const subject = reauthSubject(ctx.session);
   const attempt = await attemptEmailCode(ctx.ar, typed, ["reauth"], new Date(), (p) => p.session === subject);
   switch (attempt.result) {
@@ -73,15 +73,15 @@ export async function reauthenticateByEmail(ctx: ReauthContext): Promise<ReauthO
       // The cookie names only this session's requests, all for its user's address; an address
       // changed since the code was sent is no longer the account's mailbox.
       if (attempt.request.identifier !== address) {
-        return { type: "page", status: 400, error: { code: "Verification", message: t("reauth.codeEnded") }, step: "choose" };
+        return { type: "page", status: 400, error: { code: "Verification", message: t("reauth.codeEnded"), refused: { kind: "codeEnded" } }, step: "choose" };
       }
       return { type: "proved", providerType: "email" };
     case "wrong":
       await recordEvent("signin-failed", { userId: ctx.user.id, ...eventSource(ctx.ar), detail: { provider: "email", intent: "reauth" } });
-      return codeStep(400, "Verification", attempt.message);
+      return codeStep(400, "Verification", attempt.message, undefined, { kind: "codeWrong", triesLeft: attempt.triesLeft });
     case "limited":
       return codeStep(429, "RateLimited", limitMessage(attempt.refusal), attempt.refusal.retryAfterSeconds);
     case "ended":
-      return { type: "page", status: 400, error: { code: "Verification", message: t("reauth.codeEnded") }, step: "choose" };
+      return { type: "page", status: 400, error: { code: "Verification", message: t("reauth.codeEnded"), refused: { kind: "codeEnded" } }, step: "choose" };
   }
 }

@@ -46,7 +46,7 @@ export async function reauthWithOAuth(p: OAuthVerifyParams, reauth: ReauthFlow):
 /** POST /auth/reauth with an OpenID provider: the user's own linked account there, asked again. */
 export async function startOAuthReauthentication(ctx: ReauthContext, definition: OAuthProviderDefinition, strategy: OAuthStrategy<SignInResult>): Promise<ReauthOutcome> {
   const linked = await db().account.count({ where: { userId: ctx.user.id, provider: definition.id } });
-  if (linked === 0) return { type: "page", status: 400, error: { code: "OAuthAccountNotLinked", message: t("reauth.notLinked") }, step: "choose" };
+  if (linked === 0) return { type: "page", status: 400, error: { code: "OAuthAccountNotLinked", message: t("reauth.notLinked"), refused: { kind: "notLinked" } }, step: "choose" };
   const reauth: ReauthFlow = { userId: ctx.user.id, subject: reauthSubject(ctx.session), at: Math.floor(Date.now() / 1000) };
   return { type: "response", response: await strategy.startReauthentication(ctx.ar, ctx.callbackUrl, reauth) };
 }

@@ -175,7 +175,7 @@ async function reauthenticateWithPasskey(ctx: ReauthContext): Promise<ReauthOutc
   } catch (error) {
     if (!(error instanceof AuthError)) throw error;
     log("warn", "auth-failure", { code: error.code, reason: error.message, cause: error.cause, path: ar.url.pathname });
-    return { type: "page", status: 400, error: { code: "WebAuthnVerificationError", message: t("reauth.passkeyRefused") }, step: "choose" };
+    return { type: "page", status: 400, error: { code: "WebAuthnVerificationError", message: t("reauth.passkeyRefused"), refused: { kind: "passkey" } }, step: "choose" };
   }
   await reservation.settle(true);
   return { type: "proved", providerType: "webauthn" };

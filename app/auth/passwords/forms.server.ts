@@ -23,6 +23,12 @@ export type FormAnswer<Values> = {
   fieldErrors: FieldErrors;
   values: Values;
   retryAfterSeconds?: number;
+  /**
+   * A browser's answer instead (Post/Redirect/Get): a redirect back to the page the form lives on,
+   * the refusal's words named in the query, so Back after the next try lands on a page, never on
+   * the answer to a POST. JSON-mode clients get the form answer above, unchanged.
+   */
+  again?: Response;
 };
 
 export type Answer<Values> = { kind: "response"; response: Response } | FormAnswer<Values>;

@@ -8,11 +8,12 @@
 //   GET  /auth/reset-password    ?token&email: the new-password form for a live link (not used up)
 //   POST /auth/reset-password    token + email + password, or code + password from the asking
 //                                browser. Prove, then judge (ADR 103): the code or link first, the
-//                                password after, against the proved account's rules. A refused
-//                                password is a 400: it uses up no link, and costs one of a code's
-//                                five tries (the try its proof took). Success
-//                                sets the password, ends every session of the user on every instance,
-//                                signs this browser in and lands on /account.
+//                                password after, against the proved account's rules. A refusal
+//                                redirects back to the form's page (the code form, or the link's),
+//                                which says why (JSON clients: a 400). A refused password uses up
+//                                no link, and costs one of a code's five tries (the try its proof
+//                                took). Success sets the password, ends every session of the user
+//                                on every instance, signs this browser in and lands on /account.
 import { resetPasswordMessage } from "../../mail/templates.server";
 import { db } from "../../db/client.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
@@ -27,7 +28,9 @@ import { authRequest, clientAddress, type AuthRequest } from "../core/request.se
 import { badRequest, errorRedirect, redirectResponse } from "../core/respond.server";
 import { ensureCsrfToken } from "../core/csrf.server";
 import { hashPassword } from "../credentials/password.server";
-import { checkPassword, minimumLength, singleFactorFloorMet, type PasswordOwner, type PolicyResult } from "../credentials/password-policy.server";
+import { checkPassword, minimumLength, passwordRefusalFromQuery, passwordRefusalQuery, singleFactorFloorMet, type PasswordOwner, type PolicyResult } from "../credentials/password-policy.server";
+import type { PasswordRefusal } from "../core/errors";
+import { resetRefusedUrl, type ResetRefusal } from "../signin/verify-request-page.server";
 import type { AuthConfig } from "../core/config.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
 import { clearEmailCodeCookie, proveEmailCode, typedCode } from "../email/email-code.server";
@@ -37,15 +40,31 @@ import { completeSignIn } from "../signin/flow.server";
 import { passwordPagesOffered } from "../signin/registry.server";
 import { FORM_EXPIRED, formAnswerFor, readPost, typed, UNREADABLE, type Answer } from "./forms.server";
 import { t } from "../../i18n/t.server";
+import { KEPT_ADDRESS_MAX_AGE, keepAddressCookie, takeKeptAddress } from "../signin/kept-address.server";
 
 export type ForgotValues = { email: string };
+
+/**
+ * A refusal a redirect back to the form's page names (Post/Redirect/Get): `?refused=address` on the
+ * forgotten-password page, `?refused=password` (with its `reason`) on the link's new-password page.
+ */
+const REFUSED_PARAM = "refused";
 
 export function forgotPasswordPageData(request: Request) {
   const ar = authRequest(request);
   if (!passwordPagesOffered(ar.config).forgotPassword) return null;
   const csrf = ensureCsrfToken(ar);
-  const email = ar.url.searchParams.get("email");
-  return { csrfToken: csrf.token, setCookies: csrf.setCookie ? [csrf.setCookie] : [], values: { email: typed(email) } satisfies ForgotValues };
+  // A refused address comes back here (Post/Redirect/Get) with `?refused=address`; what was typed
+  // rides in the kept-address cookie (read once), never in the URL.
+  const refused = ar.url.searchParams.get(REFUSED_PARAM) === "address";
+  const kept = refused ? takeKeptAddress(ar) : { address: null, setCookie: null };
+  const email = kept.address ?? ar.url.searchParams.get("email");
+  return {
+    csrfToken: csrf.token,
+    setCookies: [csrf.setCookie, kept.setCookie].filter((c): c is string => c !== null),
+    values: { email: typed(email) } satisfies ForgotValues,
+    fieldErrors: (refused ? { email: t("address.invalid") } : {}) as Record<string, string>,
+  };
 }
 
 export async function forgotPasswordAction(request: Request): Promise<Answer<ForgotValues>> {
@@ -61,7 +80,15 @@ export async function forgotPasswordAction(request: Request): Promise<Answer<For
   if (body.intent === "start") return form(200, { formError: null, fieldErrors: {} }, values);
   if (!read.csrfOk) return form(403, { formError: FORM_EXPIRED(), fieldErrors: {} }, values);
   const address = normalizeEmailAddress(body.email);
-  if (!address.ok) return form(400, { formError: null, fieldErrors: { email: t("address.invalid") } }, values);
+  if (!address.ok) {
+    const refused = form(400, { formError: null, fieldErrors: { email: t("address.invalid") } }, values);
+    if (json) return refused;
+    // A browser: back to the form (a redirect, so Back after the next try never lands on this
+    // POST's answer), the address as typed kept the way the sign-in page keeps it.
+    const keep = values.email.trim() === "" ? [] : [keepAddressCookie(ar, values.email, KEPT_ADDRESS_MAX_AGE)];
+    const again = `${ar.origin}${ar.config.basePath}/forgot-password?${new URLSearchParams({ [REFUSED_PARAM]: "address" })}`;
+    return { ...refused, again: redirectResponse(again, { setCookies: [...read.setCookies, ...keep] }) };
+  }
 
   // An organization that requires its connection resets no password on its domain (by the domain
   // alone, ADR 165): the sign-in page names its sign-in instead.
@@ -135,7 +162,9 @@ export type ResetValues = {
 const RESET_LINK = { link: "reset" };
 
 /** GET /auth/reset-password: the form for a live link, without using it; otherwise Verification. */
-export async function resetPasswordPageData(request: Request): Promise<{ kind: "response"; response: Response } | { kind: "page"; csrfToken: string; setCookies: string[]; values: ResetValues }> {
+export async function resetPasswordPageData(
+  request: Request,
+): Promise<{ kind: "response"; response: Response } | { kind: "page"; csrfToken: string; setCookies: string[]; values: ResetValues; passwordError: string | null }> {
   const ar = authRequest(request);
   if (!passwordPagesOffered(ar.config).forgotPassword) return { kind: "response", response: badRequest() };
   const token = ar.url.searchParams.get("token");
@@ -143,12 +172,15 @@ export async function resetPasswordPageData(request: Request): Promise<{ kind: "
   const live = address.ok && isWellFormedToken(token) && (await peekToken({ identifier: address.address, token, purpose: "reset", secrets: ar.config.secrets })) !== null;
   if (!live || !address.ok || token === null) return { kind: "response", response: errorRedirect(ar, "Verification", { extra: RESET_LINK }) };
   const csrf = ensureCsrfToken(ar);
+  // The link is proved: the account's own floor, the one /account shows (8 with the second factor on).
+  const minLength = minimumLength(await passwordOwner(address.address), ar.config);
+  const refused = ar.url.searchParams.get(REFUSED_PARAM) === "password" ? passwordRefusalFromQuery(ar.url.searchParams, minLength) : null;
   return {
     kind: "page",
     csrfToken: csrf.token,
     setCookies: csrf.setCookie ? [csrf.setCookie] : [],
-    // The link is proved: the account's own floor, the one /account shows (8 with the second factor on).
-    values: { token, email: address.address, minLength: minimumLength(await passwordOwner(address.address), ar.config), byCode: false },
+    values: { token, email: address.address, minLength, byCode: false },
+    passwordError: refused?.message ?? null,
   };
 }
 
@@ -181,9 +213,9 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
   // depends on the account is read or said — not whether it exists, its name, nor its floor.
   if (byCode) {
     const code = typedCode(body.code);
-    if (code === null) return form(400, { formError: null, fieldErrors: { code: t("emailCode.required") } }, values);
+    if (code === null) return { ...form(400, { formError: null, fieldErrors: { code: t("emailCode.required") } }, values), ...codeAgain(ar, read, { code: true, triesLeft: null }) };
     const attempt = await proveEmailCode(ar, code, ["reset"]);
-    if (attempt.result === "wrong") return form(400, { formError: null, fieldErrors: { code: attempt.message } }, values);
+    if (attempt.result === "wrong") return { ...form(400, { formError: null, fieldErrors: { code: attempt.message } }, values), ...codeAgain(ar, read, { code: true, triesLeft: attempt.triesLeft }) };
     if (attempt.result === "limited") {
       await recordEvent("rate-limited", { ...eventSource(ar), detail: { bucket: attempt.refusal.limit } });
       const retryAfterSeconds = attempt.refusal.retryAfterSeconds;
@@ -195,7 +227,8 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
     if (!judged.ok) {
       // The try the proof took stays counted: a refused password is one of the code's five.
       if (!(await attempt.refuse())) return verification([clearEmailCodeCookie(ar)]);
-      return form(400, { formError: null, fieldErrors: { password: judged.message } }, { ...values, minLength: judged.minLength });
+      const refused = form(400, { formError: null, fieldErrors: { password: judged.message } }, { ...values, minLength: judged.minLength });
+      return { ...refused, ...codeAgain(ar, read, { code: false, reason: judged.reason, min: judged.minLength }) };
     }
     if (!(await attempt.use())) return verification();
     return { kind: "response", response: await setNewPassword(ar, address, judged.password, json) };
@@ -206,17 +239,30 @@ export async function resetPasswordAction(request: Request): Promise<Answer<Rese
   const address = check.address;
   // A refused password uses nothing up: the link is a secret of 256 bits, not a guess to count.
   const judged = await judgePassword(body.password, address, ar.config);
-  if (!judged.ok) return form(400, { formError: null, fieldErrors: { password: judged.message } }, { ...values, minLength: judged.minLength });
+  if (!judged.ok) {
+    // Back to the link's own page (its token was in that URL already): the loader reads the
+    // account's floor again, so only the reason is named.
+    const link = `${ar.origin}${ar.config.basePath}/reset-password?${new URLSearchParams({ token: values.token ?? "", email: address, [REFUSED_PARAM]: "password", ...passwordRefusalQuery(judged.reason) })}`;
+    const again = json ? {} : { again: redirectResponse(link, { setCookies: read.setCookies }) };
+    return { ...form(400, { formError: null, fieldErrors: { password: judged.message } }, { ...values, minLength: judged.minLength }), ...again };
+  }
   if (!(await consumeTokenRow({ identifier: address, token: body.token, purposes: ["reset"], secrets: ar.config.secrets }))) return verification();
   return { kind: "response", response: await setNewPassword(ar, address, judged.password, json) };
 }
 
 /** The new password against the proved account's own rules, with the floor its form shows. */
-async function judgePassword(password: unknown, address: string, config: AuthConfig): Promise<(PolicyResult & { ok: true }) | { ok: false; message: string; minLength: number }> {
+async function judgePassword(password: unknown, address: string, config: AuthConfig): Promise<(PolicyResult & { ok: true }) | { ok: false; reason: PasswordRefusal; message: string; minLength: number }> {
   const owner = await passwordOwner(address);
   const policy = await checkPassword(password, owner, config);
-  return policy.ok ? policy : { ok: false, message: policy.message, minLength: minimumLength(owner, config) };
+  return policy.ok ? policy : { ok: false, reason: policy.reason, message: policy.message, minLength: minimumLength(owner, config) };
 }
+
+/** A refused reset by code, for a browser: back to the code form (/auth/verify-request), which says why. JSON clients: the form answer alone. */
+function codeAgain(ar: AuthRequest, read: { setCookies: string[]; json: boolean }, refusal: ResetRefusal): { again?: Response } {
+  return read.json ? {} : { again: redirectResponse(resetRefusedUrl(ar, refusal), { setCookies: read.setCookies }) };
+}
+
+
 
 /**
  * Sets the password, ends every pending link and code and every session of the user, and signs

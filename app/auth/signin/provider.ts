@@ -88,14 +88,25 @@ export type ReauthContext = {
  * renewed session); a protocol hop or an error redirect to pass on; or a refusal the page shows
  * (`step`: the form to show again, e.g. the e-mailed code's).
  */
+/**
+ * A refusal /auth/reauth names in its query after a redirect back to itself: which words (the
+ * table is in reauth-page.server.ts) and, for a wrong code, how many tries are left (counted on the
+ * server; the query only picks the words).
+ */
+export type ReauthRefusalKind = "password" | "passwordNeedsCode" | "passkey" | "codeRequired" | "codeWrong" | "codeEnded" | "notLinked" | "chooseFactor";
+export type ReauthRefusal = { kind: ReauthRefusalKind; triesLeft?: number };
+
 export type ReauthOutcome =
   | { type: "proved"; providerType: ProviderType }
   | { type: "response"; response: Response }
   | {
       type: "page";
       status: number;
-      /** The refusal: its Auth.js-style code (a JSON client's `?error=`) and the text the page shows. */
-      error: { code: AuthErrorCode; message: string } | null;
+      /**
+       * The refusal: its Auth.js-style code (a JSON client's `?error=`), the text the page shows and,
+       * when a browser is sent back to the page (Post/Redirect/Get), which words that page shows.
+       */
+      error: { code: AuthErrorCode; message: string; refused?: ReauthRefusal } | null;
       step: "choose" | "code";
       setCookies?: string[];
       retryAfterSeconds?: number;

@@ -17,9 +17,10 @@ import { authRequest, type AuthRequest } from "../core/request.server";
 import { errorRedirect, redirectResponse } from "../core/respond.server";
 import { getSession, type CurrentSession } from "../core/session.server";
 import { t } from "../../i18n/t.server";
+import type { MessageKey } from "../../i18n/catalogues/en";
 import { completeReauthentication, failureResponse, parsePost } from "./flow.server";
 import type { Body } from "../core/body.server";
-import type { ReauthContext, ReauthOutcome } from "./provider";
+import type { ReauthContext, ReauthOutcome, ReauthRefusal, ReauthRefusalKind } from "./provider";
 import { getProviders } from "./registry.server";
 import { signInMethods } from "./methods.server";
 
@@ -102,7 +103,40 @@ function outage(ar: AuthRequest, error: unknown, json: boolean): Response {
   return outageRedirect(ar, { json });
 }
 
-/** GET: the factors to choose from, or the code form (`step=code`), and a refusal passed back (`error`). */
+/**
+ * A refused password, code or passkey answers a browser with a redirect back to this page
+ * (Post/Redirect/Get), its refusal in the query: `refused` (which words) and `tries` (a wrong code's
+ * tries left). Back, after the right answer, then lands on a page, never on the answer to a POST
+ * (Chromium's "Confirm form resubmission"). The query only picks the words; what is counted stays
+ * on the server, and nothing typed is in it. A refusal over a limit (429, with Retry-After) is
+ * still drawn in place.
+ */
+const REFUSED_PARAM = "refused";
+const TRIES_PARAM = "tries";
+const REFUSAL_KEYS: Record<ReauthRefusalKind, MessageKey> = {
+  password: "reauth.passwordWrong",
+  passwordNeedsCode: "reauth.passwordNeedsCode",
+  passkey: "reauth.passkeyRefused",
+  codeRequired: "emailCode.required",
+  codeWrong: "emailCode.wrong",
+  codeEnded: "reauth.codeEnded",
+  notLinked: "reauth.notLinked",
+  chooseFactor: "reauth.chooseFactor",
+};
+
+function refusalQuery(refused: ReauthRefusal): Record<string, string> {
+  return refused.triesLeft === undefined ? { [REFUSED_PARAM]: refused.kind } : { [REFUSED_PARAM]: refused.kind, [TRIES_PARAM]: String(refused.triesLeft) };
+}
+
+function refusalText(params: URLSearchParams): string | null {
+  const kind = params.get(REFUSED_PARAM);
+  if (!kind || !Object.hasOwn(REFUSAL_KEYS, kind)) return null;
+  const tries = Number(params.get(TRIES_PARAM));
+  const triesLeft = Number.isSafeInteger(tries) && tries >= 0 && tries <= 100 ? tries : 0;
+  return t(REFUSAL_KEYS[kind as ReauthRefusalKind], { triesLeft });
+}
+
+/** GET: the factors to choose from, or the code form (`step=code`), and a refusal passed back (`refused`, or `error`). */
 export async function reauthPageData(request: Request): Promise<ReauthPageOutcome> {
   const ar = authRequest(request);
   try {
@@ -110,7 +144,7 @@ export async function reauthPageData(request: Request): Promise<ReauthPageOutcom
     if (v instanceof Response) return { type: "response", response: v };
     const code = ar.url.searchParams.get("error");
     const step = ar.url.searchParams.get("step") === "code" ? "code" : "choose";
-    const shown = await page(v, step, code ? (signinErrorMessage(code.slice(0, 64)) ?? t("reauth.refused")) : null);
+    const shown = await page(v, step, refusalText(ar.url.searchParams) ?? (code ? (signinErrorMessage(code.slice(0, 64)) ?? t("reauth.refused")) : null));
     return { type: "page", status: 200, ...shown };
   } catch (error) {
     return { type: "response", response: outage(ar, error, false) };
@@ -139,6 +173,13 @@ async function answer(v: Visitor, json: boolean, outcome: ReauthOutcome, provide
     if (outcome.retryAfterSeconds) response.headers.set("Retry-After", String(outcome.retryAfterSeconds));
     return { type: "response", response };
   }
+  // A refusal of what was typed or answered (400): back to the page, which says why. One a method
+  // did not name is its code's words (`error`), as a JSON client's.
+  if (outcome.error && outcome.status === 400) {
+    const why = outcome.error.refused ? refusalQuery(outcome.error.refused) : { error: outcome.error.code };
+    const extra = { ...why, ...(outcome.step === "code" ? { step: "code" } : {}) };
+    return { type: "response", response: redirectResponse(pageUrl(ar, v.callbackUrl, extra), { setCookies }) };
+  }
   const shown = await page({ ...v, setCookies }, outcome.step, outcome.error?.message ?? null);
   return { type: "page", status: outcome.status, ...shown, ...(outcome.retryAfterSeconds ? { retryAfterSeconds: outcome.retryAfterSeconds } : {}) };
 }
@@ -158,7 +199,7 @@ export async function reauthAction(request: Request): Promise<ReauthPageOutcome>
   if (v instanceof Response) return { type: "response", response: v };
   const provider = getProviders(ar.config).find((p) => p.id === body.provider && p.reauthenticate);
   if (!provider?.reauthenticate) {
-    return answer(v, json, { type: "page", status: 400, error: { code: "Signin", message: t("reauth.chooseFactor") }, step: "choose" }, "");
+    return answer(v, json, { type: "page", status: 400, error: { code: "Signin", message: t("reauth.chooseFactor"), refused: { kind: "chooseFactor" } }, step: "choose" }, "");
   }
   const ctx: ReauthContext = { ar, body, json, callbackUrl: v.callbackUrl, session: v.session, user: v.user, setCookies: v.setCookies };
   try {

@@ -11,6 +11,8 @@ import { getSession } from "../core/session.server";
 import { EMAIL_PROVIDER_ID } from "../email/strategy.server";
 import type { AuthRequest } from "../core/request.server";
 import { t } from "../../i18n/t.server";
+import { passwordRefusalFromQuery, passwordRefusalQuery } from "../credentials/password-policy.server";
+import type { PasswordRefusal } from "../core/errors";
 
 export type VerifyRequestType = "email" | "signup" | "reset";
 
@@ -87,8 +89,28 @@ const REFUSED_PARAM = "refused";
 const TRIES_PARAM = "tries";
 
 export function codeRefusedUrl(ar: AuthRequest, triesLeft: number | null): string {
-  const query = new URLSearchParams(triesLeft === null ? { [REFUSED_PARAM]: "required" } : { [REFUSED_PARAM]: "wrong", [TRIES_PARAM]: String(triesLeft) });
+  const query = new URLSearchParams(codeRefusalQuery(triesLeft));
   return `${ar.origin}${ar.config.basePath}/verify-request?${query}`;
+}
+
+function codeRefusalQuery(triesLeft: number | null): Record<string, string> {
+  return triesLeft === null ? { [REFUSED_PARAM]: "required" } : { [REFUSED_PARAM]: "wrong", [TRIES_PARAM]: String(triesLeft) };
+}
+
+/**
+ * A refused reset by code (POST /auth/reset-password from this page) comes back here the same way:
+ * the code (none, or wrong with the tries left), or — the code proved — the new password, by its
+ * reason and the proved account's shortest length. Nothing typed is in the URL.
+ */
+export type ResetRefusal = { code: true; triesLeft: number | null } | { code: false; reason: PasswordRefusal; min: number };
+
+export function resetRefusedUrl(ar: AuthRequest, refusal: ResetRefusal): string {
+  const why = refusal.code ? codeRefusalQuery(refusal.triesLeft) : { [REFUSED_PARAM]: "password", ...passwordRefusalQuery(refusal.reason, refusal.min) };
+  return `${ar.origin}${ar.config.basePath}/verify-request?${new URLSearchParams({ provider: "email", type: "reset", ...why })}`;
+}
+
+function resetPasswordRefusal(params: URLSearchParams, floor: number): { message: string; min: number } | null {
+  return params.get(REFUSED_PARAM) === "password" ? passwordRefusalFromQuery(params, floor) : null;
 }
 
 function codeRefusalText(params: URLSearchParams): string | null {
@@ -104,7 +126,10 @@ export async function verifyRequestPageData(request: Request) {
   const type = verifyRequestType(ar.url.searchParams.get("type"));
   const { form, address, resend, sentAgain, setCookies } = await codeFormFor(request, type);
   // Shown only beside the form it is about (a request used or ended since has none).
-  const codeError = form && type !== "reset" ? codeRefusalText(ar.url.searchParams) : null;
+  const codeError = form ? codeRefusalText(ar.url.searchParams) : null;
+  const passwordRefused = form && type === "reset" ? resetPasswordRefusal(ar.url.searchParams, form.minLength) : null;
+  // The refused password's own floor (the proved account's), so the field asks for what was said.
+  if (form && passwordRefused) form.minLength = passwordRefused.min;
   // Back to this page once the sign-in it waited for is done (the link used in another tab, the
   // code typed): a signed-in visitor with nothing left to wait for reads that, with the way on —
   // never "check your e-mail" beside the header of a signed-in page.
@@ -121,6 +146,7 @@ export async function verifyRequestPageData(request: Request) {
       codeMaxAge: ar.config.emailCodeMaxAge,
       codeForm: form,
       codeError,
+      passwordError: passwordRefused?.message ?? null,
     },
     headers: headersWith(setCookies),
   };

@@ -15,7 +15,7 @@ export const headers = (args: Route.HeadersArgs) => passwordPageHeaders(args);
 export async function loader({ request }: Route.LoaderArgs) {
   const page = forgotPasswordPageData(request);
   if (!page) throw badRequest();
-  return passwordPageData(page);
+  return passwordPageData(page, page.fieldErrors);
 }
 
 export default function ForgotPassword({ loaderData }: Route.ComponentProps) {

@@ -13,7 +13,7 @@ export const action = post.action;
 export async function loader({ request }: Route.LoaderArgs) {
   const page = await resetPasswordPageData(request);
   if (page.kind === "response") throw page.response;
-  return passwordPageData(page);
+  return passwordPageData(page, page.passwordError ? { password: page.passwordError } : {});
 }
 
 export const headers = (args: Route.HeadersArgs) => passwordPageHeaders(args, true);

@@ -24,7 +24,7 @@ export function headers({ parentHeaders }: Route.HeadersArgs) {
 
 export default function VerifyRequest({ loaderData }: Route.ComponentProps) {
   const t = useT();
-  const { type, linkLifetime, codeLifetime, codeForm, codeError, address, resend, sentAgain, signedInAs } = loaderData;
+  const { type, linkLifetime, codeLifetime, codeForm, codeError, passwordError, address, resend, sentAgain, signedInAs } = loaderData;
   if (signedInAs !== null) {
     return (
       <AuthCard title={t("verify.signedInTitle")}>
@@ -47,7 +47,7 @@ export default function VerifyRequest({ loaderData }: Route.ComponentProps) {
         </p>
       ) : null}
       {/* A refused code: the same words for a sign-in and a sign-up (which one it was stays unsaid). */}
-      {codeError ? <p>{t("emailCode.enterHere")}</p> : type === "reset" ? <p>{t("verify.reset")}</p> : type === "signup" ? <p>{t("verify.signup")}</p> : <p>{t("verify.signin")}</p>}
+      {codeError && type !== "reset" ? <p>{t("emailCode.enterHere")}</p> : type === "reset" ? <p>{t("verify.reset")}</p> : type === "signup" ? <p>{t("verify.signup")}</p> : <p>{t("verify.signin")}</p>}
       {address ? (
         <p id="verify-address">
           {t.rich("verify.sentTo", { address: <Ltr>{address}</Ltr>, b: (c) => c })}
@@ -57,7 +57,7 @@ export default function VerifyRequest({ loaderData }: Route.ComponentProps) {
       {codeForm ? (
         <>
           <p>{t("verify.codeLifetime", { lifetime: codeLifetime })}</p>
-          <EmailCodeForm form={codeForm} codeError={codeError} />
+          <EmailCodeForm form={codeForm} codeError={codeError} passwordError={passwordError} />
         </>
       ) : null}
       {resend ? (

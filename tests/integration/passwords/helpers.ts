@@ -1,8 +1,10 @@
 // Steps of the sign-up and forgotten-password tests: the real route modules with real cookies.
+import { expect } from "vitest";
 import * as callbackEmail from "../../../app/routes/auth/callback-email.tsx";
 import * as forgotPassword from "../../../app/routes/auth/forgot-password.tsx";
 import * as resetPassword from "../../../app/routes/auth/reset-password.tsx";
 import * as signup from "../../../app/routes/auth/signup.tsx";
+import * as verifyRequest from "../../../app/routes/auth/verify-request.tsx";
 import { callRoute, CookieJar, get, post } from "../../support/http.ts";
 import type { ReceivedMessage } from "../../support/smtp-sink.ts";
 import { csrfFor } from "../email/helpers.ts";
@@ -33,6 +35,34 @@ export const signUp = (jar: CookieJar, fields: Record<string, string>, options?:
 export const askReset = (jar: CookieJar, email: string, options?: PostOptions) => postForm(forgotPassword.action, "/auth/forgot-password", jar, { email }, options);
 export const postReset = (jar: CookieJar, fields: Record<string, string>, options?: PostOptions) => postForm(resetPassword.action, "/auth/reset-password", jar, fields, options);
 export const typeCode = (jar: CookieJar, code: string, options?: PostOptions) => postForm(callbackEmail.action, "/auth/callback/email", jar, { code }, options);
+
+/**
+ * A refused reset's answer to a browser (Post/Redirect/Get): a redirect back to the form's page —
+ * the code form (/auth/verify-request?type=reset) or the link's (/auth/reset-password?token=…) —
+ * with the refusal named in the query.
+ */
+export function isResetRefusal(res: Response): boolean {
+  const location = res.headers.get("Location");
+  if (res.status !== 302 || location === null) return false;
+  const url = new URL(location, "http://localhost");
+  return ["/auth/verify-request", "/auth/reset-password"].includes(url.pathname) && url.searchParams.has("refused");
+}
+
+/** What the page a refused reset's redirect leads to says, beside each field, in this browser. */
+export async function resetRefusalOf(jar: CookieJar, res: Response): Promise<{ code: string | null; password: string | null; minLength: number }> {
+  if (!isResetRefusal(res)) throw new Error(`not a refusal: ${res.status} ${res.headers.get("Location")}`);
+  const location = new URL(res.headers.get("Location")!, "http://localhost");
+  const byCode = location.pathname === "/auth/verify-request";
+  const page = await callRoute((byCode ? verifyRequest.loader : resetPassword.loader) as never, get(location.pathname + location.search, { jar }));
+  jar.apply(page);
+  expect(page.status).toBe(200);
+  if (byCode) {
+    const data = (await page.json()) as { codeError: string | null; passwordError: string | null; codeForm: { minLength: number } };
+    return { code: data.codeError, password: data.passwordError, minLength: data.codeForm.minLength };
+  }
+  const data = (await page.json()) as { fieldErrors: Record<string, string>; values: { minLength: number } };
+  return { code: data.fieldErrors.code ?? null, password: data.fieldErrors.password ?? null, minLength: data.values.minLength };
+}
 
 export async function openResetPage(link: URL, jar = new CookieJar()) {
   const res = await callRoute(resetPassword.loader, get(link.pathname + link.search, { jar }));

@@ -91,6 +91,21 @@ async function expectRefused(res: Response, shape: Shape, status: number, field:
   if (field) expect(JSON.parse(body)).toMatchObject({ fieldErrors: { [field]: expect.any(String) } });
 }
 
+/**
+ * A refusal of what was typed on a page of its own (the reset's code form, the link's form): for a
+ * form post, a redirect back to that page (Back never lands on a POST), which draws the refusal;
+ * for a JSON client, the 400 as before.
+ */
+async function expectRefusedAgain(jar: CookieJar, res: Response, shape: Shape, field: string, text: RegExp, shows?: RegExp) {
+  if (shape !== "form") return expectRefused(res, shape, 400, field, text);
+  expect(res.status).toBe(302);
+  const location = new URL(res.headers.get("Location")!);
+  expect(location.searchParams.get("refused")).toMatch(/^(wrong|required|password|address)$/);
+  const page = await send(jar, location.pathname + location.search);
+  if (shows) expect(await page.clone().text()).toMatch(shows);
+  await expectRefused(page, shape, 200, field, text);
+}
+
 async function signInRequest(jar: CookieJar, email = "sam@example.com"): Promise<ReceivedMessage> {
   const before = smtp.sink.messages.length;
   const res = await send(jar, "/auth/signin/email", { csrfToken: await csrf(jar), email, callbackUrl: "/account" });
@@ -188,7 +203,12 @@ describe(`the password pages' POSTs in JSON mode (${dbLabel})`, () => {
       const ok = await send(jar, "/auth/forgot-password", { csrfToken: await csrf(jar), email: "ada@example.com" }, shape);
       await expectLanding(ok, shape, `${ORIGIN}/auth/verify-request?provider=email&type=reset`);
       const bad = await send(jar, "/auth/forgot-password", { csrfToken: await csrf(jar), email: "two@@example.com" }, shape);
-      await expectRefused(bad, shape, 400, "email", /e-mail address/);
+      await expectRefusedAgain(jar, bad, shape, "email", /e-mail address/, /id="forgot-email"[^>]*value="two@@example.com"/);
+      if (shape === "form") {
+        // The address as typed is kept by a cookie, never the URL, and shown once.
+        expect(bad.headers.get("Location")).not.toContain("example.com");
+        expect(jar.get("authjs.signin-email")).toBeUndefined();
+      }
       let limited = ok;
       for (let i = 0; i < 6 && limited.status !== 429; i++) {
         limited = await send(jar, "/auth/forgot-password", { csrfToken: await csrf(jar), email: "ada@example.com" }, shape);
@@ -206,9 +226,11 @@ describe(`the password pages' POSTs in JSON mode (${dbLabel})`, () => {
       const byLink = { token: link.searchParams.get("token")!, email: "reset@example.com" };
       const other = new CookieJar();
       const weak = await send(other, "/auth/reset-password", { csrfToken: await csrf(other), ...byLink, password: "passwordpassword" }, shape);
-      await expectRefused(weak, shape, 400, "password", /too common/);
+      await expectRefusedAgain(other, weak, shape, "password", /too common/);
       const wrong = await send(jar, "/auth/reset-password", { csrfToken: await csrf(jar), code: otherCode(codeIn(message!)), password: CHOSEN }, shape);
-      await expectRefused(wrong, shape, 400, "code", /4 tries are left/);
+      await expectRefusedAgain(jar, wrong, shape, "code", /4 tries are left/);
+      const weakByCode = await send(jar, "/auth/reset-password", { csrfToken: await csrf(jar), code: codeIn(message!), password: "passwordpassword" }, shape);
+      await expectRefusedAgain(jar, weakByCode, shape, "password", /too common/);
       const ok = await send(jar, "/auth/reset-password", { csrfToken: await csrf(jar), code: codeIn(message!), password: CHOSEN }, shape);
       await expectLanding(ok, shape, `${ORIGIN}/account?updated=password-reset`);
       expect(ok).toHaveSessionCookie();

@@ -13,7 +13,7 @@ import { CookieJar, fetchCsrf } from "../../support/http.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
 import { accountIntent, accountPage, enrolled, useStepClock } from "../two-factor/helpers.ts";
 import { configure, ORIGIN, smtpEnv, useSmtpSink } from "../email/helpers.ts";
-import { askReset, codeIn, median, openResetPage, postReset } from "./helpers.ts";
+import { askReset, codeIn, median, openResetPage, postReset, resetRefusalOf } from "./helpers.ts";
 
 const smtp = useSmtpSink();
 afterEach(() => vi.useRealTimers());
@@ -81,7 +81,7 @@ describe.each(["jwt", "database"] as const)(`the reset form proves the code befo
         const started = performance.now();
         const res = await postReset(jar, { code: wrongCode(code), password: NAMED });
         times[kind].push(performance.now() - started);
-        expect(res.status).toBe(400);
+        expect(res).toHaveRedirect(`${ORIGIN}/auth/verify-request?provider=email&type=reset&refused=wrong&tries=4`);
       }
       await testDb().limitCounter.deleteMany();
     }
@@ -120,6 +120,9 @@ describe.each(["jwt", "database"] as const)(`the reset form proves the code befo
     const short = (await (await postReset(jar, { code: code!, password: "short", json: "true" })).json()) as FormBody;
     expect(short.fieldErrors.password).toMatch(/at least 8/);
     expect(short.values.minLength).toBe(8);
+    // A browser's form post: back to the code form, which says the same, with the same floor.
+    const page = await resetRefusalOf(jar, await postReset(jar, { code: code!, password: "short" }));
+    expect(page).toMatchObject({ code: null, password: expect.stringMatching(/at least 8/), minLength: 8 });
     // Eight characters are enough for this account: on to its second factor (ADR 062).
     expect(await postReset(jar, { code: code!, password: "quiet#harbor" })).toHaveRedirect(`${ORIGIN}/auth/two-factor`);
   });
