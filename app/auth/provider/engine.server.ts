@@ -27,6 +27,7 @@ import { endSession, getSession, type CurrentSession } from "../core/session.ser
 import { db } from "../../db/client.server";
 import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE } from "./adapter.server";
 import { pollTooSoon } from "./device-poll.server";
+import { insertPayload } from "./payload-store.server";
 import { isFirstParty } from "./clients.server";
 import { continueToClientPage, deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
 import {
@@ -281,15 +282,11 @@ async function keepRefreshAnswer(ctx: KoaContextWithOIDC, settings: ProviderConf
   const rotated = ctx.oidc.entities.RotatedRefreshToken as { jti: string; grantId?: string; clientId?: string } | undefined;
   if (!rotated || settings.refreshGrace === 0 || ctx.status !== 200) return;
   const sealed = await sealAtRest(JSON.stringify(ctx.body), answerPlace(rotated.jti), getConfig().secrets);
-  await db().oAuthPayload.create({
-    data: {
-      kind: REFRESH_ANSWER_KIND,
-      id: rotated.jti,
-      payload: sealed,
-      grantId: rotated.grantId ?? null,
-      clientId: rotated.clientId ?? null,
-      expiresAt: new Date(Date.now() + settings.refreshGrace * 1000),
-    },
+  await insertPayload(REFRESH_ANSWER_KIND, rotated.jti, {
+    payload: sealed,
+    grantId: rotated.grantId ?? null,
+    clientId: rotated.clientId ?? null,
+    expiresAt: new Date(Date.now() + settings.refreshGrace * 1000),
   });
 }
 
