@@ -27,7 +27,7 @@ import { endSession, getSession, type CurrentSession } from "../core/session.ser
 import { db } from "../../db/client.server";
 import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE } from "./adapter.server";
 import { pollTooSoon } from "./device-poll.server";
-import { insertPayload } from "./payload-store.server";
+import { findAccountRow, insertPayload } from "./payload-store.server";
 import { isFirstParty } from "./clients.server";
 import { continueToClientPage, deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
 import {
@@ -112,14 +112,15 @@ export function authenticationOf(factors: readonly string[]): { amr: string[]; a
 }
 
 async function findAccount(_ctx: KoaContextWithOIDC, sub: string) {
-  const user = await db().user.findUnique({ where: { id: sub }, select: { id: true, email: true, emailVerified: true, name: true, disabledAt: true } });
+  // On the driver (payload-store.server.ts): read on every token request.
+  const user = await findAccountRow(sub);
   // A disabled or deleted user gets no token, no userinfo, no refresh.
-  if (!user || user.disabledAt) return undefined;
+  if (!user || user.disabled) return undefined;
   return {
-    accountId: user.id,
+    accountId: sub,
     claims: async () => ({
-      sub: user.id,
-      ...(user.email ? { email: user.email, email_verified: user.emailVerified !== null } : {}),
+      sub,
+      ...(user.email ? { email: user.email, email_verified: user.emailVerified } : {}),
       ...(user.name ? { name: user.name } : {}),
     }),
   };

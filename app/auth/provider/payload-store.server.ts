@@ -1,9 +1,9 @@
 // The OAuth engine's rows on the path of every token request (adapter.server.ts: find, consume,
-// upsert; engine.server.ts: the kept refresh answer) as statements on the driver itself, each
+// upsert; engine.server.ts: the kept refresh answer and the user; clients.server.ts: the client) as statements on the driver itself, each
 // prepared once per connection: a better-sqlite3 statement, a PostgreSQL named prepared statement.
 // Through the ORM each of them was built, compiled and interpreted on every call and, on SQLite,
 // prepared anew (the adapter keeps no statement cache): most of a refresh grant's time (ADR 172).
-// Kept next to the model (prisma/models.prisma: OAuthPayload); a column renamed there is renamed
+// Kept next to the model (prisma/models.prisma: OAuthPayload, OAuthClient, User); a column renamed there is renamed
 // here. Reads go by the read connection (as the session lookup's, ADR 056), writes by the
 // client's own connection or pool (rawWriter). Times are written as the ORM writes them.
 import type Database from "better-sqlite3";
@@ -32,6 +32,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT ("kind", "id") DO UPDATE SET "payload" = excluded."payload", "grantId" = excluded."grantId", "uid" = excluded."uid",
   "userCode" = excluded."userCode", "accountId" = excluded."accountId", "clientId" = excluded."clientId", "expiresAt" = excluded."expiresAt"`,
   insert: `INSERT INTO "OAuthPayload" ("kind", "id", "payload", "grantId", "clientId", "expiresAt", "createdAt") VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  client: `SELECT "metadata" AS metadata, "secretSealed" AS secretSealed FROM "OAuthClient" WHERE "clientId" = ?`,
+  account: `SELECT "email" AS email, "emailVerified" IS NOT NULL AS emailVerified, "name" AS name, "disabledAt" IS NOT NULL AS disabled FROM "User" WHERE "id" = ?`,
 } as const;
 
 // TIMESTAMP(3) columns hold UTC without a zone: written as ISO text without one, read as epoch ms.
@@ -54,6 +56,11 @@ ON CONFLICT ("kind", "id") DO UPDATE SET "payload" = excluded."payload", "grantI
   insert: {
     name: "vestibule_oauth_payload_insert",
     text: `INSERT INTO "OAuthPayload" ("kind", "id", "payload", "grantId", "clientId", "expiresAt", "createdAt") VALUES ($1, $2, $3, $4, $5, $6::timestamp(3), $7::timestamp(3))`,
+  },
+  client: { name: "vestibule_oauth_client_find", text: `SELECT "metadata", "secretSealed" FROM "OAuthClient" WHERE "clientId" = $1` },
+  account: {
+    name: "vestibule_oauth_account_find",
+    text: `SELECT "email", "emailVerified" IS NOT NULL AS "emailVerified", "name", "disabledAt" IS NOT NULL AS "disabled" FROM "User" WHERE "id" = $1`,
   },
 } as const;
 
@@ -78,6 +85,25 @@ export async function findPayload(kind: string, id: string): Promise<FoundPayloa
   else found = (await driver.pool.query({ ...POSTGRES.find, values: [kind, id] })).rows[0];
   if (!found) return null;
   return { payload: found.payload, consumedAt: found.consumedAt === null ? null : new Date(Number(found.consumedAt)) };
+}
+
+/** A client's row (clients.server.ts opens its secret): read on every token request. */
+export async function findClientRow(clientId: string): Promise<{ metadata: string; secretSealed: string | null } | null> {
+  const driver = rawDriver();
+  if (driver.provider === "sqlite") return (statement(driver.sqlite, "client").get(clientId) as { metadata: string; secretSealed: string | null } | undefined) ?? null;
+  return (await driver.pool.query({ ...POSTGRES.client, values: [clientId] })).rows[0] ?? null;
+}
+
+export type AccountRow = { email: string | null; emailVerified: boolean; name: string | null; disabled: boolean };
+
+/** What the engine's findAccount reads of a user (engine.server.ts): on every token request that names one. */
+export async function findAccountRow(userId: string): Promise<AccountRow | null> {
+  const driver = rawDriver();
+  const found = (
+    driver.provider === "sqlite" ? statement(driver.sqlite, "account").get(userId) : (await driver.pool.query({ ...POSTGRES.account, values: [userId] })).rows[0]
+  ) as { email: string | null; emailVerified: unknown; name: string | null; disabled: unknown } | undefined;
+  // SQLite answers 0/1, PostgreSQL booleans.
+  return found ? { email: found.email, emailVerified: Boolean(found.emailVerified), name: found.name, disabled: Boolean(found.disabled) } : null;
 }
 
 /** Marks the row consumed at `at` unless it already was: ONE conditional update, true for the one caller that did it. */

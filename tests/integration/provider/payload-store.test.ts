@@ -2,7 +2,7 @@
 // what it writes is what the ORM reads and the other way round (times included, on both
 // databases), and the consume is one conditional update that exactly one caller wins.
 import { beforeEach, describe, expect, it } from "vitest";
-import { consumePayload, findPayload, insertPayload, upsertPayload } from "../../../app/auth/provider/payload-store.server";
+import { consumePayload, findAccountRow, findClientRow, findPayload, insertPayload, upsertPayload } from "../../../app/auth/provider/payload-store.server";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 
 const row = (kind: string, id: string) => testDb().oAuthPayload.findUniqueOrThrow({ where: { kind_id: { kind, id } } });
@@ -49,5 +49,20 @@ describe(`OAuth payload rows on the driver (${dbLabel})`, () => {
     expect(await row("RefreshAnswer", "t4")).toMatchObject({ payload: "sealed", grantId: "g1", clientId: "c1", expiresAt });
     await expect(insertPayload("RefreshAnswer", "t4", { payload: "other", grantId: null, clientId: null, expiresAt })).rejects.toThrow();
     expect((await row("RefreshAnswer", "t4")).payload).toBe("sealed");
+  });
+
+  it("a client's row and a user's row read as the ORM wrote them; a disabled or unknown user, an unknown client", async () => {
+    await testDb().oAuthClient.create({ data: { clientId: "c1", name: "App", metadata: '{"m":1}', secretSealed: null, source: "cli" } });
+    await testDb().oAuthClient.create({ data: { clientId: "c2", name: "App 2", metadata: "{}", secretSealed: "sealed", source: "admin" } });
+    expect(await findClientRow("c1")).toEqual({ metadata: '{"m":1}', secretSealed: null });
+    expect(await findClientRow("c2")).toEqual({ metadata: "{}", secretSealed: "sealed" });
+    expect(await findClientRow("c3")).toBeNull();
+    await testDb().user.create({ data: { id: "u1", email: "a@example.com", emailVerified: new Date(), name: "Ann" } });
+    await testDb().user.create({ data: { id: "u2", email: null, name: null } });
+    await testDb().user.create({ data: { id: "u3", email: "c@example.com", disabledAt: new Date() } });
+    expect(await findAccountRow("u1")).toEqual({ email: "a@example.com", emailVerified: true, name: "Ann", disabled: false });
+    expect(await findAccountRow("u2")).toEqual({ email: null, emailVerified: false, name: null, disabled: false });
+    expect(await findAccountRow("u3")).toMatchObject({ disabled: true });
+    expect(await findAccountRow("u4")).toBeNull();
   });
 });
