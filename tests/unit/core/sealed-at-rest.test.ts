@@ -4,6 +4,8 @@
 // shared this pair, and must open with it byte for byte as stored.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { hkdfSync } from "node:crypto";
+import { compactDecrypt, decodeProtectedHeader } from "jose";
 import { describe, expect, it } from "vitest";
 import { openAtRest, sealAtRest } from "../../../app/auth/core/sealed-at-rest.server";
 import { openToken, sealToken } from "../../../app/auth/oauth/tokens.server";
@@ -42,6 +44,26 @@ describe("one sealing for secrets at rest", () => {
     expect(await openToken(sealed, ALICE_ACCESS, ["new-secret-0123456789abcdef0123456789abcdef00", ...SECRETS])).toBe("refresh-1");
     const totp = await sealAtRest("KRSXG5CTMVRXEZLU", { purpose: "vestibule.totp-secret", row: "user-9" }, SECRETS);
     expect(await openAtRest(totp, { purpose: "vestibule.totp-secret", row: "user-9" }, ["new-secret-0123456789abcdef0123456789abcdef00", ...SECRETS])).toBe("KRSXG5CTMVRXEZLU");
+  });
+
+  it("what is sealed is a standard compact JWE (dir, A256GCM) that any JOSE library opens with the derived key, a fresh IV each time", async () => {
+    const at = { purpose: "oauth-refresh-answer", row: "jti-1" };
+    const value = JSON.stringify({ access_token: "a".repeat(300), note: "ünïcode ✓" });
+    const sealed = await sealAtRest(value, at, SECRETS);
+    expect(decodeProtectedHeader(sealed)).toEqual({ alg: "dir", enc: "A256GCM", kid: expect.any(String), "vst.bind": expect.any(String) });
+    const key = new Uint8Array(hkdfSync("sha256", SECRETS[0]!, at.purpose, `Vestibule sealing key (${at.purpose})`, 32));
+    const { plaintext } = await compactDecrypt(sealed, key);
+    expect(new TextDecoder().decode(plaintext)).toBe(value);
+    const again = await sealAtRest(value, at, SECRETS);
+    expect(again.split(".")[2]).not.toBe(sealed.split(".")[2]);
+    expect(await openAtRest(again, at, SECRETS)).toBe(value);
+    // A changed byte anywhere (header, IV, ciphertext, tag) opens to nothing.
+    for (const part of [0, 2, 3, 4]) {
+      const parts = sealed.split(".");
+      const text = parts[part]!;
+      parts[part] = text.slice(0, 5) + (text[5] === "A" ? "B" : "A") + text.slice(6);
+      expect(await openAtRest(parts.join("."), at, SECRETS)).toBeNull();
+    }
   });
 
   it("no other module of the app encrypts a value at rest: only the sealing pair (and the cookie JWE) use a cipher", () => {
