@@ -2,7 +2,7 @@
 // statements the server runs — every better-sqlite3 statement executed (run/get/all/iterate) and
 // every PostgreSQL query sent by node-postgres — and writes the running total to
 // STATEMENT_COUNT_OUT every 50 ms. Nothing of this runs in production.
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 
@@ -36,4 +36,8 @@ pg.Client.prototype.query = function (...args) {
   seen(typeof args[0] === "string" ? args[0] : args[0]?.text);
   return query.apply(this, args);
 };
-setInterval(() => writeFileSync(process.env.STATEMENT_COUNT_OUT, texts ? `${count}\n${JSON.stringify([...texts])}` : String(count)), 50).unref();
+// Written aside and renamed, so a reader never sees the file empty.
+setInterval(() => {
+  writeFileSync(`${process.env.STATEMENT_COUNT_OUT}.next`, texts ? `${count}\n${JSON.stringify([...texts])}` : String(count));
+  renameSync(`${process.env.STATEMENT_COUNT_OUT}.next`, process.env.STATEMENT_COUNT_OUT);
+}, 50).unref();
