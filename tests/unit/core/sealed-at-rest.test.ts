@@ -4,8 +4,8 @@
 // shared this pair, and must open with it byte for byte as stored.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { hkdfSync } from "node:crypto";
-import { compactDecrypt, decodeProtectedHeader } from "jose";
+import { createCipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { CompactEncrypt, compactDecrypt, decodeProtectedHeader } from "jose";
 import { describe, expect, it } from "vitest";
 import { openAtRest, sealAtRest } from "../../../app/auth/core/sealed-at-rest.server";
 import { openToken, sealToken } from "../../../app/auth/oauth/tokens.server";
@@ -64,6 +64,36 @@ describe("one sealing for secrets at rest", () => {
       parts[part] = text.slice(0, 5) + (text[5] === "A" ? "B" : "A") + text.slice(6);
       expect(await openAtRest(parts.join("."), at, SECRETS)).toBeNull();
     }
+  });
+
+  it("only what the sealing makes opens: another algorithm, a critical header, a wrapped key, a short tag or IV open to nothing", async () => {
+    const at = { purpose: "oauth-refresh-answer", row: "jti-2" };
+    const key = new Uint8Array(hkdfSync("sha256", SECRETS[0]!, at.purpose, `Vestibule sealing key (${at.purpose})`, 32));
+    const good = await sealAtRest("value", at, SECRETS);
+    const header = decodeProtectedHeader(good) as Record<string, string>;
+    const made = (extra: Record<string, unknown>, k: Uint8Array = key, enc = "A256GCM") =>
+      new CompactEncrypt(new TextEncoder().encode("value")).setProtectedHeader({ ...header, enc, ...extra } as never).encrypt(k);
+    // The same header made by jose opens: the format is the standard one.
+    expect(await openAtRest(await made({}), at, SECRETS)).toBe("value");
+    expect(await openAtRest(await made({}, key.slice(0, 16), "A128GCM"), at, SECRETS)).toBeNull();
+    // jose makes no JWE with a critical or a compression header: made by hand.
+    const byHand = (extra: Record<string, unknown>) => {
+      const h = Buffer.from(JSON.stringify({ ...header, ...extra })).toString("base64url");
+      const iv = randomBytes(12);
+      const c = createCipheriv("aes-256-gcm", key, iv).setAAD(Buffer.from(h));
+      const ct = Buffer.concat([c.update("value"), c.final()]);
+      return [h, "", iv.toString("base64url"), ct.toString("base64url"), c.getAuthTag().toString("base64url")].join(".");
+    };
+    expect(await openAtRest(byHand({}), at, SECRETS)).toBe("value");
+    expect(await openAtRest(byHand({ crit: ["vst.bind"] }), at, SECRETS)).toBeNull();
+    expect(await openAtRest(byHand({ zip: "DEF" }), at, SECRETS)).toBeNull();
+    expect(await openAtRest(byHand({ alg: "A256KW" }), at, SECRETS)).toBeNull();
+    const [h, , iv, ct, tag] = good.split(".");
+    expect(await openAtRest([h, "AAAA", iv, ct, tag].join("."), at, SECRETS)).toBeNull();
+    expect(await openAtRest([h, "", iv, ct, tag!.slice(0, 10)].join("."), at, SECRETS)).toBeNull();
+    expect(await openAtRest([h, "", iv!.slice(0, 8), ct, tag].join("."), at, SECRETS)).toBeNull();
+    expect(await openAtRest([h, "", iv, ct].join("."), at, SECRETS)).toBeNull();
+    expect(await openAtRest("not a jwe", at, SECRETS)).toBeNull();
   });
 
   it("no other module of the app encrypts a value at rest: only the sealing pair (and the cookie JWE) use a cipher", () => {
