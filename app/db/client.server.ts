@@ -27,7 +27,7 @@ export type DbProvider = "sqlite" | "postgres";
 export type RawDriver = { provider: "postgres"; pool: pg.Pool } | { provider: "sqlite"; sqlite: Database.Database };
 
 // `made` is the generated client class the client was made from: see db().
-type Held = { key: string; client: Db; provider: DbProvider; made: unknown; pool?: pg.Pool; file?: string; sqlite?: Database.Database };
+type Held = { key: string; client: Db; provider: DbProvider; made: unknown; pool?: pg.Pool; file?: string; sqlite?: Database.Database; factory?: SqliteAdapterFactory };
 
 // Kept on globalThis so that the Vite dev server re-evaluating this module after an edit reuses
 // the open client instead of piling up connections to the same database — unless the generated
@@ -42,9 +42,14 @@ const holder = globalThis as typeof globalThis & { [HELD]?: Held };
  * commits, never corrupt the file). Foreign keys must be on for the schema's cascades to work.
  */
 class SqliteAdapterFactory extends PrismaBetterSqlite3 {
+  /** The client's own connection, once it has opened it (rawWriter). */
+  connection: Database.Database | null = null;
+
   override async connect() {
     const adapter = await super.connect();
     await adapter.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
+    // The adapter's better-sqlite3 handle (a public field of its queryable, not in its types).
+    this.connection = (adapter as unknown as { client?: Database.Database }).client ?? null;
     return adapter;
   }
 }
@@ -83,8 +88,9 @@ function create(t: Target): Held {
   }
   mkdirSync(t.dataDir, { recursive: true });
   const file = sqliteFile(t.dataDir);
-  const client = new SqliteClient({ adapter: new SqliteAdapterFactory({ url: file, timeout: SQLITE_BUSY_TIMEOUT_MS }) });
-  return { key: t.key, client: withNameSearch(client), provider: t.provider, made: SqliteClient, file };
+  const factory = new SqliteAdapterFactory({ url: file, timeout: SQLITE_BUSY_TIMEOUT_MS });
+  const client = new SqliteClient({ adapter: factory });
+  return { key: t.key, client: withNameSearch(client), provider: t.provider, made: SqliteClient, file, factory };
 }
 
 type UserData = Record<string, unknown>;
@@ -152,6 +158,24 @@ export function rawDriver(): RawDriver {
     held.sqlite = new Database(held.file!, { fileMustExist: true, timeout: SQLITE_BUSY_TIMEOUT_MS });
   }
   return { provider: "sqlite", sqlite: held.sqlite };
+}
+
+/**
+ * The driver for the few writes that skip the ORM (the OAuth engine's hot rows,
+ * app/auth/provider/payload-store.server.ts). PostgreSQL: the client's pool. SQLite: the client's
+ * own connection, never a second one: better-sqlite3 blocks the event loop while it waits for
+ * the write lock, so a second connection waiting on a transaction the client holds across an
+ * await would wait out the busy timeout. On that one connection a statement runs as the client's
+ * own statements outside a transaction do (the adapter serialises only its transactions).
+ */
+export async function rawWriter(): Promise<RawDriver> {
+  const client = db();
+  const held = holder[HELD]!;
+  if (held.pool) return { provider: "postgres", pool: held.pool };
+  if (!held.factory!.connection) await client.$connect();
+  const connection = held.factory!.connection;
+  if (!connection) throw new Error("the SQLite client opened no connection");
+  return { provider: "sqlite", sqlite: connection };
 }
 
 /** Which database the current configuration selects. */

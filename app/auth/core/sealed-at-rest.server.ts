@@ -4,8 +4,8 @@
 // like everywhere else in core — the first secret seals, every configured secret opens. The
 // protected header binds the ciphertext to its row: copied to another user's row or column it no
 // longer opens.
-import { createHash, createHmac, hkdfSync } from "node:crypto";
-import { base64url, calculateJwkThumbprint, compactDecrypt, CompactEncrypt } from "jose";
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
+import { base64url, calculateJwkThumbprint } from "jose";
 import { log } from "./log.server";
 
 type SealKey = { key: Uint8Array; kid: string };
@@ -46,9 +46,16 @@ export type SealPlace = {
 
 export async function sealAtRest(value: string, at: SealPlace, secrets: readonly string[]): Promise<string> {
   const { key, kid } = await sealKey(secrets[0]!, at);
-  return new CompactEncrypt(new TextEncoder().encode(value))
-    .setProtectedHeader({ alg: "dir", enc: "A256GCM", kid, "vst.bind": bindingOf(at) })
-    .encrypt(key);
+  // The compact JWE jose's CompactEncrypt makes (RFC 7516: header..iv.ciphertext.tag, the encoded
+  // header as additional data), made with node:crypto at once: WebCrypto's import of the key and
+  // its job on the thread pool cost more than the cipher, and a refresh grant seals its answer
+  // every time (ADR 172). Any JOSE library opens it (a test opens it with jose).
+  const header = Buffer.from(JSON.stringify({ alg: "dir", enc: "A256GCM", kid, "vst.bind": bindingOf(at) })).toString("base64url");
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  cipher.setAAD(Buffer.from(header, "ascii"));
+  const ciphertext = Buffer.concat([cipher.update(value, "utf8"), cipher.final()]);
+  return `${header}..${iv.toString("base64url")}.${ciphertext.toString("base64url")}.${cipher.getAuthTag().toString("base64url")}`;
 }
 
 /** The sealed value, or null when sealed for another row or purpose, or under a secret no longer configured. */
@@ -63,23 +70,35 @@ export async function openAtRest(sealed: string, at: SealPlace, secrets: readonl
  */
 export async function openAtRestDetail(sealed: string, at: SealPlace, secrets: readonly string[]): Promise<{ value: string; current: boolean } | null> {
   try {
+    // The compact JWE sealAtRest makes and nothing else (header..iv.ciphertext.tag): opened with
+    // node:crypto at once, as it is sealed (a confidential client's secret is opened on every token
+    // request; ADR 172). Only dir + A256GCM with a 96-bit IV and a 128-bit tag; a critical or a
+    // compression header is refused, as jose refuses what it does not understand.
+    const parts = sealed.split(".");
+    if (parts.length !== 5 || parts[1] !== "") throw new Error("not a compact JWE with a direct key");
+    const [encodedHeader, , ivText, ciphertextText, tagText] = parts as [string, string, string, string, string];
+    const header = JSON.parse(Buffer.from(encodedHeader, "base64url").toString("utf8")) as Record<string, unknown>;
+    if (header.alg !== "dir" || header.enc !== "A256GCM" || "crit" in header || "zip" in header) throw new Error("unexpected JWE header");
+    const iv = Buffer.from(ivText, "base64url");
+    const tag = Buffer.from(tagText, "base64url");
+    if (iv.length !== 12 || tag.length !== 16) throw new Error("unexpected IV or tag length");
     let opener: string | undefined;
-    const { plaintext, protectedHeader } = await compactDecrypt(
-      sealed,
-      async ({ kid }) => {
-        for (const secret of secrets) {
-          const k = await sealKey(secret, at);
-          if (k.kid === kid) {
-            opener = secret;
-            return k.key;
-          }
-        }
-        throw new Error("no configured secret matches the sealed value's kid");
-      },
-      { keyManagementAlgorithms: ["dir"], contentEncryptionAlgorithms: ["A256GCM"] },
-    );
-    if (protectedHeader["vst.bind"] !== bindingOf(at)) return null;
-    return { value: new TextDecoder().decode(plaintext), current: opener === secrets[0] };
+    let key: Uint8Array | undefined;
+    for (const secret of secrets) {
+      const k = await sealKey(secret, at);
+      if (k.kid === header.kid) {
+        opener = secret;
+        key = k.key;
+        break;
+      }
+    }
+    if (!key) throw new Error("no configured secret matches the sealed value's kid");
+    const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: 16 });
+    decipher.setAAD(Buffer.from(encodedHeader, "ascii"));
+    decipher.setAuthTag(tag);
+    const plaintext = Buffer.concat([decipher.update(Buffer.from(ciphertextText, "base64url")), decipher.final()]);
+    if (header["vst.bind"] !== bindingOf(at)) return null;
+    return { value: plaintext.toString("utf8"), current: opener === secrets[0] };
   } catch (error) {
     log("warn", "sealed-value-unopened", { purpose: at.purpose, error });
     return null;

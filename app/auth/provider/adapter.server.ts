@@ -3,6 +3,9 @@
 // accountId, clientId) and its expiry for cleanup. Clients are the OAuthClient table
 // (clients.server.ts).
 //
+// The rows on every token request's path (find, consume, upsert) are statements on the driver,
+// prepared once (payload-store.server.ts, ADR 172); the rest goes through the ORM.
+//
 // Codes and refresh tokens are consumed by ONE conditional UPDATE (`… WHERE consumedAt IS NULL`):
 // of two instances redeeming the same one at once, exactly one wins. The loser of a code is a
 // replay: the grant is revoked. The loser of a refresh token, and a client presenting a rotated
@@ -15,6 +18,7 @@ import { log } from "../core/log.server";
 import { db } from "../../db/client.server";
 import { EXTRA_GRANTS, findClientMetadata, saveRegisteredClient, removeClientRows } from "./clients.server";
 import { ClientMetadataDocumentError, clientMetadataForEngine } from "./client-metadata-document.server";
+import { consumePayload, findPayload, upsertPayload } from "./payload-store.server";
 
 /** The kinds consumed once (their rows carry consumedAt). */
 const CONSUMABLE = new Set(["AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest", "PushedAuthorizationRequest"]);
@@ -61,10 +65,6 @@ async function clientMetadataOf(id: string): Promise<AdapterPayload | undefined>
   return findClientMetadata(id);
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string } | null)?.code === "P2002";
-}
-
 /** Every row of a grant (codes, tokens, the grant itself, stored refresh answers). */
 export async function removeGrantRows(grantId: string): Promise<number> {
   return (await db().oAuthPayload.deleteMany({ where: { OR: [{ grantId }, { kind: "Grant", id: grantId }] } })).count;
@@ -75,7 +75,8 @@ export class PrismaAdapter implements Adapter {
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     if (this.kind === "Client") return saveRegisteredClient(id, payload);
-    const data = {
+    // One INSERT … ON CONFLICT DO UPDATE: two writers creating the same row at once end with one row.
+    await upsertPayload(this.kind, id, {
       payload: JSON.stringify(payload),
       grantId: str(payload.grantId),
       uid: str(payload.uid),
@@ -83,20 +84,12 @@ export class PrismaAdapter implements Adapter {
       accountId: str(payload.accountId),
       clientId: str(payload.clientId),
       expiresAt: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
-    };
-    const client = db();
-    try {
-      await client.oAuthPayload.upsert({ where: { kind_id: { kind: this.kind, id } }, create: { kind: this.kind, id, ...data }, update: data });
-    } catch (error) {
-      // Two writers creating the same row at once (PostgreSQL's upsert is a read then a write): the row is there now.
-      if (!isUniqueViolation(error)) throw error;
-      await client.oAuthPayload.update({ where: { kind_id: { kind: this.kind, id } }, data });
-    }
+    });
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
     if (this.kind === "Client") return clientOf(id);
-    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: this.kind, id } } });
+    const row = await findPayload(this.kind, id);
     if (!row) return undefined;
     const payload = JSON.parse(row.payload) as AdapterPayload;
     if (row.consumedAt) {
@@ -120,11 +113,7 @@ export class PrismaAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
-    const { count } = await db().oAuthPayload.updateMany({
-      where: { kind: this.kind, id, consumedAt: null },
-      data: { consumedAt: new Date() },
-    });
-    if (count === 1 || !CONSUMABLE.has(this.kind)) return;
+    if ((await consumePayload(this.kind, id, new Date())) || !CONSUMABLE.has(this.kind)) return;
     // Another request consumed it between this one's read and now.
     const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: this.kind, id } }, select: { grantId: true } });
     if (this.kind === "RefreshToken" && getConfig().provider!.refreshGrace > 0) {

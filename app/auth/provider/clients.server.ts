@@ -10,6 +10,7 @@ import { getConfig } from "../core/config.server";
 import { openAtRest, sealAtRest, type SealedColumn, type SealPlace } from "../core/sealed-at-rest.server";
 import { db } from "../../db/client.server";
 import { redirectHosts } from "./pairwise.server";
+import { findClientRow } from "./payload-store.server";
 
 export const CLIENT_SOURCES = ["cli", "admin", "registration"] as const;
 export type ClientSource = (typeof CLIENT_SOURCES)[number];
@@ -190,7 +191,8 @@ export async function removeClientRows(clientId: string): Promise<boolean> {
 
 /** The client's metadata as the engine reads it: the stored metadata, the secret opened. */
 export async function findClientMetadata(clientId: string): Promise<Record<string, unknown> | undefined> {
-  const row = await db().oAuthClient.findUnique({ where: { clientId } });
+  // On the driver (payload-store.server.ts): read on every token request.
+  const row = await findClientRow(clientId);
   if (!row) return undefined;
   const metadata: Record<string, unknown> = { ...(JSON.parse(row.metadata) as Record<string, unknown>), client_id: clientId };
   if (row.secretSealed) {

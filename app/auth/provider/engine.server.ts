@@ -32,6 +32,7 @@ import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE, removeGrantRows } fro
 import { markIdTokenIssued, recordSessionApp } from "./backchannel.server";
 import { pairwiseSubject } from "./pairwise.server";
 import { pollTooSoon } from "./device-poll.server";
+import { findAccountRow, insertPayload } from "./payload-store.server";
 import { isFirstParty } from "./clients.server";
 import { continueToClientPage, deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
 import {
@@ -192,14 +193,15 @@ export function authenticationOf(factors: readonly string[]): { amr: string[]; a
 }
 
 async function findAccount(_ctx: KoaContextWithOIDC, sub: string) {
-  const user = await db().user.findUnique({ where: { id: sub }, select: { id: true, email: true, emailVerified: true, name: true, disabledAt: true } });
+  // On the driver (payload-store.server.ts): read on every token request.
+  const user = await findAccountRow(sub);
   // A disabled or deleted user gets no token, no userinfo, no refresh.
-  if (!user || user.disabledAt) return undefined;
+  if (!user || user.disabled) return undefined;
   return {
-    accountId: user.id,
+    accountId: sub,
     claims: async () => ({
-      sub: user.id,
-      ...(user.email ? { email: user.email, email_verified: user.emailVerified !== null } : {}),
+      sub,
+      ...(user.email ? { email: user.email, email_verified: user.emailVerified } : {}),
       ...(user.name ? { name: user.name } : {}),
     }),
   };
@@ -377,15 +379,11 @@ async function keepRefreshAnswer(ctx: KoaContextWithOIDC, settings: ProviderConf
   const rotated = ctx.oidc.entities.RotatedRefreshToken as { jti: string; grantId?: string; clientId?: string } | undefined;
   if (!rotated || settings.refreshGrace === 0 || ctx.status !== 200) return;
   const sealed = await sealAtRest(JSON.stringify(ctx.body), answerPlace(rotated.jti), getConfig().secrets);
-  await db().oAuthPayload.create({
-    data: {
-      kind: REFRESH_ANSWER_KIND,
-      id: rotated.jti,
-      payload: sealed,
-      grantId: rotated.grantId ?? null,
-      clientId: rotated.clientId ?? null,
-      expiresAt: new Date(Date.now() + settings.refreshGrace * 1000),
-    },
+  await insertPayload(REFRESH_ANSWER_KIND, rotated.jti, {
+    payload: sealed,
+    grantId: rotated.grantId ?? null,
+    clientId: rotated.clientId ?? null,
+    expiresAt: new Date(Date.now() + settings.refreshGrace * 1000),
   });
 }
 

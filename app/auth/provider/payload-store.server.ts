@@ -1,0 +1,136 @@
+// The OAuth engine's rows on the path of every token request (adapter.server.ts: find, consume,
+// upsert; engine.server.ts: the kept refresh answer and the user; clients.server.ts: the client) as statements on the driver itself, each
+// prepared once per connection: a better-sqlite3 statement, a PostgreSQL named prepared statement.
+// Through the ORM each of them was built, compiled and interpreted on every call and, on SQLite,
+// prepared anew (the adapter keeps no statement cache): most of a refresh grant's time (ADR 172).
+// Kept next to the model (prisma/models.prisma: OAuthPayload, OAuthClient, User); a column renamed there is renamed
+// here. Reads go by the read connection (as the session lookup's, ADR 056), writes by the
+// client's own connection or pool (rawWriter). Times are written as the ORM writes them.
+import type Database from "better-sqlite3";
+import type { Statement } from "better-sqlite3";
+import { rawDriver, rawWriter } from "../../db/client.server";
+
+export type PayloadColumns = {
+  payload: string;
+  grantId: string | null;
+  uid: string | null;
+  userCode: string | null;
+  accountId: string | null;
+  clientId: string | null;
+  expiresAt: Date | null;
+};
+
+export type FoundPayload = { payload: string; consumedAt: Date | null };
+
+const SQLITE = {
+  // Milliseconds since the epoch, whatever text form the column holds (see session-lookup.server.ts).
+  find: `SELECT "payload" AS payload, CAST(round(unixepoch("consumedAt", 'subsec') * 1000) AS INTEGER) AS consumedAt
+FROM "OAuthPayload" WHERE "kind" = ? AND "id" = ?`,
+  consume: `UPDATE "OAuthPayload" SET "consumedAt" = ? WHERE "kind" = ? AND "id" = ? AND "consumedAt" IS NULL`,
+  upsert: `INSERT INTO "OAuthPayload" ("kind", "id", "payload", "grantId", "uid", "userCode", "accountId", "clientId", "expiresAt", "createdAt")
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT ("kind", "id") DO UPDATE SET "payload" = excluded."payload", "grantId" = excluded."grantId", "uid" = excluded."uid",
+  "userCode" = excluded."userCode", "accountId" = excluded."accountId", "clientId" = excluded."clientId", "expiresAt" = excluded."expiresAt"`,
+  insert: `INSERT INTO "OAuthPayload" ("kind", "id", "payload", "grantId", "clientId", "expiresAt", "createdAt") VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  client: `SELECT "metadata" AS metadata, "secretSealed" AS secretSealed FROM "OAuthClient" WHERE "clientId" = ?`,
+  account: `SELECT "email" AS email, "emailVerified" IS NOT NULL AS emailVerified, "name" AS name, "disabledAt" IS NOT NULL AS disabled FROM "User" WHERE "id" = ?`,
+} as const;
+
+// TIMESTAMP(3) columns hold UTC without a zone: written as ISO text without one, read as epoch ms.
+const POSTGRES = {
+  find: {
+    name: "vestibule_oauth_payload_find",
+    text: `SELECT "payload", round(extract(epoch FROM "consumedAt") * 1000)::float8 AS "consumedAt" FROM "OAuthPayload" WHERE "kind" = $1 AND "id" = $2`,
+  },
+  consume: {
+    name: "vestibule_oauth_payload_consume",
+    text: `UPDATE "OAuthPayload" SET "consumedAt" = $1::timestamp(3) WHERE "kind" = $2 AND "id" = $3 AND "consumedAt" IS NULL`,
+  },
+  upsert: {
+    name: "vestibule_oauth_payload_upsert",
+    text: `INSERT INTO "OAuthPayload" ("kind", "id", "payload", "grantId", "uid", "userCode", "accountId", "clientId", "expiresAt", "createdAt")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::timestamp(3), $10::timestamp(3))
+ON CONFLICT ("kind", "id") DO UPDATE SET "payload" = excluded."payload", "grantId" = excluded."grantId", "uid" = excluded."uid",
+  "userCode" = excluded."userCode", "accountId" = excluded."accountId", "clientId" = excluded."clientId", "expiresAt" = excluded."expiresAt"`,
+  },
+  insert: {
+    name: "vestibule_oauth_payload_insert",
+    text: `INSERT INTO "OAuthPayload" ("kind", "id", "payload", "grantId", "clientId", "expiresAt", "createdAt") VALUES ($1, $2, $3, $4, $5, $6::timestamp(3), $7::timestamp(3))`,
+  },
+  client: { name: "vestibule_oauth_client_find", text: `SELECT "metadata", "secretSealed" FROM "OAuthClient" WHERE "clientId" = $1` },
+  account: {
+    name: "vestibule_oauth_account_find",
+    text: `SELECT "email", "emailVerified" IS NOT NULL AS "emailVerified", "name", "disabledAt" IS NOT NULL AS "disabled" FROM "User" WHERE "id" = $1`,
+  },
+} as const;
+
+const sqliteTime = (d: Date | null) => (d ? d.toISOString().replace("Z", "+00:00") : null);
+const postgresTime = (d: Date | null) => (d ? d.toISOString().slice(0, -1) : null);
+
+const prepared = new WeakMap<Database.Database, Map<keyof typeof SQLITE, Statement>>();
+
+function statement(connection: Database.Database, which: keyof typeof SQLITE): Statement {
+  let mine = prepared.get(connection);
+  if (!mine) prepared.set(connection, (mine = new Map()));
+  let s = mine.get(which);
+  if (!s) mine.set(which, (s = connection.prepare(SQLITE[which])));
+  return s;
+}
+
+/** The row (kind, id): its engine payload and when it was consumed; null when there is none. */
+export async function findPayload(kind: string, id: string): Promise<FoundPayload | null> {
+  const driver = rawDriver();
+  let found: { payload: string; consumedAt: number | bigint | null } | undefined;
+  if (driver.provider === "sqlite") found = statement(driver.sqlite, "find").get(kind, id) as typeof found;
+  else found = (await driver.pool.query({ ...POSTGRES.find, values: [kind, id] })).rows[0];
+  if (!found) return null;
+  return { payload: found.payload, consumedAt: found.consumedAt === null ? null : new Date(Number(found.consumedAt)) };
+}
+
+/** A client's row (clients.server.ts opens its secret): read on every token request. */
+export async function findClientRow(clientId: string): Promise<{ metadata: string; secretSealed: string | null } | null> {
+  const driver = rawDriver();
+  if (driver.provider === "sqlite") return (statement(driver.sqlite, "client").get(clientId) as { metadata: string; secretSealed: string | null } | undefined) ?? null;
+  return (await driver.pool.query({ ...POSTGRES.client, values: [clientId] })).rows[0] ?? null;
+}
+
+export type AccountRow = { email: string | null; emailVerified: boolean; name: string | null; disabled: boolean };
+
+/** What the engine's findAccount reads of a user (engine.server.ts): on every token request that names one. */
+export async function findAccountRow(userId: string): Promise<AccountRow | null> {
+  const driver = rawDriver();
+  const found = (
+    driver.provider === "sqlite" ? statement(driver.sqlite, "account").get(userId) : (await driver.pool.query({ ...POSTGRES.account, values: [userId] })).rows[0]
+  ) as { email: string | null; emailVerified: unknown; name: string | null; disabled: unknown } | undefined;
+  // SQLite answers 0/1, PostgreSQL booleans.
+  return found ? { email: found.email, emailVerified: Boolean(found.emailVerified), name: found.name, disabled: Boolean(found.disabled) } : null;
+}
+
+/** Marks the row consumed at `at` unless it already was: ONE conditional update, true for the one caller that did it. */
+export async function consumePayload(kind: string, id: string, at: Date): Promise<boolean> {
+  const driver = await rawWriter();
+  if (driver.provider === "sqlite") return statement(driver.sqlite, "consume").run(sqliteTime(at), kind, id).changes === 1;
+  return (await driver.pool.query({ ...POSTGRES.consume, values: [postgresTime(at), kind, id] })).rowCount === 1;
+}
+
+/** Writes the row (kind, id), or replaces its columns (never its consumption or creation time) when it is there: one statement, two writers at once included. */
+export async function upsertPayload(kind: string, id: string, c: PayloadColumns): Promise<void> {
+  const driver = await rawWriter();
+  const now = new Date();
+  if (driver.provider === "sqlite") {
+    statement(driver.sqlite, "upsert").run(kind, id, c.payload, c.grantId, c.uid, c.userCode, c.accountId, c.clientId, sqliteTime(c.expiresAt), sqliteTime(now));
+    return;
+  }
+  await driver.pool.query({ ...POSTGRES.upsert, values: [kind, id, c.payload, c.grantId, c.uid, c.userCode, c.accountId, c.clientId, postgresTime(c.expiresAt), postgresTime(now)] });
+}
+
+/** Writes a new row (kind, id); throws when there is one. */
+export async function insertPayload(kind: string, id: string, c: Pick<PayloadColumns, "payload" | "grantId" | "clientId" | "expiresAt">): Promise<void> {
+  const driver = await rawWriter();
+  const now = new Date();
+  if (driver.provider === "sqlite") {
+    statement(driver.sqlite, "insert").run(kind, id, c.payload, c.grantId, c.clientId, sqliteTime(c.expiresAt), sqliteTime(now));
+    return;
+  }
+  await driver.pool.query({ ...POSTGRES.insert, values: [kind, id, c.payload, c.grantId, c.clientId, postgresTime(c.expiresAt), postgresTime(now)] });
+}
