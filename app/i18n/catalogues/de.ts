@@ -769,7 +769,7 @@ export const de: Catalogue = {
   "org.saml.emailAttribute": "Attribut mit der Adresse (leer: die NameID)",
   "org.saml.nameAttribute": "Attribut mit dem Namen (optional)",
   "org.saml.idpInitiated": "Anmeldungen akzeptieren, die beim Identitätsanbieter beginnen (weniger sicher)",
-  "org.saml.idpInitiatedOn": "Anmeldungen, die beim Identitätsanbieter beginnen, werden akzeptiert.",
+  "org.saml.idpInitiatedOn": "Anmeldungen, die beim Identitätsanbieter beginnen, werden akzeptiert. Eine solche Anmeldung lässt sich nicht an den Browser binden, in dem sie ankommt: Wer ein Konto beim Identitätsanbieter hat, könnte einen Besucher unter seinem eigenen Konto anmelden.",
   "org.saml.metadata": "Metadaten-URL (Entity-ID)",
   "org.saml.acs": "ACS-URL",
   "org.saml.signin": "Anmeldelink",

@@ -775,7 +775,7 @@ export const en = {
   "org.saml.emailAttribute": "Attribute holding the address (empty: the NameID)",
   "org.saml.nameAttribute": "Attribute holding the name (optional)",
   "org.saml.idpInitiated": "Accept sign-ins started from the identity provider (less safe)",
-  "org.saml.idpInitiatedOn": "Sign-ins started from the identity provider are accepted.",
+  "org.saml.idpInitiatedOn": "Sign-ins started from the identity provider are accepted. Such a sign-in cannot be tied to the browser it arrives in: anyone with an account at the identity provider could sign a visitor in as themselves.",
   "org.saml.metadata": "Metadata URL (entity id)",
   "org.saml.acs": "ACS URL",
   "org.saml.signin": "Sign-in link",

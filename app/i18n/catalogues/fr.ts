@@ -769,7 +769,7 @@ export const fr: Catalogue = {
   "org.saml.emailAttribute": "Attribut contenant l'adresse (vide : le NameID)",
   "org.saml.nameAttribute": "Attribut contenant le nom (facultatif)",
   "org.saml.idpInitiated": "Accepter les connexions lancées depuis le fournisseur d'identité (moins sûr)",
-  "org.saml.idpInitiatedOn": "Les connexions lancées depuis le fournisseur d'identité sont acceptées.",
+  "org.saml.idpInitiatedOn": "Les connexions lancées depuis le fournisseur d'identité sont acceptées. Une telle connexion ne peut pas être liée au navigateur où elle arrive : toute personne ayant un compte chez le fournisseur d'identité pourrait connecter un visiteur sous son propre compte.",
   "org.saml.metadata": "URL des métadonnées (identifiant d'entité)",
   "org.saml.acs": "URL ACS",
   "org.saml.signin": "Lien de connexion",

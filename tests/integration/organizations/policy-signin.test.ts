@@ -19,7 +19,7 @@ import { reauthenticate, reauthPage } from "../../support/reauth.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
 import { configure, openLink, requestLink, useSmtpSink } from "../email/helpers.ts";
 import { askReset, postReset, signUp } from "../passwords/helpers.ts";
-import { b64, IDP_CERT, requestIdOf, signedResponse, spOf, testIdp } from "../saml/idp.ts";
+import { b64, finishInBrowser, IDP_CERT, requestIdOf, signedResponse, spOf, testIdp } from "../saml/idp.ts";
 import { codeAt, firstFactor, enrolled, submitCode, useStepClock } from "../two-factor/helpers.ts";
 import { jsonPost, ORIGIN, send, useApp, verifiedUser } from "./helpers.ts";
 
@@ -67,7 +67,7 @@ async function sessionsOf(email: string) {
 async function throughSaml(email: string, jar = new CookieJar()) {
   const start = await send(get(`/sso/${connection}/signin?callbackUrl=%2Faccount`, { jar }), jar);
   const xml = await signedResponse(idp, spOf(ORIGIN, connection), requestIdOf(start.headers.get("Location")!), email);
-  const res = await send(post(`/sso/${connection}/acs`, { SAMLResponse: b64(xml) }, { headers: { Origin: IDP, "Sec-Fetch-Site": "cross-site", Accept: "text/html" } }), jar);
+  const res = await finishInBrowser(await send(post(`/sso/${connection}/acs`, { SAMLResponse: b64(xml) }, { headers: { Origin: IDP, "Sec-Fetch-Site": "cross-site", Accept: "text/html" } })), jar);
   return { res, jar };
 }
 
