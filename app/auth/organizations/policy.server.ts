@@ -16,10 +16,10 @@ import { getConfig } from "../core/config.server";
 import { AuthError } from "../core/errors";
 import { log } from "../core/log.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
-import { endSessionsWhere } from "../core/session.server";
 import { recordOrgEvent } from "./audit.server";
-import { connectionMethods, domainOf, enterpriseConnectionsForDomain, isConnectionMethod } from "./connections.server";
+import { domainOf, enterpriseConnectionsForDomain, isConnectionMethod } from "./connections.server";
 import type { MemberContext } from "./organizations.server";
+import { endSessionsOutsideConnections } from "./sso-sessions.server";
 import { atLeast } from "./roles";
 
 /** At most this many break-glass owners per organization. */
@@ -138,24 +138,6 @@ export async function domainsWithoutConnection(organizationId: string): Promise<
     if (!served) uncovered.push(verifiedDomain!);
   }
   return uncovered;
-}
-
-/**
- * requireSso turned on: the sessions of the people on the organization's verified domains that
- * did not come through a connection end at once, on every instance (both strategies), except the
- * break-glass owners'. Someone signed in with a password must not keep a session the policy would
- * refuse to start.
- */
-async function endSessionsOutsideConnections(organizationId: string, exempt: readonly string[]): Promise<number> {
-  const domains = await db().organizationDomain.findMany({ where: { organizationId, verifiedDomain: { not: null } }, select: { verifiedDomain: true } });
-  let ended = 0;
-  for (const { verifiedDomain } of domains) {
-    const people = await db().user.findMany({ where: { email: { endsWith: `@${verifiedDomain}` }, id: { notIn: [...exempt] } }, select: { id: true } });
-    for (const person of people) {
-      ended += (await endSessionsWhere({ userId: person.id, notMethods: connectionMethods() })).length;
-    }
-  }
-  return ended;
 }
 
 // ---------------------------------------------------------------------------------------------

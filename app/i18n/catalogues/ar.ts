@@ -997,6 +997,7 @@ export const ar: Catalogue = {
   "org.error.ssoWithoutConnection": "أضف تسجيل دخول للشركة (SAML أو OpenID Connect) لكل نطاق موثّق للمؤسسة قبل أن تفرضه، وإلا فلن يتمكن أفرادها من تسجيل الدخول إطلاقًا.",
   "org.event.policyChanged": "تم تغيير سياسة تسجيل الدخول",
   "org.event.breakGlassUsed": "تسجيل دخول للطوارئ",
+  "org.event.ssoSessionsEnded": "أُنهيت الجلسات التي لم تمر عبر تسجيل دخول الشركة (تسجيل الدخول عبره مطلوب)",
   "notice.break-glass-used.subject": "{site}: تسجيل دخول للطوارئ",
   "notice.break-glass-used.what": "سجّل {person}، وهو مالك للطوارئ في {organization}، الدخول دون تسجيل الدخول الخاص بالشركة.",
 };

@@ -997,6 +997,7 @@ export const de: Catalogue = {
   "org.error.ssoWithoutConnection": "Richten Sie für jede bestätigte Domain der Organisation eine Firmenanmeldung (SAML oder OpenID Connect) ein, bevor Sie sie vorschreiben: Sonst könnten sich deren Personen gar nicht mehr anmelden.",
   "org.event.policyChanged": "Anmelderichtlinie geändert",
   "org.event.breakGlassUsed": "Notfall-Anmeldung",
+  "org.event.ssoSessionsEnded": "Sitzungen außerhalb der Firmenanmeldung beendet (Anmeldung über sie erforderlich)",
   "notice.break-glass-used.subject": "{site}: eine Notfall-Anmeldung",
   "notice.break-glass-used.what": "{person}, Notfall-Inhaber von {organization}, hat sich ohne die Firmenanmeldung angemeldet.",
 };

@@ -1003,6 +1003,7 @@ export const en = {
   "org.error.ssoWithoutConnection": "Add a company sign-in (SAML or OpenID Connect) for each of the organization's verified domains before requiring it: otherwise their people could not sign in at all.",
   "org.event.policyChanged": "Sign-in policy changed",
   "org.event.breakGlassUsed": "Break-glass sign-in",
+  "org.event.ssoSessionsEnded": "Sessions outside the company sign-in ended (sign-in through it required)",
   "notice.break-glass-used.subject": "{site}: a break-glass sign-in",
   "notice.break-glass-used.what": "{person}, a break-glass owner of {organization}, signed in without its company sign-in.",
 } as const;

@@ -997,6 +997,7 @@ export const fr: Catalogue = {
   "org.error.ssoWithoutConnection": "Ajoutez une connexion d’entreprise (SAML ou OpenID Connect) pour chaque domaine vérifié de l’organisation avant de l’exiger : sinon ses personnes ne pourraient plus se connecter du tout.",
   "org.event.policyChanged": "Règles de connexion modifiées",
   "org.event.breakGlassUsed": "Connexion de secours",
+  "org.event.ssoSessionsEnded": "Sessions hors de la connexion d'entreprise terminées (connexion par elle exigée)",
   "notice.break-glass-used.subject": "{site} : une connexion de secours",
   "notice.break-glass-used.what": "{person}, propriétaire de secours de {organization}, s'est connecté sans la connexion d'entreprise.",
 };

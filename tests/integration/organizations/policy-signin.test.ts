@@ -244,6 +244,68 @@ describe(`requireSso on every path (${dbLabel})`, () => {
   });
 });
 
+describe(`requireSso after a break-glass owner stops being an owner (${dbLabel})`, () => {
+  /** Two break-glass owners on the domain, each signed in with the password; a SCIM token made by the first works. */
+  async function twoBreakGlassOwners() {
+    const first = await verifiedUser("first@acme.test");
+    const second = await verifiedUser("second@acme.test");
+    await testDb().membership.createMany({ data: [{ organizationId: acme, userId: first.id, role: "owner" }, { organizationId: acme, userId: second.id, role: "owner" }] });
+    await requireSso([first.id, second.id]);
+    const firstJar = (await signIn(new CookieJar(), "first@acme.test")).jar;
+    const secondJar = (await signIn(new CookieJar(), "second@acme.test")).jar;
+    expect(await sessionsOf("first@acme.test")).toBe(1);
+    const membership = await testDb().membership.findUniqueOrThrow({ where: { organizationId_userId: { organizationId: acme, userId: first.id } } });
+    return { first, second, firstJar, secondJar, membershipId: membership.id };
+  }
+  const breakGlass = async () => (await testDb().organization.findUniqueOrThrow({ where: { id: acme } })).breakGlassOwners.split(" ").filter(Boolean);
+
+  for (const strategy of ["database", "jwt"] as const) {
+    it(`demoted to admin (${strategy} sessions): dropped from the break-glass owners, the password session ends and can no longer mint a SCIM token`, async () => {
+      configure({ AUTH_ORGANIZATIONS: "true", AUTH_SESSION_STRATEGY: strategy });
+      const { first, second, firstJar, secondJar, membershipId } = await twoBreakGlassOwners();
+      expect((await jsonPost(secondJar, "/orgs/acme", { intent: "role", membershipId, role: "admin" })).status).toBe(200);
+      expect(await breakGlass()).toEqual([second.id]);
+      expect(await sessionsOf("first@acme.test")).toBe(0);
+      expect(await sessionsOf("second@acme.test")).toBe(1);
+      expect((await jsonPost(firstJar, "/orgs/acme", { intent: "scim-token-create", name: "Mine" })).status).not.toBe(200);
+      expect(await testDb().scimToken.count()).toBe(0);
+      const events = await testDb().organizationAuditEvent.findMany({ where: { organizationId: acme, type: { in: ["policy-changed", "sso-sessions-ended"] } }, orderBy: { at: "asc" } });
+      expect(events.map((e) => e.type)).toEqual(["policy-changed", "sso-sessions-ended"]);
+      expect(JSON.parse(events[1]!.detail!)).toMatchObject({ userId: first.id, sessions: 1, because: "owner-role-lost" });
+    });
+  }
+
+  it("removed, or leaving: dropped from the break-glass owners and the password session ends", async () => {
+    const { second, firstJar, secondJar, membershipId } = await twoBreakGlassOwners();
+    expect((await jsonPost(secondJar, "/orgs/acme", { intent: "remove", membershipId })).status).toBe(200);
+    expect(await breakGlass()).toEqual([second.id]);
+    expect(await sessionsOf("first@acme.test")).toBe(0);
+    expect((await jsonPost(firstJar, "/orgs/acme", { intent: "scim-token-create", name: "Mine" })).status).not.toBe(200);
+
+    const third = await verifiedUser("third@acme.test");
+    await testDb().membership.create({ data: { organizationId: acme, userId: third.id, role: "owner" } });
+    await requireSso([second.id, third.id]);
+    const thirdJar = (await signIn(new CookieJar(), "third@acme.test")).jar;
+    expect((await jsonPost(thirdJar, "/orgs/acme", { intent: "leave" })).status).toBe(200);
+    expect(await breakGlass()).toEqual([second.id]);
+    expect(await sessionsOf("third@acme.test")).toBe(0);
+    expect(await sessionsOf("second@acme.test")).toBe(1);
+  });
+
+  it("a demoted owner off the organization's domains keeps their sessions (requireSso does not govern them); without requireSso nothing ends", async () => {
+    const outsider = await verifiedUser("boss@elsewhere.test");
+    const second = await verifiedUser("second@acme.test");
+    await testDb().membership.createMany({ data: [{ organizationId: acme, userId: outsider.id, role: "owner" }, { organizationId: acme, userId: second.id, role: "owner" }] });
+    await requireSso([outsider.id, second.id]);
+    await signIn(new CookieJar(), "boss@elsewhere.test");
+    const secondJar = (await signIn(new CookieJar(), "second@acme.test")).jar;
+    const m = await testDb().membership.findUniqueOrThrow({ where: { organizationId_userId: { organizationId: acme, userId: outsider.id } } });
+    expect((await jsonPost(secondJar, "/orgs/acme", { intent: "role", membershipId: m.id, role: "member" })).status).toBe(200);
+    expect(await breakGlass()).toEqual([second.id]);
+    expect(await sessionsOf("boss@elsewhere.test")).toBe(1);
+  });
+});
+
 describe(`requireSso and another OAuth provider (${dbLabel})`, () => {
   let oauth: TestIdp;
   beforeAll(async () => {

@@ -13,6 +13,7 @@ import { disableUser, enableUser } from "../../accounts/admin.server";
 import { normalizeEmailAddress } from "../../core/email-address";
 import { recordOrgEvent, type OrgActor } from "../audit.server";
 import { holdOrgLock, isUniqueViolation } from "../organizations.server";
+import { dropBreakGlassOwner } from "../sso-sessions.server";
 import { roleOfGroupName } from "./group-roles";
 import { withBooleans, normalisePatch } from "./shapes.server";
 
@@ -169,6 +170,8 @@ async function syncMembership(tx: Tx, ctx: ScimContext, scimUserId: string): Pro
     await tx.membership.delete({ where: { id: membership.id } });
     await tx.session.updateMany({ where: { userId: row.userId, organizationId: ctx.organizationId }, data: { organizationId: null } });
     await recordOrgEvent(tx, ctx.organizationId, ctx.actor, "member-removed", { userId: row.userId, role: membership.role, source: "scim" });
+    // No longer an owner, so no longer a break-glass owner (their sessions end with the account's disabling).
+    if (membership.role === "owner") await dropBreakGlassOwner(tx, ctx.organizationId, row.userId, ctx.actor);
     return;
   }
   const role = await roleFromGroups(tx, scimUserId);
