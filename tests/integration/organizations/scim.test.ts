@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { beforeEach, describe, expect, it } from "vitest";
 import { signIn } from "../../support/auth.ts";
+import { runInProcess } from "../../support/cli.ts";
 import { ageSession } from "../../support/reauth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, ORIGIN } from "../../support/http.ts";
@@ -193,6 +194,46 @@ describe(`SCIM provisioning (${dbLabel})`, () => {
         expect((await account(email))?.disabledAt).toBeNull();
       }
     });
+  });
+
+  it("an account a site administrator disabled stays disabled: SCIM active false then true leaves it disabled and answers active false (ADR 175)", async () => {
+    const { token, org, domain } = await provisionedOrg("acme", "acme-corp.com");
+    const email = `dana@${domain}`;
+    const created = await scim(token, "POST", "/Users", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: email, emails: [{ value: email, primary: true }], active: true });
+    expect(created.status).toBe(201);
+    const id = String(created.json!.id);
+    expect((await runInProcess("scripts/user-disable.ts", ["--email", email])).code).toBe(0);
+    expect(await account(email)).toMatchObject({ disabledBy: "admin" });
+    const patch = (value: boolean) => scim(token, "PATCH", `/Users/${id}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "replace", path: "active", value }] });
+    expect((await patch(false)).status).toBe(200);
+    const again = await patch(true);
+    expect(again.status).toBe(200);
+    expect(again.json).toMatchObject({ active: false });
+    expect((await account(email))?.disabledAt).not.toBeNull();
+    expect(await membership(org.id, email)).toBeNull();
+    expect((await scim(token, "GET", `/Users/${id}`)).json).toMatchObject({ active: false });
+    // The operator enables it; the directory's next reactivation then works as usual.
+    expect((await runInProcess("scripts/user-enable.ts", ["--email", email])).code).toBe(0);
+    expect(await account(email)).toMatchObject({ disabledAt: null, disabledBy: null });
+    expect((await patch(true)).json).toMatchObject({ active: true });
+    expect(await membership(org.id, email)).toMatchObject({ role: "member" });
+  });
+
+  it("one organization's directory never re-enables an account another organization's directory disabled", async () => {
+    const a = await provisionedOrg("acme", "acme-corp.com");
+    const b = await provisionedOrg("beta", "beta-corp.com");
+    // Erin's address is on B's domain now; A's directory disabled the account earlier (when A held it).
+    const email = `erin@${b.domain}`;
+    const created = await scim(b.token, "POST", "/Users", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: email, active: false });
+    expect(created.status).toBe(201);
+    await testDb().user.update({ where: { email }, data: { disabledAt: new Date(), disabledBy: `scim:${a.org.id}` } });
+    const patch = (value: boolean) => scim(b.token, "PATCH", `/Users/${String(created.json!.id)}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "replace", path: "active", value }] });
+    expect((await patch(true)).json).toMatchObject({ active: false });
+    expect((await account(email))?.disabledAt).not.toBeNull();
+    // What B's own directory disabled, it enables.
+    await testDb().user.update({ where: { email }, data: { disabledBy: `scim:${b.org.id}` } });
+    expect((await patch(true)).json).toMatchObject({ active: true });
+    expect(await account(email)).toMatchObject({ disabledAt: null, disabledBy: null });
   });
 
   it("Entra ID's request shapes: capitalised ops, \"False\" strings, filtered paths on absent arrays, member removal by value; the Admins group makes an admin", async () => {

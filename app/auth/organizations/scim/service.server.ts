@@ -9,7 +9,7 @@
 // instance within the revocation bound, in both session strategies.
 import SCIMMY from "scimmy";
 import { db } from "../../../db/client.server";
-import { disableUser, enableUser } from "../../accounts/admin.server";
+import { disabledByOtherThanScimOf, disableUser, enableUser } from "../../accounts/admin.server";
 import { normalizeEmailAddress } from "../../core/email-address";
 import { recordOrgEvent, type OrgActor } from "../audit.server";
 import { holdOrgLock, isUniqueViolation } from "../organizations.server";
@@ -257,7 +257,10 @@ export async function createUser(ctx: ScimContext, body: unknown) {
 async function writeUser(ctx: ScimContext, current: UserRow, resource: Record<string, unknown>) {
   const address = await requireManagedAddress(ctx.organizationId, resource);
   const userName = String(resource.userName);
-  const active = resource.active !== false;
+  // Reactivating an account an operator (or another organization's directory) disabled is not
+  // this directory's to do (ADR 175): the person stays inactive here — no membership, and the
+  // answer says active false — until an operator enables the account.
+  const active = resource.active !== false && !(current.active === false && (await disabledByOtherThanScimOf(current.userId, ctx.organizationId)));
   const row = await uniqueAsConflict(() => db().$transaction(async (tx) => {
     if (userName.toLowerCase() !== current.userName.toLowerCase()) {
       const taken = await tx.scimUser.findFirst({ where: { organizationId: ctx.organizationId, userNameKey: userName.toLowerCase(), id: { not: current.id } }, select: { id: true } });
