@@ -253,6 +253,19 @@ export async function sessionOutsideSso(userId: string, sessionId: string | null
 }
 
 /**
+ * Whether `userId` is a break-glass owner (listed and still an owner) of the organization whose
+ * verified domain holds their address. Asked by the password sign-in for every address on a
+ * requireSso domain, known or not (null: the same queries), so its time tells nothing (ADR 165 amended).
+ */
+export async function isBreakGlassOwner(userId: string | null): Promise<boolean> {
+  const user = await db().user.findUnique({ where: { id: userId ?? "" }, select: { email: true } });
+  const found = await domainOrganization(user?.email ?? "nobody@invalid.invalid");
+  const listed = found ? policyOf(found.organization).breakGlassOwners.includes(userId ?? "") : false;
+  const owner = await db().membership.count({ where: { organizationId: found?.organization.id ?? "", userId: userId ?? "", role: "owner" } });
+  return listed && owner === 1;
+}
+
+/**
  * Whether `address` is on a domain whose organization requires its connection: the e-mail link
  * and the forgotten-password page refuse before sending (by the domain alone — the same answer
  * for every address of the domain). The break-glass owners are not told apart here: they sign in

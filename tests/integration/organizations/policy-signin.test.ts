@@ -84,8 +84,11 @@ describe(`requireSso on every path (${dbLabel})`, () => {
     await requireSso();
     refused((await signIn(new CookieJar(), "ada@acme.test")).res);
     expect(await sessionsOf("ada@acme.test")).toBe(0);
-    // A wrong password is still a wrong password.
-    expect((await signIn(new CookieJar(), "ada@acme.test", "not the password")).res).toHaveErrorRedirect("CredentialsSignin");
+    // A wrong password, and an unknown address, get the very same refusal: the answer never says
+    // whether the password was right (ADR 165 amended).
+    refused((await signIn(new CookieJar(), "ada@acme.test", "not the password")).res);
+    refused((await signIn(new CookieJar(), "nobody@acme.test", "not the password")).res);
+    refused((await signIn(new CookieJar(), "nobody@acme.test")).res);
     // JSON clients read the same refusal as {url}.
     const jar = new CookieJar();
     const csrfToken = await fetchCsrf(jar);
@@ -204,6 +207,17 @@ describe(`requireSso on every path (${dbLabel})`, () => {
     expect(res.status).toBe(302);
     expect(res.headers.get("Location")).not.toContain("error=");
     expect(res.headers.getSetCookie().some((c) => /session-token=[^;]/.test(c))).toBe(true);
+  });
+
+  it("a break-glass owner's wrong password gets the domain's SsoRequired like anyone's; the right one signs in", async () => {
+    const owner = await verifiedUser("owner@acme.test");
+    await testDb().membership.create({ data: { organizationId: acme, userId: owner.id, role: "owner" } });
+    await requireSso([owner.id]);
+    refused((await signIn(new CookieJar(), "owner@acme.test", "not the password")).res);
+    expect((await signIn(new CookieJar(), "owner@acme.test")).res).toHaveSessionCookie();
+    // No longer an owner: the right password is refused the same way.
+    await testDb().membership.updateMany({ where: { userId: owner.id }, data: { role: "admin" } });
+    refused((await signIn(new CookieJar(), "owner@acme.test")).res);
   });
 
   it("a break-glass owner signs in with the password: recorded in the organization's log and e-mailed to every owner", async () => {
