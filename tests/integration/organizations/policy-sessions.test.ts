@@ -8,7 +8,8 @@ import { createUser, signIn } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, get, post } from "../../support/http.ts";
 import { configure } from "../email/helpers.ts";
-import { b64, finishInBrowser, IDP_CERT, requestIdOf, signedResponse, spOf, testIdp } from "../saml/idp.ts";
+import { b64, IDP_CERT, requestIdOf, signedResponse, spOf, testIdp } from "../saml/idp.ts";
+import { finishInBrowser } from "../saml/sp-steps.ts";
 import { accountIntent, codeAt, useStepClock } from "../two-factor/helpers.ts";
 import { addMember, ORIGIN, send, sessionJson, useApp } from "./helpers.ts";
 

@@ -19,7 +19,8 @@ import { reauthenticate, reauthPage } from "../../support/reauth.ts";
 import { linkIn } from "../../support/smtp-sink.ts";
 import { configure, openLink, requestLink, useSmtpSink } from "../email/helpers.ts";
 import { askReset, postReset, signUp } from "../passwords/helpers.ts";
-import { b64, finishInBrowser, IDP_CERT, requestIdOf, signedResponse, spOf, testIdp } from "../saml/idp.ts";
+import { b64, IDP_CERT, requestIdOf, signedResponse, spOf, testIdp } from "../saml/idp.ts";
+import { finishInBrowser } from "../saml/sp-steps.ts";
 import { codeAt, firstFactor, enrolled, submitCode, useStepClock } from "../two-factor/helpers.ts";
 import { jsonPost, ORIGIN, send, useApp, verifiedUser } from "./helpers.ts";
 

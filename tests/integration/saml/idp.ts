@@ -7,8 +7,6 @@ import { fileURLToPath } from "node:url";
 import { inflateRawSync } from "node:zlib";
 import * as samlify from "samlify";
 import { SignedXml } from "xml-crypto";
-import { CookieJar, get } from "../../support/http.ts";
-import { send } from "../organizations/helpers.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixture = (name: string) => fs.readFileSync(path.resolve(here, "../../fixtures/saml", name), "utf8");
@@ -55,23 +53,6 @@ export async function signedResponse(idp: ReturnType<typeof testIdp>, sp: Return
 export function requestIdOf(location: string): string {
   const xml = inflateRawSync(Buffer.from(new URL(location).searchParams.get("SAMLRequest")!, "base64")).toString("utf8");
   return /\bID="([^"]+)"/.exec(xml)![1]!;
-}
-
-/**
- * The browser of an SP-initiated sign-in (ADR 154, amended). samlStart keeps the binding cookie the start
- * sets in `jar`; finishInBrowser follows the ACS's 303 to the finish step in the jar of the
- * request it answers (the last one started, unless given) — the step a real browser takes.
- */
-let lastBrowser: CookieJar | null = null;
-export async function samlStart(connectionId: string, jar = new CookieJar(), callbackUrl = "/account"): Promise<{ id: string; jar: CookieJar; res: Response }> {
-  const res = await send(get(`/sso/${connectionId}/signin?callbackUrl=${encodeURIComponent(callbackUrl)}`, { jar }), jar);
-  lastBrowser = jar;
-  return { id: res.status === 302 ? requestIdOf(res.headers.get("Location")!) : "", jar, res };
-}
-export async function finishInBrowser(res: Response, jar: CookieJar | null = lastBrowser): Promise<Response> {
-  if (res.status !== 303) return res;
-  const location = new URL(res.headers.get("Location")!);
-  return send(get(`${location.pathname}${location.search}`, { jar: jar ?? undefined, headers: { Accept: "text/html" } }), jar ?? undefined);
 }
 
 const RSA_SHA256 = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256";

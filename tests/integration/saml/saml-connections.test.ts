@@ -22,7 +22,8 @@ import { callRoute, CookieJar, get, post } from "../../support/http.ts";
 import { ageSession } from "../../support/reauth.ts";
 import { configure } from "../email/helpers.ts";
 import { addMember, createOrg, formPost, jsonGet, jsonPost, member, ORIGIN, send, useApp } from "../organizations/helpers.ts";
-import { b64, encryptAssertion, encryptingIdp, finishInBrowser, IDP_CERT, OTHER_CERT, requestIdOf, samlStart, signedResponse, spFromMetadata, spOf, testIdp, unsigned } from "./idp.ts";
+import { b64, encryptAssertion, encryptingIdp, IDP_CERT, OTHER_CERT, requestIdOf, signedResponse, spFromMetadata, spOf, testIdp, unsigned } from "./idp.ts";
+import { finishInBrowser, samlStart } from "./sp-steps.ts";
 
 useApp();
 

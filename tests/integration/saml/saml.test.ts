@@ -15,7 +15,8 @@ import { callRoute, CookieJar, get, post } from "../../support/http.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { configure } from "../email/helpers.ts";
 import { addMember, createOrg, formPost, jsonGet, jsonPost, member, ORIGIN, send, useApp } from "../organizations/helpers.ts";
-import { b64, finishInBrowser, samlStart, RETIRED_CERT, OTHER_CERT, OTHER_KEY, requestIdOf, resign, signedResponse, spOf, testIdp, unsigned, IDP_CERT } from "./idp.ts";
+import { b64, RETIRED_CERT, OTHER_CERT, OTHER_KEY, requestIdOf, resign, signedResponse, spOf, testIdp, unsigned, IDP_CERT } from "./idp.ts";
+import { finishInBrowser, samlStart } from "./sp-steps.ts";
 
 useApp();
 
