@@ -17,6 +17,7 @@ export default [
   route("sso/:id/metadata", "routes/sso-metadata.ts"),
   route("sso/:id/signin", "routes/sso-signin.ts"),
   route("sso/:id/acs", "routes/sso-acs.ts"),
+  route("sso/:id/finish", "routes/sso-finish.ts"),
   route("sso/oidc/:id/signin", "routes/sso-oidc-signin.ts"),
   route("sso/oidc/:id/callback", "routes/sso-oidc-callback.ts"),
   // The language menu's form.

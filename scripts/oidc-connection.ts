@@ -66,6 +66,9 @@ runCommand(
       clientSecret,
       domains: list(values.domains),
       defaultRole: role,
+      // The operator is trusted with their own network: an IdP on a private or internal address is
+      // allowed here (never from the organization page), and its sign-ins may reach it.
+      allowPrivateAddress: true,
     });
     if (!result.ok) throw new Refused(`${result.reason.field}: ${result.reason.detail}`);
     await recordOrgEvent(db(), organization.id, OPERATOR, "oidc-connection-added", { connectionId: result.id, issuer: str(values.issuer), clientId: str(values["client-id"]), source: "cli" });

@@ -458,6 +458,7 @@ const EVENT_KEYS: Record<string, MessageKey> = {
   "oidc-connection-removed": "org.event.oidcConnectionRemoved",
   "policy-changed": "org.event.policyChanged",
   "break-glass-used": "org.event.breakGlassUsed",
+  "sso-sessions-ended": "org.event.ssoSessionsEnded",
   "saml-connection-added": "org.event.samlConnectionAdded",
   "saml-connection-removed": "org.event.samlConnectionRemoved",
   "saml-certificate-added": "org.event.samlCertificateAdded",

@@ -3,7 +3,7 @@
 import { data } from "react-router";
 import { BadRequestError, readBody, refusedBodyResponse } from "~/auth/core/body.server";
 import { authRequest } from "~/auth/core/request.server";
-import { ACS_BODY_LIMIT, acsRateLimited, connectionFor, consumeAssertion, metadataResponse, startSignIn } from "~/auth/saml";
+import { ACS_BODY_LIMIT, acsRateLimited, connectionFor, consumeAssertion, finishSignIn, metadataResponse, startSignIn } from "~/auth/saml";
 import { finishOidcSignIn, oidcConnectionFor, startOidcSignIn } from "~/auth/oidc-connections";
 
 const notFound = () => data("Not found", { status: 404 });
@@ -35,6 +35,13 @@ export async function ssoAcs(request: Request, id: string | undefined): Promise<
     if (error instanceof BadRequestError) return refusedBodyResponse(error);
     throw error;
   }
+}
+
+export async function ssoFinish(request: Request, id: string | undefined): Promise<Response> {
+  const ar = authRequest(request);
+  const connection = await connectionFor(ar, id);
+  if (!connection) throw notFound();
+  return finishSignIn(ar, connection);
 }
 
 // ── OpenID Connect connections: /sso/oidc/<connectionId>/signin and /callback (ADR 151) ──────────

@@ -67,13 +67,28 @@ export async function resolveUser(who: UserKey): Promise<UserRef | null> {
   return where ? db().user.findUnique({ where, select: { id: true, email: true } }) : null;
 }
 
-async function userByEmail(email: UserKey): Promise<UserRef & { disabledAt: Date | null } | null> {
+async function userByEmail(email: UserKey): Promise<UserRef & { disabledAt: Date | null; disabledBy: string | null } | null> {
   const where = whereOf(email);
   if (!where) return null;
-  return db().user.findUnique({ where, select: { id: true, email: true, disabledAt: true } });
+  return db().user.findUnique({ where, select: { id: true, email: true, disabledAt: true, disabledBy: true } });
 }
 
-export type ChangeResult = { ok: true; userId: string; email: string | null; changed: boolean; sessionsEnded: number } | { ok: false; reason: "not-found" };
+export type ChangeResult = { ok: true; userId: string; email: string | null; changed: boolean; sessionsEnded: number } | { ok: false; reason: "not-found" | "disabled-by-other" };
+
+/**
+ * Who disabled an account (User.disabledBy, ADR 175): "scim:<organizationId>" for an
+ * organization's directory, "admin" for the command line and /admin. A directory enables only what
+ * its own organization's directory disabled; an operator enables anything.
+ */
+function disablerOf(actor: Actor): string {
+  return actor.source === "scim" ? `scim:${actor.organizationId}` : "admin";
+}
+
+/** Whether the account is disabled by someone other than this organization's directory (an operator, or another organization's). */
+export async function disabledByOtherThanScimOf(userId: string, organizationId: string): Promise<boolean> {
+  const user = await db().user.findUnique({ where: { id: userId }, select: { disabledAt: true, disabledBy: true } });
+  return user?.disabledAt != null && user.disabledBy !== `scim:${organizationId}`;
+}
 
 /**
  * Disables the user (ADR 078): every sign-in method refuses them from now on, with its answer for
@@ -88,20 +103,28 @@ export async function disableUser(email: UserKey, actor: Actor): Promise<ChangeR
   const changed = user.disabledAt === null;
   // Written first: a sign-in that passed its check a moment ago cannot roll or refresh its cookie
   // past this (revocation.server.ts endedInDatabase), and none can start.
-  if (changed) await db().user.update({ where: { id: user.id }, data: { disabledAt: new Date() } });
+  if (changed) await db().user.update({ where: { id: user.id }, data: { disabledAt: new Date(), disabledBy: disablerOf(actor) } });
   const sessionsEnded = await revokeUserSessions(user.id);
   announceUserDisabled(user.id);
   if (changed) await recordEvent("user-disabled", eventFields(actor, user.id, { count: sessionsEnded }));
   return { ok: true, userId: user.id, email: user.email, changed, sessionsEnded };
 }
 
-/** Enables the user again: sign-in works again; ended sessions stay ended. */
+/**
+ * Enables the user again: sign-in works again; ended sessions stay ended. An organization's
+ * directory (SCIM) enables only an account its own directory disabled (ADR 175): never one an
+ * operator disabled (null on rows from before the column counts as an operator), nor another
+ * organization's.
+ */
 export async function enableUser(email: UserKey, actor: Actor): Promise<ChangeResult> {
   const user = await userByEmail(email);
   if (!user) return { ok: false, reason: "not-found" };
   const changed = user.disabledAt !== null;
+  if (changed && actor.source === "scim" && user.disabledBy !== disablerOf(actor)) return { ok: false, reason: "disabled-by-other" };
   if (changed) {
-    await db().user.update({ where: { id: user.id }, data: { disabledAt: null } });
+    // Conditional on who disabled it: an operator's disabling in between is never undone.
+    const { count } = await db().user.updateMany({ where: { id: user.id, disabledAt: { not: null }, disabledBy: user.disabledBy }, data: { disabledAt: null, disabledBy: null } });
+    if (count === 0) return { ok: false, reason: "disabled-by-other" };
     await recordEvent("user-enabled", eventFields(actor, user.id, {}));
   }
   return { ok: true, userId: user.id, email: user.email, changed, sessionsEnded: 0 };

@@ -127,7 +127,8 @@ export async function runCleanup(now = new Date(), { batch = CLEANUP_BATCH } = {
       // (a replay of one would be refused by its times anyway).
       const samlRows =
         (await tx.samlRequest.deleteMany({ where: { expires: { lte: now } } })).count +
-        (await tx.samlAssertionUse.deleteMany({ where: { expires: { lte: now } } })).count;
+        (await tx.samlAssertionUse.deleteMany({ where: { expires: { lte: now } } })).count +
+        (await tx.samlTicket.deleteMany({ where: { expires: { lte: now } } })).count;
       // The mail queue (ADR 059): sent messages after a week; one never sent after a month of retries.
       const sentBefore = new Date(now.getTime() - SENT_MAIL_KEPT_DAYS * DAY_MS);
       const unsentBefore = new Date(now.getTime() - UNSENT_MAIL_KEPT_DAYS * DAY_MS);

@@ -1,7 +1,7 @@
 // Cookie names, attributes and chunking. Every Set-Cookie the auth core writes is
 // built here so the attributes stay identical everywhere.
 
-export const COOKIE_KEYS = ["sessionToken", "csrfToken", "callbackUrl", "state", "pkceCodeVerifier", "nonce", "challenge", "signinEmail", "twoFactor", "emailCode"] as const;
+export const COOKIE_KEYS = ["sessionToken", "csrfToken", "callbackUrl", "state", "pkceCodeVerifier", "nonce", "challenge", "signinEmail", "twoFactor", "emailCode", "samlBinding"] as const;
 export type CookieKey = (typeof COOKIE_KEYS)[number];
 export type CookieNames = Record<CookieKey, string>;
 
@@ -20,6 +20,8 @@ const BASE_NAMES: CookieNames = {
   twoFactor: "authjs.two-factor",
   // The pending e-mail sign-in, sign-up or reset a typed code may finish (email/email-code.server.ts).
   emailCode: "authjs.email-code",
+  // The random value binding a SAML sign-in to the browser that started it (saml/sp.server.ts, ADR 154, amended).
+  samlBinding: "authjs.saml-binding",
 };
 
 /**
@@ -34,7 +36,7 @@ export const MAX_COOKIE_SIZE = 4096;
 export const CHUNK_SIZE = 3933;
 
 /** Cookies no sibling host may plant: `__Host-` on https. */
-const HOST_PREFIXED = new Set<CookieKey>(["csrfToken", "emailCode"]);
+const HOST_PREFIXED = new Set<CookieKey>(["csrfToken", "emailCode", "samlBinding"]);
 
 const SECURE_NAMES: CookieNames = Object.fromEntries(
   COOKIE_KEYS.map((k) => [k, `${HOST_PREFIXED.has(k) ? "__Host-" : "__Secure-"}${BASE_NAMES[k]}`]),

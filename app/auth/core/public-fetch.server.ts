@@ -127,6 +127,20 @@ async function resolveChecked(hostname: string, seam: PublicFetchSeam | null): P
   return answers[0]!;
 }
 
+/**
+ * Whether `hostname` (a name or a literal address) resolves to public unicast addresses only,
+ * within `timeoutMs`: PublicFetchError ("forbidden_address", "unresolvable", "timeout") otherwise.
+ * For a caller whose fetch goes through another client (oauth4webapi's discovery): the check before
+ * it, not the pinned connection fetchPublic makes.
+ */
+export async function checkPublicHost(hostname: string, timeoutMs: number, seam: PublicFetchSeam | null = null): Promise<void> {
+  const deadline = AbortSignal.timeout(timeoutMs);
+  await Promise.race([
+    resolveChecked(hostname, seam),
+    new Promise<never>((_, reject) => deadline.addEventListener("abort", () => reject(new PublicFetchError("timeout")), { once: true })),
+  ]);
+}
+
 export type PublicFetchOptions = { maxBytes: number; timeoutMs: number; accept: string; userAgent: string; seam?: PublicFetchSeam | null };
 export type PublicFetched = { body: Buffer; cacheControl: string | null; contentType: string | null };
 

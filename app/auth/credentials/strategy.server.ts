@@ -19,6 +19,7 @@ import { toSessionUser, type SignInResult } from "../accounts/users.server";
 import { emailAddressField } from "./users.server";
 import { runStrategy } from "../signin/flow.server";
 import { getMailer } from "../../mail/mailer.server";
+import { isBreakGlassOwner, ssoRequiredForAddress } from "../organizations/policy.server";
 
 export const CredentialsInput = z.object({
   email: emailAddressField(),
@@ -44,6 +45,9 @@ export function credentialsStrategy(config: AuthConfig) {
     // give a code e-mailed to the address (ADR 083). Read for every address, known or not.
     // Without e-mail delivery there is no code to send: the ceiling does not apply (ADR 083).
     const stepUp = deviceId === null && getMailer(config) !== null && (await consecutiveFailureCeilingReached(config.rateLimits, email));
+    // By the domain alone, before the account is looked up: whether an organization requires its
+    // connection for this address (ADR 165).
+    const ssoDomain = config.organizations ? await ssoRequiredForAddress(email) : null;
     const user = await db().user.findUnique({ where: { email }, include: { password: { select: { hash: true } } } });
     // A disabled user's right password is a wrong one: the same answer, and counted as a failure,
     // so neither the answer nor the limits tell the two apart (ADR 078).
@@ -55,6 +59,17 @@ export function credentialsStrategy(config: AuthConfig) {
     if (!ok) {
       await countConsecutiveFailure(config.rateLimits, email);
       await recordEvent("signin-failed", { userId: user?.id ?? null, ...eventSource(ar), detail: { provider: "credentials" } });
+    }
+    // On a domain that requires its organization's connection, every outcome but a break-glass
+    // owner's right password is the same SsoRequired refusal: a wrong password, an unknown address
+    // and a right password alike (else the answer would tell whether the password was right, ADR
+    // 165 amended). Asked for every address of the domain, known or not, for the same time.
+    if (ssoDomain) {
+      const exempt = await isBreakGlassOwner(user?.id ?? null);
+      if (!(ok && exempt)) {
+        if (ok) await recordEvent("signin-failed", { userId: user!.id, ...eventSource(ar), detail: { provider: "credentials", reason: "policy" } });
+        throw new AuthError("SsoRequired", { log: "credentials on a domain whose organization requires its connection", params: { domain: ssoDomain } });
+      }
     }
     // Right or wrong, the same answer: only a right password's code is sent.
     if (stepUp) throw new EmailStepUpRequired(email, ok);

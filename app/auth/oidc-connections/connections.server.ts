@@ -7,6 +7,7 @@ import { z } from "zod";
 import { db } from "../../db/client.server";
 import { getConfig, type AuthConfig } from "../core/config.server";
 import { log } from "../core/log.server";
+import { checkPublicHost, PublicFetchError, type PublicFetchSeam } from "../core/public-fetch.server";
 import { openAtRestDetail, resealStale, sealAtRest, type SealedColumn } from "../core/sealed-at-rest.server";
 import { endSessionsStartedWith } from "../core/session.server";
 import { discover, insecureAllowed, outboundBudget, OutboundError } from "../oauth/http.server";
@@ -24,6 +25,8 @@ export type OidcConnectionRow = {
   clientSecret: string;
   domains: string[];
   defaultRole: OrgRole;
+  /** Added by the operator's CLI: its issuer and endpoints may be private addresses (ADR 164 amended). */
+  allowPrivateAddress: boolean;
 };
 
 const SEAL_PURPOSE = "oidc-connection-client-secret";
@@ -55,7 +58,58 @@ export async function findOidcConnection(id: string, config: AuthConfig = getCon
     clientSecret: opened.value,
     domains: row.domains.split(/\s+/).filter(Boolean),
     defaultRole: isOrgRole(row.defaultRole) && row.defaultRole !== "owner" ? row.defaultRole : "member",
+    allowPrivateAddress: row.allowPrivateAddress,
   };
+}
+
+/** How long the public-address check of one host may take. */
+const HOST_CHECK_MS = 5_000;
+let resolverSeam: PublicFetchSeam | null = null;
+/** Tests only: a fake resolver for the public-address check (refused in production). */
+export function setOidcHostCheckTestSeam(next: PublicFetchSeam | null) {
+  if (next && process.env.NODE_ENV === "production") throw new Error("The OpenID Connect host check test seam is not available in production");
+  resolverSeam = next;
+}
+
+/**
+ * Why the server may not fetch `url` for a connection (null: it may). Server-side request forgery
+ * (ADR 164 amended): an organization admin names the issuer, and its discovery names the other
+ * endpoints, so a connection added from the organization page reaches only https URLs whose host
+ * resolves to public addresses — and http only to a loopback IdP outside production (development
+ * and tests). A connection the operator added with the CLI (`allowPrivateAddress`) may name any
+ * https or loopback http URL: the operator is trusted with their own network.
+ */
+export async function urlRefusal(url: string, allowPrivateAddress: boolean, config: Pick<AuthConfig, "production">): Promise<string | null> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "not a URL";
+  }
+  if (parsed.protocol === "http:") {
+    if (!insecureAllowed(parsed)) return "must be an https URL";
+    if (!allowPrivateAddress && config.production) return "must be an https URL (http only reaches a local identity provider outside production)";
+    return null;
+  }
+  if (parsed.protocol !== "https:") return "must be an https URL";
+  if (allowPrivateAddress) return null;
+  try {
+    await checkPublicHost(parsed.hostname, HOST_CHECK_MS, resolverSeam);
+    return null;
+  } catch (error) {
+    if (error instanceof PublicFetchError) return error.reason === "forbidden_address" ? "its host is not a public address" : `its host: ${error.reason}`;
+    throw error;
+  }
+}
+
+/** The discovered endpoints the server itself calls (token, keys, userinfo), each under urlRefusal. */
+export async function endpointsRefusal(as: { token_endpoint?: string; jwks_uri?: string; userinfo_endpoint?: string }, allowPrivateAddress: boolean, config: Pick<AuthConfig, "production">): Promise<string | null> {
+  for (const [name, url] of [["token_endpoint", as.token_endpoint], ["jwks_uri", as.jwks_uri], ["userinfo_endpoint", as.userinfo_endpoint]] as const) {
+    if (!url) continue;
+    const refused = await urlRefusal(url, allowPrivateAddress, config);
+    if (refused) return `${name} ${refused}`;
+  }
+  return null;
 }
 
 /** Every connection's sealed client secret, for `npm run secret:reseal`; rows by id. */
@@ -84,6 +138,8 @@ export const NewOidcConnection = z.object({
   clientSecret: z.string().min(1).max(4096),
   domains: z.array(z.string().min(1)).min(1),
   defaultRole: z.enum(["admin", "member"]).default("member"),
+  /** The operator's CLI only: the issuer may be on a private or loopback address (ADR 164 amended). */
+  allowPrivateAddress: z.boolean().default(false),
   /** Tests only: the id the IdP's registered redirect URI already names. */
   id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
 });
@@ -93,16 +149,23 @@ export type AddRefusal = { field: "input" | "domains" | "issuer"; detail: string
 
 /**
  * Whether `issuer` answers discovery naming exactly itself (the pin), over the outbound fetch
- * with its proxy settings and time budget. Null when it does; otherwise what went wrong.
+ * with its proxy settings and time budget, and names endpoints the server may call. Null when it
+ * does; otherwise what went wrong (also logged, without any secret: the organization page shows
+ * only that discovery failed).
  */
-export async function checkDiscovery(issuer: string, config: AuthConfig = getConfig()): Promise<string | null> {
-  try {
-    await discover(issuer, issuer, outboundBudget(config));
-    return null;
-  } catch (error) {
-    if (error instanceof OutboundError) return `${error.failure} at discovery: ${error.message}`;
-    return error instanceof Error ? error.message : String(error);
-  }
+export async function checkDiscovery(issuer: string, config: AuthConfig = getConfig(), allowPrivateAddress = false): Promise<string | null> {
+  const refused = await (async () => {
+    try {
+      const as = await discover(issuer, issuer, outboundBudget(config));
+      const endpoints = await endpointsRefusal(as, allowPrivateAddress, config);
+      return endpoints ? `discovery names an endpoint the server may not call: ${endpoints}` : null;
+    } catch (error) {
+      if (error instanceof OutboundError) return `${error.failure} at discovery: ${error.message}`;
+      return error instanceof Error ? error.message : String(error);
+    }
+  })();
+  if (refused) log("warn", "oidc-connection-discovery-failed", { issuer, reason: refused });
+  return refused;
 }
 
 /** Adds a connection: each domain verified by the organization, and the issuer's discovery pinned to it. */
@@ -110,12 +173,16 @@ export async function addOidcConnection(input: z.input<typeof NewOidcConnection>
   const parsed = NewOidcConnection.safeParse(input);
   if (!parsed.success) return { ok: false, reason: { field: "input", detail: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") } };
   const value = parsed.data;
-  // http: only towards loopback hosts (a local IdP in development and tests), as for AUTH_OIDC_ISSUER.
-  if (new URL(value.issuer).protocol === "http:" && !insecureAllowed(value.issuer)) return { ok: false, reason: { field: "issuer", detail: "the issuer must be an https URL" } };
+  // Where the server will fetch from: checked before anything is fetched (ADR 164 amended).
+  const issuerRefused = await urlRefusal(value.issuer, value.allowPrivateAddress, config);
+  if (issuerRefused) {
+    log("warn", "oidc-connection-issuer-refused", { issuer: value.issuer, reason: issuerRefused });
+    return { ok: false, reason: { field: "issuer", detail: `the issuer ${issuerRefused}` } };
+  }
   const domains = [...new Set(value.domains.map((d) => d.trim().toLowerCase()))];
   const verified = await db().organizationDomain.findMany({ where: { organizationId: value.organizationId, state: "verified", verifiedDomain: { in: domains } } });
   if (verified.length !== domains.length) return { ok: false, reason: { field: "domains", detail: "each must be verified by the organization" } };
-  const discovery = await checkDiscovery(value.issuer, config);
+  const discovery = await checkDiscovery(value.issuer, config, value.allowPrivateAddress);
   if (discovery) return { ok: false, reason: { field: "issuer", detail: discovery } };
   const id = value.id ?? randomUUID();
   await db().oidcConnection.create({
@@ -128,6 +195,7 @@ export async function addOidcConnection(input: z.input<typeof NewOidcConnection>
       clientSecretSealed: await sealAtRest(value.clientSecret, placeOf(id), config.secrets),
       domains: domains.join(" "),
       defaultRole: value.defaultRole,
+      allowPrivateAddress: value.allowPrivateAddress,
     },
   });
   return { ok: true, id };
@@ -162,7 +230,8 @@ export async function addOidcConnectionAs(
   const role = input.defaultRole === "admin" || input.defaultRole === "member" ? input.defaultRole : null;
   if (!role) return { ok: false, reason: "invalid" };
   const issuer = input.issuer.trim();
-  const result = await addOidcConnection({ organizationId: ctx.organization.id, issuer, clientId: input.clientId, clientSecret: input.clientSecret.trim(), domains: input.domains, defaultRole: role });
+  // Never a private address from the page: an organization admin is not the operator (ADR 164 amended).
+  const result = await addOidcConnection({ organizationId: ctx.organization.id, issuer, clientId: input.clientId, clientSecret: input.clientSecret.trim(), domains: input.domains, defaultRole: role, allowPrivateAddress: false });
   if (!result.ok) {
     if (result.reason.field === "issuer") return { ok: false, reason: "discovery", detail: result.reason.detail };
     return { ok: false, reason: result.reason.field === "domains" ? "domains" : "invalid" };

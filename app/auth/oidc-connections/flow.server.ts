@@ -30,7 +30,7 @@ import { entraProfile } from "../oauth/presets/microsoft-entra-id.server";
 import { mapProfile, oidcClaims } from "../oauth/strategy.server";
 import { provisionPerson, type IdentityStore } from "../organizations/enterprise-provision.server";
 import { completeSignIn, failureResponse } from "../signin/flow.server";
-import { findOidcConnection, type OidcConnectionRow } from "./connections.server";
+import { endpointsRefusal, findOidcConnection, urlRefusal, type OidcConnectionRow } from "./connections.server";
 import { OIDC_CONNECTION_METHOD, oidcCallbackPath, oidcCredentialRef, oidcFlowKey } from "./paths";
 
 /** The scopes asked of every connection's IdP: an ID token, the address and the name. */
@@ -47,6 +47,19 @@ const oidcIdentities: IdentityStore = {
 export async function oidcConnectionFor(ar: AuthRequest, id: string | undefined): Promise<OidcConnectionRow | null> {
   if (!ar.config.organizations || !id || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) return null;
   return findOidcConnection(id, ar.config);
+}
+
+/**
+ * The provider client of the connection, its issuer and the endpoints discovery names checked
+ * first (ADR 164 amended): a connection from the organization page reaches public https hosts only.
+ */
+async function checkedClient(ar: AuthRequest, connection: OidcConnectionRow): Promise<ProviderClient> {
+  const issuerRefused = await urlRefusal(connection.issuer, connection.allowPrivateAddress, ar.config);
+  if (issuerRefused) throw new Refused(`issuer ${issuerRefused}`);
+  const pc = await providerClient(definitionOf(connection), outboundBudget(ar.config));
+  const endpoints = await endpointsRefusal(pc.as, connection.allowPrivateAddress, ar.config);
+  if (endpoints) throw new Refused(`discovery names an endpoint the server may not call: ${endpoints}`);
+  return pc;
 }
 
 /** The connection as the oauth code reads a provider: its own issuer, discovered and pinned. */
@@ -79,7 +92,7 @@ function refusal(ar: AuthRequest, connection: OidcConnectionRow, error: unknown,
 export async function startOidcSignIn(ar: AuthRequest, connection: OidcConnectionRow): Promise<Response> {
   const callbackUrl = validateCallbackUrl(ar.url.searchParams.get("callbackUrl") ?? "/", ar.origin) ?? `${ar.origin}/`;
   try {
-    const pc = await providerClient(definitionOf(connection), outboundBudget(ar.config));
+    const pc = await checkedClient(ar, connection);
     const { session } = await getSession(ar, { roll: false });
     const state = oauth.generateRandomState();
     const codeVerifier = oauth.generateRandomCodeVerifier();
@@ -131,7 +144,7 @@ export async function finishOidcSignIn(ar: AuthRequest, connection: OidcConnecti
   try {
     if (!result.ok) throw new Refused(`check cookies: ${result.reason}`);
     const flow = result.flow;
-    const pc = await providerClient(definitionOf(connection), outboundBudget(ar.config));
+    const pc = await checkedClient(ar, connection);
     let validated: URLSearchParams;
     try {
       validated = oauth.validateAuthResponse(pc.as, pc.client, params, flow.state);

@@ -40,6 +40,7 @@ export const ORG_EVENT_TYPES = [
   "oidc-connection-removed",
   "policy-changed",
   "break-glass-used",
+  "sso-sessions-ended",
   "saml-certificate-added",
   "saml-certificate-removed",
   "saml-idp-initiated-changed",

@@ -13,6 +13,7 @@ import { randomToken } from "../core/crypto.server";
 import { log } from "../core/log.server";
 import { recordOrgEvent, type OrgActor } from "./audit.server";
 import { CONSUMER_DOMAINS } from "./consumer-domains";
+import { endSessionsAfterDomainVerified } from "./sso-sessions.server";
 import type { MemberContext } from "./organizations.server";
 import { atLeast } from "./roles";
 
@@ -104,6 +105,8 @@ async function markVerified(id: string, domain: string, organizationId: string, 
       await tx.organizationDomain.update({ where: { id }, data: { state: "verified", verifiedDomain: domain, verifiedAt: wasVerified ? undefined : now, lastCheckedAt: now } });
       if (!wasVerified) await recordOrgEvent(tx, organizationId, actor, "domain-verified", { domainId: id, domain });
     });
+    // A domain verified while requireSso is on: its people fall under it now (ADR 165 amended).
+    if (!wasVerified) await endSessionsAfterDomainVerified(organizationId, domain, actor);
     return true;
   } catch (error) {
     if (isUniqueViolation(error)) return false;

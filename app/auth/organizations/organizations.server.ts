@@ -9,6 +9,7 @@ import { db, dbProvider } from "../../db/client.server";
 import { log } from "../core/log.server";
 import { recordOrgEvent, type OrgActor } from "./audit.server";
 import { atLeast, isOrgRole, mayAssign, type OrgRole } from "./roles";
+import { dropBreakGlassOwner, endSessionsAfterOwnerLost } from "./sso-sessions.server";
 
 type Tx = Parameters<Parameters<ReturnType<typeof db>["$transaction"]>[0]>[0];
 
@@ -118,10 +119,19 @@ async function forgetActive(tx: Tx, organizationId: string, userId: string) {
   await tx.session.updateMany({ where: { userId, organizationId }, data: { organizationId: null } });
 }
 
+/**
+ * After a change that took an owner's role away committed: requireSso governs them now like
+ * everyone on the organization's domains (their password sessions end, ADR 165 amended).
+ */
+async function afterOwnerLost(ctx: MemberContext, result: OrgResult & { ownerLost?: string }): Promise<OrgResult> {
+  if (result.ok && result.ownerLost) await endSessionsAfterOwnerLost(ctx.organization.id, result.ownerLost, ctx.actor);
+  return result.ok ? { ok: true } : result;
+}
+
 export async function changeMemberRole(ctx: MemberContext, membershipId: string, role: unknown): Promise<OrgResult> {
   if (!isOrgRole(role)) return { ok: false, reason: "invalid" };
   if (!atLeast(ctx.membership.role, "admin")) return { ok: false, reason: "forbidden" };
-  return db().$transaction(async (tx): Promise<OrgResult> => {
+  const result = await db().$transaction(async (tx): Promise<OrgResult & { ownerLost?: string }> => {
     await holdOrgLock(tx, ctx.organization.id);
     const target = await tx.membership.findFirst({ where: { id: membershipId, organizationId: ctx.organization.id }, select: { id: true, userId: true, role: true } });
     if (!target || !isOrgRole(target.role)) return { ok: false, reason: "not-found" };
@@ -130,13 +140,16 @@ export async function changeMemberRole(ctx: MemberContext, membershipId: string,
     if (target.role === "owner" && (await isLastOwner(tx, ctx.organization.id, target.id))) return { ok: false, reason: "last-owner" };
     await tx.membership.update({ where: { id: target.id }, data: { role } });
     await recordOrgEvent(tx, ctx.organization.id, ctx.actor, "member-role-changed", { userId: target.userId, from: target.role, to: role });
-    return { ok: true };
+    if (target.role !== "owner") return { ok: true };
+    await dropBreakGlassOwner(tx, ctx.organization.id, target.userId, ctx.actor);
+    return { ok: true, ownerLost: target.userId };
   });
+  return afterOwnerLost(ctx, result);
 }
 
 export async function removeMember(ctx: MemberContext, membershipId: string): Promise<OrgResult> {
   if (!atLeast(ctx.membership.role, "admin")) return { ok: false, reason: "forbidden" };
-  return db().$transaction(async (tx): Promise<OrgResult> => {
+  const result = await db().$transaction(async (tx): Promise<OrgResult & { ownerLost?: string }> => {
     await holdOrgLock(tx, ctx.organization.id);
     const target = await tx.membership.findFirst({ where: { id: membershipId, organizationId: ctx.organization.id }, select: { id: true, userId: true, role: true } });
     if (!target || !isOrgRole(target.role)) return { ok: false, reason: "not-found" };
@@ -145,21 +158,27 @@ export async function removeMember(ctx: MemberContext, membershipId: string): Pr
     await tx.membership.delete({ where: { id: target.id } });
     await forgetActive(tx, ctx.organization.id, target.userId);
     await recordOrgEvent(tx, ctx.organization.id, ctx.actor, target.userId === ctx.membership.userId ? "member-left" : "member-removed", { userId: target.userId, role: target.role });
-    return { ok: true };
+    if (target.role !== "owner") return { ok: true };
+    await dropBreakGlassOwner(tx, ctx.organization.id, target.userId, ctx.actor);
+    return { ok: true, ownerLost: target.userId };
   });
+  return afterOwnerLost(ctx, result);
 }
 
 /** The signed-in member leaves; the last owner cannot (they name another owner or delete the organization). */
 export async function leaveOrganization(ctx: MemberContext): Promise<OrgResult> {
-  return db().$transaction(async (tx): Promise<OrgResult> => {
+  const result = await db().$transaction(async (tx): Promise<OrgResult & { ownerLost?: string }> => {
     await holdOrgLock(tx, ctx.organization.id);
     if (await isLastOwner(tx, ctx.organization.id, ctx.membership.id)) return { ok: false, reason: "last-owner" };
     const { count } = await tx.membership.deleteMany({ where: { id: ctx.membership.id, organizationId: ctx.organization.id } });
     if (count === 0) return { ok: false, reason: "not-found" };
     await forgetActive(tx, ctx.organization.id, ctx.membership.userId);
     await recordOrgEvent(tx, ctx.organization.id, ctx.actor, "member-left", { userId: ctx.membership.userId, role: ctx.membership.role });
-    return { ok: true };
+    if (ctx.membership.role !== "owner") return { ok: true };
+    await dropBreakGlassOwner(tx, ctx.organization.id, ctx.membership.userId, ctx.actor);
+    return { ok: true, ownerLost: ctx.membership.userId };
   });
+  return afterOwnerLost(ctx, result);
 }
 
 /** Adds the user as a member with `role` (an accepted invitation) unless they already are one; inside the caller's transaction. */

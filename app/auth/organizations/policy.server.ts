@@ -16,10 +16,10 @@ import { getConfig } from "../core/config.server";
 import { AuthError } from "../core/errors";
 import { log } from "../core/log.server";
 import { clientAddress, type AuthRequest } from "../core/request.server";
-import { endSessionsWhere } from "../core/session.server";
 import { recordOrgEvent } from "./audit.server";
-import { connectionMethods, domainOf, enterpriseConnectionsForDomain, isConnectionMethod } from "./connections.server";
+import { domainOf, enterpriseConnectionsForDomain, isConnectionMethod } from "./connections.server";
 import type { MemberContext } from "./organizations.server";
+import { endSessionsOutsideConnections } from "./sso-sessions.server";
 import { atLeast } from "./roles";
 
 /** At most this many break-glass owners per organization. */
@@ -140,24 +140,6 @@ export async function domainsWithoutConnection(organizationId: string): Promise<
   return uncovered;
 }
 
-/**
- * requireSso turned on: the sessions of the people on the organization's verified domains that
- * did not come through a connection end at once, on every instance (both strategies), except the
- * break-glass owners'. Someone signed in with a password must not keep a session the policy would
- * refuse to start.
- */
-async function endSessionsOutsideConnections(organizationId: string, exempt: readonly string[]): Promise<number> {
-  const domains = await db().organizationDomain.findMany({ where: { organizationId, verifiedDomain: { not: null } }, select: { verifiedDomain: true } });
-  let ended = 0;
-  for (const { verifiedDomain } of domains) {
-    const people = await db().user.findMany({ where: { email: { endsWith: `@${verifiedDomain}` }, id: { notIn: [...exempt] } }, select: { id: true } });
-    for (const person of people) {
-      ended += (await endSessionsWhere({ userId: person.id, notMethods: connectionMethods() })).length;
-    }
-  }
-  return ended;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Who a policy governs
 
@@ -268,6 +250,19 @@ export async function sessionOutsideSso(userId: string, sessionId: string | null
   const org = found.organization;
   if (policyOf(org).breakGlassOwners.includes(userId) && (await db().membership.count({ where: { organizationId: org.id, userId, role: "owner" } })) === 1) return null;
   return { organizationName: org.name, domain: found.domain };
+}
+
+/**
+ * Whether `userId` is a break-glass owner (listed and still an owner) of the organization whose
+ * verified domain holds their address. Asked by the password sign-in for every address on a
+ * requireSso domain, known or not (null: the same queries), so its time tells nothing (ADR 165 amended).
+ */
+export async function isBreakGlassOwner(userId: string | null): Promise<boolean> {
+  const user = await db().user.findUnique({ where: { id: userId ?? "" }, select: { email: true } });
+  const found = await domainOrganization(user?.email ?? "nobody@invalid.invalid");
+  const listed = found ? policyOf(found.organization).breakGlassOwners.includes(userId ?? "") : false;
+  const owner = await db().membership.count({ where: { organizationId: found?.organization.id ?? "", userId: userId ?? "", role: "owner" } });
+  return listed && owner === 1;
 }
 
 /**

@@ -1,5 +1,5 @@
 // SAML 2.0 connections of organizations (docs/features/saml.md): the routes' entry points.
-export { ACS_BODY_LIMIT, acsRateLimited, connectionFor, consumeAssertion, metadataResponse, startSignIn } from "./sp.server";
+export { ACS_BODY_LIMIT, acsRateLimited, connectionFor, consumeAssertion, finishSignIn, metadataResponse, startSignIn } from "./sp.server";
 export { ACS_PATH_PATTERN, acsPath, metadataPath, startPath } from "./paths";
 export {
   addCertificates,

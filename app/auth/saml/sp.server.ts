@@ -4,10 +4,15 @@
 // connection's certificates only (never one from KeyInfo), 60 s of clock skew, SHA-256 or better.
 // Around it: the raw shape checks of xml-guard.server.ts before, and after it the recipient, the
 // destination, the one-use assertion id and the identity read from the signed assertion alone.
+// A solicited answer then signs in only the browser that started the request (ADR 154, amended): the ACS
+// stores a one-use ticket and sends the browser to GET /sso/<id>/finish, which needs the binding
+// cookie set at the start.
 import { randomUUID } from "node:crypto";
 import { DOMParser } from "@xmldom/xmldom";
 import { SAML, ValidateInResponseTo, type Profile } from "@node-saml/node-saml";
 import { validateCallbackUrl } from "../core/callback-url.server";
+import { expireCookie, serializeCookie } from "../core/cookies.server";
+import { constantTimeEqual, randomToken, sha256hex } from "../core/crypto.server";
 import { AuthError } from "../core/errors";
 import { log } from "../core/log.server";
 import { eventSource, recordEvent } from "../accounts/audit.server";
@@ -17,9 +22,9 @@ import { redirectResponse } from "../core/respond.server";
 import { getSession } from "../core/session.server";
 import { completeSignIn, failureResponse } from "../signin/flow.server";
 import { findConnection, type SamlConnectionRow } from "./connections.server";
-import { acsPath, metadataPath, SAML_METHOD } from "./paths";
+import { acsPath, finishPath, metadataPath, SAML_METHOD } from "./paths";
 import { provisionPerson } from "./provision.server";
-import { findRequest, recordRequest, requestCache, SAML_REQUEST_MAX_AGE_MS, useAssertionOnce } from "./store.server";
+import { findRequest, recordRequest, recordTicket, requestCache, SAML_REQUEST_MAX_AGE_MS, takeTicket, useAssertionOnce, type TicketPerson } from "./store.server";
 import { spKeysOf, type SpKeyPair } from "./sp-keys.server";
 import { decryptAssertion, guardAssertion, guardResponse, SAML_RESPONSE_MAX_BYTES } from "./xml-guard.server";
 
@@ -84,9 +89,24 @@ export async function metadataResponse(ar: AuthRequest, connection: SamlConnecti
   return new Response(xml, { headers: { "Content-Type": "application/samlmetadata+xml; charset=utf-8", "Cache-Control": "no-store" } });
 }
 
+/** A binding cookie's value as this app writes it (randomToken(32): 43 base64url characters). */
+const BINDING_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The browser's binding value: the one it already holds (a second tab's sign-in must not strand the
+ * first's), or a new one. Host-only, HttpOnly, SameSite=Lax (__Host- on https): a top-level GET
+ * navigation carries it, the IdP's cross-site POST does not, and no sibling host can plant it.
+ */
+function bindingOf(ar: AuthRequest): { value: string; cookie: string } {
+  const held = ar.cookies.get(ar.names.samlBinding);
+  const value = held && BINDING_SHAPE.test(held) ? held : randomToken(32);
+  return { value, cookie: serializeCookie(ar.names.samlBinding, value, { secure: ar.secure, maxAge: Math.ceil(SAML_REQUEST_MAX_AGE_MS / 1000) }) };
+}
+
 /**
  * GET /sso/<id>/signin?callbackUrl=…: SP-initiated sign-in. The AuthnRequest's id is stored with
- * the return address and the signed-in user (if any), and the browser goes to the IdP.
+ * the return address, the signed-in user (if any) and the hash of this browser's binding cookie,
+ * and the browser goes to the IdP.
  */
 export async function startSignIn(ar: AuthRequest, connection: SamlConnectionRow): Promise<Response> {
   const callbackUrl = validateCallbackUrl(ar.url.searchParams.get("callbackUrl") ?? "/", ar.origin) ?? `${ar.origin}/`;
@@ -94,9 +114,10 @@ export async function startSignIn(ar: AuthRequest, connection: SamlConnectionRow
   const id = `_${randomUUID()}`;
   const saml = samlFor(connection, ar.origin, true);
   saml.options.generateUniqueId = () => id;
-  await recordRequest({ id, connectionId: connection.id, userId: session?.userId ?? null, callbackUrl });
+  const binding = bindingOf(ar);
+  await recordRequest({ id, connectionId: connection.id, userId: session?.userId ?? null, callbackUrl, bindingHash: sha256hex(binding.value) });
   const url = await saml.getAuthorizeUrlAsync("", ar.url.host, {});
-  return redirectResponse(url);
+  return redirectResponse(url, { setCookies: [binding.cookie] });
 }
 
 type SignedFacts = { assertionId: string; recipient: string | null; subjectInResponseTo: string | null; expires: Date };
@@ -149,7 +170,11 @@ export async function acsRateLimited(ar: AuthRequest, connection: SamlConnection
 
 /**
  * POST /sso/<id>/acs: the IdP's answer. No cookie is needed (the browser's cross-site POST
- * carries no SameSite=Lax cookie): the stored request the response answers binds it.
+ * carries no SameSite=Lax cookie): the stored request the response answers binds it to this
+ * connection. A solicited answer signs nobody in here: it becomes a one-use ticket, and the
+ * browser goes (303, a GET) to the finish step, where the binding cookie must match (ADR 154, amended).
+ * An unsolicited answer (IdP-initiated, when the connection allows it) signs in here: it has no
+ * browser to be bound to, and stays open to login CSRF by design (ADR 154).
  */
 export async function consumeAssertion(ar: AuthRequest, connection: SamlConnectionRow, samlResponse: unknown, relayState: unknown): Promise<Response> {
   try {
@@ -174,24 +199,62 @@ export async function consumeAssertion(ar: AuthRequest, connection: SamlConnecti
     if (facts.recipient !== acs) throw new Refused("wrong recipient");
     if (stored && facts.subjectInResponseTo !== stored.id) throw new Refused("assertion does not answer the request");
     if (!stored && facts.subjectInResponseTo) throw new Refused("solicited assertion presented as unsolicited");
+    if (stored && !stored.bindingHash) throw new Refused("request bound to no browser (started before the binding cookie existed)");
     if (!facts.assertionId || !(await useAssertionOnce(facts.assertionId, connection.id, facts.expires))) throw new Refused("assertion id already used");
 
     const subject = profile.nameID;
     if (!subject) throw new Refused("no NameID");
     const email = attribute(profile, connection.attributeMapping.email) ?? (connection.attributeMapping.email ? null : subject);
     const name = attribute(profile, connection.attributeMapping.name);
-    const provisioned = await provisionPerson(connection, { subject, email, name }, stored?.userId ?? null);
-    if (!provisioned.ok) {
-      if (provisioned.reason === "not-linked") throw new AuthError("OAuthAccountNotLinked", { log: "SAML: an account with this address exists; its owner links it by signing in first" });
-      throw new Refused(`provisioning: ${provisioned.reason}`);
+    const person: TicketPerson = { subject, email, name };
+    if (stored) {
+      const ticket = randomToken(32);
+      await recordTicket(sha256hex(ticket), connection.id, { requestId: stored.id, bindingHash: stored.bindingHash!, userId: stored.userId, callbackUrl: stored.callbackUrl, person });
+      return new Response(null, { status: 303, headers: { Location: `${ar.origin}${finishPath(connection.id)}?ticket=${ticket}`, "Cache-Control": "no-store" } });
     }
     const fromRelay = typeof relayState === "string" && relayState ? validateCallbackUrl(relayState, ar.origin) : null;
-    const callbackUrl = stored?.callbackUrl ?? fromRelay ?? `${ar.origin}/`;
-    return await completeSignIn({ ar, json: false, callbackUrl, setCookies: [], providerType: "oidc" }, SAML_METHOD, provisioned.result);
+    return await signInPerson(ar, connection, person, null, fromRelay ?? `${ar.origin}/`, []);
   } catch (error) {
-    if (error instanceof AuthError) return failureResponse(ar, error, false);
-    log("warn", "saml-refused", { connectionId: connection.id, reason: error instanceof Error ? error.message : String(error) });
-    return failureResponse(ar, new AuthError("Callback", { log: "SAML response refused" }), false);
+    return refusal(ar, connection, error, []);
+  }
+}
+
+/** The sign-in page's answer to a refusal: an AuthError's own code, every other reason logged and "Callback". */
+function refusal(ar: AuthRequest, connection: SamlConnectionRow, error: unknown, setCookies: string[]): Response {
+  if (error instanceof AuthError) return failureResponse(ar, error, false, setCookies);
+  log("warn", "saml-refused", { connectionId: connection.id, reason: error instanceof Error ? error.message : String(error) });
+  return failureResponse(ar, new AuthError("Callback", { log: "SAML response refused" }), false, setCookies);
+}
+
+/** Provisions the person a validated assertion names (ADR 155) and signs them in. */
+async function signInPerson(ar: AuthRequest, connection: SamlConnectionRow, person: TicketPerson, startedBy: string | null, callbackUrl: string, setCookies: string[]): Promise<Response> {
+  const provisioned = await provisionPerson(connection, person, startedBy);
+  if (!provisioned.ok) {
+    if (provisioned.reason === "not-linked") throw new AuthError("OAuthAccountNotLinked", { log: "SAML: an account with this address exists; its owner links it by signing in first" });
+    throw new Refused(`provisioning: ${provisioned.reason}`);
+  }
+  return completeSignIn({ ar, json: false, callbackUrl, setCookies, providerType: "oidc" }, SAML_METHOD, provisioned.result);
+}
+
+/**
+ * GET /sso/<id>/finish?ticket=…: the browser the ACS sent here. The ticket is taken (one use, on
+ * any instance); the sign-in completes only when this browser's binding cookie is the one the
+ * answered request was started with — another browser (a login-CSRF victim made to post the
+ * attacker's answer, or to open the attacker's ticket) gets the generic error and no session.
+ * The binding cookie is cleared either way.
+ */
+export async function finishSignIn(ar: AuthRequest, connection: SamlConnectionRow): Promise<Response> {
+  const clear = [expireCookie(ar.names.samlBinding, ar.secure)];
+  try {
+    const raw = ar.url.searchParams.get("ticket") ?? "";
+    if (!BINDING_SHAPE.test(raw)) throw new Refused("finish without a well-formed ticket");
+    const ticket = await takeTicket(sha256hex(raw), connection.id);
+    if (!ticket) throw new Refused("ticket unknown, used, expired or another connection's");
+    const held = ar.cookies.get(ar.names.samlBinding);
+    if (!held || !constantTimeEqual(sha256hex(held), ticket.bindingHash)) throw new Refused("binding cookie does not match the browser that started the request");
+    return await signInPerson(ar, connection, ticket.person, ticket.userId, ticket.callbackUrl, clear);
+  } catch (error) {
+    return refusal(ar, connection, error, clear);
   }
 }
 

@@ -28,7 +28,7 @@ export function requestCache(connectionId: string): CacheProvider {
   };
 }
 
-export type StoredRequest = { id: string; connectionId: string; userId: string | null; callbackUrl: string };
+export type StoredRequest = { id: string; connectionId: string; userId: string | null; callbackUrl: string; bindingHash: string | null };
 
 export async function recordRequest(request: StoredRequest, now = new Date()): Promise<void> {
   await db().samlRequest.create({ data: { ...request, expires: new Date(now.getTime() + SAML_REQUEST_MAX_AGE_MS) } });
@@ -38,7 +38,32 @@ export async function recordRequest(request: StoredRequest, now = new Date()): P
 export async function findRequest(id: string, connectionId: string, now = new Date()): Promise<StoredRequest | null> {
   const row = await db().samlRequest.findUnique({ where: { id } });
   if (!row || row.connectionId !== connectionId || row.expires <= now) return null;
-  return { id: row.id, connectionId: row.connectionId, userId: row.userId, callbackUrl: row.callbackUrl };
+  return { id: row.id, connectionId: row.connectionId, userId: row.userId, callbackUrl: row.callbackUrl, bindingHash: row.bindingHash };
+}
+
+/** How long the ACS's ticket waits for the browser's finish step (ADR 154, amended): one redirect's time. */
+export const SAML_TICKET_MAX_AGE_MS = 2 * 60_000;
+
+export type TicketPerson = { subject: string; email: string | null; name: string | null };
+export type Ticket = { requestId: string; bindingHash: string; userId: string | null; callbackUrl: string; person: TicketPerson };
+
+/** Stores an answered request's outcome under the hash of `ticket` (the finish URL's value). */
+export async function recordTicket(ticketHash: string, connectionId: string, ticket: Ticket, now = new Date()): Promise<void> {
+  await db().samlTicket.create({
+    data: { id: ticketHash, connectionId, requestId: ticket.requestId, bindingHash: ticket.bindingHash, userId: ticket.userId, callbackUrl: ticket.callbackUrl, person: JSON.stringify(ticket.person), expires: new Date(now.getTime() + SAML_TICKET_MAX_AGE_MS) },
+  });
+}
+
+/**
+ * Takes the ticket: the first reader (on any instance) deletes the row and gets it, every later
+ * one gets null, as does an expired ticket or another connection's.
+ */
+export async function takeTicket(ticketHash: string, connectionId: string, now = new Date()): Promise<Ticket | null> {
+  const row = await db().samlTicket.findUnique({ where: { id: ticketHash } });
+  if (!row || row.connectionId !== connectionId) return null;
+  const { count } = await db().samlTicket.deleteMany({ where: { id: ticketHash, connectionId, expires: { gt: now } } });
+  if (count !== 1) return null;
+  return { requestId: row.requestId, bindingHash: row.bindingHash, userId: row.userId, callbackUrl: row.callbackUrl, person: JSON.parse(row.person) as TicketPerson };
 }
 
 /**

@@ -770,7 +770,7 @@ export const ar: Catalogue = {
   "org.saml.emailAttribute": "السمة التي تحمل العنوان (فارغة: ⁦NameID⁩)",
   "org.saml.nameAttribute": "السمة التي تحمل الاسم (اختيارية)",
   "org.saml.idpInitiated": "قبول عمليات تسجيل الدخول التي تبدأ من مزوّد الهوية (أقل أمانًا)",
-  "org.saml.idpInitiatedOn": "تُقبل عمليات تسجيل الدخول التي تبدأ من مزوّد الهوية.",
+  "org.saml.idpInitiatedOn": "تُقبل عمليات تسجيل الدخول التي تبدأ من مزوّد الهوية. لا يمكن ربط عملية كهذه بالمتصفح الذي تصل إليه: يستطيع أي شخص لديه حساب لدى مزوّد الهوية أن يُدخل زائرًا بحسابه هو.",
   "org.saml.metadata": "عنوان البيانات الوصفية (معرّف الكيان)",
   "org.saml.acs": "عنوان ⁦ACS⁩",
   "org.saml.signin": "رابط تسجيل الدخول",
@@ -998,6 +998,7 @@ export const ar: Catalogue = {
   "org.error.ssoWithoutConnection": "أضف تسجيل دخول للشركة (⁦SAML⁩ أو ⁦OpenID Connect⁩) لكل نطاق موثّق للمؤسسة قبل أن تفرضه، وإلا فلن يتمكن أفرادها من تسجيل الدخول إطلاقًا.",
   "org.event.policyChanged": "تم تغيير سياسة تسجيل الدخول",
   "org.event.breakGlassUsed": "تسجيل دخول للطوارئ",
+  "org.event.ssoSessionsEnded": "أُنهيت الجلسات التي لم تمر عبر تسجيل دخول الشركة (تسجيل الدخول عبره مطلوب)",
   "notice.break-glass-used.subject": "{site}: تسجيل دخول للطوارئ",
   "notice.break-glass-used.what": "سجّل {person}، وهو مالك للطوارئ في {organization}، الدخول دون تسجيل الدخول الخاص بالشركة.",
 };

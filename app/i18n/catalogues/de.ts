@@ -770,7 +770,7 @@ export const de: Catalogue = {
   "org.saml.emailAttribute": "Attribut mit der Adresse (leer: die NameID)",
   "org.saml.nameAttribute": "Attribut mit dem Namen (optional)",
   "org.saml.idpInitiated": "Anmeldungen akzeptieren, die beim Identitätsanbieter beginnen (weniger sicher)",
-  "org.saml.idpInitiatedOn": "Anmeldungen, die beim Identitätsanbieter beginnen, werden akzeptiert.",
+  "org.saml.idpInitiatedOn": "Anmeldungen, die beim Identitätsanbieter beginnen, werden akzeptiert. Eine solche Anmeldung lässt sich nicht an den Browser binden, in dem sie ankommt: Wer ein Konto beim Identitätsanbieter hat, könnte einen Besucher unter seinem eigenen Konto anmelden.",
   "org.saml.metadata": "Metadaten-URL (Entity-ID)",
   "org.saml.acs": "ACS-URL",
   "org.saml.signin": "Anmeldelink",
@@ -998,6 +998,7 @@ export const de: Catalogue = {
   "org.error.ssoWithoutConnection": "Richten Sie für jede bestätigte Domain der Organisation eine Firmenanmeldung (SAML oder OpenID Connect) ein, bevor Sie sie vorschreiben: Sonst könnten sich deren Personen gar nicht mehr anmelden.",
   "org.event.policyChanged": "Anmelderichtlinie geändert",
   "org.event.breakGlassUsed": "Notfall-Anmeldung",
+  "org.event.ssoSessionsEnded": "Sitzungen außerhalb der Firmenanmeldung beendet (Anmeldung über sie erforderlich)",
   "notice.break-glass-used.subject": "{site}: eine Notfall-Anmeldung",
   "notice.break-glass-used.what": "{person}, Notfall-Inhaber von {organization}, hat sich ohne die Firmenanmeldung angemeldet.",
 };

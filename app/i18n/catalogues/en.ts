@@ -776,7 +776,7 @@ export const en = {
   "org.saml.emailAttribute": "Attribute holding the address (empty: the NameID)",
   "org.saml.nameAttribute": "Attribute holding the name (optional)",
   "org.saml.idpInitiated": "Accept sign-ins started from the identity provider (less safe)",
-  "org.saml.idpInitiatedOn": "Sign-ins started from the identity provider are accepted.",
+  "org.saml.idpInitiatedOn": "Sign-ins started from the identity provider are accepted. Such a sign-in cannot be tied to the browser it arrives in: anyone with an account at the identity provider could sign a visitor in as themselves.",
   "org.saml.metadata": "Metadata URL (entity id)",
   "org.saml.acs": "ACS URL",
   "org.saml.signin": "Sign-in link",
@@ -1004,6 +1004,7 @@ export const en = {
   "org.error.ssoWithoutConnection": "Add a company sign-in (SAML or OpenID Connect) for each of the organization's verified domains before requiring it: otherwise their people could not sign in at all.",
   "org.event.policyChanged": "Sign-in policy changed",
   "org.event.breakGlassUsed": "Break-glass sign-in",
+  "org.event.ssoSessionsEnded": "Sessions outside the company sign-in ended (sign-in through it required)",
   "notice.break-glass-used.subject": "{site}: a break-glass sign-in",
   "notice.break-glass-used.what": "{person}, a break-glass owner of {organization}, signed in without its company sign-in.",
 } as const;

@@ -770,7 +770,7 @@ export const fr: Catalogue = {
   "org.saml.emailAttribute": "Attribut contenant l'adresse (vide : le NameID)",
   "org.saml.nameAttribute": "Attribut contenant le nom (facultatif)",
   "org.saml.idpInitiated": "Accepter les connexions lancées depuis le fournisseur d'identité (moins sûr)",
-  "org.saml.idpInitiatedOn": "Les connexions lancées depuis le fournisseur d'identité sont acceptées.",
+  "org.saml.idpInitiatedOn": "Les connexions lancées depuis le fournisseur d'identité sont acceptées. Une telle connexion ne peut pas être liée au navigateur où elle arrive : toute personne ayant un compte chez le fournisseur d'identité pourrait connecter un visiteur sous son propre compte.",
   "org.saml.metadata": "URL des métadonnées (identifiant d'entité)",
   "org.saml.acs": "URL ACS",
   "org.saml.signin": "Lien de connexion",
@@ -998,6 +998,7 @@ export const fr: Catalogue = {
   "org.error.ssoWithoutConnection": "Ajoutez une connexion d’entreprise (SAML ou OpenID Connect) pour chaque domaine vérifié de l’organisation avant de l’exiger : sinon ses personnes ne pourraient plus se connecter du tout.",
   "org.event.policyChanged": "Règles de connexion modifiées",
   "org.event.breakGlassUsed": "Connexion de secours",
+  "org.event.ssoSessionsEnded": "Sessions hors de la connexion d'entreprise terminées (connexion par elle exigée)",
   "notice.break-glass-used.subject": "{site} : une connexion de secours",
   "notice.break-glass-used.what": "{person}, propriétaire de secours de {organization}, s'est connecté sans la connexion d'entreprise.",
 };

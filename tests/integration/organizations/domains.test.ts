@@ -8,6 +8,10 @@ import { recheckDomains } from "../../../app/auth/organizations/index.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { startDnsServer, type DnsServer } from "../../support/dns-server.ts";
 import { configure } from "../email/helpers.ts";
+import { addConnection } from "../../../app/auth/saml/index.ts";
+import { createUser, signIn } from "../../support/auth.ts";
+import { CookieJar } from "../../support/http.ts";
+import { IDP_CERT } from "../saml/idp.ts";
 import { createOrg, jsonGet, jsonPost, member, pageGet, useApp } from "./helpers.ts";
 
 useApp();
@@ -126,6 +130,37 @@ describe(`organization domains (${dbLabel})`, () => {
     dns.setTxt(row.recordName, [row.recordValue]);
     expect(await recheckDomains()).toEqual({ checked: 1, failed: 0, restored: 1 });
     expect((await domainsOf(owner.jar, "acme"))[0]!.state).toBe("verified");
+  });
+
+  it("a domain verified while requireSso is on (by hand, and restored by the daily check): its people's password sessions end, a break-glass owner's and others' stay (ADR 165 amended)", async () => {
+    const { owner, org, row } = await ownerWithDomain("acme", "acme.example");
+    // The organization already requires its connection (for another verified domain it serves).
+    await testDb().organizationDomain.create({ data: { organizationId: org.id, domain: "acme.other", verificationToken: "t", state: "verified", verifiedDomain: "acme.other", verifiedAt: new Date() } });
+    const added = await addConnection({ organizationId: org.id, idpEntityId: "https://idp.acme.example", ssoUrl: "https://idp.acme.example/sso", certificates: [IDP_CERT], domains: ["acme.other"] });
+    if (!added.ok) throw new Error(added.reason);
+    const keeper = await createUser("keeper@acme.example");
+    await testDb().membership.create({ data: { organizationId: org.id, userId: keeper.id, role: "owner" } });
+    await testDb().organization.update({ where: { id: org.id }, data: { requireSso: true, breakGlassOwners: keeper.id } });
+    await createUser("ada@acme.example");
+    await signIn(new CookieJar(), "ada@acme.example");
+    await signIn(new CookieJar(), "keeper@acme.example");
+    const live = (email: string) => testDb().session.count({ where: { user: { email }, revokedAt: null } });
+    expect(await live("ada@acme.example")).toBe(1);
+
+    dns.setTxt(row.recordName, [row.recordValue]);
+    expect((await jsonPost(owner.jar, "/orgs/acme", { intent: "domain-verify", domainId: row.id })).status).toBe(200);
+    expect(await live("ada@acme.example")).toBe(0);
+    expect(await live("keeper@acme.example")).toBe(1);
+    expect(await live("acme@example.com")).toBeGreaterThan(0);
+    const ended = await testDb().organizationAuditEvent.findFirstOrThrow({ where: { organizationId: org.id, type: "sso-sessions-ended" } });
+    expect(JSON.parse(ended.detail!)).toMatchObject({ domain: "acme.example", sessions: 1, because: "domain-verified" });
+
+    // The verification lapses; Ada signs in with her password meanwhile; the daily check restores it.
+    await testDb().organizationDomain.update({ where: { id: row.id }, data: { state: "failed", verifiedDomain: null, lastCheckedAt: new Date(Date.now() - 25 * 3_600_000) } });
+    await signIn(new CookieJar(), "ada@acme.example");
+    expect(await live("ada@acme.example")).toBe(1);
+    expect(await recheckDomains()).toMatchObject({ restored: 1 });
+    expect(await live("ada@acme.example")).toBe(0);
   });
 
   it("removing a domain frees it; members who are not admins neither see nor change domains", async () => {

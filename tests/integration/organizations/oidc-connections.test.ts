@@ -8,6 +8,7 @@
 // connection removes its identities and ends their sessions.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { addOidcConnection, oidcConnectionsForDomain } from "../../../app/auth/oidc-connections/index.ts";
+import { endpointsRefusal, setOidcHostCheckTestSeam, urlRefusal } from "../../../app/auth/oidc-connections/connections.server.ts";
 import { clearOAuthCaches } from "../../../app/auth/oauth/http.server.ts";
 import * as account from "../../../app/routes/account.tsx";
 import { runInProcess } from "../../support/cli.ts";
@@ -253,16 +254,17 @@ describe(`OpenID Connect connections on ${dbLabel}`, () => {
   });
 });
 
-describe(`the OpenID Connect section of /orgs/<slug> on ${dbLabel}`, () => {
-  async function gamma() {
-    const owner = await member("owner@gamma.test");
-    const org = await createOrg(owner.jar, "gamma");
-    await testDb().organizationDomain.create({
-      data: { organizationId: org.id, domain: "gamma.test", verificationToken: "t", state: "verified", verifiedDomain: "gamma.test", verifiedAt: new Date() },
-    });
-    return { owner, org };
-  }
+/** An organization "gamma" with its verified domain, its owner signed in. */
+async function gamma() {
+  const owner = await member("owner@gamma.test");
+  const org = await createOrg(owner.jar, "gamma");
+  await testDb().organizationDomain.create({
+    data: { organizationId: org.id, domain: "gamma.test", verificationToken: "t", state: "verified", verifiedDomain: "gamma.test", verifiedAt: new Date() },
+  });
+  return { owner, org };
+}
 
+describe(`the OpenID Connect section of /orgs/<slug> on ${dbLabel}`, () => {
   it("an owner adds a connection by form (no JavaScript): discovery checked, the secret sealed, the redirect URI shown, audited; then removes it", async () => {
     const { owner, org } = await gamma();
     const page = await send(get("/orgs/gamma", { jar: owner.jar, headers: { Accept: "text/html" } }));
@@ -324,6 +326,52 @@ describe(`the OpenID Connect section of /orgs/<slug> on ${dbLabel}`, () => {
   });
 });
 
+describe(`where a connection's server-side fetches may go (server-side request forgery) on ${dbLabel}`, () => {
+  it("from the organization page: an https issuer on a loopback, private or internal address is refused before anything is fetched; nothing is stored", async () => {
+    const { owner } = await gamma();
+    const fields = { intent: "oidc-add", clientId: "gamma-app", clientSecret: "gamma-secret-0123456789", domains: "gamma.test" };
+    setOidcHostCheckTestSeam({ resolve: async () => [{ address: "10.20.30.40", family: 4 }] });
+    try {
+      for (const issuer of ["https://127.0.0.1:4150/realms/x", "https://10.0.0.5/realms/x", "https://[::1]/x", "https://idp.internal.example/realms/x"]) {
+        const res = await jsonPost(owner.jar, "/orgs/gamma", { ...fields, issuer });
+        expect(res.status, issuer).toBe(400);
+        expect(await res.json()).toMatchObject({ error: "DiscoveryFailed" });
+      }
+    } finally {
+      setOidcHostCheckTestSeam(null);
+    }
+    expect(await testDb().oidcConnection.count({ where: { clientId: "gamma-app" } })).toBe(0);
+  });
+
+  it("the rule: https to public hosts only; http only to a loopback IdP outside production; the operator's connections may name private and loopback hosts", async () => {
+    const production = { production: true };
+    const development = { production: false };
+    expect(await urlRefusal("http://127.0.0.1:4150/realms/x", false, development)).toBeNull();
+    expect(await urlRefusal("http://127.0.0.1:4150/realms/x", false, production)).toMatch(/https/);
+    expect(await urlRefusal("http://127.0.0.1:4150/realms/x", true, production)).toBeNull();
+    expect(await urlRefusal("http://10.0.0.5/realms/x", true, production)).toMatch(/https/);
+    expect(await urlRefusal("https://10.0.0.5/realms/x", false, production)).toMatch(/public/);
+    expect(await urlRefusal("https://10.0.0.5/realms/x", true, production)).toBeNull();
+    setOidcHostCheckTestSeam({ resolve: async () => [{ address: "93.184.216.34", family: 4 }] });
+    try {
+      expect(await urlRefusal("https://idp.example.com/realms/x", false, production)).toBeNull();
+      // Discovery naming an internal token endpoint is refused too.
+      expect(await endpointsRefusal({ token_endpoint: "https://169.254.169.254/latest", jwks_uri: "https://idp.example.com/jwks" }, false, production)).toMatch(/token_endpoint/);
+      expect(await endpointsRefusal({ token_endpoint: "https://idp.example.com/token", jwks_uri: "https://idp.example.com/jwks" }, false, production)).toBeNull();
+    } finally {
+      setOidcHostCheckTestSeam(null);
+    }
+  });
+
+  it("at sign-in: a page-added connection whose issuer is not public is refused with the generic error, nothing fetched; the operator's flag is stored on its row", async () => {
+    await testDb().oidcConnection.update({ where: { id: CONN_A }, data: { issuer: "https://10.0.0.9/realms/x" } });
+    const res = await send(get(`/sso/oidc/${CONN_A}/signin?callbackUrl=%2Faccount`, { jar: new CookieJar() }));
+    expect(res.status).toBe(302);
+    expect(res.headers.get("Location")).toMatch(/error=Callback/);
+    expect((await testDb().oidcConnection.findUniqueOrThrow({ where: { id: CONN_A } })).allowPrivateAddress).toBe(false);
+  });
+});
+
 describe(`npm run oidc:connection on ${dbLabel}`, () => {
   it("adds (the secret from a file), lists and removes; an unverified domain and a wrong issuer are refused", async () => {
     const dir = await import("node:fs").then((fs) => fs.mkdtempSync(`${(globalThis.process.env.TMPDIR ?? "/tmp").replace(/\/$/, "")}/oidc-cli-`));
@@ -334,6 +382,8 @@ describe(`npm run oidc:connection on ${dbLabel}`, () => {
     expect(added.code).toBe(0);
     const id = /added OpenID Connect connection (\S+)/.exec(added.stdout)![1]!;
     expect(added.stdout).toContain(`/sso/oidc/${id}/callback`);
+    // The operator's connection may reach a private or loopback IdP, at sign-in too.
+    expect((await testDb().oidcConnection.findUniqueOrThrow({ where: { id } })).allowPrivateAddress).toBe(true);
     const listed = await runInProcess("scripts/oidc-connection.ts", ["--list", "--org", "acme"]);
     expect(listed.stdout).toContain(id);
     expect(listed.stdout).not.toContain("cli-secret");

@@ -9,6 +9,7 @@ import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, get, post } from "../../support/http.ts";
 import { configure } from "../email/helpers.ts";
 import { b64, IDP_CERT, requestIdOf, signedResponse, spOf, testIdp } from "../saml/idp.ts";
+import { finishInBrowser } from "../saml/sp-steps.ts";
 import { accountIntent, codeAt, useStepClock } from "../two-factor/helpers.ts";
 import { addMember, ORIGIN, send, sessionJson, useApp } from "./helpers.ts";
 
@@ -39,7 +40,7 @@ async function throughSaml(email: string) {
   const jar = new CookieJar();
   const start = await send(get(`/sso/${connection}/signin?callbackUrl=%2Forgs`, { jar }), jar);
   const xml = await signedResponse(idp, spOf(ORIGIN, connection), requestIdOf(start.headers.get("Location")!), email);
-  const res = await send(post(`/sso/${connection}/acs`, { SAMLResponse: b64(xml) }, { headers: { Origin: IDP, "Sec-Fetch-Site": "cross-site", Accept: "text/html" } }), jar);
+  const res = await finishInBrowser(await send(post(`/sso/${connection}/acs`, { SAMLResponse: b64(xml) }, { headers: { Origin: IDP, "Sec-Fetch-Site": "cross-site", Accept: "text/html" } })), jar);
   expect(res.headers.get("Location")).not.toContain("error=");
   return jar;
 }

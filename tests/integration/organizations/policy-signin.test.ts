@@ -20,6 +20,7 @@ import { linkIn } from "../../support/smtp-sink.ts";
 import { configure, openLink, requestLink, useSmtpSink } from "../email/helpers.ts";
 import { askReset, postReset, signUp } from "../passwords/helpers.ts";
 import { b64, IDP_CERT, requestIdOf, signedResponse, spOf, testIdp } from "../saml/idp.ts";
+import { finishInBrowser } from "../saml/sp-steps.ts";
 import { codeAt, firstFactor, enrolled, submitCode, useStepClock } from "../two-factor/helpers.ts";
 import { jsonPost, ORIGIN, send, useApp, verifiedUser } from "./helpers.ts";
 
@@ -67,7 +68,7 @@ async function sessionsOf(email: string) {
 async function throughSaml(email: string, jar = new CookieJar()) {
   const start = await send(get(`/sso/${connection}/signin?callbackUrl=%2Faccount`, { jar }), jar);
   const xml = await signedResponse(idp, spOf(ORIGIN, connection), requestIdOf(start.headers.get("Location")!), email);
-  const res = await send(post(`/sso/${connection}/acs`, { SAMLResponse: b64(xml) }, { headers: { Origin: IDP, "Sec-Fetch-Site": "cross-site", Accept: "text/html" } }), jar);
+  const res = await finishInBrowser(await send(post(`/sso/${connection}/acs`, { SAMLResponse: b64(xml) }, { headers: { Origin: IDP, "Sec-Fetch-Site": "cross-site", Accept: "text/html" } })), jar);
   return { res, jar };
 }
 
@@ -84,8 +85,11 @@ describe(`requireSso on every path (${dbLabel})`, () => {
     await requireSso();
     refused((await signIn(new CookieJar(), "ada@acme.test")).res);
     expect(await sessionsOf("ada@acme.test")).toBe(0);
-    // A wrong password is still a wrong password.
-    expect((await signIn(new CookieJar(), "ada@acme.test", "not the password")).res).toHaveErrorRedirect("CredentialsSignin");
+    // A wrong password, and an unknown address, get the very same refusal: the answer never says
+    // whether the password was right (ADR 165 amended).
+    refused((await signIn(new CookieJar(), "ada@acme.test", "not the password")).res);
+    refused((await signIn(new CookieJar(), "nobody@acme.test", "not the password")).res);
+    refused((await signIn(new CookieJar(), "nobody@acme.test")).res);
     // JSON clients read the same refusal as {url}.
     const jar = new CookieJar();
     const csrfToken = await fetchCsrf(jar);
@@ -206,6 +210,17 @@ describe(`requireSso on every path (${dbLabel})`, () => {
     expect(res.headers.getSetCookie().some((c) => /session-token=[^;]/.test(c))).toBe(true);
   });
 
+  it("a break-glass owner's wrong password gets the domain's SsoRequired like anyone's; the right one signs in", async () => {
+    const owner = await verifiedUser("owner@acme.test");
+    await testDb().membership.create({ data: { organizationId: acme, userId: owner.id, role: "owner" } });
+    await requireSso([owner.id]);
+    refused((await signIn(new CookieJar(), "owner@acme.test", "not the password")).res);
+    expect((await signIn(new CookieJar(), "owner@acme.test")).res).toHaveSessionCookie();
+    // No longer an owner: the right password is refused the same way.
+    await testDb().membership.updateMany({ where: { userId: owner.id }, data: { role: "admin" } });
+    refused((await signIn(new CookieJar(), "owner@acme.test")).res);
+  });
+
   it("a break-glass owner signs in with the password: recorded in the organization's log and e-mailed to every owner", async () => {
     const owner = await verifiedUser("owner@acme.test");
     const other = await verifiedUser("second@elsewhere.test");
@@ -241,6 +256,68 @@ describe(`requireSso on every path (${dbLabel})`, () => {
     expect(await sessionsOf("owner@acme.test")).toBe(1);
     expect(await sessionsOf("carol@acme.test")).toBe(1);
     expect(await sessionsOf("bob@elsewhere.test")).toBe(1);
+  });
+});
+
+describe(`requireSso after a break-glass owner stops being an owner (${dbLabel})`, () => {
+  /** Two break-glass owners on the domain, each signed in with the password; a SCIM token made by the first works. */
+  async function twoBreakGlassOwners() {
+    const first = await verifiedUser("first@acme.test");
+    const second = await verifiedUser("second@acme.test");
+    await testDb().membership.createMany({ data: [{ organizationId: acme, userId: first.id, role: "owner" }, { organizationId: acme, userId: second.id, role: "owner" }] });
+    await requireSso([first.id, second.id]);
+    const firstJar = (await signIn(new CookieJar(), "first@acme.test")).jar;
+    const secondJar = (await signIn(new CookieJar(), "second@acme.test")).jar;
+    expect(await sessionsOf("first@acme.test")).toBe(1);
+    const membership = await testDb().membership.findUniqueOrThrow({ where: { organizationId_userId: { organizationId: acme, userId: first.id } } });
+    return { first, second, firstJar, secondJar, membershipId: membership.id };
+  }
+  const breakGlass = async () => (await testDb().organization.findUniqueOrThrow({ where: { id: acme } })).breakGlassOwners.split(" ").filter(Boolean);
+
+  for (const strategy of ["database", "jwt"] as const) {
+    it(`demoted to admin (${strategy} sessions): dropped from the break-glass owners, the password session ends and can no longer mint a SCIM token`, async () => {
+      configure({ AUTH_ORGANIZATIONS: "true", AUTH_SESSION_STRATEGY: strategy });
+      const { first, second, firstJar, secondJar, membershipId } = await twoBreakGlassOwners();
+      expect((await jsonPost(secondJar, "/orgs/acme", { intent: "role", membershipId, role: "admin" })).status).toBe(200);
+      expect(await breakGlass()).toEqual([second.id]);
+      expect(await sessionsOf("first@acme.test")).toBe(0);
+      expect(await sessionsOf("second@acme.test")).toBe(1);
+      expect((await jsonPost(firstJar, "/orgs/acme", { intent: "scim-token-create", name: "Mine" })).status).not.toBe(200);
+      expect(await testDb().scimToken.count()).toBe(0);
+      const events = await testDb().organizationAuditEvent.findMany({ where: { organizationId: acme, type: { in: ["policy-changed", "sso-sessions-ended"] } }, orderBy: { at: "asc" } });
+      expect(events.map((e) => e.type)).toEqual(["policy-changed", "sso-sessions-ended"]);
+      expect(JSON.parse(events[1]!.detail!)).toMatchObject({ userId: first.id, sessions: 1, because: "owner-role-lost" });
+    });
+  }
+
+  it("removed, or leaving: dropped from the break-glass owners and the password session ends", async () => {
+    const { second, firstJar, secondJar, membershipId } = await twoBreakGlassOwners();
+    expect((await jsonPost(secondJar, "/orgs/acme", { intent: "remove", membershipId })).status).toBe(200);
+    expect(await breakGlass()).toEqual([second.id]);
+    expect(await sessionsOf("first@acme.test")).toBe(0);
+    expect((await jsonPost(firstJar, "/orgs/acme", { intent: "scim-token-create", name: "Mine" })).status).not.toBe(200);
+
+    const third = await verifiedUser("third@acme.test");
+    await testDb().membership.create({ data: { organizationId: acme, userId: third.id, role: "owner" } });
+    await requireSso([second.id, third.id]);
+    const thirdJar = (await signIn(new CookieJar(), "third@acme.test")).jar;
+    expect((await jsonPost(thirdJar, "/orgs/acme", { intent: "leave" })).status).toBe(200);
+    expect(await breakGlass()).toEqual([second.id]);
+    expect(await sessionsOf("third@acme.test")).toBe(0);
+    expect(await sessionsOf("second@acme.test")).toBe(1);
+  });
+
+  it("a demoted owner off the organization's domains keeps their sessions (requireSso does not govern them); without requireSso nothing ends", async () => {
+    const outsider = await verifiedUser("boss@elsewhere.test");
+    const second = await verifiedUser("second@acme.test");
+    await testDb().membership.createMany({ data: [{ organizationId: acme, userId: outsider.id, role: "owner" }, { organizationId: acme, userId: second.id, role: "owner" }] });
+    await requireSso([outsider.id, second.id]);
+    await signIn(new CookieJar(), "boss@elsewhere.test");
+    const secondJar = (await signIn(new CookieJar(), "second@acme.test")).jar;
+    const m = await testDb().membership.findUniqueOrThrow({ where: { organizationId_userId: { organizationId: acme, userId: outsider.id } } });
+    expect((await jsonPost(secondJar, "/orgs/acme", { intent: "role", membershipId: m.id, role: "member" })).status).toBe(200);
+    expect(await breakGlass()).toEqual([second.id]);
+    expect(await sessionsOf("boss@elsewhere.test")).toBe(1);
   });
 });
 

@@ -6,7 +6,8 @@
 // person in both session strategies and refuses their sign-in.
 import { readFileSync } from "node:fs";
 import { beforeEach, describe, expect, it } from "vitest";
-import { signIn } from "../../support/auth.ts";
+import { createUser, signIn } from "../../support/auth.ts";
+import { runInProcess } from "../../support/cli.ts";
 import { ageSession } from "../../support/reauth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { CookieJar, ORIGIN } from "../../support/http.ts";
@@ -193,6 +194,108 @@ describe(`SCIM provisioning (${dbLabel})`, () => {
         expect((await account(email))?.disabledAt).toBeNull();
       }
     });
+  });
+
+  it("an account a site administrator disabled stays disabled: SCIM active false then true leaves it disabled and answers active false (ADR 175)", async () => {
+    const { token, org, domain } = await provisionedOrg("acme", "acme-corp.com");
+    const email = `dana@${domain}`;
+    const created = await scim(token, "POST", "/Users", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: email, emails: [{ value: email, primary: true }], active: true });
+    expect(created.status).toBe(201);
+    const id = String(created.json!.id);
+    expect((await runInProcess("scripts/user-disable.ts", ["--email", email])).code).toBe(0);
+    expect(await account(email)).toMatchObject({ disabledBy: "admin" });
+    const patch = (value: boolean) => scim(token, "PATCH", `/Users/${id}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "replace", path: "active", value }] });
+    expect((await patch(false)).status).toBe(200);
+    const again = await patch(true);
+    expect(again.status).toBe(200);
+    expect(again.json).toMatchObject({ active: false });
+    expect((await account(email))?.disabledAt).not.toBeNull();
+    expect(await membership(org.id, email)).toBeNull();
+    expect((await scim(token, "GET", `/Users/${id}`)).json).toMatchObject({ active: false });
+    // The operator enables it; the directory's next reactivation then works as usual.
+    expect((await runInProcess("scripts/user-enable.ts", ["--email", email])).code).toBe(0);
+    expect(await account(email)).toMatchObject({ disabledAt: null, disabledBy: null });
+    expect((await patch(true)).json).toMatchObject({ active: true });
+    expect(await membership(org.id, email)).toMatchObject({ role: "member" });
+  });
+
+  it("one organization's directory never re-enables an account another organization's directory disabled", async () => {
+    const a = await provisionedOrg("acme", "acme-corp.com");
+    const b = await provisionedOrg("beta", "beta-corp.com");
+    // Erin's address is on B's domain now; A's directory disabled the account earlier (when A held it).
+    const email = `erin@${b.domain}`;
+    const created = await scim(b.token, "POST", "/Users", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: email, active: false });
+    expect(created.status).toBe(201);
+    await testDb().user.update({ where: { email }, data: { disabledAt: new Date(), disabledBy: `scim:${a.org.id}` } });
+    const patch = (value: boolean) => scim(b.token, "PATCH", `/Users/${String(created.json!.id)}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "replace", path: "active", value }] });
+    expect((await patch(true)).json).toMatchObject({ active: false });
+    expect((await account(email))?.disabledAt).not.toBeNull();
+    // What B's own directory disabled, it enables.
+    await testDb().user.update({ where: { email }, data: { disabledBy: `scim:${b.org.id}` } });
+    expect((await patch(true)).json).toMatchObject({ active: true });
+    expect(await account(email)).toMatchObject({ disabledAt: null, disabledBy: null });
+  });
+
+  describe("every address, and the target's current one (ADR 174)", () => {
+    const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
+    it("an emails entry outside the organization's verified domains is refused with 400 invalidValue and nothing is stored, on create, PUT and PATCH", async () => {
+      const { token } = await provisionedOrg("acme", "acme-corp.com");
+      await provisionedOrg("beta", "beta-corp.com");
+      const refused = await scim(token, "POST", "/Users", { schemas: [USER], userName: "x1@acme-corp.com", emails: [{ value: "bob@beta-corp.com", primary: true }] });
+      expect(refused.status).toBe(400);
+      expect(refused.json).toMatchObject({ scimType: "invalidValue" });
+      expect(await testDb().scimUser.count()).toBe(0);
+      expect(await testDb().user.count({ where: { email: { in: ["x1@acme-corp.com", "bob@beta-corp.com"] } } })).toBe(0);
+      const created = await scim(token, "POST", "/Users", { schemas: [USER], userName: "x1@acme-corp.com", emails: [{ value: "x1@acme-corp.com", primary: true }] });
+      expect(created.status).toBe(201);
+      const id = String(created.json!.id);
+      const put = await scim(token, "PUT", `/Users/${id}`, { schemas: [USER], userName: "x1@acme-corp.com", emails: [{ value: "x1@acme-corp.com", primary: true }, { value: "x1@beta-corp.com" }] });
+      expect(put.status).toBe(400);
+      const patched = await scim(token, "PATCH", `/Users/${id}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "add", path: "emails", value: [{ value: "bob@beta-corp.com", type: "home" }] }] });
+      expect(patched.status).toBe(400);
+      expect(JSON.stringify((await scim(token, "GET", `/Users/${id}`)).json)).not.toContain("beta-corp.com");
+    });
+
+    it("an organization that lost the domain no longer disables, rewrites or deletes the accounts on it: 404", async () => {
+      const { token, org, domain } = await provisionedOrg("acme", "acme-corp.com");
+      const email = `fay@${domain}`;
+      const created = await scim(token, "POST", "/Users", { schemas: [USER], userName: email });
+      const id = String(created.json!.id);
+      // The domain goes to another organization.
+      await testDb().organizationDomain.deleteMany({ where: { organizationId: org.id } });
+      await provisionedOrg("other", domain);
+      expect((await scim(token, "PATCH", `/Users/${id}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "replace", path: "active", value: false }] })).status).toBe(404);
+      expect((await scim(token, "PUT", `/Users/${id}`, { schemas: [USER], userName: email, active: false })).status).toBe(404);
+      expect((await scim(token, "DELETE", `/Users/${id}`)).status).toBe(404);
+      expect((await account(email))?.disabledAt).toBeNull();
+      expect(await testDb().scimUser.count({ where: { id } })).toBe(1);
+    });
+  });
+
+  it("an existing account whose address was never verified is taken over clean: its password, sessions and second factor go; a verified one is linked as before (ADR 174)", async () => {
+    const { token, org, domain } = await provisionedOrg("acme", "acme-corp.com");
+    const email = `gus@${domain}`;
+    // A squatter signed up with the address before the organization's person arrived (never verified).
+    const squatter = await createUser(email);
+    expect((await account(email))?.emailVerified).toBeNull();
+    const { jar } = await signIn(new CookieJar(), email);
+    expect((await sessionJson(jar))?.user.email).toBe(email);
+    await testDb().recoveryCode.create({ data: { userId: squatter.id, hash: "x" } });
+    const created = await scim(token, "POST", "/Users", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: email });
+    expect(created.status).toBe(201);
+    expect(await membership(org.id, email)).toMatchObject({ role: "member" });
+    expect(await testDb().password.count({ where: { userId: squatter.id } })).toBe(0);
+    expect(await testDb().recoveryCode.count({ where: { userId: squatter.id } })).toBe(0);
+    expect(await sessionJson(jar)).toBeNull();
+    expect((await signIn(new CookieJar(), email)).res.headers.getSetCookie().some((c) => /session-token=[^;]/.test(c))).toBe(false);
+    const event = await testDb().organizationAuditEvent.findFirstOrThrow({ where: { organizationId: org.id, type: "scim-user-created" } });
+    expect(JSON.parse(event.detail!)).toMatchObject({ takenOver: "unverified-account" });
+
+    // A verified account keeps its password: linked, as before.
+    const verified = await member(`hal@${domain}`);
+    expect((await scim(token, "POST", "/Users", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: `hal@${domain}` })).status).toBe(201);
+    expect(await testDb().password.count({ where: { userId: verified.id } })).toBe(1);
+    expect((await sessionJson(verified.jar))?.user.email).toBe(`hal@${domain}`);
   });
 
   it("Entra ID's request shapes: capitalised ops, \"False\" strings, filtered paths on absent arrays, member removal by value; the Admins group makes an admin", async () => {

@@ -23,6 +23,7 @@ import { ageSession } from "../../support/reauth.ts";
 import { configure } from "../email/helpers.ts";
 import { addMember, createOrg, formPost, jsonGet, jsonPost, member, ORIGIN, send, useApp } from "../organizations/helpers.ts";
 import { b64, encryptAssertion, encryptingIdp, IDP_CERT, OTHER_CERT, requestIdOf, signedResponse, spFromMetadata, spOf, testIdp, unsigned } from "./idp.ts";
+import { finishInBrowser, samlStart } from "./sp-steps.ts";
 
 useApp();
 
@@ -51,14 +52,16 @@ async function connection(extra: Partial<Parameters<typeof addConnection>[0]> = 
 }
 
 async function start(id: string, jar?: CookieJar): Promise<string> {
-  const res = await send(get(`/sso/${id}/signin?callbackUrl=%2Faccount`, { jar }));
-  expect(res.status).toBe(302);
-  return requestIdOf(res.headers.get("Location")!);
+  const started = await samlStart(id, jar);
+  expect(started.res.status).toBe(302);
+  return started.id;
 }
 
-function acs(id: string, xml: string | null, client = "203.0.113.7", raw?: string) {
-  return send(
-    post(`/sso/${id}/acs`, { SAMLResponse: raw ?? b64(xml!) }, { headers: { Origin: IDP, "Sec-Fetch-Site": "cross-site", Accept: "text/html", "X-Vestibule-Remote-Addr": client } }),
+async function acs(id: string, xml: string | null, client = "203.0.113.7", raw?: string) {
+  return finishInBrowser(
+    await send(
+      post(`/sso/${id}/acs`, { SAMLResponse: raw ?? b64(xml!) }, { headers: { Origin: IDP, "Sec-Fetch-Site": "cross-site", Accept: "text/html", "X-Vestibule-Remote-Addr": client } }),
+    ),
   );
 }
 

@@ -16,6 +16,7 @@ import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { configure } from "../email/helpers.ts";
 import { addMember, createOrg, formPost, jsonGet, jsonPost, member, ORIGIN, send, useApp } from "../organizations/helpers.ts";
 import { b64, RETIRED_CERT, OTHER_CERT, OTHER_KEY, requestIdOf, resign, signedResponse, spOf, testIdp, unsigned, IDP_CERT } from "./idp.ts";
+import { finishInBrowser, samlStart } from "./sp-steps.ts";
 
 useApp();
 
@@ -50,7 +51,7 @@ beforeEach(async () => {
 
 /** SP-initiated start (optionally signed in): the AuthnRequest id the IdP answers. */
 async function start(connection: string, jar?: CookieJar, callbackUrl = "/account"): Promise<string> {
-  const res = await send(get(`/sso/${connection}/signin?callbackUrl=${encodeURIComponent(callbackUrl)}`, { jar }));
+  const { res } = await samlStart(connection, jar, callbackUrl);
   expect(res.status).toBe(302);
   const location = res.headers.get("Location")!;
   expect(location.startsWith(`${IDP_A}/sso`) || location.startsWith(`${IDP_B}/sso`)).toBe(true);
@@ -58,14 +59,25 @@ async function start(connection: string, jar?: CookieJar, callbackUrl = "/accoun
 }
 
 /** The IdP's cross-site form POST to the ACS: no cookie, the IdP's Origin. */
-function acs(connection: string, xml: string, extra: Record<string, string> = {}) {
+function acsPost(connection: string, xml: string, extra: Record<string, string> = {}) {
   return send(
     post(`/sso/${connection}/acs`, { SAMLResponse: b64(xml), ...extra }, { headers: { Origin: "https://idp.acme.test", "Sec-Fetch-Site": "cross-site", Accept: "text/html" } }),
   );
 }
 
+/** The ACS POST, then the browser that started the sign-in following its 303 to the finish step. */
+async function acs(connection: string, xml: string, extra: Record<string, string> = {}) {
+  return finishInBrowser(await acsPost(connection, xml, extra));
+}
+
+const browsers = new Map<string, CookieJar>();
+/** The jar of the browser that started the request `xml` answers. */
+const browserOf = (xml: string) => browsers.get(/InResponseTo="([^"]+)"/.exec(xml)![1]!)!;
+
 async function validFor(connection = connA, email = "ada@acme.test") {
-  const id = await start(connection);
+  const jar = new CookieJar();
+  const id = await start(connection, jar);
+  browsers.set(id, jar);
   return { id, xml: await signedResponse(connection === connA ? idpA : idpB, spOf(ORIGIN, connection), id, email) };
 }
 
@@ -116,6 +128,62 @@ describe(`SAML connections on ${dbLabel}`, () => {
     expect(await testDb().samlRequest.count()).toBe(0);
   });
 
+  describe("login CSRF: an answer signs in only the browser that started its request (ADR 154, amended)", () => {
+    it("the ACS signs nobody in: a 303 to the finish step, whose GET carries the binding cookie set at the start", async () => {
+      const { id, jar } = await samlStart(connA);
+      const binding = jar.get("authjs.saml-binding");
+      expect(binding).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const posted = await acsPost(connA, await signedResponse(idpA, spOf(ORIGIN, connA), id, "ada@acme.test"));
+      expect(posted.status).toBe(303);
+      expect(posted.headers.get("Location")).toMatch(new RegExp(`^${ORIGIN}/sso/${connA}/finish\\?ticket=`));
+      expect(posted.headers.getSetCookie()).toEqual([]);
+      expect(await testDb().session.count()).toBe(0);
+      expect(await testDb().user.count()).toBe(0);
+      const done = await finishInBrowser(posted, jar);
+      signedIn(done);
+      // The binding cookie is cleared once used; the ticket is used up.
+      expect(done.headers.getSetCookie().some((c) => /^authjs\.saml-binding=;/.test(c))).toBe(true);
+      expect(await testDb().samlTicket.count()).toBe(0);
+      await expectRefused(await finishInBrowser(posted, jar).then(async (r) => (await testDb().session.deleteMany(), r)));
+    });
+
+    it("the attacker's own request, answered for his account and posted by the victim's browser, signs the victim in as nobody", async () => {
+      // The attacker starts the sign-in himself (no cookies of the victim) and has his IdP answer it.
+      const attacker = await samlStart(connA, new CookieJar());
+      const xml = await signedResponse(idpA, spOf(ORIGIN, connA), attacker.id, "mallory@acme.test");
+      // The victim's browser: its own cookies (a binding cookie of an earlier sign-in of its own too).
+      const victim = new CookieJar();
+      await samlStart(connA, victim);
+      const posted = await acsPost(connA, xml);
+      await expectRefused(await finishInBrowser(posted, victim));
+      expect(await testDb().user.count()).toBe(0);
+      // The ticket was taken: the attacker cannot finish it either, once the victim's browser used it.
+      await expectRefused(await finishInBrowser(posted, attacker.jar));
+    });
+
+    it("the attacker's ticket opened by a victim with no binding cookie at all is refused; a forged or unknown ticket too", async () => {
+      const attacker = await samlStart(connA, new CookieJar());
+      const posted = await acsPost(connA, await signedResponse(idpA, spOf(ORIGIN, connA), attacker.id, "mallory@acme.test"));
+      await expectRefused(await finishInBrowser(posted, new CookieJar()));
+      await expectRefused(await send(get(`/sso/${connA}/finish?ticket=${"A".repeat(43)}`, { jar: attacker.jar })));
+      await expectRefused(await send(get(`/sso/${connA}/finish`, { jar: attacker.jar })));
+    });
+
+    it("a ticket of connection A opened at connection B's finish step is refused", async () => {
+      const { id, jar } = await samlStart(connA);
+      const posted = await acsPost(connA, await signedResponse(idpA, spOf(ORIGIN, connA), id, "ada@acme.test"));
+      const ticket = new URL(posted.headers.get("Location")!).search;
+      await expectRefused(await send(get(`/sso/${connB}/finish${ticket}`, { jar })));
+    });
+
+    it("a ticket older than two minutes is refused", async () => {
+      const { id, jar } = await samlStart(connA);
+      const posted = await acsPost(connA, await signedResponse(idpA, spOf(ORIGIN, connA), id, "ada@acme.test"));
+      await testDb().samlTicket.updateMany({ data: { expires: new Date(Date.now() - 1000) } });
+      await expectRefused(await finishInBrowser(posted, jar));
+    });
+  });
+
   it("with jwt sessions too: the ACS signs in, and the session is recorded with method saml", async () => {
     configure({ AUTH_SESSION_STRATEGY: "jwt" });
     const { xml } = await validFor();
@@ -145,7 +213,14 @@ describe(`SAML connections on ${dbLabel}`, () => {
     const fresh = await import("../../../app/auth/saml/sp.server.ts");
     const { authRequest } = await import("../../../app/auth/core/request.server.ts");
     const ar = authRequest(post(`/sso/${connA}/acs`, { SAMLResponse: b64(xml) }, { headers: { Origin: IDP_A } }));
-    signedIn(await fresh.consumeAssertion(ar, (await fresh.connectionFor(ar, connA))!, b64(xml), undefined));
+    const posted = await fresh.consumeAssertion(ar, (await fresh.connectionFor(ar, connA))!, b64(xml), undefined);
+    // The finish step on a third: the ticket lives in the database too.
+    vi.resetModules();
+    const third = await import("../../../app/auth/saml/sp.server.ts");
+    const { authRequest: authRequest3 } = await import("../../../app/auth/core/request.server.ts");
+    const finish = new URL(posted.headers.get("Location")!);
+    const ar3 = authRequest3(get(`${finish.pathname}${finish.search}`, { jar: browserOf(xml) }));
+    signedIn(await third.finishSignIn(ar3, (await third.connectionFor(ar3, connA))!));
   });
 
   describe("refused mutations of a validly signed response", () => {

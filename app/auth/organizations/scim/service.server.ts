@@ -9,10 +9,13 @@
 // instance within the revocation bound, in both session strategies.
 import SCIMMY from "scimmy";
 import { db } from "../../../db/client.server";
-import { disableUser, enableUser } from "../../accounts/admin.server";
+import { disabledByOtherThanScimOf, disableUser, enableUser } from "../../accounts/admin.server";
 import { normalizeEmailAddress } from "../../core/email-address";
+import { log } from "../../core/log.server";
+import { revokeUserSessions } from "../../core/session.server";
 import { recordOrgEvent, type OrgActor } from "../audit.server";
 import { holdOrgLock, isUniqueViolation } from "../organizations.server";
+import { dropBreakGlassOwner } from "../sso-sessions.server";
 import { roleOfGroupName } from "./group-roles";
 import { withBooleans, normalisePatch } from "./shapes.server";
 
@@ -106,27 +109,42 @@ function coerceUser(body: unknown): Record<string, unknown> {
   }
 }
 
-/** The address a SCIM user stands for: userName when it is one, else their primary (or first) e-mail. */
-function addressOfUser(resource: Record<string, unknown>): string | null {
-  const candidates: unknown[] = [resource.userName];
+/**
+ * Every address a SCIM user names: userName when it is one, and each of their e-mails (the primary
+ * first). The first is the address the account gets.
+ */
+function addressesOfUser(resource: Record<string, unknown>): { first: string | null; all: string[]; malformed: boolean } {
   const emails = Array.isArray(resource.emails) ? (resource.emails as Record<string, unknown>[]) : [];
-  candidates.push(...emails.filter((e) => e?.primary === true).map((e) => e.value), ...emails.map((e) => e?.value));
-  for (const candidate of candidates) {
-    if (typeof candidate !== "string") continue;
-    const checked = normalizeEmailAddress(candidate);
-    if (checked.ok) return checked.address;
+  const userName = typeof resource.userName === "string" ? normalizeEmailAddress(resource.userName) : null;
+  const ordered = [...emails.filter((e) => e?.primary === true), ...emails.filter((e) => e?.primary !== true)].map((e) => e?.value);
+  const all: string[] = userName?.ok ? [userName.address] : [];
+  let malformed = false;
+  for (const value of ordered) {
+    const checked = typeof value === "string" ? normalizeEmailAddress(value) : null;
+    if (checked?.ok) all.push(checked.address);
+    else malformed = true;
   }
-  return null;
+  return { first: all[0] ?? null, all: [...new Set(all)], malformed };
 }
 
-/** Provisioning manages only addresses in the organization's verified domains. */
-async function requireManagedAddress(organizationId: string, resource: Record<string, unknown>): Promise<string> {
-  const address = addressOfUser(resource);
-  if (!address) throw new ScimError(400, "invalidValue", "userName or emails must hold an e-mail address");
+async function isVerifiedDomainOf(organizationId: string, address: string): Promise<boolean> {
   const domain = address.slice(address.lastIndexOf("@") + 1);
-  const verified = await db().organizationDomain.findFirst({ where: { organizationId, verifiedDomain: domain }, select: { id: true } });
-  if (!verified) throw new ScimError(400, "invalidValue", "The address is not in one of the organization's verified domains");
-  return address;
+  return (await db().organizationDomain.findFirst({ where: { organizationId, verifiedDomain: domain }, select: { id: true } })) !== null;
+}
+
+/**
+ * Provisioning manages only addresses in the organization's verified domains — every address the
+ * resource names, not only the one the account gets (ADR 174): an `emails` entry on another
+ * organization's domain is refused, never stored.
+ */
+async function requireManagedAddress(organizationId: string, resource: Record<string, unknown>): Promise<string> {
+  const { first, all, malformed } = addressesOfUser(resource);
+  if (!first) throw new ScimError(400, "invalidValue", "userName or emails must hold an e-mail address");
+  if (malformed) throw new ScimError(400, "invalidValue", "Every value of emails must be an e-mail address");
+  for (const address of all) {
+    if (!(await isVerifiedDomainOf(organizationId, address))) throw new ScimError(400, "invalidValue", "Every address must be in one of the organization's verified domains");
+  }
+  return first;
 }
 
 function storedOf(resource: Record<string, unknown>): string {
@@ -137,6 +155,18 @@ function storedOf(resource: Record<string, unknown>): string {
 async function findUserRow(organizationId: string, id: string): Promise<UserRow> {
   const row = await db().scimUser.findFirst({ where: { id, organizationId } });
   if (!row) throw notFound();
+  return row;
+}
+
+/**
+ * The row a change (PUT, PATCH, DELETE) may act on: its account's address still on a domain this
+ * organization verifies (ADR 174). An organization that lost a domain — now perhaps another's —
+ * no longer disables or rewrites the accounts on it: 404, as for another organization's id.
+ */
+async function findManagedUserRow(organizationId: string, id: string): Promise<UserRow> {
+  const row = await findUserRow(organizationId, id);
+  const account = await db().user.findUnique({ where: { id: row.userId }, select: { email: true } });
+  if (!account?.email || !(await isVerifiedDomainOf(organizationId, account.email))) throw notFound();
   return row;
 }
 
@@ -169,6 +199,8 @@ async function syncMembership(tx: Tx, ctx: ScimContext, scimUserId: string): Pro
     await tx.membership.delete({ where: { id: membership.id } });
     await tx.session.updateMany({ where: { userId: row.userId, organizationId: ctx.organizationId }, data: { organizationId: null } });
     await recordOrgEvent(tx, ctx.organizationId, ctx.actor, "member-removed", { userId: row.userId, role: membership.role, source: "scim" });
+    // No longer an owner, so no longer a break-glass owner (their sessions end with the account's disabling).
+    if (membership.role === "owner") await dropBreakGlassOwner(tx, ctx.organizationId, row.userId, ctx.actor);
     return;
   }
   const role = await roleFromGroups(tx, scimUserId);
@@ -234,27 +266,58 @@ export async function createUser(ctx: ScimContext, body: unknown) {
   const result = await uniqueAsConflict(() => db().$transaction(async (tx) => {
     const taken = await tx.scimUser.findFirst({ where: { organizationId: ctx.organizationId, userNameKey: userName.toLowerCase() }, select: { id: true } });
     if (taken) throw new ScimError(409, "uniqueness", "A user with this userName is already provisioned in this organization");
-    const account = (await tx.user.findUnique({ where: { email: address }, select: { id: true } })) ?? (await tx.user.create({ data: { email: address, name: displayNameOf(resource) }, select: { id: true } }));
+    const existing = await tx.user.findUnique({ where: { email: address }, select: { id: true, emailVerified: true } });
+    const account = existing ?? (await tx.user.create({ data: { email: address, name: displayNameOf(resource) }, select: { id: true } }));
+    // An existing account whose address was never verified proves nobody: it may be a squatter's,
+    // made before the organization's person arrived. The directory is authoritative for its
+    // verified domain, so it takes the account over, and everything its unproven holder set up
+    // goes (ADR 174); its sessions end once this commits.
+    const takenOver = existing !== null && existing.emailVerified === null;
+    if (takenOver) await clearUnprovenAccount(tx, account.id, address);
     // The same account provisioned under another userName of this organization: still this organization's own conflict.
     const twice = await tx.scimUser.findFirst({ where: { organizationId: ctx.organizationId, userId: account.id }, select: { id: true } });
     if (twice) throw new ScimError(409, "uniqueness", "This person is already provisioned in this organization");
     const row = await tx.scimUser.create({
       data: { organizationId: ctx.organizationId, userId: account.id, userName, userNameKey: userName.toLowerCase(), externalId: typeof resource.externalId === "string" ? resource.externalId : null, active, resource: storedOf(resource) },
     });
-    await recordOrgEvent(tx, ctx.organizationId, ctx.actor, "scim-user-created", { scimId: row.id, userId: account.id });
+    await recordOrgEvent(tx, ctx.organizationId, ctx.actor, "scim-user-created", { scimId: row.id, userId: account.id, ...(takenOver ? { takenOver: "unverified-account" } : {}) });
     await syncMembership(tx, ctx, row.id);
-    return row;
+    return { ...row, takenOver };
   }));
+  if (result.takenOver) {
+    await revokeUserSessions(result.userId);
+    log("warn", "scim-took-over-unverified-account", { organizationId: ctx.organizationId, userId: result.userId });
+  }
   // An account a site admin disabled stays disabled: creating it here never enables it.
   await applyAccountState(ctx, result.userId, null, active);
   return userResource(result);
+}
+
+/**
+ * Inside the transaction: what the unproven holder of an account set up goes — password, passkeys,
+ * linked providers, second factor and recovery codes, pending e-mail links and codes, and what they
+ * allowed apps through the OAuth provider. The person the directory names starts clean (an e-mail
+ * sign-in, their company sign-in, or a reset sets their own).
+ */
+async function clearUnprovenAccount(tx: Tx, userId: string, address: string): Promise<void> {
+  await tx.password.deleteMany({ where: { userId } });
+  await tx.passkey.deleteMany({ where: { userId } });
+  await tx.account.deleteMany({ where: { userId } });
+  await tx.twoFactorCredential.deleteMany({ where: { userId } });
+  await tx.recoveryCode.deleteMany({ where: { userId } });
+  await tx.verificationToken.deleteMany({ where: { OR: [{ userId }, { identifier: address }] } });
+  const grants = (await tx.oAuthPayload.findMany({ where: { kind: "Grant", accountId: userId }, select: { id: true } })).map((g) => g.id);
+  await tx.oAuthPayload.deleteMany({ where: { OR: [{ accountId: userId }, ...(grants.length ? [{ grantId: { in: grants } }] : [])] } });
 }
 
 /** Writes `resource` over the user `id` (PUT, and PATCH once applied). */
 async function writeUser(ctx: ScimContext, current: UserRow, resource: Record<string, unknown>) {
   const address = await requireManagedAddress(ctx.organizationId, resource);
   const userName = String(resource.userName);
-  const active = resource.active !== false;
+  // Reactivating an account an operator (or another organization's directory) disabled is not
+  // this directory's to do (ADR 175): the person stays inactive here — no membership, and the
+  // answer says active false — until an operator enables the account.
+  const active = resource.active !== false && !(current.active === false && (await disabledByOtherThanScimOf(current.userId, ctx.organizationId)));
   const row = await uniqueAsConflict(() => db().$transaction(async (tx) => {
     if (userName.toLowerCase() !== current.userName.toLowerCase()) {
       const taken = await tx.scimUser.findFirst({ where: { organizationId: ctx.organizationId, userNameKey: userName.toLowerCase(), id: { not: current.id } }, select: { id: true } });
@@ -280,12 +343,12 @@ async function writeUser(ctx: ScimContext, current: UserRow, resource: Record<st
 }
 
 export async function replaceUser(ctx: ScimContext, id: string, body: unknown) {
-  const current = await findUserRow(ctx.organizationId, id);
+  const current = await findManagedUserRow(ctx.organizationId, id);
   return writeUser(ctx, current, coerceUser(body));
 }
 
 export async function patchUser(ctx: ScimContext, id: string, body: unknown) {
-  const current = await findUserRow(ctx.organizationId, id);
+  const current = await findManagedUserRow(ctx.organizationId, id);
   const now = userResource(current);
   const patched = await applyPatch(scimmy().Schemas.User, now, body);
   if (!patched) return now;
@@ -293,7 +356,7 @@ export async function patchUser(ctx: ScimContext, id: string, body: unknown) {
 }
 
 export async function deleteUser(ctx: ScimContext, id: string) {
-  const current = await findUserRow(ctx.organizationId, id);
+  const current = await findManagedUserRow(ctx.organizationId, id);
   await db().$transaction(async (tx) => {
     await tx.scimUser.update({ where: { id: current.id }, data: { active: false } });
     await syncMembership(tx, ctx, current.id);
