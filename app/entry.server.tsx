@@ -29,6 +29,10 @@ export { startMailSender } from "./mail/queue.server";
 export { startBackchannelSender } from "./auth/provider/backchannel.server";
 // The OAuth provider's engine, answered by the server before React Router (docs/features/provider.md).
 export { assertEngineSafe, handleEngineRequest, isEnginePath } from "./auth/provider/engine.server";
+// Its own pages link the app's stylesheet: the built asset's URL, known here where Vite resolves it.
+import engineStylesheet from "./app.css?url";
+import { setPagesStylesheet } from "./auth/provider/pages.server";
+setPagesStylesheet(engineStylesheet);
 export { log };
 // …the request id every line of a request carries, and the access line (docs/decisions/050).
 export { accessLogEnabled, logRequest, REQUEST_ID_HEADER, requestIdFrom, runWithRequestId } from "./auth/core/log.server";

@@ -6,7 +6,6 @@
 // sees the site they signed in to, at 320 px and right to left as every other page.
 // The engine's own forms are not used: only their action URL and anti-forgery token are taken.
 import type { KoaContextWithOIDC } from "oidc-provider";
-import stylesheet from "../../app.css?url";
 import { getConfig } from "../core/config.server";
 import { escapeHtml } from "../../html";
 import { fromAcceptLanguage, fromLanguageCookie } from "../../i18n/negotiate.server";
@@ -14,6 +13,17 @@ import { DEFAULT_LOCALE, directionOf } from "../../i18n/languages.server";
 import { runWithLocale, t, type MessageKey } from "../../i18n/t.server";
 import type { MessageValues } from "../../i18n/format";
 import { pageTitle } from "../../site";
+
+// The stylesheet's URL. The engine is also loaded outside Vite (the CLI commands, a test's second
+// instance under tsx), where a `?url` import cannot be resolved: the built server's entry, which Vite
+// does process, names the hashed asset at start (app/entry.server.tsx); until then, and under the dev
+// server, it is the path Vite serves the source at.
+let stylesheet = "/app/app.css";
+
+/** Called once by the server entry with the stylesheet's built URL. */
+export function setPagesStylesheet(href: string): void {
+  stylesheet = href;
+}
 
 /**
  * The sentence `key` as HTML, each of `ltr`'s values (a host, an address) isolated left to right
