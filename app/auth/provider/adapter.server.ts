@@ -37,7 +37,18 @@ const str = (value: unknown) => (typeof value === "string" && value ? value : nu
  */
 async function clientOf(id: string): Promise<AdapterPayload | undefined> {
   const metadata = await clientMetadataOf(id);
-  return metadata && withSubjectType(metadata);
+  return metadata && withSubjectType(withoutPublicClientCredentials(metadata));
+}
+
+/**
+ * A client without a secret never has client_credentials, whatever its stored metadata says
+ * (ADR 176): that grant with no authentication is tokens for anyone who knows the client id.
+ * Registration and oauth:client:add refuse it; this holds for rows stored before they did.
+ */
+function withoutPublicClientCredentials(metadata: AdapterPayload): AdapterPayload {
+  const grants = Array.isArray(metadata.grant_types) ? (metadata.grant_types as string[]) : null;
+  if (!grants || (metadata.token_endpoint_auth_method ?? "client_secret_basic") !== "none" || !grants.includes(EXTRA_GRANTS.client_credentials)) return metadata;
+  return { ...metadata, grant_types: grants.filter((g) => g !== EXTRA_GRANTS.client_credentials) };
 }
 
 /**

@@ -316,7 +316,16 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
     },
     features: {
       devInteractions: { enabled: false },
-      introspection: { enabled: true },
+      // Only the client a token was issued to learns anything of it (ADR 176): the engine's
+      // default lets any confidential client — an operator's, or anyone's once it can
+      // authenticate — introspect every other app's tokens.
+      introspection: { enabled: true, allowedPolicy: async (_ctx: KoaContextWithOIDC, client: { clientId: string }, token: { clientId?: string }) => token.clientId === client.clientId },
+      // DPoP binds tokens to a key only if the resource checks the proof: requireBearer does not,
+      // so the engine must not issue tokens that claim a binding (cnf.jkt) nobody enforces (ADR 176).
+      dPoP: { enabled: false },
+      // Pushed authorization requests have no route here (every engine path is under /oauth/ by
+      // ENGINE_ROUTES, PAR's is not): off, and so not advertised (ADR 176).
+      pushedAuthorizationRequests: { enabled: false },
       revocation: { enabled: true },
       userinfo: { enabled: true },
       clientCredentials: { enabled: true },

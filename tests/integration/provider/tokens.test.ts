@@ -121,6 +121,18 @@ describe(`the provider's grants on ${dbLabel}`, () => {
     expect(revoked.active).toBe(false);
   });
 
+  it("only the client a token was issued to may introspect it: another confidential client learns nothing", async () => {
+    const tc = await testClient();
+    const tokens = await tokensFor(tc);
+    const other = await testClient({ name: "Other" });
+    for (const token of [tokens.refresh_token!, tokens.access_token]) {
+      const seen = await oauth.processIntrospectionResponse(as, other.client, await oauth.introspectionRequest(as, other.client, other.auth, token, insecure));
+      expect(seen).toEqual({ active: false });
+    }
+    const own = await oauth.processIntrospectionResponse(as, tc.client, await oauth.introspectionRequest(as, tc.client, tc.auth, tokens.refresh_token!, insecure));
+    expect(own.active).toBe(true);
+  });
+
   it("client credentials for a confidential client registered with it: sub is the client, no refresh token; a public client cannot have it", async () => {
     const tc = await testClient({ redirectUris: [], grants: ["client_credentials"] });
     const response = await oauth.clientCredentialsGrantRequest(as, tc.client, tc.auth, { resource: `${server.url}/api` }, insecure);
