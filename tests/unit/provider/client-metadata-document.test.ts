@@ -333,16 +333,15 @@ describe("the document", () => {
     }
   });
 
-  it("private_key_jwt needs a jwks_uri on https", async () => {
+  it("is a public client with PKCE only: private_key_jwt and a jwks_uri are refused (no key fetched from anyone's URL, no client that can authenticate)", async () => {
     expect(await refusedFor(validDoc(url(), { token_endpoint_auth_method: "private_key_jwt" }))).toBe("invalid_document");
-    expect(await refusedFor(validDoc(url(), { token_endpoint_auth_method: "private_key_jwt", jwks_uri: "http://client.example/jwks" }))).toBe(
-      "invalid_document",
-    );
-    serveJson("/d.json", validDoc(url(), { token_endpoint_auth_method: "private_key_jwt", jwks_uri: "https://client.example/jwks" }), {
-      "Cache-Control": "no-store",
-    });
+    expect(await refusedFor(validDoc(url(), { token_endpoint_auth_method: "private_key_jwt", jwks_uri: "https://client.example/jwks" }))).toBe("invalid_document");
+    expect(await refusedFor(validDoc(url(), { jwks_uri: "https://client.example/jwks" }))).toBe("invalid_document");
+    expect(await refusedFor(validDoc(url(), { jwks: { keys: [] } }))).toBe("invalid_document");
+    serveJson("/d.json", validDoc(url(), { token_endpoint_auth_method: "none" }), { "Cache-Control": "no-store" });
     const metadata = await clientMetadataForEngine(url());
-    expect(metadata).toMatchObject({ token_endpoint_auth_method: "private_key_jwt", jwks_uri: "https://client.example/jwks" });
+    expect(metadata).toMatchObject({ token_endpoint_auth_method: "none" });
+    expect(metadata).not.toHaveProperty("jwks_uri");
   });
 
   it("needs at least one well-formed redirect URI", async () => {
