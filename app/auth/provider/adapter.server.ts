@@ -12,13 +12,18 @@
 // refresh token again within AUTH_PROVIDER_REFRESH_GRACE seconds, gets the answer the winner got
 // (engine.server.ts keeps it, sealed, for the grace); after the grace a rotated token revokes the
 // whole grant (reuse detection).
+//
+// A token's row is keyed by its SHA-256 and its payload is kept without it (`jti`, put back from
+// the token looked up); a device code, which the engine also finds by its user code, keeps its
+// token sealed (ADR 177).
 import Provider, { errors, type Adapter, type AdapterPayload } from "oidc-provider";
 import { getConfig } from "../core/config.server";
 import { log } from "../core/log.server";
 import { db } from "../../db/client.server";
 import { EXTRA_GRANTS, findClientMetadata, saveRegisteredClient, removeClientRows } from "./clients.server";
 import { ClientMetadataDocumentError, clientMetadataForEngine } from "./client-metadata-document.server";
-import { consumePayload, findPayload, upsertPayload } from "./payload-store.server";
+import { openAtRest, sealAtRest } from "../core/sealed-at-rest.server";
+import { consumePayload, findPayload, rowIdOf, TOKEN_KINDS, upsertPayload } from "./payload-store.server";
 
 /** The kinds consumed once (their rows carry consumedAt). */
 const CONSUMABLE = new Set(["AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest", "PushedAuthorizationRequest"]);
@@ -26,6 +31,10 @@ const CONSUMABLE = new Set(["AuthorizationCode", "RefreshToken", "DeviceCode", "
 export const REPLAY_STATE = "vestibuleRefreshReplay";
 /** The row kind of a stored refresh answer (engine.server.ts writes it). */
 export const REFRESH_ANSWER_KIND = "RefreshAnswer";
+
+/** Where a device code's own value is kept, sealed, in its payload (findByUserCode gives it back to the engine). */
+const SEALED_JTI = "vestibuleSealedJti";
+const deviceCodePlace = (rowId: string) => ({ purpose: "oauth-device-code", row: rowId });
 
 const str = (value: unknown) => (typeof value === "string" && value ? value : null);
 
@@ -86,9 +95,15 @@ export class PrismaAdapter implements Adapter {
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     if (this.kind === "Client") return saveRegisteredClient(id, payload);
+    const key = rowIdOf(this.kind, id);
+    let kept: AdapterPayload = payload;
+    if (TOKEN_KINDS.has(this.kind)) {
+      const { jti: _token, ...rest } = payload;
+      kept = this.kind === "DeviceCode" ? { ...rest, [SEALED_JTI]: await sealAtRest(id, deviceCodePlace(key), getConfig().secrets) } : rest;
+    }
     // One INSERT … ON CONFLICT DO UPDATE: two writers creating the same row at once end with one row.
-    await upsertPayload(this.kind, id, {
-      payload: JSON.stringify(payload),
+    await upsertPayload(this.kind, key, {
+      payload: JSON.stringify(kept),
       grantId: str(payload.grantId),
       uid: str(payload.uid),
       userCode: str(payload.userCode),
@@ -100,9 +115,13 @@ export class PrismaAdapter implements Adapter {
 
   async find(id: string): Promise<AdapterPayload | undefined> {
     if (this.kind === "Client") return clientOf(id);
-    const row = await findPayload(this.kind, id);
+    const row = await findPayload(this.kind, rowIdOf(this.kind, id));
     if (!row) return undefined;
     const payload = JSON.parse(row.payload) as AdapterPayload;
+    if (TOKEN_KINDS.has(this.kind)) {
+      delete payload[SEALED_JTI];
+      payload.jti = id;
+    }
     if (row.consumedAt) {
       if (this.kind === "RefreshToken") refreshReplayWithinGrace(id, payload, row.consumedAt);
       payload.consumed = Math.floor(row.consumedAt.getTime() / 1000);
@@ -119,14 +138,23 @@ export class PrismaAdapter implements Adapter {
     const row = await db().oAuthPayload.findFirst({ where: { kind: this.kind, userCode } });
     if (!row) return undefined;
     const payload = JSON.parse(row.payload) as AdapterPayload;
+    if (TOKEN_KINDS.has(this.kind)) {
+      // The device code itself, sealed beside its hash: the engine saves the code again by it once the user answers.
+      const sealed = payload[SEALED_JTI];
+      const token = typeof sealed === "string" ? await openAtRest(sealed, deviceCodePlace(row.id), getConfig().secrets) : null;
+      if (!token) return undefined;
+      delete payload[SEALED_JTI];
+      payload.jti = token;
+    }
     if (row.consumedAt) payload.consumed = Math.floor(row.consumedAt.getTime() / 1000);
     return payload;
   }
 
   async consume(id: string): Promise<void> {
-    if ((await consumePayload(this.kind, id, new Date())) || !CONSUMABLE.has(this.kind)) return;
+    const key = rowIdOf(this.kind, id);
+    if ((await consumePayload(this.kind, key, new Date())) || !CONSUMABLE.has(this.kind)) return;
     // Another request consumed it between this one's read and now.
-    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: this.kind, id } }, select: { grantId: true } });
+    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: this.kind, id: key } }, select: { grantId: true } });
     if (this.kind === "RefreshToken" && getConfig().provider!.refreshGrace > 0) {
       const ctx = Provider.ctx;
       if (ctx) ctx.state[REPLAY_STATE] = id;
@@ -143,7 +171,7 @@ export class PrismaAdapter implements Adapter {
       await removeClientRows(id);
       return;
     }
-    await db().oAuthPayload.deleteMany({ where: { kind: this.kind, id } });
+    await db().oAuthPayload.deleteMany({ where: { kind: this.kind, id: rowIdOf(this.kind, id) } });
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {

@@ -32,7 +32,7 @@ import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE, removeGrantRows } fro
 import { markIdTokenIssued, recordSessionApp } from "./backchannel.server";
 import { pairwiseSubject } from "./pairwise.server";
 import { pollTooSoon } from "./device-poll.server";
-import { findAccountRow, insertPayload } from "./payload-store.server";
+import { findAccountRow, insertPayload, tokenRowId } from "./payload-store.server";
 import { isFirstParty } from "./clients.server";
 import { continueToClientPage, deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
 import {
@@ -388,7 +388,8 @@ async function keepRefreshAnswer(ctx: KoaContextWithOIDC, settings: ProviderConf
   const rotated = ctx.oidc.entities.RotatedRefreshToken as { jti: string; grantId?: string; clientId?: string } | undefined;
   if (!rotated || settings.refreshGrace === 0 || ctx.status !== 200) return;
   const sealed = await sealAtRest(JSON.stringify(ctx.body), answerPlace(rotated.jti), getConfig().secrets);
-  await insertPayload(REFRESH_ANSWER_KIND, rotated.jti, {
+  // Kept under the refresh token's hash, as the token's own row is (ADR 177).
+  await insertPayload(REFRESH_ANSWER_KIND, tokenRowId(rotated.jti), {
     payload: sealed,
     grantId: rotated.grantId ?? null,
     clientId: rotated.clientId ?? null,
@@ -400,7 +401,7 @@ async function keepRefreshAnswer(ctx: KoaContextWithOIDC, settings: ProviderConf
 async function storedRefreshAnswer(id: string): Promise<unknown> {
   const until = Date.now() + REFRESH_ANSWER_WAIT_MS;
   for (;;) {
-    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: REFRESH_ANSWER_KIND, id } } });
+    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: REFRESH_ANSWER_KIND, id: tokenRowId(id) } } });
     if (row && row.expiresAt && row.expiresAt > new Date()) {
       const text = await openAtRest(row.payload, answerPlace(id), getConfig().secrets);
       return text ? JSON.parse(text) : null;
