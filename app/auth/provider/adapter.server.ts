@@ -18,6 +18,7 @@
 // token sealed (ADR 177).
 import Provider, { errors, type Adapter, type AdapterPayload } from "oidc-provider";
 import { getConfig } from "../core/config.server";
+import { clientSubject, countHit } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { db } from "../../db/client.server";
 import { EXTRA_GRANTS, findClientMetadata, saveRegisteredClient, removeClientRows } from "./clients.server";
@@ -71,10 +72,21 @@ function withSubjectType(metadata: AdapterPayload): AdapterPayload {
   return { ...metadata, subject_type: grants.includes(EXTRA_GRANTS.device_code) ? "public" : "pairwise" };
 }
 
+/**
+ * A document about to be fetched is counted for the address of the request that named it
+ * (OAUTH_CLIENT_DOCUMENT_CLIENT): past the limit the client is unknown, as a refused document is
+ * (the engine's error page, never a redirect to a URI nobody checked).
+ */
+async function countDocumentFetch(): Promise<void> {
+  const peer = Provider.ctx?.req.headers["x-vestibule-remote-addr"];
+  const refused = await countHit(getConfig().rateLimits, "OAUTH_CLIENT_DOCUMENT_CLIENT", clientSubject(typeof peer === "string" && peer ? peer : null));
+  if (refused) throw new ClientMetadataDocumentError("rate_limited");
+}
+
 async function clientMetadataOf(id: string): Promise<AdapterPayload | undefined> {
   if (getConfig().provider?.clientMetadataDocuments) {
     try {
-      const fromDocument = await clientMetadataForEngine(id);
+      const fromDocument = await clientMetadataForEngine(id, countDocumentFetch);
       if (fromDocument) return fromDocument as AdapterPayload;
     } catch (error) {
       if (!(error instanceof ClientMetadataDocumentError)) throw error;

@@ -15,7 +15,8 @@
 // - keeps documents in a bounded cache, for as long as Cache-Control allows within limits.
 //
 // The engine (app/auth/provider) calls clientMetadataForEngine(clientId) where it looks a client
-// up; see that function.
+// up; see that function. Fetches are capped: CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT at once in all,
+// and the caller's limit per client address (beforeFetch; the adapter's OAUTH_CLIENT_DOCUMENT_CLIENT).
 import { fetchPublic, isPublicAddress, PublicFetchError, type PublicFetched, type PublicFetchSeam, type ResolvedAddress, type Resolver } from "../core/public-fetch.server";
 import { z } from "zod";
 import { applicationTypeFor, checkRedirectUri } from "./clients.server";
@@ -30,6 +31,8 @@ export const CLIENT_METADATA_DOCUMENT_MAX_URL_LENGTH = 2_048;
 export const CLIENT_METADATA_DOCUMENT_CACHE_ENTRIES = 500;
 export const CLIENT_METADATA_DOCUMENT_CACHE_DEFAULT_SECONDS = 300;
 export const CLIENT_METADATA_DOCUMENT_CACHE_MAX_SECONDS = 86_400;
+/** At most this many documents being fetched at once, in this process, whoever asked (ADR 177). */
+export const CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT = 16;
 
 /** Why a document was not accepted (logged by the caller; never shown to a visitor as-is). */
 export type ClientMetadataDocumentFailure =
@@ -43,7 +46,9 @@ export type ClientMetadataDocumentFailure =
   | "network"
   | "not_json"
   | "invalid_document"
-  | "client_id_mismatch";
+  | "client_id_mismatch"
+  | "busy"
+  | "rate_limited";
 
 export class ClientMetadataDocumentError extends Error {
   constructor(
@@ -312,7 +317,7 @@ export function clientMetadataDocumentCacheSize(): number {
  * ClientMetadataDocumentError (its `reason` says why) for anything not accepted; failures are not
  * cached.
  */
-export async function loadClientMetadataDocument(clientId: string): Promise<ClientMetadataDocument> {
+export async function loadClientMetadataDocument(clientId: string, beforeFetch?: () => Promise<void>): Promise<ClientMetadataDocument> {
   const testHttp = seam?.allowHttp && /^http:\/\//.test(clientId) && isClientMetadataDocumentUrl(`https${clientId.slice(4)}`);
   if (!isClientMetadataDocumentUrl(clientId) && !testHttp) throw new ClientMetadataDocumentError("invalid_url");
   const hit = cache.get(clientId);
@@ -324,6 +329,17 @@ export async function loadClientMetadataDocument(clientId: string): Promise<Clie
     }
   }
   let request = pending.get(clientId);
+  if (!request) {
+    // Too many fetches under way already: refused rather than queued, so a flood of URLs holds no more than this many sockets.
+    if (pending.size >= CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT) throw new ClientMetadataDocumentError("busy");
+    // The caller's own limit (per client address): throws to refuse. Others may have started
+    // fetches meanwhile: the cap is checked again.
+    if (beforeFetch) {
+      await beforeFetch();
+      request = pending.get(clientId);
+      if (!request && pending.size >= CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT) throw new ClientMetadataDocumentError("busy");
+    }
+  }
   if (!request) {
     request = fetchDocument(clientId).then(({ json, cacheSeconds }) => {
       const doc = parseClientMetadataDocument(clientId, json);
@@ -346,7 +362,7 @@ export async function loadClientMetadataDocument(clientId: string): Promise<Clie
  * throws ClientMetadataDocumentError; the engine answers that as an unknown client
  * (`invalid_client`, and an error page rather than a redirect at the authorization endpoint).
  */
-export async function clientMetadataForEngine(clientId: string): Promise<EngineClientMetadata | undefined> {
+export async function clientMetadataForEngine(clientId: string, beforeFetch?: () => Promise<void>): Promise<EngineClientMetadata | undefined> {
   if (!isClientMetadataDocumentUrl(clientId) && !(seam?.allowHttp && clientId.startsWith("http://"))) return undefined;
-  return clientMetadataFromDocument(await loadClientMetadataDocument(clientId));
+  return clientMetadataFromDocument(await loadClientMetadataDocument(clientId, beforeFetch));
 }

@@ -450,6 +450,7 @@ export const ar: Catalogue = {
   "provider.continue.link": "المتابعة إلى {host}",
   "consent.title": "هل تسمح لـ {app} باستخدام حسابك؟",
   "consent.host": "التطبيق موجود على {host}.",
+  "consent.redirectHost": "إن سمحت له، يُسلَّم الوصول إلى {host}.",
   "consent.unverified": "لم يتحقق أحد من هذا التطبيق. اسمح له فقط إن كنت تثق في {host}.",
   "consent.signedInAs": "أنت مسجّل الدخول باسم {email}.",
   "consent.asks": "يطلب أن:",

@@ -450,6 +450,7 @@ export const de: Catalogue = {
   "provider.continue.link": "Weiter zu {host}",
   "consent.title": "{app} erlauben, Ihr Konto zu verwenden?",
   "consent.host": "Die App befindet sich unter {host}.",
+  "consent.redirectHost": "Wenn Sie es erlauben, geht der Zugriff an {host}.",
   "consent.unverified": "Niemand hat diese App geprüft. Erlauben Sie sie nur, wenn Sie {host} vertrauen.",
   "consent.signedInAs": "Sie sind als {email} angemeldet.",
   "consent.asks": "Sie möchte:",

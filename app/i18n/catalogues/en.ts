@@ -456,6 +456,7 @@ export const en = {
   "provider.continue.link": "Continue to {host}",
   "consent.title": "Allow {app} to use your account?",
   "consent.host": "The app is at {host}.",
+  "consent.redirectHost": "If you allow it, the access goes to {host}.",
   "consent.unverified": "Nobody has verified this app. Allow it only if you trust {host}.",
   "consent.signedInAs": "You are signed in as {email}.",
   "consent.asks": "It asks to:",

@@ -450,6 +450,7 @@ export const fr: Catalogue = {
   "provider.continue.link": "Continuer vers {host}",
   "consent.title": "Autoriser {app} à utiliser votre compte ?",
   "consent.host": "L’application se trouve sur {host}.",
+  "consent.redirectHost": "Si vous l’autorisez, l’accès est remis à {host}.",
   "consent.unverified": "Personne n’a vérifié cette application. Ne l’autorisez que si vous faites confiance à {host}.",
   "consent.signedInAs": "Vous êtes connecté en tant que {email}.",
   "consent.asks": "Elle demande à :",
