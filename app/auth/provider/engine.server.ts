@@ -47,6 +47,7 @@ import {
   REFRESH_TOKEN_IDLE_TTL,
 } from "./lifetimes.server";
 import { issuerUrl, privateJwksForEngine } from "./signing-keys.server";
+import { PROVIDER_SCOPES } from "./scopes";
 
 /** The engine's endpoints (everything under /oauth/, and the two metadata URLs). */
 export const ENGINE_ROUTES = {
@@ -65,8 +66,7 @@ export const ENGINE_ROUTES = {
 export const CONSENT_PATH = "/oauth/consent";
 export const OPENID_CONFIGURATION_PATH = "/.well-known/openid-configuration";
 export const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
-/** The scopes a user can be asked for; each has a line on the consent page. */
-export const PROVIDER_SCOPES = ["openid", "offline_access", "email", "profile"] as const;
+export { PROVIDER_SCOPES } from "./scopes";
 /** An authorization parameter the server adds when it keeps `offline_access` for a client that sent no prompt=consent. */
 export const OFFLINE_CONSENT_PARAM = "vestibule_offline";
 /** How long the loser of a refresh race waits for the winner's answer, at most. */

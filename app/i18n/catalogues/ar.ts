@@ -438,6 +438,7 @@ export const ar: Catalogue = {
   "device.tooMany": "أُدخلت رموز كثيرة جدًا من هنا. حاول مجددًا بعد {minutes, plural, zero {# دقيقة} one {دقيقة واحدة} two {دقيقتين} few {# دقائق} many {# دقيقة} other {# دقيقة}}.",
   "device.confirmTitle": "هل تربط {app}؟",
   "device.compare": "اسمح فقط إن كان جهازك يعرض هذا الرمز:",
+  "device.unverified": "لم يتحقق أحد من هذا التطبيق. اسمح له فقط إن كنت تعرف مصدره.",
   "device.doneTitle": "رُبط الجهاز",
   "device.done": "يمكنك العودة إلى جهازك.",
   "provider.logout.title": "تسجيل الخروج؟",

@@ -438,6 +438,7 @@ export const de: Catalogue = {
   "device.tooMany": "Von hier wurden zu viele Codes eingegeben. Versuchen Sie es in {minutes, plural, one {# Minute} other {# Minuten}} erneut.",
   "device.confirmTitle": "{app} verbinden?",
   "device.compare": "Erlauben Sie es nur, wenn Ihr Gerät diesen Code anzeigt:",
+  "device.unverified": "Niemand hat diese App geprüft. Erlauben Sie sie nur, wenn Sie wissen, woher sie stammt.",
   "device.doneTitle": "Gerät verbunden",
   "device.done": "Sie können zu Ihrem Gerät zurückkehren.",
   "provider.logout.title": "Abmelden?",

@@ -444,6 +444,7 @@ export const en = {
   "device.tooMany": "Too many codes were typed from here. Try again in {minutes, plural, one {# minute} other {# minutes}}.",
   "device.confirmTitle": "Connect {app}?",
   "device.compare": "Allow it only if your device shows this code:",
+  "device.unverified": "Nobody has verified this app. Allow it only if you know where it comes from.",
   "device.doneTitle": "Device connected",
   "device.done": "You can go back to your device.",
   "provider.logout.title": "Sign out?",

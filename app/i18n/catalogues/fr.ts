@@ -438,6 +438,7 @@ export const fr: Catalogue = {
   "device.tooMany": "Trop de codes ont été saisis depuis cet endroit. Réessayez dans {minutes, plural, one {# minute} other {# minutes}}.",
   "device.confirmTitle": "Connecter {app} ?",
   "device.compare": "N’autorisez que si votre appareil affiche ce code :",
+  "device.unverified": "Personne n’a vérifié cette application. Ne l’autorisez que si vous savez d’où elle vient.",
   "device.doneTitle": "Appareil connecté",
   "device.done": "Vous pouvez retourner à votre appareil.",
   "provider.logout.title": "Se déconnecter ?",
