@@ -212,14 +212,18 @@ const UNUSED_REGISTRATION_FIELDS = ["jwks_uri", "jwks", "request_uris", "initiat
 /**
  * A registered client's name as the consent page will show it: trimmed, one line, at most
  * CLIENT_NAME_MAX_LENGTH characters, no control or invisible formatting character (a
- * right-to-left override could make "evil" read as something else). Refused otherwise; none
- * given: the client id.
+ * right-to-left override could make "evil" read as something else), and not containing the
+ * site's name (AUTH_SITE_NAME). Refused otherwise; none given: the client id.
  */
 function registeredName(value: unknown, clientId: string): string {
   if (value === undefined) return clientId;
   const name = typeof value === "string" ? value.trim() : "";
   if (!name || name.length > CLIENT_NAME_MAX_LENGTH || /[\p{Cc}\p{Cf}\u2028\u2029]/u.test(name)) {
     throw new errors.InvalidClientMetadata!(`client_name must be 1 to ${CLIENT_NAME_MAX_LENGTH} characters on one line, without control or formatting characters`);
+  }
+  // The site's own name on the consent page would read as the site asking: only an operator's app may wear it.
+  if (name.toLocaleLowerCase().includes(getConfig().siteName.toLocaleLowerCase())) {
+    throw new errors.InvalidClientMetadata!("client_name may not contain the site's name");
   }
   return name;
 }

@@ -81,8 +81,9 @@ describe(`dynamic registration on ${dbLabel}`, () => {
     expect(await testDb().oAuthPayload.count({ where: { kind: "ClientCredentials" } })).toBe(0);
   });
 
-  it("stores a clean name and none of the URIs nothing here uses (jwks_uri, request_uris, initiate_login_uri, frontchannel_logout_uri)", async () => {
-    for (const client_name of ["Tool\u202Eexe.txt", "Line\nbreak", "Zero\u200Bwidth"]) {
+  it("stores a clean name (not the site's) and none of the URIs nothing here uses (jwks_uri, request_uris, initiate_login_uri, frontchannel_logout_uri)", async () => {
+    // A right-to-left override, a line break, and the site's own name (AUTH_SITE_NAME): only an operator's app may wear it.
+    for (const client_name of ["Tool\u202Eexe.txt", "Line\nbreak", "vestibule Login"]) {
       const res = await register({ client_name, redirect_uris: ["http://127.0.0.1/cb"], token_endpoint_auth_method: "none" });
       expect(res.status, client_name).toBe(400);
       expect(((await res.json()) as { error: string }).error).toBe("invalid_client_metadata");
