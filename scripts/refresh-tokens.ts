@@ -3,10 +3,11 @@
 // environment names, as the provider stores them: one public client (PKCE, no secret to hash, as
 // command-line tools and MCP clients are), one grant the user allowed with offline_access, one
 // refresh token issued by the engine itself, and copies of its row under fresh ids (an opaque
-// token's value is its id). Nothing in the app calls it.
+// token's row id is its value's SHA-256, its payload without it: ADR 177). Nothing in the app calls it.
 import { randomBytes } from "node:crypto";
 import { addClient } from "../app/auth/provider/clients.server";
 import { getEngine } from "../app/auth/provider/engine.server";
+import { tokenRowId } from "../app/auth/provider/payload-store.server";
 import { db } from "../app/db/client.server";
 
 export type RefreshTokens = { clientId: string; tokens: string[] };
@@ -35,14 +36,14 @@ export async function mintRefreshTokens(email: string, count: number): Promise<R
     acr: "aal1",
     rotations: 0,
   }).save();
-  const row = await db().oAuthPayload.findUniqueOrThrow({ where: { kind_id: { kind: "RefreshToken", id: first } } });
+  const row = await db().oAuthPayload.findUniqueOrThrow({ where: { kind_id: { kind: "RefreshToken", id: tokenRowId(first) } } });
   const template = JSON.parse(row.payload) as Record<string, unknown>;
   const tokens = [first];
   const BATCH = 1_000;
   while (tokens.length < count) {
     const ids = Array.from({ length: Math.min(BATCH, count - tokens.length) }, () => randomBytes(32).toString("base64url"));
     await db().oAuthPayload.createMany({
-      data: ids.map((id) => ({ ...row, id, createdAt: undefined, payload: JSON.stringify({ ...template, jti: id }) })),
+      data: ids.map((id) => ({ ...row, id: tokenRowId(id), createdAt: undefined, payload: JSON.stringify(template) })),
     });
     tokens.push(...ids);
   }

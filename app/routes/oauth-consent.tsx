@@ -42,6 +42,7 @@ export default function OAuthConsent({ loaderData, actionData }: Route.Component
   return (
     <AuthCard title={t("consent.title", { app: page.clientName })}>
       <p id="consent-host">{t.rich("consent.host", { host: <Ltr>{page.clientHost}</Ltr> })}</p>
+      {page.redirectHost ? <p id="consent-redirect-host">{t.rich("consent.redirectHost", { host: <Ltr>{page.redirectHost}</Ltr> })}</p> : null}
       {page.unverified ? (
         <p className="alert" role="note" id="consent-unverified">
           {t.rich("consent.unverified", { host: <Ltr>{page.clientHost}</Ltr> })}

@@ -22,6 +22,7 @@ export const LIMIT_NAMES = [
   "ORG_INVITE",
   "OAUTH_REGISTRATION_CLIENT",
   "DEVICE_CODE_CLIENT",
+  "OAUTH_CLIENT_DOCUMENT_CLIENT",
   "SAML_ACS_CLIENT",
   "SAML_ACS_CONNECTION",
 ] as const;
@@ -76,6 +77,10 @@ export const DEFAULT_LIMITS: LimitTable = {
   // Codes typed at /device per client (RFC 8628 section 5.1): a person types one or two; a client
   // typing many is guessing someone else's code.
   DEVICE_CODE_CLIENT: { count: 20, seconds: 15 * MINUTE },
+  // Client ID metadata documents fetched for one client address (ADR 177): a document is kept for
+  // minutes after its first fetch, so a person's tools cost a few; a client naming many URLs is
+  // using the server to fetch for it.
+  OAUTH_CLIENT_DOCUMENT_CLIENT: { count: 30, seconds: 15 * MINUTE },
   // SAML responses posted to an assertion consumer (/sso/<id>/acs, ADR 167), counted before any
   // XML is read: per client address — a company's office behind one NAT signs many people in
   // around nine o'clock, so generous — and per connection, so that many addresses together cannot
@@ -146,6 +151,7 @@ export const LIMIT_KIND: Readonly<Record<LimitName, LimitKind>> = {
   ORG_INVITE: "own",
   OAUTH_REGISTRATION_CLIENT: "network",
   DEVICE_CODE_CLIENT: "network",
+  OAUTH_CLIENT_DOCUMENT_CLIENT: "network",
   SAML_ACS_CLIENT: "network",
   SAML_ACS_CONNECTION: "own",
 };

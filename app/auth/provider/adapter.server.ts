@@ -12,13 +12,19 @@
 // refresh token again within AUTH_PROVIDER_REFRESH_GRACE seconds, gets the answer the winner got
 // (engine.server.ts keeps it, sealed, for the grace); after the grace a rotated token revokes the
 // whole grant (reuse detection).
+//
+// A token's row is keyed by its SHA-256 and its payload is kept without it (`jti`, put back from
+// the token looked up); a device code, which the engine also finds by its user code, keeps its
+// token sealed (ADR 177).
 import Provider, { errors, type Adapter, type AdapterPayload } from "oidc-provider";
 import { getConfig } from "../core/config.server";
+import { clientSubject, countHit } from "../core/limits.server";
 import { log } from "../core/log.server";
 import { db } from "../../db/client.server";
 import { EXTRA_GRANTS, findClientMetadata, saveRegisteredClient, removeClientRows } from "./clients.server";
 import { ClientMetadataDocumentError, clientMetadataForEngine } from "./client-metadata-document.server";
-import { consumePayload, findPayload, upsertPayload } from "./payload-store.server";
+import { openAtRest, sealAtRest } from "../core/sealed-at-rest.server";
+import { consumePayload, findPayload, rowIdOf, TOKEN_KINDS, upsertPayload } from "./payload-store.server";
 
 /** The kinds consumed once (their rows carry consumedAt). */
 const CONSUMABLE = new Set(["AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest", "PushedAuthorizationRequest"]);
@@ -26,6 +32,10 @@ const CONSUMABLE = new Set(["AuthorizationCode", "RefreshToken", "DeviceCode", "
 export const REPLAY_STATE = "vestibuleRefreshReplay";
 /** The row kind of a stored refresh answer (engine.server.ts writes it). */
 export const REFRESH_ANSWER_KIND = "RefreshAnswer";
+
+/** Where a device code's own value is kept, sealed, in its payload (findByUserCode gives it back to the engine). */
+const SEALED_JTI = "vestibuleSealedJti";
+const deviceCodePlace = (rowId: string) => ({ purpose: "oauth-device-code", row: rowId });
 
 const str = (value: unknown) => (typeof value === "string" && value ? value : null);
 
@@ -37,7 +47,18 @@ const str = (value: unknown) => (typeof value === "string" && value ? value : nu
  */
 async function clientOf(id: string): Promise<AdapterPayload | undefined> {
   const metadata = await clientMetadataOf(id);
-  return metadata && withSubjectType(metadata);
+  return metadata && withSubjectType(withoutPublicClientCredentials(metadata));
+}
+
+/**
+ * A client without a secret never has client_credentials, whatever its stored metadata says
+ * (ADR 176): that grant with no authentication is tokens for anyone who knows the client id.
+ * Registration and oauth:client:add refuse it; this holds for rows stored before they did.
+ */
+function withoutPublicClientCredentials(metadata: AdapterPayload): AdapterPayload {
+  const grants = Array.isArray(metadata.grant_types) ? (metadata.grant_types as string[]) : null;
+  if (!grants || (metadata.token_endpoint_auth_method ?? "client_secret_basic") !== "none" || !grants.includes(EXTRA_GRANTS.client_credentials)) return metadata;
+  return { ...metadata, grant_types: grants.filter((g) => g !== EXTRA_GRANTS.client_credentials) };
 }
 
 /**
@@ -51,10 +72,21 @@ function withSubjectType(metadata: AdapterPayload): AdapterPayload {
   return { ...metadata, subject_type: grants.includes(EXTRA_GRANTS.device_code) ? "public" : "pairwise" };
 }
 
+/**
+ * A document about to be fetched is counted for the address of the request that named it
+ * (OAUTH_CLIENT_DOCUMENT_CLIENT): past the limit the client is unknown, as a refused document is
+ * (the engine's error page, never a redirect to a URI nobody checked).
+ */
+async function countDocumentFetch(): Promise<void> {
+  const peer = Provider.ctx?.req.headers["x-vestibule-remote-addr"];
+  const refused = await countHit(getConfig().rateLimits, "OAUTH_CLIENT_DOCUMENT_CLIENT", clientSubject(typeof peer === "string" && peer ? peer : null));
+  if (refused) throw new ClientMetadataDocumentError("rate_limited");
+}
+
 async function clientMetadataOf(id: string): Promise<AdapterPayload | undefined> {
   if (getConfig().provider?.clientMetadataDocuments) {
     try {
-      const fromDocument = await clientMetadataForEngine(id);
+      const fromDocument = await clientMetadataForEngine(id, countDocumentFetch);
       if (fromDocument) return fromDocument as AdapterPayload;
     } catch (error) {
       if (!(error instanceof ClientMetadataDocumentError)) throw error;
@@ -75,9 +107,15 @@ export class PrismaAdapter implements Adapter {
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     if (this.kind === "Client") return saveRegisteredClient(id, payload);
+    const key = rowIdOf(this.kind, id);
+    let kept: AdapterPayload = payload;
+    if (TOKEN_KINDS.has(this.kind)) {
+      const { jti: _token, ...rest } = payload;
+      kept = this.kind === "DeviceCode" ? { ...rest, [SEALED_JTI]: await sealAtRest(id, deviceCodePlace(key), getConfig().secrets) } : rest;
+    }
     // One INSERT … ON CONFLICT DO UPDATE: two writers creating the same row at once end with one row.
-    await upsertPayload(this.kind, id, {
-      payload: JSON.stringify(payload),
+    await upsertPayload(this.kind, key, {
+      payload: JSON.stringify(kept),
       grantId: str(payload.grantId),
       uid: str(payload.uid),
       userCode: str(payload.userCode),
@@ -89,9 +127,13 @@ export class PrismaAdapter implements Adapter {
 
   async find(id: string): Promise<AdapterPayload | undefined> {
     if (this.kind === "Client") return clientOf(id);
-    const row = await findPayload(this.kind, id);
+    const row = await findPayload(this.kind, rowIdOf(this.kind, id));
     if (!row) return undefined;
     const payload = JSON.parse(row.payload) as AdapterPayload;
+    if (TOKEN_KINDS.has(this.kind)) {
+      delete payload[SEALED_JTI];
+      payload.jti = id;
+    }
     if (row.consumedAt) {
       if (this.kind === "RefreshToken") refreshReplayWithinGrace(id, payload, row.consumedAt);
       payload.consumed = Math.floor(row.consumedAt.getTime() / 1000);
@@ -108,14 +150,23 @@ export class PrismaAdapter implements Adapter {
     const row = await db().oAuthPayload.findFirst({ where: { kind: this.kind, userCode } });
     if (!row) return undefined;
     const payload = JSON.parse(row.payload) as AdapterPayload;
+    if (TOKEN_KINDS.has(this.kind)) {
+      // The device code itself, sealed beside its hash: the engine saves the code again by it once the user answers.
+      const sealed = payload[SEALED_JTI];
+      const token = typeof sealed === "string" ? await openAtRest(sealed, deviceCodePlace(row.id), getConfig().secrets) : null;
+      if (!token) return undefined;
+      delete payload[SEALED_JTI];
+      payload.jti = token;
+    }
     if (row.consumedAt) payload.consumed = Math.floor(row.consumedAt.getTime() / 1000);
     return payload;
   }
 
   async consume(id: string): Promise<void> {
-    if ((await consumePayload(this.kind, id, new Date())) || !CONSUMABLE.has(this.kind)) return;
+    const key = rowIdOf(this.kind, id);
+    if ((await consumePayload(this.kind, key, new Date())) || !CONSUMABLE.has(this.kind)) return;
     // Another request consumed it between this one's read and now.
-    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: this.kind, id } }, select: { grantId: true } });
+    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: this.kind, id: key } }, select: { grantId: true } });
     if (this.kind === "RefreshToken" && getConfig().provider!.refreshGrace > 0) {
       const ctx = Provider.ctx;
       if (ctx) ctx.state[REPLAY_STATE] = id;
@@ -132,7 +183,7 @@ export class PrismaAdapter implements Adapter {
       await removeClientRows(id);
       return;
     }
-    await db().oAuthPayload.deleteMany({ where: { kind: this.kind, id } });
+    await db().oAuthPayload.deleteMany({ where: { kind: this.kind, id: rowIdOf(this.kind, id) } });
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {

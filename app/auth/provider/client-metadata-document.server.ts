@@ -11,11 +11,12 @@
 //   still checks the certificate against the host name (SNI and Host carry the name);
 // - follows no redirect, gives up after 5 s in all, reads at most 5 KB;
 // - checks the JSON with zod: `client_id` must be the URL itself, redirect URIs well formed,
-//   `token_endpoint_auth_method` `none` or `private_key_jwt` (with `jwks_uri`), no secret;
+//   `token_endpoint_auth_method` `none` (a public client with PKCE), no secret, no keys (ADR 177);
 // - keeps documents in a bounded cache, for as long as Cache-Control allows within limits.
 //
 // The engine (app/auth/provider) calls clientMetadataForEngine(clientId) where it looks a client
-// up; see that function.
+// up; see that function. Fetches are capped: CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT at once in all,
+// and the caller's limit per client address (beforeFetch; the adapter's OAUTH_CLIENT_DOCUMENT_CLIENT).
 import { fetchPublic, isPublicAddress, PublicFetchError, type PublicFetched, type PublicFetchSeam, type ResolvedAddress, type Resolver } from "../core/public-fetch.server";
 import { z } from "zod";
 import { applicationTypeFor, checkRedirectUri } from "./clients.server";
@@ -30,6 +31,8 @@ export const CLIENT_METADATA_DOCUMENT_MAX_URL_LENGTH = 2_048;
 export const CLIENT_METADATA_DOCUMENT_CACHE_ENTRIES = 500;
 export const CLIENT_METADATA_DOCUMENT_CACHE_DEFAULT_SECONDS = 300;
 export const CLIENT_METADATA_DOCUMENT_CACHE_MAX_SECONDS = 86_400;
+/** At most this many documents being fetched at once, in this process, whoever asked (ADR 177). */
+export const CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT = 16;
 
 /** Why a document was not accepted (logged by the caller; never shown to a visitor as-is). */
 export type ClientMetadataDocumentFailure =
@@ -43,7 +46,9 @@ export type ClientMetadataDocumentFailure =
   | "network"
   | "not_json"
   | "invalid_document"
-  | "client_id_mismatch";
+  | "client_id_mismatch"
+  | "busy"
+  | "rate_limited";
 
 export class ClientMetadataDocumentError extends Error {
   constructor(
@@ -129,8 +134,10 @@ const DocumentSchema = z
     policy_uri: httpsUrl.optional(),
     tos_uri: httpsUrl.optional(),
     application_type: z.enum(["web", "native"]).optional(),
-    token_endpoint_auth_method: z.enum(["none", "private_key_jwt"]).optional(),
-    jwks_uri: httpsUrl.optional(),
+    // A document's client is public (PKCE only, ADR 177): anyone can publish a document, so a
+    // client that authenticates by it is anyone — and private_key_jwt would have the engine fetch
+    // a jwks_uri the document names, outside the SSRF guard.
+    token_endpoint_auth_method: z.literal("none", { message: "only none: a metadata document describes a public client (PKCE)" }).optional(),
     grant_types: z.array(z.string().max(200)).max(20).optional(),
     response_types: z.array(z.string().max(200)).max(10).optional(),
     scope: z.string().max(1_000).optional(),
@@ -138,9 +145,6 @@ const DocumentSchema = z
     software_version: z.string().max(200).optional(),
   })
   .superRefine((doc, ctx) => {
-    if (doc.token_endpoint_auth_method === "private_key_jwt" && !doc.jwks_uri) {
-      ctx.addIssue({ code: "custom", path: ["jwks_uri"], message: "private_key_jwt needs jwks_uri" });
-    }
     if (doc.response_types && doc.response_types.some((t) => t !== "code")) {
       ctx.addIssue({ code: "custom", path: ["response_types"], message: 'only "code" is supported' });
     }
@@ -151,8 +155,8 @@ const DocumentSchema = z
 
 export type ClientMetadataDocument = z.infer<typeof DocumentSchema>;
 
-/** Fields a metadata document may never carry: it is public, so it cannot hold a shared secret. */
-const FORBIDDEN_FIELDS = ["client_secret", "client_secret_expires_at"] as const;
+/** Fields a metadata document may never carry: it is public, so it holds no shared secret, and its client authenticates with no key (ADR 177). */
+const FORBIDDEN_FIELDS = ["client_secret", "client_secret_expires_at", "jwks_uri", "jwks"] as const;
 
 /** Checks a fetched body (already parsed JSON) as the document published at `url`. */
 export function parseClientMetadataDocument(url: string, json: unknown): ClientMetadataDocument {
@@ -191,8 +195,7 @@ export type EngineClientMetadata = {
   redirect_uris: string[];
   post_logout_redirect_uris?: string[];
   application_type: "web" | "native";
-  token_endpoint_auth_method: "none" | "private_key_jwt";
-  jwks_uri?: string;
+  token_endpoint_auth_method: "none";
   grant_types: string[];
   response_types: ["code"];
   scope?: string;
@@ -205,7 +208,7 @@ export type EngineClientMetadata = {
 /**
  * The engine's client metadata for a checked document: application_type as applicationTypeOf()
  * says, grant types narrowed to those supported here (RFC 7591's default, authorization_code,
- * when none are named), response type `code`, `none` authentication unless private_key_jwt.
+ * when none are named), response type `code`, `none` authentication.
  */
 export function clientMetadataFromDocument(doc: ClientMetadataDocument): EngineClientMetadata {
   const grants = (doc.grant_types ?? ["authorization_code"]).filter((g) => (SUPPORTED_GRANT_TYPES as readonly string[]).includes(g));
@@ -213,13 +216,12 @@ export function clientMetadataFromDocument(doc: ClientMetadataDocument): EngineC
     client_id: doc.client_id,
     redirect_uris: [...doc.redirect_uris],
     application_type: applicationTypeOf(doc),
-    token_endpoint_auth_method: doc.token_endpoint_auth_method ?? "none",
+    token_endpoint_auth_method: "none",
     grant_types: [...new Set(grants)],
     response_types: ["code"],
   };
   if (doc.client_name) metadata.client_name = doc.client_name;
   if (doc.post_logout_redirect_uris) metadata.post_logout_redirect_uris = [...doc.post_logout_redirect_uris];
-  if (doc.jwks_uri && metadata.token_endpoint_auth_method === "private_key_jwt") metadata.jwks_uri = doc.jwks_uri;
   for (const key of ["scope", "client_uri", "logo_uri", "policy_uri", "tos_uri"] as const) {
     if (doc[key]) metadata[key] = doc[key];
   }
@@ -315,7 +317,7 @@ export function clientMetadataDocumentCacheSize(): number {
  * ClientMetadataDocumentError (its `reason` says why) for anything not accepted; failures are not
  * cached.
  */
-export async function loadClientMetadataDocument(clientId: string): Promise<ClientMetadataDocument> {
+export async function loadClientMetadataDocument(clientId: string, beforeFetch?: () => Promise<void>): Promise<ClientMetadataDocument> {
   const testHttp = seam?.allowHttp && /^http:\/\//.test(clientId) && isClientMetadataDocumentUrl(`https${clientId.slice(4)}`);
   if (!isClientMetadataDocumentUrl(clientId) && !testHttp) throw new ClientMetadataDocumentError("invalid_url");
   const hit = cache.get(clientId);
@@ -327,6 +329,17 @@ export async function loadClientMetadataDocument(clientId: string): Promise<Clie
     }
   }
   let request = pending.get(clientId);
+  if (!request) {
+    // Too many fetches under way already: refused rather than queued, so a flood of URLs holds no more than this many sockets.
+    if (pending.size >= CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT) throw new ClientMetadataDocumentError("busy");
+    // The caller's own limit (per client address): throws to refuse. Others may have started
+    // fetches meanwhile: the cap is checked again.
+    if (beforeFetch) {
+      await beforeFetch();
+      request = pending.get(clientId);
+      if (!request && pending.size >= CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT) throw new ClientMetadataDocumentError("busy");
+    }
+  }
   if (!request) {
     request = fetchDocument(clientId).then(({ json, cacheSeconds }) => {
       const doc = parseClientMetadataDocument(clientId, json);
@@ -349,7 +362,7 @@ export async function loadClientMetadataDocument(clientId: string): Promise<Clie
  * throws ClientMetadataDocumentError; the engine answers that as an unknown client
  * (`invalid_client`, and an error page rather than a redirect at the authorization endpoint).
  */
-export async function clientMetadataForEngine(clientId: string): Promise<EngineClientMetadata | undefined> {
+export async function clientMetadataForEngine(clientId: string, beforeFetch?: () => Promise<void>): Promise<EngineClientMetadata | undefined> {
   if (!isClientMetadataDocumentUrl(clientId) && !(seam?.allowHttp && clientId.startsWith("http://"))) return undefined;
-  return clientMetadataFromDocument(await loadClientMetadataDocument(clientId));
+  return clientMetadataFromDocument(await loadClientMetadataDocument(clientId, beforeFetch));
 }

@@ -204,6 +204,30 @@ export async function findClientMetadata(clientId: string): Promise<Record<strin
   return metadata;
 }
 
+/** The grant types a dynamically registered client may have: the code flow's. */
+const REGISTRABLE_GRANTS = ["authorization_code", "refresh_token"] as const;
+/** Registration fields nothing here uses, dropped before the client is stored. */
+const UNUSED_REGISTRATION_FIELDS = ["jwks_uri", "jwks", "request_uris", "initiate_login_uri", "frontchannel_logout_uri", "frontchannel_logout_session_required"] as const;
+
+/**
+ * A registered client's name as the consent page will show it: trimmed, one line, at most
+ * CLIENT_NAME_MAX_LENGTH characters, no control or invisible formatting character (a
+ * right-to-left override could make "evil" read as something else), and not containing the
+ * site's name (AUTH_SITE_NAME). Refused otherwise; none given: the client id.
+ */
+function registeredName(value: unknown, clientId: string): string {
+  if (value === undefined) return clientId;
+  const name = typeof value === "string" ? value.trim() : "";
+  if (!name || name.length > CLIENT_NAME_MAX_LENGTH || /[\p{Cc}\p{Cf}\u2028\u2029]/u.test(name)) {
+    throw new errors.InvalidClientMetadata!(`client_name must be 1 to ${CLIENT_NAME_MAX_LENGTH} characters on one line, without control or formatting characters`);
+  }
+  // The site's own name on the consent page would read as the site asking: only an operator's app may wear it.
+  if (name.toLocaleLowerCase().includes(getConfig().siteName.toLocaleLowerCase())) {
+    throw new errors.InvalidClientMetadata!("client_name may not contain the site's name");
+  }
+  return name;
+}
+
 /**
  * A client registered dynamically (RFC 7591, AUTH_PROVIDER_REGISTRATION=open): only a public
  * client (no secret: anyone may register, so nobody's secret means anything), with redirect URIs
@@ -223,8 +247,18 @@ export async function saveRegisteredClient(clientId: string, payload: Record<str
     const url = URL.parse(uri);
     if (!url || !(url.protocol === "https:" || isLoopbackRedirect(url))) throw new errors.InvalidClientMetadata!("redirect URIs must be https: or http: on a loopback host");
   }
+  // The code flow only (ADR 176): client_credentials would be tokens for every resource without a
+  // user or a secret; the device flow is for an operator's clients (whoever holds the device gets
+  // the tokens).
+  const grantTypes = Array.isArray(metadata.grant_types) ? metadata.grant_types.map(String) : ["authorization_code"];
+  if (grantTypes.some((g) => !(REGISTRABLE_GRANTS as readonly string[]).includes(g))) {
+    throw new errors.InvalidClientMetadata!("grant_types may only be authorization_code and refresh_token");
+  }
+  // What nothing here reads is not kept (ADR 176): a URI stored is a URI someone may later fetch.
+  for (const unused of UNUSED_REGISTRATION_FIELDS) delete metadata[unused];
   metadata.application_type = applicationTypeFor(redirectUris, metadata.application_type === "native" ? "native" : undefined);
-  const name = typeof metadata.client_name === "string" && metadata.client_name.trim() ? metadata.client_name.trim().slice(0, CLIENT_NAME_MAX_LENGTH) : clientId;
+  const name = registeredName(metadata.client_name, clientId);
+  if (typeof metadata.client_name === "string") metadata.client_name = name;
   const data = { name, metadata: JSON.stringify(metadata), secretSealed: null };
   await db().oAuthClient.upsert({ where: { clientId }, create: { clientId, source: "registration", firstParty: false, ...data }, update: data });
 }

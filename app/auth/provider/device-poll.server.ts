@@ -8,6 +8,7 @@
 // read): of two polls of one code arriving at two instances at once, one is counted as the poll
 // and the other is too early.
 import { db } from "../../db/client.server";
+import { tokenRowId } from "./payload-store.server";
 import { DEVICE_CODE_TTL, DEVICE_POLL_INTERVAL } from "./lifetimes.server";
 
 const KIND = "DevicePoll";
@@ -27,13 +28,15 @@ function isUniqueViolation(error: unknown): boolean {
  */
 export async function pollTooSoon(deviceCode: string, clientId: string | null, now = Date.now()): Promise<boolean> {
   const client = db();
-  const key = { kind_id: { kind: KIND, id: deviceCode } };
+  // Under the device code's hash, as the code's own row (ADR 177).
+  const id = tokenRowId(deviceCode);
+  const key = { kind_id: { kind: KIND, id } };
   const row = await client.oAuthPayload.findUnique({ where: key, select: { payload: true } });
   if (!row) {
     const first: PollState = { last: now, interval: DEVICE_POLL_INTERVAL };
     try {
       // Lives no longer than the device code it measures.
-      await client.oAuthPayload.create({ data: { kind: KIND, id: deviceCode, clientId, payload: JSON.stringify(first), expiresAt: new Date(now + DEVICE_CODE_TTL * 1000) } });
+      await client.oAuthPayload.create({ data: { kind: KIND, id, clientId, payload: JSON.stringify(first), expiresAt: new Date(now + DEVICE_CODE_TTL * 1000) } });
       return false;
     } catch (error) {
       // Another instance counted a poll of this code this very moment: this one is too early.
@@ -44,7 +47,7 @@ export async function pollTooSoon(deviceCode: string, clientId: string | null, n
   const state = JSON.parse(row.payload) as PollState;
   const early = now - state.last < state.interval * 1000;
   const next: PollState = { last: now, interval: early ? state.interval + DEVICE_SLOW_DOWN_STEP : state.interval };
-  const { count } = await client.oAuthPayload.updateMany({ where: { kind: KIND, id: deviceCode, payload: row.payload }, data: { payload: JSON.stringify(next) } });
+  const { count } = await client.oAuthPayload.updateMany({ where: { kind: KIND, id, payload: row.payload }, data: { payload: JSON.stringify(next) } });
   // Lost the swap: another poll of the same code was counted between the read and now.
   return early || count === 0;
 }

@@ -32,7 +32,7 @@ import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE, removeGrantRows } fro
 import { markIdTokenIssued, recordSessionApp } from "./backchannel.server";
 import { pairwiseSubject } from "./pairwise.server";
 import { pollTooSoon } from "./device-poll.server";
-import { findAccountRow, insertPayload } from "./payload-store.server";
+import { findAccountRow, insertPayload, tokenRowId } from "./payload-store.server";
 import { isFirstParty } from "./clients.server";
 import { continueToClientPage, deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
 import {
@@ -47,6 +47,7 @@ import {
   REFRESH_TOKEN_IDLE_TTL,
 } from "./lifetimes.server";
 import { issuerUrl, privateJwksForEngine } from "./signing-keys.server";
+import { PROVIDER_SCOPES } from "./scopes";
 
 /** The engine's endpoints (everything under /oauth/, and the two metadata URLs). */
 export const ENGINE_ROUTES = {
@@ -65,8 +66,7 @@ export const ENGINE_ROUTES = {
 export const CONSENT_PATH = "/oauth/consent";
 export const OPENID_CONFIGURATION_PATH = "/.well-known/openid-configuration";
 export const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
-/** The scopes a user can be asked for; each has a line on the consent page. */
-export const PROVIDER_SCOPES = ["openid", "offline_access", "email", "profile"] as const;
+export { PROVIDER_SCOPES } from "./scopes";
 /** An authorization parameter the server adds when it keeps `offline_access` for a client that sent no prompt=consent. */
 export const OFFLINE_CONSENT_PARAM = "vestibule_offline";
 /** How long the loser of a refresh race waits for the winner's answer, at most. */
@@ -316,7 +316,16 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
     },
     features: {
       devInteractions: { enabled: false },
-      introspection: { enabled: true },
+      // Only the client a token was issued to learns anything of it (ADR 176): the engine's
+      // default lets any confidential client — an operator's, or anyone's once it can
+      // authenticate — introspect every other app's tokens.
+      introspection: { enabled: true, allowedPolicy: async (_ctx: KoaContextWithOIDC, client: { clientId: string }, token: { clientId?: string }) => token.clientId === client.clientId },
+      // DPoP binds tokens to a key only if the resource checks the proof: requireBearer does not,
+      // so the engine must not issue tokens that claim a binding (cnf.jkt) nobody enforces (ADR 176).
+      dPoP: { enabled: false },
+      // Pushed authorization requests have no route here (every engine path is under /oauth/ by
+      // ENGINE_ROUTES, PAR's is not): off, and so not advertised (ADR 176).
+      pushedAuthorizationRequests: { enabled: false },
       revocation: { enabled: true },
       userinfo: { enabled: true },
       clientCredentials: { enabled: true },
@@ -379,7 +388,8 @@ async function keepRefreshAnswer(ctx: KoaContextWithOIDC, settings: ProviderConf
   const rotated = ctx.oidc.entities.RotatedRefreshToken as { jti: string; grantId?: string; clientId?: string } | undefined;
   if (!rotated || settings.refreshGrace === 0 || ctx.status !== 200) return;
   const sealed = await sealAtRest(JSON.stringify(ctx.body), answerPlace(rotated.jti), getConfig().secrets);
-  await insertPayload(REFRESH_ANSWER_KIND, rotated.jti, {
+  // Kept under the refresh token's hash, as the token's own row is (ADR 177).
+  await insertPayload(REFRESH_ANSWER_KIND, tokenRowId(rotated.jti), {
     payload: sealed,
     grantId: rotated.grantId ?? null,
     clientId: rotated.clientId ?? null,
@@ -391,7 +401,7 @@ async function keepRefreshAnswer(ctx: KoaContextWithOIDC, settings: ProviderConf
 async function storedRefreshAnswer(id: string): Promise<unknown> {
   const until = Date.now() + REFRESH_ANSWER_WAIT_MS;
   for (;;) {
-    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: REFRESH_ANSWER_KIND, id } } });
+    const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: REFRESH_ANSWER_KIND, id: tokenRowId(id) } } });
     if (row && row.expiresAt && row.expiresAt > new Date()) {
       const text = await openAtRest(row.payload, answerPlace(id), getConfig().secrets);
       return text ? JSON.parse(text) : null;

@@ -29,8 +29,10 @@ export type ConsentPage = {
   action: string;
   csrfToken: string;
   clientName: string;
-  /** Where the app will be sent back: the host of its redirect URI (or its metadata document's). */
+  /** Where the app lives: its metadata document's host, else its redirect URI's. */
   clientHost: string;
+  /** Where the answer (the code) goes when that is another host than clientHost: a document may name any redirect URI (ADR 177). */
+  redirectHost: string | null;
   /** Registered by anyone (dynamic registration, a client ID metadata document): nobody vouched for it. */
   unverified: boolean;
   scopes: ProviderScope[];
@@ -168,10 +170,17 @@ async function allow(request: Request, ar: AuthRequest, interaction: Interaction
 
 /** Where the app lives, as the consent page and the notice show it: its metadata document's host, else its redirect URI's. */
 function clientHostOf(clientId: string, interaction: Interaction): string {
+  // A client id that is a URL is a metadata document's (registered ids are random tokens); http:
+  // only ever reaches here under the document fetcher's test seam.
   const documentUrl = URL.parse(clientId);
-  if (documentUrl?.protocol === "https:") return documentUrl.host;
+  if (documentUrl?.protocol === "https:" || documentUrl?.protocol === "http:") return documentUrl.host;
+  return redirectHostOf(interaction) ?? clientId;
+}
+
+/** The host the authorization's answer goes to: its redirect URI's (a private-use scheme: the scheme). */
+function redirectHostOf(interaction: Interaction): string | null {
   const redirectUri = typeof interaction.params.redirect_uri === "string" ? URL.parse(interaction.params.redirect_uri) : null;
-  return redirectUri?.host || redirectUri?.protocol.replace(/:$/, "") || clientId;
+  return redirectUri?.host || redirectUri?.protocol.replace(/:$/, "") || null;
 }
 
 /** The page for GET /oauth/consent/<uid>: a redirect on, or the consent form. */
@@ -229,6 +238,7 @@ export async function interactionPage(request: Request, uid: string, now = new D
       csrfToken: token,
       clientName: client?.name ?? clientId,
       clientHost: clientHostOf(clientId, interaction),
+      redirectHost: redirectHostOf(interaction) !== clientHostOf(clientId, interaction) ? redirectHostOf(interaction) : null,
       unverified: !client || client.source === "registration",
       scopes: requestedScopes(interaction),
       userEmail: session.data.user.email,

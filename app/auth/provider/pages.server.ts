@@ -13,6 +13,8 @@ import { DEFAULT_LOCALE, directionOf } from "../../i18n/languages.server";
 import { runWithLocale, t, type MessageKey } from "../../i18n/t.server";
 import type { MessageValues } from "../../i18n/format";
 import { pageTitle } from "../../site";
+import { findClient } from "./clients.server";
+import { PROVIDER_SCOPES } from "./scopes";
 
 // The stylesheet's URL. The engine is also loaded outside Vite (the CLI commands, a test's second
 // instance under tsx), where a `?url` import cannot be resolved: the built server's entry, which Vite
@@ -104,10 +106,22 @@ export async function userCodeConfirmPage(ctx: KoaContextWithOIDC, form: string,
   const { action, xsrf } = formParts(form);
   const fields = hidden("xsrf", xsrf) + hidden("user_code", userCode);
   const app = client.clientName ?? client.clientId;
+  // What the device asks for and who vouched for the app, always: a remembered consent asks
+  // nothing more after this page, so this page is the user's only look at it (ADR 177).
+  const asked = new Set(String((ctx.oidc.entities.DeviceCode as { params?: { scope?: unknown } } | undefined)?.params?.scope ?? "").split(" "));
+  const scopes = PROVIDER_SCOPES.filter((s) => asked.has(s));
+  const row = await findClient(client.clientId);
+  const unverified = !row || row.source === "registration";
   writePage(
     ctx,
     () => t("device.confirmTitle", { app }),
     () =>
+      (unverified ? `<p class="alert" role="note" id="device-unverified">${escapeHtml(t("device.unverified"))}</p>` : "") +
+      (scopes.length
+        ? `<p id="device-asks">${escapeHtml(t("consent.asks"))}</p><ul aria-labelledby="device-asks" id="device-scopes">` +
+          scopes.map((s) => `<li data-scope="${s}">${escapeHtml(t(`consent.scope.${s}`))}</li>`).join("") +
+          `</ul>`
+        : "") +
       `<p>${escapeHtml(t("device.compare"))}</p><p><code id="device-user-code" class="setup-key">${escapeHtml(userCode)}</code></p>` +
       `<form method="post" action="${escapeHtml(action)}" id="device-confirm-form">${fields}${hidden("confirm", "yes")}` +
       `<button type="submit" class="button">${escapeHtml(t("consent.allow"))}</button></form>` +

@@ -6,9 +6,36 @@
 // Kept next to the model (prisma/models.prisma: OAuthPayload, OAuthClient, User); a column renamed there is renamed
 // here. Reads go by the read connection (as the session lookup's, ADR 056), writes by the
 // client's own connection or pool (rawWriter). Times are written as the ORM writes them.
+import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
 import { rawDriver, rawWriter } from "../../db/client.server";
+
+/**
+ * The engine's kinds whose id is the token itself (what a client presents): kept under the
+ * token's SHA-256, never as itself, so a copy of the table is no set of live tokens (ADR 177).
+ */
+export const TOKEN_KINDS: ReadonlySet<string> = new Set([
+  "AccessToken",
+  "RefreshToken",
+  "AuthorizationCode",
+  "DeviceCode",
+  "ClientCredentials",
+  "BackchannelAuthenticationRequest",
+  "RegistrationAccessToken",
+  "InitialAccessToken",
+  "PushedAuthorizationRequest",
+]);
+
+/** The row id a token is kept under: its SHA-256, base64url (a token is 256 random bits: no salt or stretching needed). */
+export function tokenRowId(token: string): string {
+  return createHash("sha256").update(token).digest("base64url");
+}
+
+/** The row id of the engine's (kind, id): hashed for a token kind, as it is for the rest (grants, sessions, interactions). */
+export function rowIdOf(kind: string, id: string): string {
+  return TOKEN_KINDS.has(kind) ? tokenRowId(id) : id;
+}
 
 export type PayloadColumns = {
   payload: string;

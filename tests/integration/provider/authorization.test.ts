@@ -47,6 +47,10 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
       response_types_supported: ["code"],
       authorization_response_iss_parameter_supported: true,
     });
+    // No DPoP (requireBearer checks no proofs, ADR 176) and no PAR (no route of its own): neither is advertised.
+    expect(oidc.dpop_signing_alg_values_supported).toBeUndefined();
+    expect(oidc.pushed_authorization_request_endpoint).toBeUndefined();
+    expect((await fetch(`${server.url}/oauth/par`, { method: "POST" })).status).not.toBe(201);
     expect(oidc.scopes_supported).toEqual(expect.arrayContaining(["openid", "offline_access", "email", "profile"]));
     // Dynamic registration is off unless AUTH_PROVIDER_REGISTRATION=open.
     expect(oidc.registration_endpoint).toBeUndefined();

@@ -96,11 +96,13 @@ describe(`metadata documents as the engine's clients on ${dbLabel}`, () => {
     expect(client.grantTypeAllowed("refresh_token")).toBe(true);
   });
 
-  it("a document with private_key_jwt authenticates with its published keys", async () => {
+  it("a document asking for private_key_jwt is an unknown client: a document's client never authenticates, so it can introspect nothing but its own tokens", async () => {
+    const { provider } = await getEngine();
+    const find = (id: string) => (provider.Client as unknown as { find(id: string): Promise<unknown> }).find(id);
     const url = publish("/signed.json", (id) => ({ client_id: id, redirect_uris: ["https://notes.example/cb"], token_endpoint_auth_method: "private_key_jwt", jwks_uri: "https://notes.example/jwks" }));
-    const client = await engineClient(url);
-    expect(client.clientAuthMethod).toBe("private_key_jwt");
-    expect(client.jwksUri).toBe("https://notes.example/jwks");
+    expect(await find(url)).toBeUndefined();
+    const plain = publish("/plain.json", (id) => ({ client_id: id, redirect_uris: ["https://notes.example/cb"] }));
+    expect((await engineClient(plain)).clientAuthMethod).toBe("none");
   });
 
   it("the engine finds a metadata-document client by its URL through its storage (the adapter), and an invalid document is an unknown client", async () => {

@@ -78,6 +78,26 @@ describe(`device polling on ${dbLabel}`, () => {
     expect(await poll(tc, started.device_code)).toBe("tokens");
   });
 
+  it("the code's confirmation page names the app and always lists what it asks for, even when the user allowed it before", async () => {
+    const tc = await testClient({ name: "TV app", redirectUris: [], public: true, grants: ["device_code"] });
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    for (let round = 0; round < 2; round++) {
+      const started = oauth.processDeviceAuthorizationResponse(as, tc.client, await oauth.deviceAuthorizationRequest(as, tc.client, tc.auth, { scope: "openid email profile" }, insecure));
+      const { user_code } = await started;
+      const entry = await follow(server, jar, "/device");
+      const typed = await call(server.url, jar, "/device", { body: { ...formFields(entry.html ?? "", "device-code-form"), user_code } });
+      const html = await typed.text();
+      expect(html).toContain("TV app");
+      expect(html).toMatch(/id="device-scopes"[^]*data-scope="email"[^]*data-scope="profile"/);
+      expect(html).not.toContain('id="device-unverified"');
+      // Three codes typed per visitor here (DEVICE_CODE_CLIENT): the second round only looks.
+      if (round === 1) break;
+      const consent = await call(server.url, jar, "/device", { body: formFields(html, "device-confirm-form") });
+      const step = await follow(server, jar, new URL(consent.headers.get("location")!, server.url));
+      if (step.url.pathname.startsWith("/oauth/consent/")) await answerConsent(server, jar, step, "allow");
+    }
+  });
+
   it("the poll times are in the database, one row per device code that lives no longer than the code", async () => {
     const tc = await testClient({ name: "TV", redirectUris: [], grants: ["device_code"], public: true });
     const started = await startDevice(tc);

@@ -7,7 +7,7 @@ import { runCleanup } from "../../../app/auth/core/cleanup.server";
 import { createUser, PASSWORD } from "../../support/auth";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
-import { authorizationUrl, discover, follow, signedInBrowser } from "../../support/provider-flow";
+import { authorizationUrl, discover, follow, insecure, signedInBrowser } from "../../support/provider-flow";
 
 let server: ProviderServer;
 beforeAll(async () => {
@@ -60,6 +60,48 @@ describe(`dynamic registration on ${dbLabel}`, () => {
     expect(sector.status).toBe(400);
     expect(await sector.json()).toMatchObject({ error: "invalid_client_metadata", error_description: expect.stringContaining("operator") });
     expect(await testDb().oAuthClient.count()).toBe(0);
+  });
+
+  it("refuses every grant but the code flow's: no client_credentials (tokens without a user or secret), no device_code", async () => {
+    for (const grant_types of [["client_credentials"], ["authorization_code", "client_credentials"], ["urn:ietf:params:oauth:grant-type:device_code"], ["implicit"]]) {
+      const res = await register({ client_name: "Tool", redirect_uris: ["http://127.0.0.1/cb"], token_endpoint_auth_method: "none", grant_types, response_types: grant_types.includes("authorization_code") ? ["code"] : [] });
+      expect(res.status, JSON.stringify(grant_types)).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe("invalid_client_metadata");
+    }
+    expect(await testDb().oAuthClient.count()).toBe(0);
+  });
+
+  it("a public client stored with client_credentials (before the refusal) still gets no token: the engine refuses the grant to it", async () => {
+    const metadata = { client_name: "Old", redirect_uris: [], grant_types: ["client_credentials"], response_types: [], token_endpoint_auth_method: "none", application_type: "web" };
+    await testDb().oAuthClient.create({ data: { clientId: "old-public", name: "Old", metadata: JSON.stringify(metadata), source: "registration" } });
+    const as = await discover(server);
+    const client = { client_id: "old-public", token_endpoint_auth_method: "none" };
+    const res = await oauth.clientCredentialsGrantRequest(as, client, oauth.None(), { resource: `${server.url}/api` }, insecure);
+    await expect(oauth.processClientCredentialsResponse(as, client, res)).rejects.toMatchObject({ status: 400, error: expect.stringMatching(/^(unauthorized_client|invalid_request)$/) });
+    expect(await testDb().oAuthPayload.count({ where: { kind: "ClientCredentials" } })).toBe(0);
+  });
+
+  it("stores a clean name (not the site's) and none of the URIs nothing here uses (jwks_uri, request_uris, initiate_login_uri, frontchannel_logout_uri)", async () => {
+    // A right-to-left override, a line break, and the site's own name (AUTH_SITE_NAME): only an operator's app may wear it.
+    for (const client_name of ["Tool\u202Eexe.txt", "Line\nbreak", "vestibule Login"]) {
+      const res = await register({ client_name, redirect_uris: ["http://127.0.0.1/cb"], token_endpoint_auth_method: "none" });
+      expect(res.status, client_name).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe("invalid_client_metadata");
+    }
+    const res = await register({
+      client_name: "  Tool  ",
+      redirect_uris: ["http://127.0.0.1/cb"],
+      token_endpoint_auth_method: "none",
+      jwks_uri: "http://127.0.0.1:9/jwks",
+      request_uris: ["https://evil.example/r"],
+      initiate_login_uri: "https://evil.example/login",
+      frontchannel_logout_uri: "https://evil.example/fc",
+    });
+    expect(res.status).toBe(201);
+    const { client_id } = (await res.json()) as { client_id: string };
+    const row = await testDb().oAuthClient.findUniqueOrThrow({ where: { clientId: client_id } });
+    expect(row.name).toBe("Tool");
+    expect(row.metadata).not.toMatch(/jwks_uri|request_uris|initiate_login_uri|frontchannel_logout_uri|evil\.example|127\.0\.0\.1:9/);
   });
 
   it("cleanup removes registrations nobody allowed after 30 days, and every provider row past its expiry", async () => {

@@ -2,6 +2,7 @@
 // rotation, the grace for a lost answer, reuse detection after it, a code used twice, the same code
 // and the same refresh token redeemed at once (one conditional UPDATE decides), client
 // credentials, userinfo, introspection and revocation, and a disabled user refused.
+import { createHash } from "node:crypto";
 import * as oauth from "oauth4webapi";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -119,6 +120,40 @@ describe(`the provider's grants on ${dbLabel}`, () => {
     await oauth.processRevocationResponse(await oauth.revocationRequest(as, tc.client, tc.auth, tokens.refresh_token!, insecure));
     const revoked = await oauth.processIntrospectionResponse(as, tc.client, await oauth.introspectionRequest(as, tc.client, tc.auth, tokens.refresh_token!, insecure));
     expect(revoked.active).toBe(false);
+  });
+
+  it("no token is kept as itself: rows are keyed by its SHA-256 and their payloads do not hold it, and it still works", async () => {
+    const tc = await testClient();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const { tokens, callback } = await codeFlow(server, as, tc, jar, { scope: "openid email offline_access" });
+    const code = callback.searchParams.get("code")!;
+    const r1 = await oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, tokens.refresh_token!));
+    const rows = await testDb().oAuthPayload.findMany();
+    const stored = JSON.stringify(rows);
+    for (const secret of [code, tokens.access_token, tokens.refresh_token!, r1.access_token, r1.refresh_token!]) {
+      expect(stored).not.toContain(secret);
+    }
+    const sha = (v: string) => createHash("sha256").update(v).digest("base64url");
+    expect(rows.some((r) => r.kind === "RefreshToken" && r.id === sha(r1.refresh_token!))).toBe(true);
+    // The hashed rows still answer: introspection, userinfo and the next refresh.
+    const active = await oauth.processIntrospectionResponse(as, tc.client, await oauth.introspectionRequest(as, tc.client, tc.auth, r1.refresh_token!, insecure));
+    expect(active.active).toBe(true);
+    const user = await testDb().user.findUniqueOrThrow({ where: { email: "ada@example.com" } });
+    await oauth.processUserInfoResponse(as, tc.client, user.id, await oauth.userInfoRequest(as, tc.client, r1.access_token, insecure));
+    const r2 = await oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, r1.refresh_token!));
+    expect(r2.refresh_token).not.toBe(r1.refresh_token);
+  });
+
+  it("only the client a token was issued to may introspect it: another confidential client learns nothing", async () => {
+    const tc = await testClient();
+    const tokens = await tokensFor(tc);
+    const other = await testClient({ name: "Other" });
+    for (const token of [tokens.refresh_token!, tokens.access_token]) {
+      const seen = await oauth.processIntrospectionResponse(as, other.client, await oauth.introspectionRequest(as, other.client, other.auth, token, insecure));
+      expect(seen).toEqual({ active: false });
+    }
+    const own = await oauth.processIntrospectionResponse(as, tc.client, await oauth.introspectionRequest(as, tc.client, tc.auth, tokens.refresh_token!, insecure));
+    expect(own.active).toBe(true);
   });
 
   it("client credentials for a confidential client registered with it: sub is the client, no refresh token; a public client cannot have it", async () => {

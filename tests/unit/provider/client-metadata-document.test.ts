@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
+  CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT,
   applicationTypeOf,
   cacheSecondsFrom,
   CLIENT_METADATA_DOCUMENT_CACHE_ENTRIES,
@@ -247,6 +248,31 @@ describe("the fetch", () => {
     expect(stalled).toBe(true);
   });
 
+  it("fetches at most CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT documents at once: one more is refused (busy) without a connection; the caller's limit runs before each fetch", async () => {
+    setClientMetadataDocumentTestSeam({
+      allowHttp: true,
+      resolve: async () => [{ address: PUBLIC_V4, family: 4 }],
+      connectTo: () => ({ address: "127.0.0.1", family: 4 }),
+      timeoutMs: 500,
+    });
+    routes.set("/held.json", () => {});
+    const held = Array.from({ length: CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT }, (_, i) => failure(loadClientMetadataDocument(docUrl("client.example", `/held.json?n=${i}`))));
+    const before = hits.length;
+    expect(await failure(loadClientMetadataDocument(docUrl("client.example", "/held.json?n=extra")))).toBe("busy");
+    expect(await Promise.all(held)).toEqual(held.map(() => "timeout"));
+    expect(hits.length - before).toBeLessThanOrEqual(CLIENT_METADATA_DOCUMENT_MAX_IN_FLIGHT);
+    // Once they are done, fetches go again — after the caller's check, which may refuse.
+    serveJson("/ok.json", validDoc(docUrl("client.example", "/ok.json")));
+    let checked = 0;
+    await loadClientMetadataDocument(docUrl("client.example", "/ok.json"), async () => void checked++);
+    expect(checked).toBe(1);
+    const refuse = async () => {
+      throw new ClientMetadataDocumentError("rate_limited");
+    };
+    serveJson("/other.json", validDoc(docUrl("client.example", "/other.json")));
+    expect(await failure(loadClientMetadataDocument(docUrl("client.example", "/other.json"), refuse))).toBe("rate_limited");
+  });
+
   it("gives up on a server that never answers", async () => {
     setClientMetadataDocumentTestSeam({
       allowHttp: true,
@@ -333,16 +359,15 @@ describe("the document", () => {
     }
   });
 
-  it("private_key_jwt needs a jwks_uri on https", async () => {
+  it("is a public client with PKCE only: private_key_jwt and a jwks_uri are refused (no key fetched from anyone's URL, no client that can authenticate)", async () => {
     expect(await refusedFor(validDoc(url(), { token_endpoint_auth_method: "private_key_jwt" }))).toBe("invalid_document");
-    expect(await refusedFor(validDoc(url(), { token_endpoint_auth_method: "private_key_jwt", jwks_uri: "http://client.example/jwks" }))).toBe(
-      "invalid_document",
-    );
-    serveJson("/d.json", validDoc(url(), { token_endpoint_auth_method: "private_key_jwt", jwks_uri: "https://client.example/jwks" }), {
-      "Cache-Control": "no-store",
-    });
+    expect(await refusedFor(validDoc(url(), { token_endpoint_auth_method: "private_key_jwt", jwks_uri: "https://client.example/jwks" }))).toBe("invalid_document");
+    expect(await refusedFor(validDoc(url(), { jwks_uri: "https://client.example/jwks" }))).toBe("invalid_document");
+    expect(await refusedFor(validDoc(url(), { jwks: { keys: [] } }))).toBe("invalid_document");
+    serveJson("/d.json", validDoc(url(), { token_endpoint_auth_method: "none" }), { "Cache-Control": "no-store" });
     const metadata = await clientMetadataForEngine(url());
-    expect(metadata).toMatchObject({ token_endpoint_auth_method: "private_key_jwt", jwks_uri: "https://client.example/jwks" });
+    expect(metadata).toMatchObject({ token_endpoint_auth_method: "none" });
+    expect(metadata).not.toHaveProperty("jwks_uri");
   });
 
   it("needs at least one well-formed redirect URI", async () => {
