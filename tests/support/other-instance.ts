@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 export async function otherInstance<Answer>(env: Record<string, string>): Promise<{ go: () => Promise<Answer> }> {
-  const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), "--import", path.join(root, "tests/support/asset-url-hooks.mjs"), path.join(root, "tests/support/provider-instance.ts")], {
+  const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "tests/support/provider-instance.ts")], {
     cwd: root,
     env: { ...process.env, VESTIBULE_LOG: "silent", ...env },
     stdio: ["pipe", "pipe", "pipe"],
