@@ -522,12 +522,24 @@ export function OrganizationAudit({ data }: { data: AuditData }) {
 type InvitationData = {
   csrfToken: string;
   token: string | null;
-  invitation: { state: "invalid" } | { state: "wrong-address" } | { state: "unverified" } | { state: "open"; organization: string; role: Role };
+  invitation: { state: "invalid" } | { state: "wrong-address" } | { state: "unverified" } | { state: "open"; organization: string; role: Role } | { state: "member"; organization: string; slug: string };
 };
 
 export function InvitationCard({ data, actionData }: { data: InvitationData; actionData: { formError?: string } | undefined }) {
   const t = useT();
   const inv = data.invitation;
+  if (inv.state === "member" && !actionData?.formError) {
+    return (
+      <AuthCard title={t("org.invitation.title")}>
+        <p role="status">{t.rich("org.invitation.alreadyMember", { organization: <bdi>{inv.organization}</bdi> })}</p>
+        <p>
+          <a className="button inline" href={`/orgs/${encodeURIComponent(inv.slug)}`}>
+            {t("org.invitation.open", { organization: inv.organization })}
+          </a>
+        </p>
+      </AuthCard>
+    );
+  }
   if (actionData?.formError || inv.state !== "open" || !data.token) {
     const message = actionData?.formError ?? (inv.state === "wrong-address" ? t("org.invitation.wrongAddress") : inv.state === "unverified" ? t("org.invitation.unverified") : t("org.invitation.invalid"));
     return (

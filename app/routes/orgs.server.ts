@@ -231,8 +231,10 @@ const DONE_KEYS: Record<Done, MessageKey> = {
   deleted: "org.done.deleted",
   "scim-token-revoked": "org.done.scimTokenRevoked",
 };
-function noticeOf(url: URL): string | null {
+function noticeOf(url: URL, organization?: string): string | null {
   const done = url.searchParams.get("done");
+  // On the organization's own page, joining names what was joined.
+  if (done === "joined" && organization) return t("org.done.joinedNamed", { name: organization });
   return done && (DONE as readonly string[]).includes(done) ? t(DONE_KEYS[done as Done]) : null;
 }
 
@@ -351,7 +353,7 @@ export async function orgPage(request: Request, slug: string | undefined) {
       // The Policy section (orgs-policy.server.ts): admins and owners only.
       policy,
       recentAuth: { recent: await isRecentAuth(ar, session), url: reauthUrl(ar, orgPath(ctx.organization.slug)) },
-      notice: noticeOf(ar.url),
+      notice: noticeOf(ar.url, ctx.organization.name),
     },
     headers: csrf.headers,
   };
@@ -544,7 +546,8 @@ export async function invitationPage(request: Request) {
   const csrf = csrfHeaders(ar, setCookies);
   const token = ar.url.searchParams.get("token");
   const invitation = await invitationFor(token, session.userId, ar.config.secrets);
-  return { data: { csrfToken: csrf.token, token: invitation.state === "open" ? token : null, invitation }, status: invitation.state === "open" ? 200 : invitation.state === "invalid" ? 404 : 403, headers: csrf.headers };
+  const status = invitation.state === "open" || invitation.state === "member" ? 200 : invitation.state === "invalid" ? 404 : 403;
+  return { data: { csrfToken: csrf.token, token: invitation.state === "open" ? token : null, invitation }, status, headers: csrf.headers };
 }
 
 export async function invitationAction(request: Request) {
