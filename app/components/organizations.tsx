@@ -239,14 +239,22 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
             {data.members.map((m) => (
               <tr key={m.id} data-member={m.id}>
                 <td data-label={t("org.members.person")}>
-                  {m.name ? <bdi>{m.name}</bdi> : m.email ? <Ltr>{m.email}</Ltr> : m.userId} {m.email && m.name ? <Ltr className="muted">{m.email}</Ltr> : null} {m.id === membership.id ? <span className="badge">{t("org.members.you")}</span> : null}
+                  {/* One value box: on a phone the name, the address and the badge stay together in the value column. */}
+                  <div className="cell-value">
+                    {m.name ? <bdi>{m.name}</bdi> : m.email ? <Ltr>{m.email}</Ltr> : m.userId} {m.id === membership.id ? <span className="badge">{t("org.members.you")}</span> : null}
+                    {m.email && m.name ? (
+                      <div>
+                        <Ltr className="muted">{m.email}</Ltr>
+                      </div>
+                    ) : null}
+                  </div>
                 </td>
                 <td data-label={t("org.members.role")}>{roleName(t, m.role)}</td>
                 <td data-label={t("org.members.since")}>
                   <LocalTime value={m.since} />
                 </td>
                 {admin ? (
-                  <td data-label={t("org.members.actions")}>
+                  <td data-label={t("org.members.actions")} className="actions-cell">
                     {(owner || m.role !== "owner") && m.id !== membership.id ? (
                       <>
                         <Form method="post" reloadDocument className="inline-form">
