@@ -579,6 +579,8 @@ export const ar: Catalogue = {
   "notice.recovery-codes-replaced.what": "تم إنشاء رموز استرداد جديدة لحسابك؛ ولم تعد الرموز القديمة تعمل.",
   "notice.app-allowed.subject": "يمكن لتطبيق الآن استخدام حسابك على {site}",
   "notice.app-allowed.what": "سمحت للتطبيق «{name}» ({host}) باستخدام حسابك. يمكنك إزالة وصوله من صفحة حسابك.",
+  "notice.app-allowed.whatDevice": "سمحت للتطبيق «{name}» على جهاز باستخدام حسابك. يمكنك إزالة وصوله من صفحة حسابك.",
+  "notice.app-allowed.deviceApp": "تطبيق على جهاز",
   "notice.passkey-added.subject": "تمت إضافة مفتاح مرور إلى حسابك على {site}",
   "notice.passkey-added.what": "تمت إضافة مفتاح مرور إلى حسابك: يمكن الآن استخدامه لتسجيل الدخول.",
   "notice.passkey-added.whatNamed": "تمت إضافة مفتاح مرور (\"{name}\") إلى حسابك: يمكن الآن استخدامه لتسجيل الدخول.",

@@ -579,6 +579,8 @@ export const de: Catalogue = {
   "notice.recovery-codes-replaced.what": "Für Ihr Konto wurden neue Wiederherstellungscodes erstellt; die alten funktionieren nicht mehr.",
   "notice.app-allowed.subject": "Eine App darf jetzt Ihr {site}-Konto verwenden",
   "notice.app-allowed.what": "Sie haben der App „{name}“ ({host}) erlaubt, Ihr Konto zu verwenden. Sie können ihren Zugriff auf Ihrer Kontoseite entfernen.",
+  "notice.app-allowed.whatDevice": "Sie haben der App „{name}“ auf einem Gerät erlaubt, Ihr Konto zu verwenden. Sie können ihren Zugriff auf Ihrer Kontoseite entfernen.",
+  "notice.app-allowed.deviceApp": "eine App auf einem Gerät",
   "notice.passkey-added.subject": "Ihrem {site}-Konto wurde ein Passkey hinzugefügt",
   "notice.passkey-added.what": "Ihrem Konto wurde ein Passkey hinzugefügt: Sie können sich jetzt damit anmelden.",
   "notice.passkey-added.whatNamed": "Ihrem Konto wurde ein Passkey (\"{name}\") hinzugefügt: Sie können sich jetzt damit anmelden.",

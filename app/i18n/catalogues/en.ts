@@ -585,6 +585,8 @@ export const en = {
   "notice.recovery-codes-replaced.what": "New recovery codes were made for your account; the old ones no longer work.",
   "notice.app-allowed.subject": "An app can now use your {site} account",
   "notice.app-allowed.what": "You allowed the app \"{name}\" ({host}) to use your account. You can remove its access on your account page.",
+  "notice.app-allowed.whatDevice": "You allowed the app \"{name}\" on a device to use your account. You can remove its access on your account page.",
+  "notice.app-allowed.deviceApp": "an app on a device",
   "notice.passkey-added.subject": "A passkey was added to your {site} account",
   "notice.passkey-added.what": "A passkey was added to your account: it can now be used to sign in.",
   "notice.passkey-added.whatNamed": "A passkey (\"{name}\") was added to your account: it can now be used to sign in.",

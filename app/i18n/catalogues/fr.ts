@@ -579,6 +579,8 @@ export const fr: Catalogue = {
   "notice.recovery-codes-replaced.what": "De nouveaux codes de récupération ont été créés pour votre compte ; les anciens ne fonctionnent plus.",
   "notice.app-allowed.subject": "Une application peut désormais utiliser votre compte {site}",
   "notice.app-allowed.what": "Vous avez autorisé l’application « {name} » ({host}) à utiliser votre compte. Vous pouvez retirer son accès sur la page de votre compte.",
+  "notice.app-allowed.whatDevice": "Vous avez autorisé l’application « {name} » sur un appareil à utiliser votre compte. Vous pouvez retirer son accès sur la page de votre compte.",
+  "notice.app-allowed.deviceApp": "une application sur un appareil",
   "notice.passkey-added.subject": "Une clé d’accès a été ajoutée à votre compte {site}",
   "notice.passkey-added.what": "Une clé d’accès a été ajoutée à votre compte : elle permet désormais de se connecter.",
   "notice.passkey-added.whatNamed": "Une clé d’accès (\"{name}\") a été ajoutée à votre compte : elle permet désormais de se connecter.",

@@ -10,7 +10,7 @@ import { call } from "../../support/app-client";
 import { CookieJar } from "../../support/http";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
-import { answerConsent, confirmDeviceCode, discover, follow, formFields, insecure, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
+import { confirmDeviceCode, discover, follow, formFields, insecure, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
 
 let server: ProviderServer;
 let as: oauth.AuthorizationServer;
@@ -72,8 +72,8 @@ describe(`device polling on ${dbLabel}`, () => {
 
     // Approved: the next poll at the interval gets the tokens.
     const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
-    const consent = await confirmDeviceCode(server, jar, started.user_code);
-    await answerConsent(server, jar, consent, "allow");
+    // The Allow on /device is the consent: no second page.
+    expect((await confirmDeviceCode(server, jar, started.user_code)).html).toContain("Device connected");
     vi.setSystemTime(t0 + 45_000);
     expect(await poll(tc, started.device_code)).toBe("tokens");
   });
@@ -98,8 +98,10 @@ describe(`device polling on ${dbLabel}`, () => {
     const guess = (address: string, userCode = "BCDF-GHJK") => call(server.url, jar, "/device", { body: { ...formFields(page, "device-code-form"), user_code: userCode }, headers: from(address) });
     for (let i = 0; i < 3; i++) {
       const wrong = await guess("198.51.100.7");
-      expect(wrong.status).not.toBe(429);
-      page = await wrong.text();
+      // Refused by a redirect back to /device with the reason (Post/Redirect/Get).
+      expect(wrong.status).toBe(303);
+      await wrong.body?.cancel();
+      page = (await follow(server, jar, new URL(wrong.headers.get("location")!, server.url))).html!;
       expect(page).toContain('id="device-error"');
     }
     const refused = await guess("198.51.100.7");
@@ -113,7 +115,8 @@ describe(`device polling on ${dbLabel}`, () => {
     expect(right.status).toBe(429);
     await right.body?.cancel();
     const other = await guess("198.51.100.8");
-    expect(other.status).not.toBe(429);
-    expect(await other.text()).toContain('id="device-error"');
+    expect(other.status).toBe(303);
+    await other.body?.cancel();
+    expect((await follow(server, jar, new URL(other.headers.get("location")!, server.url))).html).toContain('id="device-error"');
   });
 });

@@ -33,7 +33,7 @@ import { CookieJar } from "../../support/http";
 import { otherInstance } from "../../support/other-instance";
 import { postgresUnreachable } from "../../support/postgres-required";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
-import { answerConsent, authorizationUrl, authorize, codeFlow, confirmDeviceCode, discover, follow, insecure, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
+import { authorizationUrl, authorize, codeFlow, confirmDeviceCode, discover, follow, insecure, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
 
 /** An app's back-channel logout endpoint: records each POST, answers `status` (a queue of answers, then 200). */
 type Receiver = { url: string; received: string[]; answers: number[]; stop: () => Promise<void> };
@@ -186,8 +186,7 @@ describe(`back-channel logout on ${dbLabel}`, () => {
     const tc = await testClient({ redirectUris: [], grants: ["device_code"], public: true, backchannelLogoutUri: receiver.url });
     const started = await oauth.processDeviceAuthorizationResponse(as, tc.client, await oauth.deviceAuthorizationRequest(as, tc.client, tc.auth, { scope: "openid" }, insecure));
     const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
-    const consent = await confirmDeviceCode(server, jar, started.user_code);
-    expect((await answerConsent(server, jar, consent, "allow")).html).toContain("Device connected");
+    expect((await confirmDeviceCode(server, jar, started.user_code)).html).toContain("Device connected");
     const tokens = await oauth.processDeviceCodeResponse(as, tc.client, await oauth.deviceCodeGrantRequest(as, tc.client, tc.auth, started.device_code, insecure));
     const sid = decodeJwt(tokens.id_token!).sid;
     expect(sid).toEqual(expect.any(String));
