@@ -446,6 +446,14 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
       const { id_token_hint: _invalid, ...rest } = ctx.query;
       ctx.query = rest;
     }
+    // A device is connected to a signed-in account: a signed-out visitor signs in first and comes
+    // back here (its code kept), rather than allowing a device and only then being asked who they are.
+    if (ctx.path === ENGINE_ROUTES.code_verification && ctx.method === "GET" && !(await vestibuleSessionOf(ctx.req))) {
+      const signIn = new URLSearchParams({ callbackUrl: ctx.url });
+      ctx.set("Cache-Control", "no-store");
+      ctx.redirect(`${getConfig().basePath}/signin?${signIn}`);
+      return;
+    }
     // Anyone may register (when open) or type codes at /device: both are counted per client address.
     if (ctx.method === "POST" && (ctx.path === ENGINE_ROUTES.registration || ctx.path === ENGINE_ROUTES.code_verification)) {
       const name = ctx.path === ENGINE_ROUTES.registration ? "OAUTH_REGISTRATION_CLIENT" : "DEVICE_CODE_CLIENT";

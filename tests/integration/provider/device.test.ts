@@ -46,6 +46,22 @@ async function poll(tc: TestClient, deviceCode: string): Promise<string> {
 }
 
 describe(`device polling on ${dbLabel}`, () => {
+  it("a signed-out visitor at /device is asked to sign in first and comes back to /device, its code kept", async () => {
+    const bare = await call(server.url, new CookieJar(), "/device");
+    expect(bare.status).toBe(302);
+    await bare.body?.cancel();
+    const to = new URL(bare.headers.get("location")!, server.url);
+    expect(to.pathname).toBe("/auth/signin");
+    expect(to.searchParams.get("callbackUrl")).toBe("/device");
+    const withCode = await call(server.url, new CookieJar(), "/device?user_code=BCDF-GHJK");
+    await withCode.body?.cancel();
+    expect(new URL(withCode.headers.get("location")!, server.url).searchParams.get("callbackUrl")).toBe("/device?user_code=BCDF-GHJK");
+    // Signed in, the same address shows the code form.
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    expect((await follow(server, jar, "/device")).html).toContain('id="device-code-form"');
+  });
+
+
   it("polling sooner than the interval answers slow_down and grows the interval by 5 s for that code; at the interval it is pending", async () => {
     const tc = await testClient({ name: "TV", redirectUris: [], grants: ["device_code"], public: true });
     const t0 = Date.now();
@@ -93,7 +109,7 @@ describe(`device polling on ${dbLabel}`, () => {
 
   it("user codes typed at /device are limited per visitor: past the limit 429 with Retry-After, another visitor still types", async () => {
     const from = (address: string) => ({ "X-Forwarded-For": address });
-    const jar = new CookieJar();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
     let page = (await follow(server, jar, "/device")).html!;
     const guess = (address: string, userCode = "BCDF-GHJK") => call(server.url, jar, "/device", { body: { ...formFields(page, "device-code-form"), user_code: userCode }, headers: from(address) });
     for (let i = 0; i < 3; i++) {
