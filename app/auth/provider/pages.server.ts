@@ -139,13 +139,23 @@ export async function deviceSuccessPage(ctx: KoaContextWithOIDC): Promise<void> 
   );
 }
 
-/** RP-initiated logout: asked before signing out. */
-export async function logoutPage(ctx: KoaContextWithOIDC, form: string): Promise<void> {
+/** The name of whoever registered an app, inside a sentence: its own direction, as text (<bdi>). */
+function withName(key: MessageKey, name: string): string {
+  return escapeHtml(t(key, { app: "\u0000" })).replace("\u0000", `<bdi>${escapeHtml(name)}</bdi>`);
+}
+
+/**
+ * RP-initiated logout: asked before signing out, naming the account that would be signed out and
+ * the app that asked, when known.
+ */
+export async function logoutPage(ctx: KoaContextWithOIDC, form: string, who: { email: string | null; app: string | null } = { email: null, app: null }): Promise<void> {
   const { action, xsrf } = formParts(form);
   writePage(
     ctx,
     () => t("provider.logout.title"),
     () =>
+      (who.app ? `<p id="provider-logout-app">${withName("provider.logout.askedBy", who.app)}</p>` : "") +
+      (who.email ? `<p id="provider-logout-account">${sentence("provider.logout.account", { address: who.email })}</p>` : "") +
       `<form method="post" action="${escapeHtml(action)}" id="provider-logout-form" class="stack">${hidden("xsrf", xsrf)}` +
       `<button type="submit" name="logout" value="yes" id="provider-logout" class="button">${escapeHtml(t("provider.logout.yes"))}</button>` +
       `<button type="submit" id="provider-stay" class="button secondary">${escapeHtml(t("provider.logout.no"))}</button></form>`,

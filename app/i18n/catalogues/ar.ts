@@ -441,6 +441,8 @@ export const ar: Catalogue = {
   "device.doneTitle": "رُبط الجهاز",
   "device.done": "يمكنك العودة إلى جهازك.",
   "provider.logout.title": "تسجيل الخروج؟",
+  "provider.logout.askedBy": "طلب {app} تسجيل خروجك.",
+  "provider.logout.account": "أنت مسجّل الدخول باسم {address}.",
   "provider.logout.yes": "نعم، سجّل خروجي",
   "provider.logout.no": "لا، أبقني مسجّلًا",
   "provider.logout.doneTitle": "سُجّل الخروج",

@@ -441,6 +441,8 @@ export const de: Catalogue = {
   "device.doneTitle": "Gerät verbunden",
   "device.done": "Sie können zu Ihrem Gerät zurückkehren.",
   "provider.logout.title": "Abmelden?",
+  "provider.logout.askedBy": "{app} möchte Sie abmelden.",
+  "provider.logout.account": "Sie sind als {address} angemeldet.",
   "provider.logout.yes": "Ja, abmelden",
   "provider.logout.no": "Nein, angemeldet bleiben",
   "provider.logout.doneTitle": "Abgemeldet",

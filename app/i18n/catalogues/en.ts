@@ -447,6 +447,8 @@ export const en = {
   "device.doneTitle": "Device connected",
   "device.done": "You can go back to your device.",
   "provider.logout.title": "Sign out?",
+  "provider.logout.askedBy": "{app} asked to sign you out.",
+  "provider.logout.account": "You are signed in as {address}.",
   "provider.logout.yes": "Yes, sign me out",
   "provider.logout.no": "No, stay signed in",
   "provider.logout.doneTitle": "Signed out",

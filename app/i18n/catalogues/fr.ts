@@ -441,6 +441,8 @@ export const fr: Catalogue = {
   "device.doneTitle": "Appareil connecté",
   "device.done": "Vous pouvez retourner à votre appareil.",
   "provider.logout.title": "Se déconnecter ?",
+  "provider.logout.askedBy": "{app} demande à vous déconnecter.",
+  "provider.logout.account": "Vous êtes connecté en tant que {address}.",
   "provider.logout.yes": "Oui, me déconnecter",
   "provider.logout.no": "Non, rester connecté",
   "provider.logout.doneTitle": "Déconnecté",

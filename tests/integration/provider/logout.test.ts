@@ -375,4 +375,25 @@ describe(`RP-initiated logout on ${dbLabel}`, () => {
     }
     expect(await queued()).toEqual([]);
   });
+
+  it("the question names the account and the app that asked; a visitor signed in nowhere is told they are signed out, or sent on to the app's registered address", async () => {
+    const tc = await backchannelClient();
+    const { jar } = await signedInToApp(tc);
+    const asked = await follow(server, jar, endSessionUrl({ client_id: tc.client.client_id, post_logout_redirect_uri: LOGGED_OUT }));
+    expect(asked.html).toContain('id="provider-logout-form"');
+    expect(asked.html).toMatch(/<p id="provider-logout-account">You are signed in as <bdi dir="ltr" class="ltr">ada@example.com<\/bdi>\.<\/p>/);
+    expect(asked.html).toContain('id="provider-logout-app"');
+
+    const nobody = new CookieJar();
+    const told = await follow(server, nobody, endSessionUrl({}));
+    expect(told.status).toBe(200);
+    expect(told.html).not.toContain('id="provider-logout-form"');
+    expect(told.html).toContain("You are signed out.");
+    const sent = await call(server.url, new CookieJar(), endSessionUrl({ client_id: tc.client.client_id, post_logout_redirect_uri: LOGGED_OUT, state: "st-2" }));
+    expect(sent.status).toBe(303);
+    await sent.body?.cancel();
+    const target = new URL(sent.headers.get("location")!);
+    expect(target.origin + target.pathname).toBe(LOGGED_OUT);
+    expect(target.searchParams.get("state")).toBe("st-2");
+  });
 });
