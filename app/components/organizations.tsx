@@ -458,7 +458,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
   );
 }
 
-type AuditEvent = { id: string; at: string; type: string; actorId: string | null; actorEmail: string | null; ip: string | null; detail: Record<string, unknown> };
+type AuditEvent = { id: string; at: string; type: string; actorId: string | null; actorEmail: string | null; ip: string | null; detail: Record<string, unknown>; words: string };
 type AuditData = { organization: { slug: string; name: string }; events: AuditEvent[]; page: number; hasNext: boolean };
 
 const EVENT_KEYS: Record<string, MessageKey> = {
@@ -534,7 +534,7 @@ export function OrganizationAudit({ data }: { data: AuditData }) {
                 <td data-label={t("org.audit.what")}>{Object.hasOwn(EVENT_KEYS, e.type) ? t(EVENT_KEYS[e.type]!) : e.type}</td>
                 <td data-label={t("org.audit.who")} className="wrap">{e.actorEmail ? <Ltr>{e.actorEmail}</Ltr> : (e.actorId ?? (e.detail.source === "cli" ? t("org.audit.operator") : t("org.audit.system")))}</td>
                 <td data-label={t("org.audit.details")} className="wrap">
-                  <code dir="ltr">{Object.keys(e.detail).length ? JSON.stringify(e.detail) : ""}</code>
+                  {e.words}
                 </td>
               </tr>
             ))}

@@ -42,6 +42,7 @@ import { SCIM_BASE_PATH } from "~/auth/organizations/scim/service.server";
 import { createScimToken, listScimTokens, revokeScimToken, SCIM_TOKEN_NAME_MAX } from "~/auth/organizations/scim/tokens.server";
 import { db } from "~/db/client.server";
 import { policyData, policyIntent } from "./orgs-policy.server";
+import { withWords } from "./orgs-audit-words.server";
 import { sessionOutsideSso } from "~/auth/organizations/policy.server";
 import { currentDirection, t } from "~/i18n/t.server";
 import type { MessageKey } from "~/i18n/catalogues/en";
@@ -549,8 +550,10 @@ export async function auditPage(request: Request, slug: string | undefined) {
   }
   const pageNumber = Math.min(Math.max(1, Number.parseInt(ar.url.searchParams.get("page") ?? "1", 10) || 1), 10_000);
   const page = await orgEventPage(ctx.organization.id, pageNumber);
+  // The page reads each event's detail in words; the downloads above keep the stored detail.
+  const events = await withWords(page.events);
   return {
-    data: { organization: { slug: ctx.organization.slug, name: ctx.organization.name }, ...page, columns: AUDIT_CSV_COLUMNS },
+    data: { organization: { slug: ctx.organization.slug, name: ctx.organization.name }, ...page, events, columns: AUDIT_CSV_COLUMNS },
     headers: headersWith(setCookies),
   };
 }
