@@ -863,7 +863,7 @@ export const en = {
   "org.audit.d.breakGlassOwners": "Break-glass owners",
   "org.audit.d.sessionIdleMinutes": "Idle limit",
   "org.audit.d.sessionAbsoluteMinutes": "Session limit",
-  "org.audit.d.sessions": "{n, plural, one {# session} other {# sessions}}",
+  "org.audit.d.sessions": "{n, plural, one {# session ended} other {# sessions ended}}",
   "org.audit.system": "The daily domain check",
   "org.audit.operator": "An operator (command line)",
   "org.audit.downloadJson": "Download as JSON",
