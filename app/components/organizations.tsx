@@ -222,7 +222,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
       </p>
       <Notice text={data.notice} />
       <RecentAuthNote recentAuth={data.recentAuth} actionData={actionData} />
-      <Refusal actionData={actionData} shownFields={[...(data.invitations ? ["invite-email"] : []), ...(data.domains ? ["domain-name", ...data.domains.map((d) => `domain:${d.id}`)] : [])]} />
+      <Refusal actionData={actionData} shownFields={[...(owner ? ["org-rename"] : []), ...(data.invitations ? ["invite-email"] : []), ...(data.domains ? ["domain-name", ...data.domains.map((d) => `domain:${d.id}`)] : [])]} />
 
       <section className="card" aria-labelledby="members-heading">
         <h2 id="members-heading">{t("org.members.title")}</h2>
@@ -428,7 +428,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
           <Form method="post" reloadDocument id="org-rename-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="rename" />
-            <Field id="org-rename" name="name" label={t("org.new.name")} required maxLength={100} defaultValue={organization.name} />
+            <Field id="org-rename" name="name" label={t("org.new.name")} required maxLength={100} defaultValue={typed(actionData, "rename") ?? organization.name} error={errorFor(actionData, "org-rename")} />
             <button type="submit" className="button secondary">
               {t("org.settings.rename")}
             </button>

@@ -476,7 +476,7 @@ export async function orgAction(request: Request, slug: string | undefined) {
   switch (input.intent) {
     case "rename": {
       const name = checkName(input.name, ORG_NAME_MAX);
-      if (!name.ok) return answer(request, body, { ok: false, refusal: refusal(400, "InvalidName", "org.error.name", { max: ORG_NAME_MAX }) });
+      if (!name.ok) return answer(request, body, { ok: false, refusal: at(refusal(400, "InvalidName", "org.error.name", { max: ORG_NAME_MAX }), "org-rename", { rename: input.name.slice(0, ORG_NAME_MAX * 2) }) });
       return answer(request, body, orgOutcome(await renameOrganization(ctx, name.name), "renamed"));
     }
     case "delete": {

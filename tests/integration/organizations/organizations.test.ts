@@ -109,6 +109,16 @@ describe(`organizations (${dbLabel})`, () => {
     expect(html).not.toContain('id="org-form-error"');
   });
 
+  it("a refused rename is told beside the name field, which keeps what was typed", async () => {
+    const ada = await member("ada@example.com");
+    await createOrg(ada.jar, "acme", "Acme");
+    const refused = await formPost(ada.jar, "/orgs/acme", { intent: "rename", name: "   " });
+    expect(refused.status).toBe(400);
+    const html = await refused.text();
+    expect(html).toMatch(/<p class="field-error" id="org-rename-error" role="alert" data-error-for="name">Enter a name of at most 100 characters.<\/p>/);
+    expect(html).not.toContain('id="org-form-error"');
+  });
+
   it("a refused invitation names the address beside the address field and keeps it", async () => {
     const ada = await member("ada@example.com");
     await createOrg(ada.jar, "acme");
