@@ -9,6 +9,8 @@ export type PolicyData = {
   policy: { requireSso: boolean; breakGlassOwners: string[]; requireMfa: boolean; sessionIdleMinutes: number | null; sessionAbsoluteMinutes: number | null };
   owners: { userId: string; label: string }[];
   limits: { idle: number; absolute: number | null };
+  /** The same limits in words ("30 days"). */
+  limitsText: { idle: string; absolute: string | null };
   breakGlassMax: number;
   breakGlassField: string;
 };
@@ -29,7 +31,7 @@ export function PolicySection({ csrfToken, data }: { csrfToken: string; data: Po
             <input type="checkbox" name="requireSso" defaultChecked={policy.requireSso} /> {t("org.policy.requireSso")}
           </label>
         </div>
-        <fieldset className="field">
+        <fieldset className="field choices">
           <legend>{t("org.policy.breakGlass")}</legend>
           {data.owners.map((o) => (
             <label key={o.userId} className="checkbox-row">
@@ -50,7 +52,7 @@ export function PolicySection({ csrfToken, data }: { csrfToken: string; data: Po
           min={1}
           max={data.limits.idle}
           step={1}
-          label={t("org.policy.idle", { max: data.limits.idle })}
+          label={t("org.policy.idle", { max: data.limitsText.idle })}
           defaultValue={policy.sessionIdleMinutes ?? ""}
         />
         <Field
@@ -61,7 +63,7 @@ export function PolicySection({ csrfToken, data }: { csrfToken: string; data: Po
           min={1}
           max={data.limits.absolute ?? undefined}
           step={1}
-          label={t("org.policy.absolute", { max: data.limits.absolute ?? t("org.policy.noLimit") })}
+          label={t("org.policy.absolute", { max: data.limitsText.absolute ?? t("org.policy.noLimit") })}
           defaultValue={policy.sessionAbsoluteMinutes ?? ""}
         />
         <button type="submit" className="button">

@@ -12,7 +12,18 @@ import { PageTitle } from "./site-name";
 import { PolicySection, type PolicyData } from "./organization-policy";
 
 type Role = "owner" | "admin" | "member";
-type ActionData = { formError?: string; reauthUrl?: string; scimToken?: { name: string; secret: string } } | undefined;
+/** A refused form: the sentence, the field (or row, `domain:<id>`) it is about, and what was typed. */
+type ActionData = { formError?: string; field?: string; values?: Record<string, string>; reauthUrl?: string; scimToken?: { name: string; secret: string } } | undefined;
+
+/** The refusal's sentence when it is about `field`: shown beside that field, not above the page. */
+function errorFor(actionData: ActionData, field: string): string | undefined {
+  return actionData?.formError && actionData.field === field ? actionData.formError : undefined;
+}
+
+/** What the visitor typed into `name` before the refusal. */
+function typed(actionData: ActionData, name: string): string | undefined {
+  return actionData?.values?.[name];
+}
 
 const ROLE_KEYS: Record<Role, MessageKey> = { owner: "org.role.owner", admin: "org.role.admin", member: "org.role.member" };
 export function roleName(t: Translate, role: string): string {
@@ -27,11 +38,12 @@ function Notice({ text }: { text: string | null }) {
   ) : null;
 }
 
-function Refusal({ actionData }: { actionData: ActionData }) {
+/** A refusal about no one field (or about one this page does not show): above the forms. */
+function Refusal({ actionData, shownFields = [] }: { actionData: ActionData; shownFields?: string[] }) {
   const t = useT();
-  if (!actionData?.formError) return null;
+  if (!actionData?.formError || (actionData.field && shownFields.includes(actionData.field))) return null;
   return (
-    <div className="form-error" role="alert" id="org-form-error">
+    <div className="alert" role="alert" id="org-form-error">
       <p>{actionData.formError}</p>
       {actionData.reauthUrl ? (
         <p>
@@ -44,15 +56,22 @@ function Refusal({ actionData }: { actionData: ActionData }) {
   );
 }
 
-/** Past the recent sign-in window the page says so before offering forms it would refuse. */
-function RecentAuthNote({ recentAuth }: { recentAuth: { recent: boolean; url: string } }) {
+/**
+ * Past the recent sign-in window the page says so before offering forms it would refuse: one
+ * information notice with one button. After a refused change the refusal says it instead (one notice).
+ */
+function RecentAuthNote({ recentAuth, actionData }: { recentAuth: { recent: boolean; url: string }; actionData?: ActionData }) {
   const t = useT();
-  if (recentAuth.recent) return null;
+  if (recentAuth.recent || actionData?.reauthUrl) return null;
   return (
-    <p className="notice" id="org-reauth-note">
-      {t("org.reauthNote")}{" "}
-      <a href={recentAuth.url}>{t("reauth.button")}</a>
-    </p>
+    <div className="notice info" id="org-reauth-note">
+      <p>{t("org.reauthNote")}</p>
+      <p>
+        <a className="button inline" href={recentAuth.url}>
+          {t("reauth.button")}
+        </a>
+      </p>
+    </div>
   );
 }
 
@@ -132,12 +151,12 @@ export function NewOrganization({ data, actionData }: { data: NewData; actionDat
   }
   return (
     <AuthCard title={t("org.new.title")}>
-      <RecentAuthNote recentAuth={data.recentAuth} />
-      <Refusal actionData={actionData} />
+      <RecentAuthNote recentAuth={data.recentAuth} actionData={actionData} />
+      <Refusal actionData={actionData} shownFields={["org-name", "org-slug"]} />
       <Form method="post" reloadDocument id="org-new-form">
         <CsrfField token={data.csrfToken} />
-        <Field id="org-name" name="name" label={t("org.new.name")} required maxLength={100} autoComplete="organization" />
-        <Field id="org-slug" name="slug" label={t("org.new.slug")} required minLength={2} maxLength={40} pattern="[a-z0-9]+(-[a-z0-9]+)*" aria-describedby="org-slug-help" autoCapitalize="none" spellCheck={false} />
+        <Field id="org-name" name="name" label={t("org.new.name")} required maxLength={100} autoComplete="organization" defaultValue={typed(actionData, "name")} error={errorFor(actionData, "org-name")} />
+        <Field id="org-slug" name="slug" label={t("org.new.slug")} required minLength={2} maxLength={40} pattern="[a-z0-9]+(-[a-z0-9]+)*" aria-describedby="org-slug-help" autoCapitalize="none" spellCheck={false} defaultValue={typed(actionData, "slug")} error={errorFor(actionData, "org-slug")} />
         <p className="muted" id="org-slug-help">
           {t.rich("org.new.slugHelp", { path: (c) => <bdi dir="ltr">{c}</bdi> })}
         </p>
@@ -202,8 +221,8 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
         {t("org.list.yourRole", { role: roleName(t, membership.role) })} {data.active ? <span className="badge">{t("org.list.active")}</span> : null}
       </p>
       <Notice text={data.notice} />
-      <RecentAuthNote recentAuth={data.recentAuth} />
-      <Refusal actionData={actionData} />
+      <RecentAuthNote recentAuth={data.recentAuth} actionData={actionData} />
+      <Refusal actionData={actionData} shownFields={[...(owner ? ["org-rename"] : []), ...(data.invitations ? ["invite-email"] : []), ...(data.domains ? ["domain-name", ...data.domains.map((d) => `domain:${d.id}`)] : [])]} />
 
       <section className="card" aria-labelledby="members-heading">
         <h2 id="members-heading">{t("org.members.title")}</h2>
@@ -220,14 +239,22 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
             {data.members.map((m) => (
               <tr key={m.id} data-member={m.id}>
                 <td data-label={t("org.members.person")}>
-                  {m.name ? <bdi>{m.name}</bdi> : m.email ? <Ltr>{m.email}</Ltr> : m.userId} {m.email && m.name ? <Ltr className="muted">{m.email}</Ltr> : null} {m.id === membership.id ? <span className="badge">{t("org.members.you")}</span> : null}
+                  {/* One value box: on a phone the name, the address and the badge stay together in the value column. */}
+                  <div className="cell-value">
+                    {m.name ? <bdi>{m.name}</bdi> : m.email ? <Ltr>{m.email}</Ltr> : m.userId} {m.id === membership.id ? <span className="badge">{t("org.members.you")}</span> : null}
+                    {m.email && m.name ? (
+                      <div>
+                        <Ltr className="muted">{m.email}</Ltr>
+                      </div>
+                    ) : null}
+                  </div>
                 </td>
                 <td data-label={t("org.members.role")}>{roleName(t, m.role)}</td>
                 <td data-label={t("org.members.since")}>
                   <LocalTime value={m.since} />
                 </td>
                 {admin ? (
-                  <td data-label={t("org.members.actions")}>
+                  <td data-label={t("org.members.actions")} className="actions-cell">
                     {(owner || m.role !== "owner") && m.id !== membership.id ? (
                       <>
                         <Form method="post" reloadDocument className="inline-form">
@@ -276,7 +303,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
           <Form method="post" reloadDocument id="org-invite-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="invite" />
-            <Field id="invite-email" name="email" type="email" label={t("org.invite.email")} required autoComplete="off" />
+            <Field id="invite-email" name="email" type="email" label={t("org.invite.email")} required autoComplete="off" defaultValue={typed(actionData, "email")} error={errorFor(actionData, "invite-email")} />
             <div className="field">
               <label htmlFor="invite-role">{t("org.invite.role")}</label>
               <select id="invite-role" name="role" defaultValue="member">
@@ -304,6 +331,11 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
               <li key={d.id} data-domain={d.domain} data-state={d.state}>
                 <div>
                   <strong dir="ltr">{d.domain}</strong> <span className="badge">{t(DOMAIN_STATE_KEYS[d.state])}</span>
+                  {errorFor(actionData, `domain:${d.id}`) ? (
+                    <p className="alert" role="alert" id={`domain-error-${d.id}`}>
+                      {errorFor(actionData, `domain:${d.id}`)}
+                    </p>
+                  ) : null}
                   <dl className="profile">
                     <dt>{t("org.domains.recordName")}</dt>
                     <dd dir="ltr">
@@ -318,7 +350,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
                       <code>{d.recordValue}</code>
                     </dd>
                   </dl>
-                  {d.lastCheckedAt ? <div className="muted">{t.rich("org.domains.lastChecked", { time: <LocalTime value={d.lastCheckedAt} /> })}</div> : null}
+                  {d.lastCheckedAt ? <div className="muted">{t.rich(d.state === "verified" ? "org.domains.lastChecked" : "org.domains.notFoundYet", { time: <LocalTime value={d.lastCheckedAt} /> })}</div> : null}
                 </div>
                 <IntentForm csrfToken={csrfToken} intent="domain-verify" fields={{ domainId: d.id }} label={t("org.domains.verify", { domain: d.domain })} />
                 <IntentForm csrfToken={csrfToken} intent="domain-remove" fields={{ domainId: d.id }} label={t("org.domains.remove", { domain: d.domain })} danger />
@@ -328,7 +360,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
           <Form method="post" reloadDocument id="org-domain-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="domain-add" />
-            <Field id="domain-name" name="domain" label={t("org.domains.domain")} required autoCapitalize="none" spellCheck={false} dir="ltr" />
+            <Field id="domain-name" name="domain" label={t("org.domains.domain")} required autoCapitalize="none" spellCheck={false} dir="ltr" defaultValue={typed(actionData, "domain")} error={errorFor(actionData, "domain-name")} />
             <button type="submit" className="button">
               {t("org.domains.add")}
             </button>
@@ -396,7 +428,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
           <Form method="post" reloadDocument id="org-rename-form">
             <CsrfField token={csrfToken} />
             <input type="hidden" name="intent" value="rename" />
-            <Field id="org-rename" name="name" label={t("org.new.name")} required maxLength={100} defaultValue={organization.name} />
+            <Field id="org-rename" name="name" label={t("org.new.name")} required maxLength={100} defaultValue={typed(actionData, "rename") ?? organization.name} error={errorFor(actionData, "org-rename")} />
             <button type="submit" className="button secondary">
               {t("org.settings.rename")}
             </button>
@@ -426,7 +458,7 @@ export function OrganizationPage({ data, actionData }: { data: OrgData; actionDa
   );
 }
 
-type AuditEvent = { id: string; at: string; type: string; actorId: string | null; actorEmail: string | null; ip: string | null; detail: Record<string, unknown> };
+type AuditEvent = { id: string; at: string; type: string; actorId: string | null; actorEmail: string | null; ip: string | null; detail: Record<string, unknown>; words: string };
 type AuditData = { organization: { slug: string; name: string }; events: AuditEvent[]; page: number; hasNext: boolean };
 
 const EVENT_KEYS: Record<string, MessageKey> = {
@@ -502,7 +534,7 @@ export function OrganizationAudit({ data }: { data: AuditData }) {
                 <td data-label={t("org.audit.what")}>{Object.hasOwn(EVENT_KEYS, e.type) ? t(EVENT_KEYS[e.type]!) : e.type}</td>
                 <td data-label={t("org.audit.who")} className="wrap">{e.actorEmail ? <Ltr>{e.actorEmail}</Ltr> : (e.actorId ?? (e.detail.source === "cli" ? t("org.audit.operator") : t("org.audit.system")))}</td>
                 <td data-label={t("org.audit.details")} className="wrap">
-                  <code dir="ltr">{Object.keys(e.detail).length ? JSON.stringify(e.detail) : ""}</code>
+                  {e.words}
                 </td>
               </tr>
             ))}
@@ -522,12 +554,24 @@ export function OrganizationAudit({ data }: { data: AuditData }) {
 type InvitationData = {
   csrfToken: string;
   token: string | null;
-  invitation: { state: "invalid" } | { state: "wrong-address" } | { state: "unverified" } | { state: "open"; organization: string; role: Role };
+  invitation: { state: "invalid" } | { state: "wrong-address" } | { state: "unverified" } | { state: "open"; organization: string; role: Role } | { state: "member"; organization: string; slug: string };
 };
 
 export function InvitationCard({ data, actionData }: { data: InvitationData; actionData: { formError?: string } | undefined }) {
   const t = useT();
   const inv = data.invitation;
+  if (inv.state === "member" && !actionData?.formError) {
+    return (
+      <AuthCard title={t("org.invitation.title")}>
+        <p role="status">{t.rich("org.invitation.alreadyMember", { organization: <bdi>{inv.organization}</bdi> })}</p>
+        <p>
+          <a className="button inline" href={`/orgs/${encodeURIComponent(inv.slug)}`}>
+            {t("org.invitation.open", { organization: inv.organization })}
+          </a>
+        </p>
+      </AuthCard>
+    );
+  }
   if (actionData?.formError || inv.state !== "open" || !data.token) {
     const message = actionData?.formError ?? (inv.state === "wrong-address" ? t("org.invitation.wrongAddress") : inv.state === "unverified" ? t("org.invitation.unverified") : t("org.invitation.invalid"));
     return (

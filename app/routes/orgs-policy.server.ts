@@ -7,11 +7,15 @@ import type { MemberContext } from "~/auth/organizations/organizations.server";
 import { BREAK_GLASS_MAX, deploymentLimits, policySection, updatePolicy, type PolicyRefusal } from "~/auth/organizations/policy.server";
 import { atLeast } from "~/auth/organizations/roles";
 import { t } from "~/i18n/t.server";
+import { describeLifetime } from "~/mail/templates.server";
 
 /** The section's data for an admin or owner; null for a member (who sees no policy). */
 export async function policyData(ctx: Pick<MemberContext, "organization" | "membership">) {
   if (!atLeast(ctx.membership.role, "admin")) return null;
-  return { ...(await policySection(ctx.organization.id)), breakGlassMax: BREAK_GLASS_MAX, breakGlassField: BREAK_GLASS_FIELD };
+  const section = await policySection(ctx.organization.id);
+  // The service's limits in words ("30 days"), not a count of minutes nobody reads at a glance.
+  const limitsText = { idle: describeLifetime(section.limits.idle * 60), absolute: section.limits.absolute === null ? null : describeLifetime(section.limits.absolute * 60) };
+  return { ...section, limitsText, breakGlassMax: BREAK_GLASS_MAX, breakGlassField: BREAK_GLASS_FIELD };
 }
 
 const PolicyFields = z.object({

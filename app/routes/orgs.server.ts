@@ -18,7 +18,7 @@ import { clientAddress } from "~/auth/core/request.server";
 import { jsonResponse, wantsJsonRedirect } from "~/auth/core/respond.server";
 import { activeOrganization, makeActive, switchOrganization } from "~/auth/organizations";
 import { AUDIT_CSV_COLUMNS, orgEventPage, orgEventsCsv, orgEventsForDownload, type OrgActor } from "~/auth/organizations/audit.server";
-import { addDomain, listDomains, removeDomain, verifyDomain } from "~/auth/organizations/domains.server";
+import { addDomain, domainNamed, listDomains, removeDomain, verifyDomain } from "~/auth/organizations/domains.server";
 import { addCertificatesAs, addConnectionAs, listConnections, removeCertificateAs, removeConnectionAs, setIdpInitiatedAs, type ConnectionRefusal, type IdpMetadataFailure } from "~/auth/saml";
 import { OIDC_INTENTS, oidcConnectionIntent, oidcConnectionsSection } from "./orgs-oidc.server";
 import { acceptInvitation, invitationFor, INVITATION_PATH, inviteMember, listOpenInvitations, resendInvitation, revokeInvitation, type InvitationResult } from "~/auth/organizations/invitations.server";
@@ -42,8 +42,9 @@ import { SCIM_BASE_PATH } from "~/auth/organizations/scim/service.server";
 import { createScimToken, listScimTokens, revokeScimToken, SCIM_TOKEN_NAME_MAX } from "~/auth/organizations/scim/tokens.server";
 import { db } from "~/db/client.server";
 import { policyData, policyIntent } from "./orgs-policy.server";
+import { withWords } from "./orgs-audit-words.server";
 import { sessionOutsideSso } from "~/auth/organizations/policy.server";
-import { t } from "~/i18n/t.server";
+import { currentDirection, t } from "~/i18n/t.server";
 import type { MessageKey } from "~/i18n/catalogues/en";
 
 export const ORGS_PATH = "/orgs";
@@ -69,9 +70,17 @@ function actorOf(ar: AuthRequest, session: CurrentSession): OrgActor {
   return { userId: session.userId, email: session.data.user.email, ip: clientAddress(ar) };
 }
 
-/** A refusal: its status, its JSON code, and the sentence shown beside the form. */
-type Refusal = { status: number; code: string; message: string };
+/**
+ * A refusal: its status, its JSON code, and the sentence shown beside the form. `field` names the
+ * field (or the row, `domain:<id>`) the sentence is shown beside; `values` are what the visitor
+ * typed, put back into the form so nothing typed is lost.
+ */
+type Refusal = { status: number; code: string; message: string; field?: string; values?: Record<string, string> };
 const refusal = (status: number, code: string, key: MessageKey, values?: Record<string, string | number>): Refusal => ({ status, code, message: t(key, values) });
+const at = (r: Refusal, field: string, values?: Record<string, string>): Refusal => ({ ...r, field, values });
+
+/** An address or domain inside a sentence: isolated, so a right-to-left sentence keeps its order. */
+const isolated = (text: string) => (currentDirection() === "rtl" ? `\u2068${text}\u2069` : text);
 
 const ORG_REFUSALS: Record<OrgRefusal, () => Refusal> = {
   "not-found": () => refusal(404, "NotFound", "org.error.notFound"),
@@ -81,20 +90,20 @@ const ORG_REFUSALS: Record<OrgRefusal, () => Refusal> = {
   invalid: () => refusal(400, "InvalidInput", "org.error.invalid"),
 };
 
-function invitationRefusal(result: Exclude<InvitationResult, { ok: true }>): Refusal {
+function invitationRefusal(result: Exclude<InvitationResult, { ok: true }>, address = ""): Refusal {
   switch (result.reason) {
     case "rate-limited":
       return { status: 429, code: "RateLimited", message: limitMessage(result.refusal) };
     case "invalid-address":
-      return refusal(400, "InvalidAddress", "org.error.invalidAddress");
+      return at(refusal(400, "InvalidAddress", "org.error.invalidAddress"), "invite-email", { email: address });
     case "invalid-role":
       return refusal(400, "InvalidInput", "org.error.invalid");
     case "forbidden":
       return ORG_REFUSALS.forbidden();
     case "already-invited":
-      return refusal(409, "AlreadyInvited", "org.error.alreadyInvited");
+      return at(refusal(409, "AlreadyInvited", "org.error.alreadyInvited", { address: isolated(address) }), "invite-email", { email: address });
     case "already-member":
-      return refusal(409, "AlreadyMember", "org.error.alreadyMember");
+      return at(refusal(409, "AlreadyMember", "org.error.alreadyMember", { address: isolated(address) }), "invite-email", { email: address });
     case "not-found":
       return ORG_REFUSALS["not-found"]();
     case "too-many-sends":
@@ -108,16 +117,18 @@ function invitationRefusal(result: Exclude<InvitationResult, { ok: true }>): Ref
   }
 }
 
+/** A domain refusal, named and shown beside what it is about: the add form (`typed`) or the domain's row. */
 const DOMAIN_REFUSALS = {
   forbidden: () => ORG_REFUSALS.forbidden(),
   "not-found": () => ORG_REFUSALS["not-found"](),
-  "invalid-domain": () => refusal(400, "InvalidDomain", "org.error.invalidDomain"),
-  "consumer-domain": () => refusal(400, "ConsumerDomain", "org.error.consumerDomain"),
-  "already-added": () => refusal(409, "AlreadyAdded", "org.error.alreadyAdded"),
-  "record-missing": () => refusal(400, "RecordMissing", "org.error.recordMissing"),
-  "dns-error": () => refusal(502, "DnsError", "org.error.dnsError"),
-  taken: () => refusal(409, "DomainTaken", "org.error.domainTaken"),
+  "invalid-domain": (d: DomainSubject) => at(refusal(400, "InvalidDomain", "org.error.invalidDomain"), "domain-name", { domain: d.typed ?? "" }),
+  "consumer-domain": (d: DomainSubject) => at(refusal(400, "ConsumerDomain", "org.error.consumerDomain", { domain: isolated(d.name) }), "domain-name", { domain: d.typed ?? "" }),
+  "already-added": (d: DomainSubject) => at(refusal(409, "AlreadyAdded", "org.error.alreadyAdded", { domain: isolated(d.name) }), "domain-name", { domain: d.typed ?? "" }),
+  "record-missing": (d: DomainSubject) => at(refusal(400, "RecordMissing", "org.error.recordMissing", { domain: isolated(d.name) }), `domain:${d.id ?? ""}`),
+  "dns-error": (d: DomainSubject) => at(refusal(502, "DnsError", "org.error.dnsError", { domain: isolated(d.name) }), `domain:${d.id ?? ""}`),
+  taken: (d: DomainSubject) => (d.id ? at(refusal(409, "DomainTaken", "org.error.domainTaken", { domain: isolated(d.name) }), `domain:${d.id}`) : at(refusal(409, "DomainTaken", "org.error.domainTaken", { domain: isolated(d.name) }), "domain-name", { domain: d.typed ?? "" })),
 } as const;
+type DomainSubject = { name: string; typed?: string; id?: string };
 
 const SAML_REFUSALS: Record<ConnectionRefusal, () => Refusal> = {
   forbidden: () => ORG_REFUSALS.forbidden(),
@@ -158,9 +169,9 @@ function answer(request: Request, body: Record<string, unknown> | null, outcome:
     if (json) return jsonResponse({ ok: true, ...outcome.json }, { noCache: true, setCookies: outcome.setCookies });
     throw redirect(outcome.location, { headers: headersWith(outcome.setCookies ?? []) });
   }
-  const { status, code, message } = outcome.refusal;
+  const { status, code, message, field, values } = outcome.refusal;
   if (json) return jsonResponse({ error: code, message }, { status, noCache: true });
-  return data({ formError: message }, { status });
+  return data({ formError: message, field, values }, { status });
 }
 
 /**
@@ -231,8 +242,10 @@ const DONE_KEYS: Record<Done, MessageKey> = {
   deleted: "org.done.deleted",
   "scim-token-revoked": "org.done.scimTokenRevoked",
 };
-function noticeOf(url: URL): string | null {
+function noticeOf(url: URL, organization?: string): string | null {
   const done = url.searchParams.get("done");
+  // On the organization's own page, joining names what was joined.
+  if (done === "joined" && organization) return t("org.done.joinedNamed", { name: organization });
   return done && (DONE as readonly string[]).includes(done) ? t(DONE_KEYS[done as Done]) : null;
 }
 
@@ -307,11 +320,16 @@ export async function createAction(request: Request) {
   if (create !== "yes") return answer(request, body, { ok: false, refusal: refusal(403, "Forbidden", create === "unverified" ? "org.new.unverified" : "org.new.adminsOnly") });
   const parsed = NewOrg.safeParse(body);
   if (!parsed.success) return answer(request, body, { ok: false, refusal: ORG_REFUSALS.invalid() });
+  // A refused form comes back with what was typed in both fields.
+  const typed = { name: parsed.data.name.slice(0, ORG_NAME_MAX * 2), slug: parsed.data.slug.slice(0, 80) };
   const name = checkName(parsed.data.name, ORG_NAME_MAX);
-  if (!name.ok) return answer(request, body, { ok: false, refusal: refusal(400, "InvalidName", "org.error.name", { max: ORG_NAME_MAX }) });
+  if (!name.ok) return answer(request, body, { ok: false, refusal: at(refusal(400, "InvalidName", "org.error.name", { max: ORG_NAME_MAX }), "org-name", typed) });
   const slug = parsed.data.slug.trim().toLowerCase();
   const result = await createOrganization(session.userId, { name: name.name, slug }, actorOf(ar, session));
-  if (!result.ok) return answer(request, body, { ok: false, refusal: result.reason === "invalid" ? refusal(400, "InvalidSlug", "org.error.slug") : ORG_REFUSALS[result.reason]() });
+  if (!result.ok) {
+    const refused = result.reason === "invalid" ? refusal(400, "InvalidSlug", "org.error.slug") : ORG_REFUSALS[result.reason]();
+    return answer(request, body, { ok: false, refusal: result.reason === "invalid" || result.reason === "slug-taken" ? at(refused, "org-slug", typed) : { ...refused, values: typed } });
+  }
   await makeActive(session, result.organization.id);
   return answer(request, body, { ok: true, location: `${orgPath(result.organization.slug)}?done=created`, json: { organization: { id: result.organization.id, slug: result.organization.slug } } });
 }
@@ -351,7 +369,7 @@ export async function orgPage(request: Request, slug: string | undefined) {
       // The Policy section (orgs-policy.server.ts): admins and owners only.
       policy,
       recentAuth: { recent: await isRecentAuth(ar, session), url: reauthUrl(ar, orgPath(ctx.organization.slug)) },
-      notice: noticeOf(ar.url),
+      notice: noticeOf(ar.url, ctx.organization.name),
     },
     headers: csrf.headers,
   };
@@ -452,13 +470,13 @@ export async function orgAction(request: Request, slug: string | undefined) {
   if (!parsed.success) return answer(request, body, { ok: false, refusal: refusal(400, "BadRequest", "common.unknownRequest") });
   const input = parsed.data;
   const orgOutcome = (r: { ok: true } | { ok: false; reason: OrgRefusal }, what: Done): Outcome => (r.ok ? done(what) : { ok: false, refusal: ORG_REFUSALS[r.reason]() });
-  const invitationOutcome = (r: InvitationResult, what: Done): Outcome => (r.ok ? done(what) : { ok: false, refusal: invitationRefusal(r) });
-  const domainOutcome = (r: { ok: true } | { ok: false; reason: keyof typeof DOMAIN_REFUSALS }, what: Done): Outcome => (r.ok ? done(what) : { ok: false, refusal: DOMAIN_REFUSALS[r.reason]() });
+  const invitationOutcome = (r: InvitationResult, what: Done, address?: string): Outcome => (r.ok ? done(what) : { ok: false, refusal: invitationRefusal(r, address) });
+  const domainOutcome = (r: { ok: true } | { ok: false; reason: keyof typeof DOMAIN_REFUSALS }, what: Done, subject: DomainSubject): Outcome => (r.ok ? done(what) : { ok: false, refusal: DOMAIN_REFUSALS[r.reason](subject) });
 
   switch (input.intent) {
     case "rename": {
       const name = checkName(input.name, ORG_NAME_MAX);
-      if (!name.ok) return answer(request, body, { ok: false, refusal: refusal(400, "InvalidName", "org.error.name", { max: ORG_NAME_MAX }) });
+      if (!name.ok) return answer(request, body, { ok: false, refusal: at(refusal(400, "InvalidName", "org.error.name", { max: ORG_NAME_MAX }), "org-rename", { rename: input.name.slice(0, ORG_NAME_MAX * 2) }) });
       return answer(request, body, orgOutcome(await renameOrganization(ctx, name.name), "renamed"));
     }
     case "delete": {
@@ -482,17 +500,21 @@ export async function orgAction(request: Request, slug: string | undefined) {
       return answer(request, body, left.ok ? { ok: true, location: `${ORGS_PATH}?done=left` } : { ok: false, refusal: ORG_REFUSALS[left.reason]() });
     }
     case "invite":
-      return answer(request, body, invitationOutcome(await inviteMember(ar, ctx, { email: input.email, role: input.role }), "invited"));
+      return answer(request, body, invitationOutcome(await inviteMember(ar, ctx, { email: input.email, role: input.role }), "invited", input.email.trim().slice(0, 320)));
     case "invitation-resend":
       return answer(request, body, invitationOutcome(await resendInvitation(ar, ctx, input.invitationId), "resent"));
     case "invitation-revoke":
       return answer(request, body, invitationOutcome(await revokeInvitation(ctx, input.invitationId), "revoked"));
-    case "domain-add":
-      return answer(request, body, domainOutcome(await addDomain(ctx, input.domain), "domain-added"));
-    case "domain-verify":
-      return answer(request, body, domainOutcome(await verifyDomain(ctx, input.domainId), "domain-verified"));
+    case "domain-add": {
+      const typed = input.domain.trim().slice(0, 253);
+      return answer(request, body, domainOutcome(await addDomain(ctx, input.domain), "domain-added", { name: typed.toLowerCase(), typed }));
+    }
+    case "domain-verify": {
+      const row = await domainNamed(ctx.organization.id, input.domainId);
+      return answer(request, body, domainOutcome(await verifyDomain(ctx, input.domainId), "domain-verified", { name: row ?? "", id: input.domainId }));
+    }
     case "domain-remove":
-      return answer(request, body, domainOutcome(await removeDomain(ctx, input.domainId), "domain-removed"));
+      return answer(request, body, domainOutcome(await removeDomain(ctx, input.domainId), "domain-removed", { name: "", id: input.domainId }));
     case "scim-token-create": {
       const created = await createScimToken(ctx, input.name);
       if (!created.ok) return answer(request, body, { ok: false, refusal: created.reason === "invalid" ? refusal(400, "InvalidName", "org.error.name", { max: SCIM_TOKEN_NAME_MAX }) : ORG_REFUSALS[created.reason]() });
@@ -528,8 +550,10 @@ export async function auditPage(request: Request, slug: string | undefined) {
   }
   const pageNumber = Math.min(Math.max(1, Number.parseInt(ar.url.searchParams.get("page") ?? "1", 10) || 1), 10_000);
   const page = await orgEventPage(ctx.organization.id, pageNumber);
+  // The page reads each event's detail in words; the downloads above keep the stored detail.
+  const events = await withWords(page.events);
   return {
-    data: { organization: { slug: ctx.organization.slug, name: ctx.organization.name }, ...page, columns: AUDIT_CSV_COLUMNS },
+    data: { organization: { slug: ctx.organization.slug, name: ctx.organization.name }, ...page, events, columns: AUDIT_CSV_COLUMNS },
     headers: headersWith(setCookies),
   };
 }
@@ -544,7 +568,8 @@ export async function invitationPage(request: Request) {
   const csrf = csrfHeaders(ar, setCookies);
   const token = ar.url.searchParams.get("token");
   const invitation = await invitationFor(token, session.userId, ar.config.secrets);
-  return { data: { csrfToken: csrf.token, token: invitation.state === "open" ? token : null, invitation }, status: invitation.state === "open" ? 200 : invitation.state === "invalid" ? 404 : 403, headers: csrf.headers };
+  const status = invitation.state === "open" || invitation.state === "member" ? 200 : invitation.state === "invalid" ? 404 : 403;
+  return { data: { csrfToken: csrf.token, token: invitation.state === "open" ? token : null, invitation }, status, headers: csrf.headers };
 }
 
 export async function invitationAction(request: Request) {

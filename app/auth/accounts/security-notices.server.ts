@@ -35,7 +35,7 @@ export type SecurityChange =
   | { kind: "signin-new-device"; more: true }
   | { kind: "recovery-code-used"; left: number }
   // The first grant to an app through Vestibule's OAuth provider (docs/features/provider.md).
-  | { kind: "app-allowed"; name: string; host: string }
+  | { kind: "app-allowed"; name: string; host: string | null }
   // To every owner of an organization: one of its break-glass owners signed in another way than
   // its connection while it requires one (docs/features/organizations.md#policy).
   | { kind: "break-glass-used"; organization: string; person: string };
@@ -68,6 +68,8 @@ function describe(change: SecurityChange): { subject: string; what: string } {
       return { subject: t("notice.recovery-code-used.subject", { site }), what: t("notice.recovery-code-used.what", { left: change.left }) };
     case "app-allowed":
       // The app's name is whoever registered it's words: plain text, no link, and its host beside it.
+      // An app on a device has no host to name: it is said to be on a device, never its client_id as a host.
+      if (change.host === null) return { subject: t("notice.app-allowed.subject", { site }), what: t("notice.app-allowed.whatDevice", { name: mailSafeName(change.name) ?? t("notice.app-allowed.deviceApp") }) };
       return { subject: t("notice.app-allowed.subject", { site }), what: t("notice.app-allowed.what", { name: mailSafeName(change.name) ?? change.host, host: change.host }) };
     case "break-glass-used":
       // The organization's and the person's names are others' words: plain text, no link.

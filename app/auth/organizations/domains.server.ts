@@ -204,3 +204,9 @@ export async function recheckDomainsLogged(): Promise<void> {
     log("warn", "domains-recheck-failed", { error });
   }
 }
+
+/** The name of the organization's domain `id` (for a sentence about it), or null. */
+export async function domainNamed(organizationId: string, id: string): Promise<string | null> {
+  const row = await db().organizationDomain.findFirst({ where: { id, organizationId }, select: { domain: true } });
+  return row?.domain ?? null;
+}

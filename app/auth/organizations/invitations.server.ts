@@ -153,7 +153,23 @@ export type InvitationPage =
   | { state: "invalid" }
   | { state: "wrong-address" }
   | { state: "unverified" }
-  | { state: "open"; organization: string; role: OrgRole };
+  | { state: "open"; organization: string; role: OrgRole }
+  | { state: "member"; organization: string; slug: string };
+
+/**
+ * A used link opened again by the account that used it (Back after joining, the e-mail clicked
+ * twice): that account is told it is a member, with the way in. Anyone else learns nothing.
+ */
+async function joinedBy(token: unknown, userId: string, secrets: readonly string[]): Promise<InvitationPage | null> {
+  if (!isWellFormedLinkToken(token)) return null;
+  const used = await db().invitation.findFirst({
+    where: { tokenHash: { in: linkTokenHashes(token, secrets) }, acceptedById: userId },
+    select: { organizationId: true, organization: { select: { name: true, slug: true } } },
+  });
+  if (!used) return null;
+  const still = await db().membership.findFirst({ where: { organizationId: used.organizationId, userId }, select: { id: true } });
+  return still ? { state: "member", organization: used.organization.name, slug: used.organization.slug } : null;
+}
 
 /**
  * What the invitation page shows to `userId`: the organization and the role when the link is open
@@ -161,7 +177,8 @@ export type InvitationPage =
  */
 export async function invitationFor(token: unknown, userId: string, secrets: readonly string[], now = new Date()): Promise<InvitationPage> {
   const row = await findOpenByToken(token, secrets, now);
-  if (!row || !isOrgRole(row.role)) return { state: "invalid" };
+  if (!row) return (await joinedBy(token, userId, secrets)) ?? { state: "invalid" };
+  if (!isOrgRole(row.role)) return { state: "invalid" };
   const user = await db().user.findUnique({ where: { id: userId }, select: { email: true, emailVerified: true } });
   if (user?.email !== row.email) return { state: "wrong-address" };
   if (!user.emailVerified) return { state: "unverified" };
@@ -176,7 +193,7 @@ export type AcceptResult = { ok: true; organization: { id: string; slug: string;
  */
 export async function acceptInvitation(token: unknown, userId: string, actor: OrgActor, secrets: readonly string[], now = new Date()): Promise<AcceptResult> {
   const page = await invitationFor(token, userId, secrets, now);
-  if (page.state !== "open") return { ok: false, reason: page.state };
+  if (page.state !== "open") return { ok: false, reason: page.state === "member" ? "invalid" : page.state };
   const row = (await findOpenByToken(token, secrets, now))!;
   return db().$transaction(async (tx): Promise<AcceptResult> => {
     const { count } = await tx.invitation.updateMany({ where: { id: row.id, ...openWhere(now) }, data: { acceptedAt: now, acceptedById: userId } });

@@ -161,6 +161,30 @@ async function signOutWithoutAsking(ctx: KoaContextWithOIDC): Promise<boolean> {
 }
 
 /**
+ * The "Sign out?" question, naming the account and the app that asked. A visitor signed in
+ * nowhere is not asked: they are told they are signed out, or sent straight on to the app's
+ * post_logout_redirect_uri (the engine has checked it is registered for that client) with `state`.
+ */
+async function askSignOut(ctx: KoaContextWithOIDC, form: string): Promise<void> {
+  const vestibule = await vestibuleSessionOf(ctx.req);
+  if (!vestibule && !ctx.oidc.session?.accountId) {
+    const { state, postLogoutRedirectUri } = (ctx.oidc.session?.state ?? {}) as { state?: string; postLogoutRedirectUri?: string };
+    if (postLogoutRedirectUri && ctx.oidc.client) {
+      const target = new URL(postLogoutRedirectUri);
+      if (state != null) target.searchParams.set("state", state);
+      ctx.status = 303;
+      ctx.redirect(target.href);
+      return;
+    }
+    ctx.status = 200;
+    await logoutDonePage(ctx);
+    return;
+  }
+  const client = ctx.oidc.client as { clientName?: string } | undefined;
+  await logoutPage(ctx, form, { email: vestibule?.data.user.email ?? null, app: client?.clientName ?? null });
+}
+
+/**
  * Whether an id_token_hint is one of this provider's ID tokens for a known client, signature
  * checked (its expiry is not: signOutWithoutAsking reads it). A hint that is not is left out, so
  * the visitor is asked rather than shown an error (ADR 162).
@@ -342,7 +366,7 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx: KoaContextWithOIDC, form: string) => {
-          if (!(await signOutWithoutAsking(ctx))) await logoutPage(ctx, form);
+          if (!(await signOutWithoutAsking(ctx))) await askSignOut(ctx, form);
         },
         postLogoutSuccessSource: logoutDonePage,
       },
@@ -456,6 +480,14 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
       const { id_token_hint: _invalid, ...rest } = ctx.query;
       ctx.query = rest;
     }
+    // A device is connected to a signed-in account: a signed-out visitor signs in first and comes
+    // back here (its code kept), rather than allowing a device and only then being asked who they are.
+    if (ctx.path === ENGINE_ROUTES.code_verification && ctx.method === "GET" && !(await vestibuleSessionOf(ctx.req))) {
+      const signIn = new URLSearchParams({ callbackUrl: ctx.url });
+      ctx.set("Cache-Control", "no-store");
+      ctx.redirect(`${getConfig().basePath}/signin?${signIn}`);
+      return;
+    }
     // Anyone may register (when open) or type codes at /device: both are counted per client address.
     if (ctx.method === "POST" && (ctx.path === ENGINE_ROUTES.registration || ctx.path === ENGINE_ROUTES.code_verification)) {
       const name = ctx.path === ENGINE_ROUTES.registration ? "OAUTH_REGISTRATION_CLIENT" : "DEVICE_CODE_CLIENT";
@@ -489,7 +521,7 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
     // unstyled, "Continue" without JavaScript, and with it the visitor is signed out unasked. The
     // visitor is asked on Vestibule's page instead, the same form as when there is a sign-in to end.
     if (ctx.oidc?.route === "end_session" && ctx.status === 200 && typeof ctx.body === "string" && ctx.body.includes("<title>Submitting Callback</title>")) {
-      await logoutPage(ctx, ctx.body);
+      await askSignOut(ctx, ctx.body);
       return;
     }
     // RP-initiated logout the user confirmed: they are signed out of Vestibule too, not only of the engine.

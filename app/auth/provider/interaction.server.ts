@@ -168,13 +168,16 @@ async function allow(request: Request, ar: AuthRequest, interaction: Interaction
   return finish(request, { consent: { grantId } });
 }
 
-/** Where the app lives, as the consent page and the notice show it: its metadata document's host, else its redirect URI's. */
-function clientHostOf(clientId: string, interaction: Interaction): string {
+/**
+ * Where the app lives, as the consent page and the notice show it: its metadata document's host,
+ * else its redirect URI's; null when it has neither (an app on a device): a client_id is no host.
+ */
+function clientHostOf(clientId: string, interaction: Interaction): string | null {
   // A client id that is a URL is a metadata document's (registered ids are random tokens); http:
   // only ever reaches here under the document fetcher's test seam.
   const documentUrl = URL.parse(clientId);
   if (documentUrl?.protocol === "https:" || documentUrl?.protocol === "http:") return documentUrl.host;
-  return redirectHostOf(interaction) ?? clientId;
+  return redirectHostOf(interaction);
 }
 
 /** The host the authorization's answer goes to: its redirect URI's (a private-use scheme: the scheme). */
@@ -217,7 +220,9 @@ export async function interactionPage(request: Request, uid: string, now = new D
   }
   const clientId = String(interaction.params.client_id);
   const client = await findClient(clientId);
-  const asked = !(client?.firstParty || nothingNew(interaction));
+  // A device's "Allow" on /device was the decision: it is not asked a second time here (the
+  // device confirmation page names the app and what it asks for).
+  const asked = !(client?.firstParty || nothingNew(interaction) || interaction.deviceCode);
   // Allowing an app is a change and needs a recent sign-in (ADR 171), so a copied session cookie
   // cannot approve one; a sign-in made for this authorization is recent, so the usual flow asks
   // nothing more. A remembered consent or a first-party app in the code flow is a sign-in to an
@@ -237,7 +242,7 @@ export async function interactionPage(request: Request, uid: string, now = new D
       action: pageOf(uid),
       csrfToken: token,
       clientName: client?.name ?? clientId,
-      clientHost: clientHostOf(clientId, interaction),
+      clientHost: clientHostOf(clientId, interaction) ?? "",
       redirectHost: redirectHostOf(interaction) !== clientHostOf(clientId, interaction) ? redirectHostOf(interaction) : null,
       unverified: !client || client.source === "registration",
       scopes: requestedScopes(interaction),

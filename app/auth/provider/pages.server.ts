@@ -85,18 +85,31 @@ export async function errorPage(ctx: KoaContextWithOIDC, out: Record<string, unk
   );
 }
 
-/** /device: the code the device shows, typed here (RFC 8628); after a wrong one, said so. */
+/** Why /device was shown again after a post: its `?error=` (Post/Redirect/Get). */
+const DEVICE_ERRORS = { "wrong-code": "device.wrongCode", aborted: "device.aborted" } as const satisfies Record<string, MessageKey>;
+
+/**
+ * /device: the code the device shows, typed here (RFC 8628); after a wrong one, said so. A refused
+ * post is answered with a redirect to /device?error=…, so Back and reload never post it again.
+ */
 export async function userCodeInputPage(ctx: KoaContextWithOIDC, form: string, _out?: unknown, error?: Error & { userCode?: string }): Promise<void> {
   const { action, xsrf } = formParts(form);
+  if (error && ctx.method === "POST") {
+    ctx.redirect(`${action || "/device"}?error=${error.name === "AbortedError" ? "aborted" : "wrong-code"}`);
+    ctx.status = 303;
+    return;
+  }
+  const asked = typeof ctx.query.error === "string" ? ctx.query.error : "";
+  const reason = Object.hasOwn(DEVICE_ERRORS, asked) ? DEVICE_ERRORS[asked as keyof typeof DEVICE_ERRORS] : null;
   writePage(
     ctx,
     () => t("device.title"),
     () =>
-      `${error ? `<p class="alert" role="alert" id="device-error">${escapeHtml(t(error.name === "AbortedError" ? "device.aborted" : "device.wrongCode"))}</p>` : ""}` +
+      `${reason ? `<p class="alert" role="alert" id="device-error">${escapeHtml(t(reason))}</p>` : ""}` +
       `<form method="post" action="${escapeHtml(action)}" id="device-code-form">${hidden("xsrf", xsrf)}` +
       `<div class="field"><label for="device-code">${escapeHtml(t("device.codeLabel"))}</label>` +
       // The code is machine text: typed left to right, from the left edge, in any language (as the one-time codes).
-      `<input id="device-code" name="user_code" type="text" dir="ltr" autocomplete="off" autocapitalize="characters" spellcheck="false" required${error ? ' aria-invalid="true" aria-describedby="device-error" autofocus' : ""}></div>` +
+      `<input id="device-code" name="user_code" type="text" dir="ltr" autocomplete="off" autocapitalize="characters" spellcheck="false" required${reason ? ' aria-invalid="true" aria-describedby="device-error" autofocus' : ""}></div>` +
       `<button type="submit" class="button">${escapeHtml(t("device.continue"))}</button></form>`,
   );
 }
@@ -140,13 +153,23 @@ export async function deviceSuccessPage(ctx: KoaContextWithOIDC): Promise<void> 
   );
 }
 
-/** RP-initiated logout: asked before signing out. */
-export async function logoutPage(ctx: KoaContextWithOIDC, form: string): Promise<void> {
+/** The name of whoever registered an app, inside a sentence: its own direction, as text (<bdi>). */
+function withName(key: MessageKey, name: string): string {
+  return escapeHtml(t(key, { app: "\u0000" })).replace("\u0000", `<bdi>${escapeHtml(name)}</bdi>`);
+}
+
+/**
+ * RP-initiated logout: asked before signing out, naming the account that would be signed out and
+ * the app that asked, when known.
+ */
+export async function logoutPage(ctx: KoaContextWithOIDC, form: string, who: { email: string | null; app: string | null } = { email: null, app: null }): Promise<void> {
   const { action, xsrf } = formParts(form);
   writePage(
     ctx,
     () => t("provider.logout.title"),
     () =>
+      (who.app ? `<p id="provider-logout-app">${withName("provider.logout.askedBy", who.app)}</p>` : "") +
+      (who.email ? `<p id="provider-logout-account">${sentence("provider.logout.account", { address: who.email })}</p>` : "") +
       `<form method="post" action="${escapeHtml(action)}" id="provider-logout-form" class="stack">${hidden("xsrf", xsrf)}` +
       `<button type="submit" name="logout" value="yes" id="provider-logout" class="button">${escapeHtml(t("provider.logout.yes"))}</button>` +
       `<button type="submit" id="provider-stay" class="button secondary">${escapeHtml(t("provider.logout.no"))}</button></form>`,

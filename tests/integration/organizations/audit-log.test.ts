@@ -48,6 +48,35 @@ describe(`the organization audit log (${dbLabel})`, () => {
     for (const line of lines.slice(1).filter(Boolean)) for (const cell of line.split(",")) expect(cell).not.toMatch(/^[=+\-@]/);
   });
 
+  it("the page says each event's details in words in the reader's language, never the stored JSON or ids; the downloads keep the stored detail", async () => {
+    const ada = await member("ada@example.com");
+    const org = await createOrg(ada.jar, "acme", "Acme");
+    const bob = await member("bob@example.com");
+    await testDb().membership.create({ data: { organizationId: org.id, userId: bob.id, role: "member" } });
+    expect((await jsonPost(ada.jar, "/orgs/acme", { intent: "role", membershipId: (await testDb().membership.findFirstOrThrow({ where: { userId: bob.id } })).id, role: "admin" })).status).toBe(200);
+    expect((await jsonPost(ada.jar, "/orgs/acme", { intent: "domain-add", domain: "acme.example" })).status).toBe(200);
+    expect((await jsonPost(ada.jar, "/orgs/acme", { intent: "policy", breakGlassOwners: ada.id, sessionIdleMinutes: "2880" })).status).toBe(200);
+
+    const cells = async (headers: Record<string, string> = {}) => {
+      const html = await (await pageGet(ada.jar, "/orgs/acme/audit", headers)).text();
+      return [...html.matchAll(/<td data-label="[^"]*" class="wrap">([^<]*)<\/td>\s*<\/tr>/g)].map((m) => m[1]!.replaceAll("&#x27;", "'"));
+    };
+    const english = await cells();
+    expect(english).toContain("bob@example.com: from Member to Administrator");
+    expect(english).toContain("acme.example");
+    expect(english).toContain("Break-glass owners: from nobody to ada@example.com; Idle limit: from the service's limit to 48 hours");
+    for (const cell of english) {
+      expect(cell).not.toMatch(/[{}"]/);
+      expect(cell).not.toContain(bob.id);
+      expect(cell).not.toContain(org.id);
+    }
+    const german = await cells({ "Accept-Language": "de" });
+    expect(german).toContain("Notfall-Inhaber: von niemand zu ada@example.com; Inaktivitätsgrenze: von die Grenze des Dienstes zu 48 Stunden");
+    // The download keeps the stored detail, ids and all.
+    const download = await (await pageGet(ada.jar, "/orgs/acme/audit?format=json")).json();
+    expect(download.events.find((e: { type: string }) => e.type === "member-role-changed").detail).toEqual({ userId: bob.id, from: "member", to: "admin" });
+  });
+
   it("pages of fifty, newest first", async () => {
     const ada = await member("ada@example.com");
     const org = await createOrg(ada.jar, "acme");

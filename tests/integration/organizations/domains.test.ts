@@ -12,7 +12,7 @@ import { addConnection } from "../../../app/auth/saml/index.ts";
 import { createUser, signIn } from "../../support/auth.ts";
 import { CookieJar } from "../../support/http.ts";
 import { IDP_CERT } from "../saml/idp.ts";
-import { createOrg, jsonGet, jsonPost, member, pageGet, useApp } from "./helpers.ts";
+import { createOrg, formPost, jsonGet, jsonPost, member, pageGet, useApp } from "./helpers.ts";
 
 useApp();
 let dns: DnsServer;
@@ -61,6 +61,27 @@ describe(`organization domains (${dbLabel})`, () => {
     expect(html).toContain("_vestibule-challenge.acme.example");
     const types = (await testDb().organizationAuditEvent.findMany({ where: { organizationId: org.id }, orderBy: { at: "asc" } })).map((e) => e.type);
     expect(types).toEqual(["organization-created", "domain-added", "domain-verified"]);
+  });
+
+  it("a form's failed check is told beside the domain, naming it, saying DNS takes time, with the record to copy; a refused addition names the domain at its field and keeps it", async () => {
+    const { owner, row } = await ownerWithDomain("acme", "acme.example");
+    const form = await formPost(owner.jar, "/orgs/acme", { intent: "domain-verify", domainId: row.id });
+    expect(form.status).toBe(400);
+    const html = await form.text();
+    const error = html.match(new RegExp(`<p class="alert" role="alert" id="domain-error-${row.id}">([^<]*)</p>`));
+    expect(error?.[1]).toContain("The TXT record for acme.example was not found");
+    expect(error?.[1]).toContain("DNS changes can take a few hours to appear");
+    expect(html).toContain(row.recordName);
+    expect(html).toContain(row.recordValue);
+    expect(html).not.toContain('id="org-form-error"');
+    // The page afterwards says the same about the last check.
+    expect((await (await pageGet(owner.jar, "/orgs/acme")).text()).replace(/<[^>]+>/g, "")).toContain("the TXT record above was not found yet");
+
+    const again = await formPost(owner.jar, "/orgs/acme", { intent: "domain-add", domain: "Acme.example" });
+    expect(again.status).toBe(409);
+    const page = await again.text();
+    expect(page).toMatch(/<p class="field-error" id="domain-name-error" role="alert" data-error-for="domain">acme\.example is already on the list\.<\/p>/);
+    expect(page).toMatch(/<input id="domain-name"[^>]*value="Acme\.example"/);
   });
 
   it("consumer mailbox domains, their subdomains and malformed names are refused", async () => {

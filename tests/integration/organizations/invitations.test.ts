@@ -93,6 +93,26 @@ describe(`invitations (${dbLabel})`, () => {
     expect((await jsonPost(bob.jar, "/orgs/invitation", { token })).status).toBe(200);
   });
 
+  it("after joining by the form, the answer is a redirect to the organization naming it; the used link opened again by the one who used it says they are already a member, with a link", async () => {
+    const { link } = await invited("bob@example.com");
+    const bob = await member("bob@example.com");
+    const token = link.searchParams.get("token")!;
+    const joined = await formPost(bob.jar, "/orgs/invitation", { token });
+    expect(joined.status).toBe(302);
+    expect(joined.headers.get("Location")).toBe("/orgs/acme?done=joined");
+    expect(await (await pageGet(bob.jar, "/orgs/acme?done=joined")).text()).toContain("You joined Acme.");
+    // Back to the invitation page: not "can no longer be used", but where the member already is.
+    const again = await pageGet(bob.jar, invitationPath(link));
+    expect(again.status).toBe(200);
+    const html = await again.text();
+    expect(html.replace(/<[^>]+>/g, "")).toContain("You are already a member of Acme.");
+    expect(html).toContain('href="/orgs/acme"');
+    expect((await (await jsonGet(bob.jar, invitationPath(link))).json()).invitation).toEqual({ state: "member", organization: "Acme", slug: "acme" });
+    // Anyone else holding the used link still learns nothing.
+    const eve = await member("eve@example.com");
+    expect((await pageGet(eve.jar, invitationPath(link))).status).toBe(404);
+  });
+
   it("a visitor without a session is sent to sign in and comes back to the invitation", async () => {
     const { link } = await invited("bob@example.com");
     const res = await send(get(invitationPath(link), { headers: { Accept: "text/html" } }));

@@ -97,6 +97,53 @@ describe(`organizations (${dbLabel})`, () => {
     expect(await testDb().organization.count()).toBe(1);
   });
 
+  it("a refused new organization keeps both fields and says what is wrong beside the short name", async () => {
+    const ada = await member("ada@example.com");
+    await createOrg(ada.jar, "acme");
+    const taken = await formPost(ada.jar, "/orgs/new", { name: "Acme Two", slug: "acme" });
+    expect(taken.status).toBe(409);
+    const html = await taken.text();
+    expect(html).toMatch(/<input id="org-name"[^>]*value="Acme Two"/);
+    expect(html).toMatch(/<input id="org-slug"[^>]*aria-invalid="true"[^>]*value="acme"/);
+    expect(html).toContain('<p class="field-error" id="org-slug-error" role="alert" data-error-for="slug">This short name is taken: choose another.</p>');
+    expect(html).not.toContain('id="org-form-error"');
+  });
+
+  it("a refused rename is told beside the name field, which keeps what was typed", async () => {
+    const ada = await member("ada@example.com");
+    await createOrg(ada.jar, "acme", "Acme");
+    const refused = await formPost(ada.jar, "/orgs/acme", { intent: "rename", name: "   " });
+    expect(refused.status).toBe(400);
+    const html = await refused.text();
+    expect(html).toMatch(/<p class="field-error" id="org-rename-error" role="alert" data-error-for="name">Enter a name of at most 100 characters.<\/p>/);
+    expect(html).not.toContain('id="org-form-error"');
+  });
+
+  it("a refused invitation names the address beside the address field and keeps it", async () => {
+    const ada = await member("ada@example.com");
+    await createOrg(ada.jar, "acme");
+    await member("bob@example.com");
+    await addMember((await testDb().organization.findFirstOrThrow()).id, (await testDb().user.findFirstOrThrow({ where: { email: "bob@example.com" } })).id);
+    const refused = await formPost(ada.jar, "/orgs/acme", { intent: "invite", email: "bob@example.com", role: "member" });
+    expect(refused.status).toBe(409);
+    const html = await refused.text();
+    expect(html).toContain('<p class="field-error" id="invite-email-error" role="alert" data-error-for="email">bob@example.com already belongs to a member.</p>');
+    expect(html).toMatch(/<input id="invite-email"[^>]*value="bob@example.com"/);
+  });
+
+  it("past the recent sign-in window the page shows one information notice with one button; after a refused change, only the refusal says it", async () => {
+    const ada = await member("ada@example.com");
+    await createOrg(ada.jar, "acme", "Acme");
+    await ageSession(ada.jar, 11);
+    const page = await (await pageGet(ada.jar, "/orgs/acme")).text();
+    expect(page).toMatch(/<div class="notice info" id="org-reauth-note"><p>Changes to an organization need a recent sign-in.<\/p><p><a class="button inline" href="[^"]+">Sign in again<\/a><\/p><\/div>/);
+    expect(page.match(/>Sign in again</g)).toHaveLength(1);
+    const refused = await (await formPost(ada.jar, "/orgs/acme", { intent: "rename", name: "Renamed" })).text();
+    expect(refused).not.toContain('id="org-reauth-note"');
+    expect(refused).toMatch(/<div class="alert" role="alert" id="org-form-error">/);
+    expect(refused.match(/>Sign in again</g)).toHaveLength(1);
+  });
+
   it("every change needs a recent sign-in: past it the form answers 403 with the link, a JSON client 403 ReauthRequired, and nothing changes", async () => {
     const ada = await member("ada@example.com");
     const org = await createOrg(ada.jar, "acme", "Acme");
@@ -362,7 +409,7 @@ describe(`organizations (${dbLabel})`, () => {
     expect(page).toContain("The organization was created. You are its owner.");
     const refused = await formPost(ada.jar, "/orgs/new", { name: "Acme", slug: "acme" });
     expect(refused.status).toBe(409);
-    expect(await refused.text()).toMatch(/role="alert"[^>]*><p>This short name is taken: choose another.<\/p>/);
+    expect(await refused.text()).toMatch(/role="alert"[^>]*>This short name is taken: choose another.<\/p>/);
     // A stale form (no CSRF cookie match): 403, nothing done.
     const stale = await send(new Request("http://localhost:3000/orgs/new", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: ada.jar.header(), Origin: "http://localhost:3000" }, body: "csrfToken=nope&name=X&slug=xx" }));
     expect(stale.status).toBe(403);

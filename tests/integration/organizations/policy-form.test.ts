@@ -43,6 +43,10 @@ describe(`the Policy section (${dbLabel})`, () => {
     expect(data.policy.owners).toEqual([{ userId: owner.id, label: "owner" }]);
     const html = await (await pageGet(admin.jar, "/orgs/acme")).text();
     expect(html).toContain('id="org-policy-form"');
+    // The service's limits in words, not in minutes.
+    expect(data.policy.limitsText).toEqual({ idle: "8 hours", absolute: "24 hours" });
+    expect(html.replaceAll("&#x27;", "'")).toContain("End a session after this many idle minutes (empty: the service's limit, 8 hours)");
+    expect(html.replaceAll("&#x27;", "'")).toContain("End every session this many minutes after sign-in (empty: the service's limit, 24 hours)");
     expect(html).toContain(`name="breakGlass:${owner.id}" checked=""`);
 
     const plain = await member("plain@example.com");

@@ -136,13 +136,18 @@ describe(`allowing an app needs a recent sign-in, on ${dbLabel}`, () => {
     expect(tokens.access_token).toEqual(expect.any(String));
   });
 
-  it("a device approved by a fresh session asks nothing more than the consent page", async () => {
+  it("a device approved by a fresh session is asked once: its Allow on /device is the consent, no second page", async () => {
     const tc = await testClient({ name: "TV", redirectUris: [], grants: ["device_code"], public: true });
     const started = await oauth.processDeviceAuthorizationResponse(as, tc.client, await oauth.deviceAuthorizationRequest(as, tc.client, tc.auth, { scope: "openid" }, insecure));
     const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
-    const consent = await confirmDeviceCode(server, jar, started.user_code);
-    expect(consent.url.pathname).toMatch(/^\/oauth\/consent\//);
-    const done = await answerConsent(server, jar, consent, "allow");
+    const done = await confirmDeviceCode(server, jar, started.user_code);
+    expect(done.url.pathname).toMatch(/^\/device\//);
     expect(done.html).toContain("Device connected");
+    expect(await grants()).toBe(1);
+    const tokens = await oauth.processDeviceCodeResponse(as, tc.client, await oauth.deviceCodeGrantRequest(as, tc.client, tc.auth, started.device_code, insecure));
+    expect(tokens.access_token).toEqual(expect.any(String));
+    // The owner's notice names the app on a device, never its client_id as if it were a host.
+    const notice = await testDb().mailQueue.findFirstOrThrow({ where: { kind: "app-allowed" } });
+    expect(notice.payload).not.toContain(tc.client.client_id);
   });
 });

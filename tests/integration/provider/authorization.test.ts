@@ -183,8 +183,13 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     const entry = await follow(server, jar, "/device");
     expect(entry.html).toContain('id="device-code-form"');
     const wrong = await call(server.url, jar, "/device", { body: { ...formFields(entry.html!, "device-code-form"), user_code: "BCDF-GHJK" } });
-    const retry = await wrong.text();
+    // Post/Redirect/Get: a wrong code is a redirect back to /device with the reason, so Back never posts again.
+    expect(wrong.status).toBe(303);
+    expect(wrong.headers.get("location")).toMatch(/\/device\?error=wrong-code$/);
+    const again = await follow(server, jar, new URL(wrong.headers.get("location")!, server.url));
+    const retry = again.html!;
     expect(retry).toContain('id="device-error"');
+    expect(retry).toContain("That code is not right, or it has expired.");
     const typed = await call(server.url, jar, "/device", { body: { ...formFields(retry, "device-code-form"), user_code: started.user_code.toLowerCase() } });
     const confirmHtml = await typed.text();
     expect(confirmHtml).toContain(started.user_code);
@@ -194,8 +199,8 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     expect(confirmHtml).toMatch(/<form[^>]*id="device-abort-form">.*<button type="submit" class="button secondary">/);
     const confirmed = await call(server.url, jar, "/device", { body: formFields(confirmHtml, "device-confirm-form") });
     expect(confirmed.status).toBe(303);
-    const consent = await follow(server, jar, new URL(confirmed.headers.get("location")!, server.url));
-    const done = await answerConsent(server, jar, consent, "allow");
+    // The Allow here is the consent: no second page asks again.
+    const done = await follow(server, jar, new URL(confirmed.headers.get("location")!, server.url));
     expect(done.url.pathname).toMatch(/^\/device\//);
     expect(done.html).toContain("Device connected");
     const tokens = await oauth.processDeviceCodeResponse(as, tc.client, await oauth.deviceCodeGrantRequest(as, tc.client, tc.auth, started.device_code, insecure));

@@ -46,6 +46,22 @@ async function poll(tc: TestClient, deviceCode: string): Promise<string> {
 }
 
 describe(`device polling on ${dbLabel}`, () => {
+  it("a signed-out visitor at /device is asked to sign in first and comes back to /device, its code kept", async () => {
+    const bare = await call(server.url, new CookieJar(), "/device");
+    expect(bare.status).toBe(302);
+    await bare.body?.cancel();
+    const to = new URL(bare.headers.get("location")!, server.url);
+    expect(to.pathname).toBe("/auth/signin");
+    expect(to.searchParams.get("callbackUrl")).toBe("/device");
+    const withCode = await call(server.url, new CookieJar(), "/device?user_code=BCDF-GHJK");
+    await withCode.body?.cancel();
+    expect(new URL(withCode.headers.get("location")!, server.url).searchParams.get("callbackUrl")).toBe("/device?user_code=BCDF-GHJK");
+    // Signed in, the same address shows the code form.
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    expect((await follow(server, jar, "/device")).html).toContain('id="device-code-form"');
+  });
+
+
   it("polling sooner than the interval answers slow_down and grows the interval by 5 s for that code; at the interval it is pending", async () => {
     const tc = await testClient({ name: "TV", redirectUris: [], grants: ["device_code"], public: true });
     const t0 = Date.now();
@@ -72,8 +88,8 @@ describe(`device polling on ${dbLabel}`, () => {
 
     // Approved: the next poll at the interval gets the tokens.
     const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
-    const consent = await confirmDeviceCode(server, jar, started.user_code);
-    await answerConsent(server, jar, consent, "allow");
+    // The Allow on /device is the consent: no second page.
+    expect((await confirmDeviceCode(server, jar, started.user_code)).html).toContain("Device connected");
     vi.setSystemTime(t0 + 45_000);
     expect(await poll(tc, started.device_code)).toBe("tokens");
   });
@@ -113,13 +129,15 @@ describe(`device polling on ${dbLabel}`, () => {
 
   it("user codes typed at /device are limited per visitor: past the limit 429 with Retry-After, another visitor still types", async () => {
     const from = (address: string) => ({ "X-Forwarded-For": address });
-    const jar = new CookieJar();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
     let page = (await follow(server, jar, "/device")).html!;
     const guess = (address: string, userCode = "BCDF-GHJK") => call(server.url, jar, "/device", { body: { ...formFields(page, "device-code-form"), user_code: userCode }, headers: from(address) });
     for (let i = 0; i < 3; i++) {
       const wrong = await guess("198.51.100.7");
-      expect(wrong.status).not.toBe(429);
-      page = await wrong.text();
+      // Refused by a redirect back to /device with the reason (Post/Redirect/Get).
+      expect(wrong.status).toBe(303);
+      await wrong.body?.cancel();
+      page = (await follow(server, jar, new URL(wrong.headers.get("location")!, server.url))).html!;
       expect(page).toContain('id="device-error"');
     }
     const refused = await guess("198.51.100.7");
@@ -133,7 +151,8 @@ describe(`device polling on ${dbLabel}`, () => {
     expect(right.status).toBe(429);
     await right.body?.cancel();
     const other = await guess("198.51.100.8");
-    expect(other.status).not.toBe(429);
-    expect(await other.text()).toContain('id="device-error"');
+    expect(other.status).toBe(303);
+    await other.body?.cancel();
+    expect((await follow(server, jar, new URL(other.headers.get("location")!, server.url))).html).toContain('id="device-error"');
   });
 });

@@ -33,7 +33,7 @@ import { CookieJar } from "../../support/http";
 import { otherInstance } from "../../support/other-instance";
 import { postgresUnreachable } from "../../support/postgres-required";
 import { startProviderServer, type ProviderServer } from "../../support/provider-server";
-import { answerConsent, authorizationUrl, authorize, codeFlow, confirmDeviceCode, discover, follow, insecure, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
+import { authorizationUrl, authorize, codeFlow, confirmDeviceCode, discover, follow, insecure, signedInBrowser, testClient, type TestClient } from "../../support/provider-flow";
 
 /** An app's back-channel logout endpoint: records each POST, answers `status` (a queue of answers, then 200). */
 type Receiver = { url: string; received: string[]; answers: number[]; stop: () => Promise<void> };
@@ -186,8 +186,7 @@ describe(`back-channel logout on ${dbLabel}`, () => {
     const tc = await testClient({ redirectUris: [], grants: ["device_code"], public: true, backchannelLogoutUri: receiver.url });
     const started = await oauth.processDeviceAuthorizationResponse(as, tc.client, await oauth.deviceAuthorizationRequest(as, tc.client, tc.auth, { scope: "openid" }, insecure));
     const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
-    const consent = await confirmDeviceCode(server, jar, started.user_code);
-    expect((await answerConsent(server, jar, consent, "allow")).html).toContain("Device connected");
+    expect((await confirmDeviceCode(server, jar, started.user_code)).html).toContain("Device connected");
     const tokens = await oauth.processDeviceCodeResponse(as, tc.client, await oauth.deviceCodeGrantRequest(as, tc.client, tc.auth, started.device_code, insecure));
     const sid = decodeJwt(tokens.id_token!).sid;
     expect(sid).toEqual(expect.any(String));
@@ -375,5 +374,26 @@ describe(`RP-initiated logout on ${dbLabel}`, () => {
       expect(await sessionOf(jar), what).not.toBeNull();
     }
     expect(await queued()).toEqual([]);
+  });
+
+  it("the question names the account and the app that asked; a visitor signed in nowhere is told they are signed out, or sent on to the app's registered address", async () => {
+    const tc = await backchannelClient();
+    const { jar } = await signedInToApp(tc);
+    const asked = await follow(server, jar, endSessionUrl({ client_id: tc.client.client_id, post_logout_redirect_uri: LOGGED_OUT }));
+    expect(asked.html).toContain('id="provider-logout-form"');
+    expect(asked.html).toMatch(/<p id="provider-logout-account">You are signed in as <bdi dir="ltr" class="ltr">ada@example.com<\/bdi>\.<\/p>/);
+    expect(asked.html).toContain('id="provider-logout-app"');
+
+    const nobody = new CookieJar();
+    const told = await follow(server, nobody, endSessionUrl({}));
+    expect(told.status).toBe(200);
+    expect(told.html).not.toContain('id="provider-logout-form"');
+    expect(told.html).toContain("You are signed out.");
+    const sent = await call(server.url, new CookieJar(), endSessionUrl({ client_id: tc.client.client_id, post_logout_redirect_uri: LOGGED_OUT, state: "st-2" }));
+    expect(sent.status).toBe(303);
+    await sent.body?.cancel();
+    const target = new URL(sent.headers.get("location")!);
+    expect(target.origin + target.pathname).toBe(LOGGED_OUT);
+    expect(target.searchParams.get("state")).toBe("st-2");
   });
 });
