@@ -310,6 +310,7 @@ describe(`models on ${dbLabel}`, () => {
     await db().samlIdentity.create({ data: { connectionId: saml.id, subject: "ada", userId: ada.id } });
     await db().samlRequest.create({ data: { id: "_r", connectionId: saml.id, callbackUrl: "/", expires: new Date() } });
     await db().samlAssertionUse.create({ data: { id: "_a", connectionId: saml.id, expires: new Date() } });
+    await db().samlTicket.create({ data: { id: "t", connectionId: saml.id, requestId: "_r", bindingHash: "b", callbackUrl: "/", person: "{}", expires: new Date() } });
     const oidc = await db().oidcConnection.create({
       data: { organizationId: org.id, issuer: "https://idp.example", clientId: "c", clientSecretSealed: "s", domains: "acme.example" },
     });
@@ -353,6 +354,7 @@ describe(`models on ${dbLabel}`, () => {
       db().samlIdentity.count(),
       db().samlRequest.count(),
       db().samlAssertionUse.count(),
+      db().samlTicket.count(),
       db().oidcConnection.count(),
       db().oidcIdentity.count(),
     ]);
