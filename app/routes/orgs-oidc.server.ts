@@ -38,6 +38,7 @@ const REFUSALS = {
   invalid: () => ({ status: 400, code: "InvalidInput", message: t("org.error.oidcInvalid") }),
   domains: () => ({ status: 400, code: "InvalidInput", message: t("org.error.oidcInvalid") }),
   discovery: () => ({ status: 400, code: "DiscoveryFailed", message: t("org.error.oidcDiscovery") }),
+  address: () => ({ status: 400, code: "IssuerNotPublic", message: t("org.error.oidcIssuerAddress") }),
 } as const;
 
 function domainsOf(body: Record<string, unknown>, listed: string | string[] | undefined): string[] {

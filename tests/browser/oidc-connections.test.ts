@@ -1,9 +1,14 @@
 // An organization's OpenID Connect connection in Chromium with JavaScript off, against the
 // production build and the project's test IdP: the owner proves the domain by DNS (the test's own
-// resolver), adds the connection on /orgs/<slug> (the issuer's discovery checked on save, the
-// redirect URI shown), registers that URI at the IdP, and a person of the domain signs in through
+// resolver), is refused a local issuer on /orgs/<slug> (an operator adds it with the command), sees
+// the redirect URI it must register, registers that URI at the IdP, and a person of the domain signs in through
 // /sso/oidc/<id>/signin: account and membership made just in time.
 import AxeBuilder from "@axe-core/playwright";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { connectBrowser, newContext, startApp, type RunningApp } from "../support/browser";
@@ -15,6 +20,22 @@ import { signInWithPassword } from "../support/signin-form";
 const OWNER = { email: "owner@acme.example", password: "owner-password-0123", name: "Olive Owner" };
 const PERSON = { sub: "acme-pat", email: "pat@acme.example", emailVerified: true, name: "Pat Acme", password: "pat-password" };
 const CLIENT = { clientId: "acme-portal", clientSecret: "acme-portal-secret-0123456789" };
+
+/**
+ * `npm run oidc:connection`'s script against the running app's database, as an operator runs it.
+ * Not spawnSync: the test IdP it asks for discovery answers from this very process.
+ */
+async function addOidcConnectionByCommand(app: RunningApp, c: { org: string; issuer: string; clientId: string; clientSecret: string; domains: string }) {
+  const dir = mkdtempSync(path.join(tmpdir(), "oidc-secret-"));
+  const secretFile = path.join(dir, "secret");
+  writeFileSync(secretFile, c.clientSecret, { mode: 0o600 });
+  try {
+    const args = ["node_modules/tsx/dist/cli.mjs", "scripts/oidc-connection.ts", "--org", c.org, "--issuer", c.issuer, "--client-id", c.clientId, "--client-secret-file", secretFile, "--domains", c.domains];
+    await promisify(execFile)(process.execPath, args, { cwd: process.cwd(), env: app.env, encoding: "utf8" });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 let browser: Browser;
 let idp: TestIdp;
@@ -58,12 +79,17 @@ describe("OpenID Connect connections in Chromium with JavaScript off", () => {
     await page.getByRole("button", { name: "Verify acme.example" }).click();
     await page.waitForURL(/done=domain-verified/);
 
+    // The test IdP listens on this machine: the page (an organization's admin, in production)
+    // refuses an issuer that is not a public https address, and says who can add one.
     await page.getByLabel("Issuer URL").fill(idp.issuer);
     await page.getByLabel("Client id").fill(CLIENT.clientId);
     await page.getByLabel("Client secret").fill(CLIENT.clientSecret);
     await page.getByLabel("acme.example").check();
     await page.getByRole("button", { name: "Add the OpenID Connect connection" }).click();
-    await page.waitForURL(/done=oidc-added/);
+    await expect(page.locator("main").textContent()).resolves.toContain("The issuer must be an https address on the public internet");
+    // The site's operator adds it with the command (a private issuer is theirs to allow).
+    await addOidcConnectionByCommand(app, { org: "acme", issuer: idp.issuer, ...CLIENT, domains: "acme.example" });
+    await page.goto(`${app.url}/orgs/acme`);
     const item = page.locator("#oidc-connections li");
     const id = (await item.getAttribute("data-connection"))!;
     const redirectUri = `${app.url}/sso/oidc/${id}/callback`;

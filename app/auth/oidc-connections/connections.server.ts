@@ -145,7 +145,7 @@ export const NewOidcConnection = z.object({
 });
 
 /** Why adding a connection was refused: a field, or the issuer's discovery (with the cause for the operator). */
-export type AddRefusal = { field: "input" | "domains" | "issuer"; detail: string };
+export type AddRefusal = { field: "input" | "domains" | "issuer" | "address"; detail: string };
 
 /**
  * Whether `issuer` answers discovery naming exactly itself (the pin), over the outbound fetch
@@ -177,7 +177,7 @@ export async function addOidcConnection(input: z.input<typeof NewOidcConnection>
   const issuerRefused = await urlRefusal(value.issuer, value.allowPrivateAddress, config);
   if (issuerRefused) {
     log("warn", "oidc-connection-issuer-refused", { issuer: value.issuer, reason: issuerRefused });
-    return { ok: false, reason: { field: "issuer", detail: `the issuer ${issuerRefused}` } };
+    return { ok: false, reason: { field: "address", detail: `the issuer ${issuerRefused}` } };
   }
   const domains = [...new Set(value.domains.map((d) => d.trim().toLowerCase()))];
   const verified = await db().organizationDomain.findMany({ where: { organizationId: value.organizationId, state: "verified", verifiedDomain: { in: domains } } });
@@ -219,7 +219,7 @@ export async function removeOidcConnection(id: string, organizationId?: string):
   return { organizationId: removed.organizationId };
 }
 
-export type OidcConnectionRefusal = "forbidden" | "not-found" | "invalid" | "domains" | "discovery";
+export type OidcConnectionRefusal = "forbidden" | "not-found" | "invalid" | "domains" | "discovery" | "address";
 
 /** An admin or owner adds a connection from the organization page; audited. */
 export async function addOidcConnectionAs(
@@ -234,6 +234,8 @@ export async function addOidcConnectionAs(
   const result = await addOidcConnection({ organizationId: ctx.organization.id, issuer, clientId: input.clientId, clientSecret: input.clientSecret.trim(), domains: input.domains, defaultRole: role, allowPrivateAddress: false });
   if (!result.ok) {
     if (result.reason.field === "issuer") return { ok: false, reason: "discovery", detail: result.reason.detail };
+    // The issuer itself is not a public https address: said as such, not as a failed discovery.
+    if (result.reason.field === "address") return { ok: false, reason: "address", detail: result.reason.detail };
     return { ok: false, reason: result.reason.field === "domains" ? "domains" : "invalid" };
   }
   await recordOrgEvent(db(), ctx.organization.id, ctx.actor, "oidc-connection-added", { connectionId: result.id, issuer, clientId: input.clientId.trim() });

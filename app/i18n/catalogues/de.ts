@@ -804,6 +804,7 @@ export const de: Catalogue = {
   "org.done.oidcRemoved": "Die OpenID-Connect-Verbindung wurde entfernt, und die über sie begonnenen Sitzungen wurden beendet.",
   "org.error.oidcInvalid": "Prüfen Sie die Felder: eine Issuer-URL, Client-ID und Secret, mindestens eine von der Organisation bestätigte Domain und eine Rolle.",
   "org.error.oidcDiscovery": "Der Issuer hat die OpenID-Connect-Discovery nicht mit genau diesem Issuer beantwortet. Prüfen Sie die URL (auch einen Schrägstrich am Ende) und ob der Provider erreichbar ist.",
+  "org.error.oidcIssuerAddress": "Der Aussteller muss eine https-Adresse im öffentlichen Internet sein. Einen Identitätsanbieter in einem privaten Netz fügt der Betreiber der Website hinzu (npm run oidc:connection).",
   "org.saml.metadataHint": "Am einfachsten: Geben Sie die Metadaten des Identitätsanbieters an, als URL oder eingefügtes XML. Entity-ID, Anmelde-URL und Signaturzertifikate werden daraus gelesen; ein Feld, das Sie unten ausfüllen, hat Vorrang.",
   "org.saml.metadataUrl": "Metadaten-URL des Identitätsanbieters (https)",
   "org.saml.metadataXml": "Oder sein Metadaten-XML, eingefügt",

@@ -810,6 +810,7 @@ export const en = {
   "org.done.oidcRemoved": "The OpenID Connect connection was removed, and the sessions started through it ended.",
   "org.error.oidcInvalid": "Check the fields: an issuer URL, the client id and secret, at least one domain the organization has verified, and a role.",
   "org.error.oidcDiscovery": "The issuer did not answer OpenID Connect discovery naming exactly this issuer. Check the URL (a trailing slash counts) and that the provider can be reached.",
+  "org.error.oidcIssuerAddress": "The issuer must be an https address on the public internet. An identity provider on a private network is added by the site's operator (npm run oidc:connection).",
   "org.saml.metadataHint": "Easiest: give the identity provider's metadata, as its URL or pasted XML. Its entity id, sign-in URL and signing certificates are read from it; a field you fill in below wins.",
   "org.saml.metadataUrl": "Metadata URL of the identity provider (https)",
   "org.saml.metadataXml": "Or its metadata XML, pasted",

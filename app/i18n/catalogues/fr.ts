@@ -804,6 +804,7 @@ export const fr: Catalogue = {
   "org.done.oidcRemoved": "La connexion OpenID Connect a été supprimée et les sessions ouvertes par elle ont pris fin.",
   "org.error.oidcInvalid": "Vérifiez les champs : une URL d'émetteur, l'identifiant et le secret client, au moins un domaine vérifié par l'organisation et un rôle.",
   "org.error.oidcDiscovery": "L'émetteur n'a pas répondu à la découverte OpenID Connect en nommant exactement cet émetteur. Vérifiez l'URL (une barre oblique finale compte) et que le fournisseur est joignable.",
+  "org.error.oidcIssuerAddress": "L’émetteur doit être une adresse https sur l’internet public. Un fournisseur d’identité sur un réseau privé est ajouté par l’exploitant du site (npm run oidc:connection).",
   "org.saml.metadataHint": "Le plus simple : donnez les métadonnées du fournisseur d'identité, par leur URL ou en collant le XML. Son identifiant d'entité, son URL de connexion et ses certificats de signature en sont lus ; un champ que vous remplissez ci-dessous l'emporte.",
   "org.saml.metadataUrl": "URL des métadonnées du fournisseur d'identité (https)",
   "org.saml.metadataXml": "Ou son XML de métadonnées, collé",

@@ -335,7 +335,8 @@ describe(`where a connection's server-side fetches may go (server-side request f
       for (const issuer of ["https://127.0.0.1:4150/realms/x", "https://10.0.0.5/realms/x", "https://[::1]/x", "https://idp.internal.example/realms/x"]) {
         const res = await jsonPost(owner.jar, "/orgs/gamma", { ...fields, issuer });
         expect(res.status, issuer).toBe(400);
-        expect(await res.json()).toMatchObject({ error: "DiscoveryFailed" });
+        // Said as what it is, with the way an operator adds such a provider.
+        expect(await res.json()).toMatchObject({ error: "IssuerNotPublic", message: expect.stringContaining("npm run oidc:connection") });
       }
     } finally {
       setOidcHostCheckTestSeam(null);
