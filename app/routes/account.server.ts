@@ -38,6 +38,7 @@ import { passwordIntentResponse } from "./account-password.server";
 import { t } from "~/i18n/t.server";
 import { nameRefusalMessage } from "~/auth/core/messages.server";
 import { recentAuthRefusal } from "./account-reauth.server";
+import { refusalFromQuery } from "./account-refusal.server";
 import { accountDeleteIntent, accountExportRefusal, confirmationWord } from "./account-lifecycle.server";
 
 export async function accountPageData(request: Request) {
@@ -85,8 +86,11 @@ export async function accountPageData(request: Request) {
   const onward = updated === "recovery-code-used" ? validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin) : null;
   const recoveryCodeUsed =
     updated === "recovery-code-used" && twoFactor.enabled ? { left: twoFactor.recoveryCodesLeft, continueTo: onward ? toRelative(onward) : null } : null;
+  // A refused form's words, named by the address a browser was sent back to (account-refusal.server.ts).
+  const refusal = await refusalFromQuery(ar, { id: session.userId, email: user.email, name: user.name }, passwordMinimumLength({ secondFactor: twoFactor.enabled }, ar.config));
   const page = {
     csrfToken: csrf.token,
+    refusal,
     strategy,
     secondFactorSetup,
     profile: {

@@ -62,7 +62,7 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
 }
 
 /** A section's notice, just above its card: where `#<section>-notice` lands. */
-function SectionNotice({ section, notice }: { section: AccountSection; notice: { section: AccountSection | null; text: string | null } }) {
+function SectionNotice({ section, notice }: { section: AccountSection; notice: { section: AccountSection | null; text: string | null; refused?: boolean } }) {
   const id = noticeAnchor(section);
   const shown = Boolean(notice.text) && notice.section === section;
   const { hash, key } = useLocation();
@@ -75,17 +75,18 @@ function SectionNotice({ section, notice }: { section: AccountSection; notice: {
   }, [shown, hash, id, key]);
   if (!shown) return null;
   return (
-    <p className="notice" role="status" id={id} tabIndex={-1} ref={element}>
+    <p className={notice.refused ? "alert" : "notice"} role={notice.refused ? "alert" : "status"} id={id} tabIndex={-1} ref={element}>
       {notice.text}
     </p>
   );
 }
 
 export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, apps, events, notice, noticeSection, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord, secondFactorSetup } = loaderData;
+  const { refusal, csrfToken, profile, sessions, apps, events, notice, noticeSection, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord, secondFactorSetup } = loaderData;
   const t = useT();
   const navigation = useNavigation();
-  const shownNotice = { section: noticeSection, text: notice };
+  // A refusal the address names (a browser sent back after a refused form) is said in its section.
+  const shownNotice = refusal ? { section: refusal.section, text: refusal.message, refused: true } : { section: noticeSection, text: notice };
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
 
@@ -191,9 +192,9 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       <TwoFactorSection
         csrfToken={csrfToken}
         {...twoFactor}
-        setup={actionData && "totpSetup" in actionData ? actionData.totpSetup : null}
+        setup={actionData && "totpSetup" in actionData ? actionData.totpSetup : (refusal?.totpSetup ?? null)}
         recoveryCodes={actionData && "recoveryCodes" in actionData ? actionData.recoveryCodes : null}
-        intent={actionData && "twoFactorIntent" in actionData ? actionData.twoFactorIntent : null}
+        intent={actionData && "twoFactorIntent" in actionData ? actionData.twoFactorIntent : (refusal?.intent ?? null)}
         codeError={actionData?.fieldErrors && "code" in actionData.fieldErrors ? String(actionData.fieldErrors.code) : null}
       />
 
