@@ -164,6 +164,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
             </Form>
           </section>
 
+          <SectionNotice section={ACCOUNT_SECTION.email} notice={shownNotice} />
           <EmailChangeSection
             csrfToken={csrfToken}
             current={profile.email}
@@ -204,6 +205,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
           <SessionsSection csrfToken={csrfToken} sessions={sessions} />
           {apps ? <AppsSection csrfToken={csrfToken} apps={apps} /> : null}
           <ActivitySection events={events} />
+          <SectionNotice section={ACCOUNT_SECTION.deleteAccount} notice={shownNotice} />
           <AccountLifecycleSection
             csrfToken={csrfToken}
             deleteWord={deleteWord}

@@ -15,6 +15,7 @@ import { resetDatabase, testDb } from "../../support/db";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http";
 import { LOCALES, renderPage, textOf } from "../../support/render-page";
 import { runWithLocale, t } from "../../../app/i18n/t.server";
+import { accountRefusal } from "../../support/account-refusal.ts";
 
 let undoEnv: (() => void) | null = null;
 afterEach(() => {
@@ -285,8 +286,8 @@ describe("/account", () => {
     const noCsrf = await callRoute(accountRoute.action, post("/account", { intent: "update-profile", name: "X" }, { jar }));
     expect(noCsrf.status).toBe(403);
     const empty = await callRoute(accountRoute.action, post("/account", { csrfToken, intent: "update-profile", name: "   " }, { jar }));
-    expect(empty.status).toBe(400);
-    expect((await empty.json()).fieldErrors).toEqual({ name: "Name cannot be empty." });
+    expect(empty).toHaveRedirect("/account?refused=nameEmpty&intent=update-profile#profile-notice");
+    expect((await accountRefusal(empty, jar)).fieldErrors).toEqual({ name: "Name cannot be empty." });
     const unknown = await callRoute(accountRoute.action, post("/account", { csrfToken, intent: "drop-tables" }, { jar }));
     expect(unknown.status).toBe(400);
     expect((await testDb().user.findFirstOrThrow()).name).toBe("Ada");
