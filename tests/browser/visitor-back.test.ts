@@ -145,6 +145,11 @@ for (const javaScriptEnabled of [false, true]) {
       await page.locator("#email-code-form [type=submit]").click();
       await page.locator("#email-code-input-error").waitFor();
       await expect(page.locator("#email-code-input-error").textContent()).resolves.toMatch(/\b4 tries\b/);
+      // The new password typed beside the wrong code is not kept, and the page says so; the ways on stay.
+      await expect(page.locator("#email-code-password").inputValue()).resolves.toBe("");
+      await expect(page.locator("#email-code-password-cleared").textContent()).resolves.toMatch(/not kept/);
+      await expect(page.locator("#verify-resend-form").count()).resolves.toBe(1);
+      await expect(page.locator('a[href="/"]').count()).resolves.toBeGreaterThan(0);
       // Nothing typed is in the address of the page that says why.
       expect(page.url()).not.toContain(wrong(code));
       const reloaded = await page.reload();

@@ -146,6 +146,7 @@ export const de: Catalogue = {
   "emailCode.setPassword": "Neues Passwort festlegen",
   "emailCode.required": "Geben Sie den sechsstelligen Code aus der E-Mail ein.",
   "emailCode.wrong": "Dieser Code ist nicht richtig. {triesLeft, plural, one {# Versuch bleibt} other {# Versuche bleiben}} übrig.",
+  "emailCode.passwordCleared": "Das eingegebene neue Passwort wurde nicht behalten: Geben Sie es mit dem Code erneut ein.",
   "emailCode.checkTitle": "Prüfen Sie Ihre E-Mails",
   "emailCode.enterHere": "Geben Sie den sechsstelligen Code aus der E-Mail ein. Er funktioniert nur in diesem Browser.",
   "verify.reset": "Falls ein Konto diese Adresse verwendet, haben wir ihr einen Link zum Festlegen eines neuen Passworts gesendet.",

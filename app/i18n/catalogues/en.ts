@@ -152,6 +152,7 @@ export const en = {
   "emailCode.setPassword": "Set new password",
   "emailCode.required": "Enter the 6-digit code from the e-mail.",
   "emailCode.wrong": "That code is not right. {triesLeft, plural, one {# try is} other {# tries are}} left.",
+  "emailCode.passwordCleared": "The new password you typed was not kept: type it again with the code.",
   "emailCode.checkTitle": "Check your email",
   "emailCode.enterHere": "Enter the 6-digit code from the e-mail. It works in this browser only.",
   "verify.reset": "If an account uses that address, we sent it a link to choose a new password.",

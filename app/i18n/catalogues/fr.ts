@@ -146,6 +146,7 @@ export const fr: Catalogue = {
   "emailCode.setPassword": "Définir le nouveau mot de passe",
   "emailCode.required": "Saisissez le code à 6 chiffres reçu par e-mail.",
   "emailCode.wrong": "Ce code n’est pas correct. {triesLeft, plural, one {Il reste # essai} other {Il reste # essais}}.",
+  "emailCode.passwordCleared": "Le nouveau mot de passe saisi n’a pas été conservé : saisissez-le de nouveau avec le code.",
   "emailCode.checkTitle": "Consultez votre messagerie",
   "emailCode.enterHere": "Saisissez le code à 6 chiffres reçu par e-mail. Il ne fonctionne que dans ce navigateur.",
   "verify.reset": "Si un compte utilise cette adresse, nous lui avons envoyé un lien pour choisir un nouveau mot de passe.",
