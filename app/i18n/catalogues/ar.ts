@@ -83,6 +83,8 @@ export const ar: Catalogue = {
   "errorPage.VerificationReset.next": "اطلب رابطًا جديدًا",
   "errorPage.VerificationSignedIn.heading": "أنت مسجّل الدخول بالفعل",
   "errorPage.VerificationSignedIn.message": "رابط تسجيل الدخول هذا استُخدم من قبل أو انتهت صلاحيته، لكنك مسجّل الدخول على هذا الجهاز: لا حاجة إلى أي شيء آخر.",
+  "errorPage.AccessDeniedSignedIn.heading": "لم يُسمح بذلك",
+  "errorPage.AccessDeniedSignedIn.message": "أنت مسجّل الدخول، لكن ذلك غير مسموح لهذا الحساب. لم يتغيّر شيء. لاستخدام حساب آخر، سجّل الخروج أولًا.",
   "errorPage.default.heading": "خطأ",
   "errorPage.default.message": "حدث خطأ أثناء تسجيل الدخول.",
 

@@ -83,6 +83,8 @@ export const de: Catalogue = {
   "errorPage.VerificationReset.next": "Neuen Link anfordern",
   "errorPage.VerificationSignedIn.heading": "Sie sind bereits angemeldet",
   "errorPage.VerificationSignedIn.message": "Dieser Anmeldelink wurde bereits verwendet oder ist abgelaufen, aber Sie sind auf diesem Gerät angemeldet: Sie müssen nichts weiter tun.",
+  "errorPage.AccessDeniedSignedIn.heading": "Das war nicht erlaubt",
+  "errorPage.AccessDeniedSignedIn.message": "Sie sind angemeldet, aber das war für dieses Konto nicht erlaubt. Es wurde nichts geändert. Um ein anderes Konto zu verwenden, melden Sie sich zuerst ab.",
   "errorPage.default.heading": "Fehler",
   "errorPage.default.message": "Bei der Anmeldung ist etwas schiefgelaufen.",
 

@@ -89,6 +89,8 @@ export const en = {
   "errorPage.VerificationReset.next": "Ask for a new link",
   "errorPage.VerificationSignedIn.heading": "You are already signed in",
   "errorPage.VerificationSignedIn.message": "This sign-in link was already used or has expired, but you are signed in on this device: nothing else is needed.",
+  "errorPage.AccessDeniedSignedIn.heading": "That was not allowed",
+  "errorPage.AccessDeniedSignedIn.message": "You are signed in, but that was not allowed for this account. Nothing was changed. To use another account, sign out first.",
   "errorPage.default.heading": "Error",
   "errorPage.default.message": "Something went wrong while signing in.",
 

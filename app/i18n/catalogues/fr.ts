@@ -83,6 +83,8 @@ export const fr: Catalogue = {
   "errorPage.VerificationReset.next": "Demander un nouveau lien",
   "errorPage.VerificationSignedIn.heading": "Vous êtes déjà connecté",
   "errorPage.VerificationSignedIn.message": "Ce lien de connexion a déjà été utilisé ou a expiré, mais vous êtes connecté sur cet appareil : vous n’avez rien d’autre à faire.",
+  "errorPage.AccessDeniedSignedIn.heading": "Ce n’était pas autorisé",
+  "errorPage.AccessDeniedSignedIn.message": "Vous êtes connecté, mais ce n’était pas autorisé pour ce compte. Rien n’a été modifié. Pour utiliser un autre compte, déconnectez-vous d’abord.",
   "errorPage.default.heading": "Erreur",
   "errorPage.default.message": "Une erreur s’est produite lors de la connexion.",
 

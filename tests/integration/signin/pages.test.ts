@@ -240,6 +240,18 @@ describe("error page", () => {
     // Only the outage's page says when to ask again.
     expect(res.headers.get("Retry-After")).toBe(status === 503 ? "5" : null);
   });
+
+  it("AccessDenied for a signed-in visitor says it in those terms and offers the account, not 'sign in'", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    const page = (await (await callRoute(errorRoute.loader, get("/auth/error?error=AccessDenied", { jar }))).json()) as { heading: string; message: string; next: { href: string } | null };
+    expect(page.heading).toBe("That was not allowed");
+    expect(page.message).toMatch(/You are signed in/);
+    expect(page.next?.href).toBe("/account");
+    const signedOut = (await (await callRoute(errorRoute.loader, get("/auth/error?error=AccessDenied"))).json()) as { next: unknown; message: string };
+    expect(signedOut.next).toBeNull();
+    expect(signedOut.message).not.toMatch(/You are signed in/);
+  });
 });
 
 describe("pages that need a session", () => {
