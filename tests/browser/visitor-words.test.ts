@@ -157,6 +157,13 @@ describe("addresses inside sentences (320 px, Arabic)", () => {
     }
   });
 
+  it("delete my account: the word to type is set apart from its sentence (a bordered <kbd>)", async () => {
+    const page = await open("/account", { javaScriptEnabled: false });
+    const word = page.locator('label[for="account-delete-confirm"] kbd');
+    expect(await word.textContent()).toBe("DELETE");
+    expect(await word.evaluate((el) => getComputedStyle(el).borderTopStyle)).toBe("solid");
+  });
+
   it("check your e-mail (Arabic): the address is one left-to-right run and the full stop comes after it", async () => {
     const page = await open("/auth/signin", { locale: "ar", javaScriptEnabled: false, signed: false });
     await requestEmailSignIn(page, ADA.email);
