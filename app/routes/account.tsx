@@ -61,6 +61,12 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
   return { intent: actionData.passwordIntent, field, message: String(message) };
 }
 
+/** The page's refusal shaped as the form's answer: its field and words, and which form it answers. */
+function refusedAnswer(refusal: { field: string; message: string; intent: string; totpSetup: unknown }): Route.ComponentProps["actionData"] {
+  const intent = refusal.intent.startsWith("password-") ? { passwordIntent: refusal.intent } : refusal.intent.startsWith("totp-") || refusal.intent === "recovery-codes" ? { twoFactorIntent: refusal.intent, totpSetup: refusal.totpSetup } : {};
+  return { formError: null, fieldErrors: { [refusal.field]: refusal.message }, ...intent } as unknown as Route.ComponentProps["actionData"];
+}
+
 /** A section's notice, just above its card: where `#<section>-notice` lands. */
 function SectionNotice({ section, notice }: { section: AccountSection; notice: { section: AccountSection | null; text: string | null; refused?: boolean } }) {
   const id = noticeAnchor(section);
@@ -81,7 +87,10 @@ function SectionNotice({ section, notice }: { section: AccountSection; notice: {
   );
 }
 
-export default function Account({ loaderData, actionData }: Route.ComponentProps) {
+export default function Account({ loaderData, actionData: answered }: Route.ComponentProps) {
+  // A refusal the address names (a browser sent back after a refused form) marks its field as the
+  // form's own answer did; the section's notice above says it and takes the focus.
+  const actionData = answered ?? (loaderData.refusal ? refusedAnswer(loaderData.refusal) : undefined);
   const { refusal, csrfToken, profile, sessions, apps, events, notice, noticeSection, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord, secondFactorSetup } = loaderData;
   const t = useT();
   const navigation = useNavigation();
