@@ -50,7 +50,8 @@ export function DeleteWordField({ id, word, error }: { id: string; word: string;
   return (
     <Field
       id={id}
-      label={t("lifecycle.deleteConfirmLabel", { word })}
+      // The word to type set apart from the sentence around it: a key-like box, left to right.
+      label={t.rich("lifecycle.deleteConfirmLabel", { word: <kbd className="type-this">{word}</kbd> })}
       name="confirm"
       type="text"
       autoComplete="off"

@@ -58,7 +58,7 @@ export function Field({
   label,
   error,
   ...input
-}: { id: string; label: string; error?: ReactNode; ref?: Ref<HTMLInputElement> } & React.InputHTMLAttributes<HTMLInputElement>) {
+}: { id: string; label: ReactNode; error?: ReactNode; ref?: Ref<HTMLInputElement> } & React.InputHTMLAttributes<HTMLInputElement>) {
   const errorId = `${id}-error`;
   // A password input gets the show-password control (JavaScript only, ADR 084).
   const password = usePasswordShown();

@@ -49,7 +49,14 @@ export function EmailCodeForm({
           minLength={form.minLength}
           required
           error={passwordError}
+          // After a refused code the password typed beside it is not sent back (never echoed): say so at the field.
+          {...(codeError && !passwordError ? { "aria-describedby": "email-code-password-cleared" } : {})}
         />
+      ) : null}
+      {form.withPassword && codeError && !passwordError ? (
+        <p className="muted" id="email-code-password-cleared">
+          {t("emailCode.passwordCleared")}
+        </p>
       ) : null}
     </DocumentForm>
   );

@@ -16,6 +16,7 @@ import { postBody, signedInWithCsrf } from "./account-reauth.server";
 import type { CurrentSession } from "~/auth/core/session.server";
 import { accountDeletedHooks } from "~/auth/signin";
 import { t } from "~/i18n/t.server";
+import { ACCOUNT_SECTION, noticeAnchor } from "~/components/account-sections";
 
 /** Where a deleted user lands: the home page, which says the account is gone. */
 export const DELETED_LANDING = "/?deleted=account";
@@ -63,6 +64,9 @@ export async function accountDeleteIntent(ar: AuthRequest, session: CurrentSessi
   if (outcome.ok) throw redirect(DELETED_LANDING, { headers: signedOutHeaders(outcome.setCookies) });
   if (outcome.reason === "last-admin") return data({ formError: t("admin.refused.lastAdminDelete"), fieldErrors: {} }, { status: 409 });
   if (outcome.reason === "last-owner") return data({ formError: t("org.refused.lastOwnerDelete"), fieldErrors: {} }, { status: 409 });
+  // The word not typed: back to the page, which asks for it again in the section (Post/Redirect/Get;
+  // a JSON client's deletion is answered by the middleware below).
+  if (!wantsJsonRedirect(ar.request, body)) throw redirect(`/account?${new URLSearchParams({ refused: "deleteWord", intent: "account-delete" })}#${noticeAnchor(ACCOUNT_SECTION.deleteAccount)}`, 303);
   return data({ formError: null, fieldErrors: { confirm: t("lifecycle.deleteWrongWord", { word: confirmationWord() }) } }, { status: 400 });
 }
 

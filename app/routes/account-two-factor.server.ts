@@ -8,6 +8,7 @@ import { addSessionFactors, type AuthRequest, type CurrentSession } from "~/auth
 import { confirmTotp, disableTotp, replaceRecoveryCodes, startTotp, type EnrolmentOutcome } from "~/auth/two-factor";
 import { db } from "~/db/client.server";
 import { mfaRequiredFor, passwordBelowSingleFactorFloor } from "~/auth/accounts";
+import { answersInPlace, enrolmentRefusedRedirect } from "./account-refusal.server";
 
 export const TWO_FACTOR_INTENTS = ["totp-start", "totp-confirm", "totp-disable", "recovery-codes"] as const;
 type TwoFactorIntent = (typeof TWO_FACTOR_INTENTS)[number];
@@ -38,6 +39,8 @@ export async function twoFactorIntent(ar: AuthRequest, session: CurrentSession, 
           ? await disableTotp(ar, user, body)
           : await replaceRecoveryCodes(ar, user, body);
   if (!outcome.ok) {
+    // A wrong code: a browser is sent back to the page, which names it (account-refusal.server.ts).
+    if (outcome.refused && outcome.status === 400 && !answersInPlace(ar, body)) throw enrolmentRefusedRedirect(intent, outcome.refused);
     return data(
       {
         formError: outcome.formError ?? null,

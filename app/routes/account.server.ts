@@ -38,6 +38,7 @@ import { passwordIntentResponse } from "./account-password.server";
 import { t } from "~/i18n/t.server";
 import { nameRefusalMessage } from "~/auth/core/messages.server";
 import { recentAuthRefusal } from "./account-reauth.server";
+import { answersInPlace, nameRefusedRedirect, refusalFromQuery } from "./account-refusal.server";
 import { accountDeleteIntent, accountExportRefusal, confirmationWord } from "./account-lifecycle.server";
 
 export async function accountPageData(request: Request) {
@@ -85,8 +86,14 @@ export async function accountPageData(request: Request) {
   const onward = updated === "recovery-code-used" ? validateCallbackUrl(ar.url.searchParams.get("callbackUrl"), ar.origin) : null;
   const recoveryCodeUsed =
     updated === "recovery-code-used" && twoFactor.enabled ? { left: twoFactor.recoveryCodesLeft, continueTo: onward ? toRelative(onward) : null } : null;
+  // A refused form's words, named by the address a browser was sent back to (account-refusal.server.ts).
+  const refusal = await refusalFromQuery(ar, { id: session.userId, email: user.email, name: user.name }, {
+    passwordFloor: passwordMinimumLength({ secondFactor: twoFactor.enabled }, ar.config),
+    deleteWord: confirmationWord(),
+  });
   const page = {
     csrfToken: csrf.token,
+    refusal,
     strategy,
     secondFactorSetup,
     profile: {
@@ -240,6 +247,8 @@ export async function accountAction(request: Request) {
   if (input.intent === "update-profile") {
     const result = await updateSessionData(request, { name: input.name });
     if ("error" in result) {
+      // A browser is sent back to the page, which names the reason (account-refusal.server.ts).
+      if (result.refusal && !answersInPlace(ar, body)) throw nameRefusedRedirect(result.refusal);
       // The one name rule's reason, in the page's language (the JSON endpoint keeps its English).
       const message = result.refusal ? nameRefusalMessage(result.refusal, "account.nameEmpty") : t("common.unknownRequest");
       return data({ formError: null, fieldErrors: { [result.field || "name"]: message } }, { status: 400 });

@@ -61,8 +61,14 @@ function passwordError(actionData: Route.ComponentProps["actionData"]): Password
   return { intent: actionData.passwordIntent, field, message: String(message) };
 }
 
+/** The page's refusal shaped as the form's answer: its field and words, and which form it answers. */
+function refusedAnswer(refusal: { field: string; message: string; intent: string; totpSetup: unknown }): Route.ComponentProps["actionData"] {
+  const intent = refusal.intent.startsWith("password-") ? { passwordIntent: refusal.intent } : refusal.intent.startsWith("totp-") || refusal.intent === "recovery-codes" ? { twoFactorIntent: refusal.intent, totpSetup: refusal.totpSetup } : {};
+  return { formError: null, fieldErrors: { [refusal.field]: refusal.message }, ...intent } as unknown as Route.ComponentProps["actionData"];
+}
+
 /** A section's notice, just above its card: where `#<section>-notice` lands. */
-function SectionNotice({ section, notice }: { section: AccountSection; notice: { section: AccountSection | null; text: string | null } }) {
+function SectionNotice({ section, notice }: { section: AccountSection; notice: { section: AccountSection | null; text: string | null; refused?: boolean } }) {
   const id = noticeAnchor(section);
   const shown = Boolean(notice.text) && notice.section === section;
   const { hash, key } = useLocation();
@@ -75,17 +81,21 @@ function SectionNotice({ section, notice }: { section: AccountSection; notice: {
   }, [shown, hash, id, key]);
   if (!shown) return null;
   return (
-    <p className="notice" role="status" id={id} tabIndex={-1} ref={element}>
+    <p className={notice.refused ? "alert" : "notice"} role={notice.refused ? "alert" : "status"} id={id} tabIndex={-1} ref={element}>
       {notice.text}
     </p>
   );
 }
 
-export default function Account({ loaderData, actionData }: Route.ComponentProps) {
-  const { csrfToken, profile, sessions, apps, events, notice, noticeSection, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord, secondFactorSetup } = loaderData;
+export default function Account({ loaderData, actionData: answered }: Route.ComponentProps) {
+  // A refusal the address names (a browser sent back after a refused form) marks its field as the
+  // form's own answer did; the section's notice above says it and takes the focus.
+  const actionData = answered ?? (loaderData.refusal ? refusedAnswer(loaderData.refusal) : undefined);
+  const { refusal, csrfToken, profile, sessions, apps, events, notice, noticeSection, recoveryCodeUsed, emailChange, ways, passkeys, twoFactor, hasPassword, passwordMinLength, recentAuth, deleteWord, secondFactorSetup } = loaderData;
   const t = useT();
   const navigation = useNavigation();
-  const shownNotice = { section: noticeSection, text: notice };
+  // A refusal the address names (a browser sent back after a refused form) is said in its section.
+  const shownNotice = refusal ? { section: refusal.section, text: refusal.message, refused: true } : { section: noticeSection, text: notice };
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const nameError = actionData?.fieldErrors && "name" in actionData.fieldErrors ? String(actionData.fieldErrors.name) : null;
 
@@ -163,6 +173,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
             </Form>
           </section>
 
+          <SectionNotice section={ACCOUNT_SECTION.email} notice={shownNotice} />
           <EmailChangeSection
             csrfToken={csrfToken}
             current={profile.email}
@@ -191,9 +202,9 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
       <TwoFactorSection
         csrfToken={csrfToken}
         {...twoFactor}
-        setup={actionData && "totpSetup" in actionData ? actionData.totpSetup : null}
+        setup={actionData && "totpSetup" in actionData ? actionData.totpSetup : (refusal?.totpSetup ?? null)}
         recoveryCodes={actionData && "recoveryCodes" in actionData ? actionData.recoveryCodes : null}
-        intent={actionData && "twoFactorIntent" in actionData ? actionData.twoFactorIntent : null}
+        intent={actionData && "twoFactorIntent" in actionData ? actionData.twoFactorIntent : (refusal?.intent ?? null)}
         codeError={actionData?.fieldErrors && "code" in actionData.fieldErrors ? String(actionData.fieldErrors.code) : null}
       />
 
@@ -203,6 +214,7 @@ export default function Account({ loaderData, actionData }: Route.ComponentProps
           <SessionsSection csrfToken={csrfToken} sessions={sessions} />
           {apps ? <AppsSection csrfToken={csrfToken} apps={apps} /> : null}
           <ActivitySection events={events} />
+          <SectionNotice section={ACCOUNT_SECTION.deleteAccount} notice={shownNotice} />
           <AccountLifecycleSection
             csrfToken={csrfToken}
             deleteWord={deleteWord}

@@ -1,6 +1,7 @@
 import { data } from "react-router";
 import { getSession } from "~/auth";
 import { LocalTime } from "~/components/local-time";
+import { Ltr } from "~/components/ltr";
 import { PageTitle, useSiteName } from "~/components/site-name";
 import type { Route } from "./+types/home";
 import { useT } from "~/i18n/react";
@@ -25,8 +26,10 @@ export default function Home({ loaderData }: Route.ComponentProps) {
           <>
             <p id="session-status">
               {t.rich("home.signedInAs", {
-                name: session.user.name ?? session.user.email,
-                email: session.user.name && session.user.email ? t("home.signedInEmail", { email: session.user.email }) : "",
+                // Each reads in its own direction inside the sentence (an Arabic page, "Leila Smith",
+                // a Latin address): the name isolated, the address as the left-to-right fragment it is.
+                name: session.user.name ? <bdi>{session.user.name}</bdi> : <Ltr>{session.user.email ?? ""}</Ltr>,
+                email: session.user.name && session.user.email ? t.rich("home.signedInEmail", { email: <Ltr>{session.user.email}</Ltr> }) : "",
                 strong: (c) => <strong>{c}</strong>,
               })}
             </p>

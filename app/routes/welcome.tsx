@@ -6,7 +6,8 @@ import { AddPasskeyButton } from "~/components/passkeys-section";
 import { PageTitle } from "~/components/site-name";
 import type { Route } from "./+types/welcome";
 import { useT } from "~/i18n/react";
-import { welcomeWords } from "./welcome.server";
+import { createdJustNow, welcomeWords } from "./welcome.server";
+import { Ltr } from "~/components/ltr";
 
 export async function loader({ request }: Route.LoaderArgs) {
   const { ar, session, setCookies } = await requireSession(request);
@@ -16,21 +17,25 @@ export async function loader({ request }: Route.LoaderArgs) {
   // is shown after the sign-in that created the account).
   const offerPasskey = getProviders(ar.config).some((p) => p.type === "webauthn") && (await listPasskeys(session.userId)).length === 0;
   const words = await welcomeWords(ar, session.userId, Boolean(session.data.user.name));
+  const justCreated = await createdJustNow(session.userId);
   return data(
-    { user: session.data.user, next: toRelative(next), csrfToken: csrf.token, offerPasskey, words },
+    { user: session.data.user, next: toRelative(next), csrfToken: csrf.token, offerPasskey, words, justCreated },
     { headers: headersWith([csrf.setCookie, ...setCookies]) },
   );
 }
 
 export default function Welcome({ loaderData }: Route.ComponentProps) {
   const t = useT();
-  const { user, next, csrfToken, offerPasskey, words } = loaderData;
+  const { user, next, csrfToken, offerPasskey, words, justCreated } = loaderData;
   return (
     <main>
       <PageTitle page={t("welcome.title")} />
       <section className="card">
         <h1>{user.name ? t("welcome.headingNamed", { name: user.name }) : t("welcome.heading")}</h1>
-        <p>{user.email ? t.rich("welcome.createdFor", { email: user.email, strong: (c) => <strong>{c}</strong> }) : t("welcome.created")}</p>
+        {/* "Created" only right after the sign-in that created it; a later visit reads the next steps alone. */}
+        {justCreated ? (
+          <p id="welcome-created">{user.email ? t.rich("welcome.createdFor", { email: <Ltr>{user.email}</Ltr>, strong: (c) => <strong>{c}</strong> }) : t("welcome.created")}</p>
+        ) : null}
         <p>{words.manage}</p>
         {offerPasskey ? (
           <div id="passkey-offer">

@@ -2,7 +2,8 @@
 // real Chromium, JavaScript off and on:
 // - a wrong code, then the right one, then Back: the page before is a page, never Chromium's
 //   "Confirm form resubmission" (ERR_CACHE_MISS), on /auth/two-factor, for an e-mailed code, for a
-//   reset by code (a wrong code, then a refused new password) and on /auth/reauth;
+//   reset by code (a wrong code, then a refused new password), on /auth/reauth, and on /account
+//   (the authenticator set-up's first code, the current password of a password change);
 // - a notice of one change ("Your name was changed") does not stay on /account after another form.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -144,6 +145,11 @@ for (const javaScriptEnabled of [false, true]) {
       await page.locator("#email-code-form [type=submit]").click();
       await page.locator("#email-code-input-error").waitFor();
       await expect(page.locator("#email-code-input-error").textContent()).resolves.toMatch(/\b4 tries\b/);
+      // The new password typed beside the wrong code is not kept, and the page says so; the ways on stay.
+      await expect(page.locator("#email-code-password").inputValue()).resolves.toBe("");
+      await expect(page.locator("#email-code-password-cleared").textContent()).resolves.toMatch(/not kept/);
+      await expect(page.locator("#verify-resend-form").count()).resolves.toBe(1);
+      await expect(page.locator('a[href="/"]').count()).resolves.toBeGreaterThan(0);
       // Nothing typed is in the address of the page that says why.
       expect(page.url()).not.toContain(wrong(code));
       const reloaded = await page.reload();
@@ -187,6 +193,64 @@ for (const javaScriptEnabled of [false, true]) {
       await page.locator("#reauth-password").fill(PASSWORD);
       await page.locator("#reauth-password-form [type=submit]").click();
       await page.waitForURL(`${app.url}/account`);
+
+      const { error, url } = await back(page);
+      expect(error).toBeNull();
+      expect(url.startsWith(app.url)).toBe(true);
+      await page.locator("h1").first().waitFor();
+    });
+
+    it("/account: a wrong first authenticator code, the right one, then Back: a page, not 'Confirm form resubmission'", async () => {
+      const email = `back-setup-${javaScriptEnabled ? "js" : "nojs"}@example.com`;
+      await seedUser(app, { email, password: PASSWORD, name: "Lise" });
+      const page = await newPage(javaScriptEnabled);
+      await signIn(page, email, javaScriptEnabled);
+      await page.waitForURL(`${app.url}/account`);
+      if (javaScriptEnabled) await waitForHydration(page);
+      await page.locator("#totp-start-form [type=submit]").click();
+      const secret = (await page.locator("[data-totp-secret]").getAttribute("data-totp-secret"))!;
+      const code = totpCodeAt(secret, totpStep(new Date()));
+      await page.locator("#totp-confirm-code").fill(wrong(code));
+      await page.locator("#totp-confirm-code-form [type=submit]").click();
+      // Back on the page, the refusal in the section, the same set-up shown again for the next try.
+      await page.waitForURL((url) => url.searchParams.get("refused") === "setupCodeWrong" && url.hash === "#two-factor-notice");
+      await expect(page.locator("#two-factor-notice").textContent()).resolves.toMatch(/did not match/);
+      await expect(page.locator("[data-totp-secret]").getAttribute("data-totp-secret")).resolves.toBe(secret);
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("two-factor-notice");
+      expect(page.url()).not.toContain(wrong(code));
+      const reloaded = await page.reload();
+      expect(reloaded?.request().method()).toBe("GET");
+      if (javaScriptEnabled) await waitForHydration(page);
+      await page.locator("#totp-confirm-code").fill(code);
+      await page.locator("#totp-confirm-code-form [type=submit]").click();
+      await page.locator("[data-recovery-code]").first().waitFor();
+
+      const { error, url } = await back(page);
+      expect(error).toBeNull();
+      expect(url.startsWith(app.url)).toBe(true);
+      await page.locator("h1").first().waitFor();
+    });
+
+    it("/account: a wrong current password, the right one, then Back: a page, not 'Confirm form resubmission'", async () => {
+      const email = `back-password-${javaScriptEnabled ? "js" : "nojs"}@example.com`;
+      await seedUser(app, { email, password: PASSWORD, name: "Emmy" });
+      const page = await newPage(javaScriptEnabled);
+      await signIn(page, email, javaScriptEnabled);
+      await page.waitForURL(`${app.url}/account`);
+      if (javaScriptEnabled) await waitForHydration(page);
+      await page.locator("#password-change-current").fill("not the password");
+      await page.locator("#password-change-new").fill("a long and quiet harbour at dawn");
+      await page.locator("#password-change-form [type=submit]").click();
+      await page.waitForURL((url) => url.searchParams.get("refused") === "currentWrong" && url.hash === "#password-notice");
+      await expect(page.locator("#password-notice").textContent()).resolves.toMatch(/not your current password/);
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("password-notice");
+      expect(page.url()).not.toContain("harbour");
+      expect(page.url()).not.toContain("not%20the");
+      if (javaScriptEnabled) await waitForHydration(page);
+      await page.locator("#password-change-current").fill(PASSWORD);
+      await page.locator("#password-change-new").fill("a long and quiet harbour at dawn");
+      await page.locator("#password-change-form [type=submit]").click();
+      await page.waitForURL((url) => url.searchParams.get("updated") === "password-changed");
 
       const { error, url } = await back(page);
       expect(error).toBeNull();

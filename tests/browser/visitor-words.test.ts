@@ -141,6 +141,29 @@ describe("addresses inside sentences (320 px, Arabic)", () => {
     }
   });
 
+  it("a short address that fits on a line is never broken at 320 px: it moves whole to the next line (verify-request, Arabic)", async () => {
+    const email = "u5@example.com";
+    await seedUser(app, { email, password: PASSWORD, name: "U Five", verified: true });
+    for (const javaScriptEnabled of [false, true]) {
+      const page = await open("/auth/signin", { locale: "ar", javaScriptEnabled, signed: false });
+      await requestEmailSignIn(page, email);
+      await page.waitForURL(/\/auth\/verify-request/);
+      const address = page.locator("#verify-address bdi");
+      expect(await address.textContent()).toBe(email);
+      // One line: its box is one line of text high.
+      const { height, lineHeight } = await address.evaluate((el) => ({ height: el.getBoundingClientRect().height, lineHeight: parseFloat(getComputedStyle(el).lineHeight) }));
+      expect(height).toBeLessThan(lineHeight * 1.5);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
+    }
+  });
+
+  it("delete my account: the word to type is set apart from its sentence (a bordered <kbd>)", async () => {
+    const page = await open("/account", { javaScriptEnabled: false });
+    const word = page.locator('label[for="account-delete-confirm"] kbd');
+    expect(await word.textContent()).toBe("DELETE");
+    expect(await word.evaluate((el) => getComputedStyle(el).borderTopStyle)).toBe("solid");
+  });
+
   it("check your e-mail (Arabic): the address is one left-to-right run and the full stop comes after it", async () => {
     const page = await open("/auth/signin", { locale: "ar", javaScriptEnabled: false, signed: false });
     await requestEmailSignIn(page, ADA.email);

@@ -75,10 +75,13 @@ export async function replacePassword(userId: string, previous: string, hash: st
  * written and every pending link and code ended in one transaction, then every session of the
  * user ended on every instance.
  */
-export async function applyPasswordReset(ar: AuthRequest, userId: string, hash: string, floorMet: number | null): Promise<void> {
+export async function applyPasswordReset(ar: AuthRequest, userId: string, hash: string, floorMet: number | null, provedAddress: string | null = null): Promise<void> {
   const singleFactorFloorMet = floorMet;
   await db().$transaction(async (tx) => {
     await tx.password.upsert({ where: { userId }, create: { userId, hash, singleFactorFloorMet }, update: { hash, singleFactorFloorMet } });
+    // The code or link came through the address's mailbox: the reset proved it, as a sign-in link
+    // does. Only while it is still the account's address (not changed since it was sent).
+    if (provedAddress) await tx.user.updateMany({ where: { id: userId, email: provedAddress, emailVerified: null }, data: { emailVerified: new Date() } });
     await endPendingRequests(tx, userId);
   });
   const count = await revokeUserSessions(userId);

@@ -8,7 +8,7 @@ import { AuthError, EmailStepUpRequired } from "../core/errors";
 import { verifyPassword, MAX_PASSWORD_LENGTH } from "./password.server";
 import type { Provider, ReauthContext, ReauthOutcome, SignInMethod } from "../signin/provider";
 import { passwordHashOf } from "../accounts/passwords.server";
-import { limitMessage, PASSWORD_LIMITED_PARAMS, passwordTriesParams } from "../core/messages.server";
+import { limitMessage, PASSWORD_LIMITED_PARAMS, passwordTriesParams, TRIES_PARAM } from "../core/messages.server";
 import { t } from "../../i18n/t.server";
 import { deviceIdFor } from "../core/device-cookie.server";
 import { devicesResetAt } from "../accounts/wasnt-me.server";
@@ -112,7 +112,13 @@ async function reauthenticateWithPassword(ctx: ReauthContext): Promise<ReauthOut
   }
   // Right or wrong, the same answer: the e-mailed code on this page is the way on.
   if (stepUp) return { type: "page", status: 400, error: { code: "CredentialsSignin", message: t("reauth.passwordNeedsCode"), refused: { kind: "passwordNeedsCode" } }, step: "choose" };
-  if (!ok) return { type: "page", status: 400, error: { code: "CredentialsSignin", message: t("reauth.passwordWrong"), refused: { kind: "password" } }, step: "choose" };
+  if (!ok) {
+    // The tries left before the pause, when few are, as the sign-in page says them (ADR 160).
+    const tries = Number(passwordTriesParams(reservation.left)[TRIES_PARAM] ?? NaN);
+    const triesLeft = tries > 0 ? tries : undefined;
+    const message = triesLeft === undefined ? t("reauth.passwordWrong") : `${t("reauth.passwordWrong")} ${t("limit.passwordTriesLeft", { tries: triesLeft })}`;
+    return { type: "page", status: 400, error: { code: "CredentialsSignin", message, refused: { kind: "password", ...(triesLeft === undefined ? {} : { triesLeft }) } }, step: "choose" };
+  }
   return { type: "proved", providerType: "credentials" };
 }
 

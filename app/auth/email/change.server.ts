@@ -33,7 +33,7 @@ export function emailChangeAvailable(ar: AuthRequest): boolean {
   return getMailer(ar.config) !== null;
 }
 
-export type EmailChangeRequest = { ok: true; address: string } | { ok: false; error: string; status: number };
+export type EmailChangeRequest = { ok: true; address: string } | { ok: false; error: string; status: number; refused?: "emailInvalid" | "emailSame" };
 
 /** The /account intent: validate, rate-limit, store the token, send the link to the new address. */
 export async function requestEmailChange(
@@ -44,10 +44,10 @@ export async function requestEmailChange(
   const mailer = getMailer(ar.config);
   if (!mailer) return { ok: false, error: t("emailChange.unavailable"), status: 400 };
   const check = normalizeEmailAddress(input);
-  if (!check.ok) return { ok: false, error: t("emailChange.invalid"), status: 400 };
+  if (!check.ok) return { ok: false, error: t("emailChange.invalid"), status: 400, refused: "emailInvalid" };
   const address = check.address;
   // The same address again is allowed while it is unverified: the link then verifies it.
-  if (address === user.email && user.emailVerified) return { ok: false, error: t("emailChange.same"), status: 400 };
+  if (address === user.email && user.emailVerified) return { ok: false, error: t("emailChange.same"), status: 400, refused: "emailSame" };
 
   const ip = clientAddress(ar);
   const refused = await countEmailSend(ar.config.rateLimits, address, ip);

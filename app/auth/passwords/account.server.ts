@@ -16,6 +16,7 @@ import { MAX_PASSWORD_LENGTH, hashPassword, verifyPassword } from "../credential
 import { checkPassword, singleFactorFloorMet } from "../credentials/password-policy.server";
 import { secondFactorEnabled } from "../two-factor/store.server";
 import { removeSignInMethod } from "../signin/methods.server";
+import type { PasswordRefusal } from "../core/errors";
 import { db } from "../../db/client.server";
 import { t } from "../../i18n/t.server";
 
@@ -35,6 +36,8 @@ export type PasswordIntentResult =
       field: "password" | "currentPassword" | null;
       message: string;
       retryAfterSeconds?: number;
+      /** Which words, for a browser sent back to /account (Post/Redirect/Get): a new password's policy reason, or the current password refused. */
+      refused?: PasswordRefusal | "currentWrong";
     };
 
 const text = (value: unknown) => (typeof value === "string" && value.length <= MAX_PASSWORD_LENGTH ? value : "");
@@ -76,7 +79,7 @@ async function checkCurrentPassword(
   // One more wrong password against the account: ADR 083's ceiling counts them wherever typed.
   if (email) await countConsecutiveFailure(ar.config.rateLimits, email);
   await recordEvent("signin-failed", { userId, ...eventSource(ar), detail: { provider: "credentials", intent } });
-  return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.currentWrong") };
+  return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.currentWrong"), refused: "currentWrong" };
 }
 
 export async function passwordIntent(
@@ -95,7 +98,7 @@ export async function passwordIntent(
   if (intent === "password-set") {
     if (stored !== null) return { ok: false, status: 400, intent, field: "password", message: t("password.alreadySet") };
     const policy = await checkPassword(text(body.password), { email: user.email, name: user.name, secondFactor }, ar.config);
-    if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
+    if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message, refused: policy.reason };
     if (!(await createPassword(userId, await hashPassword(policy.password), singleFactorFloorMet(policy.password, ar.config)))) {
       return { ok: false, status: 400, intent, field: "password", message: t("password.alreadySet") };
     }
@@ -112,10 +115,10 @@ export async function passwordIntent(
     const refused = await checkCurrentPassword(ar, userId, user.email, text(body.currentPassword), intent);
     if (refused) return refused;
     const policy = await checkPassword(text(body.password), { email: user.email, name: user.name, secondFactor }, ar.config);
-    if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message };
+    if (!policy.ok) return { ok: false, status: 400, intent, field: "password", message: policy.message, refused: policy.reason };
     if (!(await replacePassword(userId, stored, await hashPassword(policy.password), singleFactorFloorMet(policy.password, ar.config)))) {
       // Another tab changed it between our read and our write: this one's current password is stale.
-      return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.currentWrong") };
+      return { ok: false, status: 400, intent, field: "currentPassword", message: t("password.currentWrong"), refused: "currentWrong" };
     }
     // Every other session ends on every instance. This browser's jwt is written again from the
     // cookie it carried (refreshSession, as after an e-mail change), so that it is issued after the

@@ -279,6 +279,6 @@ async function setNewPassword(ar: AuthRequest, address: string, password: string
     { ar, json, callbackUrl: `${ar.origin}/account?updated=password-reset`, setCookies, providerType: "email" },
     "credentials",
     { user: toSessionUser(user), isNewUser: false },
-    { passwordHash: hash, floorMet: singleFactorFloorMet(password, ar.config) },
+    { passwordHash: hash, floorMet: singleFactorFloorMet(password, ar.config), address },
   );
 }

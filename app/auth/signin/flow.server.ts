@@ -175,7 +175,7 @@ export async function completeSignIn(
   ctx: FinishContext & Pick<FlowContext, "providerType">,
   providerId: string,
   result: SignInResult,
-  reset: { passwordHash: string; floorMet: number } | null = null,
+  reset: { passwordHash: string; floorMet: number; address: string } | null = null,
 ): Promise<Response> {
   const { ar } = ctx;
   // Before the second factor: a disabled user with one on must not learn that the first was right.
@@ -203,6 +203,7 @@ export async function completeSignIn(
       isNewUser: result.isNewUser,
       passwordHash: reset?.passwordHash ?? null,
       passwordFloorMet: reset?.floorMet ?? null,
+      passwordResetAddress: reset?.address ?? null,
       credentialRef: result.credentialRef ?? null,
     });
     return redirectResponse(`${ar.origin}${ar.config.basePath}/two-factor`, { json: ctx.json, setCookies: [...ctx.setCookies, pending] });
@@ -210,7 +211,7 @@ export async function completeSignIn(
   // Someone else's first factor may still wait in this browser (a family's shared computer): a
   // sign-in that needs no code ends it, as one that needs a code replaces it.
   const setCookies = ar.cookies.has(ar.names.twoFactor) ? [...ctx.setCookies, ...clearPendingSignIn(ar)] : ctx.setCookies;
-  if (reset) await applyPasswordReset(ar, result.user.id, reset.passwordHash, reset.floorMet);
+  if (reset) await applyPasswordReset(ar, result.user.id, reset.passwordHash, reset.floorMet, reset.address);
   return startSession({ ...ctx, setCookies }, providerId, result, factorsOf(ctx.providerType));
 }
 

@@ -191,6 +191,17 @@ export type ErrorPageNext = { href: string; label: string } | null;
  */
 export async function errorPageFor(request: Request) {
   const page = errorPageData(request);
+  // Refused for a visitor who is signed in (a linked account, an app's consent, a policy): said in
+  // those terms, with the way to the account — never "sign in" beside a signed-in header.
+  if (page.code === "AccessDenied" && (await optionalSession(request, { roll: false })).session) {
+    return {
+      ...page,
+      heading: t("errorPage.AccessDeniedSignedIn.heading"),
+      message: t("errorPage.AccessDeniedSignedIn.message"),
+      detail: null,
+      next: { href: "/account", label: t("common.accountLink") } as ErrorPageNext,
+    };
+  }
   if (page.code !== "Verification") return { ...page, next: null as ErrorPageNext };
   if (new URL(request.url).searchParams.get("link") === "reset") {
     return {

@@ -133,7 +133,9 @@ function refusalText(params: URLSearchParams): string | null {
   if (!kind || !Object.hasOwn(REFUSAL_KEYS, kind)) return null;
   const tries = Number(params.get(TRIES_PARAM));
   const triesLeft = Number.isSafeInteger(tries) && tries >= 0 && tries <= 100 ? tries : 0;
-  return t(REFUSAL_KEYS[kind as ReauthRefusalKind], { triesLeft });
+  const words = t(REFUSAL_KEYS[kind as ReauthRefusalKind], { triesLeft });
+  // A wrong password with few tries left before the pause says how many, as the sign-in page does.
+  return kind === "password" && params.has(TRIES_PARAM) && triesLeft > 0 ? `${words} ${t("limit.passwordTriesLeft", { tries: triesLeft })}` : words;
 }
 
 /** GET: the factors to choose from, or the code form (`step=code`), and a refusal passed back (`refused`, or `error`). */

@@ -181,7 +181,7 @@ async function checkCode(ar: AuthRequest, body: Body, json: boolean): Promise<Tw
     const refusal = await secondFactorRefusal(ar, user.id, pending.method);
     if (refusal) return { type: "response", response: failureResponse(ar, refusal, json, [...challengeCookies, ...clearPendingSignIn(ar)]) };
     // A reset waiting for this code (ADR 062): only now is the password written and every session ended.
-    if (pending.passwordHash) await applyPasswordReset(ar, user.id, pending.passwordHash, pending.passwordFloorMet);
+    if (pending.passwordHash) await applyPasswordReset(ar, user.id, pending.passwordHash, pending.passwordFloorMet, pending.passwordResetAddress);
     let callbackUrl = validateCallbackUrl(pending.callbackUrl, ar.origin) ?? `${ar.origin}/`;
     if (factor.kind === "recovery") callbackUrl = recoveryCodeUsedUrl(ar, callbackUrl);
     if (reauthenticating) {

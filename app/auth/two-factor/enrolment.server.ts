@@ -29,7 +29,10 @@ export type TotpSetup = { secret: string; uri: string; qr: { size: number; path:
 
 export type EnrolmentOutcome =
   | { ok: true; setup?: TotpSetup; recoveryCodes?: string[]; disabled?: boolean }
-  | { ok: false; status: 400 | 409 | 429; formError?: string; codeError?: string; setup?: TotpSetup };
+  | { ok: false; status: 400 | 409 | 429; formError?: string; codeError?: string; setup?: TotpSetup; refused?: EnrolmentRefusal };
+
+/** Which words a wrong code's refusal shows, for a browser sent back to /account (Post/Redirect/Get). */
+export type EnrolmentRefusal = "setupCodeWrong" | "codeWrong" | "codeUsed";
 
 type User = { id: string; email: string | null; name: string | null };
 
@@ -39,6 +42,12 @@ const codeOf = (body: Record<string, unknown>) => (typeof body.code === "string"
 function setupFor(user: User, secret: string): TotpSetup {
   const uri = otpauthUri(secret, user.email ?? user.name ?? user.id);
   return { secret, uri, qr: qrCodePath(uri) };
+}
+
+/** The set-up still waiting for its first code, shown again on the page a refused code leads back to; null when none. */
+export async function pendingTotpSetup(ar: AuthRequest, user: User): Promise<TotpSetup | null> {
+  const secret = await pendingEnrolmentSecret(user.id, ar.config.secrets);
+  return secret ? setupFor(user, secret) : null;
 }
 
 export async function startTotp(ar: AuthRequest, user: User): Promise<EnrolmentOutcome> {
@@ -60,7 +69,7 @@ export async function confirmTotp(ar: AuthRequest, user: User, body: Record<stri
   }
   // The setup stays on screen so the visitor can try the next code.
   const secret = await pendingEnrolmentSecret(user.id, ar.config.secrets);
-  return { ok: false, status: 400, codeError: t("twoFactor.wrongSetupCode"), ...(secret ? { setup: setupFor(user, secret) } : {}) };
+  return { ok: false, status: 400, codeError: t("twoFactor.wrongSetupCode"), refused: "setupCodeWrong", ...(secret ? { setup: setupFor(user, secret) } : {}) };
 }
 
 /** A current code for the account, counted against its budget when wrong. */
@@ -80,7 +89,7 @@ async function checkCurrentCode(ar: AuthRequest, user: User, body: Record<string
   await recordEvent("two-factor-failed", { userId: user.id, ...eventSource(ar), detail: { on: "account" } });
   if (attempt.endsIfWrong) return { ok: false, status: 429, formError: limitMessage(attempt.endsIfWrong) };
   const used = await isUsedTotpCode(user.id, codeOf(body), ar.config.secrets);
-  return { ok: false, status: 400, codeError: used ? t("twoFactor.codeUsed") : t("twoFactor.wrongCode") };
+  return { ok: false, status: 400, codeError: used ? t("twoFactor.codeUsed") : t("twoFactor.wrongCode"), refused: used ? "codeUsed" : "codeWrong" };
 }
 
 export async function disableTotp(ar: AuthRequest, user: User, body: Record<string, unknown>): Promise<EnrolmentOutcome> {

@@ -35,6 +35,8 @@ export type PendingSignIn = {
   passwordHash: string | null;
   /** The single-factor floor that new password meets (ADR 084); null beside no password or from an older cookie. */
   passwordFloorMet: number | null;
+  /** The address the reset's code or link was sent to: marked verified with the reset when it is still the account's. */
+  passwordResetAddress: string | null;
   /** The stored way in of the first factor (a linked account), for the session it starts. */
   credentialRef: string | null;
   /**
@@ -46,9 +48,10 @@ export type PendingSignIn = {
 
 export async function issuePendingSignIn(
   ar: AuthRequest,
-  pending: Omit<PendingSignIn, "id" | "firstFactorAt" | "passwordHash" | "passwordFloorMet" | "credentialRef" | "reauthOf"> & {
+  pending: Omit<PendingSignIn, "id" | "firstFactorAt" | "passwordHash" | "passwordFloorMet" | "passwordResetAddress" | "credentialRef" | "reauthOf"> & {
     passwordHash?: string | null;
     passwordFloorMet?: number | null;
+    passwordResetAddress?: string | null;
     credentialRef?: string | null;
     reauthOf?: string | null;
   },
@@ -65,6 +68,7 @@ export async function issuePendingSignIn(
     ft: Math.floor(now.getTime() / 1000),
     ...(pending.passwordHash ? { pwh: pending.passwordHash } : {}),
     ...(pending.passwordHash && typeof pending.passwordFloorMet === "number" ? { pwf: pending.passwordFloorMet } : {}),
+    ...(pending.passwordHash && pending.passwordResetAddress ? { pwe: pending.passwordResetAddress } : {}),
     ...(pending.credentialRef ? { cr: pending.credentialRef } : {}),
     ...(pending.reauthOf ? { ra: pending.reauthOf } : {}),
   };
@@ -107,6 +111,7 @@ export async function readPendingSignIn(ar: AuthRequest, now = new Date()): Prom
     firstFactorAt,
     passwordHash,
     passwordFloorMet,
+    passwordResetAddress: passwordHash ? str(payload.pwe, 320) : null,
     credentialRef: str(payload.cr, 128),
     reauthOf,
   };

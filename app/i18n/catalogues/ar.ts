@@ -83,6 +83,8 @@ export const ar: Catalogue = {
   "errorPage.VerificationReset.next": "اطلب رابطًا جديدًا",
   "errorPage.VerificationSignedIn.heading": "أنت مسجّل الدخول بالفعل",
   "errorPage.VerificationSignedIn.message": "رابط تسجيل الدخول هذا استُخدم من قبل أو انتهت صلاحيته، لكنك مسجّل الدخول على هذا الجهاز: لا حاجة إلى أي شيء آخر.",
+  "errorPage.AccessDeniedSignedIn.heading": "لم يُسمح بذلك",
+  "errorPage.AccessDeniedSignedIn.message": "أنت مسجّل الدخول، لكن ذلك غير مسموح لهذا الحساب. لم يتغيّر شيء. لاستخدام حساب آخر، سجّل الخروج أولًا.",
   "errorPage.default.heading": "خطأ",
   "errorPage.default.message": "حدث خطأ أثناء تسجيل الدخول.",
 
@@ -146,6 +148,7 @@ export const ar: Catalogue = {
   "emailCode.setPassword": "تعيين كلمة المرور الجديدة",
   "emailCode.required": "أدخل الرمز المكوّن من 6 أرقام الوارد في البريد الإلكتروني.",
   "emailCode.wrong": "هذا الرمز غير صحيح. {triesLeft, plural, zero {لم تتبقَّ أي محاولة} one {تتبقى محاولة واحدة} two {تتبقى محاولتان} few {تتبقى # محاولات} many {تتبقى # محاولة} other {تتبقى # محاولة}}.",
+  "emailCode.passwordCleared": "لم تُحفظ كلمة المرور الجديدة التي كتبتها: اكتبها مرة أخرى مع الرمز.",
   "emailCode.checkTitle": "تحقّق من بريدك الإلكتروني",
   "emailCode.enterHere": "أدخل الرمز المكوّن من 6 أرقام الوارد في البريد الإلكتروني. لا يعمل إلا في هذا المتصفح.",
   "verify.reset": "إذا كان هناك حساب يستخدم هذا العنوان، فقد أرسلنا إليه رابطًا لاختيار كلمة مرور جديدة.",

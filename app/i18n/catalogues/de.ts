@@ -83,6 +83,8 @@ export const de: Catalogue = {
   "errorPage.VerificationReset.next": "Neuen Link anfordern",
   "errorPage.VerificationSignedIn.heading": "Sie sind bereits angemeldet",
   "errorPage.VerificationSignedIn.message": "Dieser Anmeldelink wurde bereits verwendet oder ist abgelaufen, aber Sie sind auf diesem Gerät angemeldet: Sie müssen nichts weiter tun.",
+  "errorPage.AccessDeniedSignedIn.heading": "Das war nicht erlaubt",
+  "errorPage.AccessDeniedSignedIn.message": "Sie sind angemeldet, aber das war für dieses Konto nicht erlaubt. Es wurde nichts geändert. Um ein anderes Konto zu verwenden, melden Sie sich zuerst ab.",
   "errorPage.default.heading": "Fehler",
   "errorPage.default.message": "Bei der Anmeldung ist etwas schiefgelaufen.",
 
@@ -146,6 +148,7 @@ export const de: Catalogue = {
   "emailCode.setPassword": "Neues Passwort festlegen",
   "emailCode.required": "Geben Sie den sechsstelligen Code aus der E-Mail ein.",
   "emailCode.wrong": "Dieser Code ist nicht richtig. {triesLeft, plural, one {# Versuch bleibt} other {# Versuche bleiben}} übrig.",
+  "emailCode.passwordCleared": "Das eingegebene neue Passwort wurde nicht behalten: Geben Sie es mit dem Code erneut ein.",
   "emailCode.checkTitle": "Prüfen Sie Ihre E-Mails",
   "emailCode.enterHere": "Geben Sie den sechsstelligen Code aus der E-Mail ein. Er funktioniert nur in diesem Browser.",
   "verify.reset": "Falls ein Konto diese Adresse verwendet, haben wir ihr einen Link zum Festlegen eines neuen Passworts gesendet.",

@@ -89,6 +89,8 @@ export const en = {
   "errorPage.VerificationReset.next": "Ask for a new link",
   "errorPage.VerificationSignedIn.heading": "You are already signed in",
   "errorPage.VerificationSignedIn.message": "This sign-in link was already used or has expired, but you are signed in on this device: nothing else is needed.",
+  "errorPage.AccessDeniedSignedIn.heading": "That was not allowed",
+  "errorPage.AccessDeniedSignedIn.message": "You are signed in, but that was not allowed for this account. Nothing was changed. To use another account, sign out first.",
   "errorPage.default.heading": "Error",
   "errorPage.default.message": "Something went wrong while signing in.",
 
@@ -152,6 +154,7 @@ export const en = {
   "emailCode.setPassword": "Set new password",
   "emailCode.required": "Enter the 6-digit code from the e-mail.",
   "emailCode.wrong": "That code is not right. {triesLeft, plural, one {# try is} other {# tries are}} left.",
+  "emailCode.passwordCleared": "The new password you typed was not kept: type it again with the code.",
   "emailCode.checkTitle": "Check your email",
   "emailCode.enterHere": "Enter the 6-digit code from the e-mail. It works in this browser only.",
   "verify.reset": "If an account uses that address, we sent it a link to choose a new password.",

@@ -83,6 +83,8 @@ export const fr: Catalogue = {
   "errorPage.VerificationReset.next": "Demander un nouveau lien",
   "errorPage.VerificationSignedIn.heading": "Vous êtes déjà connecté",
   "errorPage.VerificationSignedIn.message": "Ce lien de connexion a déjà été utilisé ou a expiré, mais vous êtes connecté sur cet appareil : vous n’avez rien d’autre à faire.",
+  "errorPage.AccessDeniedSignedIn.heading": "Ce n’était pas autorisé",
+  "errorPage.AccessDeniedSignedIn.message": "Vous êtes connecté, mais ce n’était pas autorisé pour ce compte. Rien n’a été modifié. Pour utiliser un autre compte, déconnectez-vous d’abord.",
   "errorPage.default.heading": "Erreur",
   "errorPage.default.message": "Une erreur s’est produite lors de la connexion.",
 
@@ -146,6 +148,7 @@ export const fr: Catalogue = {
   "emailCode.setPassword": "Définir le nouveau mot de passe",
   "emailCode.required": "Saisissez le code à 6 chiffres reçu par e-mail.",
   "emailCode.wrong": "Ce code n’est pas correct. {triesLeft, plural, one {Il reste # essai} other {Il reste # essais}}.",
+  "emailCode.passwordCleared": "Le nouveau mot de passe saisi n’a pas été conservé : saisissez-le de nouveau avec le code.",
   "emailCode.checkTitle": "Consultez votre messagerie",
   "emailCode.enterHere": "Saisissez le code à 6 chiffres reçu par e-mail. Il ne fonctionne que dans ce navigateur.",
   "verify.reset": "Si un compte utilise cette adresse, nous lui avons envoyé un lien pour choisir un nouveau mot de passe.",

@@ -6,7 +6,7 @@ import { getConfig } from "../../../app/auth/core/config.server.ts";
 import { getProviders } from "../../../app/auth/signin/registry.server.ts";
 import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 import * as welcome from "../../../app/routes/welcome.tsx";
-import { dbLabel, resetDatabase } from "../../support/db.ts";
+import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, get } from "../../support/http.ts";
 import { ALICE, startTestIdp, type TestIdp } from "../../support/idp.ts";
 import { signInThroughIdp } from "../../support/oauth-flow.ts";
@@ -34,6 +34,16 @@ const wordsOf = async (jar: CookieJar, locale: "en" | "de" | "fr" | "ar") =>
   ((await (await runWithLocale(locale, () => callRoute(welcome.loader, get("/welcome", { jar })))).json()) as { words: Words }).words;
 
 describe(`the welcome page's words (${dbLabel})`, () => {
+  it("says the account was created only right after it was: a later visit to /welcome reads the next steps alone", async () => {
+    idp.configure();
+    const jar = new CookieJar();
+    await signInThroughIdp(jar, ALICE);
+    const justCreated = async () => ((await (await callRoute(welcome.loader, get("/welcome", { jar }))).json()) as { justCreated: boolean }).justCreated;
+    expect(await justCreated()).toBe(true);
+    await testDb().user.updateMany({ data: { createdAt: new Date(Date.now() - 24 * 3600 * 1000) } });
+    expect(await justCreated()).toBe(false);
+  });
+
   it("a new user who came in through the OpenID provider alone is offered a passkey instead of that provider — not 'an e-mail link or password' — in en/de/fr/ar", async () => {
     idp.configure();
     const jar = new CookieJar();

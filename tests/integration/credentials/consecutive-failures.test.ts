@@ -159,7 +159,8 @@ describe(`the consecutive-failure ceiling counts the current password on /accoun
     const csrfToken = await csrfFor(jar);
     const request = post("/account", { csrfToken, intent: "password-change", currentPassword: "a wrong guess at it", password: "an entirely new long passphrase" }, { jar });
     const res = (await account.middleware[0]!({ request } as never, () => callRoute(account.action, request))) as Response;
-    expect(res.status).toBe(400);
+    // Refused: the browser is sent back to the page, which names it.
+    expect(res.headers.get("Location")).toBe("/account?refused=currentWrong&intent=password-change#password-notice");
     expect(await consecutiveFailureCeilingReached(getConfig().rateLimits, "ada@example.com")).toBe(true);
   });
 });

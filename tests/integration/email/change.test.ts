@@ -10,6 +10,7 @@ import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 import { callRoute, CookieJar, get, post } from "../../support/http.ts";
 import { linkIn, refusedUrl } from "../../support/smtp-sink.ts";
 import { configure, csrfFor, location, openLink, ORIGIN, requestLink, sessionOf, smtpEnv, useSmtpSink } from "./helpers.ts";
+import { accountRefusal } from "../../support/account-refusal.ts";
 
 const smtp = useSmtpSink();
 
@@ -117,11 +118,13 @@ describe(`changing the e-mail address (${dbLabel})`, () => {
     const { jar } = await signedIn("me@example.com");
     for (const email of ["me@example.com,evil@example.com", '"me"@example.com', "me@localhost", "me＠example.com@evil.example"]) {
       const res = await askForChange(jar, email);
-      expect(res.status).toBe(400);
-      expect(await res.json()).toEqual({ formError: null, fieldErrors: { email: "Enter one e-mail address, such as name@example.com." } });
+      // A browser is sent back to the page (its section), the address typed not in the URL.
+      expect(res.status).toBe(303);
+      expect(res.headers.get("Location")).toBe("/account?refused=emailInvalid&intent=change-email#email-change-notice");
+      expect(await accountRefusal(res, jar)).toEqual({ formError: null, fieldErrors: { email: "Enter one e-mail address, such as name@example.com." } });
     }
     const same = await askForChange(jar, "ME@example.com");
-    expect(await same.json()).toEqual({ formError: null, fieldErrors: { email: "That is already your e-mail address." } });
+    expect(await accountRefusal(same, jar)).toEqual({ formError: null, fieldErrors: { email: "That is already your e-mail address." } });
     expect(smtp.sink.messages).toHaveLength(0);
     expect(await testDb().verificationToken.count()).toBe(0);
   });

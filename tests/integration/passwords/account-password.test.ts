@@ -8,6 +8,7 @@ import * as sessionRoute from "../../../app/routes/auth/session";
 import { createUser, PASSWORD, signIn, withEnv } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http.ts";
+import { accountRefusal } from "../../support/account-refusal.ts";
 
 const NEW_PASSWORD = "velvet lantern orbit";
 
@@ -26,8 +27,8 @@ async function intent(jar: CookieJar, fields: Record<string, string>, options: {
   return res;
 }
 
-type Refusal = { formError: string | null; fieldErrors: Record<string, string> };
-const refusal = async (res: Response) => (await res.json()) as Refusal;
+// A refusal of what was typed sends a browser back to the page, which shows it (tests/support/account-refusal.ts).
+const refusal = accountRefusal;
 
 for (const strategy of ["jwt", "database"] as const) {
   describe(`/account password intents (${dbLabel}, ${strategy} sessions)`, () => {
@@ -47,14 +48,14 @@ for (const strategy of ["jwt", "database"] as const) {
       // This browser signed in, so it carries the account's device cookie: its own budget of 10 (section 10).
       for (let i = 0; i < 10; i++) {
         const res = await intent(jar, { intent: "password-change", currentPassword: `wrong-${i}`, password: NEW_PASSWORD });
-        expect(res.status).toBe(400);
-        expect((await refusal(res)).fieldErrors).toEqual({ currentPassword: "That is not your current password." });
+        expect(res.status).toBe(303);
+        expect((await refusal(res, jar)).fieldErrors).toEqual({ currentPassword: "That is not your current password." });
       }
       expect(await testDb().authEvent.count({ where: { type: "signin-failed" } })).toBe(10);
       const sixth = await intent(jar, { intent: "password-change", currentPassword: PASSWORD, password: NEW_PASSWORD });
       expect(sixth.status).toBe(429);
       expect(sixth.headers.get("Retry-After")).toMatch(/^\d+$/);
-      expect((await refusal(sixth)).fieldErrors.currentPassword).toMatch(/^Too many attempts\. Try again in \d+ minutes?\.$/);
+      expect((await refusal(sixth, jar)).fieldErrors.currentPassword).toMatch(/^Too many attempts\. Try again in \d+ minutes?\.$/);
       // Nothing changed: the old password still signs in (another browser has its own budget).
       expect((await signIn(new CookieJar())).res).toHaveSessionCookie();
     });
@@ -63,12 +64,12 @@ for (const strategy of ["jwt", "database"] as const) {
       await createUser();
       const { jar } = await signIn();
       const res = await intent(jar, { intent: "password-change", currentPassword: PASSWORD, password: "passwordpassword" });
-      expect(res.status).toBe(400);
-      expect((await refusal(res)).fieldErrors.password).toMatch(/too common/);
+      expect(res.status).toBe(303);
+      expect((await refusal(res, jar)).fieldErrors.password).toMatch(/too common/);
       expect(await testDb().authEvent.count({ where: { type: "signin-failed" } })).toBe(0);
       // A wrong current password is refused before the new one is judged: nothing said of its rules.
       const short = await intent(jar, { intent: "password-change", currentPassword: "whatever", password: "short" });
-      expect((await refusal(short)).fieldErrors).toEqual({ currentPassword: "That is not your current password." });
+      expect((await refusal(short, jar)).fieldErrors).toEqual({ currentPassword: "That is not your current password." });
       expect(await testDb().authEvent.count({ where: { type: "signin-failed" } })).toBe(1);
     });
 
@@ -117,8 +118,8 @@ for (const strategy of ["jwt", "database"] as const) {
       await testDb().session.updateMany({ where: { userId: user.id }, data: { authenticatedAt: new Date() } });
 
       const weak = await intent(jar, { intent: "password-set", password: "ada@example.com" });
-      expect(weak.status).toBe(400);
-      expect((await refusal(weak)).fieldErrors.password).toMatch(/e-mail address/);
+      expect(weak.status).toBe(303);
+      expect((await refusal(weak, jar)).fieldErrors.password).toMatch(/e-mail address/);
 
       const ok = await intent(jar, { intent: "password-set", password: NEW_PASSWORD });
       expect(ok).toHaveRedirect("/account?updated=password-set#password-notice");
@@ -126,7 +127,7 @@ for (const strategy of ["jwt", "database"] as const) {
       // Once set, password-set is refused: change it instead.
       const again = await intent(jar, { intent: "password-set", password: "another fine passphrase" });
       expect(again.status).toBe(400);
-      expect((await refusal(again)).fieldErrors.password).toMatch(/already have a password/);
+      expect((await refusal(again, jar)).fieldErrors.password).toMatch(/already have a password/);
     });
 
     it("password-set counts from the sign-in, not from the session's last roll", async () => {
@@ -147,11 +148,11 @@ for (const strategy of ["jwt", "database"] as const) {
       // Without an address (so no e-mail sign-in) and no linked account, the password is the only way in.
       await testDb().user.update({ where: { id: user.id }, data: { email: null } });
       const wrong = await intent(jar, { intent: "password-remove", currentPassword: "nope-nope" });
-      expect(wrong.status).toBe(400);
-      expect((await refusal(wrong)).fieldErrors).toEqual({ currentPassword: "That is not your current password." });
+      expect(wrong.status).toBe(303);
+      expect((await refusal(wrong, jar)).fieldErrors).toEqual({ currentPassword: "That is not your current password." });
       const last = await intent(jar, { intent: "password-remove", currentPassword: PASSWORD });
       expect(last.status).toBe(409);
-      expect((await refusal(last)).fieldErrors.currentPassword).toMatch(/only way to sign in/);
+      expect((await refusal(last, jar)).fieldErrors.currentPassword).toMatch(/only way to sign in/);
       expect(await testDb().password.count()).toBe(1);
 
       // With an address (e-mail sign-in is offered), it goes.

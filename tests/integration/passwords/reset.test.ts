@@ -129,6 +129,20 @@ describe(`forgotten password (${dbLabel})`, () => {
     expect(await openResetPage(link)).toHaveErrorRedirect("Verification");
   });
 
+  it("a reset by link or by code proves the address: an unverified address is marked verified with the new password", async () => {
+    const user = await createUser();
+    await testDb().user.update({ where: { id: user.id }, data: { emailVerified: null } });
+    const byLink = await asked();
+    const token = byLink.link.searchParams.get("token")!;
+    expect(await postReset(new CookieJar(), { token, email: "ada@example.com", password: NEW })).toHaveSessionCookie();
+    expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).emailVerified).not.toBeNull();
+
+    await testDb().user.update({ where: { id: user.id }, data: { emailVerified: null } });
+    const byCode = await asked();
+    expect(await postReset(byCode.jar, { code: byCode.code!, password: "another fine passphrase" })).toHaveSessionCookie();
+    expect((await testDb().user.findUniqueOrThrow({ where: { id: user.id } })).emailVerified).not.toBeNull();
+  });
+
   it("a visitor who signed up and asked for four sign-in links presses Forgot password: she reads that several e-mails went to the address, never 'too many attempts', in en/de/fr/ar", async () => {
     const jar = new CookieJar();
     await signUp(jar, { email: "busy@example.com", password: "a long and quiet harbour at dawn" });

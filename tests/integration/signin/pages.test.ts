@@ -15,6 +15,7 @@ import { resetDatabase, testDb } from "../../support/db";
 import { callRoute, CookieJar, fetchCsrf, get, post } from "../../support/http";
 import { LOCALES, renderPage, textOf } from "../../support/render-page";
 import { runWithLocale, t } from "../../../app/i18n/t.server";
+import { accountRefusal } from "../../support/account-refusal.ts";
 
 let undoEnv: (() => void) | null = null;
 afterEach(() => {
@@ -183,7 +184,8 @@ describe("the sign-in page for a visitor who is signed in", () => {
       expect(html).not.toContain('role="alert"');
       // In every language the address is isolated left to right (<bdi dir="ltr">), so in a
       // right-to-left page its full stop stays after it (ADR 161).
-      expect(html).toContain(`<bdi dir="ltr" class="ltr">ada@<wbr/>example<wbr/>.com</bdi>`);
+      // A short address is one word, moving whole to the next line rather than breaking.
+      expect(html).toContain(`<bdi dir="ltr" class="ltr">ada@example.com</bdi>`);
     }
     // Signed out, the same address shows the refusal as before.
     expect((await (await callRoute(signinRoute.loader, get(path))).json()).error).toMatchObject({ code: "CredentialsSignin" });
@@ -238,6 +240,18 @@ describe("error page", () => {
     // Only the outage's page says when to ask again.
     expect(res.headers.get("Retry-After")).toBe(status === 503 ? "5" : null);
   });
+
+  it("AccessDenied for a signed-in visitor says it in those terms and offers the account, not 'sign in'", async () => {
+    await createUser();
+    const { jar } = await signIn();
+    const page = (await (await callRoute(errorRoute.loader, get("/auth/error?error=AccessDenied", { jar }))).json()) as { heading: string; message: string; next: { href: string } | null };
+    expect(page.heading).toBe("That was not allowed");
+    expect(page.message).toMatch(/You are signed in/);
+    expect(page.next?.href).toBe("/account");
+    const signedOut = (await (await callRoute(errorRoute.loader, get("/auth/error?error=AccessDenied"))).json()) as { next: unknown; message: string };
+    expect(signedOut.next).toBeNull();
+    expect(signedOut.message).not.toMatch(/You are signed in/);
+  });
 });
 
 describe("pages that need a session", () => {
@@ -285,8 +299,8 @@ describe("/account", () => {
     const noCsrf = await callRoute(accountRoute.action, post("/account", { intent: "update-profile", name: "X" }, { jar }));
     expect(noCsrf.status).toBe(403);
     const empty = await callRoute(accountRoute.action, post("/account", { csrfToken, intent: "update-profile", name: "   " }, { jar }));
-    expect(empty.status).toBe(400);
-    expect((await empty.json()).fieldErrors).toEqual({ name: "Name cannot be empty." });
+    expect(empty).toHaveRedirect("/account?refused=nameEmpty&intent=update-profile#profile-notice");
+    expect((await accountRefusal(empty, jar)).fieldErrors).toEqual({ name: "Name cannot be empty." });
     const unknown = await callRoute(accountRoute.action, post("/account", { csrfToken, intent: "drop-tables" }, { jar }));
     expect(unknown.status).toBe(400);
     expect((await testDb().user.findFirstOrThrow()).name).toBe("Ada");

@@ -145,9 +145,14 @@ describe.each(["jwt", "database"] as const)(`/auth/reauth, %s sessions (${dbLabe
     const id = await ageSession(jar, 11);
     for (let i = 0; i < 3; i++) {
       // Back to the page (a redirect, so Back after the right password never lands on a POST), which says why.
+      // With few tries left before the pause, it says how many, as the sign-in page does (the last one pauses).
       const res = await reauthenticate(jar, { password: "not the password" });
-      expect(res).toHaveRedirect(`${REAUTH_URL}&refused=password`);
-      expect((await reauthRefusalPage(jar, res)).error).toMatch(/not right/);
+      const left = 2 - i;
+      expect(res).toHaveRedirect(`${REAUTH_URL}&refused=password${left > 0 ? `&tries=${left}` : ""}`);
+      const error = (await reauthRefusalPage(jar, res)).error;
+      expect(error).toMatch(/not right/);
+      if (left === 2) expect(error).toMatch(/You have 2 more tries before sign-in with a password is paused/);
+      if (left === 1) expect(error).toMatch(/You have 1 more try before/);
     }
     expect(await sessionIdOf(jar)).toBe(id);
     expect(await isRecent(jar)).toBe(false);

@@ -7,6 +7,7 @@ import { runWithLocale, t } from "../../../app/i18n/t.server.ts";
 import { createUser } from "../../support/auth.ts";
 import { dbLabel, resetDatabase } from "../../support/db.ts";
 import { CookieJar } from "../../support/http.ts";
+import { accountRefusal } from "../../support/account-refusal.ts";
 import { LOCALES } from "../../support/render-page.tsx";
 import * as signin from "../../../app/routes/auth/signin.tsx";
 import { callRoute, get } from "../../support/http.ts";
@@ -28,13 +29,13 @@ describe(`a used authenticator code (${dbLabel})`, () => {
     expect((await accountIntent(jar, { intent: "recovery-codes", code })).status).toBe(200);
     for (const locale of LOCALES) {
       const res = await runWithLocale(locale, () => accountIntent(jar, { intent: "recovery-codes", code }));
-      expect(res.status).toBe(400);
-      const body = (await res.json()) as { fieldErrors: { code?: string } };
+      expect(res.status).toBe(303);
+      const body = await runWithLocale(locale, () => accountRefusal(res, jar));
       expect(body.fieldErrors.code).toBe(runWithLocale(locale, () => t("twoFactor.codeUsed")));
     }
     const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, "0");
     const res = await accountIntent(jar, { intent: "recovery-codes", code: wrong });
-    expect(((await res.json()) as { fieldErrors: { code?: string } }).fieldErrors.code).toBe(runWithLocale("en", () => t("twoFactor.wrongCode")));
+    expect((await accountRefusal(res, jar)).fieldErrors.code).toBe(runWithLocale("en", () => t("twoFactor.wrongCode")));
   });
 
   it("at the sign-in's second step, a code already used for this account says so, with the tries left, in every language", async () => {

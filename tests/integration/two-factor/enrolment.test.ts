@@ -5,7 +5,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { signIn, createUser } from "../../support/auth.ts";
 import { dbLabel, resetDatabase, testDb } from "../../support/db.ts";
-import { CookieJar } from "../../support/http.ts";
+import { callRoute, CookieJar, get } from "../../support/http.ts";
+import * as account from "../../../app/routes/account.tsx";
 import { withEnv } from "../../support/auth.ts";
 import { accountIntent, accountPage, advance, codeAt, enrol, firstFactor, isRefusal, SESSION, submitCode, useStepClock } from "./helpers.ts";
 
@@ -53,17 +54,36 @@ describe(`enrolment (${dbLabel})`, () => {
     expect(again).toHaveSessionCookie();
   });
 
-  it("a wrong first code keeps it off and shows the same setup again (400, error for the code field)", async () => {
+  it("a wrong first code keeps it off and sends a browser back to the page, which says so and shows the same setup again", async () => {
     const { jar } = await signIn();
     const { body } = await start(jar);
     const wrong = codeAt(body.totpSetup!.secret, 3);
     const res = await accountIntent(jar, { intent: "totp-confirm", code: wrong });
+    expect(res.status).toBe(303);
+    const location = res.headers.get("Location")!;
+    expect(location).toBe("/account?refused=setupCodeWrong&intent=totp-confirm#two-factor-notice");
+    expect(location).not.toContain(wrong);
+    const page = await callRoute(account.loader, get(location, { jar }));
+    const shown = (await page.json()) as { refusal: { section: string; message: string; totpSetup: Setup | null }; twoFactor: { enabled: boolean } };
+    expect(shown.refusal.section).toBe("two-factor");
+    expect(shown.refusal.message).toMatch(/did not match/);
+    expect(shown.refusal.totpSetup?.secret).toBe(body.totpSetup!.secret);
+    expect(shown.twoFactor.enabled).toBe(false);
+    expect(await testDb().recoveryCode.count()).toBe(0);
+    // The next, right, code turns it on; the refusal's address (Back) then shows neither set-up nor refusal.
+    expect((await accountIntent(jar, { intent: "totp-confirm", code: codeAt(body.totpSetup!.secret) })).status).toBe(200);
+    const after = (await (await callRoute(account.loader, get(location, { jar }))).json()) as { refusal: unknown };
+    expect(after.refusal).toBeNull();
+  });
+
+  it("a JSON client's wrong first code keeps the form's answer (400, error for the code field)", async () => {
+    const { jar } = await signIn();
+    const { body } = await start(jar);
+    const res = await accountIntent(jar, { intent: "totp-confirm", code: codeAt(body.totpSetup!.secret, 3), json: "true" });
     expect(res.status).toBe(400);
     const refused = (await res.json()) as { fieldErrors: { code?: string }; totpSetup: Setup | null };
     expect(refused.fieldErrors.code).toMatch(/did not match/);
     expect(refused.totpSetup?.secret).toBe(body.totpSetup!.secret);
-    expect((await accountPage(jar)).twoFactor.enabled).toBe(false);
-    expect(await testDb().recoveryCode.count()).toBe(0);
   });
 
   it("totp-confirm turns it on and shows 10 recovery codes once; the database holds only their salted hashes", async () => {
@@ -121,11 +141,15 @@ describe(`enrolment (${dbLabel})`, () => {
   it("totp-disable needs a current code: a wrong or missing one is refused, a right one turns it off", async () => {
     const { jar, secret, userId } = await enrol();
     for (const code of ["", "000000", "not-a-code", codeAt(secret, 5)]) {
+      // A browser is sent back to the section, the refusal named (never the code typed).
       const res = await accountIntent(jar, { intent: "totp-disable", code });
-      expect(res.status, code).toBe(400);
-      expect(((await res.json()) as { fieldErrors: { code?: string } }).fieldErrors.code).toBeTruthy();
+      expect(res.status, code).toBe(303);
+      expect(res.headers.get("Location")).toBe("/account?refused=codeWrong&intent=totp-disable#two-factor-notice");
     }
     expect((await accountPage(jar)).twoFactor.enabled).toBe(true);
+    // The page the address names says why, in the section.
+    const page = (await (await callRoute(account.loader, get("/account?refused=codeWrong&intent=totp-disable", { jar }))).json()) as { refusal: { section: string; message: string } };
+    expect(page.refusal).toMatchObject({ section: "two-factor", message: expect.stringMatching(/\S/) });
     const res = await accountIntent(jar, { intent: "totp-disable", code: codeAt(secret) });
     expect(res).toHaveRedirect("/account?updated=two-factor-off#two-factor-notice");
     expect(await testDb().twoFactorCredential.count({ where: { userId } })).toBe(0);
@@ -144,7 +168,7 @@ describe(`enrolment (${dbLabel})`, () => {
 
   it("recovery-codes with a current code replaces all ten; the old ones stop working", async () => {
     const { jar, secret, recoveryCodes } = await enrol();
-    expect((await accountIntent(jar, { intent: "recovery-codes", code: "123456" })).status).toBe(400);
+    expect((await accountIntent(jar, { intent: "recovery-codes", code: "123456" })).headers.get("Location")).toBe("/account?refused=codeWrong&intent=recovery-codes#two-factor-notice");
     const res = await accountIntent(jar, { intent: "recovery-codes", code: codeAt(secret) });
     expect(res.status).toBe(200);
     const fresh = ((await res.json()) as { recoveryCodes: string[] }).recoveryCodes;
