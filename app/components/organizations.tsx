@@ -10,6 +10,7 @@ import { SamlSection, type SamlConnection } from "./saml-section";
 import { Ltr } from "./ltr";
 import { PageTitle } from "./site-name";
 import { PolicySection, type PolicyData } from "./organization-policy";
+import { IntentForm } from "./intent-form";
 
 type Role = "owner" | "admin" | "member";
 /** A refused form: the sentence, the field (or row, `domain:<id>`) it is about, and what was typed. */
@@ -191,20 +192,6 @@ type OrgData = {
 
 const DOMAIN_STATE_KEYS = { pending: "org.domains.pending", verified: "org.domains.verified", failed: "org.domains.failed" } as const;
 
-function IntentForm({ csrfToken, intent, fields, label, danger, id }: { csrfToken: string; intent: string; fields: Record<string, string>; label: string; danger?: boolean; id?: string }) {
-  return (
-    <Form method="post" reloadDocument id={id}>
-      <CsrfField token={csrfToken} />
-      <input type="hidden" name="intent" value={intent} />
-      {Object.entries(fields).map(([name, value]) => (
-        <input key={name} type="hidden" name={name} value={value} />
-      ))}
-      <button type="submit" className={danger ? "button danger inline" : "button secondary inline"}>
-        {label}
-      </button>
-    </Form>
-  );
-}
 
 export function OrganizationPage({ data, actionData }: { data: OrgData; actionData: ActionData }) {
   const t = useT();

@@ -6,6 +6,7 @@ import { Form } from "react-router";
 import { useT } from "~/i18n/react";
 import { CsrfField, Field } from "./auth-forms";
 import { LocalTime } from "./local-time";
+import { IntentForm } from "./intent-form";
 
 export type SamlCertificate = { fingerprint: string; subject: string; notAfter: string | null };
 export type SamlConnection = {
@@ -20,20 +21,6 @@ export type SamlConnection = {
   signinUrl: string;
 };
 
-function SamlForm({ csrfToken, intent, fields, label, danger }: { csrfToken: string; intent: string; fields: Record<string, string>; label: string; danger?: boolean }) {
-  return (
-    <Form method="post" reloadDocument>
-      <CsrfField token={csrfToken} />
-      <input type="hidden" name="intent" value={intent} />
-      {Object.entries(fields).map(([name, value]) => (
-        <input key={name} type="hidden" name={name} value={value} />
-      ))}
-      <button type="submit" className={danger ? "button danger inline" : "button secondary inline"}>
-        {label}
-      </button>
-    </Form>
-  );
-}
 
 function ConnectionItem({ csrfToken, c }: { csrfToken: string; c: SamlConnection }) {
   const t = useT();
@@ -73,7 +60,7 @@ function ConnectionItem({ csrfToken, c }: { csrfToken: string; c: SamlConnection
                 </div>
                 {cert.notAfter ? <div className="muted">{t.rich("org.saml.certificateUntil", { date: <LocalTime value={cert.notAfter} /> })}</div> : null}
               </div>
-              {last ? null : <SamlForm csrfToken={csrfToken} intent="saml-certificate-remove" fields={{ connectionId: c.id, fingerprint: cert.fingerprint }} label={t("org.saml.certificateRemove")} danger />}
+              {last ? null : <IntentForm csrfToken={csrfToken} intent="saml-certificate-remove" fields={{ connectionId: c.id, fingerprint: cert.fingerprint }} label={t("org.saml.certificateRemove")} danger />}
             </li>
           ))}
         </ul>
@@ -91,14 +78,14 @@ function ConnectionItem({ csrfToken, c }: { csrfToken: string; c: SamlConnection
           </button>
         </Form>
         <p className="muted">{c.allowIdpInitiated ? t("org.saml.idpInitiatedOn") : t("org.saml.idpInitiatedOff")}</p>
-        <SamlForm
+        <IntentForm
           csrfToken={csrfToken}
           intent="saml-idp-initiated"
           fields={{ connectionId: c.id, enabled: c.allowIdpInitiated ? "off" : "on" }}
           label={c.allowIdpInitiated ? t("org.saml.idpInitiatedTurnOff") : t("org.saml.idpInitiatedTurnOn")}
         />
       </div>
-      <SamlForm csrfToken={csrfToken} intent="saml-remove" fields={{ connectionId: c.id }} label={t("org.saml.remove", { entity: c.idpEntityId })} danger />
+      <IntentForm csrfToken={csrfToken} intent="saml-remove" fields={{ connectionId: c.id }} label={t("org.saml.remove", { entity: c.idpEntityId })} danger />
     </li>
   );
 }
