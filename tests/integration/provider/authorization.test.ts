@@ -120,7 +120,9 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     const undo = withEnv({ METRICS_TOKEN: token });
     const metrics = await (await metricsResponse(new Request(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } })))!.text();
     undo();
-    expect(metrics).toMatch(/vestibule_oauth_tokens_total\{grant="authorization_code",outcome="issued"\} [3-9]/);
+    // The counter is the process's: other files run in the same worker count too, so at least this one's three.
+    const issued = Number(metrics.match(/vestibule_oauth_tokens_total\{grant="authorization_code",outcome="issued"\} (\d+)/)?.[1]);
+    expect(issued).toBeGreaterThanOrEqual(3);
   });
 
   it("a signed-out visitor is sent to Vestibule's sign-in page with a way back, and login_hint fills the address", async () => {
