@@ -53,6 +53,14 @@ afterAll(async () => {
   await sink?.close();
 });
 
+/**
+ * How long an answer may take to land: Chromium moves the focus to a fragment's target only once
+ * the new page has loaded and laid out, which on a loaded two-core machine can take seconds after
+ * the notice is attached (the poll's default second is not enough). The poll still waits on the
+ * state, not the clock.
+ */
+const LANDED = { timeout: 15_000 };
+
 /** Whether the element is focused and its box lies inside the viewport. */
 async function focusedInView(locator: Locator): Promise<{ focused: boolean; inView: boolean; where?: string }> {
   return locator.evaluate((el) => {
@@ -100,7 +108,7 @@ describe("an answer on /account lands in view and takes the focus", () => {
       await page.locator("#email-change-form [type=submit]").click();
       const notice = page.locator("#email-change-sent");
       await notice.waitFor();
-      await expect.poll(() => focusedInView(notice)).toEqual({ focused: true, inView: true });
+      await expect.poll(() => focusedInView(notice), LANDED).toEqual({ focused: true, inView: true });
     });
 
     it(`a saved name: the profile's notice is on screen and focused (320 px, JavaScript ${javaScriptEnabled ? "on" : "off"})`, async () => {
@@ -109,7 +117,7 @@ describe("an answer on /account lands in view and takes the focus", () => {
       await page.locator("#profile-form [type=submit]").click();
       const notice = page.locator(`#${noticeAnchor("profile")}`);
       await notice.waitFor();
-      await expect.poll(() => focusedInView(notice)).toEqual({ focused: true, inView: true });
+      await expect.poll(() => focusedInView(notice), LANDED).toEqual({ focused: true, inView: true });
     });
 
     it(`every section's notice, opened at its address, is on screen and focused (320 px, JavaScript ${javaScriptEnabled ? "on" : "off"})`, async () => {

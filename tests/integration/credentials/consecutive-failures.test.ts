@@ -190,8 +190,13 @@ describe(`an unknown address costs a password verification too (${dbLabel})`, ()
       known.push(await attempt("ada@example.com"));
       unknown.push(await attempt("nobody@example.com"));
     }
-    // The least of each (other work only ever adds): an unknown address's answer costs what a
-    // known one's does, a whole verification included. Without it, it cost one verification less.
-    expect(Math.min(...unknown)).toBeGreaterThan(Math.min(...known) - 0.5 * Math.min(...verifications));
+    // The least of each (other work only ever adds). An unknown address's answer holds a whole
+    // verification: without it, it cost a few milliseconds (the lookup and the answer). It is not
+    // compared with the known address's answer, whose database writes (the failure counted, the
+    // audit row) cost this process's driver more processor time on PostgreSQL than on SQLite and
+    // made that comparison depend on the database, not on the verification.
+    const verification = Math.min(...verifications);
+    expect(Math.min(...unknown)).toBeGreaterThan(0.8 * verification);
+    expect(Math.min(...known)).toBeGreaterThan(0.8 * verification);
   });
 });
