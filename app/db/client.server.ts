@@ -35,11 +35,20 @@ type Held = { key: string; client: Db; provider: DbProvider; made: unknown; pool
 const HELD = Symbol.for("vestibule.db");
 const holder = globalThis as typeof globalThis & { [HELD]?: Held };
 
+/** Pages of WAL between two checkpoints (4 KiB each: 32 MiB at most). */
+export const SQLITE_CHECKPOINT_PAGES = 8_000;
+/** What is kept of the WAL file after a checkpoint, in bytes. */
+export const SQLITE_WAL_KEPT_BYTES = 64 * 1024 * 1024;
+
 /**
  * better-sqlite3 opens its connection inside the adapter, so the per-connection settings are
  * applied right after connecting. WAL lets readers in other processes (dev server, scripts, test
  * workers) proceed while one writes; NORMAL sync is safe with WAL (a power cut can lose the last
  * commits, never corrupt the file). Foreign keys must be on for the schema's cascades to work.
+ * The WAL is copied back into the database (a checkpoint, by the commit that passes the bound)
+ * every SQLITE_CHECKPOINT_PAGES pages rather than SQLite's 1 000: a page written again before
+ * then is copied once — the OAuth payload table's index pages are, refresh after refresh (ADR 180);
+ * a WAL grown past SQLITE_WAL_KEPT_BYTES is cut back to it after a checkpoint.
  */
 class SqliteAdapterFactory extends PrismaBetterSqlite3 {
   /** The client's own connection, once it has opened it (rawWriter). */
@@ -47,7 +56,9 @@ class SqliteAdapterFactory extends PrismaBetterSqlite3 {
 
   override async connect() {
     const adapter = await super.connect();
-    await adapter.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
+    await adapter.executeScript(
+      `PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = ${SQLITE_CHECKPOINT_PAGES}; PRAGMA journal_size_limit = ${SQLITE_WAL_KEPT_BYTES};`,
+    );
     // The adapter's better-sqlite3 handle (a public field of its queryable, not in its types).
     this.connection = (adapter as unknown as { client?: Database.Database }).client ?? null;
     return adapter;

@@ -25,6 +25,7 @@ import { EXTRA_GRANTS, findClientMetadata, saveRegisteredClient, removeClientRow
 import { ClientMetadataDocumentError, clientMetadataForEngine } from "./client-metadata-document.server";
 import { openAtRest, sealAtRest } from "../core/sealed-at-rest.server";
 import { consumePayload, findPayload, rowIdOf, TOKEN_KINDS, upsertPayload } from "./payload-store.server";
+import { stagedTokenWrite } from "./token-writes.server";
 
 /** The kinds consumed once (their rows carry consumedAt). */
 const CONSUMABLE = new Set(["AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest", "PushedAuthorizationRequest"]);
@@ -113,8 +114,7 @@ export class PrismaAdapter implements Adapter {
       const { jti: _token, ...rest } = payload;
       kept = this.kind === "DeviceCode" ? { ...rest, [SEALED_JTI]: await sealAtRest(id, deviceCodePlace(key), getConfig().secrets) } : rest;
     }
-    // One INSERT … ON CONFLICT DO UPDATE: two writers creating the same row at once end with one row.
-    await upsertPayload(this.kind, key, {
+    const columns = {
       payload: JSON.stringify(kept),
       grantId: str(payload.grantId),
       uid: str(payload.uid),
@@ -122,7 +122,11 @@ export class PrismaAdapter implements Adapter {
       accountId: str(payload.accountId),
       clientId: str(payload.clientId),
       expiresAt: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
-    });
+    };
+    // A token the token endpoint issues is written with the rest of its answer (token-writes.server.ts).
+    if (stagedTokenWrite(this.kind, key, columns)) return;
+    // One INSERT … ON CONFLICT DO UPDATE: two writers creating the same row at once end with one row.
+    await upsertPayload(this.kind, key, columns);
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {

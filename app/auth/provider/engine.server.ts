@@ -32,7 +32,8 @@ import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE, removeGrantRows } fro
 import { markIdTokenIssued, recordSessionApp } from "./backchannel.server";
 import { pairwiseSubject } from "./pairwise.server";
 import { pollTooSoon } from "./device-poll.server";
-import { findAccountRow, insertPayload, tokenRowId } from "./payload-store.server";
+import { findAccountRow, tokenRowId, type PayloadRow } from "./payload-store.server";
+import { stageTokenWrites, writeStagedTokens } from "./token-writes.server";
 import { isFirstParty } from "./clients.server";
 import { continueToClientPage, deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
 import {
@@ -408,17 +409,38 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
 /** A refresh answer kept for the grace, sealed: it carries an access and a refresh token. */
 const answerPlace = (id: string) => ({ purpose: "oauth-refresh-answer", row: id });
 
-async function keepRefreshAnswer(ctx: KoaContextWithOIDC, settings: ProviderConfig) {
+async function keptRefreshAnswer(ctx: KoaContextWithOIDC, settings: ProviderConfig): Promise<PayloadRow | null> {
   const rotated = ctx.oidc.entities.RotatedRefreshToken as { jti: string; grantId?: string; clientId?: string } | undefined;
-  if (!rotated || settings.refreshGrace === 0 || ctx.status !== 200) return;
-  const sealed = await sealAtRest(JSON.stringify(ctx.body), answerPlace(rotated.jti), getConfig().secrets);
+  if (!rotated || settings.refreshGrace === 0 || ctx.status !== 200) return null;
   // Kept under the refresh token's hash, as the token's own row is (ADR 177).
-  await insertPayload(REFRESH_ANSWER_KIND, tokenRowId(rotated.jti), {
-    payload: sealed,
-    grantId: rotated.grantId ?? null,
-    clientId: rotated.clientId ?? null,
-    expiresAt: new Date(Date.now() + settings.refreshGrace * 1000),
-  });
+  return {
+    kind: REFRESH_ANSWER_KIND,
+    id: tokenRowId(rotated.jti),
+    columns: {
+      payload: await sealAtRest(JSON.stringify(ctx.body), answerPlace(rotated.jti), getConfig().secrets),
+      grantId: rotated.grantId ?? null,
+      uid: null,
+      userCode: null,
+      accountId: null,
+      clientId: rotated.clientId ?? null,
+      expiresAt: new Date(Date.now() + settings.refreshGrace * 1000),
+    },
+  };
+}
+
+/**
+ * The token answer's rows, the kept refresh answer with them, in one statement (ADR 180); when
+ * that fails, the answer is the engine's server_error instead of tokens nobody stored.
+ */
+async function writeTokenAnswer(ctx: KoaContextWithOIDC, settings: ProviderConfig): Promise<void> {
+  try {
+    await writeStagedTokens(ctx, await keptRefreshAnswer(ctx, settings));
+  } catch (error) {
+    log("error", "oauth-token-write-failed", { error });
+    ctx.status = 500;
+    ctx.body = { error: "server_error", error_description: "oops! something went wrong" };
+    ctx.set("Cache-Control", "no-store");
+  }
 }
 
 /** The answer the first use of refresh token `id` got, waited for while that request is still being answered. */
@@ -511,6 +533,7 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
         ctx.query = { ...ctx.query, prompt: [...prompt, "consent"].join(" "), [OFFLINE_CONSENT_PARAM]: "1" };
       }
     }
+    if (ctx.method === "POST" && ctx.path === ENGINE_ROUTES.token) stageTokenWrites(ctx);
     await next();
     const route = ctx.oidc?.route;
     if ((route === "authorization" || route === "resume" || route === "code_verification" || route === "device_resume") && ctx.status < 400) {
@@ -547,8 +570,10 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
       }
       return;
     }
-    await keepRefreshAnswer(ctx, settings);
-    if (ctx.status === 200 && (ctx.body as { id_token?: unknown } | undefined)?.id_token) await markIdTokenIssued(ctx);
+    await writeTokenAnswer(ctx, settings);
+    // A refresh's ID token is never its session's first for the app: the grant that made the
+    // refresh token issued one in the same session (its scope held openid; a refresh's never widens).
+    if (ctx.status === 200 && ctx.oidc.params?.grant_type !== "refresh_token" && (ctx.body as { id_token?: unknown } | undefined)?.id_token) await markIdTokenIssued(ctx);
   });
   return provider;
 }

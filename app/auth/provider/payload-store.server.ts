@@ -54,11 +54,6 @@ const SQLITE = {
   find: `SELECT "payload" AS payload, CAST(round(unixepoch("consumedAt", 'subsec') * 1000) AS INTEGER) AS consumedAt
 FROM "OAuthPayload" WHERE "kind" = ? AND "id" = ?`,
   consume: `UPDATE "OAuthPayload" SET "consumedAt" = ? WHERE "kind" = ? AND "id" = ? AND "consumedAt" IS NULL`,
-  upsert: `INSERT INTO "OAuthPayload" ("kind", "id", "payload", "grantId", "uid", "userCode", "accountId", "clientId", "expiresAt", "createdAt")
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT ("kind", "id") DO UPDATE SET "payload" = excluded."payload", "grantId" = excluded."grantId", "uid" = excluded."uid",
-  "userCode" = excluded."userCode", "accountId" = excluded."accountId", "clientId" = excluded."clientId", "expiresAt" = excluded."expiresAt"`,
-  insert: `INSERT INTO "OAuthPayload" ("kind", "id", "payload", "grantId", "clientId", "expiresAt", "createdAt") VALUES (?, ?, ?, ?, ?, ?, ?)`,
   client: `SELECT "metadata" AS metadata, "secretSealed" AS secretSealed FROM "OAuthClient" WHERE "clientId" = ?`,
   account: `SELECT "email" AS email, "emailVerified" IS NOT NULL AS emailVerified, "name" AS name, "disabledAt" IS NOT NULL AS disabled FROM "User" WHERE "id" = ?`,
 } as const;
@@ -73,17 +68,6 @@ const POSTGRES = {
     name: "vestibule_oauth_payload_consume",
     text: `UPDATE "OAuthPayload" SET "consumedAt" = $1::timestamp(3) WHERE "kind" = $2 AND "id" = $3 AND "consumedAt" IS NULL`,
   },
-  upsert: {
-    name: "vestibule_oauth_payload_upsert",
-    text: `INSERT INTO "OAuthPayload" ("kind", "id", "payload", "grantId", "uid", "userCode", "accountId", "clientId", "expiresAt", "createdAt")
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::timestamp(3), $10::timestamp(3))
-ON CONFLICT ("kind", "id") DO UPDATE SET "payload" = excluded."payload", "grantId" = excluded."grantId", "uid" = excluded."uid",
-  "userCode" = excluded."userCode", "accountId" = excluded."accountId", "clientId" = excluded."clientId", "expiresAt" = excluded."expiresAt"`,
-  },
-  insert: {
-    name: "vestibule_oauth_payload_insert",
-    text: `INSERT INTO "OAuthPayload" ("kind", "id", "payload", "grantId", "clientId", "expiresAt", "createdAt") VALUES ($1, $2, $3, $4, $5, $6::timestamp(3), $7::timestamp(3))`,
-  },
   client: { name: "vestibule_oauth_client_find", text: `SELECT "metadata", "secretSealed" FROM "OAuthClient" WHERE "clientId" = $1` },
   account: {
     name: "vestibule_oauth_account_find",
@@ -91,16 +75,54 @@ ON CONFLICT ("kind", "id") DO UPDATE SET "payload" = excluded."payload", "grantI
   },
 } as const;
 
+/** The columns of an upsert, in the order its values are given. */
+const UPSERT_COLUMNS = `"kind", "id", "payload", "grantId", "uid", "userCode", "accountId", "clientId", "expiresAt", "createdAt"`;
+const UPSERT_ON_CONFLICT = `ON CONFLICT ("kind", "id") DO UPDATE SET "payload" = excluded."payload", "grantId" = excluded."grantId", "uid" = excluded."uid",
+  "userCode" = excluded."userCode", "accountId" = excluded."accountId", "clientId" = excluded."clientId", "expiresAt" = excluded."expiresAt"`;
+/** Rows written by one upsert statement at most (a token answer writes two or three). */
+export const ROWS_PER_UPSERT = 8;
+
+/** The upsert of `n` rows at once, for SQLite (made once per `n`). */
+const sqliteUpserts = new Map<number, { sql: string }>();
+function sqliteUpsertOf(n: number): { sql: string } {
+  let made = sqliteUpserts.get(n);
+  if (!made) sqliteUpserts.set(n, (made = { sql: sqliteUpsertText(n) }));
+  return made;
+}
+
+function sqliteUpsertText(n: number): string {
+  const row = `(${Array.from({ length: 10 }, () => "?").join(", ")})`;
+  return `INSERT INTO "OAuthPayload" (${UPSERT_COLUMNS}) VALUES ${Array.from({ length: n }, () => row).join(", ")} ${UPSERT_ON_CONFLICT}`;
+}
+
+/** The upsert of `n` rows at once, for PostgreSQL: a named prepared statement of its own per `n` (made once). */
+const postgresUpserts = new Map<number, { name: string; text: string }>();
+function postgresUpsertOf(n: number): { name: string; text: string } {
+  let made = postgresUpserts.get(n);
+  if (!made) postgresUpserts.set(n, (made = postgresUpsertText(n)));
+  return made;
+}
+
+function postgresUpsertText(n: number): { name: string; text: string } {
+  const rows = Array.from({ length: n }, (_, r) => {
+    const p = (i: number) => `$${r * 10 + i}`;
+    return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}::timestamp(3), ${p(10)}::timestamp(3))`;
+  });
+  return { name: `vestibule_oauth_payload_upsert_${n}`, text: `INSERT INTO "OAuthPayload" (${UPSERT_COLUMNS}) VALUES ${rows.join(", ")} ${UPSERT_ON_CONFLICT}` };
+}
+
 const sqliteTime = (d: Date | null) => (d ? d.toISOString().replace("Z", "+00:00") : null);
 const postgresTime = (d: Date | null) => (d ? d.toISOString().slice(0, -1) : null);
 
-const prepared = new WeakMap<Database.Database, Map<keyof typeof SQLITE, Statement>>();
+const prepared = new WeakMap<Database.Database, Map<string, Statement>>();
 
-function statement(connection: Database.Database, which: keyof typeof SQLITE): Statement {
+/** The connection's prepared statement for `sql` (one of SQLITE's, or an upsert of several rows). */
+function statement(connection: Database.Database, which: keyof typeof SQLITE | { sql: string }): Statement {
   let mine = prepared.get(connection);
   if (!mine) prepared.set(connection, (mine = new Map()));
-  let s = mine.get(which);
-  if (!s) mine.set(which, (s = connection.prepare(SQLITE[which])));
+  const sql = typeof which === "string" ? SQLITE[which] : which.sql;
+  let s = mine.get(sql);
+  if (!s) mine.set(sql, (s = connection.prepare(sql)));
   return s;
 }
 
@@ -141,23 +163,29 @@ export async function consumePayload(kind: string, id: string, at: Date): Promis
 }
 
 /** Writes the row (kind, id), or replaces its columns (never its consumption or creation time) when it is there: one statement, two writers at once included. */
-export async function upsertPayload(kind: string, id: string, c: PayloadColumns): Promise<void> {
-  const driver = await rawWriter();
-  const now = new Date();
-  if (driver.provider === "sqlite") {
-    statement(driver.sqlite, "upsert").run(kind, id, c.payload, c.grantId, c.uid, c.userCode, c.accountId, c.clientId, sqliteTime(c.expiresAt), sqliteTime(now));
-    return;
-  }
-  await driver.pool.query({ ...POSTGRES.upsert, values: [kind, id, c.payload, c.grantId, c.uid, c.userCode, c.accountId, c.clientId, postgresTime(c.expiresAt), postgresTime(now)] });
+export async function upsertPayload(kind: string, id: string, columns: PayloadColumns): Promise<void> {
+  await upsertPayloads([{ kind, id, columns }]);
 }
 
-/** Writes a new row (kind, id); throws when there is one. */
-export async function insertPayload(kind: string, id: string, c: Pick<PayloadColumns, "payload" | "grantId" | "clientId" | "expiresAt">): Promise<void> {
+export type PayloadRow = { kind: string; id: string; columns: PayloadColumns };
+
+/**
+ * Writes several rows as ONE statement (an upsert of each, as upsertPayload does): all of them or
+ * none, and one commit for them all — a token answer's access token, refresh token and kept
+ * answer (token-writes.server.ts). A row named twice is written once, as last given.
+ */
+export async function upsertPayloads(rows: readonly PayloadRow[]): Promise<void> {
+  const byKey = new Map(rows.map((row) => [`${row.kind}\u0000${row.id}`, row]));
+  const unique = [...byKey.values()];
+  if (unique.length === 0) return;
+  if (unique.length > ROWS_PER_UPSERT) throw new Error(`at most ${ROWS_PER_UPSERT} rows are written at once (${unique.length} given)`);
   const driver = await rawWriter();
   const now = new Date();
   if (driver.provider === "sqlite") {
-    statement(driver.sqlite, "insert").run(kind, id, c.payload, c.grantId, c.clientId, sqliteTime(c.expiresAt), sqliteTime(now));
+    const values = unique.flatMap(({ kind, id, columns: c }) => [kind, id, c.payload, c.grantId, c.uid, c.userCode, c.accountId, c.clientId, sqliteTime(c.expiresAt), sqliteTime(now)]);
+    statement(driver.sqlite, sqliteUpsertOf(unique.length)).run(...values);
     return;
   }
-  await driver.pool.query({ ...POSTGRES.insert, values: [kind, id, c.payload, c.grantId, c.clientId, postgresTime(c.expiresAt), postgresTime(now)] });
+  const values = unique.flatMap(({ kind, id, columns: c }) => [kind, id, c.payload, c.grantId, c.uid, c.userCode, c.accountId, c.clientId, postgresTime(c.expiresAt), postgresTime(now)]);
+  await driver.pool.query({ ...postgresUpsertOf(unique.length), values });
 }

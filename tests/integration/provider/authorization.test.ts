@@ -7,6 +7,7 @@ import { decodeJwt } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { engineSafetyProblems, getEngine } from "../../../app/auth/provider/engine.server";
 import { PrismaAdapter } from "../../../app/auth/provider/adapter.server";
+import { GRANT_CHECK_MS } from "../../../app/auth/provider/bearer.server";
 import { metricsResponse } from "../../../app/auth/core/metrics.server";
 import { createUser, PASSWORD, withEnv } from "../../support/auth";
 import { call } from "../../support/app-client";
@@ -374,7 +375,9 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     // Allowed again: a new grant, a new token; the old one stays refused.
     const second = await codeFlow(server, as, tc, jar, { resource: `${server.url}/api` });
     expect(decodeJwt(second.tokens.access_token).gid).not.toBe(gid);
-    await expect.poll(async () => (await me(first.tokens.access_token)).status).toBe(401);
+    // Within the bound: an instance trusts a grant it found live for GRANT_CHECK_MS, as long as
+    // the poll's default timeout (which made this fail when the check came a moment late).
+    await expect.poll(async () => (await me(first.tokens.access_token)).status, { timeout: 5 * GRANT_CHECK_MS }).toBe(401);
     expect((await me(second.tokens.access_token)).status).toBe(200);
   });
 

@@ -2,7 +2,8 @@
 // what it writes is what the ORM reads and the other way round (times included, on both
 // databases), and the consume is one conditional update that exactly one caller wins.
 import { beforeEach, describe, expect, it } from "vitest";
-import { consumePayload, findAccountRow, findClientRow, findPayload, insertPayload, upsertPayload } from "../../../app/auth/provider/payload-store.server";
+import { consumePayload, findAccountRow, findClientRow, findPayload, ROWS_PER_UPSERT, upsertPayload, upsertPayloads } from "../../../app/auth/provider/payload-store.server";
+import { rawWriter, SQLITE_CHECKPOINT_PAGES, SQLITE_WAL_KEPT_BYTES } from "../../../app/db/client.server";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 
 const row = (kind: string, id: string) => testDb().oAuthPayload.findUniqueOrThrow({ where: { kind_id: { kind, id } } });
@@ -43,12 +44,29 @@ describe(`OAuth payload rows on the driver (${dbLabel})`, () => {
     expect(await consumePayload("RefreshToken", "missing", at)).toBe(false);
   });
 
-  it("an insert refuses a row that is there (a kept refresh answer is written once)", async () => {
+  it("several rows are one statement: all are written, as the ORM reads them, or none; a row named twice is written once, as last given", async () => {
     const expiresAt = new Date(Date.now() + 30_000);
-    await insertPayload("RefreshAnswer", "t4", { payload: "sealed", grantId: "g1", clientId: "c1", expiresAt });
-    expect(await row("RefreshAnswer", "t4")).toMatchObject({ payload: "sealed", grantId: "g1", clientId: "c1", expiresAt });
-    await expect(insertPayload("RefreshAnswer", "t4", { payload: "other", grantId: null, clientId: null, expiresAt })).rejects.toThrow();
-    expect((await row("RefreshAnswer", "t4")).payload).toBe("sealed");
+    const columns = { grantId: "g1", uid: null, userCode: null, accountId: "u1", clientId: "c1", expiresAt };
+    await upsertPayloads([
+      { kind: "AccessToken", id: "a1", columns: { ...columns, payload: '{"at":1}' } },
+      { kind: "RefreshToken", id: "r1", columns: { ...columns, payload: '{"rt":1}' } },
+      { kind: "RefreshAnswer", id: "r0", columns: { ...columns, accountId: null, payload: "sealed" } },
+      { kind: "AccessToken", id: "a1", columns: { ...columns, payload: '{"at":2}' } },
+    ]);
+    expect(await row("AccessToken", "a1")).toMatchObject({ payload: '{"at":2}', grantId: "g1", accountId: "u1", clientId: "c1", expiresAt });
+    expect(await row("RefreshToken", "r1")).toMatchObject({ payload: '{"rt":1}', consumedAt: null });
+    expect(await row("RefreshAnswer", "r0")).toMatchObject({ payload: "sealed", accountId: null, expiresAt });
+    // One row the database refuses (no payload): none of the others is written either.
+    await expect(
+      upsertPayloads([
+        { kind: "AccessToken", id: "a2", columns: { ...columns, payload: "{}" } },
+        { kind: "RefreshToken", id: "r2", columns: { ...columns, payload: null as unknown as string } },
+      ]),
+    ).rejects.toThrow();
+    expect(await testDb().oAuthPayload.count({ where: { id: { in: ["a2", "r2"] } } })).toBe(0);
+    await upsertPayloads([]);
+    const many = Array.from({ length: ROWS_PER_UPSERT + 1 }, (_, i) => ({ kind: "AccessToken", id: `m${i}`, columns: { ...columns, payload: "{}" } }));
+    await expect(upsertPayloads(many)).rejects.toThrow(/at most/);
   });
 
   it("a client's row and a user's row read as the ORM wrote them; a disabled or unknown user, an unknown client", async () => {
@@ -64,5 +82,28 @@ describe(`OAuth payload rows on the driver (${dbLabel})`, () => {
     expect(await findAccountRow("u2")).toEqual({ email: null, emailVerified: false, name: null, disabled: false });
     expect(await findAccountRow("u3")).toMatchObject({ disabled: true });
     expect(await findAccountRow("u4")).toBeNull();
+  });
+
+  it("the lookup-only columns' indexes (uid, userCode, accountId) hold only the rows that have one, and a lookup by value still uses them", async () => {
+    const names = ["OAuthPayload_uid_idx", "OAuthPayload_userCode_idx", "OAuthPayload_accountId_idx"];
+    if (dbLabel === "postgres") {
+      const rows = await testDb().$queryRawUnsafe<{ indexname: string; indexdef: string }[]>(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'OAuthPayload'`);
+      for (const name of names) expect(rows.find((r) => r.indexname === name)?.indexdef, name).toMatch(/WHERE \("?\w+"? IS NOT NULL\)$/);
+      return;
+    }
+    const list = await testDb().$queryRawUnsafe<{ name: string; partial: bigint | number }[]>(`PRAGMA index_list("OAuthPayload")`);
+    for (const name of names) expect(Number(list.find((r) => r.name === name)?.partial), name).toBe(1);
+    for (const [column, index] of [["uid", names[0]], ["userCode", names[1]], ["accountId", names[2]]] as const) {
+      const plan = await testDb().$queryRawUnsafe<{ detail: string }[]>(`EXPLAIN QUERY PLAN SELECT "id" FROM "OAuthPayload" WHERE "kind" = 'Grant' AND "${column}" = 'x'`);
+      expect(plan.map((p) => p.detail).join("; "), column).toContain(index);
+    }
+  });
+
+  it.runIf(dbLabel === "sqlite")("the writing connection checkpoints its WAL every SQLITE_CHECKPOINT_PAGES pages and cuts it back to SQLITE_WAL_KEPT_BYTES", async () => {
+    const driver = await rawWriter();
+    if (driver.provider !== "sqlite") throw new Error("SQLite expected");
+    expect(Number(driver.sqlite.pragma("wal_autocheckpoint", { simple: true }))).toBe(SQLITE_CHECKPOINT_PAGES);
+    expect(Number(driver.sqlite.pragma("journal_size_limit", { simple: true }))).toBe(SQLITE_WAL_KEPT_BYTES);
+    expect(driver.sqlite.pragma("journal_mode", { simple: true })).toBe("wal");
   });
 });
