@@ -27,7 +27,8 @@ export function PasskeyUnavailable({ support, noBrowser, needsJs }: { support: "
  * A passkey ceremony's button, for the sign-in and re-authentication pages: shown once the page runs
  * in a browser that can use passkeys; without JavaScript, or without WebAuthn, a sentence says why
  * it is not there (every other form of the page works either way). `start` runs the ceremony; a
- * failure other than the person cancelling shows `failed` under the button.
+ * failure other than the person cancelling shows `failed` under the button (or what `failed` says
+ * of that failure). `inline` is the look of a button among a section's others (/account, /welcome).
  */
 export function PasskeyButton({
   id,
@@ -38,16 +39,18 @@ export function PasskeyButton({
   noBrowser,
   start,
   onSupported,
+  inline = false,
 }: {
   id: string;
   errorId: string;
   label: ReactNode;
-  failed: string;
+  failed: string | ((error: unknown) => string);
   needsJs: ReactNode;
   noBrowser: ReactNode;
   start: () => Promise<void>;
   /** Runs once WebAuthn is known to work here (the sign-in page starts the autofill's request). */
   onSupported?: (support: { autofill: boolean }) => void;
+  inline?: boolean;
 }) {
   const t = useT();
   const [support, setSupport] = useState<"unknown" | "yes" | "no">("unknown");
@@ -93,12 +96,12 @@ export function PasskeyButton({
     } catch (e) {
       running.current = false;
       setBusy(false);
-      if (!isCancelled(e)) setError(failed);
+      if (!isCancelled(e)) setError(typeof failed === "string" ? failed : failed(e));
     }
   };
   return (
-    <div className="stack">
-      <button type="button" className="button" id={id} onClick={run} aria-disabled={busy || undefined}>
+    <div className={inline ? undefined : "stack"}>
+      <button type="button" className={inline ? "button inline" : "button"} id={id} onClick={run} aria-disabled={busy || undefined}>
         {busy ? t("passkey.waiting") : label}
       </button>
       {error ? (

@@ -1,11 +1,10 @@
-import { useEffect, useRef, useState } from "react";
 import { ACCOUNT_SECTION, accountAt, ACCOUNT_FORM_ACTION } from "./account-sections";
 import { Form } from "react-router";
 import { useT, type Translate } from "~/i18n/react";
 import { CsrfField } from "./auth-forms";
 import { LocalTime } from "./local-time";
-import { PasskeyUnavailable } from "./passkey-button";
-import { isCancelled, OptionsRefused, passkeysSupported, registerPasskey } from "./passkey-client";
+import { PasskeyButton } from "./passkey-button";
+import { OptionsRefused, registerPasskey } from "./passkey-client";
 
 export type PasskeyRow = { id: string; name: string; createdAt: string; lastUsedAt: string | null; deviceType: string; backedUp: boolean };
 
@@ -41,57 +40,24 @@ const REFUSALS: Record<string, "passkey.refusedSignIn" | "passkey.refusedSignInA
  */
 export function AddPasskeyButton({ csrfToken, label, callbackUrl = accountAt(ACCOUNT_SECTION.passkeys, { updated: "passkey-added" }) }: { csrfToken: string; label?: string; callbackUrl?: string }) {
   const t = useT();
-  const [support, setSupport] = useState<"unknown" | "yes" | "no">("unknown");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  // One ceremony per press: a second click (a double click) while one runs, or once its answer is
-  // on its way, does nothing — each would make the authenticator create another passkey.
-  const running = useRef(false);
-  // Back to this page from the browser's cache after the answer was sent: the button works again.
-  useEffect(() => {
-    const shown = (event: PageTransitionEvent) => {
-      if (!event.persisted) return;
-      running.current = false;
-      setBusy(false);
-    };
-    window.addEventListener("pageshow", shown);
-    return () => window.removeEventListener("pageshow", shown);
-  }, []);
-  useEffect(() => {
-    passkeysSupported().then(
-      (s) => setSupport(s.webauthn ? "yes" : "no"),
-      () => setSupport("no"),
-    );
-  }, []);
-  if (support !== "yes") return <PasskeyUnavailable support={support} noBrowser={t("passkey.noBrowser")} needsJs={t("passkey.needsJs")} />;
-  const add = async () => {
-    if (running.current) return;
-    running.current = true;
-    setBusy(true);
-    setError(null);
-    try {
-      await registerPasskey(csrfToken, callbackUrl);
-    } catch (e) {
-      running.current = false;
-      setBusy(false);
-      // A refusal the server explains (a session that has not passed the second factor, ADR 045) says why.
-      if (!isCancelled(e)) {
-        const reason = e instanceof OptionsRefused && e.reason ? e.reason : null;
-        setError(reason && Object.hasOwn(REFUSALS, reason) ? t(REFUSALS[reason]!) : (reason ?? t("passkey.addFailed")));
-      }
-    }
+  // A refusal the server explains (a session that has not passed the second factor, ADR 045) says why.
+  const failed = (e: unknown) => {
+    const reason = e instanceof OptionsRefused && e.reason ? e.reason : null;
+    return reason && Object.hasOwn(REFUSALS, reason) ? t(REFUSALS[reason]!) : (reason ?? t("passkey.addFailed"));
   };
+  // One ceremony per press (PasskeyButton): a second click while one runs would make the
+  // authenticator create another passkey.
   return (
-    <div>
-      <button type="button" className="button inline" id="add-passkey" onClick={add} aria-disabled={busy || undefined}>
-        {busy ? t("passkey.waiting") : (label ?? t("passkey.add"))}
-      </button>
-      {error ? (
-        <p className="alert" role="alert" id="add-passkey-error">
-          {error}
-        </p>
-      ) : null}
-    </div>
+    <PasskeyButton
+      id="add-passkey"
+      errorId="add-passkey-error"
+      label={label ?? t("passkey.add")}
+      failed={failed}
+      needsJs={t("passkey.needsJs")}
+      noBrowser={t("passkey.noBrowser")}
+      start={() => registerPasskey(csrfToken, callbackUrl)}
+      inline
+    />
   );
 }
 

@@ -113,23 +113,30 @@ export function bearerRefusal(resource: string, refusal: Refusal): Response {
 
 // ---- Keys ----------------------------------------------------------------------------------------
 
-type KeySet = { states: unknown; text: string; getKey: JWTVerifyGetKey };
+type KeySet = { read: Promise<unknown>; states: unknown; text: string; getKey: JWTVerifyGetKey };
 let keySet: KeySet | null = null;
 
 /**
  * The verifier's key set: made again only when the provider's published keys change (it re-reads
  * them every KEY_REREAD_SECONDS; the same keys read again keep this set, and the tokens verified
- * with it).
+ * with it). While the keys read are the ones this set was made from, it is the answer at once,
+ * without waiting a turn for a promise already settled (every bearer request asks).
  */
-async function verificationKeys(): Promise<KeySet> {
-  const states = await currentKeyStates();
-  if (keySet?.states === states) return keySet;
+function verificationKeys(): KeySet | Promise<KeySet> {
+  const read = currentKeyStates();
+  if (keySet?.read === read) return keySet;
+  return verificationKeysOf(read);
+}
+
+async function verificationKeysOf(read: Promise<unknown>): Promise<KeySet> {
+  const states = await read;
+  if (keySet && keySet.states === states) return (keySet = { ...keySet, read });
   const jwks = await publicJwks();
   const text = JSON.stringify(jwks);
-  if (keySet?.text === text) {
-    keySet = { ...keySet, states };
+  if (keySet && keySet.text === text) {
+    keySet = { ...keySet, read, states };
   } else {
-    keySet = { states, text, getKey: createLocalJWKSet(jwks) };
+    keySet = { read, states, text, getKey: createLocalJWKSet(jwks) };
     verified.clear();
   }
   return keySet;
@@ -146,7 +153,8 @@ export const VERIFIED_TOKENS_KEPT = 2_000;
 
 /** The token's claims, and its audiences normalised as resources compare. */
 async function verifiedClaims(token: string, issuer: string): Promise<{ claims: JWTPayload; audiences: (string | null)[] }> {
-  const keys = await verificationKeys();
+  const known = verificationKeys();
+  const keys = known instanceof Promise ? await known : known;
   const hit = verified.get(token);
   if (hit && hit.keys === keys.text && hit.claims.iss === issuer && hit.claims.exp! + OAUTH_CLOCK_TOLERANCE > Date.now() / 1000) return hit;
   if (hit) verified.delete(token);

@@ -29,17 +29,18 @@ const CORS_ALLOW_HEADERS = "Authorization, Content-Type, Accept, Mcp-Session-Id,
 /** Response headers such a client must be able to read: the 401's challenge, MCP's session and version. */
 const CORS_EXPOSE_HEADERS = "WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version";
 
+/** The headers withResourceCors sets, listed once (every bearer answer sets them). */
+const CORS_ANSWER_HEADERS: readonly (readonly [string, string])[] = [...Object.entries(CORS_BASE), ["Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS]];
+
 /** The same answer with the CORS headers of a cookie-less resource. */
 export function withResourceCors(response: Response): Response {
   let headers = response.headers;
   try {
-    for (const [name, value] of Object.entries(CORS_BASE)) headers.set(name, value);
-    headers.set("Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+    for (const [name, value] of CORS_ANSWER_HEADERS) headers.set(name, value);
   } catch {
     // Immutable headers (a fetched Response): copy it.
     headers = new Headers(response.headers);
-    for (const [name, value] of Object.entries(CORS_BASE)) headers.set(name, value);
-    headers.set("Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+    for (const [name, value] of CORS_ANSWER_HEADERS) headers.set(name, value);
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   }
   return response;
