@@ -6,6 +6,7 @@
 // request (bench/statement-count.mjs). With `cpu`, V8's CPU profile of the measured requests goes
 // to bench/results/profiles/ (bench/sampler.mjs) and its top costs are printed. For finding where
 // a refresh's time goes and checking a change quickly, not for the figures `npm run bench` keeps.
+// PROBE_ENV (a JSON object) adds to the server's environment, e.g. '{"AUTH_PROVIDER_REFRESH_GRACE":"0"}'.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -34,7 +35,7 @@ const flags = [
   path.join(root, "bench/statement-count.mjs"),
   ...(kind === "cpu" ? ["--import", path.join(root, "bench/sampler.mjs")] : []),
 ];
-const env = benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV, AUTH_PROVIDER: "true", STATEMENT_COUNT_OUT: countFile, SAMPLER_OUT: profileFile, SAMPLER_KIND: "cpu", ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}) });
+const env = benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV, AUTH_PROVIDER: "true", STATEMENT_COUNT_OUT: countFile, SAMPLER_OUT: profileFile, SAMPLER_KIND: "cpu", ...(JSON.parse(process.env.PROBE_ENV ?? "{}") as Record<string, string>), ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}) });
 const app = await startServer("jwt app (refresh probe)", [...flags, path.join(root, "server/main.ts")], env, port);
 const statements = () => Number(readFileSync(countFile, "utf8").split("\n")[0]);
 const settle = () => new Promise((r) => setTimeout(r, 120));
