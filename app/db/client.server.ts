@@ -54,8 +54,56 @@ class SqliteAdapterFactory extends PrismaBetterSqlite3 {
   /** The client's own connection, once it has opened it (rawWriter). */
   connection: Database.Database | null = null;
 
+  /** The ORM's transactions begun or beginning on the connection and not yet ended. */
+  transactions = 0;
+  #idle: { promise: Promise<void>; resolve: () => void } | null = null;
+
+  /** Settles once no transaction of the ORM is open on the connection (at once when none is). */
+  idle(): Promise<void> {
+    if (this.transactions === 0) return Promise.resolve();
+    if (!this.#idle) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.#idle = { promise, resolve };
+    }
+    return this.#idle.promise;
+  }
+
+  #ended() {
+    this.transactions--;
+    if (this.transactions === 0 && this.#idle) {
+      this.#idle.resolve();
+      this.#idle = null;
+    }
+  }
+
   override async connect() {
     const adapter = await super.connect();
+    // The adapter's transactions are counted from the moment one is asked for (its BEGIN waits
+    // for the adapter's own lock) to its commit or rollback: a statement written on the
+    // connection itself while one is open would be part of it, and undone by its rollback
+    // (rawWriterOutsideTransactions).
+    const start = adapter.startTransaction.bind(adapter);
+    adapter.startTransaction = async (isolationLevel) => {
+      this.transactions++;
+      let open = true;
+      const end = () => {
+        if (!open) return;
+        open = false;
+        this.#ended();
+      };
+      try {
+        const transaction = await start(isolationLevel);
+        const commit = transaction.commit.bind(transaction);
+        const rollback = transaction.rollback.bind(transaction);
+        transaction.commit = () => commit().finally(end);
+        transaction.rollback = () => rollback().finally(end);
+        return transaction;
+      } catch (error) {
+        end();
+        throw error;
+      }
+    };
     await adapter.executeScript(
       `PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = ${SQLITE_CHECKPOINT_PAGES}; PRAGMA journal_size_limit = ${SQLITE_WAL_KEPT_BYTES};`,
     );
@@ -187,6 +235,21 @@ export async function rawWriter(): Promise<RawDriver> {
   const connection = held.factory!.connection;
   if (!connection) throw new Error("the SQLite client opened no connection");
   return { provider: "sqlite", sqlite: connection };
+}
+
+/**
+ * Runs `write` on the client's own SQLite connection once no transaction of the ORM is open on
+ * it, synchronously after the check, so none begins in between. The adapter runs a statement
+ * sent outside a transaction on the same connection at once — inside whatever transaction
+ * another request holds open there across an await, committed or rolled back with it. A token
+ * answer's rows and a consume must never be undone by another request's rollback (ADR 180).
+ */
+export async function rawWriterOutsideTransactions<T>(write: (connection: Database.Database) => T): Promise<T> {
+  const driver = await rawWriter();
+  if (driver.provider !== "sqlite") throw new Error("rawWriterOutsideTransactions is for SQLite");
+  const factory = holder[HELD]!.factory!;
+  while (factory.transactions > 0) await factory.idle();
+  return write(driver.sqlite);
 }
 
 /** Which database the current configuration selects. */

@@ -32,7 +32,7 @@ import { PrismaAdapter, REFRESH_ANSWER_KIND, REPLAY_STATE, removeGrantRows } fro
 import { markIdTokenIssued, recordSessionApp } from "./backchannel.server";
 import { pairwiseSubject } from "./pairwise.server";
 import { pollTooSoon } from "./device-poll.server";
-import { findAccountRow, tokenRowId, type PayloadRow } from "./payload-store.server";
+import { findAccountRow, releaseConsumed, tokenRowId, type PayloadRow } from "./payload-store.server";
 import { stageTokenWrites, writeStagedTokens } from "./token-writes.server";
 import { isFirstParty } from "./clients.server";
 import { continueToClientPage, deviceSuccessPage, deviceTooManyPage, errorPage, logoutDonePage, logoutPage, userCodeConfirmPage, userCodeInputPage } from "./pages.server";
@@ -68,6 +68,9 @@ export const CONSENT_PATH = "/oauth/consent";
 export const OPENID_CONFIGURATION_PATH = "/.well-known/openid-configuration";
 export const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
 export { PROVIDER_SCOPES } from "./scopes";
+/** The scope of an authorization request that names none (OAuth 2.1 section 3.2.2.1; ADR 181). */
+export const DEFAULT_SCOPE = "openid";
+
 /** An authorization parameter the server adds when it keeps `offline_access` for a client that sent no prompt=consent. */
 export const OFFLINE_CONSENT_PARAM = "vestibule_offline";
 /** How long the loser of a refresh race waits for the winner's answer, at most. */
@@ -428,6 +431,31 @@ async function keptRefreshAnswer(ctx: KoaContextWithOIDC, settings: ProviderConf
   };
 }
 
+/** The code, device code or refresh token this token answer redeemed (consumed), if any. */
+function redeemed(ctx: KoaContextWithOIDC): [kind: string, token: string] | null {
+  const entities = ctx.oidc.entities as Record<string, { jti?: string } | undefined>;
+  for (const [entity, kind] of [["RotatedRefreshToken", "RefreshToken"], ["AuthorizationCode", "AuthorizationCode"], ["DeviceCode", "DeviceCode"]] as const) {
+    const token = entities[entity]?.jti;
+    if (token) return [kind, token];
+  }
+  return null;
+}
+
+/**
+ * An answer whose tokens could not be written gives back what it redeemed: the client's retry
+ * works, rather than waiting out the grace and, after it, revoking the grant as a replay. When the
+ * database is down this fails too, and the token stays consumed, as before.
+ */
+async function releaseRedeemed(ctx: KoaContextWithOIDC): Promise<void> {
+  const what = redeemed(ctx);
+  if (!what) return;
+  try {
+    await releaseConsumed(what[0], tokenRowId(what[1]));
+  } catch (error) {
+    log("warn", "oauth-token-release-failed", { kind: what[0], error });
+  }
+}
+
 /**
  * The token answer's rows, the kept refresh answer with them, in one statement (ADR 180); when
  * that fails, the answer is the engine's server_error instead of tokens nobody stored.
@@ -437,6 +465,7 @@ async function writeTokenAnswer(ctx: KoaContextWithOIDC, settings: ProviderConfi
     await writeStagedTokens(ctx, await keptRefreshAnswer(ctx, settings));
   } catch (error) {
     log("error", "oauth-token-write-failed", { error });
+    await releaseRedeemed(ctx);
     ctx.status = 500;
     ctx.body = { error: "server_error", error_description: "oops! something went wrong" };
     ctx.set("Cache-Control", "no-store");
@@ -526,6 +555,12 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
     }
     // offline_access on consent alone: the engine keeps it only under prompt=consent, so the
     // server asks for that itself, and marks it so the consent page may answer from a remembered consent.
+    // OAuth 2.1 (section 3.2.2.1): a request naming no scope is processed with a default one —
+    // `openid`, who the user is and nothing more — rather than refused at the end with the
+    // engine's access_denied ("no scope was granted", ADR 181).
+    if (ctx.path === ENGINE_ROUTES.authorization && ctx.method === "GET" && !(typeof ctx.query.scope === "string" && ctx.query.scope.trim())) {
+      ctx.query = { ...ctx.query, scope: DEFAULT_SCOPE };
+    }
     if (ctx.path === ENGINE_ROUTES.authorization && ctx.method === "GET") {
       const scope = typeof ctx.query.scope === "string" ? ctx.query.scope.split(" ") : [];
       const prompt = typeof ctx.query.prompt === "string" ? ctx.query.prompt.split(" ").filter(Boolean) : [];

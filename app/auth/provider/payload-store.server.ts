@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
-import { rawDriver, rawWriter } from "../../db/client.server";
+import { rawDriver, rawWriter, rawWriterOutsideTransactions } from "../../db/client.server";
 
 /**
  * The engine's kinds whose id is the token itself (what a client presents): kept under the
@@ -54,6 +54,7 @@ const SQLITE = {
   find: `SELECT "payload" AS payload, CAST(round(unixepoch("consumedAt", 'subsec') * 1000) AS INTEGER) AS consumedAt
 FROM "OAuthPayload" WHERE "kind" = ? AND "id" = ?`,
   consume: `UPDATE "OAuthPayload" SET "consumedAt" = ? WHERE "kind" = ? AND "id" = ? AND "consumedAt" IS NULL`,
+  release: `UPDATE "OAuthPayload" SET "consumedAt" = NULL WHERE "kind" = ? AND "id" = ?`,
   client: `SELECT "metadata" AS metadata, "secretSealed" AS secretSealed FROM "OAuthClient" WHERE "clientId" = ?`,
   account: `SELECT "email" AS email, "emailVerified" IS NOT NULL AS emailVerified, "name" AS name, "disabledAt" IS NOT NULL AS disabled FROM "User" WHERE "id" = ?`,
 } as const;
@@ -68,6 +69,7 @@ const POSTGRES = {
     name: "vestibule_oauth_payload_consume",
     text: `UPDATE "OAuthPayload" SET "consumedAt" = $1::timestamp(3) WHERE "kind" = $2 AND "id" = $3 AND "consumedAt" IS NULL`,
   },
+  release: { name: "vestibule_oauth_payload_release", text: `UPDATE "OAuthPayload" SET "consumedAt" = NULL WHERE "kind" = $1 AND "id" = $2` },
   client: { name: "vestibule_oauth_client_find", text: `SELECT "metadata", "secretSealed" FROM "OAuthClient" WHERE "clientId" = $1` },
   account: {
     name: "vestibule_oauth_account_find",
@@ -158,8 +160,22 @@ export async function findAccountRow(userId: string): Promise<AccountRow | null>
 /** Marks the row consumed at `at` unless it already was: ONE conditional update, true for the one caller that did it. */
 export async function consumePayload(kind: string, id: string, at: Date): Promise<boolean> {
   const driver = await rawWriter();
-  if (driver.provider === "sqlite") return statement(driver.sqlite, "consume").run(sqliteTime(at), kind, id).changes === 1;
+  if (driver.provider === "sqlite") return rawWriterOutsideTransactions((sqlite) => statement(sqlite, "consume").run(sqliteTime(at), kind, id).changes === 1);
   return (await driver.pool.query({ ...POSTGRES.consume, values: [postgresTime(at), kind, id] })).rowCount === 1;
+}
+
+/**
+ * Makes the row (kind, id) unconsumed again: a code or refresh token whose answer could not be
+ * written (nothing it issued exists) works once more, so the client's retry is not taken for a
+ * replay (ADR 180).
+ */
+export async function releaseConsumed(kind: string, id: string): Promise<void> {
+  const driver = await rawWriter();
+  if (driver.provider === "sqlite") {
+    await rawWriterOutsideTransactions((sqlite) => statement(sqlite, "release").run(kind, id));
+    return;
+  }
+  await driver.pool.query({ ...POSTGRES.release, values: [kind, id] });
 }
 
 /** Writes the row (kind, id), or replaces its columns (never its consumption or creation time) when it is there: one statement, two writers at once included. */
@@ -183,7 +199,7 @@ export async function upsertPayloads(rows: readonly PayloadRow[]): Promise<void>
   const now = new Date();
   if (driver.provider === "sqlite") {
     const values = unique.flatMap(({ kind, id, columns: c }) => [kind, id, c.payload, c.grantId, c.uid, c.userCode, c.accountId, c.clientId, sqliteTime(c.expiresAt), sqliteTime(now)]);
-    statement(driver.sqlite, sqliteUpsertOf(unique.length)).run(...values);
+    await rawWriterOutsideTransactions((sqlite) => statement(sqlite, sqliteUpsertOf(unique.length)).run(...values));
     return;
   }
   const values = unique.flatMap(({ kind, id, columns: c }) => [kind, id, c.payload, c.grantId, c.uid, c.userCode, c.accountId, c.clientId, postgresTime(c.expiresAt), postgresTime(now)]);

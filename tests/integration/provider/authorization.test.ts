@@ -60,6 +60,25 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     expect(JSON.stringify(jwks)).not.toMatch(/"d":/);
   });
 
+  it("a request naming no scope is processed with the default one, openid (OAuth 2.1 section 3.2.2.1): asked on the consent page, then the token's scope", async () => {
+    const as = await discover(server);
+    const tc = await testClient();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const request = await authorizationUrl(as, tc, { scope: "", resource: `${server.url}/mcp` });
+    expect(request.url.searchParams.has("scope")).toBe(false);
+    const consent = await follow(server, jar, request.url);
+    expect(consent.url.pathname).toMatch(/^\/oauth\/consent\//);
+    // The page names what the default asks for: who the user is.
+    expect(consent.html).toContain(`data-scope="openid"`);
+    const allowed = await answerConsent(server, jar, consent, "allow");
+    const params = oauth.validateAuthResponse(as, tc.client, allowed.url, request.state);
+    const response = await oauth.authorizationCodeGrantRequest(as, tc.client, tc.auth, params, tc.redirectUri, request.verifier, insecure);
+    const tokens = await oauth.processAuthorizationCodeResponse(as, tc.client, response, { expectedNonce: request.nonce });
+    expect(tokens.scope).toBe("openid");
+    expect(tokens.refresh_token).toBeUndefined();
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: `${server.url}/mcp`, scope: "openid" });
+  });
+
   it("after Allow, the way back to the app is a page that goes on by itself (meta refresh and a link), never a redirect a form's CSP could block", async () => {
     const as = await discover(server);
     const tc = await testClient();

@@ -2,7 +2,7 @@
 // what it writes is what the ORM reads and the other way round (times included, on both
 // databases), and the consume is one conditional update that exactly one caller wins.
 import { beforeEach, describe, expect, it } from "vitest";
-import { consumePayload, findAccountRow, findClientRow, findPayload, ROWS_PER_UPSERT, upsertPayload, upsertPayloads } from "../../../app/auth/provider/payload-store.server";
+import { consumePayload, findAccountRow, findClientRow, findPayload, releaseConsumed, ROWS_PER_UPSERT, upsertPayload, upsertPayloads } from "../../../app/auth/provider/payload-store.server";
 import { rawWriter, SQLITE_CHECKPOINT_PAGES, SQLITE_WAL_KEPT_BYTES } from "../../../app/db/client.server";
 import { dbLabel, resetDatabase, testDb } from "../../support/db";
 
@@ -105,5 +105,41 @@ describe(`OAuth payload rows on the driver (${dbLabel})`, () => {
     expect(Number(driver.sqlite.pragma("wal_autocheckpoint", { simple: true }))).toBe(SQLITE_CHECKPOINT_PAGES);
     expect(Number(driver.sqlite.pragma("journal_size_limit", { simple: true }))).toBe(SQLITE_WAL_KEPT_BYTES);
     expect(driver.sqlite.pragma("journal_mode", { simple: true })).toBe("wal");
+  });
+
+  it("a consume and a token answer's write during another request's open transaction are not part of it: that transaction's rollback undoes neither", async () => {
+    const expiresAt = new Date(Date.now() + 60_000);
+    const columns = { grantId: "g1", uid: null, userCode: null, accountId: "u1", clientId: "c1", expiresAt };
+    await upsertPayload("RefreshToken", "t5", { ...columns, payload: "{}" });
+    const at = new Date();
+    let consumed: Promise<boolean> | undefined;
+    let written: Promise<void> | undefined;
+    await expect(
+      testDb().$transaction(async (tx) => {
+        await tx.oAuthPayload.count();
+        consumed = consumePayload("RefreshToken", "t5", at);
+        written = upsertPayloads([{ kind: "AccessToken", id: "a5", columns: { ...columns, payload: "{}" } }]);
+        // On SQLite (one connection) neither has happened inside the open transaction: they wait
+        // for it to end. PostgreSQL's run on another connection of the pool, committed at once.
+        if (dbLabel === "sqlite") {
+          expect((await tx.oAuthPayload.findUniqueOrThrow({ where: { kind_id: { kind: "RefreshToken", id: "t5" } } })).consumedAt).toBeNull();
+          expect(await tx.oAuthPayload.count({ where: { kind: "AccessToken", id: "a5" } })).toBe(0);
+        }
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    expect(await consumed).toBe(true);
+    await written;
+    expect((await row("RefreshToken", "t5")).consumedAt!.getTime()).toBe(at.getTime());
+    expect(await row("AccessToken", "a5")).toMatchObject({ grantId: "g1" });
+  });
+
+  it("a released row is unconsumed again, and can be consumed once more", async () => {
+    await upsertPayload("RefreshToken", "t6", { payload: "{}", grantId: null, uid: null, userCode: null, accountId: null, clientId: null, expiresAt: null });
+    expect(await consumePayload("RefreshToken", "t6", new Date())).toBe(true);
+    await releaseConsumed("RefreshToken", "t6");
+    expect((await row("RefreshToken", "t6")).consumedAt).toBeNull();
+    expect(await consumePayload("RefreshToken", "t6", new Date())).toBe(true);
+    expect(await consumePayload("RefreshToken", "t6", new Date())).toBe(false);
   });
 });

@@ -35,6 +35,24 @@ async function tokensFor(tc: TestClient) {
   const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
   return (await codeFlow(server, as, tc, jar)).tokens;
 }
+/** Makes the database refuse (or accept again) the rows of access tokens: a trigger, on either database. */
+async function refuseAccessTokenRows(refuse: boolean) {
+  if (dbLabel === "sqlite") {
+    await testDb().$executeRawUnsafe(
+      refuse
+        ? `CREATE TRIGGER "refuse_access_tokens" BEFORE INSERT ON "OAuthPayload" WHEN NEW."kind" = 'AccessToken' BEGIN SELECT RAISE(ABORT, 'refused'); END`
+        : `DROP TRIGGER IF EXISTS "refuse_access_tokens"`,
+    );
+    return;
+  }
+  if (refuse) {
+    await testDb().$executeRawUnsafe(`CREATE OR REPLACE FUNCTION refuse_access_tokens() RETURNS trigger AS $$ BEGIN IF NEW."kind" = 'AccessToken' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await testDb().$executeRawUnsafe(`CREATE TRIGGER "refuse_access_tokens" BEFORE INSERT ON "OAuthPayload" FOR EACH ROW EXECUTE FUNCTION refuse_access_tokens()`);
+  } else {
+    await testDb().$executeRawUnsafe(`DROP TRIGGER IF EXISTS "refuse_access_tokens" ON "OAuthPayload"`);
+    await testDb().$executeRawUnsafe(`DROP FUNCTION IF EXISTS refuse_access_tokens()`);
+  }
+}
 const liveRefreshTokens = () => testDb().oAuthPayload.count({ where: { kind: "RefreshToken", consumedAt: null } });
 
 describe(`the provider's grants on ${dbLabel}`, () => {
@@ -107,6 +125,29 @@ describe(`the provider's grants on ${dbLabel}`, () => {
       // Whatever the winner got is revoked: its refresh token no longer works.
       await expect(oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, won[0]!.refresh_token!))).rejects.toMatchObject({ error: "invalid_grant" });
     }
+  });
+
+  it("an answer whose tokens cannot be written is a server_error, nothing of it stored, and the refresh token works again for the client's retry", async () => {
+    const tc = await testClient();
+    const first = await tokensFor(tc);
+    const rows = () => testDb().oAuthPayload.count({ where: { kind: { in: ["AccessToken", "RefreshToken"] } } });
+    const before = await rows();
+    // The database refuses the access token's row (as a failing write would): the whole answer's write fails.
+    await refuseAccessTokenRows(true);
+    try {
+      const res = await refresh(tc, first.refresh_token!);
+      expect(res.status).toBe(500);
+      expect(res.headers.get("cache-control")).toContain("no-store");
+      expect(await res.json()).toMatchObject({ error: "server_error" });
+      expect(await rows()).toBe(before);
+    } finally {
+      await refuseAccessTokenRows(false);
+    }
+    // Given back: the retry is a refresh, not a replay (no grace wait, no revoked grant).
+    const retry = await oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, first.refresh_token!));
+    expect(retry.refresh_token).toBeTruthy();
+    const next = await oauth.processRefreshTokenResponse(as, tc.client, await refresh(tc, retry.refresh_token!));
+    expect(next.access_token).toBeTruthy();
   });
 
   it("userinfo, introspection and revocation with an opaque access token", async () => {
