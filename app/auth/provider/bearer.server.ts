@@ -151,13 +151,33 @@ async function verificationKeysOf(read: Promise<unknown>): Promise<KeySet> {
 const verified = new Map<string, { claims: JWTPayload; keys: string; audiences: (string | null)[] }>();
 export const VERIFIED_TOKENS_KEPT = 2_000;
 
-/** The token's claims, and its audiences normalised as resources compare. */
-async function verifiedClaims(token: string, issuer: string): Promise<{ claims: JWTPayload; audiences: (string | null)[] }> {
+type Verified = { claims: JWTPayload; audiences: (string | null)[] };
+
+/**
+ * The token's claims, and its audiences normalised as resources compare. A token verified before
+ * with the keys in use is answered at once (no turn of the event loop): every request of a client
+ * that holds it asks, and each await is a promise and a turn more than the cookie session's answer.
+ */
+function verifiedClaims(token: string, issuer: string): Verified | Promise<Verified> {
   const known = verificationKeys();
-  const keys = known instanceof Promise ? await known : known;
+  if (!(known instanceof Promise)) {
+    const hit = verifiedHit(token, known, issuer);
+    if (hit) return hit;
+  }
+  return verifyToken(token, issuer, known);
+}
+
+function verifiedHit(token: string, keys: KeySet, issuer: string): Verified | null {
   const hit = verified.get(token);
   if (hit && hit.keys === keys.text && hit.claims.iss === issuer && hit.claims.exp! + OAUTH_CLOCK_TOLERANCE > Date.now() / 1000) return hit;
   if (hit) verified.delete(token);
+  return null;
+}
+
+async function verifyToken(token: string, issuer: string, known: KeySet | Promise<KeySet>): Promise<Verified> {
+  const keys = await known;
+  const hit = verifiedHit(token, keys, issuer);
+  if (hit) return hit;
   const { payload } = await jwtVerify(token, keys.getKey, {
     issuer,
     typ: ACCESS_TOKEN_TYPE,
@@ -175,10 +195,16 @@ async function verifiedClaims(token: string, issuer: string): Promise<{ claims: 
 
 const grants = new Map<string, { accountId: string | null; live: boolean; checkedAt: number }>();
 
-/** Whether the grant still exists (the engine deletes a revoked one), and its user; asked again after GRANT_CHECK_MS. */
-async function grantState(grantId: string, now: number): Promise<{ live: boolean; accountId: string | null }> {
+type GrantState = { live: boolean; accountId: string | null };
+
+/** Whether the grant still exists (the engine deletes a revoked one), and its user; asked again after GRANT_CHECK_MS (known: at once). */
+function grantState(grantId: string, now: number): GrantState | Promise<GrantState> {
   const known = grants.get(grantId);
   if (known && (!known.live || now - known.checkedAt < GRANT_CHECK_MS)) return known;
+  return readGrantState(grantId, now);
+}
+
+async function readGrantState(grantId: string, now: number): Promise<GrantState> {
   const row = await db().oAuthPayload.findUnique({
     where: { kind_id: { kind: GRANT_KIND, id: grantId } },
     select: { accountId: true, expiresAt: true, consumedAt: true },
@@ -198,10 +224,14 @@ const clientGrants = new Map<string, { live: boolean; checkedAt: number }>();
  * whose claims carry none; "Remove access" and a client's removal delete every grant of the pair).
  * Asked again after GRANT_CHECK_MS, found or not.
  */
-async function pairHasGrant(accountId: string, clientId: string, now: number): Promise<boolean> {
+function pairHasGrant(accountId: string, clientId: string, now: number): boolean | Promise<boolean> {
   const key = `${accountId}\n${clientId}`;
   const known = clientGrants.get(key);
   if (known && now - known.checkedAt < GRANT_CHECK_MS) return known.live;
+  return readPairHasGrant(key, accountId, clientId, now);
+}
+
+async function readPairHasGrant(key: string, accountId: string, clientId: string, now: number): Promise<boolean> {
   const row = await db().oAuthPayload.findFirst({
     where: { kind: GRANT_KIND, accountId, clientId, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date(now) } }] },
     select: { id: true },
@@ -220,8 +250,13 @@ export function forgetGrantChecks() {
   keySet = null;
 }
 
-/** Whether the user's tokens issued at `issuedAtMs` fall under an ended-sessions cut-off (sign out everywhere, disable, delete). */
-async function userCutOff(userId: string, issuedAtMs: number): Promise<boolean> {
+/** Whether the user's tokens issued at `issuedAtMs` fall under an ended-sessions cut-off (sign out everywhere, disable, delete); from the list in memory at once when it is whole. */
+function userCutOff(userId: string, issuedAtMs: number): boolean | Promise<boolean> {
+  if (!revocationsReady() && revocationsComplete()) return isRevoked(null, userId, issuedAtMs);
+  return readUserCutOff(userId, issuedAtMs);
+}
+
+async function readUserCutOff(userId: string, issuedAtMs: number): Promise<boolean> {
   const loading = revocationsReady();
   if (loading) await loading;
   return revocationsComplete() ? isRevoked(null, userId, issuedAtMs) : await endedInDatabase(null, userId, issuedAtMs, { failClosed: true });
@@ -256,7 +291,8 @@ export async function requireBearer(request: Request, options: BearerOptions = {
   let claims: JWTPayload;
   let audiences: (string | null)[];
   try {
-    ({ claims, audiences } = await verifiedClaims(token, issuer));
+    const found = verifiedClaims(token, issuer);
+    ({ claims, audiences } = found instanceof Promise ? await found : found);
   } catch (error) {
     const description = error instanceof joseErrors.JWTExpired ? "The access token expired" : "The access token is not valid";
     throw bearerRefusal(resource, { status: 401, error: "invalid_token", description });
@@ -271,7 +307,8 @@ export async function requireBearer(request: Request, options: BearerOptions = {
   const clientId = String(claims.client_id);
   let userId: string | null = null;
   if (grantId) {
-    const grant = await grantState(grantId, now);
+    const state = grantState(grantId, now);
+    const grant = state instanceof Promise ? await state : state;
     if (!grant.live) throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
     userId = grant.accountId;
   } else if (sub !== clientId) {
@@ -279,9 +316,11 @@ export async function requireBearer(request: Request, options: BearerOptions = {
     // token's subject is the client and has no grant. A user's token lives as long as the user has
     // a grant for its client.
     userId = getConfig().provider!.subject === "pairwise" ? ((await userOfPairwiseSubject(sub)) ?? sub) : sub;
-    if (!(await pairHasGrant(userId, clientId, now))) throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
+    const has = pairHasGrant(userId, clientId, now);
+    if (!(has instanceof Promise ? await has : has)) throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
   }
-  if (userId && (await userCutOff(userId, claims.iat! * 1000))) {
+  const cutOff = userId ? userCutOff(userId, claims.iat! * 1000) : false;
+  if (cutOff instanceof Promise ? await cutOff : cutOff) {
     throw bearerRefusal(resource, { status: 401, error: "invalid_token", description: "The access token was revoked" });
   }
 

@@ -34,19 +34,23 @@ export type TokenProfile = {
  * scope, `name` with `profile`. A token without a user (client credentials) or whose user is gone
  * has only the first three.
  */
-export async function tokenProfile(token: BearerToken): Promise<TokenProfile> {
+export function tokenProfile(token: BearerToken): TokenProfile | Promise<TokenProfile> {
   const profile: TokenProfile = { sub: token.sub, client_id: token.clientId, scope: token.scopes.join(" ") };
   const wantsEmail = token.scopes.includes("email");
   const wantsName = token.scopes.includes("profile");
   if (!token.userId || (!wantsEmail && !wantsName)) return profile;
-  const user = await userProfile(token.userId);
-  if (!user) return profile;
-  if (wantsEmail) {
-    profile.email = user.email;
-    profile.email_verified = !!user.emailVerified;
-  }
-  if (wantsName) profile.name = user.name;
-  return profile;
+  // Known to this instance: answered at once (the whole answer without a turn of the event loop).
+  const user = userProfile(token.userId);
+  const withUser = (found: Profile | null): TokenProfile => {
+    if (!found) return profile;
+    if (wantsEmail) {
+      profile.email = found.email;
+      profile.email_verified = !!found.emailVerified;
+    }
+    if (wantsName) profile.name = found.name;
+    return profile;
+  };
+  return user instanceof Promise ? user.then(withUser) : withUser(user);
 }
 
 /**
@@ -59,10 +63,14 @@ const PROFILE_CACHE_MAX_ENTRIES = 10_000;
 type Profile = { email: string | null; emailVerified: Date | null; name: string | null };
 const profiles = new Map<string, { profile: Profile; at: number }>();
 
-async function userProfile(userId: string): Promise<Profile | null> {
+function userProfile(userId: string): Profile | null | Promise<Profile | null> {
   const now = Date.now();
   const known = profiles.get(userId);
   if (known && now - known.at < PROFILE_CACHE_MS) return known.profile;
+  return readUserProfile(userId, now);
+}
+
+async function readUserProfile(userId: string, now: number): Promise<Profile | null> {
   const profile = await db().user.findUnique({ where: { id: userId }, select: { email: true, emailVerified: true, name: true } });
   profiles.delete(userId);
   if (profile) {
@@ -86,7 +94,8 @@ export function apiMeResponse(request: Request): Promise<Response> | Response {
   return corsResource(async () => {
     const token = await requireBearer(request, { resource: API_RESOURCE_PATH });
     if (request.method !== "GET" && request.method !== "HEAD") return new Response(null, { status: 405, headers: { Allow: "GET, HEAD, OPTIONS" } });
-    return resourceJson(await tokenProfile(token));
+    const profile = tokenProfile(token);
+    return resourceJson(profile instanceof Promise ? await profile : profile);
   });
 }
 
