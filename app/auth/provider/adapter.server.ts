@@ -16,7 +16,8 @@
 // A token's row is keyed by its SHA-256 and its payload is kept without it (`jti`, put back from
 // the token looked up); a device code, which the engine also finds by its user code, keeps its
 // token sealed (ADR 177).
-import Provider, { errors, type Adapter, type AdapterPayload } from "oidc-provider";
+import type { Adapter, AdapterPayload } from "oidc-provider";
+import { engineLibrary, engineLibraryIfLoaded } from "./library.server";
 import { getConfig } from "../core/config.server";
 import { clientSubject, countHit } from "../core/limits.server";
 import { log } from "../core/log.server";
@@ -79,7 +80,7 @@ function withSubjectType(metadata: AdapterPayload): AdapterPayload {
  * (the engine's error page, never a redirect to a URI nobody checked).
  */
 async function countDocumentFetch(): Promise<void> {
-  const peer = Provider.ctx?.req.headers["x-vestibule-remote-addr"];
+  const peer = engineLibraryIfLoaded()?.default.ctx?.req.headers["x-vestibule-remote-addr"];
   const refused = await countHit(getConfig().rateLimits, "OAUTH_CLIENT_DOCUMENT_CLIENT", clientSubject(typeof peer === "string" && peer ? peer : null));
   if (refused) throw new ClientMetadataDocumentError("rate_limited");
 }
@@ -172,14 +173,14 @@ export class PrismaAdapter implements Adapter {
     // Another request consumed it between this one's read and now.
     const row = await db().oAuthPayload.findUnique({ where: { kind_id: { kind: this.kind, id: key } }, select: { grantId: true } });
     if (this.kind === "RefreshToken" && getConfig().provider!.refreshGrace > 0) {
-      const ctx = Provider.ctx;
+      const ctx = engineLibraryIfLoaded()?.default.ctx;
       if (ctx) ctx.state[REPLAY_STATE] = id;
-      throw new errors.InvalidGrant!("refresh token already used");
+      throw new (engineLibrary().errors.InvalidGrant!)("refresh token already used");
     }
     // A code (or a refresh token without grace) redeemed twice: whatever it issued is revoked.
     if (row?.grantId) await removeGrantRows(row.grantId);
     log("warn", "oauth-replay-refused", { kind: this.kind, grantRevoked: Boolean(row?.grantId) });
-    throw new errors.InvalidGrant!(this.kind === "AuthorizationCode" ? "authorization code already consumed" : "grant already used");
+    throw new (engineLibrary().errors.InvalidGrant!)(this.kind === "AuthorizationCode" ? "authorization code already consumed" : "grant already used");
   }
 
   async destroy(id: string): Promise<void> {
@@ -203,10 +204,10 @@ export class PrismaAdapter implements Adapter {
 function refreshReplayWithinGrace(id: string, payload: AdapterPayload, consumedAt: Date): void {
   const grace = getConfig().provider?.refreshGrace ?? 0;
   if (grace === 0 || Date.now() - consumedAt.getTime() > grace * 1000) return;
-  const ctx = Provider.ctx;
+  const ctx = engineLibraryIfLoaded()?.default.ctx;
   // Only a refresh at the token endpoint: introspection and revocation see the token as it is.
   if (!ctx || ctx.oidc?.route !== "token" || ctx.oidc.params?.grant_type !== "refresh_token") return;
   if (ctx.oidc.client?.clientId !== payload.clientId) return;
   ctx.state[REPLAY_STATE] = id;
-  throw new errors.InvalidGrant!("refresh token already used");
+  throw new (engineLibrary().errors.InvalidGrant!)("refresh token already used");
 }

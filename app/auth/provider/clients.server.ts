@@ -4,7 +4,7 @@
 // engine reads clients through its adapter (adapter.server.ts → findClientMetadata).
 import { actorEventFields, type Actor } from "../accounts/actor";
 import { recordEvent } from "../accounts/audit.server";
-import { errors } from "oidc-provider";
+import { engineLibrary } from "./library.server";
 import { randomToken } from "../core/crypto.server";
 import { getConfig } from "../core/config.server";
 import { openAtRest, sealAtRest, type SealedColumn, type SealPlace } from "../core/sealed-at-rest.server";
@@ -219,11 +219,11 @@ function registeredName(value: unknown, clientId: string): string {
   if (value === undefined) return clientId;
   const name = typeof value === "string" ? value.trim() : "";
   if (!name || name.length > CLIENT_NAME_MAX_LENGTH || /[\p{Cc}\p{Cf}\u2028\u2029]/u.test(name)) {
-    throw new errors.InvalidClientMetadata!(`client_name must be 1 to ${CLIENT_NAME_MAX_LENGTH} characters on one line, without control or formatting characters`);
+    throw new (engineLibrary().errors.InvalidClientMetadata!)(`client_name must be 1 to ${CLIENT_NAME_MAX_LENGTH} characters on one line, without control or formatting characters`);
   }
   // The site's own name on the consent page would read as the site asking: only an operator's app may wear it.
   if (name.toLocaleLowerCase().includes(getConfig().siteName.toLocaleLowerCase())) {
-    throw new errors.InvalidClientMetadata!("client_name may not contain the site's name");
+    throw new (engineLibrary().errors.InvalidClientMetadata!)("client_name may not contain the site's name");
   }
   return name;
 }
@@ -238,21 +238,21 @@ function registeredName(value: unknown, clientId: string): string {
 export async function saveRegisteredClient(clientId: string, payload: Record<string, unknown>): Promise<void> {
   const { client_secret: _secret, client_id: _id, ...metadata } = payload;
   const existing = await db().oAuthClient.findUnique({ where: { clientId }, select: { source: true } });
-  if (existing && existing.source !== "registration") throw new errors.InvalidClientMetadata!("this client cannot be changed here");
+  if (existing && existing.source !== "registration") throw new (engineLibrary().errors.InvalidClientMetadata!)("this client cannot be changed here");
   // Only an operator names where logout tokens go (ADR 145): Vestibule POSTs there without an address check.
-  if (metadata.backchannel_logout_uri !== undefined) throw new errors.InvalidClientMetadata!("backchannel_logout_uri may only be set by an operator (oauth:client:add)");
-  if (metadata.token_endpoint_auth_method !== "none") throw new errors.InvalidClientMetadata!("only public clients may register: token_endpoint_auth_method must be none");
+  if (metadata.backchannel_logout_uri !== undefined) throw new (engineLibrary().errors.InvalidClientMetadata!)("backchannel_logout_uri may only be set by an operator (oauth:client:add)");
+  if (metadata.token_endpoint_auth_method !== "none") throw new (engineLibrary().errors.InvalidClientMetadata!)("only public clients may register: token_endpoint_auth_method must be none");
   const redirectUris = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris.map(String) : [];
   for (const uri of redirectUris) {
     const url = URL.parse(uri);
-    if (!url || !(url.protocol === "https:" || isLoopbackRedirect(url))) throw new errors.InvalidClientMetadata!("redirect URIs must be https: or http: on a loopback host");
+    if (!url || !(url.protocol === "https:" || isLoopbackRedirect(url))) throw new (engineLibrary().errors.InvalidClientMetadata!)("redirect URIs must be https: or http: on a loopback host");
   }
   // The code flow only (ADR 176): client_credentials would be tokens for every resource without a
   // user or a secret; the device flow is for an operator's clients (whoever holds the device gets
   // the tokens).
   const grantTypes = Array.isArray(metadata.grant_types) ? metadata.grant_types.map(String) : ["authorization_code"];
   if (grantTypes.some((g) => !(REGISTRABLE_GRANTS as readonly string[]).includes(g))) {
-    throw new errors.InvalidClientMetadata!("grant_types may only be authorization_code and refresh_token");
+    throw new (engineLibrary().errors.InvalidClientMetadata!)("grant_types may only be authorization_code and refresh_token");
   }
   // What nothing here reads is not kept (ADR 176): a URI stored is a URI someone may later fetch.
   for (const unused of UNUSED_REGISTRATION_FIELDS) delete metadata[unused];

@@ -15,7 +15,9 @@
 import { hkdfSync } from "node:crypto";
 import { decodeJwt } from "jose";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from "oidc-provider";
+import type Provider from "oidc-provider";
+import type { Configuration, KoaContextWithOIDC } from "oidc-provider";
+import { engineLibrary } from "./library.server";
 import { selectClientAddress } from "../core/client-address.server";
 import { getConfig, normalizeResource, type ProviderConfig } from "../core/config.server";
 import { log } from "../core/log.server";
@@ -265,7 +267,7 @@ async function loadExistingGrant(ctx: KoaContextWithOIDC) {
 function resourceServerInfo(settings: ProviderConfig) {
   return async (_ctx: KoaContextWithOIDC, indicator: string) => {
     const resource = normalizeResource(indicator);
-    if (!resource || !settings.resources.includes(resource)) throw new errors.InvalidTarget!();
+    if (!resource || !settings.resources.includes(resource)) throw new (engineLibrary().errors.InvalidTarget!)();
     return {
       audience: resource,
       scope: "openid email profile offline_access",
@@ -277,6 +279,7 @@ function resourceServerInfo(settings: ProviderConfig) {
 }
 
 function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Configuration {
+  const { interactionPolicy } = engineLibrary();
   const policy = interactionPolicy.base();
   // The engine's session is believed only while the Vestibule session it came from lives: after a
   // sign-out (or the session's end by any other way) the user signs in on Vestibule again.
@@ -331,7 +334,8 @@ function configuration(settings: ProviderConfig, jwks: { keys: unknown[] }): Con
     // The engine GETs a sector_identifier_uri to check it: only an operator's (oauth:client:add)
     // is fetched; anyone's, at dynamic registration, would make it fetch any address (ADR 163).
     sectorIdentifierUriValidate: () => {
-      if (Provider.ctx?.oidc?.route === "registration") throw new errors.InvalidClientMetadata!("sector_identifier_uri may only be set by an operator (oauth:client:add)");
+      const { default: Engine, errors } = engineLibrary();
+      if (Engine.ctx?.oidc?.route === "registration") throw new errors.InvalidClientMetadata!("sector_identifier_uri may only be set by an operator (oauth:client:add)");
       return true;
     },
     allowOmittingSingleRegisteredRedirectUri: false,
@@ -492,13 +496,13 @@ async function answeredSlowDown(ctx: KoaContextWithOIDC): Promise<boolean> {
   const deviceCode = ctx.oidc.params?.device_code;
   if (ctx.status !== 400 || body?.error !== "authorization_pending" || typeof deviceCode !== "string") return false;
   if (!(await pollTooSoon(deviceCode, ctx.oidc.client?.clientId ?? null))) return false;
-  const slowDown = new errors.SlowDown!() as Error & { error_description?: string };
+  const slowDown = new (engineLibrary().errors.SlowDown!)() as Error & { error_description?: string };
   ctx.body = { error: "slow_down", error_description: slowDown.error_description };
   return true;
 }
 
 function build(settings: ProviderConfig, config: Configuration): Provider {
-  const provider = new Provider(settings.issuer, config);
+  const provider = new (engineLibrary().default)(settings.issuer, config);
   const clientMethods = provider.Client.prototype as unknown as { includeSid: () => boolean; backchannelLogout: () => Promise<void> };
   // Every ID token names its session (`sid`), not only a back-channel client's: the logout's
   // id_token_hint is matched by it (ADR 162).

@@ -6,8 +6,9 @@
 // request and answers in JSON, so any instance behind a load balancer answers any request and
 // nothing is kept between them; GET (a server-sent event stream) and DELETE (ending a session)
 // answer 405 as the Streamable HTTP transport allows for a server without sessions.
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { createRequire } from "node:module";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { db } from "../../db/client.server";
 import { getConfig } from "../core/config.server";
 import { requireBearer, type BearerToken } from "./bearer.server";
@@ -100,7 +101,28 @@ export function apiMeResponse(request: Request): Promise<Response> | Response {
 }
 
 /** An MCP server for one request, acting for `token`. */
+/**
+ * The MCP SDK's server and transport, loaded on the first request to /mcp rather than at the
+ * server's start: with the schemas it brings, about 14 MB of a process's memory that a server
+ * with AUTH_PROVIDER off, or without MCP clients, never uses (ADR 182). By require: synchronous.
+ */
+type McpSdk = {
+  McpServer: typeof McpServer;
+  WebStandardStreamableHTTPServerTransport: typeof WebStandardStreamableHTTPServerTransport;
+};
+let mcpSdk: McpSdk | null = null;
+function loadMcpSdk(): McpSdk {
+  if (mcpSdk) return mcpSdk;
+  const load = createRequire(import.meta.url);
+  const { McpServer } = load("@modelcontextprotocol/sdk/server/mcp.js") as { McpServer: typeof import("@modelcontextprotocol/sdk/server/mcp.js").McpServer };
+  const { WebStandardStreamableHTTPServerTransport } = load("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js") as {
+    WebStandardStreamableHTTPServerTransport: typeof import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js").WebStandardStreamableHTTPServerTransport;
+  };
+  return (mcpSdk = { McpServer, WebStandardStreamableHTTPServerTransport });
+}
+
 function mcpServer(token: BearerToken): McpServer {
+  const { McpServer } = loadMcpSdk();
   const server = new McpServer({ name: getConfig().siteName, version: MCP_SERVER_VERSION }, { capabilities: { tools: {} } });
   server.registerTool(
     "whoami",
@@ -125,7 +147,7 @@ export function mcpResponse(request: Request): Promise<Response> | Response {
     const token = await requireBearer(request, { resource: MCP_RESOURCE_PATH });
     if (request.method !== "POST") return new Response(null, { status: 405, headers: { Allow: "POST, OPTIONS" } });
     const server = mcpServer(token);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new (loadMcpSdk().WebStandardStreamableHTTPServerTransport)({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
       const authInfo = {

@@ -6,7 +6,8 @@
 // none (the client never gets a token that was not stored), one commit. What decides who wins a
 // code or a refresh token — the consume's conditional update — is not deferred: it runs at once,
 // as before (adapter.server.ts).
-import Provider, { type KoaContextWithOIDC } from "oidc-provider";
+import type { KoaContextWithOIDC } from "oidc-provider";
+import { engineLibraryIfLoaded } from "./library.server";
 import { upsertPayloads, type PayloadColumns, type PayloadRow } from "./payload-store.server";
 
 /** Where a token request's pending rows wait (the engine's request state). */
@@ -25,7 +26,7 @@ export function stageTokenWrites(ctx: KoaContextWithOIDC): void {
  */
 export function stagedTokenWrite(kind: string, id: string, columns: PayloadColumns): boolean {
   if (!ISSUED_KINDS.has(kind)) return false;
-  const staged: unknown = Provider.ctx?.state[STAGED];
+  const staged: unknown = engineLibraryIfLoaded()?.default.ctx?.state[STAGED];
   if (!Array.isArray(staged)) return false;
   (staged as PayloadRow[]).push({ kind, id, columns });
   return true;
