@@ -147,9 +147,12 @@ describe("bodies are limited while they arrive (production server)", () => {
     );
 
     for (const o of outcomes) expect({ path: o.path, type: o.type, status: o.status, error: o.error }).toEqual({ path: o.path, type: o.type, status: 413, error: undefined });
-    // Each request may hold up to its limit while it is read: 28 × 64 KiB is under 2 MiB. Well
-    // under 64 MiB leaves room for the runtime's own growth, and none for a buffered body.
-    expect(peak - before).toBeLessThan(32 * 1024 * 1024);
+    // Each request may hold up to its limit while it is read: 36 × 64 KiB is under 3 MiB. What
+    // still arrives after the 413 is read and thrown away (the lingering close, ADR 024): each
+    // chunk is allocated and freed, and on a loaded machine the collector frees them later — the
+    // peak grew by 50 MiB once in a full CI run, by under 32 on a quiet one. One buffered body
+    // alone is 128 MiB: under 64 MiB for all 36 together still leaves no room for one.
+    expect(peak - before).toBeLessThan(64 * 1024 * 1024);
     expect(app.logs()).not.toMatch(/"level":"error"|\n\s+at /);
     // The server is still healthy afterwards.
     expect((await call("/auth/session")).status).toBe(200);
