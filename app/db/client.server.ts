@@ -82,7 +82,7 @@ class SqliteAdapterFactory extends PrismaBetterSqlite3 {
     // The adapter's transactions are counted from the moment one is asked for (its BEGIN waits
     // for the adapter's own lock) to its commit or rollback: a statement written on the
     // connection itself while one is open would be part of it, and undone by its rollback
-    // (rawWriterOutsideTransactions).
+    // (rawWrite).
     const start = adapter.startTransaction.bind(adapter);
     adapter.startTransaction = async (isolationLevel) => {
       this.transactions++;
@@ -224,8 +224,8 @@ export function rawDriver(): RawDriver {
  * app/auth/provider/payload-store.server.ts). PostgreSQL: the client's pool. SQLite: the client's
  * own connection, never a second one: better-sqlite3 blocks the event loop while it waits for
  * the write lock, so a second connection waiting on a transaction the client holds across an
- * await would wait out the busy timeout. On that one connection a statement runs as the client's
- * own statements outside a transaction do (the adapter serialises only its transactions).
+ * await would wait out the busy timeout. Writes go through rawWrite, which keeps them out of the
+ * ORM's open transactions on that connection.
  */
 export async function rawWriter(): Promise<RawDriver> {
   const client = db();
@@ -238,18 +238,19 @@ export async function rawWriter(): Promise<RawDriver> {
 }
 
 /**
- * Runs `write` on the client's own SQLite connection once no transaction of the ORM is open on
- * it, synchronously after the check, so none begins in between. The adapter runs a statement
- * sent outside a transaction on the same connection at once — inside whatever transaction
- * another request holds open there across an await, committed or rolled back with it. A token
- * answer's rows and a consume must never be undone by another request's rollback (ADR 180).
+ * One write that skips the ORM, on the driver rawWriter gives: `postgres` with the pool, or
+ * `sqlite` with the client's own connection — once no transaction of the ORM is open on it, and
+ * synchronously after that check, so none begins in between. The adapter runs a statement sent
+ * outside a transaction on that connection at once: inside whatever transaction another request
+ * holds open there across an await, committed or rolled back with it. A token answer's rows and
+ * a consume must never be undone by another request's rollback (ADR 180).
  */
-export async function rawWriterOutsideTransactions<T>(write: (connection: Database.Database) => T): Promise<T> {
+export async function rawWrite<T>(write: { sqlite: (connection: Database.Database) => T; postgres: (pool: pg.Pool) => Promise<T> }): Promise<T> {
   const driver = await rawWriter();
-  if (driver.provider !== "sqlite") throw new Error("rawWriterOutsideTransactions is for SQLite");
+  if (driver.provider === "postgres") return write.postgres(driver.pool);
   const factory = holder[HELD]!.factory!;
   while (factory.transactions > 0) await factory.idle();
-  return write(driver.sqlite);
+  return write.sqlite(driver.sqlite);
 }
 
 /** Which database the current configuration selects. */

@@ -5,11 +5,11 @@
 // prepared anew (the adapter keeps no statement cache): most of a refresh grant's time (ADR 172).
 // Kept next to the model (prisma/models.prisma: OAuthPayload, OAuthClient, User); a column renamed there is renamed
 // here. Reads go by the read connection (as the session lookup's, ADR 056), writes by the
-// client's own connection or pool (rawWriter). Times are written as the ORM writes them.
+// client's own connection or pool (rawWrite). Times are written as the ORM writes them.
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
-import { rawDriver, rawWriter, rawWriterOutsideTransactions } from "../../db/client.server";
+import { rawDriver, rawWrite } from "../../db/client.server";
 
 /**
  * The engine's kinds whose id is the token itself (what a client presents): kept under the
@@ -158,10 +158,11 @@ export async function findAccountRow(userId: string): Promise<AccountRow | null>
 }
 
 /** Marks the row consumed at `at` unless it already was: ONE conditional update, true for the one caller that did it. */
-export async function consumePayload(kind: string, id: string, at: Date): Promise<boolean> {
-  const driver = await rawWriter();
-  if (driver.provider === "sqlite") return rawWriterOutsideTransactions((sqlite) => statement(sqlite, "consume").run(sqliteTime(at), kind, id).changes === 1);
-  return (await driver.pool.query({ ...POSTGRES.consume, values: [postgresTime(at), kind, id] })).rowCount === 1;
+export function consumePayload(kind: string, id: string, at: Date): Promise<boolean> {
+  return rawWrite({
+    sqlite: (sqlite) => statement(sqlite, "consume").run(sqliteTime(at), kind, id).changes === 1,
+    postgres: async (pool) => (await pool.query({ ...POSTGRES.consume, values: [postgresTime(at), kind, id] })).rowCount === 1,
+  });
 }
 
 /**
@@ -170,12 +171,10 @@ export async function consumePayload(kind: string, id: string, at: Date): Promis
  * replay (ADR 180).
  */
 export async function releaseConsumed(kind: string, id: string): Promise<void> {
-  const driver = await rawWriter();
-  if (driver.provider === "sqlite") {
-    await rawWriterOutsideTransactions((sqlite) => statement(sqlite, "release").run(kind, id));
-    return;
-  }
-  await driver.pool.query({ ...POSTGRES.release, values: [kind, id] });
+  await rawWrite<unknown>({
+    sqlite: (sqlite) => statement(sqlite, "release").run(kind, id),
+    postgres: (pool) => pool.query({ ...POSTGRES.release, values: [kind, id] }),
+  });
 }
 
 /** Writes the row (kind, id), or replaces its columns (never its consumption or creation time) when it is there: one statement, two writers at once included. */
@@ -195,13 +194,11 @@ export async function upsertPayloads(rows: readonly PayloadRow[]): Promise<void>
   const unique = [...byKey.values()];
   if (unique.length === 0) return;
   if (unique.length > ROWS_PER_UPSERT) throw new Error(`at most ${ROWS_PER_UPSERT} rows are written at once (${unique.length} given)`);
-  const driver = await rawWriter();
   const now = new Date();
-  if (driver.provider === "sqlite") {
-    const values = unique.flatMap(({ kind, id, columns: c }) => [kind, id, c.payload, c.grantId, c.uid, c.userCode, c.accountId, c.clientId, sqliteTime(c.expiresAt), sqliteTime(now)]);
-    await rawWriterOutsideTransactions((sqlite) => statement(sqlite, sqliteUpsertOf(unique.length)).run(...values));
-    return;
-  }
-  const values = unique.flatMap(({ kind, id, columns: c }) => [kind, id, c.payload, c.grantId, c.uid, c.userCode, c.accountId, c.clientId, postgresTime(c.expiresAt), postgresTime(now)]);
-  await driver.pool.query({ ...postgresUpsertOf(unique.length), values });
+  const values = (time: (d: Date | null) => string | null) =>
+    unique.flatMap(({ kind, id, columns: c }) => [kind, id, c.payload, c.grantId, c.uid, c.userCode, c.accountId, c.clientId, time(c.expiresAt), time(now)]);
+  await rawWrite<unknown>({
+    sqlite: (sqlite) => statement(sqlite, sqliteUpsertOf(unique.length)).run(...values(sqliteTime)),
+    postgres: (pool) => pool.query({ ...postgresUpsertOf(unique.length), values: values(postgresTime) }),
+  });
 }
