@@ -561,8 +561,10 @@ function build(settings: ProviderConfig, config: Configuration): Provider {
     // server asks for that itself, and marks it so the consent page may answer from a remembered consent.
     // OAuth 2.1 (section 3.2.2.1): a request naming no scope is processed with a default one —
     // `openid`, who the user is and nothing more — rather than refused at the end with the
-    // engine's access_denied ("no scope was granted", ADR 181).
-    if (ctx.path === ENGINE_ROUTES.authorization && ctx.method === "GET" && !(typeof ctx.query.scope === "string" && ctx.query.scope.trim())) {
+    // engine's access_denied ("no scope was granted", ADR 181). Only an absent or empty one: a
+    // scope given twice is left for the engine to refuse (invalid_request).
+    const askedScope = ctx.query.scope;
+    if (ctx.path === ENGINE_ROUTES.authorization && ctx.method === "GET" && (askedScope === undefined || (typeof askedScope === "string" && !askedScope.trim()))) {
       ctx.query = { ...ctx.query, scope: DEFAULT_SCOPE };
     }
     if (ctx.path === ENGINE_ROUTES.authorization && ctx.method === "GET") {

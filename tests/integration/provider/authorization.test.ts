@@ -79,6 +79,18 @@ describe(`the OAuth provider on ${dbLabel}`, () => {
     expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: `${server.url}/mcp`, scope: "openid" });
   });
 
+  it("a scope given twice is not taken for none: the engine refuses the request (invalid_request), it does not default", async () => {
+    const as = await discover(server);
+    const tc = await testClient();
+    const jar = await signedInBrowser(server, "ada@example.com", PASSWORD);
+    const request = await authorizationUrl(as, tc);
+    request.url.searchParams.append("scope", "email");
+    const answer = await follow(server, jar, request.url);
+    expect(answer.url.origin).not.toBe(server.url);
+    expect(answer.url.searchParams.get("error")).toBe("invalid_request");
+    expect(answer.url.searchParams.get("code")).toBeNull();
+  });
+
   it("after Allow, the way back to the app is a page that goes on by itself (meta refresh and a link), never a redirect a form's CSP could block", async () => {
     const as = await discover(server);
     const tc = await testClient();
