@@ -25,6 +25,20 @@ mkdirSync(out, { recursive: true });
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "vestibule-refresh-probe-"));
 const countFile = path.join(dataDir, "statements");
 const profileFile = path.join(out, `CPU.refresh.${Date.now()}.cpuprofile`);
+/** PROBE_ENV's settings: a JSON object of strings, or the probe stops saying what is wrong. */
+function probeEnv(): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(process.env.PROBE_ENV ?? "{}");
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== "string")) {
+    console.error(`PROBE_ENV must be a JSON object of strings, e.g. '{"AUTH_PROVIDER_REFRESH_GRACE":"0"}'`);
+    process.exit(2);
+  }
+  return parsed as Record<string, string>;
+}
 const port = await freePort();
 const flags = [
   `--max-old-space-size=${V8_LIMITS["--max-old-space-size"]}`,
@@ -35,7 +49,7 @@ const flags = [
   path.join(root, "bench/statement-count.mjs"),
   ...(kind === "cpu" ? ["--import", path.join(root, "bench/sampler.mjs")] : []),
 ];
-const env = benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV, AUTH_PROVIDER: "true", STATEMENT_COUNT_OUT: countFile, SAMPLER_OUT: profileFile, SAMPLER_KIND: "cpu", ...(JSON.parse(process.env.PROBE_ENV ?? "{}") as Record<string, string>), ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}) });
+const env = benchServerEnv(port, dataDir, SECRET, { ...MALLOC_ENV, AUTH_PROVIDER: "true", STATEMENT_COUNT_OUT: countFile, SAMPLER_OUT: profileFile, SAMPLER_KIND: "cpu", ...probeEnv(), ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}) });
 const app = await startServer("jwt app (refresh probe)", [...flags, path.join(root, "server/main.ts")], env, port);
 const statements = () => Number(readFileSync(countFile, "utf8").split("\n")[0]);
 const settle = () => new Promise((r) => setTimeout(r, 120));
